@@ -1,0 +1,26 @@
+/* base.c: status names and the default allocator. No state. */
+#include "kcc_base.h"
+
+const char *kcc_status_str(kcc_status s)
+{
+    switch (s) {
+    case KCC_OK: return "ok";
+    case KCC_ERR_NULL_ARGUMENT: return "a required pointer is NULL";
+    case KCC_ERR_NO_TRIANGLES: return "no triangles";
+    case KCC_ERR_NO_VERTICES: return "no vertices";
+    case KCC_ERR_BAD_STRIDE: return "vertex stride must be 0 or a multiple of 4 that is at least 12";
+    case KCC_ERR_INDEX_OUT_OF_RANGE: return "a triangle index is out of range";
+    case KCC_ERR_NON_FINITE: return "a coordinate or parameter is NaN or infinite";
+    case KCC_ERR_TOO_LARGE: return "input too large";
+    case KCC_ERR_OUT_OF_MEMORY: return "out of memory";
+    case KCC_ERR_BAD_DESC: return "a descriptor field is out of range";
+    case KCC_ERR_OVERLAP: return "the shape would overlap the level";
+    case KCC_ERR_IO: return "file could not be read or written";
+    case KCC_ERR_PARSE: return "malformed file";
+    case KCC_ERR_VERSION: return "unsupported format version";
+    case KCC_ERR_NOT_FOUND: return "not found";
+    case KCC_ERR_BUFFER_TOO_SMALL: return "buffer too small";
+    case KCC_STATUS_COUNT: break;
+    }
+    return "unknown status";
+}

@@ -1,0 +1,107 @@
+/* kcc_collide.h: the triangle-mesh query layer: an immutable mesh with an AABB tree, closest-hit
+ * ray casts, exact box overlap and swept-box queries, plus the per-triangle primitives they use. */
+#ifndef KCC_COLLIDE_H
+#define KCC_COLLIDE_H
+
+#include "kcc_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A triangle soup with its AABB tree. Opaque, immutable once built; queries on one mesh are
+/// safe to run from many threads at once and never allocate.
+typedef struct kcc_mesh kcc_mesh;
+
+/// What to build a mesh from. The arrays are borrowed for the duration of kcc_mesh_build only.
+typedef struct kcc_mesh_desc {
+    const float    *positions;       ///< x y z per vertex (m)
+    uint32_t        vertex_count;
+    uint32_t        vertex_stride;   ///< bytes between vertices; 0 means 12
+    const uint32_t *indices;         ///< 3 per triangle; NULL: vertices 3i, 3i+1, 3i+2
+    uint32_t        triangle_count;
+    kcc_allocator   allocator;       ///< all zero: malloc/free
+} kcc_mesh_desc;
+
+/// Builds the mesh and its tree (binned SAH, deterministic). Copies what it needs.
+/// Errors: NULL desc/out/positions, zero triangles, bad stride, index out of range, NaN/inf.
+kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh);
+/// Frees everything the mesh owns. NULL is fine.
+void       kcc_mesh_destroy(kcc_mesh *mesh);
+uint32_t   kcc_mesh_triangle_count(const kcc_mesh *mesh);
+/// Every byte the mesh owns (vertices, tree, the struct itself).
+size_t     kcc_mesh_memory_bytes(const kcc_mesh *mesh);
+
+/// Statistics of the built tree, for benchmarks and docs.
+typedef struct kcc_mesh_stats {
+    uint32_t triangles;        ///< input triangles
+    uint32_t degenerate;       ///< zero-area triangles, kept out of every answer
+    uint32_t nodes;            ///< tree nodes
+    uint32_t leaves;
+    uint32_t depth;            ///< longest root-to-leaf path (nodes)
+    size_t   tree_bytes;       ///< tree nodes plus per-triangle index/reorder arrays
+    size_t   vertex_bytes;     ///< triangle vertex data
+} kcc_mesh_stats;
+void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out);
+
+/// Bounds of all non-degenerate triangles (m). out[0] = min, out[1] = max.
+void kcc_mesh_bounds(const kcc_mesh *mesh, vec3 out[2]);
+
+/// Copies triangle i's corners (input winding) into out. False when i is out of range.
+bool kcc_mesh_triangle(const kcc_mesh *mesh, uint32_t i, vec3 out[3]);
+
+typedef struct kcc_ray_hit {
+    float    t;          ///< hit point = origin + t * dir
+    vec3     point;      ///< m
+    vec3     normal;     ///< unit geometric normal, (b-a)x(c-a) normalised, as wound
+    uint32_t triangle;   ///< input index
+} kcc_ray_hit;
+
+/// Closest hit with 0 <= t <= max_t, either face. dir need not be unit length but must be non-zero
+/// and finite. Watertight: a ray through an edge or vertex shared by two triangles hits one of them.
+/// Returns false (hit untouched) on a miss or invalid arguments. Ties go to the lowest triangle index.
+bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir,
+                      float max_t, kcc_ray_hit *hit);
+
+/// Exact triangle/box intersection (13 separating axes; touching counts as overlap). Returns how many
+/// triangles overlap the box; writes the first `capacity` of them. out_triangles may be NULL when
+/// capacity is 0. Degenerate triangles are never reported.
+uint32_t kcc_mesh_overlap_aabb(const kcc_mesh *mesh, const vec3 box[2],
+                               uint32_t *out_triangles, uint32_t capacity);
+
+/// Bounds-only query: triangles whose bounding box overlaps `box` (a superset of the exact answer;
+/// cheap candidate gathering). Same return convention as kcc_mesh_overlap_aabb.
+uint32_t kcc_mesh_query_bounds(const kcc_mesh *mesh, const vec3 box[2],
+                               uint32_t *out_triangles, uint32_t capacity);
+
+/// First contact of a box translated along delta.
+typedef struct kcc_sweep_hit {
+    float    t;          ///< fraction of delta in [0, 1] at first contact
+    vec3     normal;     ///< unit contact normal (separating axis), pointing from the triangle to the box
+    uint32_t triangle;   ///< input index
+    bool     start_overlap; ///< the box already overlapped this triangle at t = 0
+} kcc_sweep_hit;
+
+/// Sweeps `box` along `delta` (m) and reports the earliest triangle it would touch, exactly (the swept
+/// separating-axis test over the same 13 axes). Only approaching contacts count: a triangle whose contact
+/// normal n has dot(n, delta) >= 0 is ignored. A triangle the box already overlaps at t = 0 is reported
+/// at t = 0 with start_overlap and the axis of least penetration as normal, if delta pushes deeper
+/// along that axis; otherwise it is ignored. Ties go to the lowest triangle index. False on no contact.
+bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
+                         kcc_sweep_hit *hit);
+
+/* Per-triangle primitives (the exact tests the mesh queries use; handy for tests and tools). */
+
+/// Exact SAT overlap of triangle abc with box (touching counts). Degenerate triangles never overlap.
+bool kcc_tri_overlap_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2]);
+/// Watertight ray/triangle intersection (either face); writes t on a hit with 0 <= t <= max_t.
+bool kcc_tri_raycast(const vec3 a, const vec3 b, const vec3 c, const vec3 origin, const vec3 dir,
+                     float max_t, float *out_t);
+/// Swept box vs one triangle, same semantics as kcc_mesh_sweep_aabb.
+bool kcc_tri_sweep_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2],
+                        const vec3 delta, float *out_t, vec3 out_normal, bool *out_start_overlap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

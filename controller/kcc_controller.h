@@ -1,0 +1,108 @@
+/* kcc_controller.h: the kinematic axis-aligned box character: its tuning (desc), its state (a plain
+ * struct the caller owns) and the per-frame move on a kcc_mesh. Never allocates. */
+#ifndef KCC_CONTROLLER_H
+#define KCC_CONTROLLER_H
+
+#include "kcc_collide.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// After a move that started clear of the level, the box shrunk by this much on every side overlaps
+/// no triangle (m). Moves keep a gap of desc.skin_width, so in practice the box does not touch at all.
+#define KCC_PENETRATION_TOLERANCE 0.001f
+
+/// Tuning. Get the defaults from kcc_character_default_desc() and change what you need.
+typedef struct kcc_character_desc {
+    vec3  half_extents;   ///< m; default 0.3 0.9 0.3; each in [0.01, 100]
+    float step_height;    ///< m; highest ledge climbed without jumping; default 0.35; [0, 2*half height]
+    float max_slope_deg;  ///< degrees; steepest walkable ground; default 45; [0, 89]
+    int   up_axis;        ///< 1: +Y (default), 2: +Z
+    float skin_width;     ///< m; gap kept between box and level; default 0.002; [0.0001, 0.05]
+    float ground_snap;    ///< m; how far down a grounded character that is not moving up follows the
+                          ///< ground (stairs, downhill); default 0.35; [0, 10]
+    float max_push_out;   ///< m per move; how far a character that starts overlapping the level is
+                          ///< pushed out in one move; default 0.2; (0, 10]
+} kcc_character_desc;
+
+/// The defaults listed above.
+kcc_character_desc kcc_character_default_desc(void);
+/// Checks every field against its range: KCC_OK or KCC_ERR_BAD_DESC / KCC_ERR_NON_FINITE.
+kcc_status kcc_character_desc_validate(const kcc_character_desc *desc);
+
+/// Which branch of the scheme produced the final position of a move.
+typedef enum kcc_branch {
+    KCC_BRANCH_P0 = 0,   ///< stayed where it was (everything else overlapped)
+    KCC_BRANCH_P1 = 1,   ///< moved by the displacement without settling on ground
+    KCC_BRANCH_P2 = 2,   ///< moved, probed ground and settled (no overlap)
+    KCC_BRANCH_P4 = 4    ///< slid along the averaged contact normal and settled again
+} kcc_branch;
+
+/// kcc_move_result.flags
+enum {
+    KCC_MOVE_ON_GROUND    = 1u << 0,  ///< standing on walkable ground after the move
+    KCC_MOVE_HIT_WALL     = 1u << 1,  ///< sideways motion was blocked or deflected by a surface
+    KCC_MOVE_HIT_CEILING  = 1u << 2,  ///< upward motion was stopped by a surface above
+    KCC_MOVE_STEPPED_UP   = 1u << 3,  ///< climbed a ledge or stair (result.step_up says how much)
+    KCC_MOVE_SLID         = 1u << 4,  ///< the final position came from sliding (walls or steep ground)
+    KCC_MOVE_STUCK        = 1u << 5,  ///< wanted to move but made (almost) no progress
+    KCC_MOVE_ON_STEEP     = 1u << 6,  ///< resting on ground steeper than max_slope_deg (sliding down)
+    KCC_MOVE_SNAPPED_DOWN = 1u << 7,  ///< followed the ground down (stairs, downhill)
+    KCC_MOVE_PUSHED_OUT   = 1u << 8,  ///< started overlapping the level and was pushed out (partly)
+    KCC_MOVE_BAD_INPUT    = 1u << 9,  ///< displacement was NaN or infinite: treated as no movement
+    KCC_MOVE_LANDED       = 1u << 10, ///< on ground now, was not before the move
+    KCC_MOVE_CONTACT_CAP  = 1u << 11  ///< more triangles nearby than the fixed buffers hold
+};
+
+/// The character: caller-owned, plain data. position/on_ground/ground_normal are public; the rest
+/// is private state, visible only so the struct can be embedded and copied.
+typedef struct kcc_character {
+    vec3 position;        ///< m, centre of the box
+    bool on_ground;
+    vec3 ground_normal;   ///< unit, valid when on_ground
+    /* private */
+    kcc_character_desc desc;
+    float    cos_max_slope;   ///< derived from desc
+    float    ground_height;   ///< m along up, valid when on_ground
+    uint32_t ground_triangle; ///< valid when on_ground
+    const kcc_mesh *mesh;     ///< borrowed: the mesh of the last move, for kcc_character_set_desc
+} kcc_character;
+
+/// Initialises ch from desc (NULL: defaults) with its box centred at center (m). Validates desc.
+kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center);
+
+/// Retunes between frames. The box keeps its feet where they are; a box that would newly overlap the
+/// level is refused with KCC_ERR_OVERLAP. The level checked is the mesh of the character's last move
+/// (borrowed: it must still be alive); before any move there is nothing to check against.
+kcc_status kcc_character_set_desc(kcc_character *ch, const kcc_character_desc *desc);
+/// The same against an explicit mesh (NULL: no overlap check).
+kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character_desc *desc,
+                                          const kcc_mesh *mesh);
+
+/// What one move did.
+typedef struct kcc_move_result {
+    uint32_t   flags;          ///< KCC_MOVE_*
+    kcc_branch branch;         ///< which branch of the scheme ended the move
+    vec3       moved;          ///< m, final position minus start position
+    vec3       ground_normal;  ///< unit, valid with KCC_MOVE_ON_GROUND or KCC_MOVE_ON_STEEP
+    float      ground_height;  ///< m along up, same validity
+    uint32_t   ground_triangle;
+    vec3       wall_normal;    ///< unit, valid with HIT_WALL or HIT_CEILING
+    float      step_up;        ///< m climbed by a step, valid with STEPPED_UP
+    uint32_t   ground_rays;    ///< bit i set when edge ray i found walkable ground
+} kcc_move_result;
+
+/// One frame: moves ch by displacement (m; the caller adds gravity and jumps) through mesh. NaN or
+/// infinite input is treated as no movement (KCC_MOVE_BAD_INPUT). NULL ch or mesh: nothing happens.
+/// result may be NULL. Never allocates; characters on different threads never interact.
+void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh,
+                        const vec3 displacement, kcc_move_result *result);
+
+/// The character's box (m), box[0] = min, box[1] = max.
+void kcc_character_box(const kcc_character *ch, vec3 out[2]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,41 @@
+/* test.h: shared helpers of the one cmocka test binary: group registration and small geometry
+ * helpers. Each test_<module>.c defines one group function listed in test_main.c. */
+#ifndef KCC_TEST_H
+#define KCC_TEST_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kcc.h"
+
+#ifndef KCC_LEVELS_DIR
+#define KCC_LEVELS_DIR "../shared/levels"
+#endif
+
+/* Totals over all groups, for the closing "N passed, N failed" line. */
+extern int kcc_test_total;
+
+/* Runs a cmocka group and adds its size to the total; evaluates to the number of failures. */
+#define KCC_RUN_GROUP(name, tests) \
+    (kcc_test_total += (int)(sizeof(tests) / sizeof((tests)[0])), \
+     _cmocka_run_group_tests(name, tests, sizeof(tests) / sizeof((tests)[0]), NULL, NULL))
+
+/* One function per test file, listed in test_main.c. Each returns its failure count. */
+int test_group_base(void);
+int test_group_collide(void);
+int test_group_level(void);
+int test_group_controller(void);
+int test_group_trace(void);
+int test_group_demo(void);
+
+/* The five shared levels when ../shared/levels is present; returns the path of level i or NULL. */
+const char *kcc_test_shared_level(int i);
+
+#endif
