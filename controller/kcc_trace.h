@@ -1,5 +1,198 @@
-/* kcc_trace.h: record and replay input traces (placeholder until the trace module lands). */
+/* kcc_trace.h: input traces: a versioned, line-based text format (docs/traces.md) recording what an
+ * engine fed kcc_character_move (level, tuning, start, one displacement per frame, retunes) and what
+ * came out (position, flags); a writer an engine calls alongside its moves, and a loader plus a
+ * replayer that reports the first frame that diverges. Loading allocates; recording and replaying
+ * never allocate per frame. No global state; kcc never calls setlocale and reads/writes '.' decimals
+ * whatever LC_NUMERIC says. */
 #ifndef KCC_TRACE_H
 #define KCC_TRACE_H
+
+#include <stdio.h>
 #include "kcc_controller.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The format version this library writes and reads (first line `kcc-trace 1`).
+#define KCC_TRACE_VERSION 1
+/// Longest level description (`obj <path>` or `gen <spec>`), bytes including the terminator.
+#define KCC_TRACE_LEVEL_MAX 1024
+/// Buffer size that holds any float written by kcc_trace_float_to_text ("%.9g", e.g. -1.17549435e-38).
+#define KCC_TRACE_FLOAT_CHARS 32
+/// Buffer size that holds any flag set written by kcc_trace_flags_to_text.
+#define KCC_TRACE_FLAGS_CHARS 256
+
+// ------------------------------------------------------------------------------------- recording
+
+/// Writes one trace to a FILE or a caller buffer. Caller-owned, plain data; fields are private.
+/// One writer per trace; a writer is used from one thread at a time.
+typedef struct kcc_trace_writer {
+    /* private */
+    FILE    *file;          ///< borrowed; NULL when writing to buffer
+    char    *buffer;        ///< borrowed caller buffer (NUL-terminated while it has room)
+    size_t   capacity;      ///< bytes in buffer
+    size_t   length;        ///< bytes written so far
+    kcc_character_desc desc;///< the tuning the trace says the character has now
+    uint32_t frames;        ///< frames recorded
+    kcc_status status;      ///< first error; sticky: once set, every call returns it
+    bool     begun, ended;
+} kcc_trace_writer;
+
+/// Starts a trace: writes the header, `level`, `desc` and `start` lines. `level` is `obj <path>`
+/// (relative paths resolve against the trace file's directory when replayed) or `gen <spec>` (a
+/// kcc_level_generate spec, e.g. "gen arena seed=3"); no newline or '#'. desc NULL means defaults.
+/// start is the centre the character was initialised at (m). The FILE is borrowed and not closed.
+/// Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_BAD_DESC (bad level string or desc), KCC_ERR_NON_FINITE,
+/// KCC_ERR_IO (write failed).
+kcc_status kcc_trace_begin(kcc_trace_writer *w, FILE *file, const char *level,
+                           const kcc_character_desc *desc, const vec3 start);
+/// The same into a caller buffer of `capacity` bytes (borrowed until kcc_trace_end). Running out of
+/// room gives KCC_ERR_BUFFER_TOO_SMALL; the buffer is never overrun.
+kcc_status kcc_trace_begin_buffer(kcc_trace_writer *w, char *buffer, size_t capacity,
+                                  const char *level, const kcc_character_desc *desc,
+                                  const vec3 start);
+/// Records one frame: the displacement passed to kcc_character_move, and the character and result
+/// it produced (call right after the move). One line; no allocation.
+kcc_status kcc_trace_record(kcc_trace_writer *w, const vec3 displacement, const kcc_character *ch,
+                            const kcc_move_result *result);
+/// Records a retune: the desc passed to kcc_character_set_desc and the status it returned. Only the
+/// fields that differ from the trace's current tuning are written.
+kcc_status kcc_trace_set_desc(kcc_trace_writer *w, const kcc_character_desc *desc,
+                              kcc_status status);
+/// Records a re-initialisation (kcc_character_init with the current tuning at center, m), e.g. a
+/// respawn. Written as another `start` line.
+kcc_status kcc_trace_restart(kcc_trace_writer *w, const vec3 center);
+/// Writes a `# text` comment line (text without newlines).
+kcc_status kcc_trace_comment(kcc_trace_writer *w, const char *text);
+/// Ends the trace with `end <frames>` (a trace without it is treated as truncated) and flushes the
+/// FILE. Returns the writer's sticky status: KCC_OK when the whole trace was written.
+kcc_status kcc_trace_end(kcc_trace_writer *w);
+/// Bytes written so far (the text length in buffer mode).
+size_t kcc_trace_writer_length(const kcc_trace_writer *w);
+
+// ------------------------------------------------------------------------------ loading, replay
+
+typedef enum kcc_trace_step_kind {
+    KCC_TRACE_MOVE  = 0,   ///< `f` line: one kcc_character_move
+    KCC_TRACE_SET   = 1,   ///< `set` line: one kcc_character_set_desc
+    KCC_TRACE_START = 2    ///< `start` line after the header: kcc_character_init at a new centre
+} kcc_trace_step_kind;
+
+typedef enum kcc_trace_level_kind {
+    KCC_TRACE_LEVEL_OBJ = 0,  ///< kcc_trace.level is a path to an OBJ file
+    KCC_TRACE_LEVEL_GEN = 1   ///< kcc_trace.level is a kcc_level_generate spec
+} kcc_trace_level_kind;
+
+/// One step of a loaded trace. Read-only for callers.
+typedef struct kcc_trace_step {
+    kcc_trace_step_kind kind;
+    uint32_t   line;              ///< 1-based line in the file
+    bool       has_expected;      ///< the line states an expected outcome
+    vec3       vec;               ///< MOVE: displacement (m, may be NaN/inf); START: centre (m)
+    vec3       expected_position; ///< MOVE: m
+    uint32_t   expected_flags;    ///< MOVE: KCC_MOVE_*
+    kcc_status expected_status;   ///< SET: what kcc_character_set_desc returned
+    uint32_t   set_fields;        ///< SET: bit i set when desc field i is given (see kcc_trace_desc_field)
+    kcc_character_desc desc;      ///< SET: values of the given fields (others unused)
+    uint32_t   cut_begin, cut_end;///< private: byte range of the expected outcome in text
+} kcc_trace_step;
+
+/// A parsed trace (kcc_trace_load / kcc_trace_parse; free with kcc_trace_free). Read-only.
+typedef struct kcc_trace {
+    char    *name;                ///< the file name used in messages
+    kcc_trace_level_kind level_kind;
+    char    *level;               ///< OBJ path (resolved against the trace's directory) or gen spec
+    uint32_t level_line;
+    kcc_character_desc desc;      ///< tuning at the start
+    vec3     start;               ///< m, initial centre
+    kcc_trace_step *steps;
+    uint32_t step_count;
+    uint32_t frame_count;         ///< MOVE steps
+    char    *text;                ///< private: the source text (kcc_trace_write copies it)
+    size_t   text_length;
+} kcc_trace;
+
+/// Parses trace text. `name` (the file name, or any label) prefixes every message and is the base
+/// for relative OBJ paths. On failure returns KCC_ERR_PARSE (malformed, truncated, bad number, missing
+/// line or field), KCC_ERR_VERSION (unsupported version), KCC_ERR_NOT_FOUND (the OBJ file does not
+/// exist), KCC_ERR_BAD_DESC (desc out of range) or KCC_ERR_OUT_OF_MEMORY, writes "name:LINE: what"
+/// into err (if non-NULL) and leaves *out untouched. Allocates.
+kcc_status kcc_trace_parse(const char *text, size_t length, const char *name, kcc_trace **out,
+                           char *err, size_t err_size);
+/// Reads and parses a trace file (KCC_ERR_IO when it cannot be read; messages start with the path).
+kcc_status kcc_trace_load(const char *path, kcc_trace **out, char *err, size_t err_size);
+/// Frees a trace. NULL is fine.
+void kcc_trace_free(kcc_trace *trace);
+
+/// Loads or generates the trace's level and builds its mesh (free with kcc_mesh_destroy). Errors
+/// from the level reader are passed on with the message prefixed by "name:LINE: level: ".
+kcc_status kcc_trace_build_level(const kcc_trace *trace, kcc_mesh **out_mesh, char *err,
+                                 size_t err_size);
+
+/// What actually happened at one step of a replay.
+typedef struct kcc_trace_outcome {
+    vec3       position;   ///< m, character centre after the step
+    uint32_t   flags;      ///< MOVE: result flags
+    kcc_status status;     ///< SET: what kcc_character_set_desc returned
+} kcc_trace_outcome;
+
+/// Summary of a replay and its first divergence.
+typedef struct kcc_trace_report {
+    uint32_t steps;              ///< steps replayed (all of them)
+    uint32_t frames;             ///< MOVE steps replayed
+    uint32_t diverged;           ///< steps whose outcome did not match (0: the trace replays)
+    float    max_error;          ///< m, largest |actual - expected| position component over frames
+    /* the first divergence, valid when diverged > 0 */
+    uint32_t step;               ///< index into trace->steps
+    uint32_t frame;              ///< 0-based frame index (MOVE steps before it)
+    uint32_t line;               ///< line in the file
+    kcc_trace_step_kind kind;
+    bool     missing_expected;   ///< the line had no expected outcome to compare against
+    vec3     expected_position, actual_position;  ///< MOVE, m
+    uint32_t expected_flags, actual_flags;        ///< MOVE
+    kcc_status expected_status, actual_status;    ///< SET
+} kcc_trace_report;
+
+/// Replays a trace through a fresh character on mesh (the trace's level, see kcc_trace_build_level).
+/// tolerance (m): 0 compares positions bit for bit; otherwise each component may differ by up to
+/// tolerance. Flags and retune statuses always compare exactly. Steps without an expected outcome
+/// count as divergences (missing_expected). outcomes (NULL, or trace->step_count entries) receives
+/// what happened at every step. Returns KCC_OK when the replay ran (check report.diverged);
+/// KCC_ERR_NULL_ARGUMENT, KCC_ERR_NON_FINITE (tolerance NaN/inf or negative) or the status of
+/// kcc_character_init otherwise. Never allocates.
+kcc_status kcc_trace_replay(const kcc_trace *trace, const kcc_mesh *mesh, float tolerance,
+                            kcc_trace_outcome *outcomes, kcc_trace_report *out);
+
+/// Formats the first divergence of a report as one line: "name:LINE: frame N: expected position
+/// (x y z) flags F, got (x y z) flags G". Returns the length it needed (snprintf-style).
+int kcc_trace_format_divergence(const kcc_trace *trace, const kcc_trace_report *report, char *buf,
+                                size_t size);
+
+/// Writes the trace's text with every expected outcome replaced by outcomes (from kcc_trace_replay;
+/// NULL keeps the stored ones). Everything else (comments, spacing, displacement text) is copied
+/// unchanged. Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_IO.
+kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outcome *outcomes, FILE *out);
+
+// ------------------------------------------------------------------------------------- helpers
+
+/// Writes v so that kcc_trace_text_to_float reads back the same bits ("%.9g", '.' decimal point;
+/// -0 stays -0, subnormals are exact; NaN is "nan", infinities "inf"/"-inf"). out has
+/// KCC_TRACE_FLOAT_CHARS bytes. Returns the length.
+int kcc_trace_float_to_text(float v, char *out);
+/// Parses one whole number token (no surrounding text). Accepts decimal and C hex floats and
+/// nan/inf; returns false on anything else or on overflow to infinity from finite digits.
+bool kcc_trace_text_to_float(const char *text, float *out);
+/// Flag names joined by '|', e.g. "ON_GROUND|SLID"; "-" when zero; unknown bits as hex.
+int kcc_trace_flags_to_text(uint32_t flags, char *out, size_t size);
+/// Parses what kcc_trace_flags_to_text writes (names, hex numbers, '-'). False on unknown names.
+bool kcc_trace_text_to_flags(const char *text, uint32_t *out);
+/// The name of a status as written in traces ("KCC_OK", "KCC_ERR_OVERLAP", ...).
+const char *kcc_trace_status_name(kcc_status s);
+/// The name of desc field i in `desc`/`set` lines (half_extents, step_height, ...), NULL past the end.
+const char *kcc_trace_desc_field(uint32_t i);
+
+#ifdef __cplusplus
+}
+#endif
 #endif
