@@ -1,0 +1,583 @@
+/* bench_collide.cpp: the query-layer benchmark (issue 2): kcc_mesh build time, tree bytes per triangle
+ * and single-thread ns/query for short ground rays, random 20 m rays and character-box overlaps, against
+ * Embree 3, Bullet and ODE on the same meshes and the same query sets, plus result cross-checks.
+ * Usage: bench_collide [levels_dir]; without the shared levels it runs on generated meshes only. */
+#include <embree3/rtcore.h>
+#include <btBulletCollisionCommon.h>
+#include <BulletCollision/NarrowPhaseCollision/btRaycastCallback.h>
+#include <ode/ode.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "bench.h"
+
+namespace {
+
+const int RUNS = 7;           /* timed repetitions; every figure is the median over them */
+int N_QUERIES = 20000;        /* queries per set (and per timed run); env KCC_BENCH_QUERIES overrides */
+const int BOX_CAP = 512;      /* triangle buffer of one box query */
+
+/* The player box of the shared levels (README: 0.94 x 1.75 x 0.94 m). */
+const float BOX_HALF[3] = {0.47f, 0.875f, 0.47f};
+
+struct Ray { float o[3], d[3], tmax; };
+struct RayRes { bool hit; float t; };
+struct Box { float b[2][3]; };
+
+/* ---------------------------------------------------------------- timing */
+
+/* Runs body(i) for every query RUNS times; returns the median ns per query. */
+template <class F> double time_per_query(int n, F body)
+{
+    double per[RUNS];
+    for (int r = 0; r < RUNS; ++r) {
+        double t0 = bench_now_ns();
+        for (int i = 0; i < n; ++i) body(i);
+        per[r] = (bench_now_ns() - t0) / n;
+    }
+    return bench_median(per, RUNS);
+}
+
+double ms_since(double t0) { return (bench_now_ns() - t0) * 1e-6; }
+
+/* ---------------------------------------------------------------- Embree 3 */
+
+RTCScene embree_build(RTCDevice dev, const kcc_level &L, bool robust, double *ms)
+{
+    double t0 = bench_now_ns();
+    RTCScene s = rtcNewScene(dev);
+    if (robust) rtcSetSceneFlags(s, RTC_SCENE_FLAG_ROBUST);
+    RTCGeometry g = rtcNewGeometry(dev, RTC_GEOMETRY_TYPE_TRIANGLE);
+    float *v = (float *)rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
+                                                3 * sizeof(float), L.vertex_count);
+    memcpy(v, L.positions, (size_t)L.vertex_count * 3 * sizeof(float));
+    unsigned *ix = (unsigned *)rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
+                                                       3 * sizeof(unsigned), L.triangle_count);
+    memcpy(ix, L.indices, (size_t)L.triangle_count * 3 * sizeof(unsigned));
+    rtcCommitGeometry(g);
+    rtcAttachGeometry(s, g);
+    rtcReleaseGeometry(g);
+    rtcCommitScene(s);
+    *ms = ms_since(t0);
+    return s;
+}
+
+inline bool embree_ray(RTCScene s, const float o[3], const float d[3], float tmax, float *t, unsigned *prim)
+{
+    RTCIntersectContext ctx;
+    rtcInitIntersectContext(&ctx);
+    RTCRayHit rh;
+    rh.ray.org_x = o[0]; rh.ray.org_y = o[1]; rh.ray.org_z = o[2];
+    rh.ray.dir_x = d[0]; rh.ray.dir_y = d[1]; rh.ray.dir_z = d[2];
+    rh.ray.tnear = 0.0f;
+    rh.ray.tfar = tmax;
+    rh.ray.time = 0.0f;
+    rh.ray.mask = 0xFFFFFFFFu;
+    rh.ray.id = 0;
+    rh.ray.flags = 0;
+    rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+    rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+    rtcIntersect1(s, &ctx, &rh);
+    if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return false;
+    *t = rh.ray.tfar;
+    if (prim) *prim = rh.hit.primID;
+    return true;
+}
+
+/* ---------------------------------------------------------------- Bullet */
+
+struct BulletMesh {
+    btTriangleIndexVertexArray *array = nullptr;
+    btBvhTriangleMeshShape *shape = nullptr;
+    ~BulletMesh() { delete shape; delete array; }
+};
+
+void bullet_build(const kcc_level &L, BulletMesh *m, double *ms)
+{
+    double t0 = bench_now_ns();
+    /* Bullet only reads the arrays; its API takes them non-const */
+    m->array = new btTriangleIndexVertexArray((int)L.triangle_count, (int *)L.indices, 3 * sizeof(int),
+                                              (int)L.vertex_count, (btScalar *)L.positions,
+                                              3 * sizeof(float));
+    m->shape = new btBvhTriangleMeshShape(m->array, true, true); /* quantized AABB tree, built now */
+    *ms = ms_since(t0);
+}
+
+/* Keeps the closest hit: returning the fraction makes Bullet only report nearer hits afterwards. */
+struct BulletClosestRay : public btTriangleRaycastCallback {
+    int triangle = -1;
+    BulletClosestRay(const btVector3 &from, const btVector3 &to) : btTriangleRaycastCallback(from, to, 0) {}
+    btScalar reportHit(const btVector3 &, btScalar fraction, int, int tri) override
+    {
+        triangle = tri;
+        return fraction;
+    }
+};
+
+/* Bounds-only box query: btBvhTriangleMeshShape::processAllTriangles reports every triangle whose
+ * quantized leaf bounds overlap the box; there is no exact triangle test. */
+struct BulletBoxCount : public btTriangleCallback {
+    uint32_t count = 0;
+    std::vector<int> *list = nullptr;
+    void processTriangle(btVector3 *, int, int tri) override
+    {
+        ++count;
+        if (list) list->push_back(tri);
+    }
+};
+
+inline bool bullet_ray(const btBvhTriangleMeshShape *shape, const Ray &r, float *t)
+{
+    btVector3 from(r.o[0], r.o[1], r.o[2]);
+    btVector3 to(r.o[0] + r.d[0] * r.tmax, r.o[1] + r.d[1] * r.tmax, r.o[2] + r.d[2] * r.tmax);
+    BulletClosestRay cb(from, to);
+    const_cast<btBvhTriangleMeshShape *>(shape)->performRaycast(&cb, from, to);
+    if (cb.triangle < 0) return false;
+    *t = cb.m_hitFraction * r.tmax;
+    return true;
+}
+
+/* ---------------------------------------------------------------- ODE (OPCODE trimesh collider) */
+
+struct OdeMesh {
+    dTriMeshDataID data = nullptr;
+    dGeomID mesh = nullptr, ray = nullptr, box = nullptr;
+    ~OdeMesh()
+    {
+        if (box) dGeomDestroy(box);
+        if (ray) dGeomDestroy(ray);
+        if (mesh) dGeomDestroy(mesh);
+        if (data) dGeomTriMeshDataDestroy(data);
+    }
+};
+
+void ode_build(const kcc_level &L, OdeMesh *m, double *ms)
+{
+    double t0 = bench_now_ns();
+    m->data = dGeomTriMeshDataCreate();
+    dGeomTriMeshDataBuildSingle(m->data, L.positions, 3 * sizeof(float), (int)L.vertex_count, L.indices,
+                                (int)L.triangle_count * 3, 3 * sizeof(dTriIndex));
+    m->mesh = dCreateTriMesh(0, m->data, nullptr, nullptr, nullptr);
+    *ms = ms_since(t0);
+    /* no temporal coherence: every query is independent */
+    dGeomTriMeshEnableTC(m->mesh, dBoxClass, 0);
+    dGeomTriMeshEnableTC(m->mesh, dSphereClass, 0);
+    dGeomTriMeshEnableTC(m->mesh, dCapsuleClass, 0);
+    m->ray = dCreateRay(0, 1.0);
+    dGeomRaySetFirstContact(m->ray, 0);
+    dGeomRaySetBackfaceCull(m->ray, 0);
+    dGeomRaySetClosestHit(m->ray, 1);
+    m->box = dCreateBox(0, 2.0 * BOX_HALF[0], 2.0 * BOX_HALF[1], 2.0 * BOX_HALF[2]);
+}
+
+inline bool ode_ray(const OdeMesh &m, const Ray &r, float *t)
+{
+    dGeomRaySet(m.ray, r.o[0], r.o[1], r.o[2], r.d[0], r.d[1], r.d[2]);
+    dGeomRaySetLength(m.ray, r.tmax);
+    dContactGeom c;
+    if (dCollide(m.ray, m.mesh, 1, &c, sizeof c) <= 0) return false;
+    *t = (float)c.depth;
+    return true;
+}
+
+inline int ode_box(const OdeMesh &m, const Box &b, dContactGeom *contacts, int cap)
+{
+    dGeomSetPosition(m.box, 0.5 * (b.b[0][0] + b.b[1][0]), 0.5 * (b.b[0][1] + b.b[1][1]),
+                     0.5 * (b.b[0][2] + b.b[1][2]));
+    return dCollide(m.box, m.mesh, cap, contacts, sizeof contacts[0]);
+}
+
+/* ---------------------------------------------------------------- query sets */
+
+void tri_normal(const kcc_level &L, unsigned tri, float n[3])
+{
+    const float *a = L.positions + 3 * L.indices[3 * tri + 0];
+    const float *b = L.positions + 3 * L.indices[3 * tri + 1];
+    const float *c = L.positions + 3 * L.indices[3 * tri + 2];
+    float u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, v[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    n[0] = u[1] * v[2] - u[2] * v[1];
+    n[1] = u[2] * v[0] - u[0] * v[2];
+    n[2] = u[0] * v[1] - u[1] * v[0];
+    float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    if (len > 0.0f) { n[0] /= len; n[1] /= len; n[2] /= len; }
+}
+
+void level_bounds(const kcc_level &L, float lo[3], float hi[3])
+{
+    for (int k = 0; k < 3; ++k) { lo[k] = 1e30f; hi[k] = -1e30f; }
+    for (uint32_t i = 0; i < L.vertex_count; ++i)
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = std::min(lo[k], L.positions[3 * i + k]);
+            hi[k] = std::max(hi[k], L.positions[3 * i + k]);
+        }
+}
+
+/* A random point on walkable floor (upward normal, y >= 0.7): drop a ray from a random point inside
+ * the level bounds and keep the first hit when it faces up. Uses Embree (robust) as the oracle. */
+bool floor_point(RTCScene s, const kcc_level &L, const float lo[3], const float hi[3], bench_rng *r,
+                 float out[3])
+{
+    const float down[3] = {0.0f, -1.0f, 0.0f};
+    for (int attempt = 0; attempt < 10000; ++attempt) {
+        float p[3] = {bench_rng_range(r, lo[0], hi[0]), bench_rng_range(r, lo[1], hi[1]),
+                      bench_rng_range(r, lo[2], hi[2])};
+        float t;
+        unsigned prim;
+        if (!embree_ray(s, p, down, p[1] - lo[1] + 1.0f, &t, &prim)) continue;
+        float n[3];
+        tri_normal(L, prim, n);
+        if (n[1] < 0.7f) continue;
+        out[0] = p[0]; out[1] = p[1] - t; out[2] = p[2];
+        return true;
+    }
+    return false;
+}
+
+struct QuerySets {
+    std::vector<Ray> down, random;
+    std::vector<Box> boxes;
+    int against_wall = 0;
+};
+
+QuerySets make_queries(RTCScene oracle, const kcc_level &L, uint64_t seed)
+{
+    QuerySets q;
+    float lo[3], hi[3];
+    level_bounds(L, lo, hi);
+    bench_rng r = bench_rng_seed(seed);
+    float p[3];
+    while ((int)q.down.size() < N_QUERIES && floor_point(oracle, L, lo, hi, &r, p)) {
+        Ray ray = {{p[0], p[1] + bench_rng_range(&r, 0.0f, 1.5f), p[2]}, {0.0f, -1.0f, 0.0f}, 2.0f};
+        q.down.push_back(ray);
+    }
+    while ((int)q.random.size() < N_QUERIES && floor_point(oracle, L, lo, hi, &r, p)) {
+        Ray ray = {{p[0], p[1] + bench_rng_range(&r, 0.0f, 1.5f), p[2]}, {0, 0, 0}, 20.0f};
+        bench_rng_dir(&r, ray.d);
+        q.random.push_back(ray);
+    }
+    while ((int)q.boxes.size() < N_QUERIES && floor_point(oracle, L, lo, hi, &r, p)) {
+        /* resting on the floor: from 1 cm above it to 5 cm sunk into it */
+        float c[3] = {p[0], p[1] + BOX_HALF[1] - bench_rng_range(&r, -0.01f, 0.05f), p[2]};
+        if (bench_rng_float(&r) < 0.4f) {
+            /* pushed against a wall along one horizontal axis, from 1 cm off to 2 cm into it */
+            int axis = bench_rng_float(&r) < 0.5f ? 0 : 2;
+            float sign = bench_rng_float(&r) < 0.5f ? -1.0f : 1.0f;
+            float o[3] = {p[0], p[1] + 0.9f, p[2]}, d[3] = {0, 0, 0}, t;
+            d[axis] = sign;
+            if (embree_ray(oracle, o, d, 4.0f, &t, nullptr)) {
+                c[axis] += sign * (t - BOX_HALF[axis] + bench_rng_range(&r, -0.01f, 0.02f));
+                ++q.against_wall;
+            }
+        }
+        Box b;
+        for (int k = 0; k < 3; ++k) { b.b[0][k] = c[k] - BOX_HALF[k]; b.b[1][k] = c[k] + BOX_HALF[k]; }
+        q.boxes.push_back(b);
+    }
+    return q;
+}
+
+/* ---------------------------------------------------------------- per-level results */
+
+enum { E_KCC, E_EMBREE, E_EMBREE_ROBUST, E_BULLET, E_ODE, E_COUNT };
+const char *const ENGINE_NAMES[E_COUNT] = {"kcc", "embree", "embree-robust", "bullet", "ode"};
+
+struct LevelResult {
+    char name[64];
+    double down_ns[E_COUNT], random_ns[E_COUNT];
+    double box_kcc_ns, box_kcc_bounds_ns, box_bullet_ns, box_ode_ns;
+    double agree_down, agree_random; /* kcc vs embree-robust, % */
+};
+
+bool same_answer(const RayRes &a, const RayRes &b)
+{
+    if (a.hit != b.hit) return false;
+    if (!a.hit) return true;
+    return fabsf(a.t - b.t) <= 1e-4f * std::max(fabsf(b.t), 0.1f);
+}
+
+double agreement(const std::vector<RayRes> &a, const std::vector<RayRes> &ref)
+{
+    size_t same = 0;
+    for (size_t i = 0; i < a.size(); ++i) same += same_answer(a[i], ref[i]);
+    return a.empty() ? 100.0 : 100.0 * (double)same / (double)a.size();
+}
+
+/* Times every engine on one ray set; fills ns[] and the answers of each engine. */
+void run_rays(const std::vector<Ray> &rays, kcc_mesh *km, RTCScene es, RTCScene esr, const BulletMesh &bm,
+              const OdeMesh &om, double ns[E_COUNT], std::vector<RayRes> res[E_COUNT])
+{
+    int n = (int)rays.size();
+    for (int e = 0; e < E_COUNT; ++e) res[e].assign(rays.size(), RayRes{false, 0.0f});
+    ns[E_KCC] = time_per_query(n, [&](int i) {
+        kcc_ray_hit h;
+        bool hit = kcc_mesh_raycast(km, rays[i].o, rays[i].d, rays[i].tmax, &h);
+        res[E_KCC][i] = RayRes{hit, hit ? h.t : 0.0f};
+    });
+    ns[E_EMBREE] = time_per_query(n, [&](int i) {
+        float t = 0.0f;
+        bool hit = embree_ray(es, rays[i].o, rays[i].d, rays[i].tmax, &t, nullptr);
+        res[E_EMBREE][i] = RayRes{hit, t};
+    });
+    ns[E_EMBREE_ROBUST] = time_per_query(n, [&](int i) {
+        float t = 0.0f;
+        bool hit = embree_ray(esr, rays[i].o, rays[i].d, rays[i].tmax, &t, nullptr);
+        res[E_EMBREE_ROBUST][i] = RayRes{hit, t};
+    });
+    ns[E_BULLET] = time_per_query(n, [&](int i) {
+        float t = 0.0f;
+        bool hit = bullet_ray(bm.shape, rays[i], &t);
+        res[E_BULLET][i] = RayRes{hit, t};
+    });
+    ns[E_ODE] = time_per_query(n, [&](int i) {
+        float t = 0.0f;
+        bool hit = ode_ray(om, rays[i], &t);
+        res[E_ODE][i] = RayRes{hit, t};
+    });
+}
+
+void print_ray_row(const char *label, const double ns[E_COUNT])
+{
+    printf("  %-22s %8.1f %8.1f %8.1f %8.1f %8.1f  | %6.2f %6.2f %6.2f %6.2f\n", label, ns[E_KCC],
+           ns[E_EMBREE], ns[E_EMBREE_ROBUST], ns[E_BULLET], ns[E_ODE], ns[E_EMBREE] / ns[E_KCC],
+           ns[E_EMBREE_ROBUST] / ns[E_KCC], ns[E_BULLET] / ns[E_KCC], ns[E_ODE] / ns[E_KCC]);
+}
+
+void print_agreement(const char *label, const std::vector<RayRes> res[E_COUNT])
+{
+    printf("  agreement with embree-robust, %-9s kcc %7.3f%%  embree %7.3f%%  bullet %7.3f%%  ode %7.3f%%\n",
+           label, agreement(res[E_KCC], res[E_EMBREE_ROBUST]), agreement(res[E_EMBREE], res[E_EMBREE_ROBUST]),
+           agreement(res[E_BULLET], res[E_EMBREE_ROBUST]), agreement(res[E_ODE], res[E_EMBREE_ROBUST]));
+}
+
+/* Lists the rays where kcc and embree-robust disagree (first few), for diagnosis. */
+void print_disagreements(const char *label, const std::vector<Ray> &rays, const std::vector<RayRes> res[E_COUNT])
+{
+    int shown = 0;
+    for (size_t i = 0; i < rays.size() && shown < 3; ++i) {
+        if (same_answer(res[E_KCC][i], res[E_EMBREE_ROBUST][i])) continue;
+        const Ray &r = rays[i];
+        printf("    %s ray %zu o=(%.6g %.6g %.6g) d=(%.6g %.6g %.6g) tmax %g: kcc %s t=%.7g, embree-robust %s t=%.7g\n",
+               label, i, r.o[0], r.o[1], r.o[2], r.d[0], r.d[1], r.d[2], r.tmax,
+               res[E_KCC][i].hit ? "hit" : "miss", res[E_KCC][i].t,
+               res[E_EMBREE_ROBUST][i].hit ? "hit" : "miss", res[E_EMBREE_ROBUST][i].t);
+        ++shown;
+    }
+}
+
+bool run_level(const bench_level &bl, RTCDevice dev, LevelResult *out)
+{
+    const kcc_level &L = bl.level;
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", bl.name);
+
+    /* builds (each timed once; the peers' builds are single-threaded too: Embree runs with threads=1) */
+    double kcc_ms, emb_ms, embr_ms, bul_ms, ode_ms;
+    double t0 = bench_now_ns();
+    kcc_mesh *km = bench_build_mesh(&bl);
+    kcc_ms = ms_since(t0);
+    if (!km) return false;
+    RTCScene es = embree_build(dev, L, false, &emb_ms);
+    RTCScene esr = embree_build(dev, L, true, &embr_ms);
+    BulletMesh bm;
+    bullet_build(L, &bm, &bul_ms);
+    OdeMesh om;
+    ode_build(L, &om, &ode_ms);
+
+    kcc_mesh_stats st;
+    kcc_mesh_get_stats(km, &st);
+    printf("\n== %s: %u triangles (%u degenerate), %u spawns\n", bl.name, st.triangles, st.degenerate,
+           L.spawn_count);
+    printf("  kcc tree: %.1f bytes/triangle (%u nodes, %u leaves, depth %u); mesh total %.1f bytes/triangle\n",
+           (double)st.tree_bytes / st.triangles, st.nodes, st.leaves, st.depth,
+           (double)kcc_mesh_memory_bytes(km) / st.triangles);
+    printf("  build ms: kcc %.2f | embree %.2f | embree-robust %.2f | bullet %.2f | ode %.2f\n", kcc_ms, emb_ms,
+           embr_ms, bul_ms, ode_ms);
+
+    double tq = bench_now_ns();
+    QuerySets q = make_queries(esr, L, 0xC0FFEEu);
+    printf("  queries: %zu down, %zu random, %zu boxes (%d against walls), generated in %.0f ms\n",
+           q.down.size(), q.random.size(), q.boxes.size(), q.against_wall, ms_since(tq));
+    if (q.down.empty() || q.random.empty() || q.boxes.empty()) {
+        printf("  no floor found: skipped\n");
+        kcc_mesh_destroy(km);
+        rtcReleaseScene(es);
+        rtcReleaseScene(esr);
+        return false;
+    }
+
+    std::vector<RayRes> down_res[E_COUNT], rnd_res[E_COUNT];
+    run_rays(q.down, km, es, esr, bm, om, out->down_ns, down_res);
+    run_rays(q.random, km, es, esr, bm, om, out->random_ns, rnd_res);
+
+    /* boxes */
+    int nb = (int)q.boxes.size();
+    std::vector<uint32_t> kcc_count(q.boxes.size()), kcc_bcount(q.boxes.size()), bul_count(q.boxes.size());
+    std::vector<int> ode_count(q.boxes.size());
+    uint32_t buf[BOX_CAP];
+    out->box_kcc_ns = time_per_query(nb, [&](int i) {
+        kcc_count[i] = kcc_mesh_overlap_aabb(km, q.boxes[i].b, buf, BOX_CAP);
+    });
+    out->box_kcc_bounds_ns = time_per_query(nb, [&](int i) {
+        kcc_bcount[i] = kcc_mesh_query_bounds(km, q.boxes[i].b, buf, BOX_CAP);
+    });
+    out->box_bullet_ns = time_per_query(nb, [&](int i) {
+        BulletBoxCount cb;
+        const Box &b = q.boxes[i];
+        bm.shape->processAllTriangles(&cb, btVector3(b.b[0][0], b.b[0][1], b.b[0][2]),
+                                      btVector3(b.b[1][0], b.b[1][1], b.b[1][2]));
+        bul_count[i] = cb.count;
+    });
+    static dContactGeom contacts[BOX_CAP];
+    out->box_ode_ns = time_per_query(nb, [&](int i) { ode_count[i] = ode_box(om, q.boxes[i], contacts, BOX_CAP); });
+
+    printf("  %-22s %8s %8s %8s %8s %8s  | %6s %6s %6s %6s\n", "ns/query (median of 7)", "kcc", "embree",
+           "emb-rob", "bullet", "ode", "emb/k", "robk", "bul/k", "ode/k");
+    print_ray_row("down 2 m", out->down_ns);
+    print_ray_row("random 20 m", out->random_ns);
+    printf("  %-22s %8.1f %8s %8s %8.1f %8.1f  | %6s %6s %6.2f %6.2f   (kcc bounds-only %.1f)\n",
+           "box 0.94x1.75x0.94", out->box_kcc_ns, "-", "-", out->box_bullet_ns, out->box_ode_ns, "-", "-",
+           out->box_bullet_ns / out->box_kcc_ns, out->box_ode_ns / out->box_kcc_ns, out->box_kcc_bounds_ns);
+    printf("    (box: kcc = exact SAT overlap; bullet = processAllTriangles, leaf bounds only; ode = dCollide box vs trimesh contacts)\n");
+
+    /* ray cross-checks */
+    print_agreement("down:", down_res);
+    print_agreement("random:", rnd_res);
+    print_disagreements("down", q.down, down_res);
+    print_disagreements("random", q.random, rnd_res);
+    out->agree_down = agreement(down_res[E_KCC], down_res[E_EMBREE_ROBUST]);
+    out->agree_random = agreement(rnd_res[E_KCC], rnd_res[E_EMBREE_ROBUST]);
+    size_t down_hits = 0;
+    for (const RayRes &r : down_res[E_EMBREE_ROBUST]) down_hits += r.hit;
+    printf("  down rays hitting (embree-robust): %.1f%%\n", 100.0 * (double)down_hits / (double)q.down.size());
+
+    /* box cross-checks (untimed): exact answer inside the bounds-only supersets, ODE agrees on touching */
+    uint64_t sum_exact = 0, sum_kb = 0, sum_bb = 0, capped = 0;
+    size_t not_subset = 0, kb_mismatch = 0, ode_agree = 0, ode_capped = 0, boxes_touching = 0;
+    std::vector<uint32_t> exact(BOX_CAP);
+    std::vector<int> blist;
+    for (int i = 0; i < nb; ++i) {
+        sum_exact += kcc_count[i];
+        sum_kb += kcc_bcount[i];
+        sum_bb += bul_count[i];
+        boxes_touching += kcc_count[i] > 0;
+        if (kcc_count[i] > kcc_bcount[i]) ++not_subset;
+        if (kcc_count[i] > (uint32_t)BOX_CAP) { ++capped; continue; }
+        uint32_t ne = kcc_mesh_overlap_aabb(km, q.boxes[i].b, exact.data(), BOX_CAP);
+        BulletBoxCount cb;
+        blist.clear();
+        cb.list = &blist;
+        const Box &b = q.boxes[i];
+        bm.shape->processAllTriangles(&cb, btVector3(b.b[0][0], b.b[0][1], b.b[0][2]),
+                                      btVector3(b.b[1][0], b.b[1][1], b.b[1][2]));
+        std::sort(blist.begin(), blist.end());
+        for (uint32_t k = 0; k < ne; ++k)
+            if (!std::binary_search(blist.begin(), blist.end(), (int)exact[k])) { ++not_subset; break; }
+        ode_agree += (kcc_count[i] > 0) == (ode_count[i] > 0);
+        ode_capped += ode_count[i] >= BOX_CAP;
+    }
+    /* brute force over triangle bounds for a sample: kcc's bounds query must find exactly these */
+    int sample = std::min(nb, 200);
+    for (int i = 0; i < sample; ++i) {
+        uint32_t bf = 0;
+        const Box &b = q.boxes[i];
+        for (uint32_t t = 0; t < L.triangle_count; ++t) {
+            bool sep = false;
+            for (int k = 0; k < 3 && !sep; ++k) {
+                float a = L.positions[3 * L.indices[3 * t] + k], c = L.positions[3 * L.indices[3 * t + 1] + k],
+                      d = L.positions[3 * L.indices[3 * t + 2] + k];
+                float mn = std::min(a, std::min(c, d)), mx = std::max(a, std::max(c, d));
+                sep = mn > b.b[1][k] || mx < b.b[0][k];
+            }
+            bf += !sep;
+        }
+        kb_mismatch += bf != kcc_bcount[i];
+    }
+    printf("  boxes: exact overlaps %.2f triangles/query (%.1f%% of boxes touch), kcc bounds %.2f, bullet bounds %.2f\n",
+           (double)sum_exact / nb, 100.0 * (double)boxes_touching / nb, (double)sum_kb / nb, (double)sum_bb / nb);
+    printf("  boxes: exact set outside bullet's bounds superset: %zu; kcc bounds vs brute force mismatches: %zu of %d;"
+           " ODE contact iff kcc overlap: %.2f%%%s\n",
+           not_subset, kb_mismatch, sample, 100.0 * (double)ode_agree / (double)(nb - capped),
+           ode_capped ? " (some ODE answers capped)" : "");
+
+    kcc_mesh_destroy(km);
+    rtcReleaseScene(es);
+    rtcReleaseScene(esr);
+    return true;
+}
+
+struct Target {
+    const char *what;
+    double need;
+    double worst;
+    const char *worst_level;
+};
+
+void check(Target *t, double ratio, const char *level)
+{
+    if (ratio < t->worst) { t->worst = ratio; t->worst_level = level; }
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "../shared/levels";
+    const char *only = getenv("KCC_BENCH_ONLY"); /* run only the levels whose name contains this */
+    if (getenv("KCC_BENCH_QUERIES")) N_QUERIES = std::max(1, atoi(getenv("KCC_BENCH_QUERIES")));
+    dInitODE2(0);
+    dAllocateODEDataForThread(dAllocateMaskAll);
+    RTCDevice dev = rtcNewDevice("threads=1");
+    if (!dev) { fprintf(stderr, "embree: rtcNewDevice failed\n"); return 1; }
+
+    printf("bench_collide: single-thread ns/query, median of %d runs of up to %d queries each;\n"
+           "ratios are peer time / kcc time (above 1: kcc faster). Embree built with threads=1, default quality.\n",
+           RUNS, N_QUERIES);
+
+    std::vector<LevelResult> results;
+    bool shared = bench_levels_present(dir);
+    if (!shared) printf("no levels at %s: generated meshes only\n", dir);
+    int count = shared ? BENCH_LEVEL_COUNT : 2;
+    double t_start = bench_now_ns();
+    for (int i = 0; i <= count; ++i) {
+        bench_level bl;
+        bool ok;
+        if (i == count) ok = bench_generate_big(700, 2000, &bl);
+        else if (shared) ok = bench_level_load(dir, bench_level_names[i], &bl);
+        else ok = bench_level_generate(i == 0 ? "arena" : "terrain", &bl);
+        if (!ok) continue;
+        if (only && !strstr(bl.name, only)) { bench_level_free(&bl); continue; }
+        LevelResult r;
+        if (run_level(bl, dev, &r)) results.push_back(r);
+        bench_level_free(&bl);
+        fflush(stdout);
+    }
+
+    Target t_bul = {"rays >= 3x faster than Bullet", 3.0, 1e30, ""};
+    Target t_ode = {"rays >= 3x faster than ODE", 3.0, 1e30, ""};
+    Target t_emb = {"rays >= 0.5x Embree's throughput", 0.5, 1e30, ""};
+    Target t_emb_down = {"ground probes match Embree (goal)", 1.0, 1e30, ""};
+    Target t_box_ode = {"exact box overlap >= 5x faster than ODE", 5.0, 1e30, ""};
+    Target t_box_bul = {"exact box overlap no slower than Bullet bounds-only", 1.0, 1e30, ""};
+    Target t_agree = {"kcc rays agree with embree-robust (%)", 99.99, 1e30, ""};
+    for (const LevelResult &r : results) {
+        for (const double *ns : {r.down_ns, r.random_ns}) {
+            check(&t_bul, ns[E_BULLET] / ns[E_KCC], r.name);
+            check(&t_ode, ns[E_ODE] / ns[E_KCC], r.name);
+            check(&t_emb, ns[E_EMBREE] / ns[E_KCC], r.name);
+        }
+        check(&t_emb_down, r.down_ns[E_EMBREE] / r.down_ns[E_KCC], r.name);
+        check(&t_box_ode, r.box_ode_ns / r.box_kcc_ns, r.name);
+        check(&t_box_bul, r.box_bullet_ns / r.box_kcc_ns, r.name);
+        check(&t_agree, std::min(r.agree_down, r.agree_random), r.name);
+    }
+    printf("\nsummary (worst level; ratio = peer time / kcc time):\n");
+    for (const Target *t : {&t_bul, &t_ode, &t_emb, &t_emb_down, &t_box_ode, &t_box_bul, &t_agree})
+        printf("  %-52s need >= %-6g worst %8.3f (%s)  %s\n", t->what, t->need, t->worst, t->worst_level,
+               results.empty() ? "n/a" : t->worst >= t->need ? "PASS" : "FAIL");
+    printf("total %.1f s\n", ms_since(t_start) * 1e-3);
+
+    rtcReleaseDevice(dev);
+    dCloseODE();
+    return 0;
+}
