@@ -8,6 +8,7 @@
 #include <ode/ode.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "bench.h"
@@ -371,18 +372,44 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelResult *out)
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", bl.name);
 
-    /* builds (each timed once; the peers' builds are single-threaded too: Embree runs with threads=1) */
-    double kcc_ms, emb_ms, embr_ms, bul_ms, ode_ms;
-    double t0 = bench_now_ns();
-    kcc_mesh *km = bench_build_mesh(&bl);
-    kcc_ms = ms_since(t0);
-    if (!km) return false;
-    RTCScene es = embree_build(dev, L, false, &emb_ms);
-    RTCScene esr = embree_build(dev, L, true, &embr_ms);
-    BulletMesh bm;
-    bullet_build(L, &bm, &bul_ms);
-    OdeMesh om;
-    ode_build(L, &om, &ode_ms);
+    /* builds: median of 3 (1 for big meshes); the peers build single-threaded too (Embree: threads=1) */
+    const int reps = L.triangle_count < 200000 ? 3 : 1;
+    double v[3];
+    kcc_mesh *km = nullptr;
+    for (int r = 0; r < reps; ++r) {
+        kcc_mesh_destroy(km);
+        double t0 = bench_now_ns();
+        km = bench_build_mesh(&bl);
+        v[r] = ms_since(t0);
+        if (!km) return false;
+    }
+    double kcc_ms = bench_median(v, reps);
+    RTCScene es = nullptr, esr = nullptr;
+    for (int r = 0; r < reps; ++r) {
+        if (es) rtcReleaseScene(es);
+        es = embree_build(dev, L, false, &v[r]);
+    }
+    double emb_ms = bench_median(v, reps);
+    for (int r = 0; r < reps; ++r) {
+        if (esr) rtcReleaseScene(esr);
+        esr = embree_build(dev, L, true, &v[r]);
+    }
+    double embr_ms = bench_median(v, reps);
+    std::unique_ptr<BulletMesh> bmp;
+    for (int r = 0; r < reps; ++r) {
+        bmp.reset(new BulletMesh);
+        bullet_build(L, bmp.get(), &v[r]);
+    }
+    double bul_ms = bench_median(v, reps);
+    std::unique_ptr<OdeMesh> omp;
+    for (int r = 0; r < reps; ++r) {
+        omp.reset();
+        omp.reset(new OdeMesh);
+        ode_build(L, omp.get(), &v[r]);
+    }
+    double ode_ms = bench_median(v, reps);
+    const BulletMesh &bm = *bmp;
+    const OdeMesh &om = *omp;
 
     kcc_mesh_stats st;
     kcc_mesh_get_stats(km, &st);

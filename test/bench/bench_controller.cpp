@@ -1,0 +1,382 @@
+/* bench_controller.cpp: the controller benchmark (issue 3): microseconds per character move (median over
+ * frames) for 1 and 256 characters wandering from the spawn points of each level, kcc_character_move
+ * against Bullet's btKinematicCharacterController driven by the same wander policy in the same process;
+ * plus which branch ended each kcc move, STUCK moves and an untimed penetration check after every move.
+ * Usage: bench_controller [levels_dir]; env KCC_BENCH_FRAMES (default 2000), KCC_BENCH_BULLET_FRAMES (Bullet's
+ * 256-character run, default 250), KCC_BENCH_ONLY (level filter). */
+#include <btBulletDynamicsCommon.h>
+#include <BulletCollision/CollisionDispatch/btGhostObject.h>
+#include <BulletDynamics/Character/btKinematicCharacterController.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "bench.h"
+
+namespace {
+
+/* The player of the shared levels (README): 0.94 x 1.75 x 0.94 m box, 0.5625 m steps, ground normal
+ * y >= 0.7 (45.6 degrees). Motion: Quake 3's gravity (800 u/s^2 = 25 m/s^2) and jump speed
+ * (270 u/s = 8.44 m/s), walking at 5 m/s, 60 Hz frames. */
+const float HALF[3] = {0.47f, 0.875f, 0.47f};
+const float STEP = 0.5625f;            /* m */
+const float SLOPE_DEG = 45.6f;         /* degrees */
+const float DT = 1.0f / 60.0f;         /* s */
+const float SPEED = 5.0f;              /* m/s */
+const float GRAVITY = 25.0f;           /* m/s^2 */
+const float JUMP_SPEED = 8.44f;        /* m/s */
+const float FALL_LIMIT = 55.0f;        /* m/s, terminal fall speed (Bullet's default fall speed) */
+const float JUMP_CHANCE = 1.0f / 180.0f; /* per grounded frame: about one jump every 3 s */
+int FRAMES = 2000;
+/* Bullet's controller costs ~100 us per move, so its 256-character run is cut to this many frames to
+ * keep the whole benchmark within a few minutes (its per-frame median is steady long before that). */
+int BULLET_MANY_FRAMES = 250;
+
+/* Deterministic wander: a heading kept for 1-3 s or until stuck, occasional jumps. Each character
+ * has its own PRNG, seeded by its index, so both engines get the same decisions in the same states. */
+struct Wander {
+    bench_rng rng;
+    float heading = 0.0f;   /* rad */
+    float timer = 0.0f;     /* s until the next heading change */
+    float vy = 0.0f;        /* m/s, kcc only (Bullet integrates its own vertical speed) */
+    int stuck = 0;          /* consecutive frames without horizontal progress */
+    bool jump = false;      /* this frame's input asks for a jump */
+    float dir[2] = {0, 0};  /* unit horizontal heading (x, z) */
+
+    explicit Wander(uint32_t seed) : rng(bench_rng_seed(0x5EED0000u + seed)) {}
+
+    /* Decides this frame's heading and jump from the state after the previous frame. */
+    void decide(bool on_ground)
+    {
+        if (timer <= 0.0f || stuck >= 6) {
+            heading = bench_rng_range(&rng, 0.0f, 6.28318530718f);
+            timer = bench_rng_range(&rng, 1.0f, 3.0f);
+            stuck = 0;
+        }
+        timer -= DT;
+        jump = on_ground && bench_rng_float(&rng) < JUMP_CHANCE;
+        dir[0] = cosf(heading);
+        dir[1] = sinf(heading);
+    }
+
+    /* kcc: this frame's displacement (gravity accumulated in vy). */
+    void kcc_displacement(float out[3])
+    {
+        if (jump) vy = JUMP_SPEED;
+        vy = std::max(vy - GRAVITY * DT, -FALL_LIMIT);
+        out[0] = dir[0] * SPEED * DT;
+        out[1] = vy * DT;
+        out[2] = dir[1] * SPEED * DT;
+    }
+
+    /* Progress bookkeeping after a move (m moved horizontally this frame). */
+    void progress(float moved_xz)
+    {
+        stuck = moved_xz < 0.25f * SPEED * DT ? stuck + 1 : 0;
+    }
+};
+
+struct RunStats {
+    double us_median = 0, us_mean = 0;  /* per move */
+    uint64_t moves = 0;
+    uint64_t branch[5] = {0, 0, 0, 0, 0};
+    uint64_t stuck = 0, on_ground = 0, violations = 0, violations_any = 0, start_overlap = 0, respawns = 0;
+    double walked = 0;                  /* m, horizontal, all characters */
+};
+
+void spawn_center(const kcc_level &L, uint32_t i, float out[3])
+{
+    const float *s = L.spawns + 3 * (i % L.spawn_count);
+    out[0] = s[0];
+    out[1] = s[1] + HALF[1] + 0.01f;
+    out[2] = s[2];
+}
+
+float level_min_y(const kcc_level &L)
+{
+    float lo = 1e30f;
+    for (uint32_t i = 0; i < L.vertex_count; ++i) lo = std::min(lo, L.positions[3 * i + 1]);
+    return lo;
+}
+
+bool box_penetrates(const kcc_mesh *mesh, const kcc_character &ch)
+{
+    vec3 box[2];
+    kcc_character_box(&ch, box);
+    for (int k = 0; k < 3; ++k) {
+        box[0][k] += KCC_PENETRATION_TOLERANCE;
+        box[1][k] -= KCC_PENETRATION_TOLERANCE;
+    }
+    return kcc_mesh_overlap_aabb(mesh, box, nullptr, 0) > 0;
+}
+
+/* ---------------------------------------------------------------- kcc */
+
+RunStats run_kcc(const kcc_level &L, const kcc_mesh *mesh, uint32_t n)
+{
+    RunStats rs;
+    kcc_character_desc desc = kcc_character_default_desc();
+    desc.half_extents[0] = HALF[0];
+    desc.half_extents[1] = HALF[1];
+    desc.half_extents[2] = HALF[2];
+    desc.step_height = STEP;
+    desc.max_slope_deg = SLOPE_DEG;
+    std::vector<kcc_character> ch(n);
+    std::vector<kcc_move_result> res(n);
+    std::vector<Wander> w;
+    std::vector<bool> clear(n);
+    std::vector<float> disp(3 * (size_t)n);
+    float min_y = level_min_y(L) - 50.0f;
+    for (uint32_t i = 0; i < n; ++i) {
+        float c[3];
+        spawn_center(L, i, c);
+        kcc_status st = kcc_character_init(&ch[i], &desc, c);
+        if (st != KCC_OK) {
+            fprintf(stderr, "kcc_character_init: %s\n", kcc_status_str(st));
+            exit(1);
+        }
+        w.emplace_back(i);
+        clear[i] = !box_penetrates(mesh, ch[i]);
+        rs.start_overlap += !clear[i];
+        memset(&res[i], 0, sizeof res[i]);
+    }
+    std::vector<double> per(FRAMES);
+    double total = 0.0;
+    for (int f = 0; f < FRAMES; ++f) {
+        for (uint32_t i = 0; i < n; ++i) {
+            w[i].decide(f > 0 && (res[i].flags & KCC_MOVE_ON_GROUND));
+            w[i].kcc_displacement(&disp[3 * (size_t)i]);
+        }
+        double t0 = bench_now_ns();
+        for (uint32_t i = 0; i < n; ++i) kcc_character_move(&ch[i], mesh, &disp[3 * (size_t)i], &res[i]);
+        double dt = bench_now_ns() - t0;
+        total += dt;
+        per[f] = dt * 1e-3 / n;
+        /* untimed bookkeeping and checks */
+        for (uint32_t i = 0; i < n; ++i) {
+            const kcc_move_result &r = res[i];
+            if ((unsigned)r.branch < 5) rs.branch[r.branch]++;
+            rs.stuck += (r.flags & KCC_MOVE_STUCK) != 0;
+            rs.on_ground += (r.flags & KCC_MOVE_ON_GROUND) != 0;
+            if ((r.flags & KCC_MOVE_ON_GROUND) && w[i].vy < 0.0f) w[i].vy = 0.0f;
+            if ((r.flags & KCC_MOVE_HIT_CEILING) && w[i].vy > 0.0f) w[i].vy = 0.0f;
+            float xz = sqrtf(r.moved[0] * r.moved[0] + r.moved[2] * r.moved[2]);
+            rs.walked += xz;
+            w[i].progress(xz);
+            bool pen = box_penetrates(mesh, ch[i]);
+            rs.violations_any += pen;
+            rs.violations += pen && clear[i];
+            clear[i] = !pen;
+            if (ch[i].position[1] < min_y) {
+                float c[3];
+                spawn_center(L, i, c);
+                kcc_character_init(&ch[i], &desc, c);
+                w[i].vy = 0.0f;
+                clear[i] = !box_penetrates(mesh, ch[i]);
+                ++rs.respawns;
+            }
+        }
+    }
+    rs.moves = (uint64_t)FRAMES * n;
+    rs.us_median = bench_median(per.data(), per.size());
+    rs.us_mean = total * 1e-3 / (double)rs.moves;
+    return rs;
+}
+
+/* ---------------------------------------------------------------- Bullet */
+
+RunStats run_bullet(const kcc_level &L, uint32_t n, int frames, bool use_capsule, double *build_ms)
+{
+    RunStats rs;
+    btDefaultCollisionConfiguration cfg;
+    btCollisionDispatcher dispatcher(&cfg);
+    btDbvtBroadphase broadphase;
+    btGhostPairCallback ghost_cb;
+    broadphase.getOverlappingPairCache()->setInternalGhostPairCallback(&ghost_cb);
+    btCollisionWorld world(&dispatcher, &broadphase, &cfg);
+
+    double t0 = bench_now_ns();
+    btTriangleIndexVertexArray array((int)L.triangle_count, (int *)L.indices, 3 * sizeof(int),
+                                     (int)L.vertex_count, (btScalar *)L.positions, 3 * sizeof(float));
+    btBvhTriangleMeshShape shape(&array, true, true);
+    *build_ms = (bench_now_ns() - t0) * 1e-6;
+    btCollisionObject ground;
+    ground.setCollisionShape(&shape);
+    ground.setCollisionFlags(btCollisionObject::CF_STATIC_OBJECT);
+    world.addCollisionObject(&ground, btBroadphaseProxy::StaticFilter,
+                             btBroadphaseProxy::AllFilter ^ btBroadphaseProxy::StaticFilter);
+
+    /* the same box as kcc's, or a capsule of the same width and height (Bullet's cheaper usual choice) */
+    btBoxShape box_shape(btVector3(HALF[0], HALF[1], HALF[2]));
+    btCapsuleShape capsule_shape(HALF[0], 2.0f * (HALF[1] - HALF[0]));
+    btConvexShape &box = use_capsule ? (btConvexShape &)capsule_shape : (btConvexShape &)box_shape;
+    std::vector<std::unique_ptr<btPairCachingGhostObject>> ghosts;
+    std::vector<std::unique_ptr<btKinematicCharacterController>> ctl;
+    std::vector<Wander> w;
+    float min_y = level_min_y(L) - 50.0f;
+    for (uint32_t i = 0; i < n; ++i) {
+        float c[3];
+        spawn_center(L, i, c);
+        ghosts.emplace_back(new btPairCachingGhostObject);
+        btPairCachingGhostObject *g = ghosts.back().get();
+        btTransform tr;
+        tr.setIdentity();
+        tr.setOrigin(btVector3(c[0], c[1], c[2]));
+        g->setWorldTransform(tr);
+        g->setCollisionShape(&box);
+        g->setCollisionFlags(btCollisionObject::CF_CHARACTER_OBJECT);
+        ctl.emplace_back(new btKinematicCharacterController(g, &box, STEP, btVector3(0, 1, 0)));
+        btKinematicCharacterController *k = ctl.back().get();
+        k->setGravity(btVector3(0, -GRAVITY, 0));
+        k->setMaxSlope(SLOPE_DEG * (float)M_PI / 180.0f);
+        k->setJumpSpeed(JUMP_SPEED);
+        k->setFallSpeed(FALL_LIMIT);
+        /* characters see the level only, never each other (kcc characters do not interact) */
+        world.addCollisionObject(g, btBroadphaseProxy::CharacterFilter,
+                                 btBroadphaseProxy::StaticFilter | btBroadphaseProxy::DefaultFilter);
+        w.emplace_back(i);
+    }
+    world.updateAabbs();
+    world.computeOverlappingPairs();
+
+    std::vector<double> per(frames);
+    std::vector<btVector3> before(n);
+    double total = 0.0;
+    for (int f = 0; f < frames; ++f) {
+        for (uint32_t i = 0; i < n; ++i) {
+            w[i].decide(f > 0 && ctl[i]->onGround());
+            ctl[i]->setWalkDirection(btVector3(w[i].dir[0], 0, w[i].dir[1]) * (SPEED * DT));
+            if (w[i].jump && ctl[i]->canJump()) ctl[i]->jump();
+            before[i] = ghosts[i]->getWorldTransform().getOrigin();
+        }
+        double t0f = bench_now_ns();
+        world.updateAabbs();
+        world.computeOverlappingPairs();
+        for (uint32_t i = 0; i < n; ++i) ctl[i]->updateAction(&world, DT);
+        double dt = bench_now_ns() - t0f;
+        total += dt;
+        per[f] = dt * 1e-3 / n;
+        for (uint32_t i = 0; i < n; ++i) {
+            btVector3 p = ghosts[i]->getWorldTransform().getOrigin(), d = p - before[i];
+            float xz = sqrtf(d.x() * d.x() + d.z() * d.z());
+            rs.walked += xz;
+            w[i].progress(xz);
+            rs.on_ground += ctl[i]->onGround();
+            if (p.y() < min_y) {
+                float c[3];
+                spawn_center(L, i, c);
+                ctl[i]->warp(btVector3(c[0], c[1], c[2]));
+                ctl[i]->reset(&world);
+                ++rs.respawns;
+            }
+        }
+    }
+    for (auto &g : ghosts) world.removeCollisionObject(g.get());
+    world.removeCollisionObject(&ground);
+    rs.moves = (uint64_t)frames * n;
+    rs.us_median = bench_median(per.data(), per.size());
+    rs.us_mean = total * 1e-3 / (double)rs.moves;
+    return rs;
+}
+
+double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
+
+struct LevelRow {
+    char name[64];
+    double kcc_us[2], box_us[2], capsule_us[2];
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "../shared/levels";
+    const char *only = getenv("KCC_BENCH_ONLY");
+    if (getenv("KCC_BENCH_FRAMES")) FRAMES = std::max(1, atoi(getenv("KCC_BENCH_FRAMES")));
+    if (getenv("KCC_BENCH_BULLET_FRAMES")) BULLET_MANY_FRAMES = std::max(1, atoi(getenv("KCC_BENCH_BULLET_FRAMES")));
+    BULLET_MANY_FRAMES = std::min(BULLET_MANY_FRAMES, FRAMES);
+    const uint32_t counts[2] = {1, 256};
+
+    printf("bench_controller: us per character move, median over %d frames (60 Hz) of the per-frame time / characters;\n"
+           "box 0.94 x 1.75 x 0.94 m, step %.4g m, slope %.1f deg, walk %.0f m/s, gravity %.0f m/s^2, jump %.2f m/s.\n"
+           "Bullet: btKinematicCharacterController + btPairCachingGhostObject (btBoxShape, same size) in a btCollisionWorld\n"
+           "(btDbvtBroadphase + btGhostPairCallback), per frame updateAabbs + computeOverlappingPairs + updateAction each.\n",
+           FRAMES, STEP, SLOPE_DEG, SPEED, GRAVITY, JUMP_SPEED);
+
+    bool shared = bench_levels_present(dir);
+    if (!shared) printf("no levels at %s: generated levels only\n", dir);
+    int count = shared ? BENCH_LEVEL_COUNT : 2;
+    std::vector<LevelRow> rows;
+    double t_start = bench_now_ns();
+    for (int li = 0; li <= count; ++li) {
+        bench_level bl;
+        bool ok;
+        if (li == count) ok = bench_generate_big(700, 2000, &bl);
+        else if (shared) ok = bench_level_load(dir, bench_level_names[li], &bl);
+        else ok = bench_level_generate(li == 0 ? "arena" : "terrain", &bl);
+        if (!ok) continue;
+        if ((only && !strstr(bl.name, only)) || bl.level.spawn_count == 0) {
+            if (bl.level.spawn_count == 0) printf("\n== %s: no spawn points, skipped\n", bl.name);
+            bench_level_free(&bl);
+            continue;
+        }
+        kcc_mesh *mesh = bench_build_mesh(&bl);
+        if (!mesh) { bench_level_free(&bl); continue; }
+        LevelRow row;
+        snprintf(row.name, sizeof row.name, "%s", bl.name);
+        printf("\n== %s: %u triangles, %u spawns, %d frames\n", bl.name, bl.level.triangle_count,
+               bl.level.spawn_count, FRAMES);
+        printf("  %5s  %12s %8s  %13s %8s  %13s %8s  %8s %8s\n", "chars", "kcc us/move", "(mean)", "bullet box",
+               "(mean)", "bullet capsule", "(mean)", "box/kcc", "caps/kcc");
+        for (int c = 0; c < 2; ++c) {
+            RunStats k = run_kcc(bl.level, mesh, counts[c]);
+            double bms = 0.0;
+            int bframes = counts[c] > 1 ? BULLET_MANY_FRAMES : FRAMES;
+            RunStats b = run_bullet(bl.level, counts[c], bframes, false, &bms);
+            RunStats bc = run_bullet(bl.level, counts[c], bframes, true, &bms);
+            row.kcc_us[c] = k.us_median;
+            row.box_us[c] = b.us_median;
+            row.capsule_us[c] = bc.us_median;
+            printf("  %5u  %12.3f %8.3f  %13.2f %8.2f  %13.2f %8.2f  %8.1f %8.1f\n", counts[c], k.us_median, k.us_mean,
+                   b.us_median, b.us_mean, bc.us_median, bc.us_mean, b.us_median / k.us_median,
+                   bc.us_median / k.us_median);
+            printf("         kcc: branch P2 %.2f%%  P4 %.2f%%  P1 %.2f%%  P0 %.2f%%; STUCK %llu (%.2f%%); on ground %.1f%%;"
+                   " penetration violations %llu (any start %llu, spawned overlapping %llu); respawns %llu;"
+                   " walked %.1f m/char\n",
+                   pct(k.branch[KCC_BRANCH_P2], k.moves), pct(k.branch[KCC_BRANCH_P4], k.moves),
+                   pct(k.branch[KCC_BRANCH_P1], k.moves), pct(k.branch[KCC_BRANCH_P0], k.moves),
+                   (unsigned long long)k.stuck, pct(k.stuck, k.moves), pct(k.on_ground, k.moves),
+                   (unsigned long long)k.violations, (unsigned long long)k.violations_any,
+                   (unsigned long long)k.start_overlap, (unsigned long long)k.respawns,
+                   k.walked / counts[c]);
+            printf("         bullet (%d frames): box on ground %.1f%%, respawns %llu, walked %.1f m/char;"
+                   " capsule on ground %.1f%%, respawns %llu, walked %.1f m/char\n", bframes,
+                   pct(b.on_ground, b.moves), (unsigned long long)b.respawns, b.walked / counts[c],
+                   pct(bc.on_ground, bc.moves), (unsigned long long)bc.respawns, bc.walked / counts[c]);
+            fflush(stdout);
+        }
+        rows.push_back(row);
+        kcc_mesh_destroy(mesh);
+        bench_level_free(&bl);
+    }
+
+    double worst_us = 0.0, worst_box = 1e30, worst_caps = 1e30;
+    const char *wl_us = "", *wl_box = "", *wl_caps = "";
+    for (const LevelRow &r : rows)
+        for (int c = 0; c < 2; ++c) {
+            if (r.kcc_us[c] > worst_us) { worst_us = r.kcc_us[c]; wl_us = r.name; }
+            if (r.box_us[c] / r.kcc_us[c] < worst_box) { worst_box = r.box_us[c] / r.kcc_us[c]; wl_box = r.name; }
+            if (r.capsule_us[c] / r.kcc_us[c] < worst_caps) { worst_caps = r.capsule_us[c] / r.kcc_us[c]; wl_caps = r.name; }
+        }
+    const char *na = rows.empty() ? "n/a" : nullptr;
+    printf("\nsummary (medians, worst level and character count):\n");
+    printf("  %-56s worst %8.3f us (%s)  %s\n", "kcc under 1 us per move on every level", worst_us, wl_us,
+           na ? na : worst_us < 1.0 ? "PASS" : "FAIL");
+    printf("  %-56s worst %8.1f x  (%s)  %s\n", "kcc >= 25x faster than Bullet's controller (box)", worst_box, wl_box,
+           na ? na : worst_box >= 25.0 ? "PASS" : "FAIL");
+    printf("  %-56s worst %8.1f x  (%s)  %s\n", "kcc >= 25x faster than Bullet's controller (capsule)", worst_caps,
+           wl_caps, na ? na : worst_caps >= 25.0 ? "PASS" : "FAIL");
+    printf("total %.1f s\n", (bench_now_ns() - t_start) * 1e-9);
+    return 0;
+}
