@@ -1,5 +1,5 @@
 /* level_common.c: the kcc_level builder shared by the OBJ reader and the generators, plus
- * kcc_level_free. Owns no state; allocates only level arrays. */
+ * kcc_level_free and kcc_level_build_mesh. Owns no state; allocates only level arrays. */
 #include "level_internal.h"
 
 #include <stdlib.h>
@@ -138,4 +138,18 @@ void kcc_level_free(kcc_level *level)
     free(level->indices);
     free(level->spawns);
     memset(level, 0, sizeof(*level));
+}
+
+kcc_status kcc_level_build_mesh(const kcc_level *level, kcc_mesh **out_mesh)
+{
+    if (!level || !out_mesh)
+        return KCC_ERR_NULL_ARGUMENT;
+    kcc_mesh_desc desc;
+    memset(&desc, 0, sizeof(desc));
+    desc.positions = level->positions;
+    desc.vertex_count = level->vertex_count;
+    desc.vertex_stride = 0;
+    desc.indices = level->indices;
+    desc.triangle_count = level->triangle_count;
+    return kcc_mesh_build(&desc, out_mesh);
 }

@@ -47,4 +47,36 @@ kcc_status kcc_level_parse_obj_limited(const char *text, size_t length, kcc_leve
                                        char *err, size_t err_size,
                                        uint32_t max_vertices, uint32_t max_triangles);
 
+/* Procedural level helpers (levelgen.c), shared by the generators. Coordinates are given in
+ * level units before `scale`; every solid is a closed convex prism with outward, counter-
+ * clockwise faces, and its bounds are remembered so spawn points can be kept clear of it. */
+typedef struct kcc_gen {
+    kcc_level_builder b;
+    float    scale;                    ///< multiplies every coordinate written
+    float   *solids;                   ///< 6 floats (min, max) per solid, unscaled
+    uint32_t solid_count, solid_cap;
+} kcc_gen;
+
+void     kcc_gen_init(kcc_gen *g, float scale);
+uint32_t kcc_gen_vertex(kcc_gen *g, float x, float y, float z);
+/// Adds abc wound so its normal points away from centre (unscaled).
+void     kcc_gen_tri_out(kcc_gen *g, uint32_t a, uint32_t b, uint32_t c, const float centre[3]);
+/// A prism: the convex planar polygon base[0..n) (3 <= n <= 16) swept along e.
+void     kcc_gen_prism(kcc_gen *g, const float (*base)[3], int n, const float e[3]);
+void     kcc_gen_box(kcc_gen *g, float x0, float y0, float z0, float x1, float y1, float z1);
+/// A wedge across [x0, x1] rising by h from (z0, y0) to z1.
+void     kcc_gen_ramp(kcc_gen *g, float x0, float x1, float z0, float z1, float y0, float h);
+/// Floor slabs (top y = 0, 0.5 thick) over a rectangle minus holes (x0 z0 x1 z1 each, <= 8).
+void     kcc_gen_floor_with_holes(kcc_gen *g, float x0, float z0, float x1, float z1,
+                                  const float (*holes)[4], int hole_count);
+/// Four walls 1 m thick around [x0, x1] x [z0, z1] from y0 to y1, overlapping at the corners.
+void     kcc_gen_walls(kcc_gen *g, float x0, float z0, float x1, float z1, float y0, float y1);
+/// Adds a spawn point (feet) when a box of 0.9 x 2.0 x 0.9 m standing there clears every solid's
+/// bounds; returns whether it did.
+bool     kcc_gen_spawn(kcc_gen *g, float x, float y, float z);
+kcc_status kcc_gen_finish(kcc_gen *g, kcc_level *out);
+
+/// The "showcase" course (showcase.c); scale multiplies every coordinate.
+kcc_status kcc_level_showcase(float scale, kcc_level *out);
+
 #endif
