@@ -1,0 +1,434 @@
+/* mesh.c: owns kcc_mesh: input validation, the single allocation holding the tree, the triangles in
+ * leaf order and the index maps, plus the box queries (exact overlap, bounds, swept box) that walk
+ * the tree. Queries never allocate and keep no state: safe from many threads. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collide_internal.h"
+
+#define BLOCK_ALIGN 64
+
+static void *default_alloc(size_t bytes, size_t align, void *user)
+{
+    (void)user;
+    size_t rounded = (bytes + align - 1) / align * align;
+    return aligned_alloc(align, rounded);
+}
+
+static void default_free(void *ptr, void *user)
+{
+    (void)user;
+    free(ptr);
+}
+
+static size_t round_up(size_t x)
+{
+    return (x + BLOCK_ALIGN - 1) / BLOCK_ALIGN * BLOCK_ALIGN;
+}
+
+static inline void load_vertex(const kcc_mesh_desc *d, size_t stride, uint32_t idx, float out[3])
+{
+    memcpy(out, (const char *)d->positions + (size_t)idx * stride, 3 * sizeof(float));
+}
+
+static inline uint32_t tri_index(const kcc_mesh_desc *d, uint32_t t, int corner)
+{
+    return d->indices ? d->indices[(size_t)t * 3 + (size_t)corner] : t * 3u + (uint32_t)corner;
+}
+
+kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
+{
+    if (!desc || !out_mesh)
+        return KCC_ERR_NULL_ARGUMENT;
+    if (desc->triangle_count == 0)
+        return KCC_ERR_NO_TRIANGLES;
+    if (!desc->positions || desc->vertex_count == 0)
+        return KCC_ERR_NO_VERTICES;
+    if (desc->vertex_stride != 0 && (desc->vertex_stride < 12 || desc->vertex_stride % 4 != 0))
+        return KCC_ERR_BAD_STRIDE;
+    if ((desc->allocator.alloc == NULL) != (desc->allocator.free == NULL))
+        return KCC_ERR_BAD_DESC;
+    const uint32_t n = desc->triangle_count;
+    const size_t stride = desc->vertex_stride ? desc->vertex_stride : 12;
+    if (n > KCC_MESH_MAX_TRIANGLES)
+        return KCC_ERR_TOO_LARGE;
+    /* Every size below is computed in 64 bits and checked against size_t (matters on 32-bit). */
+    if ((uint64_t)(desc->vertex_count - 1) * stride + 12u > (uint64_t)SIZE_MAX)
+        return KCC_ERR_TOO_LARGE;
+    if (!desc->indices && (uint64_t)n * 3u > desc->vertex_count)
+        return KCC_ERR_INDEX_OUT_OF_RANGE;
+
+    /* Pass 1: indices in range, coordinates finite, count live (non-degenerate) triangles. */
+    uint32_t live = 0;
+    for (uint32_t t = 0; t < n; ++t) {
+        float v[3][3];
+        for (int c = 0; c < 3; ++c) {
+            uint32_t idx = tri_index(desc, t, c);
+            if (idx >= desc->vertex_count)
+                return KCC_ERR_INDEX_OUT_OF_RANGE;
+            load_vertex(desc, stride, idx, v[c]);
+            if (!isfinite(v[c][0]) || !isfinite(v[c][1]) || !isfinite(v[c][2]))
+                return KCC_ERR_NON_FINITE;
+        }
+        live += kcc_tri_is_degenerate(v[0], v[1], v[2]) ? 0u : 1u;
+    }
+
+    const uint64_t nodes_cap = live ? 2ull * live - 1 : 0;
+    const uint64_t off_nodes = round_up(sizeof(kcc_mesh));
+    const uint64_t off_tris = off_nodes + nodes_cap * sizeof(kcc_node);
+    const uint64_t off_id = off_tris + (uint64_t)n * sizeof(kcc_tri);
+    const uint64_t off_slot = off_id + (uint64_t)n * sizeof(uint32_t);
+    const uint64_t total = off_slot + (uint64_t)n * sizeof(uint32_t);
+    const uint64_t scratch = (uint64_t)(live ? live : 1) * sizeof(kcc_build_prim);
+    if (total > (uint64_t)SIZE_MAX / 2 || scratch > (uint64_t)SIZE_MAX / 2)
+        return KCC_ERR_TOO_LARGE;
+
+    kcc_allocator al = desc->allocator;
+    if (!al.alloc) {
+        al.alloc = default_alloc;
+        al.free = default_free;
+        al.user = NULL;
+    }
+    char *block = al.alloc((size_t)total, BLOCK_ALIGN, al.user);
+    if (!block)
+        return KCC_ERR_OUT_OF_MEMORY;
+    kcc_build_prim *prims = al.alloc((size_t)scratch, BLOCK_ALIGN, al.user);
+    if (!prims) {
+        al.free(block, al.user);
+        return KCC_ERR_OUT_OF_MEMORY;
+    }
+
+    kcc_mesh *m = (kcc_mesh *)block;
+    memset(m, 0, sizeof *m);
+    m->allocator = al;
+    m->block_bytes = (size_t)total;
+    m->nodes = (kcc_node *)(block + off_nodes);
+    m->tris = (kcc_tri *)(block + off_tris);
+    m->tri_id = (uint32_t *)(block + off_id);
+    m->tri_slot = (uint32_t *)(block + off_slot);
+    m->triangle_count = n;
+    m->tree_triangles = live;
+
+    /* Pass 2: prims of the live triangles, ids = input index (the builder's tie-break key). */
+    uint32_t np = 0, dead = 0;
+    float scale = 0.0f;
+    for (uint32_t t = 0; t < n; ++t) {
+        float v[3][3];
+        for (int c = 0; c < 3; ++c)
+            load_vertex(desc, stride, tri_index(desc, t, c), v[c]);
+        if (kcc_tri_is_degenerate(v[0], v[1], v[2])) {
+            /* Degenerate triangles live after the tree's, in input order, for kcc_mesh_triangle. */
+            uint32_t slot = live + dead++;
+            memcpy(m->tris[slot].v, v, sizeof v);
+            m->tri_id[slot] = t;
+            m->tri_slot[t] = slot;
+            continue;
+        }
+        kcc_build_prim *p = &prims[np++];
+        for (int k = 0; k < 3; ++k) {
+            float lo = v[0][k], hi = v[0][k];
+            for (int c = 1; c < 3; ++c) {
+                lo = v[c][k] < lo ? v[c][k] : lo;
+                hi = v[c][k] > hi ? v[c][k] : hi;
+            }
+            p->lo[k] = lo;
+            p->hi[k] = hi;
+            float a = fabsf(lo) > fabsf(hi) ? fabsf(lo) : fabsf(hi);
+            scale = a > scale ? a : scale;
+        }
+        p->id = t;
+        p->pad = 0.0f;
+    }
+    m->coord_scale = scale;
+
+    if (live > 0) {
+        m->node_count = kcc_tree_build(prims, live, m->nodes, &m->leaf_count, &m->depth);
+        for (int k = 0; k < 3; ++k) {
+            m->bounds[0][k] = m->nodes[0].lo[k];
+            m->bounds[1][k] = m->nodes[0].hi[k];
+        }
+        /* Pass 3: triangles in leaf order. */
+        for (uint32_t s = 0; s < live; ++s) {
+            uint32_t t = prims[s].id;
+            for (int c = 0; c < 3; ++c)
+                load_vertex(desc, stride, tri_index(desc, t, c), m->tris[s].v[c]);
+            m->tri_id[s] = t;
+            m->tri_slot[t] = s;
+        }
+    } else {
+        for (int k = 0; k < 3; ++k) {
+            m->bounds[0][k] = 0.0f;
+            m->bounds[1][k] = 0.0f;
+        }
+    }
+    al.free(prims, al.user);
+    *out_mesh = m;
+    return KCC_OK;
+}
+
+void kcc_mesh_destroy(kcc_mesh *mesh)
+{
+    if (!mesh)
+        return;
+    kcc_allocator al = mesh->allocator;
+    al.free(mesh, al.user);
+}
+
+uint32_t kcc_mesh_triangle_count(const kcc_mesh *mesh)
+{
+    return mesh ? mesh->triangle_count : 0;
+}
+
+size_t kcc_mesh_memory_bytes(const kcc_mesh *mesh)
+{
+    return mesh ? mesh->block_bytes : 0;
+}
+
+void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out)
+{
+    if (!mesh || !out)
+        return;
+    kcc_mesh_stats s;
+    memset(&s, 0, sizeof s);
+    s.triangles = mesh->triangle_count;
+    s.degenerate = mesh->triangle_count - mesh->tree_triangles;
+    s.nodes = mesh->node_count;
+    s.leaves = mesh->leaf_count;
+    s.depth = mesh->depth;
+    s.tree_bytes = (size_t)mesh->node_count * sizeof(kcc_node) +
+                   (size_t)mesh->triangle_count * 2 * sizeof(uint32_t);
+    s.vertex_bytes = (size_t)mesh->triangle_count * sizeof(kcc_tri);
+    *out = s;
+}
+
+void kcc_mesh_bounds(const kcc_mesh *mesh, vec3 out[2])
+{
+    if (!mesh || !out)
+        return;
+    for (int k = 0; k < 3; ++k) {
+        out[0][k] = mesh->bounds[0][k];
+        out[1][k] = mesh->bounds[1][k];
+    }
+}
+
+bool kcc_mesh_triangle(const kcc_mesh *mesh, uint32_t i, vec3 out[3])
+{
+    if (!mesh || !out || i >= mesh->triangle_count)
+        return false;
+    const kcc_tri *t = &mesh->tris[mesh->tri_slot[i]];
+    for (int c = 0; c < 3; ++c)
+        for (int k = 0; k < 3; ++k)
+            out[c][k] = t->v[c][k];
+    return true;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Box queries. */
+
+static bool box_valid(const vec3 box[2])
+{
+    for (int k = 0; k < 3; ++k) {
+        if (!isfinite(box[0][k]) || !isfinite(box[1][k]) || !(box[0][k] <= box[1][k]))
+            return false;
+    }
+    return true;
+}
+
+static inline bool node_overlaps(const kcc_node *n, const float lo[3], const float hi[3])
+{
+    return n->lo[0] <= hi[0] && n->hi[0] >= lo[0] && n->lo[1] <= hi[1] && n->hi[1] >= lo[1] &&
+           n->lo[2] <= hi[2] && n->hi[2] >= lo[2];
+}
+
+static inline bool tri_bounds_overlap(const kcc_tri *t, const float lo[3], const float hi[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        float a = t->v[0][k], b = t->v[1][k], c = t->v[2][k];
+        float mn = a < b ? a : b, mx = a > b ? a : b;
+        mn = c < mn ? c : mn;
+        mx = c > mx ? c : mx;
+        if (mn > hi[k] || mx < lo[k])
+            return false;
+    }
+    return true;
+}
+
+static uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out,
+                          uint32_t capacity, bool exact)
+{
+    if (!mesh || !box || (capacity > 0 && !out) || !box_valid(box) || mesh->node_count == 0)
+        return 0;
+    const float *lo = box[0], *hi = box[1];
+    uint32_t stack[KCC_TREE_STACK];
+    uint32_t sp = 0, found = 0;
+    if (!node_overlaps(&mesh->nodes[0], lo, hi))
+        return 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        const kcc_node *node = &mesh->nodes[stack[--sp]];
+        if (node->count > 0) {
+            for (uint32_t s = node->first, e = node->first + node->count; s < e; ++s) {
+                const kcc_tri *t = &mesh->tris[s];
+                bool hit = exact ? kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], lo, hi)
+                                 : tri_bounds_overlap(t, lo, hi);
+                if (hit) {
+                    if (found < capacity)
+                        out[found] = mesh->tri_id[s];
+                    ++found;
+                }
+            }
+            continue;
+        }
+        uint32_t l = node->first;
+        /* Push right first so the left subtree is reported first (leaf order). */
+        if (node_overlaps(&mesh->nodes[l + 1], lo, hi))
+            stack[sp++] = l + 1;
+        if (node_overlaps(&mesh->nodes[l], lo, hi))
+            stack[sp++] = l;
+    }
+    return found;
+}
+
+uint32_t kcc_mesh_overlap_aabb(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,
+                               uint32_t capacity)
+{
+    return box_query(mesh, box, out_triangles, capacity, true);
+}
+
+uint32_t kcc_mesh_query_bounds(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,
+                               uint32_t capacity)
+{
+    return box_query(mesh, box, out_triangles, capacity, false);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Swept box: the box centre moves along delta through nodes grown by the half extents (plus a
+ * margin covering float rounding of the grown bounds), nearest child first, pruned by the best
+ * contact time so far. */
+
+typedef struct sweep_ray {
+    float org[3];   /* box centre (m) */
+    float inv[3];   /* 1 / delta, zero components replaced by +-1e30 (finite: no 0 * inf NaN) */
+    float grow[3];  /* half extents + margin (m) */
+} sweep_ray;
+
+static inline float safe_inv(float d)
+{
+    if (fabsf(d) < 1e-30f)
+        return d < 0.0f || (d == 0.0f && signbit(d)) ? -1e30f : 1e30f;
+    return 1.0f / d;
+}
+
+/* Entry time of the centre segment [0, tmax] into the grown node, or false. */
+static inline bool sweep_node(const sweep_ray *r, const kcc_node *n, float tmax, float *out_t)
+{
+    float tn = 0.0f, tf = tmax;
+    for (int k = 0; k < 3; ++k) {
+        float t0 = (n->lo[k] - r->grow[k] - r->org[k]) * r->inv[k];
+        float t1 = (n->hi[k] + r->grow[k] - r->org[k]) * r->inv[k];
+        float a = t0 < t1 ? t0 : t1, b = t0 < t1 ? t1 : t0;
+        tn = a > tn ? a : tn;
+        tf = b < tf ? b : tf;
+    }
+    *out_t = tn;
+    return tn <= tf;
+}
+
+bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
+                         kcc_sweep_hit *hit)
+{
+    if (!mesh || !box || !delta || !hit || !box_valid(box) || mesh->node_count == 0)
+        return false;
+    if (!isfinite(delta[0]) || !isfinite(delta[1]) || !isfinite(delta[2]))
+        return false;
+    if (delta[0] == 0.0f && delta[1] == 0.0f && delta[2] == 0.0f)
+        return false; /* nothing approaches anything */
+    double ctr[3], half[3], d[3];
+    sweep_ray r;
+    float big = mesh->coord_scale;
+    for (int k = 0; k < 3; ++k) {
+        ctr[k] = 0.5 * ((double)box[0][k] + (double)box[1][k]);
+        half[k] = 0.5 * ((double)box[1][k] - (double)box[0][k]);
+        d[k] = delta[k];
+        r.org[k] = (float)ctr[k];
+        r.inv[k] = safe_inv(delta[k]);
+        float a = fabsf(box[0][k]) + fabsf(delta[k]);
+        float b = fabsf(box[1][k]) + fabsf(delta[k]);
+        big = a > big ? a : big;
+        big = b > big ? b : big;
+    }
+    /* A few ulps of the largest coordinate in play covers every rounding of the grown bounds. */
+    float margin = big * 1e-6f + 1e-30f;
+    for (int k = 0; k < 3; ++k)
+        r.grow[k] = (float)half[k] + margin;
+
+    double best_t = 2.0;
+    double best_n[3] = {0.0, 0.0, 0.0};
+    uint32_t best_id = UINT32_MAX;
+    bool best_start = false;
+    /* Node pruning compares against best_t grown by a relative hair so ties are still visited. */
+    float limit = 1.0f;
+    struct { uint32_t node; float t; } stack[KCC_TREE_STACK];
+    uint32_t sp = 0;
+    float t_root;
+    if (!sweep_node(&r, &mesh->nodes[0], limit, &t_root))
+        return false;
+    stack[sp].node = 0;
+    stack[sp++].t = t_root;
+    while (sp > 0) {
+        --sp;
+        if (stack[sp].t > limit)
+            continue;
+        const kcc_node *node = &mesh->nodes[stack[sp].node];
+        if (node->count > 0) {
+            for (uint32_t s = node->first, e = node->first + node->count; s < e; ++s) {
+                const kcc_tri *t = &mesh->tris[s];
+                double tt, nn[3];
+                bool start;
+                if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], ctr, half, d, &tt, nn,
+                                            &start))
+                    continue;
+                uint32_t id = mesh->tri_id[s];
+                if (tt < best_t || (tt == best_t && id < best_id)) {
+                    best_t = tt;
+                    best_id = id;
+                    best_start = start;
+                    memcpy(best_n, nn, sizeof nn);
+                    limit = (float)best_t * (1.0f + 1e-6f) + 1e-30f;
+                    if (limit > 1.0f)
+                        limit = 1.0f;
+                }
+            }
+            continue;
+        }
+        uint32_t l = node->first;
+        float tl, tr;
+        bool hl = sweep_node(&r, &mesh->nodes[l], limit, &tl);
+        bool hr = sweep_node(&r, &mesh->nodes[l + 1], limit, &tr);
+        if (hl && hr) {
+            /* Far child below near child on the stack. */
+            uint32_t near = tl <= tr ? l : l + 1, far = tl <= tr ? l + 1 : l;
+            float tnear = tl <= tr ? tl : tr, tfar = tl <= tr ? tr : tl;
+            stack[sp].node = far;
+            stack[sp++].t = tfar;
+            stack[sp].node = near;
+            stack[sp++].t = tnear;
+        } else if (hl) {
+            stack[sp].node = l;
+            stack[sp++].t = tl;
+        } else if (hr) {
+            stack[sp].node = l + 1;
+            stack[sp++].t = tr;
+        }
+    }
+    if (best_id == UINT32_MAX)
+        return false;
+    hit->t = (float)best_t;
+    hit->normal[0] = (float)best_n[0];
+    hit->normal[1] = (float)best_n[1];
+    hit->normal[2] = (float)best_n[2];
+    hit->triangle = best_id;
+    hit->start_overlap = best_start;
+    return true;
+}

@@ -1,0 +1,218 @@
+/* ray.c: owns the ray queries: the watertight ray/triangle test (Woop, Benthin, Wald 2013) and the
+ * closest-hit mesh ray cast (ordered stack traversal with robust slab tests). No state, no allocation. */
+#include <math.h>
+#include <string.h>
+
+#include "collide_internal.h"
+
+/// Per-ray constants of the watertight test: the axis permutation (kz = largest |dir| component)
+/// and the shear that maps the ray onto +z.
+typedef struct ray_pre {
+    float org[3];
+    int   kx, ky, kz;
+    float sx, sy, sz;
+} ray_pre;
+
+static void ray_setup(const float org[3], const float dir[3], ray_pre *r)
+{
+    memcpy(r->org, org, sizeof r->org);
+    float ax = fabsf(dir[0]), ay = fabsf(dir[1]), az = fabsf(dir[2]);
+    int kz = ax >= ay ? (ax >= az ? 0 : 2) : (ay >= az ? 1 : 2);
+    int kx = (kz + 1) % 3, ky = (kx + 1) % 3;
+    if (dir[kz] < 0.0f) { /* keep the winding (only matters for the sign of det) */
+        int t = kx;
+        kx = ky;
+        ky = t;
+    }
+    r->kx = kx;
+    r->ky = ky;
+    r->kz = kz;
+    r->sx = dir[kx] / dir[kz];
+    r->sy = dir[ky] / dir[kz];
+    r->sz = 1.0f / dir[kz];
+}
+
+/* The watertight test. Vertices are transformed the same way whichever triangle they belong to,
+ * and an edge function of a shared edge is computed from the same two products with the operands
+ * swapped, so the two neighbours see exactly opposite values: no ray slips between them. A zero
+ * edge function is recomputed in double, where the products are exact. */
+static inline bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const float c[3],
+                           float max_t, float *out_t)
+{
+    const int kx = r->kx, ky = r->ky, kz = r->kz;
+    float A[3] = {a[0] - r->org[0], a[1] - r->org[1], a[2] - r->org[2]};
+    float B[3] = {b[0] - r->org[0], b[1] - r->org[1], b[2] - r->org[2]};
+    float C[3] = {c[0] - r->org[0], c[1] - r->org[1], c[2] - r->org[2]};
+    float Ax = A[kx] - r->sx * A[kz], Ay = A[ky] - r->sy * A[kz];
+    float Bx = B[kx] - r->sx * B[kz], By = B[ky] - r->sy * B[kz];
+    float Cx = C[kx] - r->sx * C[kz], Cy = C[ky] - r->sy * C[kz];
+    float U = Cx * By - Cy * Bx;
+    float V = Ax * Cy - Ay * Cx;
+    float W = Bx * Ay - By * Ax;
+    if (U == 0.0f || V == 0.0f || W == 0.0f) {
+        U = (float)((double)Cx * (double)By - (double)Cy * (double)Bx);
+        V = (float)((double)Ax * (double)Cy - (double)Ay * (double)Cx);
+        W = (float)((double)Bx * (double)Ay - (double)By * (double)Ax);
+    }
+    if ((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f))
+        return false;
+    float det = U + V + W;
+    if (det == 0.0f)
+        return false;
+    float Az = r->sz * A[kz], Bz = r->sz * B[kz], Cz = r->sz * C[kz];
+    float T = U * Az + V * Bz + W * Cz;
+    float t = T / det;
+    if (!(t >= 0.0f) || !(t <= max_t))
+        return false;
+    *out_t = t;
+    return true;
+}
+
+static bool finite3(const float v[3])
+{
+    return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+}
+
+static bool ray_args_valid(const float origin[3], const float dir[3], float max_t)
+{
+    if (!finite3(origin) || !finite3(dir))
+        return false;
+    if (dir[0] == 0.0f && dir[1] == 0.0f && dir[2] == 0.0f)
+        return false;
+    return max_t >= 0.0f; /* false for NaN; +inf allowed (unbounded) */
+}
+
+bool kcc_tri_raycast(const vec3 a, const vec3 b, const vec3 c, const vec3 origin, const vec3 dir,
+                     float max_t, float *out_t)
+{
+    if (!a || !b || !c || !origin || !dir || !ray_args_valid(origin, dir, max_t))
+        return false;
+    if (!finite3(a) || !finite3(b) || !finite3(c) || kcc_tri_is_degenerate(a, b, c))
+        return false;
+    ray_pre r;
+    ray_setup(origin, dir, &r);
+    float t;
+    if (!ray_tri(&r, a, b, c, max_t, &t))
+        return false;
+    if (out_t)
+        *out_t = t;
+    return true;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Mesh ray cast. */
+
+/* Robust slab test (Ize 2013): the far distance is grown by 1 + 2 gamma(3) and the near distance
+ * shrunk the same way, so rounding never culls a node whose triangle the exact test would hit. */
+#define SLAB_GROW   1.0000004f
+#define SLAB_SHRINK 0.9999996f
+
+typedef struct slab_ray {
+    float org[3];
+    float inv[3];   /* 1 / dir; zero or tiny components replaced by +-1e30 (finite: no NaN) */
+} slab_ray;
+
+static inline float safe_inv(float d)
+{
+    if (fabsf(d) < 1e-30f)
+        return signbit(d) ? -1e30f : 1e30f;
+    return 1.0f / d;
+}
+
+static inline bool slab(const slab_ray *r, const kcc_node *n, float tmax, float *out_t)
+{
+    float t0x = (n->lo[0] - r->org[0]) * r->inv[0], t1x = (n->hi[0] - r->org[0]) * r->inv[0];
+    float t0y = (n->lo[1] - r->org[1]) * r->inv[1], t1y = (n->hi[1] - r->org[1]) * r->inv[1];
+    float t0z = (n->lo[2] - r->org[2]) * r->inv[2], t1z = (n->hi[2] - r->org[2]) * r->inv[2];
+    float nx = t0x < t1x ? t0x : t1x, fx = t0x < t1x ? t1x : t0x;
+    float ny = t0y < t1y ? t0y : t1y, fy = t0y < t1y ? t1y : t0y;
+    float nz = t0z < t1z ? t0z : t1z, fz = t0z < t1z ? t1z : t0z;
+    float tn = nx > ny ? nx : ny;
+    tn = nz > tn ? nz : tn;
+    float tf = fx < fy ? fx : fy;
+    tf = fz < tf ? fz : tf;
+    tn = tn > 0.0f ? tn * SLAB_SHRINK : 0.0f;
+    tf *= SLAB_GROW;
+    tf = tf < tmax ? tf : tmax;
+    *out_t = tn;
+    return tn <= tf;
+}
+
+bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, float max_t,
+                      kcc_ray_hit *hit)
+{
+    if (!mesh || !origin || !dir || !hit || !ray_args_valid(origin, dir, max_t))
+        return false;
+    if (mesh->node_count == 0)
+        return false;
+    ray_pre pre;
+    ray_setup(origin, dir, &pre);
+    slab_ray sr;
+    for (int k = 0; k < 3; ++k) {
+        sr.org[k] = origin[k];
+        sr.inv[k] = safe_inv(dir[k]);
+    }
+    float best = max_t;
+    uint32_t best_slot = UINT32_MAX, best_id = UINT32_MAX;
+    struct { uint32_t node; float t; } stack[KCC_TREE_STACK];
+    uint32_t sp = 0;
+    float troot;
+    if (!slab(&sr, &mesh->nodes[0], best, &troot))
+        return false;
+    stack[sp].node = 0;
+    stack[sp++].t = troot;
+    while (sp > 0) {
+        --sp;
+        if (stack[sp].t > best)
+            continue;
+        const kcc_node *node = &mesh->nodes[stack[sp].node];
+        if (node->count > 0) {
+            for (uint32_t s = node->first, e = node->first + node->count; s < e; ++s) {
+                const kcc_tri *t = &mesh->tris[s];
+                float th;
+                if (!ray_tri(&pre, t->v[0], t->v[1], t->v[2], best, &th))
+                    continue;
+                uint32_t id = mesh->tri_id[s];
+                if (th < best || id < best_id) { /* th <= best here: equal t, lower index wins */
+                    best = th;
+                    best_slot = s;
+                    best_id = id;
+                }
+            }
+            continue;
+        }
+        uint32_t l = node->first;
+        float tl, tr;
+        bool hl = slab(&sr, &mesh->nodes[l], best, &tl);
+        bool hr = slab(&sr, &mesh->nodes[l + 1], best, &tr);
+        if (hl && hr) {
+            bool left_first = tl <= tr;
+            stack[sp].node = left_first ? l + 1 : l;
+            stack[sp++].t = left_first ? tr : tl;
+            stack[sp].node = left_first ? l : l + 1;
+            stack[sp++].t = left_first ? tl : tr;
+        } else if (hl) {
+            stack[sp].node = l;
+            stack[sp++].t = tl;
+        } else if (hr) {
+            stack[sp].node = l + 1;
+            stack[sp++].t = tr;
+        }
+    }
+    if (best_slot == UINT32_MAX)
+        return false;
+    const kcc_tri *t = &mesh->tris[best_slot];
+    float e0[3] = {t->v[1][0] - t->v[0][0], t->v[1][1] - t->v[0][1], t->v[1][2] - t->v[0][2]};
+    float e1[3] = {t->v[2][0] - t->v[0][0], t->v[2][1] - t->v[0][1], t->v[2][2] - t->v[0][2]};
+    double n[3] = {(double)e0[1] * e1[2] - (double)e0[2] * e1[1],
+                   (double)e0[2] * e1[0] - (double)e0[0] * e1[2],
+                   (double)e0[0] * e1[1] - (double)e0[1] * e1[0]};
+    double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    hit->t = best;
+    for (int k = 0; k < 3; ++k) {
+        hit->point[k] = origin[k] + best * dir[k];
+        hit->normal[k] = (float)(n[k] / len);
+    }
+    hit->triangle = best_id;
+    return true;
+}

@@ -1,0 +1,354 @@
+/* tree.c: owns the AABB-tree builder: top-down binned SAH over triangle bounds into 32-byte nodes,
+ * children stored as adjacent pairs, leaves of up to KCC_LEAF_MAX triangles. Deterministic (fixed
+ * iteration order, strict-less tie-breaks, a total order in the median fallback; the SSE and scalar
+ * paths compute bit-identical values). Allocates nothing. */
+#include <math.h>
+#include <string.h>
+
+#include "collide_internal.h"
+
+#define BINS 16
+/* SAH costs: one node visit against one triangle test. A traversal cost above the triangle cost
+ * favours leaves of 2-4 triangles, which keeps the tree near 24 bytes per triangle. */
+#define SAH_TRAVERSE  1.5f
+#define SAH_TRIANGLE  1.0f
+
+/* ---- 4-wide float helpers: SSE2 when available, the same operations in scalar otherwise. The
+ * min/max follow the SSE rule (a < b ? a : b), so both paths give identical bits. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+typedef __m128 v4;
+static inline v4 v4_load(const float *p) { return _mm_loadu_ps(p); }
+static inline v4 v4_load3(const float *p)
+{
+    return _mm_and_ps(_mm_loadu_ps(p), _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1)));
+}
+static inline void v4_store(float *p, v4 a) { _mm_storeu_ps(p, a); }
+static inline v4 v4_set1(float x) { return _mm_set1_ps(x); }
+static inline v4 v4_min(v4 a, v4 b) { return _mm_min_ps(a, b); }
+static inline v4 v4_max(v4 a, v4 b) { return _mm_max_ps(a, b); }
+static inline v4 v4_add(v4 a, v4 b) { return _mm_add_ps(a, b); }
+static inline v4 v4_sub(v4 a, v4 b) { return _mm_sub_ps(a, b); }
+static inline v4 v4_mul(v4 a, v4 b) { return _mm_mul_ps(a, b); }
+static inline void v4_trunc(v4 a, int32_t out[4])
+{
+    _mm_storeu_si128((__m128i *)(void *)out, _mm_cvttps_epi32(a));
+}
+#else
+typedef struct v4 { float x[4]; } v4;
+static inline v4 v4_load(const float *p) { v4 r; memcpy(r.x, p, sizeof r.x); return r; }
+static inline v4 v4_load3(const float *p)
+{
+    v4 r = {{p[0], p[1], p[2], 0.0f}};
+    return r;
+}
+static inline void v4_store(float *p, v4 a) { memcpy(p, a.x, sizeof a.x); }
+static inline v4 v4_set1(float x) { v4 r = {{x, x, x, x}}; return r; }
+#define V4_OP(name, expr)                                              \
+    static inline v4 name(v4 a, v4 b)                                  \
+    {                                                                  \
+        v4 r;                                                          \
+        for (int i = 0; i < 4; ++i) { float x = a.x[i], y = b.x[i]; r.x[i] = (expr); } \
+        return r;                                                      \
+    }
+V4_OP(v4_min, x < y ? x : y)
+V4_OP(v4_max, x > y ? x : y)
+V4_OP(v4_add, x + y)
+V4_OP(v4_sub, x - y)
+V4_OP(v4_mul, x * y)
+#undef V4_OP
+static inline void v4_trunc(v4 a, int32_t out[4])
+{
+    for (int i = 0; i < 4; ++i)
+        out[i] = (int32_t)a.x[i]; /* callers clamp to [0, BINS - 1] first */
+}
+#endif
+
+typedef struct vbox {
+    v4 lo;
+    v4 hi;
+} vbox;
+
+static inline void vbox_empty(vbox *b)
+{
+    b->lo = v4_set1(INFINITY);
+    b->hi = v4_set1(-INFINITY);
+}
+
+static inline void vbox_grow(vbox *b, v4 lo, v4 hi)
+{
+    b->lo = v4_min(b->lo, lo);
+    b->hi = v4_max(b->hi, hi);
+}
+
+/* Half the surface area over lanes 0..2; infinite (not NaN) for extreme extents, which only
+ * steers the SAH toward its median fallback. */
+static inline float vbox_area(const vbox *b)
+{
+    float lo[4], hi[4];
+    v4_store(lo, b->lo);
+    v4_store(hi, b->hi);
+    float dx = hi[0] - lo[0], dy = hi[1] - lo[1], dz = hi[2] - lo[2];
+    return dx * dy + dy * dz + dz * dx;
+}
+
+/* Twice the centroid (lo + hi): no division; inputs are finite. */
+static inline v4 prim_c2(const kcc_build_prim *p)
+{
+    return v4_add(v4_load3(p->lo), v4_load3(p->hi));
+}
+
+/* Bin indices of a centroid on all three axes: clamp((c - cmin) * scale, 0, BINS - 1). A NaN
+ * (from an axis skipped with scale 0) clamps to 0 by the max/min operand order. */
+static inline void bin_index(v4 c2, v4 cmin, v4 scale, int32_t out[4])
+{
+    v4 f = v4_mul(v4_sub(c2, cmin), scale);
+    f = v4_max(f, v4_set1(0.0f));
+    f = v4_min(f, v4_set1((float)(BINS - 1)));
+    v4_trunc(f, out);
+}
+
+/* Median-fallback key: twice the centroid on one axis, then the input index (a total order). */
+static inline bool key_less(const kcc_build_prim *x, const kcc_build_prim *y, int axis)
+{
+    float cx = 0.5f * x->lo[axis] + 0.5f * x->hi[axis];
+    float cy = 0.5f * y->lo[axis] + 0.5f * y->hi[axis];
+    return cx < cy || (cx == cy && x->id < y->id);
+}
+
+static void sift_down(kcc_build_prim *p, uint32_t root, uint32_t n, int axis)
+{
+    for (;;) {
+        uint32_t child = 2 * root + 1;
+        if (child >= n)
+            return;
+        if (child + 1 < n && key_less(&p[child], &p[child + 1], axis))
+            ++child;
+        if (!key_less(&p[root], &p[child], axis))
+            return;
+        kcc_build_prim t = p[root];
+        p[root] = p[child];
+        p[child] = t;
+        root = child;
+    }
+}
+
+/* Heap sort: deterministic, O(n log n), no allocation. Only the median fallback uses it. */
+static void sort_by_axis(kcc_build_prim *p, uint32_t n, int axis)
+{
+    if (n < 2)
+        return;
+    for (uint32_t start = n / 2; start-- > 0;)
+        sift_down(p, start, n, axis);
+    for (uint32_t end = n - 1; end > 0; --end) {
+        kcc_build_prim t = p[0];
+        p[0] = p[end];
+        p[end] = t;
+        sift_down(p, 0, end, axis);
+    }
+}
+
+static void range_bounds(const kcc_build_prim *p, uint32_t n, vbox *nb, vbox *cb)
+{
+    vbox_empty(nb);
+    vbox_empty(cb);
+    for (uint32_t i = 0; i < n; ++i) {
+        v4 c2 = prim_c2(&p[i]);
+        vbox_grow(nb, v4_load3(p[i].lo), v4_load3(p[i].hi));
+        vbox_grow(cb, c2, c2);
+    }
+}
+
+typedef struct build_task {
+    vbox     nb;      /* bounds of the range's triangles */
+    vbox     cb;      /* bounds of their doubled centroids */
+    uint32_t node;
+    uint32_t begin;
+    uint32_t end;
+    uint32_t depth;
+} build_task;
+
+typedef struct sah_bin {
+    vbox     box;
+    uint32_t count;
+} sah_bin;
+
+uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node *nodes,
+                        uint32_t *out_leaves, uint32_t *out_depth)
+{
+    build_task stack[KCC_TREE_MAX_DEPTH + 4];
+    uint32_t sp = 0, node_count = 1, leaves = 0, max_depth = 0;
+    stack[0].node = 0;
+    stack[0].begin = 0;
+    stack[0].end = n;
+    stack[0].depth = 1;
+    range_bounds(prims, n, &stack[0].nb, &stack[0].cb);
+    sp = 1;
+    while (sp > 0) {
+        build_task task = stack[--sp];
+        const uint32_t count = task.end - task.begin;
+        kcc_build_prim *p = prims + task.begin;
+        kcc_node *node = &nodes[task.node];
+        {
+            float lo[4], hi[4];
+            v4_store(lo, task.nb.lo);
+            v4_store(hi, task.nb.hi);
+            memcpy(node->lo, lo, sizeof node->lo);
+            memcpy(node->hi, hi, sizeof node->hi);
+        }
+        if (task.depth > max_depth)
+            max_depth = task.depth;
+
+        /* Ranges of up to KCC_LEAF_MIN triangles always become leaves: it bounds the tree to well
+         * under 24 bytes of nodes per triangle even where the SAH would split down to singles
+         * (dense small triangles), and a leaf of a few triangles costs little more than a node. */
+        bool make_leaf = count <= KCC_LEAF_MIN ||
+                         (task.depth >= KCC_TREE_SAH_DEPTH && count <= KCC_LEAF_MAX);
+        uint32_t mid = 0;
+        vbox lnb, lcb, rnb, rcb;
+        if (!make_leaf && task.depth < KCC_TREE_SAH_DEPTH) {
+            float cmin[4], cmax[4], scale[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            v4_store(cmin, task.cb.lo);
+            v4_store(cmax, task.cb.hi);
+            bool any_axis = false;
+            for (int k = 0; k < 3; ++k) {
+                float ext = cmax[k] - cmin[k];
+                float s = (float)BINS / ext;
+                if (ext > 0.0f && isfinite(ext) && isfinite(s)) {
+                    scale[k] = s;
+                    any_axis = true;
+                }
+            }
+            int best_axis = -1, best_bin = 0;
+            float best_cost = INFINITY;
+            v4 vmin = task.cb.lo, vscale = v4_load(scale);
+            if (any_axis) {
+                sah_bin bins[3][BINS];
+                for (int k = 0; k < 3; ++k)
+                    for (int b = 0; b < BINS; ++b) {
+                        vbox_empty(&bins[k][b].box);
+                        bins[k][b].count = 0;
+                    }
+                for (uint32_t i = 0; i < count; ++i) {
+                    v4 lo = v4_load3(p[i].lo), hi = v4_load3(p[i].hi);
+                    int32_t idx[4];
+                    bin_index(v4_add(lo, hi), vmin, vscale, idx);
+                    for (int k = 0; k < 3; ++k) {
+                        sah_bin *bn = &bins[k][idx[k]];
+                        bn->count++;
+                        vbox_grow(&bn->box, lo, hi);
+                    }
+                }
+                for (int k = 0; k < 3; ++k) {
+                    if (scale[k] == 0.0f)
+                        continue;
+                    float right_cost[BINS];
+                    vbox acc;
+                    vbox_empty(&acc);
+                    uint32_t nacc = 0;
+                    for (int b = BINS - 1; b > 0; --b) {
+                        nacc += bins[k][b].count;
+                        vbox_grow(&acc, bins[k][b].box.lo, bins[k][b].box.hi);
+                        right_cost[b] = nacc ? vbox_area(&acc) * (float)nacc : INFINITY;
+                    }
+                    vbox_empty(&acc);
+                    nacc = 0;
+                    for (int b = 0; b < BINS - 1; ++b) {
+                        nacc += bins[k][b].count;
+                        vbox_grow(&acc, bins[k][b].box.lo, bins[k][b].box.hi);
+                        if (nacc == 0 || nacc == count)
+                            continue;
+                        float cost = vbox_area(&acc) * (float)nacc + right_cost[b + 1];
+                        if (cost < best_cost) {
+                            best_cost = cost;
+                            best_axis = k;
+                            best_bin = b + 1;
+                        }
+                    }
+                }
+            }
+            float parent = vbox_area(&task.nb);
+            bool split_pays = best_axis >= 0 &&
+                              SAH_TRAVERSE * parent + SAH_TRIANGLE * best_cost <
+                                  SAH_TRIANGLE * parent * (float)count;
+            if (count <= KCC_LEAF_MAX && !split_pays) {
+                make_leaf = true;
+            } else if (best_axis >= 0) {
+                /* Partition by bin (same computation as the binning pass), growing the children's
+                 * bounds on the way so no extra pass is needed. */
+                vbox_empty(&lnb);
+                vbox_empty(&lcb);
+                vbox_empty(&rnb);
+                vbox_empty(&rcb);
+                uint32_t i = 0, j = count;
+                while (i < j) {
+                    v4 lo = v4_load3(p[i].lo), hi = v4_load3(p[i].hi), c2 = v4_add(lo, hi);
+                    int32_t idx[4];
+                    bin_index(c2, vmin, vscale, idx);
+                    if (idx[best_axis] < best_bin) {
+                        vbox_grow(&lnb, lo, hi);
+                        vbox_grow(&lcb, c2, c2);
+                        ++i;
+                    } else {
+                        vbox_grow(&rnb, lo, hi);
+                        vbox_grow(&rcb, c2, c2);
+                        --j;
+                        kcc_build_prim t = p[i];
+                        p[i] = p[j];
+                        p[j] = t;
+                    }
+                }
+                mid = i;
+                KCC_ASSERT(mid > 0 && mid < count);
+                if (mid == 0 || mid == count)
+                    mid = 0; /* defensive: fall back to the median split */
+            }
+        }
+        if (make_leaf) {
+            node->first = task.begin;
+            node->count = count;
+            ++leaves;
+            continue;
+        }
+        if (mid == 0) {
+            /* Object median on the widest centroid axis: halves the range, bounding the depth. */
+            float cmin[4], cmax[4];
+            v4_store(cmin, task.cb.lo);
+            v4_store(cmax, task.cb.hi);
+            int axis = 0;
+            float w = -1.0f;
+            for (int k = 0; k < 3; ++k) {
+                float e = cmax[k] - cmin[k];
+                if (e > w) {
+                    w = e;
+                    axis = k;
+                }
+            }
+            sort_by_axis(p, count, axis);
+            mid = count / 2;
+            range_bounds(p, mid, &lnb, &lcb);
+            range_bounds(p + mid, count - mid, &rnb, &rcb);
+        }
+        uint32_t left = node_count;
+        node_count += 2;
+        node->first = left;
+        node->count = 0;
+        build_task *rt = &stack[sp++];
+        rt->nb = rnb;
+        rt->cb = rcb;
+        rt->node = left + 1;
+        rt->begin = task.begin + mid;
+        rt->end = task.end;
+        rt->depth = task.depth + 1;
+        build_task *lt = &stack[sp++];
+        lt->nb = lnb;
+        lt->cb = lcb;
+        lt->node = left;
+        lt->begin = task.begin;
+        lt->end = task.begin + mid;
+        lt->depth = task.depth + 1;
+    }
+    *out_leaves = leaves;
+    *out_depth = max_depth;
+    return node_count;
+}

@@ -1,0 +1,304 @@
+/* tri_box.c: owns the exact per-triangle box tests: the 13-axis separating-axis overlap test and the
+ * swept separating-axis test (first contact of a translating box), both evaluated in double precision
+ * about the box centre. Pure functions: no state, no allocation. */
+#include <math.h>
+#include <string.h>
+
+#include "collide_internal.h"
+
+static bool finite3(const float v[3])
+{
+    return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+}
+
+bool kcc_tri_is_degenerate(const float a[3], const float b[3], const float c[3])
+{
+    /* Float cross product as the ray normal computes it: zero (or overflowed) means no normal. */
+    float e0[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    float e1[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    float n[3] = {e0[1] * e1[2] - e0[2] * e1[1], e0[2] * e1[0] - e0[0] * e1[2],
+                  e0[0] * e1[1] - e0[1] * e1[0]};
+    if (!finite3(n) || (n[0] == 0.0f && n[1] == 0.0f && n[2] == 0.0f))
+        return true;
+    /* The same in double: catches corners that are exactly collinear but whose float differences
+     * rounded apart (such a triangle has zero area and must never be reported). */
+    double d0[3] = {(double)b[0] - a[0], (double)b[1] - a[1], (double)b[2] - a[2]};
+    double d1[3] = {(double)c[0] - a[0], (double)c[1] - a[1], (double)c[2] - a[2]};
+    double m[3] = {d0[1] * d1[2] - d0[2] * d1[1], d0[2] * d1[0] - d0[0] * d1[2],
+                   d0[0] * d1[1] - d0[1] * d1[0]};
+    return m[0] == 0.0 && m[1] == 0.0 && m[2] == 0.0;
+}
+
+static inline double min3d(double a, double b, double c)
+{
+    double m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+static inline double max3d(double a, double b, double c)
+{
+    double m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+static inline float min3f(float a, float b, float c)
+{
+    float m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+static inline float max3f(float a, float b, float c)
+{
+    float m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+/* Projections of the triangle (v relative to the box centre) and the box (half extents h) on
+ * axis L: separated when the intervals [min p, max p] and [-r, r] are disjoint. All three
+ * corners are projected (also for the triangle normal), so a slightly inexact axis still gives
+ * a sound test. */
+static inline bool axis_separates(double v[3][3], const double h[3], double lx, double ly,
+                                  double lz)
+{
+    double p0 = v[0][0] * lx + v[0][1] * ly + v[0][2] * lz;
+    double p1 = v[1][0] * lx + v[1][1] * ly + v[1][2] * lz;
+    double p2 = v[2][0] * lx + v[2][1] * ly + v[2][2] * lz;
+    double r = h[0] * fabs(lx) + h[1] * fabs(ly) + h[2] * fabs(lz);
+    return min3d(p0, p1, p2) > r || max3d(p0, p1, p2) < -r;
+}
+
+bool kcc_tri_overlap_box_internal(const float a[3], const float b[3], const float c[3],
+                                  const float lo[3], const float hi[3])
+{
+    /* The three box axes: triangle bounds against the box, exact on the float inputs. */
+    for (int k = 0; k < 3; ++k) {
+        if (min3f(a[k], b[k], c[k]) > hi[k] || max3f(a[k], b[k], c[k]) < lo[k])
+            return false;
+    }
+    /* Everything else about the box centre in double: float differences are exact there (up to
+     * exponent gaps of ~29 bits), products of them nearly so, which keeps touching contacts
+     * touching at 1e6 m offsets and at millimetre scale alike. */
+    double h[3], v[3][3];
+    const float *p[3] = {a, b, c};
+    for (int k = 0; k < 3; ++k) {
+        double ctr = 0.5 * ((double)lo[k] + (double)hi[k]);
+        h[k] = 0.5 * ((double)hi[k] - (double)lo[k]);
+        for (int i = 0; i < 3; ++i)
+            v[i][k] = (double)p[i][k] - ctr;
+    }
+    double e[3][3];
+    for (int k = 0; k < 3; ++k) {
+        e[0][k] = v[1][k] - v[0][k];
+        e[1][k] = v[2][k] - v[1][k];
+        e[2][k] = v[0][k] - v[2][k];
+    }
+    /* Triangle normal. */
+    double nx = e[0][1] * e[1][2] - e[0][2] * e[1][1];
+    double ny = e[0][2] * e[1][0] - e[0][0] * e[1][2];
+    double nz = e[0][0] * e[1][1] - e[0][1] * e[1][0];
+    if (axis_separates(v, h, nx, ny, nz))
+        return false;
+    /* The nine box-axis x edge cross products; a zero axis (edge parallel to a box axis) projects
+     * everything to 0 and never separates, so it needs no special case. */
+    for (int i = 0; i < 3; ++i) {
+        const double *f = e[i];
+        if (axis_separates(v, h, 0.0, -f[2], f[1]))   /* x cross f */
+            return false;
+        if (axis_separates(v, h, f[2], 0.0, -f[0]))   /* y cross f */
+            return false;
+        if (axis_separates(v, h, -f[1], f[0], 0.0))   /* z cross f */
+            return false;
+    }
+    return true;
+}
+
+bool kcc_tri_overlap_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2])
+{
+    if (!a || !b || !c || !box)
+        return false;
+    if (!finite3(a) || !finite3(b) || !finite3(c) || !finite3(box[0]) || !finite3(box[1]))
+        return false;
+    if (!(box[0][0] <= box[1][0] && box[0][1] <= box[1][1] && box[0][2] <= box[1][2]))
+        return false;
+    if (kcc_tri_is_degenerate(a, b, c))
+        return false;
+    return kcc_tri_overlap_box_internal(a, b, c, box[0], box[1]);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Swept SAT. On each axis L (unit length) the triangle projects to [pmin, pmax] and the box,
+ * centred at the origin and moved by t * delta, to [-r, r] + t * s with s = L . delta. The
+ * projections overlap for t in one interval; the box touches the triangle at the latest entry
+ * over all axes if that is no later than the earliest exit. */
+
+typedef struct sweep_state {
+    double enter;         /* latest entry time over separated axes; -1 while there is none */
+    double enter_n[3];    /* its axis, oriented from the triangle toward the box */
+    double exit;          /* earliest exit time */
+    double pen;           /* least penetration over overlapping axes (m) */
+    double pen_dot;       /* dot(pen_n, delta) of that axis, tie-break: most opposed wins */
+    double pen_n[3];
+    bool   separated;     /* some axis is separated at t = 0 */
+} sweep_state;
+
+/* Returns false when this axis proves there is no contact within t in [0, 1]. */
+static bool sweep_axis(sweep_state *st, double v[3][3], const double h[3],
+                       const double d[3], double lx, double ly, double lz)
+{
+    double len2 = lx * lx + ly * ly + lz * lz;
+    if (!(len2 > 0.0))
+        return true; /* degenerate axis: proves nothing */
+    double inv = 1.0 / sqrt(len2);
+    lx *= inv;
+    ly *= inv;
+    lz *= inv;
+    double p0 = v[0][0] * lx + v[0][1] * ly + v[0][2] * lz;
+    double p1 = v[1][0] * lx + v[1][1] * ly + v[1][2] * lz;
+    double p2 = v[2][0] * lx + v[2][1] * ly + v[2][2] * lz;
+    double pmin = min3d(p0, p1, p2), pmax = max3d(p0, p1, p2);
+    double r = h[0] * fabs(lx) + h[1] * fabs(ly) + h[2] * fabs(lz);
+    double s = d[0] * lx + d[1] * ly + d[2] * lz;
+    double enter, exit, sign;
+    if (pmin > r) {                     /* triangle ahead along +L: box must move along +L */
+        if (!(s > 0.0))
+            return false;
+        enter = (pmin - r) / s;
+        exit = (pmax + r) / s;
+        sign = -1.0;                    /* the box is on the -L side of the triangle */
+    } else if (pmax < -r) {             /* triangle behind along -L */
+        if (!(s < 0.0))
+            return false;
+        enter = (pmax + r) / s;
+        exit = (pmin - r) / s;
+        sign = 1.0;
+    } else {                            /* overlapping on this axis at t = 0 */
+        double up = pmax + r;           /* push the box along +L by this much to separate */
+        double down = r - pmin;         /* ... or along -L by this much */
+        double pen = up <= down ? up : down;
+        double nsign = up <= down ? 1.0 : -1.0;
+        double pdot = nsign * s;
+        if (up == down && -s < pdot) {  /* equal depth both ways: the side delta pushes into */
+            nsign = -1.0;
+            pdot = -s;
+        }
+        if (pen < st->pen || (pen == st->pen && pdot < st->pen_dot)) {
+            st->pen = pen;
+            st->pen_dot = pdot;
+            st->pen_n[0] = nsign * lx;
+            st->pen_n[1] = nsign * ly;
+            st->pen_n[2] = nsign * lz;
+        }
+        if (s > 0.0)
+            exit = up / s;
+        else if (s < 0.0)
+            exit = -down / s;
+        else
+            exit = INFINITY;
+        if (exit < st->exit)
+            st->exit = exit;
+        return st->enter <= st->exit;
+    }
+    if (enter > 1.0)
+        return false;
+    if (!st->separated || enter > st->enter) {
+        st->separated = true;
+        st->enter = enter;
+        st->enter_n[0] = sign * lx;
+        st->enter_n[1] = sign * ly;
+        st->enter_n[2] = sign * lz;
+    }
+    if (exit < st->exit)
+        st->exit = exit;
+    return st->enter <= st->exit;
+}
+
+bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3],
+                            const double center[3], const double half[3], const double delta[3],
+                            double *out_t, double out_normal[3], bool *out_start)
+{
+    double v[3][3];
+    const float *p[3] = {a, b, c};
+    for (int i = 0; i < 3; ++i)
+        for (int k = 0; k < 3; ++k)
+            v[i][k] = (double)p[i][k] - center[k];
+    double e[3][3];
+    for (int k = 0; k < 3; ++k) {
+        e[0][k] = v[1][k] - v[0][k];
+        e[1][k] = v[2][k] - v[1][k];
+        e[2][k] = v[0][k] - v[2][k];
+    }
+    sweep_state st;
+    memset(&st, 0, sizeof st);
+    st.enter = -1.0;
+    st.exit = INFINITY;
+    st.pen = INFINITY;
+    st.pen_dot = INFINITY;
+    /* Cheapest and most decisive axes first: the box axes, the triangle normal, then edges. */
+    if (!sweep_axis(&st, v, half, delta, 1.0, 0.0, 0.0) ||
+        !sweep_axis(&st, v, half, delta, 0.0, 1.0, 0.0) ||
+        !sweep_axis(&st, v, half, delta, 0.0, 0.0, 1.0))
+        return false;
+    double nx = e[0][1] * e[1][2] - e[0][2] * e[1][1];
+    double ny = e[0][2] * e[1][0] - e[0][0] * e[1][2];
+    double nz = e[0][0] * e[1][1] - e[0][1] * e[1][0];
+    if (!sweep_axis(&st, v, half, delta, nx, ny, nz))
+        return false;
+    for (int i = 0; i < 3; ++i) {
+        const double *f = e[i];
+        if (!sweep_axis(&st, v, half, delta, 0.0, -f[2], f[1]) ||
+            !sweep_axis(&st, v, half, delta, f[2], 0.0, -f[0]) ||
+            !sweep_axis(&st, v, half, delta, -f[1], f[0], 0.0))
+            return false;
+    }
+    if (st.separated) {
+        if (!(st.enter <= st.exit) || !(st.enter <= 1.0) || !(st.enter >= 0.0))
+            return false;
+        double dn = st.enter_n[0] * delta[0] + st.enter_n[1] * delta[1] + st.enter_n[2] * delta[2];
+        if (!(dn < 0.0))
+            return false;
+        *out_t = st.enter;
+        memcpy(out_normal, st.enter_n, sizeof st.enter_n);
+        *out_start = false;
+        return true;
+    }
+    /* Overlapping (or touching) at t = 0: least penetration axis, if delta pushes deeper. */
+    if (!(st.pen_dot < 0.0))
+        return false;
+    *out_t = 0.0;
+    memcpy(out_normal, st.pen_n, sizeof st.pen_n);
+    *out_start = st.pen > 0.0;
+    return true;
+}
+
+bool kcc_tri_sweep_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2],
+                        const vec3 delta, float *out_t, vec3 out_normal, bool *out_start_overlap)
+{
+    if (!a || !b || !c || !box || !delta)
+        return false;
+    if (!finite3(a) || !finite3(b) || !finite3(c) || !finite3(box[0]) || !finite3(box[1]) ||
+        !finite3(delta))
+        return false;
+    if (!(box[0][0] <= box[1][0] && box[0][1] <= box[1][1] && box[0][2] <= box[1][2]))
+        return false;
+    if (kcc_tri_is_degenerate(a, b, c))
+        return false;
+    double ctr[3], half[3], d[3], t, n[3];
+    for (int k = 0; k < 3; ++k) {
+        ctr[k] = 0.5 * ((double)box[0][k] + (double)box[1][k]);
+        half[k] = 0.5 * ((double)box[1][k] - (double)box[0][k]);
+        d[k] = delta[k];
+    }
+    bool start;
+    if (!kcc_tri_sweep_internal(a, b, c, ctr, half, d, &t, n, &start))
+        return false;
+    if (out_t)
+        *out_t = (float)t;
+    if (out_normal) {
+        out_normal[0] = (float)n[0];
+        out_normal[1] = (float)n[1];
+        out_normal[2] = (float)n[2];
+    }
+    if (out_start_overlap)
+        *out_start_overlap = start;
+    return true;
+}
