@@ -202,6 +202,52 @@ void raster_draw_mesh(raster_image *img, const raster_view *v, const float *posi
     }
 }
 
+void raster_view_shade_range(raster_view *v, const float *positions, const uint32_t *indices,
+                             uint32_t triangle_count)
+{
+    float lo = INFINITY, hi = -INFINITY;
+    for (uint32_t t = 0; t < triangle_count; ++t) {
+        const float *w[3];
+        for (int k = 0; k < 3; ++k)
+            w[k] = positions + 3 * (size_t)(indices ? indices[3 * (size_t)t + k] : 3 * t + (uint32_t)k);
+        float e1[3] = {w[1][0] - w[0][0], w[1][1] - w[0][1], w[1][2] - w[0][2]};
+        float e2[3] = {w[2][0] - w[0][0], w[2][1] - w[0][1], w[2][2] - w[0][2]};
+        float n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+        float nl = sqrtf(dot3f(n, n));
+        if (!(nl > 0.0f) || fabsf(n[1]) / nl < 0.7f)
+            continue;
+        for (int k = 0; k < 3; ++k) {
+            if (w[k][1] > v->cut_y)
+                continue;
+            lo = fminf(lo, w[k][1]);
+            hi = fmaxf(hi, w[k][1]);
+        }
+    }
+    if (lo <= hi) {
+        v->shade_lo = lo;
+        v->shade_hi = hi;
+    }
+}
+
+void raster_outline(raster_image *img, float step)
+{
+    const uint32_t w = img->width, h = img->height;
+    for (uint32_t y = 0; y < h; ++y) {
+        for (uint32_t x = 0; x < w; ++x) {
+            size_t at = (size_t)y * w + x;
+            float z = img->depth[at];
+            if (!isfinite(z))
+                continue;
+            /* Only the nearer side of a jump darkens, so outlines stay one pixel wide. */
+            bool edge = (x + 1 < w && img->depth[at + 1] - z > step) || (x > 0 && img->depth[at - 1] - z > step) ||
+                        (y + 1 < h && img->depth[at + w] - z > step) || (y > 0 && img->depth[at - w] - z > step);
+            if (edge)
+                for (int k = 0; k < 3; ++k)
+                    img->rgb[3 * at + k] = (uint8_t)(img->rgb[3 * at + k] * 45 / 100);
+        }
+    }
+}
+
 void raster_draw_triangle(raster_image *img, const raster_view *v, const float a[3], const float b[3],
                           const float c[3], const uint8_t rgb[3])
 {

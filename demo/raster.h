@@ -32,6 +32,10 @@ typedef struct raster_view {
 kcc_status raster_image_init(raster_image *img, uint32_t width, uint32_t height, const uint8_t bg[3]);
 void raster_image_free(raster_image *img);
 
+/// Sets shade_lo/shade_hi to the height range of the walkable-ish (|n.y| >= 0.7) triangles below cut_y.
+void raster_view_shade_range(raster_view *v, const float *positions, const uint32_t *indices,
+                             uint32_t triangle_count);
+
 /// A view from yaw (degrees, around +Y; 0 looks along -Z) and pitch (degrees below the horizon; 90 is
 /// top-down) that frames the box `bounds` in the image with a margin of `margin` pixels.
 void raster_view_frame(raster_view *v, const float bounds[2][3], float yaw_deg, float pitch_deg,
@@ -44,6 +48,9 @@ void raster_project(const raster_view *v, const float p[3], float out[3]);
 /// coloured by height with a 1 m grid, the rest light grey, lit by the view's light, both faces.
 void raster_draw_mesh(raster_image *img, const raster_view *v, const float *positions,
                       const uint32_t *indices, uint32_t triangle_count);
+/// Darkens pixels where the depth jumps by more than `step` (m) to a neighbour: outlines of edges,
+/// ledges and silhouettes. Call after the triangles, before lines and text.
+void raster_outline(raster_image *img, float step);
 /// One triangle in a given colour (same shading, no floor ramp).
 void raster_draw_triangle(raster_image *img, const raster_view *v, const float a[3], const float b[3],
                           const float c[3], const uint8_t rgb[3]);

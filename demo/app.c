@@ -1,0 +1,582 @@
+/* demo/app.c: kcc-demo without a window: opening levels (generated, OBJ, BSP), the movement rules,
+ * wandering characters, penetration measurement, and the headless run that prints a summary and
+ * renders the level with the characters' paths. Allocates per run; no global state. */
+#include "app.h"
+#include "q3bsp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------ levels */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    if (n < m)
+        return false;
+    for (size_t i = 0; i < m; ++i) {
+        char c = s[n - m + i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c != suffix[i])
+            return false;
+    }
+    return true;
+}
+
+kcc_status demo_level_open(const char *arg, demo_level *out, char *err, size_t err_size)
+{
+    if (!arg || !out)
+        return KCC_ERR_NULL_ARGUMENT;
+    demo_level lv;
+    memset(&lv, 0, sizeof(lv));
+    kcc_status s;
+    const char *base = strrchr(arg, '/');
+    base = base ? base + 1 : arg;
+    if (ends_with(arg, ".bsp")) {
+        s = q3bsp_load(arg, NULL, &lv.level, NULL, err, err_size);
+        lv.from_bsp = true;
+        snprintf(lv.name, sizeof(lv.name), "%.*s", (int)(strlen(base) - 4), base);
+    } else if (ends_with(arg, ".obj")) {
+        s = kcc_level_load_obj(arg, &lv.level, err, err_size);
+        snprintf(lv.name, sizeof(lv.name), "%.*s", (int)(strlen(base) - 4), base);
+        if (strlen(arg) + 5 < sizeof(lv.trace_level))
+            snprintf(lv.trace_level, sizeof(lv.trace_level), "obj %s", arg);
+    } else {
+        s = kcc_level_generate(arg, &lv.level, err, err_size);
+        lv.generated = true;
+        snprintf(lv.name, sizeof(lv.name), "%s", arg);
+        if (strlen(arg) + 5 < sizeof(lv.trace_level))
+            snprintf(lv.trace_level, sizeof(lv.trace_level), "gen %s", arg);
+    }
+    if (s != KCC_OK)
+        return s;
+    s = kcc_level_build_mesh(&lv.level, &lv.mesh);
+    if (s != KCC_OK) {
+        snprintf(err, err_size, "%s: building the mesh: %s", arg, kcc_status_str(s));
+        kcc_level_free(&lv.level);
+        return s;
+    }
+    vec3 b[2];
+    kcc_mesh_bounds(lv.mesh, b);
+    for (int i = 0; i < 3; ++i) {
+        lv.bounds[0][i] = b[0][i];
+        lv.bounds[1][i] = b[1][i];
+    }
+    *out = lv;
+    return KCC_OK;
+}
+
+void demo_level_close(demo_level *lv)
+{
+    if (!lv)
+        return;
+    kcc_mesh_destroy(lv->mesh);
+    kcc_level_free(&lv->level);
+    memset(lv, 0, sizeof(*lv));
+}
+
+kcc_status demo_level_export(const demo_level *lv, const char *obj_path, char *err, size_t err_size)
+{
+    kcc_status s = q3bsp_write_obj(&lv->level, obj_path, lv->name, err, err_size);
+    if (s != KCC_OK || lv->level.spawn_count == 0)
+        return s;
+    char sp[1024];
+    size_t n = strlen(obj_path);
+    if (n < 4 || n + 8 > sizeof(sp))
+        return KCC_OK;
+    snprintf(sp, sizeof(sp), "%.*s.spawns", (int)(n - 4), obj_path);
+    return q3bsp_write_spawns(&lv->level, sp, err, err_size);
+}
+
+/* ------------------------------------------------------------------ movement */
+
+kcc_status demo_mover_init(demo_mover *m, const kcc_character_desc *desc, const float feet[3])
+{
+    kcc_character_desc d = desc ? *desc : kcc_character_default_desc();
+    memset(m, 0, sizeof(*m));
+    vec3 c = {feet[0], feet[1] + d.half_extents[1] + d.skin_width, feet[2]};
+    return kcc_character_init(&m->ch, &d, c);
+}
+
+void demo_mover_step(demo_mover *m, const kcc_mesh *mesh, const demo_input *in)
+{
+    const float speed = in->run ? DEMO_RUN_SPEED : DEMO_WALK_SPEED;
+    const float fx = -sinf(in->yaw), fz = -cosf(in->yaw);
+    const float rx = cosf(in->yaw), rz = -sinf(in->yaw);
+    float wx = in->forward * fx + in->right * rx, wz = in->forward * fz + in->right * rz;
+    float l = sqrtf(wx * wx + wz * wz);
+    if (l > 1.0f) {
+        wx /= l;
+        wz /= l;
+    }
+    if (in->jump && m->ch.on_ground)
+        m->vy = DEMO_JUMP_SPEED;
+    m->vy = fmaxf(m->vy - DEMO_GRAVITY * DEMO_DT, -60.0f);
+    m->last_disp[0] = wx * speed * DEMO_DT;
+    m->last_disp[1] = m->vy * DEMO_DT;
+    m->last_disp[2] = wz * speed * DEMO_DT;
+    kcc_character_move(&m->ch, mesh, m->last_disp, &m->last);
+    /* Landing and ceilings stop the vertical speed (never a jump that has just started). */
+    if ((m->last.flags & KCC_MOVE_ON_GROUND) && m->vy <= 0.0f)
+        m->vy = 0.0f;
+    if ((m->last.flags & KCC_MOVE_HIT_CEILING) && m->vy > 0.0f)
+        m->vy = 0.0f;
+}
+
+static uint32_t rng_next(uint32_t *s)
+{
+    uint32_t x = *s ? *s : 0x9e3779b9u;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *s = x;
+    return x;
+}
+
+static float rng_unit(uint32_t *s)
+{
+    return (float)(rng_next(s) >> 8) / 16777216.0f;
+}
+
+static void box_at_feet(const kcc_character_desc *d, const float feet[3], float lift, float box[2][3])
+{
+    for (int i = 0; i < 3; ++i) {
+        float c = i == 1 ? feet[1] + d->half_extents[1] + lift : feet[i];
+        box[0][i] = c - d->half_extents[i];
+        box[1][i] = c + d->half_extents[i];
+    }
+}
+
+uint32_t demo_find_starts(const demo_level *lv, const kcc_character_desc *desc, uint32_t count,
+                          uint32_t seed, bool use_spawns, float *feet_out)
+{
+    kcc_character_desc d = desc ? *desc : kcc_character_default_desc();
+    uint32_t n = 0, rng = seed * 2654435761u + 1u;
+    if (use_spawns) {
+        for (uint32_t i = 0; i < lv->level.spawn_count && n < count; ++i)
+            memcpy(feet_out + 3 * n++, lv->level.spawns + 3 * i, 3 * sizeof(float));
+    }
+    const float *b0 = lv->bounds[0], *b1 = lv->bounds[1];
+    for (uint32_t attempt = 0; n < count && attempt < count * 400u; ++attempt) {
+        float x = b0[0] + d.half_extents[0] + rng_unit(&rng) * (b1[0] - b0[0] - 2 * d.half_extents[0]);
+        float z = b0[2] + d.half_extents[2] + rng_unit(&rng) * (b1[2] - b0[2] - 2 * d.half_extents[2]);
+        vec3 o = {x, b1[1] + 1.0f, z}, dir = {0.0f, -1.0f, 0.0f};
+        kcc_ray_hit hit;
+        if (!kcc_mesh_raycast(lv->mesh, o, dir, b1[1] - b0[1] + 2.0f, &hit) || fabsf(hit.normal[1]) < 0.7f)
+            continue;
+        float feet[3] = {x, hit.point[1] + 0.01f, z}, box[2][3];
+        box_at_feet(&d, feet, 0.0f, box);
+        if (kcc_mesh_overlap_aabb(lv->mesh, (const vec3 *)box, NULL, 0) != 0)
+            continue;
+        /* Keep starts apart so the wanderers spread over the level. */
+        bool close = false;
+        for (uint32_t k = 0; k < n && !close; ++k) {
+            float dx = feet_out[3 * k] - x, dz = feet_out[3 * k + 2] - z;
+            close = dx * dx + dz * dz < 4.0f && fabsf(feet_out[3 * k + 1] - feet[1]) < 2.0f;
+        }
+        if (close && attempt < count * 200u)
+            continue;
+        memcpy(feet_out + 3 * n++, feet, sizeof(feet));
+    }
+    return n;
+}
+
+float demo_penetration(const kcc_mesh *mesh, const float box[2][3])
+{
+    if (kcc_mesh_overlap_aabb(mesh, (const vec3 *)box, NULL, 0) == 0)
+        return 0.0f;
+    float lo = 0.0f, hi = fminf(fminf(box[1][0] - box[0][0], box[1][1] - box[0][1]), box[1][2] - box[0][2]) * 0.5f;
+    while (hi - lo > 1e-4f) {
+        float mid = 0.5f * (lo + hi), b[2][3];
+        for (int i = 0; i < 3; ++i) {
+            b[0][i] = box[0][i] + mid;
+            b[1][i] = box[1][i] - mid;
+        }
+        if (kcc_mesh_overlap_aabb(mesh, (const vec3 *)b, NULL, 0) == 0)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+/* ------------------------------------------------------------------ headless */
+
+demo_headless_opts demo_headless_default_opts(void)
+{
+    demo_headless_opts o;
+    memset(&o, 0, sizeof(o));
+    o.characters = 16;
+    o.frames = 1800;
+    o.seed = 1;
+    o.width = 960;
+    o.height = 600;
+    o.yaw = 30.0f;
+    o.pitch = 50.0f;
+    o.cut = NAN;
+    return o;
+}
+
+/* A polyline of feet positions; a NaN point breaks it (respawns, trace restarts). */
+typedef struct path {
+    float   *p;
+    uint32_t n, cap;
+} path;
+
+static bool path_add(path *pa, const float q[3])
+{
+    if (pa->n == pa->cap) {
+        uint32_t nc = pa->cap ? pa->cap * 2 : 256;
+        float *np = realloc(pa->p, (size_t)nc * 3 * sizeof(float));
+        if (!np)
+            return false;
+        pa->p = np;
+        pa->cap = nc;
+    }
+    memcpy(pa->p + 3 * (size_t)pa->n++, q, 3 * sizeof(float));
+    return true;
+}
+
+static const uint8_t palette[12][3] = {
+    {230, 57, 70}, {255, 183, 3}, {33, 158, 188}, {251, 133, 0}, {142, 68, 173}, {46, 204, 113},
+    {255, 0, 110}, {58, 134, 255}, {255, 255, 255}, {0, 245, 212}, {241, 91, 181}, {155, 93, 229},
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void feet_of(const kcc_character *ch, float out[3])
+{
+    out[0] = ch->position[0];
+    out[1] = ch->position[1] - ch->desc.half_extents[1];
+    out[2] = ch->position[2];
+}
+
+typedef struct render_in {
+    const demo_level *lv;
+    const path       *paths;
+    uint32_t          path_count;
+    const kcc_character_desc *desc;
+    const char       *title, *subtitle;
+} render_in;
+
+static int render_png(const render_in *r, const demo_headless_opts *o)
+{
+    float bounds[2][3];
+    memcpy(bounds, r->lv->bounds, sizeof(bounds));
+    float top = -INFINITY;
+    for (uint32_t i = 0; i < r->path_count; ++i)
+        for (uint32_t k = 0; k < r->paths[i].n; ++k)
+            if (r->paths[i].p[3 * k + 1] > top)
+                top = r->paths[i].p[3 * k + 1];
+    float cut = INFINITY;
+    if (!isnan(o->cut))
+        cut = isfinite(top) ? top + o->cut : bounds[1][1];
+    else if (!r->lv->generated && isfinite(top))
+        cut = top + 3.5f;   /* imported arenas are closed boxes: take the roof off above the paths */
+    if (cut < bounds[1][1])
+        bounds[1][1] = cut;
+    raster_image img;
+    const uint8_t bg[3] = {28, 31, 38};
+    if (raster_image_init(&img, o->width, o->height, bg) != KCC_OK) {
+        fprintf(stderr, "kcc-demo: bad picture size %ux%u\n", o->width, o->height);
+        return 1;
+    }
+    raster_view v;
+    raster_view_frame(&v, (const float(*)[3])bounds, o->yaw, o->pitch, o->width, o->height, 14.0f);
+    v.cut_y = cut;
+    raster_view_shade_range(&v, r->lv->level.positions, r->lv->level.indices, r->lv->level.triangle_count);
+    raster_draw_mesh(&img, &v, r->lv->level.positions, r->lv->level.indices, r->lv->level.triangle_count);
+    raster_outline(&img, 0.25f);
+    const float lift = 0.06f;   /* m: paths float a little above the floor */
+    for (uint32_t i = 0; i < r->path_count; ++i) {
+        const path *pa = &r->paths[i];
+        const uint8_t *c = palette[i % 12];
+        for (uint32_t k = 1; k < pa->n; ++k) {
+            const float *a = pa->p + 3 * (size_t)(k - 1), *b = pa->p + 3 * (size_t)k;
+            if (isnan(a[0]) || isnan(b[0]))
+                continue;
+            float qa[3] = {a[0], a[1] + lift, a[2]}, qb[3] = {b[0], b[1] + lift, b[2]};
+            raster_draw_line(&img, &v, qa, qb, c, 2);
+        }
+    }
+    static const uint8_t green[3] = {60, 230, 90}, red[3] = {240, 50, 50};
+    for (uint32_t i = 0; i < r->path_count; ++i) {
+        const path *pa = &r->paths[i];
+        uint32_t first = 0, last = pa->n;
+        while (first < pa->n && isnan(pa->p[3 * first]))
+            ++first;
+        while (last > first && isnan(pa->p[3 * (last - 1)]))
+            --last;
+        if (first >= last)
+            continue;
+        float box[2][3];
+        box_at_feet(r->desc, pa->p + 3 * first, 0.0f, box);
+        raster_draw_box(&img, &v, (const float(*)[3])box, green, 2);
+        box_at_feet(r->desc, pa->p + 3 * (last - 1), 0.0f, box);
+        raster_draw_box(&img, &v, (const float(*)[3])box, red, 2);
+    }
+    static const uint8_t white[3] = {240, 240, 240}, grey[3] = {190, 195, 205};
+    if (r->title)
+        raster_draw_text(&img, 10, 8, r->title, white, 2);
+    if (r->subtitle)
+        raster_draw_text(&img, 10, 34, r->subtitle, grey, 1);
+    kcc_status s = raster_write_png(&img, o->png);
+    raster_image_free(&img);
+    if (s != KCC_OK) {
+        fprintf(stderr, "kcc-demo: %s: cannot write the picture (%s)\n", o->png, kcc_status_str(s));
+        return 1;
+    }
+    if (!o->quiet)
+        printf("  wrote %s (%ux%u)\n", o->png, o->width, o->height);
+    return 0;
+}
+
+typedef struct wanderer {
+    demo_mover m;
+    float heading;       /* rad */
+    float turn_timer;    /* s until the next random turn */
+    bool  run;
+    float start[3];      /* feet, m */
+    float window_pos[3]; /* m, where the current progress window began */
+} wanderer;
+
+static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
+{
+    const kcc_character_desc desc = kcc_character_default_desc();
+    const uint32_t n = o->characters ? o->characters : 1;
+    float *starts = malloc(sizeof(float) * 3 * n);
+    wanderer *w = calloc(n, sizeof(wanderer));
+    path *paths = calloc(n, sizeof(path));
+    if (!starts || !w || !paths) {
+        free(starts);
+        free(w);
+        free(paths);
+        fprintf(stderr, "kcc-demo: out of memory\n");
+        return 1;
+    }
+    /* Arenas spread their wanderers from the spawn points; generated courses from random places. */
+    bool use_spawns = !lv->generated && lv->level.spawn_count > 0;
+    uint32_t found = demo_find_starts(lv, &desc, n, o->seed, use_spawns, starts);
+    if (found == 0) {
+        fprintf(stderr, "kcc-demo: %s: no place to stand found\n", lv->name);
+        free(starts);
+        free(w);
+        free(paths);
+        return 1;
+    }
+    uint32_t rng = o->seed * 747796405u + 2891336453u;
+    for (uint32_t i = 0; i < n; ++i) {
+        const float *f = starts + 3 * (i % found);
+        demo_mover_init(&w[i].m, &desc, f);
+        memcpy(w[i].start, f, sizeof(w[i].start));
+        w[i].heading = rng_unit(&rng) * 6.2831853f;
+        w[i].turn_timer = 1.0f + 3.0f * rng_unit(&rng);
+        w[i].run = rng_unit(&rng) < 0.4f;
+        memcpy(w[i].window_pos, f, sizeof(w[i].window_pos));
+    }
+    uint64_t moves = 0, ground = 0, stuck_frames = 0, stepped = 0, slid = 0, steep = 0, pushed = 0;
+    uint64_t cap = 0, landed = 0, jumps = 0, branch[5] = {0, 0, 0, 0, 0}, over_tol = 0;
+    uint32_t respawns = 0, stuck_windows = 0;
+    float max_pen = 0.0f;
+    const uint32_t window = 120;   /* frames: 2 s progress windows */
+    double t0 = now_s();
+    for (uint32_t f = 0; f < o->frames; ++f) {
+        for (uint32_t i = 0; i < n; ++i) {
+            wanderer *c = &w[i];
+            demo_input in;
+            memset(&in, 0, sizeof(in));
+            c->turn_timer -= DEMO_DT;
+            if (c->turn_timer <= 0.0f) {
+                c->heading += (rng_unit(&rng) - 0.5f) * 2.5f;
+                c->turn_timer = 1.0f + 3.0f * rng_unit(&rng);
+                c->run = rng_unit(&rng) < 0.4f;
+            }
+            in.yaw = c->heading;
+            in.forward = 1.0f;
+            in.run = c->run;
+            in.jump = c->m.ch.on_ground && rng_unit(&rng) < 1.0f / 240.0f;
+            jumps += in.jump;
+            demo_mover_step(&c->m, lv->mesh, &in);
+            const kcc_move_result *r = &c->m.last;
+            moves++;
+            ground += (r->flags & KCC_MOVE_ON_GROUND) != 0;
+            stuck_frames += (r->flags & KCC_MOVE_STUCK) != 0;
+            stepped += (r->flags & KCC_MOVE_STEPPED_UP) != 0;
+            slid += (r->flags & KCC_MOVE_SLID) != 0;
+            steep += (r->flags & KCC_MOVE_ON_STEEP) != 0;
+            pushed += (r->flags & KCC_MOVE_PUSHED_OUT) != 0;
+            cap += (r->flags & KCC_MOVE_CONTACT_CAP) != 0;
+            landed += (r->flags & KCC_MOVE_LANDED) != 0;
+            if ((unsigned)r->branch < 5)
+                branch[r->branch]++;
+            /* Blocked: turn away, more than 90 degrees when stuck. */
+            if (r->flags & KCC_MOVE_STUCK)
+                c->heading += 1.6f + 3.0f * rng_unit(&rng);
+            else if (r->flags & KCC_MOVE_HIT_WALL)
+                c->heading += (rng_unit(&rng) < 0.5f ? -1.0f : 1.0f) * (0.6f + 1.2f * rng_unit(&rng));
+            vec3 box[2];
+            kcc_character_box(&c->m.ch, box);
+            float pen = demo_penetration(lv->mesh, (const float(*)[3])box);
+            max_pen = fmaxf(max_pen, pen);
+            over_tol += pen > KCC_PENETRATION_TOLERANCE;
+            float feet[3];
+            feet_of(&c->m.ch, feet);
+            if ((f % window) == window - 1) {
+                float dx = feet[0] - c->window_pos[0], dz = feet[2] - c->window_pos[2];
+                stuck_windows += dx * dx + dz * dz < 0.05f * 0.05f;
+                memcpy(c->window_pos, feet, sizeof(feet));
+            }
+            if (feet[1] < lv->bounds[0][1] - 10.0f || !isfinite(feet[1])) {
+                /* Fell out of the level: count it and start again. */
+                respawns++;
+                float gap[3] = {NAN, NAN, NAN};
+                path_add(&paths[i], feet);
+                path_add(&paths[i], gap);
+                demo_mover_init(&c->m, &desc, c->start);
+                feet_of(&c->m.ch, feet);
+                memcpy(c->window_pos, feet, sizeof(feet));
+            }
+            if (f % 3 == 0 || f + 1 == o->frames)
+                path_add(&paths[i], feet);
+        }
+    }
+    double dt = now_s() - t0;
+    int rc = 0;
+    if (!o->quiet) {
+        printf("kcc-demo headless: level %s (%u triangles), %u characters x %u frames (%.1f s at 60 Hz)\n",
+               lv->name, lv->level.triangle_count, n, o->frames, (double)o->frames / 60.0);
+        printf("  moves %llu: on ground %.1f%%, landed %llu, jumps %llu, stepped up %llu, slid %llu, "
+               "on steep %llu, pushed out %llu, contact cap %llu\n",
+               (unsigned long long)moves, 100.0 * (double)ground / (double)(moves ? moves : 1),
+               (unsigned long long)landed, (unsigned long long)jumps, (unsigned long long)stepped,
+               (unsigned long long)slid, (unsigned long long)steep, (unsigned long long)pushed,
+               (unsigned long long)cap);
+        printf("  stuck: %llu frames flagged STUCK, %u of %u two-second windows without 5 cm of progress, "
+               "%u fell out\n",
+               (unsigned long long)stuck_frames, stuck_windows, n * (o->frames / window), respawns);
+        printf("  branches: P0 %llu  P1 %llu  P2 %llu  P4 %llu\n", (unsigned long long)branch[0],
+               (unsigned long long)branch[1], (unsigned long long)branch[2], (unsigned long long)branch[4]);
+        printf("  max penetration %.4f m (tolerance %.4f m), %llu moves over it\n", (double)max_pen,
+               (double)KCC_PENETRATION_TOLERANCE, (unsigned long long)over_tol);
+        printf("  %.3f ms per frame of %u characters (%.2f us per move, with the penetration check)\n",
+               1e3 * dt / (double)(o->frames ? o->frames : 1), n, 1e6 * dt / (double)(moves ? moves : 1));
+    }
+    if (over_tol > 0)
+        fprintf(stderr, "kcc-demo: WARNING: %llu moves left the box deeper in the level than the tolerance\n",
+                (unsigned long long)over_tol);
+    if (o->png) {
+        char title[256], sub[256];
+        snprintf(title, sizeof(title), "kcc: %.200s", lv->name);
+        snprintf(sub, sizeof(sub), "%u characters wandering for %.0f s (60 Hz); green: start, red: end", n,
+                 (double)o->frames / 60.0);
+        render_in ri = {lv, paths, n, &desc, title, sub};
+        rc = render_png(&ri, o);
+    }
+    for (uint32_t i = 0; i < n; ++i)
+        free(paths[i].p);
+    free(paths);
+    free(w);
+    free(starts);
+    return rc;
+}
+
+static int run_trace(const demo_level *lv, const kcc_trace *tr, const demo_headless_opts *o)
+{
+    char err[512];
+    kcc_mesh *mesh = NULL;
+    kcc_status s = kcc_trace_build_level(tr, &mesh, err, sizeof(err));
+    if (s != KCC_OK) {
+        fprintf(stderr, "kcc-demo: %s\n", err);
+        return 1;
+    }
+    kcc_trace_outcome *out = calloc(tr->step_count ? tr->step_count : 1, sizeof(kcc_trace_outcome));
+    path pa = {NULL, 0, 0};
+    if (!out) {
+        kcc_mesh_destroy(mesh);
+        fprintf(stderr, "kcc-demo: out of memory\n");
+        return 1;
+    }
+    kcc_trace_report rep;
+    s = kcc_trace_replay(tr, mesh, 0.0f, out, &rep);
+    if (s != KCC_OK) {
+        fprintf(stderr, "kcc-demo: %s: replay failed: %s\n", tr->name, kcc_status_str(s));
+        free(out);
+        kcc_mesh_destroy(mesh);
+        return 1;
+    }
+    const float hy = tr->desc.half_extents[1];
+    float first[3] = {tr->start[0], tr->start[1] - hy, tr->start[2]};
+    path_add(&pa, first);
+    for (uint32_t i = 0; i < tr->step_count; ++i) {
+        float q[3] = {out[i].position[0], out[i].position[1] - hy, out[i].position[2]};
+        if (tr->steps[i].kind == KCC_TRACE_START) {
+            float gap[3] = {NAN, NAN, NAN};
+            path_add(&pa, gap);
+        }
+        if (tr->steps[i].kind != KCC_TRACE_SET)
+            path_add(&pa, q);
+    }
+    if (!o->quiet) {
+        printf("kcc-demo headless: trace %s on %s: %u frames, %u steps\n", tr->name, lv->name, rep.frames,
+               rep.steps);
+        if (rep.diverged) {
+            char line[512];
+            kcc_trace_format_divergence(tr, &rep, line, sizeof(line));
+            printf("  %u steps diverge from the recorded outcome; first: %s\n", rep.diverged, line);
+        } else {
+            printf("  replays exactly (every position bit for bit, every flag)\n");
+        }
+    }
+    int rc = 0;
+    if (o->png) {
+        char title[256], sub[256];
+        const char *base = strrchr(tr->name, '/');
+        snprintf(title, sizeof(title), "kcc: %.200s", base ? base + 1 : tr->name);
+        snprintf(sub, sizeof(sub), "level %.150s, %u frames (%.1f s); green: start, red: end", lv->name, rep.frames,
+                 (double)rep.frames / 60.0);
+        render_in ri = {lv, &pa, 1, &tr->desc, title, sub};
+        rc = render_png(&ri, o);
+    }
+    free(pa.p);
+    free(out);
+    kcc_mesh_destroy(mesh);
+    return rc;
+}
+
+int demo_headless_run(const demo_headless_opts *o)
+{
+    char err[512] = "";
+    kcc_trace *tr = NULL;
+    const char *level = o->level;
+    if (o->trace) {
+        kcc_status s = kcc_trace_load(o->trace, &tr, err, sizeof(err));
+        if (s != KCC_OK) {
+            fprintf(stderr, "kcc-demo: %s\n", err);
+            return 1;
+        }
+        if (!level)
+            level = tr->level;
+    }
+    if (!level)
+        level = "showcase";
+    demo_level lv;
+    kcc_status s = demo_level_open(level, &lv, err, sizeof(err));
+    if (s != KCC_OK) {
+        fprintf(stderr, "kcc-demo: %s (%s)\n", err[0] ? err : level, kcc_status_str(s));
+        kcc_trace_free(tr);
+        return 1;
+    }
+    int rc = tr ? run_trace(&lv, tr, o) : run_wanderers(&lv, o);
+    demo_level_close(&lv);
+    kcc_trace_free(tr);
+    return rc;
+}

@@ -1,0 +1,813 @@
+/* demo/viewer.c: the interactive viewer: a GLFW window drawn with legacy OpenGL (display list for the
+ * level, immediate mode for the rest), a 60 Hz fixed-step player under the demo's movement rules, live
+ * retuning, debug drawing recomputed from the level (edge rays, overlapping triangles, averaged
+ * normal, slide direction) plus the move result, trace recording and replay, PNG screenshots. */
+#include "viewer.h"
+#include "app.h"
+#include "font6x10.h"
+
+#include <GLFW/glfw3.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEG (3.14159265f / 180.0f)
+#define MAX_OVERLAP 512
+
+typedef struct viewer {
+    const demo_viewer_opts *o;
+    GLFWwindow *win;
+    demo_level  lv;
+    GLuint      list, grid_tex;
+    demo_mover  m;
+    kcc_character_desc desc;
+    float       yaw, pitch;            /* rad, camera = movement yaw */
+    bool        third_person, captured;
+    double      mx, my;
+    bool        have_mouse;
+    bool        show_rays, show_tris, show_normals, show_help;
+    uint32_t    spawn_index;
+    /* recording */
+    FILE       *rec_file;
+    kcc_trace_writer rec;
+    bool        recording;
+    /* replay */
+    kcc_trace  *tr;
+    kcc_trace_outcome *outcomes;
+    uint32_t    play_step;
+    bool        playing;
+    /* messages, timing */
+    char        msg[256];
+    double      msg_until;
+    double      fps_t;
+    int         fps_n;
+    float       fps;
+    uint32_t    frame;
+    bool        want_shot;
+    char        shot_path[1024];
+} viewer;
+
+demo_viewer_opts demo_viewer_default_opts(void)
+{
+    demo_viewer_opts o;
+    memset(&o, 0, sizeof(o));
+    o.width = 1280;
+    o.height = 720;
+    return o;
+}
+
+static void say(viewer *v, const char *text)
+{
+    size_t n = strlen(text);
+    if (n >= sizeof(v->msg))
+        n = sizeof(v->msg) - 1;
+    memcpy(v->msg, text, n);
+    v->msg[n] = '\0';
+    v->msg_until = glfwGetTime() + 4.0;
+    printf("kcc-demo: %s\n", text);
+}
+
+/* ------------------------------------------------------------------ level drawing */
+
+static void build_grid_texture(viewer *v)
+{
+    enum { N = 64 };
+    static uint8_t px[N * N];
+    for (int y = 0; y < N; ++y)
+        for (int x = 0; x < N; ++x)
+            px[y * N + x] = (x < 2 || y < 2) ? 200 : 255;
+    glGenTextures(1, &v->grid_tex);
+    glBindTexture(GL_TEXTURE_2D, v->grid_tex);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_GENERATE_MIPMAP, GL_TRUE);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_LUMINANCE, N, N, 0, GL_LUMINANCE, GL_UNSIGNED_BYTE, px);
+}
+
+/* The same colours as the headless pictures: floors by height (blue, green, sand), walls grey. */
+static void build_level_list(viewer *v)
+{
+    const kcc_level *L = &v->lv.level;
+    const float lo = v->lv.bounds[0][1], hi = v->lv.bounds[1][1];
+    const float light[3] = {0.3363f, 0.8168f, 0.3844f};
+    static const float ramp[3][3] = {{0.32f, 0.46f, 0.68f}, {0.46f, 0.70f, 0.46f}, {0.92f, 0.80f, 0.52f}};
+    if (v->list)
+        glDeleteLists(v->list, 1);
+    v->list = glGenLists(1);
+    glNewList(v->list, GL_COMPILE);
+    glBegin(GL_TRIANGLES);
+    for (uint32_t t = 0; t < L->triangle_count; ++t) {
+        const float *p[3];
+        for (int k = 0; k < 3; ++k)
+            p[k] = L->positions + 3 * (size_t)L->indices[3 * (size_t)t + k];
+        float e1[3] = {p[1][0] - p[0][0], p[1][1] - p[0][1], p[1][2] - p[0][2]};
+        float e2[3] = {p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]};
+        float n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+        float nl = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (!(nl > 0.0f))
+            continue;
+        for (int k = 0; k < 3; ++k)
+            n[k] /= nl;
+        float c[3] = {0.80f, 0.77f, 0.72f};
+        bool floor = fabsf(n[1]) >= 0.7f;
+        if (floor) {
+            float y = (p[0][1] + p[1][1] + p[2][1]) / 3.0f;
+            float h = hi > lo ? (y - lo) / (hi - lo) : 0.5f;
+            h = fminf(fmaxf(h, 0.0f), 1.0f);
+            int i = h < 0.5f ? 0 : 1;
+            float s = h < 0.5f ? h * 2.0f : (h - 0.5f) * 2.0f;
+            for (int k = 0; k < 3; ++k)
+                c[k] = ramp[i][k] + s * (ramp[i + 1][k] - ramp[i][k]);
+        }
+        float lit = 0.4f + 0.6f * fabsf(n[0] * light[0] + n[1] * light[1] + n[2] * light[2]);
+        glColor3f(c[0] * lit, c[1] * lit, c[2] * lit);
+        for (int k = 0; k < 3; ++k) {
+            /* Planar grid mapping: floors by x/z, walls by their horizontal axis and y. */
+            if (floor)
+                glTexCoord2f(p[k][0], p[k][2]);
+            else if (fabsf(n[0]) > fabsf(n[2]))
+                glTexCoord2f(p[k][2], p[k][1]);
+            else
+                glTexCoord2f(p[k][0], p[k][1]);
+            glVertex3fv(p[k]);
+        }
+    }
+    glEnd();
+    glEndList();
+}
+
+/* ------------------------------------------------------------------ character, level switching */
+
+static void respawn(viewer *v, bool next)
+{
+    float feet[3];
+    const kcc_level *L = &v->lv.level;
+    if (L->spawn_count > 0) {
+        if (next)
+            v->spawn_index = (v->spawn_index + 1) % L->spawn_count;
+        memcpy(feet, L->spawns + 3 * (size_t)(v->spawn_index % L->spawn_count), sizeof(feet));
+    } else if (demo_find_starts(&v->lv, &v->desc, 1, v->spawn_index + (next ? 1u : 0u), false, feet) == 0) {
+        feet[0] = 0.5f * (v->lv.bounds[0][0] + v->lv.bounds[1][0]);
+        feet[1] = v->lv.bounds[1][1] + 1.0f;
+        feet[2] = 0.5f * (v->lv.bounds[0][2] + v->lv.bounds[1][2]);
+    }
+    if (next && L->spawn_count == 0)
+        v->spawn_index++;
+    demo_mover_init(&v->m, &v->desc, feet);
+    if (v->recording)
+        kcc_trace_restart(&v->rec, v->m.ch.position);
+}
+
+static bool open_level(viewer *v, const char *arg)
+{
+    char err[512] = "";
+    demo_level lv;
+    kcc_status s = demo_level_open(arg, &lv, err, sizeof(err));
+    if (s != KCC_OK) {
+        fprintf(stderr, "kcc-demo: %s (%s)\n", err[0] ? err : arg, kcc_status_str(s));
+        return false;
+    }
+    demo_level_close(&v->lv);
+    v->lv = lv;
+    build_level_list(v);
+    v->spawn_index = 0;
+    respawn(v, false);
+    return true;
+}
+
+/* ------------------------------------------------------------------ traces */
+
+static void stop_recording(viewer *v)
+{
+    if (!v->recording)
+        return;
+    kcc_status s = kcc_trace_end(&v->rec);
+    fclose(v->rec_file);
+    v->rec_file = NULL;
+    v->recording = false;
+    char line[512];
+    snprintf(line, sizeof(line), "recorded %u frames to %s%s%s", v->rec.frames, v->o->record,
+             s == KCC_OK ? "" : ": ", s == KCC_OK ? "" : kcc_status_str(s));
+    say(v, line);
+}
+
+static void start_recording(viewer *v)
+{
+    char level[KCC_TRACE_LEVEL_MAX + 8], err[512];
+    if (v->lv.trace_level[0]) {
+        snprintf(level, sizeof(level), "%s", v->lv.trace_level);
+    } else {
+        /* A BSP level: traces name OBJ files, so write one beside the trace. */
+        char obj[1024];
+        snprintf(obj, sizeof(obj), "%s.obj", v->o->record);
+        if (demo_level_export(&v->lv, obj, err, sizeof(err)) != KCC_OK) {
+            say(v, err);
+            return;
+        }
+        const char *base = strrchr(obj, '/');
+        snprintf(level, sizeof(level), "obj %s", base ? base + 1 : obj);
+    }
+    v->rec_file = fopen(v->o->record, "w");
+    if (!v->rec_file) {
+        snprintf(err, sizeof(err), "cannot write %s", v->o->record);
+        say(v, err);
+        return;
+    }
+    /* A replay starts from a fresh character: make the live one fresh too, where it stands. */
+    vec3 c = {v->m.ch.position[0], v->m.ch.position[1], v->m.ch.position[2]};
+    kcc_character_init(&v->m.ch, &v->desc, c);
+    kcc_status s = kcc_trace_begin(&v->rec, v->rec_file, level, &v->desc, c);
+    if (s != KCC_OK) {
+        fclose(v->rec_file);
+        v->rec_file = NULL;
+        snprintf(err, sizeof(err), "cannot start the trace: %s", kcc_status_str(s));
+        say(v, err);
+        return;
+    }
+    v->recording = true;
+    snprintf(err, sizeof(err), "recording to %s (F5 stops)", v->o->record);
+    say(v, err);
+}
+
+static void stop_replay(viewer *v)
+{
+    kcc_trace_free(v->tr);
+    free(v->outcomes);
+    v->tr = NULL;
+    v->outcomes = NULL;
+    v->playing = false;
+}
+
+static void start_replay(viewer *v)
+{
+    const char *path = v->o->trace ? v->o->trace : v->o->record;
+    char err[512] = "";
+    stop_recording(v);
+    stop_replay(v);
+    kcc_trace *tr = NULL;
+    if (kcc_trace_load(path, &tr, err, sizeof(err)) != KCC_OK) {
+        say(v, err);
+        return;
+    }
+    kcc_mesh *mesh = NULL;
+    kcc_status s = kcc_trace_build_level(tr, &mesh, err, sizeof(err));
+    kcc_trace_outcome *out = calloc(tr->step_count ? tr->step_count : 1, sizeof(*out));
+    kcc_trace_report rep;
+    if (s == KCC_OK && out)
+        s = kcc_trace_replay(tr, mesh, 0.0f, out, &rep);
+    kcc_mesh_destroy(mesh);
+    if (s != KCC_OK || !out) {
+        if (!err[0])
+            snprintf(err, sizeof(err), "%s: replay failed: %s", path, kcc_status_str(s));
+        say(v, err);
+        free(out);
+        kcc_trace_free(tr);
+        return;
+    }
+    /* Show the trace's own level. */
+    if (strcmp(tr->level, v->lv.name) != 0 && !(v->lv.trace_level[0] && strcmp(v->lv.trace_level + 4, tr->level) == 0))
+        open_level(v, tr->level);
+    v->desc = tr->desc;
+    kcc_character_init(&v->m.ch, &v->desc, tr->start);
+    v->tr = tr;
+    v->outcomes = out;
+    v->play_step = 0;
+    v->playing = true;
+    snprintf(err, sizeof(err), "replaying %s: %u frames, %s", path, rep.frames,
+             rep.diverged ? "DIVERGES from the recorded outcome" : "matches the recording exactly");
+    say(v, err);
+}
+
+/* ------------------------------------------------------------------ input, stepping */
+
+static void retune(viewer *v, float dstep, float dslope)
+{
+    kcc_character_desc d = v->desc;
+    d.step_height = fminf(fmaxf(d.step_height + dstep, 0.0f), 2.0f * d.half_extents[1]);
+    d.max_slope_deg = fminf(fmaxf(d.max_slope_deg + dslope, 0.0f), 89.0f);
+    kcc_status s = kcc_character_set_desc(&v->m.ch, &d);
+    if (v->recording)
+        kcc_trace_set_desc(&v->rec, &d, s);
+    if (s == KCC_OK) {
+        v->desc = d;
+    } else {
+        char line[128];
+        snprintf(line, sizeof(line), "retune refused: %s", kcc_status_str(s));
+        say(v, line);
+    }
+}
+
+static void key_cb(GLFWwindow *w, int key, int scancode, int action, int mods)
+{
+    (void)scancode;
+    (void)mods;
+    viewer *v = glfwGetWindowUserPointer(w);
+    if (action != GLFW_PRESS && !(action == GLFW_REPEAT && key >= GLFW_KEY_1 && key <= GLFW_KEY_4))
+        return;
+    switch (key) {
+    case GLFW_KEY_ESCAPE: glfwSetWindowShouldClose(w, 1); break;
+    case GLFW_KEY_Z: v->show_rays = !v->show_rays; break;
+    case GLFW_KEY_X: v->show_tris = !v->show_tris; break;
+    case GLFW_KEY_C: v->show_normals = !v->show_normals; break;
+    case GLFW_KEY_V: v->third_person = !v->third_person; break;
+    case GLFW_KEY_F1: v->show_help = !v->show_help; break;
+    case GLFW_KEY_1: retune(v, -0.05f, 0.0f); break;
+    case GLFW_KEY_2: retune(v, 0.05f, 0.0f); break;
+    case GLFW_KEY_3: retune(v, 0.0f, -5.0f); break;
+    case GLFW_KEY_4: retune(v, 0.0f, 5.0f); break;
+    case GLFW_KEY_F5:
+        if (v->recording)
+            stop_recording(v);
+        else if (!v->playing)
+            start_recording(v);
+        break;
+    case GLFW_KEY_P:
+        if (v->playing)
+            stop_replay(v);
+        else
+            start_replay(v);
+        break;
+    case GLFW_KEY_F12:
+    case GLFW_KEY_K:
+        v->want_shot = true;
+        snprintf(v->shot_path, sizeof(v->shot_path), "kcc-demo-%u.png", v->frame);
+        break;
+    case GLFW_KEY_BACKSPACE: respawn(v, true); break;
+    case GLFW_KEY_TAB:
+        v->captured = !v->captured;
+        glfwSetInputMode(w, GLFW_CURSOR, v->captured ? GLFW_CURSOR_DISABLED : GLFW_CURSOR_NORMAL);
+        v->have_mouse = false;
+        break;
+    default: break;
+    }
+}
+
+static void step(viewer *v, bool scripted)
+{
+    if (v->playing) {
+        /* Replays move the box along the replayed outcomes, one step a frame (retunes apply at once). */
+        while (v->play_step < v->tr->step_count) {
+            const kcc_trace_step *s = &v->tr->steps[v->play_step];
+            const kcc_trace_outcome *o = &v->outcomes[v->play_step];
+            v->play_step++;
+            memcpy(v->m.ch.position, o->position, sizeof(vec3));
+            if (s->kind == KCC_TRACE_MOVE) {
+                v->m.last.flags = o->flags;
+                memcpy(v->m.last_disp, s->vec, sizeof(vec3));
+                break;
+            }
+        }
+        if (v->play_step >= v->tr->step_count) {
+            vec3 c;
+            memcpy(c, v->m.ch.position, sizeof(vec3));
+            stop_replay(v);
+            kcc_character_init(&v->m.ch, &v->desc, c);
+            say(v, "replay finished");
+        }
+        return;
+    }
+    demo_input in;
+    memset(&in, 0, sizeof(in));
+    in.yaw = v->yaw;
+    if (scripted) {
+        in.forward = 1.0f;
+    } else {
+        GLFWwindow *w = v->win;
+        in.forward = (float)(glfwGetKey(w, GLFW_KEY_W) == GLFW_PRESS) - (float)(glfwGetKey(w, GLFW_KEY_S) == GLFW_PRESS);
+        in.right = (float)(glfwGetKey(w, GLFW_KEY_D) == GLFW_PRESS) - (float)(glfwGetKey(w, GLFW_KEY_A) == GLFW_PRESS);
+        in.run = glfwGetKey(w, GLFW_KEY_LEFT_SHIFT) == GLFW_PRESS || glfwGetKey(w, GLFW_KEY_RIGHT_SHIFT) == GLFW_PRESS;
+        in.jump = glfwGetKey(w, GLFW_KEY_SPACE) == GLFW_PRESS;
+    }
+    demo_mover_step(&v->m, v->lv.mesh, &in);
+    if (v->recording) {
+        kcc_status s = kcc_trace_record(&v->rec, v->m.last_disp, &v->m.ch, &v->m.last);
+        if (s != KCC_OK)
+            stop_recording(v);
+    }
+    if (v->m.ch.position[1] < v->lv.bounds[0][1] - 30.0f)
+        respawn(v, false);
+}
+
+/* ------------------------------------------------------------------ drawing */
+
+static void draw_box_lines(const float b[2][3])
+{
+    glBegin(GL_LINES);
+    for (int k = 0; k < 8; ++k)
+        for (int axis = 0; axis < 3; ++axis) {
+            if (k & (1 << axis))
+                continue;
+            int m = k | (1 << axis);
+            glVertex3f(b[k & 1][0], b[(k >> 1) & 1][1], b[(k >> 2) & 1][2]);
+            glVertex3f(b[m & 1][0], b[(m >> 1) & 1][1], b[(m >> 2) & 1][2]);
+        }
+    glEnd();
+}
+
+static void arrow(const float from[3], const float dir[3], float len)
+{
+    float to[3] = {from[0] + dir[0] * len, from[1] + dir[1] * len, from[2] + dir[2] * len};
+    glBegin(GL_LINES);
+    glVertex3fv(from);
+    glVertex3fv(to);
+    glEnd();
+    glPointSize(7.0f);
+    glBegin(GL_POINTS);
+    glVertex3fv(to);
+    glEnd();
+}
+
+/* Debug data recomputed from the level the way the scheme computes it (see docs/demo.md). */
+static void draw_debug(viewer *v, char *branch_text, size_t branch_size)
+{
+    const kcc_character *ch = &v->m.ch;
+    const kcc_move_result *r = &v->m.last;
+    const float *he = ch->desc.half_extents, *p = ch->position;
+    const float feet = p[1] - he[1];
+    glDisable(GL_DEPTH_TEST);
+    glLineWidth(2.0f);
+    if (v->show_rays) {
+        /* The four edge rays: from step height above the feet down past the feet by ground_snap. */
+        for (int i = 0; i < 4; ++i) {
+            vec3 o = {p[0] + ((i & 1) ? he[0] : -he[0]), feet + ch->desc.step_height,
+                      p[2] + ((i & 2) ? he[2] : -he[2])};
+            vec3 dir = {0.0f, -1.0f, 0.0f};
+            float len = ch->desc.step_height + ch->desc.ground_snap;
+            kcc_ray_hit hit;
+            bool got = kcc_mesh_raycast(v->lv.mesh, o, dir, len, &hit);
+            if (r->ground_rays & (1u << i))
+                glColor3f(0.2f, 1.0f, 0.3f);
+            else if (got)
+                glColor3f(1.0f, 0.6f, 0.1f);
+            else
+                glColor3f(0.6f, 0.6f, 0.6f);
+            float end[3] = {o[0], got ? hit.point[1] : o[1] - len, o[2]};
+            glBegin(GL_LINES);
+            glVertex3fv(o);
+            glVertex3fv(end);
+            glEnd();
+            if (got) {
+                glPointSize(8.0f);
+                glBegin(GL_POINTS);
+                glVertex3fv(hit.point);
+                glEnd();
+            }
+        }
+    }
+    vec3 box[2];
+    kcc_character_box(ch, box);
+    const float grow = 0.05f;   /* m: contacts within 5 cm of the box */
+    for (int i = 0; i < 3; ++i) {
+        box[0][i] -= grow;
+        box[1][i] += grow;
+    }
+    uint32_t tris[MAX_OVERLAP];
+    uint32_t n = kcc_mesh_overlap_aabb(v->lv.mesh, (const vec3 *)box, tris, MAX_OVERLAP);
+    if (n > MAX_OVERLAP)
+        n = MAX_OVERLAP;
+    float avg[3] = {0.0f, 0.0f, 0.0f};
+    glEnable(GL_BLEND);
+    glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+    for (uint32_t k = 0; k < n; ++k) {
+        vec3 t[3];
+        if (!kcc_mesh_triangle(v->lv.mesh, tris[k], t))
+            continue;
+        float e1[3] = {t[1][0] - t[0][0], t[1][1] - t[0][1], t[1][2] - t[0][2]};
+        float e2[3] = {t[2][0] - t[0][0], t[2][1] - t[0][1], t[2][2] - t[0][2]};
+        float nn[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+        float l = sqrtf(nn[0] * nn[0] + nn[1] * nn[1] + nn[2] * nn[2]);
+        if (!(l > 0.0f))
+            continue;
+        float cen[3] = {(t[0][0] + t[1][0] + t[2][0]) / 3.0f - p[0], (t[0][1] + t[1][1] + t[2][1]) / 3.0f - p[1],
+                        (t[0][2] + t[1][2] + t[2][2]) / 3.0f - p[2]};
+        float sgn = (nn[0] * cen[0] + nn[1] * cen[1] + nn[2] * cen[2]) > 0.0f ? -1.0f : 1.0f;  /* face the box */
+        for (int c = 0; c < 3; ++c)
+            avg[c] += sgn * nn[c] / l;
+        if (v->show_tris) {
+            glColor4f(1.0f, 0.45f, 0.1f, 0.35f);
+            glBegin(GL_TRIANGLES);
+            for (int c = 0; c < 3; ++c)
+                glVertex3fv(t[c]);
+            glEnd();
+            glColor4f(1.0f, 0.55f, 0.15f, 0.9f);
+            glBegin(GL_LINE_LOOP);
+            for (int c = 0; c < 3; ++c)
+                glVertex3fv(t[c]);
+            glEnd();
+        }
+    }
+    glDisable(GL_BLEND);
+    if (v->show_normals) {
+        float al = sqrtf(avg[0] * avg[0] + avg[1] * avg[1] + avg[2] * avg[2]);
+        if (al > 1e-6f) {
+            for (int c = 0; c < 3; ++c)
+                avg[c] /= al;
+            glColor3f(0.1f, 0.95f, 0.95f);   /* averaged normal: cyan */
+            arrow(p, avg, 1.2f);
+            /* Slide direction: the last displacement with its component into the averaged normal removed. */
+            const float *d = v->m.last_disp;
+            float dn = d[0] * avg[0] + d[1] * avg[1] + d[2] * avg[2];
+            float s[3] = {d[0] - dn * avg[0], d[1] - dn * avg[1], d[2] - dn * avg[2]};
+            float sl = sqrtf(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+            if (sl > 1e-6f) {
+                for (int c = 0; c < 3; ++c)
+                    s[c] /= sl;
+                glColor3f(1.0f, 0.2f, 0.9f);   /* slide direction: magenta */
+                arrow(p, s, 1.2f);
+            }
+        }
+        if (r->flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP)) {
+            float f[3] = {p[0], feet, p[2]};
+            glColor3f(0.3f, 1.0f, 0.3f);       /* ground normal from the result: green */
+            arrow(f, r->ground_normal, 0.8f);
+        }
+        if (r->flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING)) {
+            glColor3f(0.3f, 0.5f, 1.0f);       /* wall normal from the result: blue */
+            arrow(p, r->wall_normal, 0.8f);
+        }
+    }
+    glEnable(GL_DEPTH_TEST);
+    glLineWidth(1.0f);
+    static const char *const names[5] = {"P0 stayed", "P1 moved", "P2 moved+settled", "?", "P4 slid+settled"};
+    snprintf(branch_text, branch_size, "branch %s  overlapping(5cm) %u", (unsigned)r->branch < 5 ? names[r->branch] : "?", n);
+}
+
+static void text(int x, int y, int scale, const char *s)
+{
+    glBegin(GL_QUADS);
+    for (int i = 0; s[i]; ++i) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 32 || ch > 126)
+            ch = '?';
+        const uint8_t *g = font6x10[ch - 32];
+        for (int r = 0; r < FONT_H; ++r)
+            for (int c = 0; c < FONT_W; ++c)
+                if (g[r] & (1u << (FONT_W - 1 - c))) {
+                    float px = (float)(x + (i * FONT_W + c) * scale), py = (float)(y + r * scale);
+                    glVertex2f(px, py);
+                    glVertex2f(px + (float)scale, py);
+                    glVertex2f(px + (float)scale, py + (float)scale);
+                    glVertex2f(px, py + (float)scale);
+                }
+    }
+    glEnd();
+}
+
+static void draw_hud(viewer *v, int w, int h, const char *branch_text)
+{
+    glMatrixMode(GL_PROJECTION);
+    glLoadIdentity();
+    glOrtho(0, w, h, 0, -1, 1);
+    glMatrixMode(GL_MODELVIEW);
+    glLoadIdentity();
+    glDisable(GL_DEPTH_TEST);
+    glDisable(GL_TEXTURE_2D);
+    const kcc_character *ch = &v->m.ch;
+    char lines[10][256];
+    int nl = 0;
+    char flags[KCC_TRACE_FLAGS_CHARS];
+    kcc_trace_flags_to_text(v->m.last.flags, flags, sizeof(flags));
+    snprintf(lines[nl++], 256, "kcc-demo  %.120s (%u triangles)  %.0f fps", v->lv.name, v->lv.level.triangle_count,
+             (double)v->fps);
+    snprintf(lines[nl++], 256, "pos %.2f %.2f %.2f  vy %.2f m/s  %s", (double)ch->position[0],
+             (double)ch->position[1], (double)ch->position[2], (double)v->m.vy, ch->on_ground ? "on ground" : "airborne");
+    snprintf(lines[nl++], 256, "flags %.200s", flags);
+    snprintf(lines[nl++], 256, "%s  edge rays %c%c%c%c", branch_text, (v->m.last.ground_rays & 1) ? '1' : '0',
+             (v->m.last.ground_rays & 2) ? '1' : '0', (v->m.last.ground_rays & 4) ? '1' : '0',
+             (v->m.last.ground_rays & 8) ? '1' : '0');
+    snprintf(lines[nl++], 256, "step height %.2f m [1/2]   slope limit %.0f deg [3/4]", (double)v->desc.step_height,
+             (double)v->desc.max_slope_deg);
+    if (v->show_help) {
+        snprintf(lines[nl++], 256, "WASD move  mouse look  space jump  shift run  V camera  Tab mouse  Bksp respawn");
+        snprintf(lines[nl++], 256, "Z rays %s  X overlap tris %s  C normals/slide %s  F5 record  P replay  K shot",
+                 v->show_rays ? "on" : "off", v->show_tris ? "on" : "off", v->show_normals ? "on" : "off");
+    }
+    if (v->recording)
+        snprintf(lines[nl++], 256, "REC %s  frame %u", v->o->record, v->rec.frames);
+    if (v->playing)
+        snprintf(lines[nl++], 256, "REPLAY step %u / %u", v->play_step, v->tr->step_count);
+    if (v->msg[0] && glfwGetTime() < v->msg_until)
+        snprintf(lines[nl++], 256, "%s", v->msg);
+    int maxw = 0;
+    for (int i = 0; i < nl; ++i)
+        maxw = (int)fmax(maxw, (double)strlen(lines[i]));
+    glEnable(GL_BLEND);
+    glColor4f(0.0f, 0.0f, 0.0f, 0.55f);
+    glBegin(GL_QUADS);
+    glVertex2f(4, 4);
+    glVertex2f((float)(12 + maxw * 12), 4);
+    glVertex2f((float)(12 + maxw * 12), (float)(10 + nl * 22));
+    glVertex2f(4, (float)(10 + nl * 22));
+    glEnd();
+    glDisable(GL_BLEND);
+    for (int i = 0; i < nl; ++i) {
+        if (i == 0)
+            glColor3f(1.0f, 1.0f, 1.0f);
+        else if (strncmp(lines[i], "REC", 3) == 0)
+            glColor3f(1.0f, 0.3f, 0.3f);
+        else
+            glColor3f(0.85f, 0.9f, 0.95f);
+        text(8, 8 + i * 22, 2, lines[i]);
+    }
+    glEnable(GL_DEPTH_TEST);
+}
+
+static void save_screenshot(viewer *v, int w, int h, const char *path)
+{
+    raster_image img;
+    const uint8_t bg[3] = {0, 0, 0};
+    if (raster_image_init(&img, (uint32_t)w, (uint32_t)h, bg) != KCC_OK)
+        return;
+    uint8_t *tmp = malloc((size_t)w * (size_t)h * 3);
+    if (tmp) {
+        glPixelStorei(GL_PACK_ALIGNMENT, 1);
+        glReadPixels(0, 0, w, h, GL_RGB, GL_UNSIGNED_BYTE, tmp);
+        for (int y = 0; y < h; ++y)   /* GL rows go bottom-up */
+            memcpy(img.rgb + (size_t)y * (size_t)w * 3, tmp + (size_t)(h - 1 - y) * (size_t)w * 3, (size_t)w * 3);
+        char line[1100];
+        snprintf(line, sizeof(line), "%s %s", raster_write_png(&img, path) == KCC_OK ? "saved" : "cannot write",
+                 path);
+        say(v, line);
+    }
+    free(tmp);
+    raster_image_free(&img);
+}
+
+static void render(viewer *v, int w, int h)
+{
+    glViewport(0, 0, w, h);
+    glClearColor(0.11f, 0.12f, 0.15f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+    glMatrixMode(GL_PROJECTION);
+    glLoadIdentity();
+    const double nearz = 0.05, fov = 70.0 * 3.14159265 / 180.0;
+    double top = nearz * tan(fov * 0.5), right = top * (double)w / (double)(h ? h : 1);
+    glFrustum(-right, right, -top, top, nearz, 4000.0);
+    glMatrixMode(GL_MODELVIEW);
+    glLoadIdentity();
+    const float *p = v->m.ch.position;
+    float d[3] = {-sinf(v->yaw) * cosf(v->pitch), sinf(v->pitch), -cosf(v->yaw) * cosf(v->pitch)};
+    float eye[3];
+    if (v->third_person) {
+        /* Orbit behind the character; pull in where the level is in the way. */
+        vec3 target = {p[0], p[1] + 0.6f, p[2]}, back = {-d[0], -d[1], -d[2]};
+        float dist = 4.5f;
+        kcc_ray_hit hit;
+        if (kcc_mesh_raycast(v->lv.mesh, target, back, dist, &hit))
+            dist = fmaxf(hit.t - 0.2f, 0.3f);
+        for (int i = 0; i < 3; ++i)
+            eye[i] = target[i] + back[i] * dist;
+    } else {
+        eye[0] = p[0];
+        eye[1] = p[1] + 0.7f * v->m.ch.desc.half_extents[1];
+        eye[2] = p[2];
+    }
+    glRotatef(-v->pitch / DEG, 1.0f, 0.0f, 0.0f);
+    glRotatef(-v->yaw / DEG, 0.0f, 1.0f, 0.0f);
+    glTranslatef(-eye[0], -eye[1], -eye[2]);
+    glEnable(GL_DEPTH_TEST);
+    glEnable(GL_TEXTURE_2D);
+    glBindTexture(GL_TEXTURE_2D, v->grid_tex);
+    glTexEnvi(GL_TEXTURE_ENV, GL_TEXTURE_ENV_MODE, GL_MODULATE);
+    glEnable(GL_POLYGON_OFFSET_FILL);
+    glPolygonOffset(1.0f, 1.0f);
+    glCallList(v->list);
+    glDisable(GL_POLYGON_OFFSET_FILL);
+    glDisable(GL_TEXTURE_2D);
+    /* Spawn points, then the character's box. */
+    glColor3f(0.9f, 0.25f, 0.25f);
+    glPointSize(6.0f);
+    glBegin(GL_POINTS);
+    for (uint32_t i = 0; i < v->lv.level.spawn_count; ++i)
+        glVertex3fv(v->lv.level.spawns + 3 * (size_t)i);
+    glEnd();
+    vec3 box[2];
+    kcc_character_box(&v->m.ch, box);
+    if (v->third_person) {
+        glEnable(GL_BLEND);
+        glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+        glColor4f(1.0f, 0.85f, 0.2f, 0.25f);
+        glBegin(GL_QUADS);
+        for (int f = 0; f < 6; ++f) {
+            int axis = f >> 1, side = f & 1, a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+            static const int q[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+            for (int k = 0; k < 4; ++k) {
+                float c[3];
+                c[axis] = box[side][axis];
+                c[a1] = box[q[k][0]][a1];
+                c[a2] = box[q[k][1]][a2];
+                glVertex3fv(c);
+            }
+        }
+        glEnd();
+        glDisable(GL_BLEND);
+        glColor3f(1.0f, 0.85f, 0.2f);
+        glLineWidth(2.0f);
+        draw_box_lines((const float(*)[3])box);
+        glLineWidth(1.0f);
+    }
+    char branch_text[128];
+    draw_debug(v, branch_text, sizeof(branch_text));
+    draw_hud(v, w, h, branch_text);
+}
+
+int demo_viewer_run(const demo_viewer_opts *o)
+{
+    const char *disp = getenv("DISPLAY"), *wl = getenv("WAYLAND_DISPLAY");
+    if ((!disp || !disp[0]) && (!wl || !wl[0]))
+        return DEMO_VIEWER_NO_DISPLAY;
+    if (!glfwInit())
+        return DEMO_VIEWER_NO_DISPLAY;
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 2);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 1);
+    glfwWindowHint(GLFW_SAMPLES, 4);
+    viewer *v = calloc(1, sizeof(viewer));
+    if (!v) {
+        glfwTerminate();
+        return 1;
+    }
+    demo_viewer_opts oo = *o;
+    if (!oo.record)
+        oo.record = "kcc-demo.trace";
+    v->o = &oo;
+    v->win = glfwCreateWindow((int)o->width, (int)o->height, "kcc-demo", NULL, NULL);
+    if (!v->win) {
+        free(v);
+        glfwTerminate();
+        return DEMO_VIEWER_NO_DISPLAY;
+    }
+    glfwMakeContextCurrent(v->win);
+    glfwSwapInterval(1);
+    glfwSetWindowUserPointer(v->win, v);
+    glfwSetKeyCallback(v->win, key_cb);
+    v->desc = kcc_character_default_desc();
+    v->third_person = true;
+    v->show_rays = v->show_tris = v->show_normals = v->show_help = true;
+    v->pitch = -0.35f;
+    build_grid_texture(v);
+    if (!open_level(v, o->level ? o->level : "showcase")) {
+        glfwDestroyWindow(v->win);
+        glfwTerminate();
+        free(v);
+        return 1;
+    }
+    if (!o->screenshot) {
+        v->captured = true;
+        glfwSetInputMode(v->win, GLFW_CURSOR, GLFW_CURSOR_DISABLED);
+    }
+    double acc = 0.0, prev = glfwGetTime();
+    v->fps_t = prev;
+    const uint32_t shot_frames = 90;   /* --screenshot: walk forward 1.5 s, then save */
+    while (!glfwWindowShouldClose(v->win)) {
+        glfwPollEvents();
+        double now = glfwGetTime();
+        if (v->captured) {
+            double x, y;
+            glfwGetCursorPos(v->win, &x, &y);
+            if (v->have_mouse) {
+                v->yaw -= (float)(x - v->mx) * 0.0025f;
+                v->pitch -= (float)(y - v->my) * 0.0025f;
+                v->pitch = fminf(fmaxf(v->pitch, -1.5f), 1.5f);
+            }
+            v->mx = x;
+            v->my = y;
+            v->have_mouse = true;
+        }
+        if (o->screenshot) {
+            step(v, true);   /* fixed frames, independent of the clock */
+        } else {
+            acc += fmin(now - prev, 0.25);
+            for (int n = 0; acc >= DEMO_DT && n < 8; ++n) {
+                step(v, false);
+                acc -= DEMO_DT;
+            }
+        }
+        prev = now;
+        int w, h;
+        glfwGetFramebufferSize(v->win, &w, &h);
+        render(v, w, h);
+        v->frame++;
+        if (o->screenshot && v->frame >= shot_frames) {
+            save_screenshot(v, w, h, o->screenshot);
+            glfwSetWindowShouldClose(v->win, 1);
+        } else if (v->want_shot) {
+            v->want_shot = false;
+            save_screenshot(v, w, h, v->shot_path);
+        }
+        glfwSwapBuffers(v->win);
+        v->fps_n++;
+        if (now - v->fps_t >= 0.5) {
+            v->fps = (float)(v->fps_n / (now - v->fps_t));
+            v->fps_n = 0;
+            v->fps_t = now;
+        }
+    }
+    stop_recording(v);
+    stop_replay(v);
+    demo_level_close(&v->lv);
+    glfwDestroyWindow(v->win);
+    glfwTerminate();
+    free(v);
+    return 0;
+}

@@ -1,0 +1,23 @@
+/* demo/viewer.h: kcc-demo's interactive viewer (GLFW window, legacy OpenGL): walk the level with the
+ * controller, retune it live, draw its debug data, record and replay traces. */
+#ifndef KCC_DEMO_VIEWER_H
+#define KCC_DEMO_VIEWER_H
+
+#include <stdint.h>
+
+/// demo_viewer_run's answer when there is no display (no $DISPLAY, or GLFW cannot start).
+#define DEMO_VIEWER_NO_DISPLAY 100
+
+typedef struct demo_viewer_opts {
+    const char *level;        ///< NULL: "showcase"
+    const char *trace;        ///< the trace P replays (NULL: the last one recorded)
+    const char *record;       ///< where F5 records (default "kcc-demo.trace")
+    const char *screenshot;   ///< save a screenshot after a few frames and quit
+    uint32_t width, height;   ///< window pixels
+} demo_viewer_opts;
+
+demo_viewer_opts demo_viewer_default_opts(void);
+/// Runs the viewer until the window closes. Returns 0, 1 on errors, or DEMO_VIEWER_NO_DISPLAY.
+int demo_viewer_run(const demo_viewer_opts *o);
+
+#endif
