@@ -8,6 +8,7 @@
 #include <ode/ode.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -23,21 +24,31 @@ const int BOX_CAP = 512;      /* triangle buffer of one box query */
 const float BOX_HALF[3] = {0.47f, 0.875f, 0.47f};
 
 struct Ray { float o[3], d[3], tmax; };
-struct RayRes { bool hit; float t; };
+struct RayRes { bool hit; float t; uint32_t tri; };
 struct Box { float b[2][3]; };
 
 /* ---------------------------------------------------------------- timing */
 
-/* Runs body(i) for every query RUNS times; returns the median ns per query. */
-template <class F> double time_per_query(int n, F body)
+/* One timed pass: body(i) for every query i (the loop is compiled per engine, no indirect call inside). */
+template <class F> std::function<void()> pass(int n, F body)
 {
-    double per[RUNS];
-    for (int r = 0; r < RUNS; ++r) {
-        double t0 = bench_now_ns();
+    return [n, body]() {
         for (int i = 0; i < n; ++i) body(i);
-        per[r] = (bench_now_ns() - t0) / n;
-    }
-    return bench_median(per, RUNS);
+    };
+}
+
+/* Runs every engine's pass RUNS times, interleaved (run r of every engine before run r + 1 of any), so
+ * that load from other processes on the machine hits all engines alike; out[e] = median ns per query. */
+void time_interleaved(int n, const std::vector<std::function<void()>> &passes, double *out)
+{
+    std::vector<std::vector<double>> per(passes.size(), std::vector<double>(RUNS));
+    for (int r = 0; r < RUNS; ++r)
+        for (size_t e = 0; e < passes.size(); ++e) {
+            double t0 = bench_now_ns();
+            passes[e]();
+            per[e][r] = (bench_now_ns() - t0) / n;
+        }
+    for (size_t e = 0; e < passes.size(); ++e) out[e] = bench_median(per[e].data(), RUNS);
 }
 
 double ms_since(double t0) { return (bench_now_ns() - t0) * 1e-6; }
@@ -290,6 +301,7 @@ struct LevelResult {
     double agree_down, agree_random; /* kcc vs embree-robust, % */
 };
 
+/* Same hit/miss and, on a hit, |t - t_ref| <= 1e-4 * max(t_ref, 0.1 m). */
 bool same_answer(const RayRes &a, const RayRes &b)
 {
     if (a.hit != b.hit) return false;
@@ -309,32 +321,36 @@ void run_rays(const std::vector<Ray> &rays, kcc_mesh *km, RTCScene es, RTCScene 
               const OdeMesh &om, double ns[E_COUNT], std::vector<RayRes> res[E_COUNT])
 {
     int n = (int)rays.size();
-    for (int e = 0; e < E_COUNT; ++e) res[e].assign(rays.size(), RayRes{false, 0.0f});
-    ns[E_KCC] = time_per_query(n, [&](int i) {
+    for (int e = 0; e < E_COUNT; ++e) res[e].assign(rays.size(), RayRes{false, 0.0f, 0});
+    std::vector<std::function<void()>> passes(E_COUNT);
+    passes[E_KCC] = pass(n, [&](int i) {
         kcc_ray_hit h;
         bool hit = kcc_mesh_raycast(km, rays[i].o, rays[i].d, rays[i].tmax, &h);
-        res[E_KCC][i] = RayRes{hit, hit ? h.t : 0.0f};
+        res[E_KCC][i] = RayRes{hit, hit ? h.t : 0.0f, hit ? h.triangle : 0};
     });
-    ns[E_EMBREE] = time_per_query(n, [&](int i) {
+    passes[E_EMBREE] = pass(n, [&](int i) {
         float t = 0.0f;
-        bool hit = embree_ray(es, rays[i].o, rays[i].d, rays[i].tmax, &t, nullptr);
-        res[E_EMBREE][i] = RayRes{hit, t};
+        unsigned prim = 0;
+        bool hit = embree_ray(es, rays[i].o, rays[i].d, rays[i].tmax, &t, &prim);
+        res[E_EMBREE][i] = RayRes{hit, t, prim};
     });
-    ns[E_EMBREE_ROBUST] = time_per_query(n, [&](int i) {
+    passes[E_EMBREE_ROBUST] = pass(n, [&](int i) {
         float t = 0.0f;
-        bool hit = embree_ray(esr, rays[i].o, rays[i].d, rays[i].tmax, &t, nullptr);
-        res[E_EMBREE_ROBUST][i] = RayRes{hit, t};
+        unsigned prim = 0;
+        bool hit = embree_ray(esr, rays[i].o, rays[i].d, rays[i].tmax, &t, &prim);
+        res[E_EMBREE_ROBUST][i] = RayRes{hit, t, prim};
     });
-    ns[E_BULLET] = time_per_query(n, [&](int i) {
+    passes[E_BULLET] = pass(n, [&](int i) {
         float t = 0.0f;
         bool hit = bullet_ray(bm.shape, rays[i], &t);
-        res[E_BULLET][i] = RayRes{hit, t};
+        res[E_BULLET][i] = RayRes{hit, t, 0};
     });
-    ns[E_ODE] = time_per_query(n, [&](int i) {
+    passes[E_ODE] = pass(n, [&](int i) {
         float t = 0.0f;
         bool hit = ode_ray(om, rays[i], &t);
-        res[E_ODE][i] = RayRes{hit, t};
+        res[E_ODE][i] = RayRes{hit, t, 0};
     });
+    time_interleaved(n, passes, ns);
 }
 
 void print_ray_row(const char *label, const double ns[E_COUNT])
@@ -344,24 +360,71 @@ void print_ray_row(const char *label, const double ns[E_COUNT])
            ns[E_EMBREE_ROBUST] / ns[E_KCC], ns[E_BULLET] / ns[E_KCC], ns[E_ODE] / ns[E_KCC]);
 }
 
-void print_agreement(const char *label, const std::vector<RayRes> res[E_COUNT])
+double hit_agreement(const std::vector<RayRes> &a, const std::vector<RayRes> &ref)
 {
-    printf("  agreement with embree-robust, %-9s kcc %7.3f%%  embree %7.3f%%  bullet %7.3f%%  ode %7.3f%%\n",
-           label, agreement(res[E_KCC], res[E_EMBREE_ROBUST]), agreement(res[E_EMBREE], res[E_EMBREE_ROBUST]),
-           agreement(res[E_BULLET], res[E_EMBREE_ROBUST]), agreement(res[E_ODE], res[E_EMBREE_ROBUST]));
+    size_t same = 0;
+    for (size_t i = 0; i < a.size(); ++i) same += a[i].hit == ref[i].hit;
+    return a.empty() ? 100.0 : 100.0 * (double)same / (double)a.size();
 }
 
-/* Lists the rays where kcc and embree-robust disagree (first few), for diagnosis. */
-void print_disagreements(const char *label, const std::vector<Ray> &rays, const std::vector<RayRes> res[E_COUNT])
+void print_agreement(const char *label, const std::vector<RayRes> res[E_COUNT])
+{
+    printf("  agreement with embree-robust, %-9s kcc %7.3f%% (hit/miss %7.3f%%)  embree %7.3f%%  bullet %7.3f%%  ode %7.3f%%\n",
+           label, agreement(res[E_KCC], res[E_EMBREE_ROBUST]), hit_agreement(res[E_KCC], res[E_EMBREE_ROBUST]),
+           agreement(res[E_EMBREE], res[E_EMBREE_ROBUST]), agreement(res[E_BULLET], res[E_EMBREE_ROBUST]),
+           agreement(res[E_ODE], res[E_EMBREE_ROBUST]));
+}
+
+/* The referee for disagreements: closest hit over all triangles in double precision (Moller-Trumbore,
+ * either face, no epsilon beyond exact zero determinant). */
+bool brute_ray(const kcc_level &L, const Ray &r, double *t_out, uint32_t *tri_out)
+{
+    bool found = false;
+    double best = r.tmax;
+    for (uint32_t t = 0; t < L.triangle_count; ++t) {
+        double a[3], e1[3], e2[3], d[3], s[3];
+        for (int k = 0; k < 3; ++k) {
+            a[k] = L.positions[3 * L.indices[3 * t] + k];
+            e1[k] = L.positions[3 * L.indices[3 * t + 1] + k] - a[k];
+            e2[k] = L.positions[3 * L.indices[3 * t + 2] + k] - a[k];
+            d[k] = r.d[k];
+            s[k] = r.o[k] - a[k];
+        }
+        double p[3] = {d[1] * e2[2] - d[2] * e2[1], d[2] * e2[0] - d[0] * e2[2], d[0] * e2[1] - d[1] * e2[0]};
+        double det = e1[0] * p[0] + e1[1] * p[1] + e1[2] * p[2];
+        if (det == 0.0) continue;
+        double u = (s[0] * p[0] + s[1] * p[1] + s[2] * p[2]) / det;
+        if (u < 0.0 || u > 1.0) continue;
+        double qv[3] = {s[1] * e1[2] - s[2] * e1[1], s[2] * e1[0] - s[0] * e1[2], s[0] * e1[1] - s[1] * e1[0]};
+        double v = (d[0] * qv[0] + d[1] * qv[1] + d[2] * qv[2]) / det;
+        if (v < 0.0 || u + v > 1.0) continue;
+        double tt = (e2[0] * qv[0] + e2[1] * qv[1] + e2[2] * qv[2]) / det;
+        if (tt >= 0.0 && tt <= best) {
+            best = tt;
+            *tri_out = t;
+            found = true;
+        }
+    }
+    *t_out = best;
+    return found;
+}
+
+/* Lists the first rays where kcc and embree-robust disagree, with the double-precision referee. */
+void print_disagreements(const char *label, const kcc_level &L, const std::vector<Ray> &rays,
+                         const std::vector<RayRes> res[E_COUNT])
 {
     int shown = 0;
     for (size_t i = 0; i < rays.size() && shown < 3; ++i) {
-        if (same_answer(res[E_KCC][i], res[E_EMBREE_ROBUST][i])) continue;
+        const RayRes &k = res[E_KCC][i], &e = res[E_EMBREE_ROBUST][i];
+        if (same_answer(k, e)) continue;
         const Ray &r = rays[i];
-        printf("    %s ray %zu o=(%.6g %.6g %.6g) d=(%.6g %.6g %.6g) tmax %g: kcc %s t=%.7g, embree-robust %s t=%.7g\n",
-               label, i, r.o[0], r.o[1], r.o[2], r.d[0], r.d[1], r.d[2], r.tmax,
-               res[E_KCC][i].hit ? "hit" : "miss", res[E_KCC][i].t,
-               res[E_EMBREE_ROBUST][i].hit ? "hit" : "miss", res[E_EMBREE_ROBUST][i].t);
+        double bt = 0.0;
+        uint32_t btri = 0;
+        bool bh = brute_ray(L, r, &bt, &btri);
+        printf("    %s ray %zu o=(%.9g %.9g %.9g) d=(%.9g %.9g %.9g) tmax %g:\n"
+               "      kcc %s t=%.7g tri %u | embree-robust %s t=%.7g tri %u | double brute force %s t=%.9g tri %u\n",
+               label, i, r.o[0], r.o[1], r.o[2], r.d[0], r.d[1], r.d[2], r.tmax, k.hit ? "hit" : "miss", k.t,
+               k.tri, e.hit ? "hit" : "miss", e.t, e.tri, bh ? "hit" : "miss", bt, btri);
         ++shown;
     }
 }
@@ -442,21 +505,24 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelResult *out)
     std::vector<uint32_t> kcc_count(q.boxes.size()), kcc_bcount(q.boxes.size()), bul_count(q.boxes.size());
     std::vector<int> ode_count(q.boxes.size());
     uint32_t buf[BOX_CAP];
-    out->box_kcc_ns = time_per_query(nb, [&](int i) {
-        kcc_count[i] = kcc_mesh_overlap_aabb(km, q.boxes[i].b, buf, BOX_CAP);
-    });
-    out->box_kcc_bounds_ns = time_per_query(nb, [&](int i) {
-        kcc_bcount[i] = kcc_mesh_query_bounds(km, q.boxes[i].b, buf, BOX_CAP);
-    });
-    out->box_bullet_ns = time_per_query(nb, [&](int i) {
+    std::vector<std::function<void()>> bpasses;
+    bpasses.push_back(pass(nb, [&](int i) { kcc_count[i] = kcc_mesh_overlap_aabb(km, q.boxes[i].b, buf, BOX_CAP); }));
+    bpasses.push_back(pass(nb, [&](int i) { kcc_bcount[i] = kcc_mesh_query_bounds(km, q.boxes[i].b, buf, BOX_CAP); }));
+    bpasses.push_back(pass(nb, [&](int i) {
         BulletBoxCount cb;
         const Box &b = q.boxes[i];
         bm.shape->processAllTriangles(&cb, btVector3(b.b[0][0], b.b[0][1], b.b[0][2]),
                                       btVector3(b.b[1][0], b.b[1][1], b.b[1][2]));
         bul_count[i] = cb.count;
-    });
+    }));
     static dContactGeom contacts[BOX_CAP];
-    out->box_ode_ns = time_per_query(nb, [&](int i) { ode_count[i] = ode_box(om, q.boxes[i], contacts, BOX_CAP); });
+    bpasses.push_back(pass(nb, [&](int i) { ode_count[i] = ode_box(om, q.boxes[i], contacts, BOX_CAP); }));
+    double box_ns[4];
+    time_interleaved(nb, bpasses, box_ns);
+    out->box_kcc_ns = box_ns[0];
+    out->box_kcc_bounds_ns = box_ns[1];
+    out->box_bullet_ns = box_ns[2];
+    out->box_ode_ns = box_ns[3];
 
     printf("  %-22s %8s %8s %8s %8s %8s  | %6s %6s %6s %6s\n", "ns/query (median of 7)", "kcc", "embree",
            "emb-rob", "bullet", "ode", "emb/k", "robk", "bul/k", "ode/k");
@@ -470,8 +536,8 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelResult *out)
     /* ray cross-checks */
     print_agreement("down:", down_res);
     print_agreement("random:", rnd_res);
-    print_disagreements("down", q.down, down_res);
-    print_disagreements("random", q.random, rnd_res);
+    print_disagreements("down", L, q.down, down_res);
+    print_disagreements("random", L, q.random, rnd_res);
     out->agree_down = agreement(down_res[E_KCC], down_res[E_EMBREE_ROBUST]);
     out->agree_random = agreement(rnd_res[E_KCC], rnd_res[E_EMBREE_ROBUST]);
     size_t down_hits = 0;

@@ -3,7 +3,7 @@
  * against Bullet's btKinematicCharacterController driven by the same wander policy in the same process;
  * plus which branch ended each kcc move, STUCK moves and an untimed penetration check after every move.
  * Usage: bench_controller [levels_dir]; env KCC_BENCH_FRAMES (default 2000), KCC_BENCH_BULLET_FRAMES (Bullet's
- * 256-character run, default 250), KCC_BENCH_ONLY (level filter). */
+ * 256-character run, default 150), KCC_BENCH_ONLY (level filter). */
 #include <btBulletDynamicsCommon.h>
 #include <BulletCollision/CollisionDispatch/btGhostObject.h>
 #include <BulletDynamics/Character/btKinematicCharacterController.h>
@@ -31,7 +31,7 @@ const float JUMP_CHANCE = 1.0f / 180.0f; /* per grounded frame: about one jump e
 int FRAMES = 2000;
 /* Bullet's controller costs ~100 us per move, so its 256-character run is cut to this many frames to
  * keep the whole benchmark within a few minutes (its per-frame median is steady long before that). */
-int BULLET_MANY_FRAMES = 250;
+int BULLET_MANY_FRAMES = 150;
 
 /* Deterministic wander: a heading kept for 1-3 s or until stuck, occasional jumps. Each character
  * has its own PRNG, seeded by its index, so both engines get the same decisions in the same states. */
@@ -78,11 +78,26 @@ struct Wander {
 };
 
 struct RunStats {
-    double us_median = 0, us_mean = 0;  /* per move */
+    std::vector<double> per;            /* us per move, one entry per frame */
+    double total_ns = 0;
     uint64_t moves = 0;
     uint64_t branch[5] = {0, 0, 0, 0, 0};
     uint64_t stuck = 0, on_ground = 0, violations = 0, violations_any = 0, start_overlap = 0, respawns = 0;
     double walked = 0;                  /* m, horizontal, all characters */
+
+    void add_frame(double ns, uint32_t n)
+    {
+        per.push_back(ns * 1e-3 / n);
+        total_ns += ns;
+        moves += n;
+    }
+    /* median us per move over the first `frames` frames (all when frames <= 0) */
+    double median(int frames = 0) const
+    {
+        std::vector<double> v(per.begin(), frames > 0 && (size_t)frames < per.size() ? per.begin() + frames : per.end());
+        return bench_median(v.data(), v.size());
+    }
+    double mean() const { return moves ? total_ns * 1e-3 / (double)moves : 0.0; }
 };
 
 void spawn_center(const kcc_level &L, uint32_t i, float out[3])
@@ -113,46 +128,53 @@ bool box_penetrates(const kcc_mesh *mesh, const kcc_character &ch)
 
 /* ---------------------------------------------------------------- kcc */
 
-RunStats run_kcc(const kcc_level &L, const kcc_mesh *mesh, uint32_t n)
-{
-    RunStats rs;
-    kcc_character_desc desc = kcc_character_default_desc();
-    desc.half_extents[0] = HALF[0];
-    desc.half_extents[1] = HALF[1];
-    desc.half_extents[2] = HALF[2];
-    desc.step_height = STEP;
-    desc.max_slope_deg = SLOPE_DEG;
-    std::vector<kcc_character> ch(n);
-    std::vector<kcc_move_result> res(n);
+struct KccSim {
+    const kcc_level &L;
+    const kcc_mesh *mesh;
+    uint32_t n;
+    kcc_character_desc desc;
+    std::vector<kcc_character> ch;
+    std::vector<kcc_move_result> res;
     std::vector<Wander> w;
-    std::vector<bool> clear(n);
-    std::vector<float> disp(3 * (size_t)n);
-    float min_y = level_min_y(L) - 50.0f;
-    for (uint32_t i = 0; i < n; ++i) {
-        float c[3];
-        spawn_center(L, i, c);
-        kcc_status st = kcc_character_init(&ch[i], &desc, c);
-        if (st != KCC_OK) {
-            fprintf(stderr, "kcc_character_init: %s\n", kcc_status_str(st));
-            exit(1);
+    std::vector<char> clear;
+    std::vector<float> disp;
+    float min_y;
+    RunStats rs;
+
+    KccSim(const kcc_level &level, const kcc_mesh *m, uint32_t count)
+        : L(level), mesh(m), n(count), ch(count), res(count), clear(count), disp(3 * (size_t)count)
+    {
+        desc = kcc_character_default_desc();
+        desc.half_extents[0] = HALF[0];
+        desc.half_extents[1] = HALF[1];
+        desc.half_extents[2] = HALF[2];
+        desc.step_height = STEP;
+        desc.max_slope_deg = SLOPE_DEG;
+        min_y = level_min_y(L) - 50.0f;
+        for (uint32_t i = 0; i < n; ++i) {
+            float c[3];
+            spawn_center(L, i, c);
+            kcc_status st = kcc_character_init(&ch[i], &desc, c);
+            if (st != KCC_OK) {
+                fprintf(stderr, "kcc_character_init: %s\n", kcc_status_str(st));
+                exit(1);
+            }
+            w.emplace_back(i);
+            clear[i] = !box_penetrates(mesh, ch[i]);
+            rs.start_overlap += !clear[i];
+            memset(&res[i], 0, sizeof res[i]);
         }
-        w.emplace_back(i);
-        clear[i] = !box_penetrates(mesh, ch[i]);
-        rs.start_overlap += !clear[i];
-        memset(&res[i], 0, sizeof res[i]);
     }
-    std::vector<double> per(FRAMES);
-    double total = 0.0;
-    for (int f = 0; f < FRAMES; ++f) {
+
+    void frame(int f)
+    {
         for (uint32_t i = 0; i < n; ++i) {
             w[i].decide(f > 0 && (res[i].flags & KCC_MOVE_ON_GROUND));
             w[i].kcc_displacement(&disp[3 * (size_t)i]);
         }
         double t0 = bench_now_ns();
         for (uint32_t i = 0; i < n; ++i) kcc_character_move(&ch[i], mesh, &disp[3 * (size_t)i], &res[i]);
-        double dt = bench_now_ns() - t0;
-        total += dt;
-        per[f] = dt * 1e-3 / n;
+        rs.add_frame(bench_now_ns() - t0, n);
         /* untimed bookkeeping and checks */
         for (uint32_t i = 0; i < n; ++i) {
             const kcc_move_result &r = res[i];
@@ -173,90 +195,98 @@ RunStats run_kcc(const kcc_level &L, const kcc_mesh *mesh, uint32_t n)
                 spawn_center(L, i, c);
                 kcc_character_init(&ch[i], &desc, c);
                 w[i].vy = 0.0f;
+                memset(&res[i], 0, sizeof res[i]);
                 clear[i] = !box_penetrates(mesh, ch[i]);
                 ++rs.respawns;
             }
         }
     }
-    rs.moves = (uint64_t)FRAMES * n;
-    rs.us_median = bench_median(per.data(), per.size());
-    rs.us_mean = total * 1e-3 / (double)rs.moves;
-    return rs;
-}
+};
 
 /* ---------------------------------------------------------------- Bullet */
 
-RunStats run_bullet(const kcc_level &L, uint32_t n, int frames, bool use_capsule, double *build_ms)
-{
-    RunStats rs;
+struct BulletSim {
+    const kcc_level &L;
+    uint32_t n;
     btDefaultCollisionConfiguration cfg;
-    btCollisionDispatcher dispatcher(&cfg);
+    btCollisionDispatcher dispatcher{&cfg};
     btDbvtBroadphase broadphase;
     btGhostPairCallback ghost_cb;
-    broadphase.getOverlappingPairCache()->setInternalGhostPairCallback(&ghost_cb);
-    btCollisionWorld world(&dispatcher, &broadphase, &cfg);
-
-    double t0 = bench_now_ns();
-    btTriangleIndexVertexArray array((int)L.triangle_count, (int *)L.indices, 3 * sizeof(int),
-                                     (int)L.vertex_count, (btScalar *)L.positions, 3 * sizeof(float));
-    btBvhTriangleMeshShape shape(&array, true, true);
-    *build_ms = (bench_now_ns() - t0) * 1e-6;
+    btCollisionWorld world{&dispatcher, &broadphase, &cfg};
+    std::unique_ptr<btTriangleIndexVertexArray> array;
+    std::unique_ptr<btBvhTriangleMeshShape> shape;
     btCollisionObject ground;
-    ground.setCollisionShape(&shape);
-    ground.setCollisionFlags(btCollisionObject::CF_STATIC_OBJECT);
-    world.addCollisionObject(&ground, btBroadphaseProxy::StaticFilter,
-                             btBroadphaseProxy::AllFilter ^ btBroadphaseProxy::StaticFilter);
-
     /* the same box as kcc's, or a capsule of the same width and height (Bullet's cheaper usual choice) */
-    btBoxShape box_shape(btVector3(HALF[0], HALF[1], HALF[2]));
-    btCapsuleShape capsule_shape(HALF[0], 2.0f * (HALF[1] - HALF[0]));
-    btConvexShape &box = use_capsule ? (btConvexShape &)capsule_shape : (btConvexShape &)box_shape;
+    btBoxShape box_shape{btVector3(HALF[0], HALF[1], HALF[2])};
+    btCapsuleShape capsule_shape{HALF[0], 2.0f * (HALF[1] - HALF[0])};
     std::vector<std::unique_ptr<btPairCachingGhostObject>> ghosts;
     std::vector<std::unique_ptr<btKinematicCharacterController>> ctl;
     std::vector<Wander> w;
-    float min_y = level_min_y(L) - 50.0f;
-    for (uint32_t i = 0; i < n; ++i) {
-        float c[3];
-        spawn_center(L, i, c);
-        ghosts.emplace_back(new btPairCachingGhostObject);
-        btPairCachingGhostObject *g = ghosts.back().get();
-        btTransform tr;
-        tr.setIdentity();
-        tr.setOrigin(btVector3(c[0], c[1], c[2]));
-        g->setWorldTransform(tr);
-        g->setCollisionShape(&box);
-        g->setCollisionFlags(btCollisionObject::CF_CHARACTER_OBJECT);
-        ctl.emplace_back(new btKinematicCharacterController(g, &box, STEP, btVector3(0, 1, 0)));
-        btKinematicCharacterController *k = ctl.back().get();
-        k->setGravity(btVector3(0, -GRAVITY, 0));
-        k->setMaxSlope(SLOPE_DEG * (float)M_PI / 180.0f);
-        k->setJumpSpeed(JUMP_SPEED);
-        k->setFallSpeed(FALL_LIMIT);
-        /* characters see the level only, never each other (kcc characters do not interact) */
-        world.addCollisionObject(g, btBroadphaseProxy::CharacterFilter,
-                                 btBroadphaseProxy::StaticFilter | btBroadphaseProxy::DefaultFilter);
-        w.emplace_back(i);
-    }
-    world.updateAabbs();
-    world.computeOverlappingPairs();
+    std::vector<btVector3> before;
+    float min_y;
+    double build_ms = 0.0;
+    RunStats rs;
 
-    std::vector<double> per(frames);
-    std::vector<btVector3> before(n);
-    double total = 0.0;
-    for (int f = 0; f < frames; ++f) {
+    BulletSim(const kcc_level &level, uint32_t count, bool use_capsule) : L(level), n(count), before(count)
+    {
+        broadphase.getOverlappingPairCache()->setInternalGhostPairCallback(&ghost_cb);
+        double t0 = bench_now_ns();
+        /* Bullet only reads the arrays; its API takes them non-const */
+        array.reset(new btTriangleIndexVertexArray((int)L.triangle_count, (int *)L.indices, 3 * sizeof(int),
+                                                   (int)L.vertex_count, (btScalar *)L.positions, 3 * sizeof(float)));
+        shape.reset(new btBvhTriangleMeshShape(array.get(), true, true));
+        build_ms = (bench_now_ns() - t0) * 1e-6;
+        ground.setCollisionShape(shape.get());
+        ground.setCollisionFlags(btCollisionObject::CF_STATIC_OBJECT);
+        world.addCollisionObject(&ground, btBroadphaseProxy::StaticFilter,
+                                 btBroadphaseProxy::AllFilter ^ btBroadphaseProxy::StaticFilter);
+        btConvexShape *cs = use_capsule ? (btConvexShape *)&capsule_shape : (btConvexShape *)&box_shape;
+        min_y = level_min_y(L) - 50.0f;
+        for (uint32_t i = 0; i < n; ++i) {
+            float c[3];
+            spawn_center(L, i, c);
+            ghosts.emplace_back(new btPairCachingGhostObject);
+            btPairCachingGhostObject *g = ghosts.back().get();
+            btTransform tr;
+            tr.setIdentity();
+            tr.setOrigin(btVector3(c[0], c[1], c[2]));
+            g->setWorldTransform(tr);
+            g->setCollisionShape(cs);
+            g->setCollisionFlags(btCollisionObject::CF_CHARACTER_OBJECT);
+            ctl.emplace_back(new btKinematicCharacterController(g, cs, STEP, btVector3(0, 1, 0)));
+            btKinematicCharacterController *k = ctl.back().get();
+            k->setGravity(btVector3(0, -GRAVITY, 0));
+            k->setMaxSlope(SLOPE_DEG * (float)M_PI / 180.0f);
+            k->setJumpSpeed(JUMP_SPEED);
+            k->setFallSpeed(FALL_LIMIT);
+            /* characters see the level only, never each other (kcc characters do not interact) */
+            world.addCollisionObject(g, btBroadphaseProxy::CharacterFilter,
+                                     btBroadphaseProxy::StaticFilter | btBroadphaseProxy::DefaultFilter);
+            w.emplace_back(i);
+        }
+        world.updateAabbs();
+        world.computeOverlappingPairs();
+    }
+
+    ~BulletSim()
+    {
+        for (auto &g : ghosts) world.removeCollisionObject(g.get());
+        world.removeCollisionObject(&ground);
+    }
+
+    void frame(int f)
+    {
         for (uint32_t i = 0; i < n; ++i) {
             w[i].decide(f > 0 && ctl[i]->onGround());
             ctl[i]->setWalkDirection(btVector3(w[i].dir[0], 0, w[i].dir[1]) * (SPEED * DT));
             if (w[i].jump && ctl[i]->canJump()) ctl[i]->jump();
             before[i] = ghosts[i]->getWorldTransform().getOrigin();
         }
-        double t0f = bench_now_ns();
+        double t0 = bench_now_ns();
         world.updateAabbs();
         world.computeOverlappingPairs();
         for (uint32_t i = 0; i < n; ++i) ctl[i]->updateAction(&world, DT);
-        double dt = bench_now_ns() - t0f;
-        total += dt;
-        per[f] = dt * 1e-3 / n;
+        rs.add_frame(bench_now_ns() - t0, n);
         for (uint32_t i = 0; i < n; ++i) {
             btVector3 p = ghosts[i]->getWorldTransform().getOrigin(), d = p - before[i];
             float xz = sqrtf(d.x() * d.x() + d.z() * d.z());
@@ -272,19 +302,13 @@ RunStats run_bullet(const kcc_level &L, uint32_t n, int frames, bool use_capsule
             }
         }
     }
-    for (auto &g : ghosts) world.removeCollisionObject(g.get());
-    world.removeCollisionObject(&ground);
-    rs.moves = (uint64_t)frames * n;
-    rs.us_median = bench_median(per.data(), per.size());
-    rs.us_mean = total * 1e-3 / (double)rs.moves;
-    return rs;
-}
+};
 
 double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
 
 struct LevelRow {
     char name[64];
-    double kcc_us[2], box_us[2], capsule_us[2];
+    double kcc_us[2], box_ratio[2], capsule_ratio[2];
 };
 
 } // namespace
@@ -330,17 +354,24 @@ int main(int argc, char **argv)
         printf("  %5s  %12s %8s  %13s %8s  %13s %8s  %8s %8s\n", "chars", "kcc us/move", "(mean)", "bullet box",
                "(mean)", "bullet capsule", "(mean)", "box/kcc", "caps/kcc");
         for (int c = 0; c < 2; ++c) {
-            RunStats k = run_kcc(bl.level, mesh, counts[c]);
-            double bms = 0.0;
+            /* lock-step: frame f of kcc, then of both Bullet variants, so machine load hits all alike */
             int bframes = counts[c] > 1 ? BULLET_MANY_FRAMES : FRAMES;
-            RunStats b = run_bullet(bl.level, counts[c], bframes, false, &bms);
-            RunStats bc = run_bullet(bl.level, counts[c], bframes, true, &bms);
-            row.kcc_us[c] = k.us_median;
-            row.box_us[c] = b.us_median;
-            row.capsule_us[c] = bc.us_median;
-            printf("  %5u  %12.3f %8.3f  %13.2f %8.2f  %13.2f %8.2f  %8.1f %8.1f\n", counts[c], k.us_median, k.us_mean,
-                   b.us_median, b.us_mean, bc.us_median, bc.us_mean, b.us_median / k.us_median,
-                   bc.us_median / k.us_median);
+            KccSim ks(bl.level, mesh, counts[c]);
+            BulletSim bb(bl.level, counts[c], false), bc(bl.level, counts[c], true);
+            for (int f = 0; f < FRAMES; ++f) {
+                ks.frame(f);
+                if (f < bframes) {
+                    bb.frame(f);
+                    bc.frame(f);
+                }
+            }
+            const RunStats &k = ks.rs, &b = bb.rs, &p = bc.rs;
+            double k_same = k.median(bframes); /* kcc over the frames Bullet ran, for the ratios */
+            row.kcc_us[c] = k.median();
+            row.box_ratio[c] = b.median() / k_same;
+            row.capsule_ratio[c] = p.median() / k_same;
+            printf("  %5u  %12.3f %8.3f  %13.2f %8.2f  %13.2f %8.2f  %8.1f %8.1f\n", counts[c], k.median(), k.mean(),
+                   b.median(), b.mean(), p.median(), p.mean(), row.box_ratio[c], row.capsule_ratio[c]);
             printf("         kcc: branch P2 %.2f%%  P4 %.2f%%  P1 %.2f%%  P0 %.2f%%; STUCK %llu (%.2f%%); on ground %.1f%%;"
                    " penetration violations %llu (any start %llu, spawned overlapping %llu); respawns %llu;"
                    " walked %.1f m/char\n",
@@ -350,10 +381,12 @@ int main(int argc, char **argv)
                    (unsigned long long)k.violations, (unsigned long long)k.violations_any,
                    (unsigned long long)k.start_overlap, (unsigned long long)k.respawns,
                    k.walked / counts[c]);
-            printf("         bullet (%d frames): box on ground %.1f%%, respawns %llu, walked %.1f m/char;"
-                   " capsule on ground %.1f%%, respawns %llu, walked %.1f m/char\n", bframes,
+            if (bframes < FRAMES)
+                printf("         kcc median over the first %d frames (Bullet's run): %.3f us/move\n", bframes, k_same);
+            printf("         bullet (%d frames, build %.1f ms): box on ground %.1f%%, respawns %llu, walked %.1f m/char;"
+                   " capsule on ground %.1f%%, respawns %llu, walked %.1f m/char\n", bframes, bb.build_ms,
                    pct(b.on_ground, b.moves), (unsigned long long)b.respawns, b.walked / counts[c],
-                   pct(bc.on_ground, bc.moves), (unsigned long long)bc.respawns, bc.walked / counts[c]);
+                   pct(p.on_ground, p.moves), (unsigned long long)p.respawns, p.walked / counts[c]);
             fflush(stdout);
         }
         rows.push_back(row);
@@ -366,8 +399,8 @@ int main(int argc, char **argv)
     for (const LevelRow &r : rows)
         for (int c = 0; c < 2; ++c) {
             if (r.kcc_us[c] > worst_us) { worst_us = r.kcc_us[c]; wl_us = r.name; }
-            if (r.box_us[c] / r.kcc_us[c] < worst_box) { worst_box = r.box_us[c] / r.kcc_us[c]; wl_box = r.name; }
-            if (r.capsule_us[c] / r.kcc_us[c] < worst_caps) { worst_caps = r.capsule_us[c] / r.kcc_us[c]; wl_caps = r.name; }
+            if (r.box_ratio[c] < worst_box) { worst_box = r.box_ratio[c]; wl_box = r.name; }
+            if (r.capsule_ratio[c] < worst_caps) { worst_caps = r.capsule_ratio[c]; wl_caps = r.name; }
         }
     const char *na = rows.empty() ? "n/a" : nullptr;
     printf("\nsummary (medians, worst level and character count):\n");
