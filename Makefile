@@ -118,7 +118,54 @@ bench: deps-bench lib
 	$(MAKE) --no-print-directory $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b $(LEVELS) || exit 1; done
 
-run: bench
+# The showcase: the viewer when a display is available, else the headless showcase and its picture.
+run: lib tools
+	$(BUILD)/kcc-demo --png $(BUILD)/showcase.png
+
+# ---------------------------------------------------------------- demo: kcc-demo, kcc-bsp2obj, levels
+# `make` also builds kcc-demo (GLFW viewer + headless showcase) and kcc-bsp2obj (Quake 3 BSP importer).
+# The test binary links the demo's window-free parts (importer, rasterizer, headless run); `make test`
+# also runs the headless showcase (demo-check). `make levels` fetches Debian's openarena-081-maps with
+# apt-get download (no root needed) and imports its maps into $(BUILD)/levels. `make run`: see README.
+DEPS_DEMO     = libglfw3-dev libgl-dev libpng-dev xvfb unzip
+DEMO_CORE     = demo/q3bsp.c demo/raster.c demo/app.c
+DEMO_HDR      = $(wildcard demo/*.h)
+DEMO_LEVELS   = $(BUILD)/levels
+.PHONY: tools levels demo-check deps-demo
+all: tools
+tools: $(BUILD)/kcc-demo $(BUILD)/kcc-bsp2obj
+deps: deps-demo
+deps-demo:
+	$(call apt_install,$(DEPS_DEMO))
+
+$(BUILD)/kcc-bsp2obj: demo/bsp2obj.c demo/q3bsp.c $(DEMO_HDR) $(BUILD)/libkcc.a
+	$(CC) $(CFLAGS_ALL) -Idemo demo/bsp2obj.c demo/q3bsp.c $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL)
+$(BUILD)/kcc-demo: demo/main.c demo/viewer.c $(DEMO_CORE) $(DEMO_HDR) $(BUILD)/libkcc.a
+	$(CC) $(CFLAGS_ALL) -Idemo demo/main.c demo/viewer.c $(DEMO_CORE) $(BUILD)/libkcc.a -o $@ \
+	  -lglfw -lGL -lpng $(LDLIBS_ALL)
+
+# The window-free demo code is tested inside the one test binary (test/test_demo.c).
+$(BUILD)/kcc_tests: $(DEMO_CORE:%.c=$(BUILD)/san/%.o)
+$(BUILD)/kcc_tests: LDLIBS += -lpng
+
+# Headless showcase with the real binary: must exit 0 and write a PNG (the unit tests check pixels).
+test: demo-check
+demo-check: $(BUILD)/kcc-demo
+	$(BUILD)/kcc-demo --headless --characters 12 --frames 900 --png $(BUILD)/demo-check.png
+	@sig=$$(od -An -tx1 -N8 $(BUILD)/demo-check.png | tr -d ' \n'); \
+	  [ "$$sig" = "89504e470d0a1a0a" ] && [ $$(wc -c <$(BUILD)/demo-check.png) -gt 20000 ] \
+	  || { echo "demo-check: $(BUILD)/demo-check.png is not a plausible picture"; exit 1; }
+
+levels: $(BUILD)/kcc-bsp2obj
+	@mkdir -p $(DEMO_LEVELS)/pkg
+	@cd $(DEMO_LEVELS)/pkg && { ls openarena-081-maps_*.deb >/dev/null 2>&1 || apt-get download openarena-081-maps; }
+	@rm -rf $(DEMO_LEVELS)/pkg/x $(DEMO_LEVELS)/pkg/maps
+	dpkg-deb -x $$(ls $(DEMO_LEVELS)/pkg/openarena-081-maps_*.deb | head -n 1) $(DEMO_LEVELS)/pkg/x
+	@for p in $$(find $(DEMO_LEVELS)/pkg/x -name '*.pk3' | sort); do \
+	  unzip -q -o $$p 'maps/*.bsp' -d $(DEMO_LEVELS)/pkg 2>/dev/null; done; true
+	@n=0; for b in $(DEMO_LEVELS)/pkg/maps/*.bsp; do m=$$(basename $$b .bsp); \
+	  $(BUILD)/kcc-bsp2obj --quiet $$b $(DEMO_LEVELS)/$$m.obj || exit 1; n=$$((n+1)); done; \
+	  echo "levels: $$n maps imported into $(DEMO_LEVELS) (OBJ + .spawns)"
 
 # ---------------------------------------------------------------- install
 install: lib
