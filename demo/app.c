@@ -166,7 +166,9 @@ uint32_t demo_find_starts(const demo_level *lv, const kcc_character_desc *desc, 
         float z = b0[2] + d.half_extents[2] + rng_unit(&rng) * (b1[2] - b0[2] - 2 * d.half_extents[2]);
         vec3 o = {x, b1[1] + 1.0f, z}, dir = {0.0f, -1.0f, 0.0f};
         kcc_ray_hit hit;
-        if (!kcc_mesh_raycast(lv->mesh, o, dir, b1[1] - b0[1] + 2.0f, &hit) || fabsf(hit.normal[1]) < 0.7f)
+        /* Walkable, and not the top of the level (the rim of an enclosing wall, a roof). */
+        if (!kcc_mesh_raycast(lv->mesh, o, dir, b1[1] - b0[1] + 2.0f, &hit) || fabsf(hit.normal[1]) < 0.7f ||
+            hit.point[1] > b1[1] - 1.0f)
             continue;
         float feet[3] = {x, hit.point[1] + 0.01f, z}, box[2][3];
         box_at_feet(&d, feet, 0.0f, box);
@@ -363,8 +365,9 @@ static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
         fprintf(stderr, "kcc-demo: out of memory\n");
         return 1;
     }
-    /* Arenas spread their wanderers from the spawn points; generated courses from random places. */
-    bool use_spawns = !lv->generated && lv->level.spawn_count > 0;
+    /* Wanderers start at the spawn points (the showcase has one in front of each feature), then at
+     * random places. */
+    bool use_spawns = lv->level.spawn_count > 0;
     uint32_t found = demo_find_starts(lv, &desc, n, o->seed, use_spawns, starts);
     if (found == 0) {
         fprintf(stderr, "kcc-demo: %s: no place to stand found\n", lv->name);
