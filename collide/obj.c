@@ -482,17 +482,19 @@ static bool face_vertex(obj_state *st, const char *t, const char *te, uint64_t l
     uint32_t vc = st->b.level.vertex_count;
     if (idx == 0)
         return fail(pe, line, KCC_ERR_PARSE, "face index 0 is invalid (indices start at 1)");
-    if (idx < 0) {
-        if (-idx > (int64_t)vc)
-            return fail(pe, line, KCC_ERR_PARSE,
-                        "face index -%llu is out of range (%lu vertices so far)",
-                        (unsigned long long)-idx, (unsigned long)vc);
+    if (idx < 0 && -idx <= (int64_t)vc) {
         *out = (uint32_t)((int64_t)vc + idx);
         return true;
     }
-    if (idx > (int64_t)st->b.max_vertices)
-        return fail(pe, line, KCC_ERR_PARSE, "face index %llu is out of range",
-                    (unsigned long long)idx);
+    if (idx < 0 || idx > (int64_t)st->b.max_vertices) {
+        char ex[32];
+        excerpt(t, ie, ex, sizeof(ex));   /* the digits as written (idx saturates) */
+        if (idx < 0)
+            return fail(pe, line, KCC_ERR_PARSE,
+                        "face index %s is out of range (%lu vertices so far)", ex,
+                        (unsigned long)vc);
+        return fail(pe, line, KCC_ERR_PARSE, "face index %s is out of range", ex);
+    }
     if ((uint64_t)idx > st->max_index) {
         st->max_index = (uint64_t)idx;
         st->max_index_line = line;

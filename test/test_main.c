@@ -29,6 +29,7 @@ int main(int argc, char **argv)
         cmocka_set_test_filter(argv[1]);
     static const group_fn groups[] = {
         test_group_base,
+        test_group_level,
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); ++i)
