@@ -30,6 +30,8 @@ int main(int argc, char **argv)
     static const group_fn groups[] = {
         test_group_base,
         test_group_level,
+        test_group_controller,
+        test_group_trace,
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); ++i)

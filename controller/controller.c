@@ -1,0 +1,607 @@
+/* controller.c: the kinematic box character: desc defaults and validation, init and retuning, and the
+ * per-frame move (the published p0 -> p1 -> p2 / p3 -> p4 scheme made robust with swept boxes).
+ * Owns no memory: a character is a caller-owned struct; a move never allocates. */
+#include <math.h>
+#include <string.h>
+#include <cglm/cglm.h>
+
+#include "controller_internal.h"
+
+#define KCC_PI 3.14159265358979323846
+
+kcc_character_desc kcc_character_default_desc(void)
+{
+    kcc_character_desc d;
+    memset(&d, 0, sizeof(d));
+    d.half_extents[0] = 0.3f;
+    d.half_extents[1] = 0.9f;
+    d.half_extents[2] = 0.3f;
+    d.step_height = 0.35f;
+    d.max_slope_deg = 45.0f;
+    d.up_axis = 1;
+    d.skin_width = 0.002f;
+    d.ground_snap = 0.35f;
+    d.max_push_out = 0.2f;
+    return d;
+}
+
+kcc_status kcc_character_desc_validate(const kcc_character_desc *d)
+{
+    if (!d)
+        return KCC_ERR_NULL_ARGUMENT;
+    const float f[] = {d->half_extents[0], d->half_extents[1], d->half_extents[2], d->step_height,
+                       d->max_slope_deg, d->skin_width, d->ground_snap, d->max_push_out};
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); ++i)
+        if (!isfinite(f[i]))
+            return KCC_ERR_NON_FINITE;
+    if (d->up_axis != 1 && d->up_axis != 2)
+        return KCC_ERR_BAD_DESC;
+    for (int i = 0; i < 3; ++i)
+        if (!(d->half_extents[i] >= 0.01f && d->half_extents[i] <= 100.0f))
+            return KCC_ERR_BAD_DESC;
+    const float half_height = d->half_extents[d->up_axis == 2 ? 2 : 1];
+    if (!(d->step_height >= 0.0f && d->step_height <= 1.8f * half_height))
+        return KCC_ERR_BAD_DESC;
+    if (!(d->max_slope_deg >= 0.0f && d->max_slope_deg <= 89.0f))
+        return KCC_ERR_BAD_DESC;
+    if (!(d->skin_width >= 0.0001f && d->skin_width <= 0.05f))
+        return KCC_ERR_BAD_DESC;
+    if (!(d->ground_snap >= 0.0f && d->ground_snap <= 10.0f))
+        return KCC_ERR_BAD_DESC;
+    if (!(d->max_push_out > 0.0f && d->max_push_out <= 10.0f))
+        return KCC_ERR_BAD_DESC;
+    return KCC_OK;
+}
+
+static void apply_desc(kcc_character *ch, const kcc_character_desc *d)
+{
+    ch->desc = *d;
+    /* cos() in double, rounded once: the same float on every compiler and optimisation level. */
+    double c = cos((double)d->max_slope_deg * (KCC_PI / 180.0));
+    ch->cos_max_slope = (float)c;
+}
+
+kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center)
+{
+    if (!ch || !center)
+        return KCC_ERR_NULL_ARGUMENT;
+    kcc_character_desc d = desc ? *desc : kcc_character_default_desc();
+    kcc_status st = kcc_character_desc_validate(&d);
+    if (st != KCC_OK)
+        return st;
+    if (!isfinite(center[0]) || !isfinite(center[1]) || !isfinite(center[2]))
+        return KCC_ERR_NON_FINITE;
+    memset(ch, 0, sizeof(*ch));
+    apply_desc(ch, &d);
+    glm_vec3_copy((float *)center, ch->position);
+    ch->ground_normal[kcc_up_index(ch)] = 1.0f;
+    return KCC_OK;
+}
+
+kcc_status kcc_character_set_desc(kcc_character *ch, const kcc_character_desc *desc)
+{
+    if (!ch)
+        return KCC_ERR_NULL_ARGUMENT;
+    return kcc_character_set_desc_checked(ch, desc, ch->mesh);
+}
+
+kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character_desc *desc,
+                                          const kcc_mesh *mesh)
+{
+    if (!ch || !desc)
+        return KCC_ERR_NULL_ARGUMENT;
+    kcc_status st = kcc_character_desc_validate(desc);
+    if (st != KCC_OK)
+        return st;
+    /* Keep the feet where they are (on the new up axis, if it changes). */
+    kcc_character next = *ch;
+    int u_old = kcc_up_index(ch);
+    float feet = ch->position[u_old] - ch->desc.half_extents[u_old];
+    apply_desc(&next, desc);
+    int u = kcc_up_index(&next);
+    if (u == u_old)
+        next.position[u] = feet + next.desc.half_extents[u];
+    if (mesh) {
+        bool grows = false;
+        for (int i = 0; i < 3; ++i)
+            grows |= desc->half_extents[i] > ch->desc.half_extents[i];
+        vec3 box[2];
+        kcc_box_at(&next, next.position, box);
+        if (grows && kcc_mesh_overlap_aabb(mesh, (const vec3 *)box, NULL, 0) > 0)
+            return KCC_ERR_OVERLAP;
+    }
+    if (u != u_old) {
+        next.on_ground = false;
+        glm_vec3_zero(next.ground_normal);
+        next.ground_normal[u] = 1.0f;
+    }
+    *ch = next;
+    return KCC_OK;
+}
+
+void kcc_character_box(const kcc_character *ch, vec3 out[2])
+{
+    if (ch && out)
+        kcc_box_at(ch, ch->position, out);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * The move. Terms follow the published scheme: p0 start, p1 moved by the displacement, p2 settled on
+ * the ground, p3 slid along the averaged contact normal, p4 settled again; fall back to p1, then p0.
+ * What differs (see docs/controller.md): every motion is a swept box, so nothing tunnels; walking
+ * sweeps only the part of the box above step height, so low ledges are left to the ground probe;
+ * steep ground is a wall for walking and a slide for gravity; the slide starts at the first contact
+ * and clips against up to four planes. */
+
+typedef struct move_ctx {
+    kcc_character *ch;
+    const kcc_local *L;
+    int   u;
+    bool  walking;      /* on walkable ground and not moving up: horizontal moves, step-up, snap */
+    float skin;
+    uint32_t flags;
+    vec3  wall_normal;
+    bool  steep;        /* slid along steep ground in the air */
+    vec3  steep_normal;
+    uint32_t steep_triangle;
+} move_ctx;
+
+/* The box that sweeps: in walking mode only the part above step height (lower obstacles are steps,
+ * handled by the ground probe); otherwise the whole box. */
+static void sweep_box(const move_ctx *m, const vec3 pos, bool upper, vec3 out[2])
+{
+    kcc_box_at(m->ch, pos, out);
+    if (upper)
+        out[0][m->u] += fminf(m->ch->desc.step_height, out[1][m->u] - out[0][m->u] - m->skin);
+}
+
+/* A contact normal as the move should see it. Walking: steep ground and ceilings are walls (they
+ * block, they neither lift nor press down). In the air: a steep surface stays as it is for the
+ * vertical part of the motion (gravity slides down it) - see clip(). */
+static void adjust_normal(const move_ctx *m, const vec3 n, vec3 out)
+{
+    const int u = m->u;
+    glm_vec3_copy((float *)n, out);
+    bool walkable = n[u] >= m->ch->cos_max_slope;
+    if (m->walking && !walkable) {
+        out[u] = 0.0f;
+        float len = glm_vec3_norm(out);
+        if (len > 1e-6f)
+            glm_vec3_scale(out, 1.0f / len, out);
+        else
+            glm_vec3_copy((float *)n, out);
+    }
+}
+
+/* v with its component into the plane n removed. A steep slope met in the air takes horizontal
+ * input as a wall would (no climbing it by walking into it) and lets the vertical part slide. */
+static void clip(const move_ctx *m, const vec3 v, const vec3 n, vec3 out)
+{
+    const int u = m->u;
+    float vn = glm_vec3_dot((float *)v, (float *)n);
+    if (vn >= 0.0f) {
+        glm_vec3_copy((float *)v, out);
+        return;
+    }
+    bool steep_floor = n[u] > 1e-4f && n[u] < m->ch->cos_max_slope;
+    if (!m->walking && steep_floor) {
+        vec3 vh, nh, vv = {0.0f, 0.0f, 0.0f};
+        glm_vec3_copy((float *)v, vh);
+        vh[u] = 0.0f;
+        vv[u] = v[u];
+        glm_vec3_copy((float *)n, nh);
+        nh[u] = 0.0f;
+        glm_vec3_normalize(nh);
+        float d = glm_vec3_dot(vh, nh);
+        if (d < 0.0f)
+            glm_vec3_muladds(nh, -d, vh);
+        d = glm_vec3_dot(vv, (float *)n);
+        if (d < 0.0f)
+            glm_vec3_muladds((float *)n, -d, vv);
+        glm_vec3_add(vh, vv, out);
+        /* What is left must not go into the plane (tiny residue from the split). */
+        d = glm_vec3_dot(out, (float *)n);
+        if (d < 0.0f)
+            glm_vec3_muladds((float *)n, -d, out);
+        return;
+    }
+    glm_vec3_copy((float *)v, out);
+    glm_vec3_muladds((float *)n, -vn, out);
+}
+
+/* The averaged normal of the triangles touched first (near-parallel normals counted once, so a wall
+ * of many small triangles weighs what one triangle does). False when they cancel out. */
+static bool averaged_normal(move_ctx *m, const kcc_contacts *c, vec3 out)
+{
+    vec3 uniq[KCC_MAX_CONTACTS];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->count; ++i) {
+        vec3 a;
+        adjust_normal(m, c->normal[i], a);
+        bool dup = false;
+        for (uint32_t j = 0; j < n && !dup; ++j)
+            dup = glm_vec3_dot(a, uniq[j]) > 0.999f;
+        if (!dup)
+            glm_vec3_copy(a, uniq[n++]);
+        /* what was hit, for the result: a ceiling in the air, a wall (or a steep slope or a
+         * ceiling met while walking), or steep ground slid along in the air (no flag) */
+        float nu = c->normal[i][m->u];
+        if (nu >= m->ch->cos_max_slope)
+            continue;
+        if (!m->walking && nu > 0.01f) {
+            m->steep = true;
+            glm_vec3_copy((float *)c->normal[i], m->steep_normal);
+            m->steep_triangle = c->triangle[i];
+            continue;
+        }
+        m->flags |= (!m->walking && nu < -0.1f) ? KCC_MOVE_HIT_CEILING : KCC_MOVE_HIT_WALL;
+        glm_vec3_copy((float *)c->normal[i], m->wall_normal);
+    }
+    glm_vec3_zero(out);
+    for (uint32_t j = 0; j < n; ++j)
+        glm_vec3_add(out, uniq[j], out);
+    float len = glm_vec3_norm(out);
+    if (!(len > 1e-4f))
+        return false;
+    glm_vec3_scale(out, 1.0f / len, out);
+    return true;
+}
+
+/* Advances pos along v to the first contact, stopping a skin short of it (measured along the
+ * contact normal). The sweep looks a skin further than v so that a move ending just short of a
+ * surface still keeps its distance. Returns the fraction of v travelled; c holds the contacts
+ * (count 0: none within reach). */
+static float advance(move_ctx *m, vec3 pos, const vec3 v, bool upper, kcc_contacts *c)
+{
+    vec3 box[2];
+    sweep_box(m, pos, upper, box);
+    c->count = 0;
+    float len = glm_vec3_norm((float *)v);
+    if (!(len > 1e-7f))
+        return 1.0f;
+    vec3 ext;
+    float reach = len + m->skin;
+    glm_vec3_scale((float *)v, reach / len, ext);
+    /* contacts within 0.1 mm of the first count as simultaneous */
+    if (!kcc_local_sweep(m->L, (const vec3 *)box, ext, 1e-4f / reach, c)) {
+        glm_vec3_add(pos, (float *)v, pos);
+        return 1.0f;
+    }
+    float closing = 0.0f; /* cosine between v and the most opposing contact normal */
+    for (uint32_t i = 0; i < c->count; ++i)
+        closing = fmaxf(closing, -glm_vec3_dot((float *)v, c->normal[i]) / len);
+    float travel = c->t * reach;
+    if (closing > 0.0f)
+        travel -= m->skin / closing;
+    if (travel >= len) { /* the surface stays more than a skin away: no contact this move */
+        c->count = 0;
+        glm_vec3_add(pos, (float *)v, pos);
+        return 1.0f;
+    }
+    float t = fmaxf(0.0f, travel / len);
+    glm_vec3_muladds((float *)v, t, pos);
+    return t;
+}
+
+/* Quake-style clipping of v against every plane met so far: one plane, two (slide along their
+ * crease), three (stop). */
+static void clip_planes(const move_ctx *m, const vec3 v_in, const vec3 *planes, uint32_t np, vec3 out)
+{
+    for (uint32_t i = 0; i < np; ++i) {
+        if (glm_vec3_dot((float *)v_in, (float *)planes[i]) >= 0.0f)
+            continue;
+        vec3 v;
+        clip(m, v_in, planes[i], v);
+        for (uint32_t j = 0; j < np; ++j) {
+            if (j == i || glm_vec3_dot(v, (float *)planes[j]) >= -1e-7f)
+                continue;
+            /* into a second plane: slide along the crease of the two */
+            vec3 dir;
+            glm_vec3_cross((float *)planes[i], (float *)planes[j], dir);
+            float dl = glm_vec3_norm(dir);
+            if (dl < 1e-6f) { /* parallel planes facing each other */
+                glm_vec3_zero(out);
+                return;
+            }
+            glm_vec3_scale(dir, 1.0f / dl, dir);
+            glm_vec3_scale(dir, glm_vec3_dot(dir, (float *)v_in), v);
+            for (uint32_t k = 0; k < np; ++k)
+                if (k != i && k != j && glm_vec3_dot(v, (float *)planes[k]) < -1e-7f) {
+                    glm_vec3_zero(out); /* a third plane: wedged */
+                    return;
+                }
+            break;
+        }
+        glm_vec3_copy(v, out);
+        return;
+    }
+    glm_vec3_copy((float *)v_in, out);
+}
+
+/* The slide (p3): from the first contact, the rest of the motion along the tangent of the averaged
+ * normal, then up to three more sweeps clipping against every plane met. */
+static void slide(move_ctx *m, vec3 pos, const vec3 remaining, bool upper, const kcc_contacts *first)
+{
+    vec3 planes[5];
+    uint32_t np = 0;
+    vec3 v;
+    if (!averaged_normal(m, first, planes[np])) {
+        m->flags |= KCC_MOVE_HIT_WALL;
+        return;
+    }
+    np++;
+    clip_planes(m, remaining, (const vec3 *)planes, np, v);
+    for (int iter = 0; iter < 4; ++iter) {
+        if (glm_vec3_norm2(v) < 1e-14f)
+            return;
+        kcc_contacts c;
+        float t = advance(m, pos, v, upper, &c);
+        if (c.count == 0)
+            return;
+        vec3 rest;
+        glm_vec3_scale(v, 1.0f - t, rest);
+        if (np < 5 && averaged_normal(m, &c, planes[np]))
+            np++;
+        clip_planes(m, rest, (const vec3 *)planes, np, v);
+    }
+}
+
+static bool overlaps_at(const move_ctx *m, const vec3 pos)
+{
+    vec3 box[2];
+    kcc_box_at(m->ch, pos, box);
+    /* touching within half a skin (or the documented tolerance) is not overlapping */
+    float s = fminf(0.5f * m->skin, KCC_PENETRATION_TOLERANCE);
+    for (int i = 0; i < 3; ++i) {
+        box[0][i] += s;
+        box[1][i] -= s;
+    }
+    return kcc_local_overlaps(m->L, (const vec3 *)box);
+}
+
+/* Settles pos onto the ground (p2 / p4). Walking: lift by step height, look down ground_snap; in the
+ * air: look a little below the feet. Falls with the displacement's vertical part where a walking
+ * character finds no ground. False when the box cannot rest here (it would overlap). */
+static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
+{
+    const kcc_character *ch = m->ch;
+    const int u = m->u;
+    const float feet = pos[u] - ch->desc.half_extents[u];
+    const float probe = 2.0f * m->skin + 1e-3f;
+    g->found = g->walkable = false;
+    if (m->walking) {
+        float reach = fmaxf(ch->desc.ground_snap, ch->desc.step_height) + m->skin;
+        kcc_ground_probe(ch, m->L, pos, ch->desc.step_height + m->skin, reach, g);
+        if (g->found && (g->blocked || (!g->walkable && g->height > feet + m->skin)))
+            return false;
+        if (g->found && g->walkable) {
+            pos[u] = g->height + m->skin + ch->desc.half_extents[u];
+            return !overlaps_at(m, pos);
+        }
+        /* Walked off the ground (or onto steep ground): fall this frame. */
+        if (dv < 0.0f) {
+            move_ctx air = *m;
+            air.walking = false;
+            vec3 fall = {0.0f, 0.0f, 0.0f};
+            fall[u] = dv;
+            kcc_contacts c;
+            float t = advance(&air, pos, fall, false, &c);
+            if (c.count > 0) {
+                vec3 rest;
+                glm_vec3_scale(fall, 1.0f - t, rest);
+                slide(&air, pos, rest, false, &c);
+            }
+            m->flags |= air.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING);
+        }
+        kcc_ground_probe(ch, m->L, pos, 0.0f, probe, g);
+        g->walkable = g->walkable && !g->blocked;
+        if (g->found && g->walkable)
+            pos[u] = g->height + m->skin + ch->desc.half_extents[u];
+        return !overlaps_at(m, pos);
+    }
+    if (dv > 0.0f)
+        return !overlaps_at(m, pos); /* moving up: not landing this frame */
+    kcc_ground_probe(ch, m->L, pos, 0.0f, probe, g);
+    g->walkable = g->walkable && !g->blocked;
+    if (g->found && g->walkable && g->height <= feet)
+        pos[u] = g->height + m->skin + ch->desc.half_extents[u];
+    return !overlaps_at(m, pos);
+}
+
+static bool vec3_finite(const vec3 v)
+{
+    return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+}
+
+void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
+                        kcc_move_result *result)
+{
+    kcc_move_result r;
+    memset(&r, 0, sizeof(r));
+    r.branch = KCC_BRANCH_P0;
+    if (!ch || !mesh) {
+        if (result) {
+            r.flags = KCC_MOVE_BAD_INPUT;
+            *result = r;
+        }
+        return;
+    }
+    kcc_local L; /* ~15 KB of stack: the neighbourhood's triangles */
+    move_ctx m;
+    memset(&m, 0, sizeof(m));
+    m.ch = ch;
+    m.L = &L;
+    m.u = kcc_up_index(ch);
+    m.skin = ch->desc.skin_width;
+    const int u = m.u;
+    const float *he = ch->desc.half_extents;
+    ch->mesh = mesh;
+
+    vec3 d = {0.0f, 0.0f, 0.0f};
+    if (displacement && vec3_finite(displacement))
+        glm_vec3_copy((float *)displacement, d);
+    else
+        m.flags |= KCC_MOVE_BAD_INPUT;
+    if (!vec3_finite(ch->position)) { /* a corrupted character: nothing sensible to do */
+        m.flags |= KCC_MOVE_BAD_INPUT;
+        r.flags = m.flags;
+        if (result)
+            *result = r;
+        return;
+    }
+
+    vec3 p0;
+    glm_vec3_copy(ch->position, p0);
+    const bool was_ground = ch->on_ground;
+    const float dv = d[u];
+    const float snap = fmaxf(ch->desc.ground_snap, ch->desc.step_height);
+
+    /* One tree query for the whole move. */
+    {
+        float reach = glm_vec3_norm(d) + m.skin + ch->desc.max_push_out + 0.01f;
+        vec3 region[2];
+        kcc_box_at(ch, p0, region);
+        for (int i = 0; i < 3; ++i) {
+            region[0][i] -= reach;
+            region[1][i] += reach;
+        }
+        region[1][u] += ch->desc.step_height + m.skin;
+        region[0][u] -= snap + m.skin;
+        kcc_local_gather(&L, mesh, (const vec3 *)region);
+        if (L.overflow)
+            r.flags |= KCC_MOVE_CONTACT_CAP;
+    }
+
+    /* Start state: a box overlapping the level is pushed out, at most max_push_out per move. */
+    if (overlaps_at(&m, p0)) {
+        vec3 box[2], push;
+        kcc_box_at(ch, p0, box);
+        if (kcc_local_penetration(&L, (const vec3 *)box, push)) {
+            float len = glm_vec3_norm(push);
+            if (len > 0.0f) {
+                float want = len + m.skin;
+                float go = fminf(want, ch->desc.max_push_out);
+                glm_vec3_muladds(push, go / len, p0);
+                m.flags |= KCC_MOVE_PUSHED_OUT;
+            }
+        }
+    }
+
+    m.walking = was_ground && dv <= 0.0f;
+    vec3 move;
+    glm_vec3_copy(d, move);
+    if (m.walking)
+        move[u] = 0.0f; /* gravity on walkable ground only presses the feet down */
+    bool upper = m.walking && ch->desc.step_height > 0.0f;
+
+    /* p1: the displacement, swept. */
+    vec3 p1;
+    glm_vec3_copy(p0, p1);
+    kcc_contacts c1;
+    float t1 = advance(&m, p1, move, upper, &c1);
+
+    kcc_ground g;
+    memset(&g, 0, sizeof(g));
+    vec3 fin;
+    bool done = false;
+    if (c1.count == 0) {
+        /* p2: settle; done unless the box at p2 overlaps. */
+        glm_vec3_copy(p1, fin);
+        if (settle(&m, fin, dv, &g)) {
+            r.branch = KCC_BRANCH_P2;
+            done = true;
+        } else if (upper) {
+            /* The step-up failed (low ceiling, steep ground, too-high ledge under the box): the
+             * obstacle is a wall; sweep again with the whole box. */
+            upper = false;
+            glm_vec3_copy(p0, p1);
+            t1 = advance(&m, p1, move, false, &c1);
+        }
+    }
+    if (!done && c1.count > 0) {
+        /* p3: slide from the contact along the averaged normal; p4: settle. */
+        vec3 rest;
+        glm_vec3_scale(move, 1.0f - t1, rest);
+        glm_vec3_copy(p1, fin);
+        slide(&m, fin, rest, upper, &c1);
+        if (settle(&m, fin, dv, &g)) {
+            r.branch = KCC_BRANCH_P4;
+            m.flags |= KCC_MOVE_SLID;
+            done = true;
+        }
+    }
+    if (!done) {
+        memset(&g, 0, sizeof(g));
+        if (!overlaps_at(&m, p1)) {
+            glm_vec3_copy(p1, fin);
+            r.branch = KCC_BRANCH_P1;
+        } else {
+            glm_vec3_copy(p0, fin);
+            r.branch = KCC_BRANCH_P0;
+        }
+        /* still report what is under the box */
+        kcc_ground_probe(ch, &L, fin, 0.0f, 2.0f * m.skin + 1e-3f, &g);
+        g.walkable = g.walkable && !g.blocked && g.height <= fin[u] - he[u];
+    }
+
+    /* Result and state. */
+    const float feet0 = p0[u] - he[u];
+    const float feet1 = fin[u] - he[u];
+    ch->on_ground = g.found && g.walkable;
+    if (ch->on_ground) {
+        m.flags |= KCC_MOVE_ON_GROUND;
+        if (!was_ground)
+            m.flags |= KCC_MOVE_LANDED;
+        glm_vec3_copy(g.normal, ch->ground_normal);
+        ch->ground_height = g.height;
+        ch->ground_triangle = g.triangle;
+        glm_vec3_copy(g.normal, r.ground_normal);
+        r.ground_height = g.height;
+        r.ground_triangle = g.triangle;
+        r.ground_rays = g.rays;
+        if (was_ground) {
+            /* a rise beyond what the old ground plane explains is a step */
+            const float *n = ch->ground_normal;
+            float slope_rise = 0.0f;
+            if (n[u] > 1e-3f) {
+                vec3 mh;
+                glm_vec3_sub(fin, p0, mh);
+                mh[u] = 0.0f;
+                slope_rise = fmaxf(0.0f, -glm_vec3_dot(mh, (float *)n) / n[u]);
+            }
+            float rise = feet1 - feet0;
+            if (rise > slope_rise + 0.02f) {
+                m.flags |= KCC_MOVE_STEPPED_UP;
+                r.step_up = rise;
+            } else if (rise < -0.02f && m.walking) {
+                m.flags |= KCC_MOVE_SNAPPED_DOWN;
+            }
+        }
+    } else if (g.found && !g.walkable && g.height >= feet1 - 4.0f * m.skin) {
+        m.flags |= KCC_MOVE_ON_STEEP;
+        glm_vec3_copy(g.normal, r.ground_normal);
+        r.ground_height = g.height;
+        r.ground_triangle = g.triangle;
+    } else if (m.steep) {
+        m.flags |= KCC_MOVE_ON_STEEP;
+        glm_vec3_copy(m.steep_normal, r.ground_normal);
+        r.ground_height = feet1;
+        r.ground_triangle = m.steep_triangle;
+    }
+    glm_vec3_sub(fin, ch->position, r.moved);
+    glm_vec3_copy(fin, ch->position);
+    glm_vec3_copy(m.wall_normal, r.wall_normal);
+    {
+        vec3 want, got;
+        glm_vec3_copy(move, want);
+        want[u] = 0.0f;
+        glm_vec3_sub(fin, p0, got);
+        got[u] = 0.0f;
+        float wl = glm_vec3_norm(want);
+        if (wl > 1e-5f && glm_vec3_norm(got) < 0.01f * wl + 1e-5f)
+            m.flags |= KCC_MOVE_STUCK;
+    }
+    r.flags |= m.flags;
+    if (result)
+        *result = r;
+}

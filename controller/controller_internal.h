@@ -1,0 +1,94 @@
+/* controller_internal.h: the controller's private parts shared by its .c files and tests: the local
+ * triangle cache (one tree query per move, then every probe runs on a short list) and the geometry
+ * helpers in the character's up-axis frame. Never installed. */
+#ifndef KCC_CONTROLLER_INTERNAL_H
+#define KCC_CONTROLLER_INTERNAL_H
+
+#include "kcc_controller.h"
+
+/* Triangles gathered per move. Real arena levels put 10-80 triangles in a character's neighbourhood;
+ * a denser spot overflows the cache and every probe then queries the tree directly (same answers). */
+#define KCC_LOCAL_MAX 192u
+
+typedef struct kcc_local_tri {
+    vec3     v[3];
+    vec3     lo, hi;       /* bounds, m */
+    vec3     n;            /* unit normal as wound */
+    uint32_t index;        /* input triangle index */
+} kcc_local_tri;
+
+typedef struct kcc_local {
+    const kcc_mesh *mesh;
+    uint32_t        count;
+    bool            overflow;  /* more triangles than KCC_LOCAL_MAX: query the mesh directly */
+    kcc_local_tri   tris[KCC_LOCAL_MAX];
+} kcc_local;
+
+/* Collects the non-degenerate triangles whose bounds overlap region. */
+void kcc_local_gather(kcc_local *L, const kcc_mesh *mesh, const vec3 region[2]);
+
+/* Closest hit along origin + t dir, 0 <= t <= max_t (either face). */
+bool kcc_local_raycast(const kcc_local *L, const vec3 origin, const vec3 dir, float max_t,
+                       kcc_ray_hit *out);
+
+/* True when box overlaps any triangle (exact). */
+bool kcc_local_overlaps(const kcc_local *L, const vec3 box[2]);
+
+/* The contacts of a swept box: the first time of contact and the normals (facing the box) of every
+ * triangle touched within `t_slop` of it. */
+#define KCC_MAX_CONTACTS 8u
+typedef struct kcc_contacts {
+    float    t;                         /* fraction of delta */
+    uint32_t count;
+    vec3     normal[KCC_MAX_CONTACTS];
+    uint32_t triangle[KCC_MAX_CONTACTS];
+    bool     start_overlap;             /* the earliest contact overlapped at t = 0 */
+} kcc_contacts;
+bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
+                     kcc_contacts *out);
+
+/* Least-penetration push of box out of the triangles it overlaps, accumulated as planes; returns
+ * false when box overlaps nothing. out_push is the translation (m) that frees it, before any cap. */
+bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], vec3 out_push);
+
+/* ---- helpers in the character's up-axis frame, and the ground probe ---- */
+static inline int kcc_up_index(const kcc_character *ch) { return ch->desc.up_axis == 2 ? 2 : 1; }
+/* The two horizontal axes: x and z for +Y up, x and y for +Z up. */
+static inline int kcc_side_index(const kcc_character *ch, int k)
+{
+    return k == 0 ? 0 : (ch->desc.up_axis == 2 ? 1 : 2);
+}
+
+static inline void kcc_box_at(const kcc_character *ch, const vec3 pos, vec3 out[2])
+{
+    for (int i = 0; i < 3; ++i) {
+        out[0][i] = pos[i] - ch->desc.half_extents[i];
+        out[1][i] = pos[i] + ch->desc.half_extents[i];
+    }
+}
+
+/* n flipped, if needed, so that it faces up (either face of a triangle can be stood on). */
+static inline void kcc_facing_up(const kcc_character *ch, const vec3 n, vec3 out)
+{
+    float s = n[kcc_up_index(ch)] < 0.0f ? -1.0f : 1.0f;
+    for (int i = 0; i < 3; ++i)
+        out[i] = n[i] * s;
+}
+
+typedef struct kcc_ground {
+    bool     found;     /* something under the box within reach */
+    bool     walkable;  /* ... and it is ground (under the slope limit, or a flat resting edge) */
+    bool     blocked;   /* the lifted box overlaps something it cannot leave by going down */
+    float    height;    /* m along up: where the box bottom touches it */
+    float    lift;      /* m the probe could lift the box before a ceiling */
+    vec3     normal;    /* unit, facing up */
+    uint32_t triangle;
+    uint32_t rays;      /* bit i: edge ray i found walkable ground */
+} kcc_ground;
+
+/* Probes under the box centred at pos: lifts it by up to `lift`, then looks down to `reach` below
+ * the feet (rays down the four vertical edges plus a box sweep). */
+void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
+                      float reach, kcc_ground *out);
+
+#endif

@@ -1,0 +1,103 @@
+/* ground.c: the ground probe of the published scheme: four rays down the box's vertical edges from
+ * step height above the feet to below them, the highest walkable hit is the ground; plus a box sweep
+ * over the same range that catches support the rays miss (beams, pillar tops, ridges) and tells
+ * whether the box can rest there at all. Reads the local cache only; never moves the character. */
+#include <math.h>
+#include <cglm/cglm.h>
+
+#include "controller_internal.h"
+
+void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
+                      float reach, kcc_ground *out)
+{
+    const int u = kcc_up_index(ch), h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
+    const float *he = ch->desc.half_extents;
+    const float skin = ch->desc.skin_width;
+    const float feet = pos[u] - he[u];
+    out->found = out->walkable = out->blocked = false;
+    out->rays = 0;
+    out->lift = 0.0f;
+
+    /* Lift by up to `lift` (step height when walking), stopped a skin short of any ceiling. */
+    vec3 box[2];
+    kcc_box_at(ch, pos, box);
+    float lifted = 0.0f;
+    if (lift > 0.0f) {
+        vec3 up = {0.0f, 0.0f, 0.0f};
+        up[u] = lift;
+        kcc_contacts c;
+        if (!kcc_local_sweep(L, (const vec3 *)box, up, 0.0f, &c))
+            lifted = lift;
+        else if (!c.start_overlap)
+            lifted = fmaxf(0.0f, c.t * lift - skin);
+        box[0][u] += lifted;
+        box[1][u] += lifted;
+    }
+    out->lift = lifted;
+    const float top = feet + lifted;
+    const float len = lifted + reach;
+    if (!(len > 0.0f))
+        return;
+
+    /* The four edge rays: highest walkable hit. */
+    vec3 down = {0.0f, 0.0f, 0.0f};
+    down[u] = -1.0f;
+    bool ray_ok = false;
+    float ray_h = -INFINITY;
+    vec3 ray_n = {0.0f, 0.0f, 0.0f};
+    uint32_t ray_tri = 0;
+    for (int i = 0; i < 4; ++i) {
+        vec3 o;
+        o[u] = top;
+        o[h0] = pos[h0] + ((i & 1) ? he[h0] : -he[h0]);
+        o[h1] = pos[h1] + ((i & 2) ? he[h1] : -he[h1]);
+        kcc_ray_hit hit;
+        if (!kcc_local_raycast(L, o, down, len, &hit))
+            continue;
+        vec3 n;
+        kcc_facing_up(ch, hit.normal, n);
+        if (n[u] < ch->cos_max_slope)
+            continue;
+        out->rays |= 1u << i;
+        float h = top - hit.t;
+        if (!ray_ok || h > ray_h || (h == ray_h && n[u] > ray_n[u])) {
+            ray_ok = true;
+            ray_h = h;
+            glm_vec3_copy(n, ray_n);
+            ray_tri = hit.triangle;
+        }
+    }
+
+    /* The whole box swept down over the same range: the first thing it would rest on. */
+    vec3 sweep = {0.0f, 0.0f, 0.0f};
+    sweep[u] = -len;
+    kcc_contacts c;
+    if (!kcc_local_sweep(L, (const vec3 *)box, sweep, 1e-6f, &c)) {
+        if (!ray_ok)
+            return;
+        /* Rays on the box boundary hit but the sweep grazed past: trust the rays. */
+        out->found = out->walkable = true;
+        out->height = ray_h;
+        glm_vec3_copy(ray_n, out->normal);
+        out->triangle = ray_tri;
+        return;
+    }
+    out->found = true;
+    out->blocked = c.start_overlap;
+    out->height = top - c.t * len;
+    /* The most up-facing contact decides: a box face resting on an edge counts as flat support. */
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < c.count; ++i)
+        if (c.normal[i][u] > c.normal[best][u])
+            best = i;
+    const float eps = 0.5f * skin;
+    if (ray_ok && ray_h >= out->height - eps) {
+        out->walkable = true;
+        glm_vec3_copy(ray_n, out->normal);
+        out->triangle = ray_tri;
+    } else {
+        out->walkable = c.normal[best][u] >= ch->cos_max_slope;
+        glm_vec3_copy(c.normal[best], out->normal);
+        out->triangle = c.triangle[best];
+    }
+}

@@ -1,0 +1,274 @@
+/* query.c: the controller's local triangle cache: one bounds query on the tree per move gathers the
+ * triangles near the character, then rays, overlaps and sweeps run on that short list with a bounds
+ * test first. When the neighbourhood overflows the cache, each probe queries the tree instead. */
+#include <math.h>
+#include <string.h>
+#include <cglm/cglm.h>
+
+#include "controller_internal.h"
+
+static bool tri_setup(kcc_local_tri *t, const vec3 v[3], uint32_t index)
+{
+    vec3 e1, e2, n;
+    glm_vec3_sub((float *)v[1], (float *)v[0], e1);
+    glm_vec3_sub((float *)v[2], (float *)v[0], e2);
+    glm_vec3_cross(e1, e2, n);
+    float len = sqrtf(glm_vec3_dot(n, n));
+    if (!(len > 0.0f) || !isfinite(len))
+        return false; /* degenerate: never part of any answer */
+    for (int i = 0; i < 3; ++i) {
+        glm_vec3_copy((float *)v[i], t->v[i]);
+        t->lo[i] = fminf(v[0][i], fminf(v[1][i], v[2][i]));
+        t->hi[i] = fmaxf(v[0][i], fmaxf(v[1][i], v[2][i]));
+        t->n[i] = n[i] / len;
+    }
+    t->index = index;
+    return true;
+}
+
+void kcc_local_gather(kcc_local *L, const kcc_mesh *mesh, const vec3 region[2])
+{
+    uint32_t ids[KCC_LOCAL_MAX];
+    L->mesh = mesh;
+    L->count = 0;
+    uint32_t total = kcc_mesh_query_bounds(mesh, region, ids, KCC_LOCAL_MAX);
+    L->overflow = total > KCC_LOCAL_MAX;
+    if (L->overflow)
+        return;
+    for (uint32_t i = 0; i < total; ++i) {
+        vec3 v[3];
+        if (kcc_mesh_triangle(mesh, ids[i], v) && tri_setup(&L->tris[L->count], (const vec3 *)v, ids[i]))
+            L->count++;
+    }
+}
+
+static inline bool bounds_overlap(const vec3 alo, const vec3 ahi, const vec3 blo, const vec3 bhi)
+{
+    return alo[0] <= bhi[0] && ahi[0] >= blo[0] && alo[1] <= bhi[1] && ahi[1] >= blo[1] &&
+           alo[2] <= bhi[2] && ahi[2] >= blo[2];
+}
+
+/* Iterates the candidates for a query whose reach is `region`: the cached list, or in overflow mode
+ * the tree's answer for that region (in a scratch list of the same size). Returns false when even
+ * that overflows, so the caller must fall back to a whole-mesh query. */
+typedef struct cand_iter {
+    uint32_t             count;
+    const kcc_local_tri *list;
+} cand_iter;
+
+static bool cand_begin(cand_iter *it, const kcc_local *L, const vec3 region[2], kcc_local *scratch)
+{
+    if (!L->overflow) {
+        it->list = L->tris;
+        it->count = L->count;
+        return true;
+    }
+    kcc_local_gather(scratch, L->mesh, region);
+    it->list = scratch->tris;
+    it->count = scratch->count;
+    return !scratch->overflow;
+}
+
+bool kcc_local_raycast(const kcc_local *L, const vec3 origin, const vec3 dir, float max_t,
+                       kcc_ray_hit *out)
+{
+    if (L->overflow)
+        return kcc_mesh_raycast(L->mesh, origin, dir, max_t, out);
+    vec3 lo, hi;
+    for (int i = 0; i < 3; ++i) {
+        float e = origin[i] + dir[i] * max_t;
+        lo[i] = fminf(origin[i], e);
+        hi[i] = fmaxf(origin[i], e);
+    }
+    bool found = false;
+    float best = max_t;
+    uint32_t best_i = 0;
+    for (uint32_t i = 0; i < L->count; ++i) {
+        const kcc_local_tri *t = &L->tris[i];
+        if (!bounds_overlap(lo, hi, t->lo, t->hi))
+            continue;
+        float th;
+        if (kcc_tri_raycast(t->v[0], t->v[1], t->v[2], origin, dir, best, &th) &&
+            (!found || th < best || (th == best && t->index < L->tris[best_i].index))) {
+            found = true;
+            best = th;
+            best_i = i;
+        }
+    }
+    if (!found)
+        return false;
+    const kcc_local_tri *t = &L->tris[best_i];
+    out->t = best;
+    out->triangle = t->index;
+    glm_vec3_copy((float *)t->n, out->normal);
+    for (int k = 0; k < 3; ++k)
+        out->point[k] = origin[k] + dir[k] * best;
+    return true;
+}
+
+bool kcc_local_overlaps(const kcc_local *L, const vec3 box[2])
+{
+    if (L->overflow)
+        return kcc_mesh_overlap_aabb(L->mesh, box, NULL, 0) > 0;
+    for (uint32_t i = 0; i < L->count; ++i) {
+        const kcc_local_tri *t = &L->tris[i];
+        if (bounds_overlap(box[0], box[1], t->lo, t->hi) &&
+            kcc_tri_overlap_aabb(t->v[0], t->v[1], t->v[2], box))
+            return true;
+    }
+    return false;
+}
+
+bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
+                     kcc_contacts *out)
+{
+    vec3 region[2];
+    for (int i = 0; i < 3; ++i) {
+        region[0][i] = box[0][i] + fminf(delta[i], 0.0f);
+        region[1][i] = box[1][i] + fmaxf(delta[i], 0.0f);
+    }
+    kcc_local scratch;
+    cand_iter it;
+    out->count = 0;
+    out->t = 2.0f;
+    out->start_overlap = false;
+    if (!cand_begin(&it, L, (const vec3 *)region, &scratch)) {
+        kcc_sweep_hit h;
+        if (!kcc_mesh_sweep_aabb(L->mesh, box, delta, &h))
+            return false;
+        out->t = h.t;
+        out->count = 1;
+        out->start_overlap = h.start_overlap;
+        glm_vec3_copy(h.normal, out->normal[0]);
+        out->triangle[0] = h.triangle;
+        return true;
+    }
+    /* first pass: earliest time; second pass: every contact within the slop of it, in list order */
+    float tmin = 2.0f;
+    for (uint32_t i = 0; i < it.count; ++i) {
+        const kcc_local_tri *t = &it.list[i];
+        if (!bounds_overlap(region[0], region[1], t->lo, t->hi))
+            continue;
+        float th;
+        vec3 n;
+        bool start;
+        if (kcc_tri_sweep_aabb(t->v[0], t->v[1], t->v[2], box, delta, &th, n, &start) && th < tmin)
+            tmin = th;
+    }
+    if (tmin > 1.0f)
+        return false;
+    for (uint32_t i = 0; i < it.count; ++i) {
+        const kcc_local_tri *t = &it.list[i];
+        if (!bounds_overlap(region[0], region[1], t->lo, t->hi))
+            continue;
+        float th;
+        vec3 n;
+        bool start;
+        if (kcc_tri_sweep_aabb(t->v[0], t->v[1], t->v[2], box, delta, &th, n, &start) &&
+            th <= tmin + t_slop) {
+            if (out->count == 0 || (start && !out->start_overlap))
+                out->start_overlap = start;
+            if (out->count < KCC_MAX_CONTACTS) {
+                glm_vec3_copy(n, out->normal[out->count]);
+                out->triangle[out->count++] = t->index;
+            }
+        }
+    }
+    out->t = tmin;
+    return out->count > 0;
+}
+
+/* Least-penetration axis of box against one triangle, by the 13 separating axes: the shortest
+ * translation of the box that separates it from the triangle. False when they do not overlap. */
+static bool tri_mtd(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2], vec3 out_dir,
+                    float *out_depth)
+{
+    vec3 ctr, h, v[3], e[3];
+    for (int i = 0; i < 3; ++i) {
+        ctr[i] = 0.5f * (box[0][i] + box[1][i]);
+        h[i] = 0.5f * (box[1][i] - box[0][i]);
+    }
+    glm_vec3_sub((float *)a, ctr, v[0]);
+    glm_vec3_sub((float *)b, ctr, v[1]);
+    glm_vec3_sub((float *)c, ctr, v[2]);
+    glm_vec3_sub(v[1], v[0], e[0]);
+    glm_vec3_sub(v[2], v[1], e[1]);
+    glm_vec3_sub(v[0], v[2], e[2]);
+    vec3 axes[13];
+    int na = 0;
+    for (int i = 0; i < 3; ++i) {
+        glm_vec3_zero(axes[na]);
+        axes[na++][i] = 1.0f;
+    }
+    glm_vec3_cross(e[0], e[1], axes[na++]);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            vec3 u = {0.0f, 0.0f, 0.0f};
+            u[i] = 1.0f;
+            glm_vec3_cross(u, e[j], axes[na++]);
+        }
+    float best = INFINITY;
+    for (int k = 0; k < na; ++k) {
+        float len2 = glm_vec3_dot(axes[k], axes[k]);
+        if (!(len2 > 1e-12f))
+            continue;
+        float inv = 1.0f / sqrtf(len2);
+        vec3 ax;
+        glm_vec3_scale(axes[k], inv, ax);
+        float r = h[0] * fabsf(ax[0]) + h[1] * fabsf(ax[1]) + h[2] * fabsf(ax[2]);
+        float p0 = glm_vec3_dot(v[0], ax), p1 = glm_vec3_dot(v[1], ax), p2 = glm_vec3_dot(v[2], ax);
+        float pmin = fminf(p0, fminf(p1, p2)), pmax = fmaxf(p0, fmaxf(p1, p2));
+        if (pmin > r || pmax < -r)
+            return false;
+        float dpos = pmax + r; /* push the box along +ax past the triangle */
+        float dneg = r - pmin; /* push it along -ax */
+        if (dpos < best) {
+            best = dpos;
+            glm_vec3_copy(ax, out_dir);
+        }
+        if (dneg < best) {
+            best = dneg;
+            glm_vec3_negate_to(ax, out_dir);
+        }
+    }
+    *out_depth = best;
+    return isfinite(best);
+}
+
+bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], vec3 out_push)
+{
+    kcc_local scratch;
+    cand_iter it;
+    vec3 dirs[KCC_MAX_CONTACTS * 4];
+    float depth[KCC_MAX_CONTACTS * 4];
+    uint32_t n = 0;
+    const uint32_t cap = KCC_MAX_CONTACTS * 4;
+    if (cand_begin(&it, L, box, &scratch)) {
+        for (uint32_t i = 0; i < it.count && n < cap; ++i) {
+            const kcc_local_tri *t = &it.list[i];
+            if (bounds_overlap(box[0], box[1], t->lo, t->hi) &&
+                tri_mtd(t->v[0], t->v[1], t->v[2], box, dirs[n], &depth[n]))
+                n++;
+        }
+    } else {
+        uint32_t ids[KCC_MAX_CONTACTS * 4];
+        uint32_t total = kcc_mesh_overlap_aabb(L->mesh, box, ids, cap);
+        for (uint32_t i = 0; i < total && i < cap; ++i) {
+            vec3 v[3];
+            if (kcc_mesh_triangle(L->mesh, ids[i], v) && tri_mtd(v[0], v[1], v[2], box, dirs[n], &depth[n]))
+                n++;
+        }
+    }
+    if (n == 0)
+        return false;
+    /* Each triangle asks push . dir >= depth: satisfy the planes in turn a few times
+     * (Gauss-Seidel); near-parallel requests merge instead of adding up. */
+    glm_vec3_zero(out_push);
+    for (int pass = 0; pass < 4; ++pass)
+        for (uint32_t i = 0; i < n; ++i) {
+            float s = depth[i] - glm_vec3_dot(out_push, dirs[i]);
+            if (s > 0.0f)
+                glm_vec3_muladds(dirs[i], s, out_push);
+        }
+    return true;
+}

@@ -1,0 +1,889 @@
+/* test_controller.c: the controller's scenario suite: each scene a few triangles built here, each
+ * behaviour checked against numbers worked out by hand (see the comment of each test), plus a soak
+ * over the shared and procedural levels. Scenes are written Y-up; the +Z tests remap them. */
+#include "test.h"
+#include <cglm/cglm.h>
+
+/* ---------------------------------------------------------------- scene building */
+
+typedef struct scene {
+    float   *pos;
+    uint32_t nverts, cap;
+    bool     zup;   /* store (x, y, z) as (x, z, y): the same scene with +Z up */
+} scene;
+
+static void sc_vert(scene *s, float x, float y, float z)
+{
+    if (s->nverts == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 256;
+        s->pos = realloc(s->pos, sizeof(float) * 3 * s->cap);
+        assert_non_null(s->pos);
+    }
+    float *p = &s->pos[3 * s->nverts++];
+    p[0] = x;
+    p[1] = s->zup ? z : y;
+    p[2] = s->zup ? y : z;
+}
+
+static void sc_tri(scene *s, const float a[3], const float b[3], const float c[3])
+{
+    sc_vert(s, a[0], a[1], a[2]);
+    sc_vert(s, b[0], b[1], b[2]);
+    sc_vert(s, c[0], c[1], c[2]);
+}
+
+static void sc_quad(scene *s, const float a[3], const float b[3], const float c[3], const float d[3])
+{
+    sc_tri(s, a, b, c);
+    sc_tri(s, a, c, d);
+}
+
+/* A closed axis-aligned box, outward faces. */
+static void sc_box(scene *s, float x0, float y0, float z0, float x1, float y1, float z1)
+{
+    const float v[8][3] = {{x0, y0, z0}, {x1, y0, z0}, {x1, y1, z0}, {x0, y1, z0},
+                           {x0, y0, z1}, {x1, y0, z1}, {x1, y1, z1}, {x0, y1, z1}};
+    static const int f[6][4] = {{0, 3, 2, 1}, {4, 5, 6, 7}, {0, 1, 5, 4},
+                                {3, 7, 6, 2}, {0, 4, 7, 3}, {1, 2, 6, 5}};
+    for (int i = 0; i < 6; ++i)
+        sc_quad(s, v[f[i][0]], v[f[i][1]], v[f[i][2]], v[f[i][3]]);
+}
+
+/* Flat floor at height y made of n x n quads over [-half, half]^2, diagonals alternating. */
+static void sc_floor(scene *s, float y, float half, int n)
+{
+    float step = 2.0f * half / (float)n;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            float x0 = -half + step * (float)i, x1 = x0 + step;
+            float z0 = -half + step * (float)j, z1 = z0 + step;
+            const float a[3] = {x0, y, z0}, b[3] = {x1, y, z0}, c[3] = {x1, y, z1}, d[3] = {x0, y, z1};
+            if ((i + j) & 1)
+                sc_quad(s, a, d, c, b);
+            else
+                sc_quad(s, b, a, d, c);
+        }
+}
+
+static kcc_mesh *sc_build(scene *s)
+{
+    kcc_mesh_desc md;
+    memset(&md, 0, sizeof(md));
+    md.positions = s->pos;
+    md.vertex_count = s->nverts;
+    md.triangle_count = s->nverts / 3;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&md, &m), KCC_OK);
+    free(s->pos);
+    memset(s, 0, sizeof(*s));
+    return m;
+}
+
+/* ---------------------------------------------------------------- character helpers */
+
+#define SKIN 0.002f
+#define HX 0.3f
+#define HY 0.9f
+#define G 9.81f
+
+static kcc_character make_char(float x, float y, float z, const kcc_character_desc *d)
+{
+    kcc_character ch;
+    assert_int_equal(kcc_character_init(&ch, d, (vec3){x, y, z}), KCC_OK);
+    return ch;
+}
+
+/* A player-like driver: horizontal wish velocity (m/s), gravity accumulated while airborne. */
+typedef struct driver {
+    float vy;      /* m/s along up */
+    float dt;      /* s */
+    int   up;      /* 1 or 2 */
+} driver;
+
+static uint32_t drive(kcc_character *ch, const kcc_mesh *m, driver *dr, float vx, float vz,
+                      kcc_move_result *out)
+{
+    dr->vy -= G * dr->dt;
+    vec3 d = {vx * dr->dt, 0.0f, 0.0f};
+    if (dr->up == 2) {
+        d[1] = vz * dr->dt;
+        d[2] = dr->vy * dr->dt;
+    } else {
+        d[1] = dr->vy * dr->dt;
+        d[2] = vz * dr->dt;
+    }
+    kcc_move_result r;
+    kcc_character_move(ch, m, d, &r);
+    if (r.flags & KCC_MOVE_ON_GROUND)
+        dr->vy = 0.0f;
+    if ((r.flags & KCC_MOVE_HIT_CEILING) && dr->vy > 0.0f)
+        dr->vy = 0.0f;
+    if (out)
+        *out = r;
+    return r.flags;
+}
+
+static bool overlaps(const kcc_character *ch, const kcc_mesh *m)
+{
+    vec3 box[2];
+    kcc_character_box(ch, box);
+    for (int i = 0; i < 3; ++i) {
+        box[0][i] += KCC_PENETRATION_TOLERANCE;
+        box[1][i] -= KCC_PENETRATION_TOLERANCE;
+    }
+    return kcc_mesh_overlap_aabb(m, (const vec3 *)box, NULL, 0) > 0;
+}
+
+/* ---------------------------------------------------------------- falling, flat ground */
+
+/* Dropped from 5 m onto a floor at y = 0, it comes to rest with its feet a skin above the floor:
+ * centre y = 0.9 + 0.002. */
+static void falling_character_lands_on_the_floor(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 4);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(0.0f, 5.0f, 0.0f, NULL);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    int landed = 0;
+    for (int i = 0; i < 120; ++i) {
+        uint32_t f = drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
+        landed += (f & KCC_MOVE_LANDED) != 0;
+        assert_false(overlaps(&ch, m));
+    }
+    assert_int_equal(landed, 1);
+    assert_true(ch.on_ground);
+    assert_float_equal(ch.position[1], HY + SKIN, 1e-5);
+    assert_float_equal(ch.ground_normal[1], 1.0f, 1e-6);
+    kcc_mesh_destroy(m);
+}
+
+/* 5 m/s for 2 s on a floor of 16 x 16 quads (512 triangles): 10 m travelled, height unchanged
+ * every frame, never a wall hit at a seam. */
+static void walking_on_a_floor_of_many_triangles_is_smooth(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 20.0f, 16);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(-6.0f, HY + SKIN, -5.0f, NULL);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    drive(&ch, m, &dr, 0, 0, NULL);
+    for (int i = 0; i < 120; ++i) {
+        uint32_t f = drive(&ch, m, &dr, 5.0f * 0.8f, 5.0f * 0.6f, NULL);
+        assert_true(f & KCC_MOVE_ON_GROUND);
+        assert_false(f & (KCC_MOVE_HIT_WALL | KCC_MOVE_STEPPED_UP | KCC_MOVE_SLID));
+        assert_float_equal(ch.position[1], HY + SKIN, 1e-5);
+    }
+    assert_float_equal(ch.position[0], -6.0f + 8.0f, 1e-3);
+    assert_float_equal(ch.position[2], -5.0f + 6.0f, 1e-3);
+    kcc_mesh_destroy(m);
+}
+
+/* ---------------------------------------------------------------- slopes */
+
+/* A ramp rising along +x at `deg` from x = 0, wide in z, with a floor at y = 0 before it. */
+static kcc_mesh *ramp_scene(float deg, bool zup)
+{
+    scene s = {0};
+    s.zup = zup;
+    float t = tanf(deg * 3.14159265f / 180.0f);
+    float len = 40.0f;
+    const float f0[3] = {-20, 0, -20}, f1[3] = {0, 0, -20}, f2[3] = {0, 0, 20}, f3[3] = {-20, 0, 20};
+    sc_quad(&s, f0, f3, f2, f1);
+    float top = fminf(len * t, 200.0f);
+    float run = top / t;
+    const float r0[3] = {0, 0, -20}, r1[3] = {run, top, -20}, r2[3] = {run, top, 20}, r3[3] = {0, 0, 20};
+    sc_quad(&s, r0, r3, r2, r1);
+    return sc_build(&s);
+}
+
+/* Where a box of half width HX rests on the ramp with its lower-left edge... : the uphill edge ray
+ * (x + HX) finds the ramp at (x + HX) tan, so the centre is at (x + HX) tan + HY + skin. */
+static float ramp_rest_y(float x, float deg)
+{
+    float t = tanf(deg * 3.14159265f / 180.0f);
+    return fmaxf(0.0f, (x + HX) * t) + HY + SKIN;
+}
+
+/* Walkable slopes (5-45 degrees, limit 50): walking up at 4 m/s keeps the full horizontal speed and
+ * the height the ramp gives; walking down keeps the character on the ground every frame; standing
+ * still with gravity does not creep. */
+static void walkable_slopes_are_walked_up_and_down_without_losing_ground(void **state)
+{
+    (void)state;
+    kcc_character_desc d = kcc_character_default_desc();
+    d.max_slope_deg = 50.0f;
+    for (int deg = 5; deg <= 45; deg += 10) {
+        kcc_mesh *m = ramp_scene((float)deg, false);
+        kcc_character ch = make_char(-3.0f, HY + SKIN, 0.0f, &d);
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        drive(&ch, m, &dr, 0, 0, NULL);
+        for (int i = 0; i < 150; ++i) { /* 10 m of horizontal travel */
+            uint32_t f = drive(&ch, m, &dr, 4.0f, 0.0f, NULL);
+            assert_true(f & KCC_MOVE_ON_GROUND);
+            assert_false(f & KCC_MOVE_HIT_WALL);
+        }
+        assert_float_equal(ch.position[0], 7.0f, 1e-3);
+        assert_float_equal(ch.position[1], ramp_rest_y(7.0f, (float)deg), 2e-3);
+        /* standing still for 2 s: no creep */
+        vec3 p;
+        glm_vec3_copy(ch.position, p);
+        for (int i = 0; i < 120; ++i)
+            assert_true(drive(&ch, m, &dr, 0.0f, 0.0f, NULL) & KCC_MOVE_ON_GROUND);
+        assert_float_equal(ch.position[0], p[0], 1e-6);
+        assert_float_equal(ch.position[1], p[1], 1e-6);
+        /* back down at 8 m/s: grounded every frame, across the crease onto the floor */
+        for (int i = 0; i < 90; ++i) {
+            uint32_t f = drive(&ch, m, &dr, -8.0f, 0.0f, NULL);
+            assert_true(f & KCC_MOVE_ON_GROUND);
+        }
+        assert_float_equal(ch.position[0], -5.0f, 1e-3);
+        assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
+        kcc_mesh_destroy(m);
+    }
+}
+
+/* Steep slopes (55-85 degrees, limit 50): a character on one slides down with a constant downward
+ * displacement s per frame projected on the slope plane: dx = -s sin cos, dy = -s sin^2 (the
+ * ramp rises along +x, so down-slope is -x). Walking into it does not climb it. */
+static void steep_slopes_slide_down_and_cannot_be_climbed(void **state)
+{
+    (void)state;
+    kcc_character_desc d = kcc_character_default_desc();
+    d.max_slope_deg = 50.0f;
+    for (int deg = 55; deg <= 85; deg += 10) {
+        float a = (float)deg * 3.14159265f / 180.0f;
+        kcc_mesh *m = ramp_scene((float)deg, false);
+        /* start well up the slope, just clear of it: lower-left corner above the ramp surface */
+        float x = 3.0f;
+        float y = (x + HX) * tanf(a) + HY + 0.05f;
+        kcc_character ch = make_char(x, y, 0.0f, &d);
+        const float s = 0.05f;
+        kcc_move_result r;
+        vec3 down = {0.0f, -s, 0.0f};
+        for (int i = 0; i < 5; ++i)
+            kcc_character_move(&ch, m, down, &r); /* reach the slope */
+        for (int i = 0; i < 10; ++i) {
+            kcc_character_move(&ch, m, down, &r);
+            assert_false(r.flags & KCC_MOVE_ON_GROUND);
+            assert_true(r.flags & KCC_MOVE_ON_STEEP);
+            assert_float_equal(r.moved[0], -s * sinf(a) * cosf(a), 2e-4);
+            assert_float_equal(r.moved[1], -s * sinf(a) * sinf(a), 2e-4);
+            assert_false(overlaps(&ch, m));
+        }
+        kcc_mesh_destroy(m);
+        /* walking into it from the floor: never gets higher than a skin above the floor */
+        m = ramp_scene((float)deg, false);
+        ch = make_char(-2.0f, HY + SKIN, 0.0f, &d);
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        float maxy = 0.0f;
+        for (int i = 0; i < 240; ++i) {
+            drive(&ch, m, &dr, 5.0f, 1.0f, NULL);
+            maxy = fmaxf(maxy, ch.position[1]);
+            assert_false(overlaps(&ch, m));
+        }
+        /* a box corner may rest on the slope's foot; it must not gain more than that */
+        assert_true(maxy < HY + SKIN + 0.1f);
+        assert_true(ch.position[0] < 0.0f);
+        kcc_mesh_destroy(m);
+    }
+}
+
+/* ---------------------------------------------------------------- stairs and ledges */
+
+/* n steps of riser r and tread w rising along +x from x = 0, each a closed box. */
+static kcc_mesh *stairs_scene(int n, float r, float w, bool zup)
+{
+    scene s = {0};
+    s.zup = zup;
+    sc_floor(&s, 0.0f, 30.0f, 2);
+    for (int i = 0; i < n; ++i)
+        sc_box(&s, (float)i * w, 0.0f, -3.0f, 30.0f, (float)(i + 1) * r, 3.0f);
+    return sc_build(&s);
+}
+
+/* Stairs of 10 risers 0.3 m, treads 0.3 m, step height 0.35: climbed at 3 m/s at every rate from
+ * 30 to 360 Hz, reaching the top (centre y = 3.0 + 0.9 + skin) in about the time 3 m of travel
+ * takes; then back down, grounded every frame. */
+static void stairs_are_climbed_and_descended_at_any_frame_rate(void **state)
+{
+    (void)state;
+    static const int hz[] = {30, 60, 120, 240, 360};
+    for (size_t k = 0; k < sizeof(hz) / sizeof(hz[0]); ++k) {
+        kcc_mesh *m = stairs_scene(10, 0.3f, 0.3f, false);
+        kcc_character ch = make_char(-1.0f, HY + SKIN, 0.0f, NULL);
+        driver dr = {0.0f, 1.0f / (float)hz[k], 1};
+        drive(&ch, m, &dr, 0, 0, NULL);
+        int frames = (int)(2.0f * (float)hz[k]); /* 2 s at 3 m/s: 6 m > 1 + 3 + margin */
+        int steps = 0;
+        for (int i = 0; i < frames; ++i) {
+            uint32_t f = drive(&ch, m, &dr, 3.0f, 0.0f, NULL);
+            steps += (f & KCC_MOVE_STEPPED_UP) != 0;
+            assert_false(overlaps(&ch, m));
+        }
+        assert_true(ch.on_ground);
+        assert_float_equal(ch.position[1], 3.0f + HY + SKIN, 1e-4);
+        assert_float_equal(ch.position[0], -1.0f + 6.0f, 1e-3);
+        assert_true(steps >= 9);
+        /* down: grounded every frame */
+        for (int i = 0; i < frames; ++i) {
+            uint32_t f = drive(&ch, m, &dr, -3.0f, 0.0f, NULL);
+            assert_true(f & KCC_MOVE_ON_GROUND);
+        }
+        assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
+        assert_float_equal(ch.position[0], -1.0f, 1e-3);
+        kcc_mesh_destroy(m);
+    }
+}
+
+/* A ledge 1 cm under step height is climbed; 1 cm over it blocks (the box stops a skin short of
+ * the riser at x = 1: centre x = 1 - 0.3 - skin). */
+static void ledges_under_step_height_are_climbed_and_higher_ones_block(void **state)
+{
+    (void)state;
+    const float heights[2] = {0.34f, 0.36f};
+    for (int k = 0; k < 2; ++k) {
+        scene s = {0};
+        sc_floor(&s, 0.0f, 10.0f, 2);
+        sc_box(&s, 1.0f, 0.0f, -5.0f, 5.0f, heights[k], 5.0f);
+        kcc_mesh *m = sc_build(&s);
+        kcc_character ch = make_char(0.0f, HY + SKIN, 0.0f, NULL);
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        for (int i = 0; i < 60; ++i) {
+            drive(&ch, m, &dr, 2.0f, 0.0f, NULL);
+            assert_false(overlaps(&ch, m));
+        }
+        if (k == 0) {
+            assert_float_equal(ch.position[1], heights[k] + HY + SKIN, 1e-4);
+            assert_float_equal(ch.position[0], 2.0f, 1e-3);
+        } else {
+            assert_float_equal(ch.position[1], HY + SKIN, 1e-5);
+            assert_float_equal(ch.position[0], 1.0f - HX - SKIN, 1e-4);
+        }
+        kcc_mesh_destroy(m);
+    }
+}
+
+/* ---------------------------------------------------------------- walls and corners */
+
+/* A wall at z = 1 (a thin box), the character walking at 4 m/s at angle a into it: after the
+ * contact the tangential speed 4 cos(a) is kept and z stays a skin short: 1 - 0.3 - skin. */
+static void walking_into_a_wall_at_an_angle_slides_along_it(void **state)
+{
+    (void)state;
+    static const float angles[] = {15.0f, 30.0f, 45.0f, 60.0f, 75.0f};
+    for (size_t k = 0; k < sizeof(angles) / sizeof(angles[0]); ++k) {
+        scene s = {0};
+        sc_floor(&s, 0.0f, 30.0f, 2);
+        sc_box(&s, -30.0f, 0.0f, 1.0f, 30.0f, 3.0f, 1.2f);
+        kcc_mesh *m = sc_build(&s);
+        kcc_character ch = make_char(0.0f, HY + SKIN, 0.0f, NULL);
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        float a = angles[k] * 3.14159265f / 180.0f;
+        float vx = 4.0f * cosf(a), vz = 4.0f * sinf(a);
+        for (int i = 0; i < 60; ++i)
+            drive(&ch, m, &dr, vx, vz, NULL);
+        float x0 = ch.position[0];
+        kcc_move_result r;
+        for (int i = 0; i < 30; ++i) {
+            uint32_t f = drive(&ch, m, &dr, vx, vz, &r);
+            assert_true(f & KCC_MOVE_HIT_WALL);
+            assert_true(f & KCC_MOVE_ON_GROUND);
+            assert_float_equal(ch.position[2], 1.0f - HX - SKIN, 1e-4);
+        }
+        assert_float_equal(ch.position[0] - x0, vx * 0.5f, 1e-3);
+        assert_float_equal(r.wall_normal[2], -1.0f, 1e-5);
+        kcc_mesh_destroy(m);
+    }
+}
+
+/* A 90-degree concave corner (walls at x = 1 and z = 1): pushed into diagonally and along each
+ * wall it ends a skin from both walls, keeps exactly that position frame after frame, and walks
+ * away freely when the input turns. */
+static void concave_corner_neither_jitters_nor_traps(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    sc_box(&s, 1.0f, 0.0f, -10.0f, 1.5f, 3.0f, 10.0f);
+    sc_box(&s, -10.0f, 0.0f, 1.0f, 10.0f, 3.0f, 1.5f);
+    kcc_mesh *m = sc_build(&s);
+    const float dirs[3][2] = {{0.7071f, 0.7071f}, {0.9f, 0.436f}, {0.2f, 0.98f}};
+    for (int k = 0; k < 3; ++k) {
+        kcc_character ch = make_char(-1.0f, HY + SKIN, -1.0f, NULL);
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        for (int i = 0; i < 240; ++i) {
+            drive(&ch, m, &dr, 5.0f * dirs[k][0], 5.0f * dirs[k][1], NULL);
+            assert_false(overlaps(&ch, m));
+        }
+        vec3 p;
+        glm_vec3_copy(ch.position, p);
+        assert_float_equal(p[0], 1.0f - HX - SKIN, 1e-4);
+        assert_float_equal(p[2], 1.0f - HX - SKIN, 1e-4);
+        for (int i = 0; i < 30; ++i) {
+            drive(&ch, m, &dr, 5.0f * dirs[k][0], 5.0f * dirs[k][1], NULL);
+            assert_true(ch.position[0] == p[0] && ch.position[1] == p[1] && ch.position[2] == p[2]);
+        }
+        for (int i = 0; i < 30; ++i) { /* turn away: 0.5 s at 4 m/s back along -x */
+            uint32_t f = drive(&ch, m, &dr, -4.0f, 0.0f, NULL);
+            assert_false(f & KCC_MOVE_STUCK);
+        }
+        assert_float_equal(ch.position[0], p[0] - 2.0f, 1e-3);
+    }
+    kcc_mesh_destroy(m);
+}
+
+/* An acute wedge (two walls meeting at 30 degrees, opening towards -x): pushed into its tip the box
+ * stops without penetrating either wall and backs out freely. */
+static void acute_wedge_stops_without_penetration(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    float h = tanf(15.0f * 3.14159265f / 180.0f);
+    const float a0[3] = {2, 0, 0}, a1[3] = {-6, 0, 8 * h}, a2[3] = {-6, 3, 8 * h}, a3[3] = {2, 3, 0};
+    const float b0[3] = {2, 0, 0}, b1[3] = {-6, 0, -8 * h}, b2[3] = {-6, 3, -8 * h}, b3[3] = {2, 3, 0};
+    sc_quad(&s, a0, a1, a2, a3);
+    sc_quad(&s, b0, b3, b2, b1);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(-4.0f, HY + SKIN, 0.1f, NULL);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    for (int i = 0; i < 180; ++i) {
+        drive(&ch, m, &dr, 5.0f, 0.0f, NULL);
+        assert_false(overlaps(&ch, m));
+    }
+    /* the box's corners touch the walls where |z| = (2 - x) tan 15: centre x = 2 - 0.3/tan15 - 0.3 */
+    assert_true(ch.position[0] < 2.0f - HX / h - HX + 0.01f);
+    assert_true(ch.position[0] > 2.0f - HX / h - HX - 0.2f);
+    for (int i = 0; i < 30; ++i)
+        drive(&ch, m, &dr, -4.0f, 0.0f, NULL);
+    assert_true(ch.position[0] < 2.0f - HX / h - HX - 1.9f);
+    kcc_mesh_destroy(m);
+}
+
+/* A wall made of 400 small triangles (a 20 x 10 grid of 0.1 m quads in the plane z = 1) slides as
+ * smoothly as a single quad: constant z, constant speed. */
+static void wall_of_many_small_triangles_slides_smoothly(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    for (int i = 0; i < 80; ++i)
+        for (int j = 0; j < 20; ++j) {
+            float x0 = -4.0f + 0.1f * (float)i, y0 = 0.1f * (float)j;
+            const float a[3] = {x0, y0, 1}, b[3] = {x0 + 0.1f, y0, 1}, c[3] = {x0 + 0.1f, y0 + 0.1f, 1},
+                        d[3] = {x0, y0 + 0.1f, 1};
+            sc_quad(&s, a, d, c, b);
+        }
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(-3.0f, HY + SKIN, 0.5f, NULL);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    for (int i = 0; i < 10; ++i)
+        drive(&ch, m, &dr, 3.0f, 3.0f, NULL);
+    float px = ch.position[0];
+    for (int i = 0; i < 60; ++i) {
+        drive(&ch, m, &dr, 3.0f, 3.0f, NULL);
+        assert_float_equal(ch.position[2], 1.0f - HX - SKIN, 1e-4);
+        assert_float_equal(ch.position[0] - px, 3.0f / 60.0f, 1e-4);
+        px = ch.position[0];
+    }
+    kcc_mesh_destroy(m);
+}
+
+/* ---------------------------------------------------------------- narrow support, ceilings */
+
+/* Supports narrower than the box, where all four edge rays miss: a 0.1 m beam, a 0.2 m pillar top
+ * and the ridge of a 30-degree roof. The character stays on top (centre = top + 0.9 + skin). */
+static void narrow_support_holds_the_character(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 3; ++k) {
+        scene s = {0};
+        sc_floor(&s, 0.0f, 10.0f, 2);
+        float top = 1.0f;
+        if (k == 0)
+            sc_box(&s, -5.0f, 0.0f, -0.05f, 5.0f, 1.0f, 0.05f);
+        else if (k == 1)
+            sc_box(&s, -0.1f, 0.0f, -0.1f, 0.1f, 1.0f, 0.1f);
+        else {
+            float t = tanf(30.0f * 3.14159265f / 180.0f);
+            const float l0[3] = {-2, 1 - 2 * t, -5}, l1[3] = {0, 1, -5}, l2[3] = {0, 1, 5},
+                        l3[3] = {-2, 1 - 2 * t, 5};
+            const float r0[3] = {0, 1, -5}, r1[3] = {2, 1 - 2 * t, -5}, r2[3] = {2, 1 - 2 * t, 5},
+                        r3[3] = {0, 1, 5};
+            sc_quad(&s, l0, l3, l2, l1);
+            sc_quad(&s, r0, r3, r2, r1);
+        }
+        kcc_mesh *m = sc_build(&s);
+        kcc_character ch = make_char(0.0f, top + HY + 0.2f, 0.0f, NULL);
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        kcc_move_result r;
+        for (int i = 0; i < 120; ++i)
+            drive(&ch, m, &dr, 0.0f, 0.0f, &r);
+        assert_true(r.flags & KCC_MOVE_ON_GROUND);
+        assert_float_equal(ch.position[1], top + HY + SKIN, 1e-4);
+        assert_false(overlaps(&ch, m));
+        kcc_mesh_destroy(m);
+    }
+}
+
+/* Jumping at 6 m/s under a ceiling at y = 2.5: the head stops a skin below it (centre 2.5 - 0.9 -
+ * skin), the move reports HIT_CEILING, and the character falls back to the floor. */
+static void jumping_into_a_ceiling_stops_and_reports_it(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    sc_box(&s, -10.0f, 2.5f, -10.0f, 10.0f, 2.55f, 10.0f);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(0.0f, HY + SKIN, 0.0f, NULL);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    drive(&ch, m, &dr, 0, 0, NULL);
+    dr.vy = 6.0f;
+    int ceil = 0;
+    float maxy = 0.0f;
+    for (int i = 0; i < 120; ++i) {
+        uint32_t f = drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
+        ceil += (f & KCC_MOVE_HIT_CEILING) != 0;
+        maxy = fmaxf(maxy, ch.position[1]);
+        assert_false(overlaps(&ch, m));
+    }
+    assert_true(ceil >= 1);
+    assert_float_equal(maxy, 2.5f - HY - SKIN, 1e-4);
+    assert_true(ch.on_ground);
+    assert_float_equal(ch.position[1], HY + SKIN, 1e-5);
+    kcc_mesh_destroy(m);
+}
+
+/* A tunnel 1.85 m high (the box is 1.8 m) is walked through at full speed. */
+static void low_tunnel_is_walkable_when_the_box_fits(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    sc_box(&s, 0.0f, 1.85f, -2.0f, 4.0f, 3.0f, 2.0f);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(-1.0f, HY + SKIN, 0.0f, NULL);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    for (int i = 0; i < 90; ++i) {
+        uint32_t f = drive(&ch, m, &dr, 4.0f, 0.0f, NULL);
+        assert_false(f & (KCC_MOVE_STUCK | KCC_MOVE_HIT_WALL));
+    }
+    assert_float_equal(ch.position[0], 5.0f, 1e-3);
+    kcc_mesh_destroy(m);
+}
+
+/* ---------------------------------------------------------------- speed */
+
+/* At 60 m/s (1 m per frame) into a 5 cm wall at x = 3.5 the box stops in front of it. */
+static void high_speed_does_not_tunnel_through_thin_walls(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 20.0f, 2);
+    sc_box(&s, 3.5f, 0.0f, -10.0f, 3.55f, 3.0f, 10.0f);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(0.0f, HY + SKIN, 0.0f, NULL);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    for (int i = 0; i < 30; ++i)
+        drive(&ch, m, &dr, 60.0f, 0.0f, NULL);
+    assert_float_equal(ch.position[0], 3.5f - HX - SKIN, 1e-4);
+    /* and a lone thin quad, no thickness at all */
+    kcc_mesh_destroy(m);
+    s = (scene){0};
+    sc_floor(&s, 0.0f, 20.0f, 2);
+    const float q0[3] = {3.5f, 0, -10}, q1[3] = {3.5f, 3, -10}, q2[3] = {3.5f, 3, 10}, q3[3] = {3.5f, 0, 10};
+    sc_quad(&s, q0, q1, q2, q3);
+    m = sc_build(&s);
+    ch = make_char(0.0f, HY + SKIN, 0.0f, NULL);
+    for (int i = 0; i < 30; ++i)
+        drive(&ch, m, &dr, 120.0f, 0.0f, NULL);
+    assert_float_equal(ch.position[0], 3.5f - HX - SKIN, 1e-4);
+    kcc_mesh_destroy(m);
+}
+
+/* Falling from 100 m (reaching ~44 m/s) onto a 5 cm slab at y = 0: it lands on top. */
+static void falling_from_great_height_lands_on_a_thin_floor(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_box(&s, -5.0f, -0.05f, -5.0f, 5.0f, 0.0f, 5.0f);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(0.5f, 100.0f, 0.5f, NULL);
+    driver dr = {0.0f, 1.0f / 30.0f, 1};
+    for (int i = 0; i < 200; ++i)
+        drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
+    assert_true(ch.on_ground);
+    assert_float_equal(ch.position[1], HY + SKIN, 1e-5);
+    kcc_mesh_destroy(m);
+}
+
+/* ---------------------------------------------------------------- start states, tuning */
+
+/* Created half sunk into a floor slab (0.4 m deep) it is pushed up within a few frames, never
+ * launched above the floor and never through it; created overlapping a wall it is pushed aside. */
+static void start_inside_geometry_is_pushed_out(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_box(&s, -10.0f, -1.0f, -10.0f, 10.0f, 0.0f, 10.0f);
+    sc_box(&s, 2.0f, 0.0f, -10.0f, 3.0f, 3.0f, 10.0f);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(0.0f, HY - 0.4f, 0.0f, NULL);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    int frames = 0;
+    while (overlaps(&ch, m) && frames < 10) {
+        drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
+        frames++;
+        assert_true(ch.position[1] <= HY + 0.25f);
+        assert_true(ch.position[1] >= HY - 0.4f - 1e-6f);
+    }
+    assert_true(frames <= 5);
+    for (int i = 0; i < 30; ++i)
+        drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
+    assert_true(ch.on_ground);
+    assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
+    /* overlapping the wall at x = 2 by 0.1 m */
+    ch = make_char(2.0f - HX + 0.1f, HY + SKIN, 0.0f, NULL);
+    frames = 0;
+    while (overlaps(&ch, m) && frames < 10) {
+        drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
+        frames++;
+    }
+    assert_true(frames <= 3);
+    assert_true(ch.position[0] <= 2.0f - HX);
+    assert_true(ch.position[0] > 2.0f - HX - 0.05f);
+    assert_float_equal(ch.position[1], HY + SKIN, 1e-3);
+    kcc_mesh_destroy(m);
+}
+
+/* Retuning between frames: a 0.45 m ledge blocks at step height 0.35 and is climbed after raising
+ * it to 0.5; growing the box into a wall is refused with KCC_ERR_OVERLAP and changes nothing. */
+static void retuning_between_frames_takes_effect(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    sc_box(&s, 1.0f, 0.0f, -5.0f, 5.0f, 0.45f, 5.0f);
+    sc_box(&s, -5.0f, 0.0f, -0.8f, 5.0f, 3.0f, -0.4f);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(0.0f, HY + SKIN, 0.0f, NULL);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    for (int i = 0; i < 40; ++i)
+        drive(&ch, m, &dr, 2.0f, 0.0f, NULL);
+    assert_float_equal(ch.position[1], HY + SKIN, 1e-5);
+    kcc_character_desc d = ch.desc;
+    d.step_height = 0.5f;
+    assert_int_equal(kcc_character_set_desc(&ch, &d), KCC_OK);
+    for (int i = 0; i < 20; ++i)
+        drive(&ch, m, &dr, 2.0f, 0.0f, NULL);
+    assert_float_equal(ch.position[1], 0.45f + HY + SKIN, 1e-4);
+    /* wall at z in [-0.8, -0.4]: a box of half width 0.5 would reach z = -0.5 */
+    kcc_character before = ch;
+    d.half_extents[2] = 0.5f;
+    assert_int_equal(kcc_character_set_desc(&ch, &d), KCC_ERR_OVERLAP);
+    assert_memory_equal(&before, &ch, sizeof(ch));
+    /* a taller box keeps its feet where they were */
+    d.half_extents[2] = 0.3f;
+    d.half_extents[1] = 1.0f;
+    assert_int_equal(kcc_character_set_desc(&ch, &d), KCC_OK);
+    assert_float_equal(ch.position[1] - 1.0f, before.position[1] - HY, 1e-6);
+    kcc_mesh_destroy(m);
+}
+
+/* ---------------------------------------------------------------- +Z up */
+
+/* The stairs and the ramp with +Z up give the same positions as with +Y up, axes swapped. */
+static void z_up_behaves_like_y_up(void **state)
+{
+    (void)state;
+    kcc_character_desc dz = kcc_character_default_desc();
+    dz.up_axis = 2;
+    dz.half_extents[1] = HX;
+    dz.half_extents[2] = HY;
+    for (int k = 0; k < 2; ++k) {
+        kcc_mesh *my = k ? ramp_scene(25.0f, false) : stairs_scene(6, 0.25f, 0.35f, false);
+        kcc_mesh *mz = k ? ramp_scene(25.0f, true) : stairs_scene(6, 0.25f, 0.35f, true);
+        kcc_character cy = make_char(-1.0f, HY + SKIN, 0.3f, NULL);
+        kcc_character cz = make_char(-1.0f, 0.3f, HY + SKIN, &dz);
+        driver ry = {0.0f, 1.0f / 60.0f, 1}, rz = {0.0f, 1.0f / 60.0f, 2};
+        for (int i = 0; i < 120; ++i) {
+            uint32_t fy = drive(&cy, my, &ry, 3.0f, 0.5f, NULL);
+            uint32_t fz = drive(&cz, mz, &rz, 3.0f, 0.5f, NULL);
+            assert_int_equal(fy, fz);
+            assert_float_equal(cy.position[0], cz.position[0], 1e-5);
+            assert_float_equal(cy.position[1], cz.position[2], 1e-5);
+            assert_float_equal(cy.position[2], cz.position[1], 1e-5);
+        }
+        assert_true(cz.position[2] > HY + 1.0f);
+        kcc_mesh_destroy(my);
+        kcc_mesh_destroy(mz);
+    }
+}
+
+/* ---------------------------------------------------------------- bad input */
+
+static void bad_input_gets_a_status_or_a_flag_never_a_crash(void **state)
+{
+    (void)state;
+    kcc_character ch;
+    kcc_character_desc d = kcc_character_default_desc();
+    assert_int_equal(kcc_character_init(NULL, &d, (vec3){0, 0, 0}), KCC_ERR_NULL_ARGUMENT);
+    d.step_height = -1.0f;
+    assert_int_equal(kcc_character_init(&ch, &d, (vec3){0, 0, 0}), KCC_ERR_BAD_DESC);
+    d = kcc_character_default_desc();
+    d.max_slope_deg = NAN;
+    assert_int_equal(kcc_character_init(&ch, &d, (vec3){0, 0, 0}), KCC_ERR_NON_FINITE);
+    d = kcc_character_default_desc();
+    d.up_axis = 3;
+    assert_int_equal(kcc_character_init(&ch, &d, (vec3){0, 0, 0}), KCC_ERR_BAD_DESC);
+    d = kcc_character_default_desc();
+    d.half_extents[0] = 0.0f;
+    assert_int_equal(kcc_character_init(&ch, &d, (vec3){0, 0, 0}), KCC_ERR_BAD_DESC);
+    assert_int_equal(kcc_character_init(&ch, NULL, (vec3){INFINITY, 0, 0}), KCC_ERR_NON_FINITE);
+    assert_int_equal(kcc_character_set_desc(NULL, &d), KCC_ERR_NULL_ARGUMENT);
+
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    kcc_mesh *m = sc_build(&s);
+    ch = make_char(0.0f, HY + SKIN, 0.0f, NULL);
+    kcc_character before = ch;
+    assert_int_equal(kcc_character_set_desc(&ch, &d), KCC_ERR_BAD_DESC);
+    assert_memory_equal(&before, &ch, sizeof(ch));
+    kcc_move_result r;
+    kcc_character_move(&ch, m, (vec3){NAN, 0.0f, 1.0f}, &r);
+    assert_true(r.flags & KCC_MOVE_BAD_INPUT);
+    assert_float_equal(ch.position[0], 0.0f, 0.0);
+    kcc_character_move(&ch, m, (vec3){INFINITY, 0.0f, 0.0f}, NULL);
+    assert_float_equal(ch.position[0], 0.0f, 0.0);
+    kcc_character_move(&ch, NULL, (vec3){1.0f, 0.0f, 0.0f}, &r);
+    assert_true(r.flags & KCC_MOVE_BAD_INPUT);
+    assert_float_equal(ch.position[0], 0.0f, 0.0);
+    kcc_character_move(NULL, m, (vec3){1.0f, 0.0f, 0.0f}, &r);
+    kcc_mesh_destroy(m);
+}
+
+/* ---------------------------------------------------------------- soak */
+
+typedef struct soak_stats {
+    long moves, overlaps, escapes, stuck;
+} soak_stats;
+
+/* Characters wander from the spawn points with a player-like driver (5 m/s, gravity, jumps,
+ * heading changes); every frame: no overlap beyond the tolerance (for a character that started
+ * clear) and never below the level's bounds. */
+static void soak_level(const kcc_level *lv, int chars, int frames, soak_stats *st)
+{
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_level_build_mesh(lv, &m), KCC_OK);
+    vec3 bounds[2];
+    kcc_mesh_bounds(m, bounds);
+    kcc_character_desc d = kcc_character_default_desc();
+    d.half_extents[0] = d.half_extents[2] = 0.47f;
+    d.half_extents[1] = 0.875f;
+    d.step_height = 0.5625f;
+    d.max_slope_deg = 45.6f;
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    for (int c = 0; c < chars && lv->spawn_count > 0; ++c) {
+        const float *sp = &lv->spawns[3 * (uint32_t)(c % (int)lv->spawn_count)];
+        kcc_character ch = make_char(sp[0], sp[1] + d.half_extents[1] + 0.05f, sp[2], &d);
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        float heading = (float)c;
+        bool clear = !overlaps(&ch, m);
+        for (int f = 0; f < frames; ++f) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t r = (uint32_t)(rng >> 33);
+            if (r % 90 == 0)
+                heading += (float)(r % 628) * 0.01f;
+            kcc_move_result res;
+            uint32_t fl = drive(&ch, m, &dr, 5.0f * cosf(heading), 5.0f * sinf(heading), &res);
+            if ((fl & KCC_MOVE_ON_GROUND) && r % 120 == 1)
+                dr.vy = 5.0f;
+            if (fl & KCC_MOVE_STUCK) {
+                st->stuck++;
+                heading += 1.3f;
+            }
+            st->moves++;
+            bool ov = overlaps(&ch, m);
+            if (clear && ov)
+                st->overlaps++;
+            clear = clear || !ov;
+            if (ch.position[1] < bounds[0][1] - 1.0f) {
+                st->escapes++;
+                break;
+            }
+        }
+    }
+    kcc_mesh_destroy(m);
+}
+
+static void soak_on_every_level_never_penetrates_or_escapes(void **state)
+{
+    (void)state;
+    soak_stats st = {0, 0, 0, 0};
+    for (int i = 0; kcc_test_shared_level(i) || i < 5; ++i) {
+        const char *path = kcc_test_shared_level(i);
+        if (!path)
+            continue;
+        kcc_level lv;
+        char err[256];
+        assert_int_equal(kcc_level_load_obj(path, &lv, err, sizeof(err)), KCC_OK);
+        soak_stats one = {0, 0, 0, 0};
+        soak_level(&lv, 16, 1200, &one);
+        printf("# soak %s: %ld moves, %ld overlaps, %ld escapes, %ld stuck\n", path, one.moves,
+               one.overlaps, one.escapes, one.stuck);
+        st.moves += one.moves;
+        st.overlaps += one.overlaps;
+        st.escapes += one.escapes;
+        st.stuck += one.stuck;
+        kcc_level_free(&lv);
+    }
+    static const char *const gen[] = {"arena seed=1", "arena seed=2", "terrain seed=3", "showcase"};
+    for (size_t i = 0; i < sizeof(gen) / sizeof(gen[0]); ++i) {
+        kcc_level lv;
+        char err[256];
+        if (kcc_level_generate(gen[i], &lv, err, sizeof(err)) != KCC_OK)
+            continue;
+        soak_stats one = {0, 0, 0, 0};
+        soak_level(&lv, 8, 1200, &one);
+        printf("# soak %s: %ld moves, %ld overlaps, %ld escapes, %ld stuck\n", gen[i], one.moves,
+               one.overlaps, one.escapes, one.stuck);
+        st.moves += one.moves;
+        st.overlaps += one.overlaps;
+        st.escapes += one.escapes;
+        st.stuck += one.stuck;
+        kcc_level_free(&lv);
+    }
+    assert_true(st.moves > 0);
+    assert_int_equal(st.overlaps, 0);
+    assert_int_equal(st.escapes, 0);
+}
+
+int test_group_controller(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(falling_character_lands_on_the_floor),
+        cmocka_unit_test(walking_on_a_floor_of_many_triangles_is_smooth),
+        cmocka_unit_test(walkable_slopes_are_walked_up_and_down_without_losing_ground),
+        cmocka_unit_test(steep_slopes_slide_down_and_cannot_be_climbed),
+        cmocka_unit_test(stairs_are_climbed_and_descended_at_any_frame_rate),
+        cmocka_unit_test(ledges_under_step_height_are_climbed_and_higher_ones_block),
+        cmocka_unit_test(walking_into_a_wall_at_an_angle_slides_along_it),
+        cmocka_unit_test(concave_corner_neither_jitters_nor_traps),
+        cmocka_unit_test(acute_wedge_stops_without_penetration),
+        cmocka_unit_test(wall_of_many_small_triangles_slides_smoothly),
+        cmocka_unit_test(narrow_support_holds_the_character),
+        cmocka_unit_test(jumping_into_a_ceiling_stops_and_reports_it),
+        cmocka_unit_test(low_tunnel_is_walkable_when_the_box_fits),
+        cmocka_unit_test(high_speed_does_not_tunnel_through_thin_walls),
+        cmocka_unit_test(falling_from_great_height_lands_on_a_thin_floor),
+        cmocka_unit_test(start_inside_geometry_is_pushed_out),
+        cmocka_unit_test(retuning_between_frames_takes_effect),
+        cmocka_unit_test(z_up_behaves_like_y_up),
+        cmocka_unit_test(bad_input_gets_a_status_or_a_flag_never_a_crash),
+        cmocka_unit_test(soak_on_every_level_never_penetrates_or_escapes),
+    };
+    return KCC_RUN_GROUP("controller", tests);
+}
