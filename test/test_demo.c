@@ -1,0 +1,438 @@
+/* test_demo.c: the window-free parts of the demo: the Quake 3 BSP importer on tiny BSP files built
+ * here byte by byte (a box brush checked by hand, patches, bad input), the software rasterizer and
+ * its PNG output (decoded back with libpng's own reader), and the headless showcase picture. */
+#include "test.h"
+#include "../demo/q3bsp.h"
+#include "../demo/raster.h"
+#include "../demo/app.h"
+
+#include <png.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------ a tiny BSP writer */
+
+typedef struct bsp_buf {
+    uint8_t data[8192];
+    size_t  n;
+} bsp_buf;
+
+static void put_i32(bsp_buf *b, int32_t v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    for (int i = 0; i < 4; ++i)
+        b->data[b->n++] = (uint8_t)(u >> (8 * i));
+}
+
+static void put_f32(bsp_buf *b, float v)
+{
+    int32_t i;
+    memcpy(&i, &v, 4);
+    put_i32(b, i);
+}
+
+static void set_i32(bsp_buf *b, size_t at, int32_t v)
+{
+    size_t n = b->n;
+    b->n = at;
+    put_i32(b, v);
+    b->n = n;
+}
+
+enum { L_ENT = 0, L_SHADERS = 1, L_PLANES = 2, L_MODELS = 7, L_BRUSHES = 8, L_SIDES = 9, L_VERTS = 10,
+       L_SURFS = 13 };
+
+static void lump_begin(bsp_buf *b, int lump)
+{
+    set_i32(b, 8 + 8 * (size_t)lump, (int32_t)b->n);
+}
+
+static void lump_end(bsp_buf *b, int lump)
+{
+    int32_t off;
+    uint32_t u = (uint32_t)b->data[8 + 8 * lump] | (uint32_t)b->data[9 + 8 * lump] << 8 |
+                 (uint32_t)b->data[10 + 8 * lump] << 16 | (uint32_t)b->data[11 + 8 * lump] << 24;
+    memcpy(&off, &u, 4);
+    set_i32(b, 12 + 8 * (size_t)lump, (int32_t)b->n - off);
+}
+
+/* A BSP with one shader (contents), the 6 planes of the box [0,64]x[0,32]x[0,96] (Quake units, Z up)
+ * plus `extra` more planes, one brush over all of them, and optionally one flat 3x3 patch of
+ * 64 x 64 units at z = 200. Every lump not written is empty (offset 0 length 0, still in range). */
+static void make_bsp(bsp_buf *b, uint32_t contents, const float (*extra)[4], int extra_count, bool patch)
+{
+    memset(b, 0, sizeof(*b));
+    memcpy(b->data, "IBSP", 4);
+    b->n = 4;
+    put_i32(b, 46);
+    b->n = 8 + 17 * 8;
+    lump_begin(b, L_ENT);
+    const char *ent = "{\n\"classname\" \"worldspawn\"\n}\n"
+                      "{\n\"origin\" \"32 16 40\"\n\"classname\" \"info_player_deathmatch\"\n}\n"
+                      "{\n\"classname\" \"light\"\n\"origin\" \"1 2 3\"\n}\n";
+    memcpy(b->data + b->n, ent, strlen(ent) + 1);
+    b->n += strlen(ent) + 1;
+    lump_end(b, L_ENT);
+    while (b->n % 4)
+        b->data[b->n++] = 0;
+    lump_begin(b, L_SHADERS);
+    memcpy(b->data + b->n, "textures/test", 13);
+    b->n += 64;
+    put_i32(b, 0);
+    put_i32(b, (int32_t)contents);
+    lump_end(b, L_SHADERS);
+    lump_begin(b, L_PLANES);
+    const float planes[6][4] = {{-1, 0, 0, 0}, {1, 0, 0, 64}, {0, -1, 0, 0},
+                                {0, 1, 0, 32}, {0, 0, -1, 0}, {0, 0, 1, 96}};
+    for (int i = 0; i < 6 + extra_count; ++i)
+        for (int k = 0; k < 4; ++k)
+            put_f32(b, i < 6 ? planes[i][k] : extra[i - 6][k]);
+    lump_end(b, L_PLANES);
+    lump_begin(b, L_MODELS);
+    for (int k = 0; k < 6; ++k)
+        put_f32(b, 0.0f);
+    put_i32(b, 0);                /* first surface */
+    put_i32(b, patch ? 1 : 0);    /* surfaces */
+    put_i32(b, 0);                /* first brush */
+    put_i32(b, 1);                /* brushes */
+    lump_end(b, L_MODELS);
+    lump_begin(b, L_BRUSHES);
+    put_i32(b, 0);
+    put_i32(b, 6 + extra_count);
+    put_i32(b, 0);
+    lump_end(b, L_BRUSHES);
+    lump_begin(b, L_SIDES);
+    for (int i = 0; i < 6 + extra_count; ++i) {
+        put_i32(b, i);
+        put_i32(b, 0);
+    }
+    lump_end(b, L_SIDES);
+    if (patch) {
+        lump_begin(b, L_VERTS);
+        for (int j = 0; j < 3; ++j)
+            for (int i = 0; i < 3; ++i) {
+                put_f32(b, 32.0f * (float)i);
+                put_f32(b, 32.0f * (float)j);
+                put_f32(b, 200.0f);
+                for (int k = 0; k < 4; ++k)
+                    put_f32(b, 0.0f);           /* st, lightmap */
+                put_f32(b, 0.0f);
+                put_f32(b, 0.0f);
+                put_f32(b, 1.0f);               /* normal: up */
+                put_i32(b, -1);                 /* colour */
+            }
+        lump_end(b, L_VERTS);
+        lump_begin(b, L_SURFS);
+        const int32_t head[12] = {0, -1, 2, 0, 9, 0, 0, -1, 0, 0, 0, 0};
+        for (int k = 0; k < 12; ++k)
+            put_i32(b, head[k]);
+        for (int k = 0; k < 12; ++k)
+            put_f32(b, 0.0f);
+        put_i32(b, 3);
+        put_i32(b, 3);
+        lump_end(b, L_SURFS);
+    }
+}
+
+static double tri_area(const float *p, const uint32_t *t, float n_out[3])
+{
+    const float *a = p + 3 * t[0], *b = p + 3 * t[1], *c = p + 3 * t[2];
+    double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+    double l = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    for (int k = 0; k < 3; ++k)
+        n_out[k] = (float)(n[k] / l);
+    return 0.5 * l;
+}
+
+static void bsp_box_brush_becomes_twelve_outward_triangles_in_y_up_metres(void **state)
+{
+    (void)state;
+    bsp_buf b;
+    make_bsp(&b, Q3BSP_CONTENTS_SOLID, NULL, 0, false);
+    kcc_level lv;
+    q3bsp_stats st;
+    char err[256];
+    assert_int_equal(q3bsp_import(b.data, b.n, NULL, &lv, &st, err, sizeof(err)), KCC_OK);
+    assert_int_equal(lv.triangle_count, 12);
+    assert_int_equal(lv.vertex_count, 8);
+    assert_int_equal(st.brushes_solid, 1);
+    /* Quake (x, y, z) -> (x, z, -y) / 32: x in [0, 2], y (Quake z) in [0, 3], z (-Quake y) in [-1, 0]. */
+    for (uint32_t i = 0; i < lv.vertex_count; ++i) {
+        const float *v = lv.positions + 3 * i;
+        assert_true(v[0] == 0.0f || v[0] == 2.0f);
+        assert_true(v[1] == 0.0f || v[1] == 3.0f);
+        assert_true(v[2] == 0.0f || v[2] == -1.0f);
+    }
+    /* Faces point away from the centre (1, 1.5, -0.5); the areas add up to 2 (2*3 + 2*1 + 3*1) = 22 m^2. */
+    double area = 0.0;
+    for (uint32_t t = 0; t < 12; ++t) {
+        float n[3];
+        area += tri_area(lv.positions, lv.indices + 3 * t, n);
+        const float *a = lv.positions + 3 * lv.indices[3 * t];
+        float d[3] = {a[0] - 1.0f, a[1] - 1.5f, a[2] + 0.5f};
+        assert_true(n[0] * d[0] + n[1] * d[1] + n[2] * d[2] > 0.0f);
+    }
+    assert_true(fabs(area - 22.0) < 1e-5);
+    /* Spawn: origin (32 16 40) -> feet at z - 15 units: (1, 25/32, -0.5). */
+    assert_int_equal(lv.spawn_count, 1);
+    assert_true(lv.spawns[0] == 1.0f && lv.spawns[1] == 0.78125f && lv.spawns[2] == -0.5f);
+    q3bsp_level_free(&lv);
+}
+
+static void bsp_bevel_plane_touching_an_edge_adds_no_face(void **state)
+{
+    (void)state;
+    /* Plane x + y = 96 (normalised) touches the box only along its edge x = 64, y = 32. */
+    const float s = 0.70710678f;
+    const float bevel[1][4] = {{s, s, 0.0f, 96.0f * s}};
+    bsp_buf b;
+    make_bsp(&b, Q3BSP_CONTENTS_SOLID, bevel, 1, false);
+    kcc_level lv;
+    assert_int_equal(q3bsp_import(b.data, b.n, NULL, &lv, NULL, NULL, 0), KCC_OK);
+    assert_int_equal(lv.triangle_count, 12);
+    q3bsp_level_free(&lv);
+}
+
+static void bsp_cutting_plane_makes_a_closed_seven_sided_solid(void **state)
+{
+    (void)state;
+    /* Plane x + y = 80 cuts a corner off: 7 faces (two quads become pentagons, a new quad face). */
+    const float s = 0.70710678f;
+    const float cut[1][4] = {{s, s, 0.0f, 80.0f * s}};
+    bsp_buf b;
+    make_bsp(&b, Q3BSP_CONTENTS_SOLID, cut, 1, false);
+    kcc_level lv;
+    q3bsp_stats st;
+    assert_int_equal(q3bsp_import(b.data, b.n, NULL, &lv, &st, NULL, 0), KCC_OK);
+    assert_int_equal(st.brush_faces, 7);
+    /* Closed: every edge is used once in each direction. */
+    for (uint32_t t = 0; t < lv.triangle_count; ++t)
+        for (int e = 0; e < 3; ++e) {
+            uint32_t a = lv.indices[3 * t + (uint32_t)e], c = lv.indices[3 * t + (uint32_t)(e + 1) % 3];
+            int twins = 0;
+            for (uint32_t u = 0; u < lv.triangle_count; ++u)
+                for (int f = 0; f < 3; ++f)
+                    twins += lv.indices[3 * u + (uint32_t)f] == c && lv.indices[3 * u + (uint32_t)(f + 1) % 3] == a;
+            assert_int_equal(twins, 1);
+        }
+    q3bsp_level_free(&lv);
+}
+
+static void bsp_keeps_player_clip_and_skips_water(void **state)
+{
+    (void)state;
+    bsp_buf b;
+    kcc_level lv;
+    make_bsp(&b, Q3BSP_CONTENTS_PLAYERCLIP, NULL, 0, false);
+    assert_int_equal(q3bsp_import(b.data, b.n, NULL, &lv, NULL, NULL, 0), KCC_OK);
+    assert_int_equal(lv.triangle_count, 12);
+    q3bsp_level_free(&lv);
+    make_bsp(&b, 32u /* CONTENTS_WATER */, NULL, 0, false);
+    char err[256] = "";
+    assert_int_equal(q3bsp_import(b.data, b.n, NULL, &lv, NULL, err, sizeof(err)), KCC_ERR_NO_TRIANGLES);
+    assert_true(strlen(err) > 0);
+}
+
+static void bsp_flat_patch_is_tessellated_to_its_area(void **state)
+{
+    (void)state;
+    bsp_buf b;
+    make_bsp(&b, Q3BSP_CONTENTS_SOLID, NULL, 0, true);
+    q3bsp_options o = q3bsp_default_options();
+    o.patch_level = 3;
+    kcc_level lv;
+    q3bsp_stats st;
+    assert_int_equal(q3bsp_import(b.data, b.n, &o, &lv, &st, NULL, 0), KCC_OK);
+    assert_int_equal(st.patches, 1);
+    assert_int_equal(st.patch_triangles, 2 * 3 * 3);
+    /* 64 x 64 units = 2 x 2 m at height 200/32 = 6.25 m, normals up like the control points'. */
+    double area = 0.0;
+    for (uint32_t t = 12; t < lv.triangle_count; ++t) {
+        float n[3];
+        area += tri_area(lv.positions, lv.indices + 3 * t, n);
+        assert_true(n[1] > 0.999f);
+        for (int k = 0; k < 3; ++k)
+            assert_true(lv.positions[3 * lv.indices[3 * t + (uint32_t)k] + 1] == 6.25f);
+    }
+    assert_true(fabs(area - 4.0) < 1e-5);
+    q3bsp_level_free(&lv);
+}
+
+static void bsp_malformed_files_get_errors_and_leave_output_alone(void **state)
+{
+    (void)state;
+    bsp_buf b;
+    make_bsp(&b, Q3BSP_CONTENTS_SOLID, NULL, 0, true);
+    kcc_level lv;
+    memset(&lv, 0xAB, sizeof(lv));
+    kcc_level untouched = lv;
+    char err[256];
+    bsp_buf bad = b;
+    memcpy(bad.data, "VBSP", 4);
+    assert_int_equal(q3bsp_import(bad.data, bad.n, NULL, &lv, NULL, err, sizeof(err)), KCC_ERR_PARSE);
+    bad = b;
+    bad.data[4] = 47;
+    assert_int_equal(q3bsp_import(bad.data, bad.n, NULL, &lv, NULL, err, sizeof(err)), KCC_ERR_VERSION);
+    bad = b;   /* planes lump past the end of the file */
+    set_i32(&bad, 8 + 8 * L_PLANES + 4, 100000);
+    assert_int_equal(q3bsp_import(bad.data, bad.n, NULL, &lv, NULL, err, sizeof(err)), KCC_ERR_PARSE);
+    assert_non_null(strstr(err, "planes"));
+    bad = b;   /* negative lump offset */
+    set_i32(&bad, 8 + 8 * L_SIDES, -8);
+    assert_int_equal(q3bsp_import(bad.data, bad.n, NULL, &lv, NULL, err, sizeof(err)), KCC_ERR_PARSE);
+    bad = b;   /* brush side names plane 99 */
+    {
+        int32_t off;
+        memcpy(&off, bad.data + 8 + 8 * L_SIDES, 4);
+        set_i32(&bad, (size_t)off, 99);
+    }
+    assert_int_equal(q3bsp_import(bad.data, bad.n, NULL, &lv, NULL, err, sizeof(err)), KCC_ERR_PARSE);
+    assert_non_null(strstr(err, "plane"));
+    bad = b;   /* patch of 4 x 3 control points (even width) */
+    {
+        int32_t off;
+        memcpy(&off, bad.data + 8 + 8 * L_SURFS, 4);
+        set_i32(&bad, (size_t)off + 96, 4);
+    }
+    assert_int_equal(q3bsp_import(bad.data, bad.n, NULL, &lv, NULL, err, sizeof(err)), KCC_ERR_PARSE);
+    assert_int_equal(q3bsp_import(NULL, 10, NULL, &lv, NULL, err, sizeof(err)), KCC_ERR_NULL_ARGUMENT);
+    assert_memory_equal(&lv, &untouched, sizeof(lv));
+    /* Every truncation of a valid file is refused cleanly (ASan watches the reads). */
+    for (size_t n = 0; n < b.n; n += 7) {
+        kcc_status s = q3bsp_import(b.data, n, NULL, &lv, NULL, err, sizeof(err));
+        assert_int_not_equal(s, KCC_OK);
+    }
+    assert_memory_equal(&lv, &untouched, sizeof(lv));
+}
+
+/* ------------------------------------------------------------------ rasterizer and PNG */
+
+static void temp_png_path(char *out, size_t size, const char *tag)
+{
+    const char *dir = getenv("TMPDIR");
+    int local = 0;
+    snprintf(out, size, "%s/kcc_test_%s_%lx_%lx.png", dir && dir[0] ? dir : "/tmp", tag,
+             (unsigned long)time(NULL), (unsigned long)(uintptr_t)&local);
+}
+
+/* Decodes a PNG with libpng's simplified reader (not the code under test) into RGB. */
+static uint8_t *read_png(const char *path, uint32_t *w, uint32_t *h)
+{
+    png_image img;
+    memset(&img, 0, sizeof(img));
+    img.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_file(&img, path))
+        return NULL;
+    img.format = PNG_FORMAT_RGB;
+    uint8_t *buf = malloc(PNG_IMAGE_SIZE(img));
+    if (!buf || !png_image_finish_read(&img, NULL, buf, 0, NULL)) {
+        free(buf);
+        png_image_free(&img);
+        return NULL;
+    }
+    *w = img.width;
+    *h = img.height;
+    return buf;
+}
+
+static void raster_nearer_triangle_hides_farther_one_and_png_round_trips(void **state)
+{
+    (void)state;
+    raster_image img;
+    const uint8_t bg[3] = {10, 20, 30};
+    assert_int_equal(raster_image_init(&img, 64, 48, bg), KCC_OK);
+    const float bounds[2][3] = {{-1, -1, -1}, {1, 1, 1}};
+    raster_view v;
+    raster_view_frame(&v, bounds, 0.0f, 90.0f, 64, 48, 0.0f);   /* top-down */
+    const float a0[3] = {-1, 0, -1}, b0[3] = {-1, 0, 1}, c0[3] = {1, 0, 0};       /* lower */
+    const float a1[3] = {-1, 0.5f, -1}, b1[3] = {-1, 0.5f, 1}, c1[3] = {1, 0.5f, 0}; /* higher */
+    const uint8_t red[3] = {255, 0, 0}, blue[3] = {0, 0, 255};
+    raster_draw_triangle(&img, &v, a1, b1, c1, blue);
+    raster_draw_triangle(&img, &v, a0, b0, c0, red);   /* drawn last, but below */
+    float s[3];
+    const float mid[3] = {-0.5f, 0.5f, 0.0f};
+    raster_project(&v, mid, s);
+    const uint8_t *p = img.rgb + 3 * ((size_t)s[1] * 64 + (size_t)s[0]);
+    assert_true(p[2] > 0 && p[0] == 0);   /* blue, lit */
+    uint32_t coloured = 0;
+    for (size_t i = 0; i < 64 * 48; ++i)
+        coloured += memcmp(img.rgb + 3 * i, bg, 3) != 0;
+    assert_true(coloured > 64 * 48 / 5);
+    char path[512];
+    temp_png_path(path, sizeof(path), "raster");
+    assert_int_equal(raster_write_png(&img, path), KCC_OK);
+    uint32_t w = 0, h = 0;
+    uint8_t *back = read_png(path, &w, &h);
+    remove(path);
+    assert_non_null(back);
+    assert_int_equal(w, 64);
+    assert_int_equal(h, 48);
+    assert_memory_equal(back, img.rgb, 64 * 48 * 3);
+    free(back);
+    raster_image_free(&img);
+}
+
+static void raster_refuses_bad_sizes_and_unwritable_paths(void **state)
+{
+    (void)state;
+    raster_image img;
+    const uint8_t bg[3] = {0, 0, 0};
+    assert_int_equal(raster_image_init(&img, 0, 10, bg), KCC_ERR_BAD_DESC);
+    assert_int_equal(raster_image_init(&img, 10, 20000, bg), KCC_ERR_BAD_DESC);
+    assert_int_equal(raster_image_init(&img, 4, 4, bg), KCC_OK);
+    assert_int_equal(raster_write_png(&img, "/nonexistent-dir/x.png"), KCC_ERR_IO);
+    raster_image_free(&img);
+}
+
+static void headless_showcase_writes_a_picture_that_is_not_blank(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_png_path(path, sizeof(path), "headless");
+    demo_headless_opts o = demo_headless_default_opts();
+    o.characters = 4;
+    o.frames = 120;
+    o.width = 320;
+    o.height = 200;
+    o.png = path;
+    o.quiet = true;
+    assert_int_equal(demo_headless_run(&o), 0);
+    uint32_t w = 0, h = 0;
+    uint8_t *px = read_png(path, &w, &h);
+    remove(path);
+    assert_non_null(px);
+    assert_int_equal(w, 320);
+    assert_int_equal(h, 200);
+    /* Not blank: most pixels differ from the background, and there are many distinct colours. */
+    const uint8_t bg[3] = {28, 31, 38};
+    uint32_t differ = 0, distinct = 0;
+    static uint8_t seen[1 << 15];
+    memset(seen, 0, sizeof(seen));
+    for (size_t i = 0; i < (size_t)w * h; ++i) {
+        const uint8_t *c = px + 3 * i;
+        differ += memcmp(c, bg, 3) != 0;
+        uint32_t key = (uint32_t)(c[0] >> 3) << 10 | (uint32_t)(c[1] >> 3) << 5 | (uint32_t)(c[2] >> 3);
+        distinct += !seen[key];
+        seen[key] = 1;
+    }
+    assert_true(differ > w * h / 3);
+    assert_true(distinct > 40);
+    free(px);
+}
+
+int test_group_demo(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bsp_box_brush_becomes_twelve_outward_triangles_in_y_up_metres),
+        cmocka_unit_test(bsp_bevel_plane_touching_an_edge_adds_no_face),
+        cmocka_unit_test(bsp_cutting_plane_makes_a_closed_seven_sided_solid),
+        cmocka_unit_test(bsp_keeps_player_clip_and_skips_water),
+        cmocka_unit_test(bsp_flat_patch_is_tessellated_to_its_area),
+        cmocka_unit_test(bsp_malformed_files_get_errors_and_leave_output_alone),
+        cmocka_unit_test(raster_nearer_triangle_hides_farther_one_and_png_round_trips),
+        cmocka_unit_test(raster_refuses_bad_sizes_and_unwritable_paths),
+        cmocka_unit_test(headless_showcase_writes_a_picture_that_is_not_blank),
+    };
+    return KCC_RUN_GROUP("demo", tests);
+}
