@@ -1,0 +1,215 @@
+/* fuzz_obj.c: libFuzzer target for the OBJ reader and the mesh behind it. Feeds the bytes to
+ * kcc_level_parse_obj; when they parse, checks the level is well formed, builds a mesh (small
+ * inputs only, so one run stays fast) and runs ray casts, box overlaps and sweeps derived from
+ * the bytes, cross-checking each answer against brute force over the per-triangle primitives.
+ * Any inconsistency aborts, which libFuzzer reports with the input. `make fuzz` runs it. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kcc_level.h"
+
+#define MAX_MESH_TRIANGLES 2000u   /* larger inputs are parsed but not built into a mesh */
+
+#define CHECK(cond)                                                              \
+    do {                                                                         \
+        if (!(cond)) {                                                           \
+            fprintf(stderr, "fuzz_obj: check failed at line %d: %s\n", __LINE__, \
+                    #cond);                                                      \
+            abort();                                                             \
+        }                                                                        \
+    } while (0)
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t next(rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi]. */
+static float uniform(rng *r, float lo, float hi)
+{
+    float u = (float)(next(r) >> 40) * 0x1p-24f;
+    return lo + (hi - lo) * u;
+}
+
+static float clampf(double v)
+{
+    return v > 1e30 ? 1e30f : v < -1e30 ? -1e30f : (float)v;
+}
+
+/* A point around the level bounds (the bounds grown by a quarter on each side). */
+static void random_point(rng *r, const float lo[3], const float hi[3], float out[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        double ext = (double)hi[k] - lo[k];
+        out[k] = clampf((double)lo[k] + ext * ((double)uniform(r, -0.25f, 1.25f)));
+    }
+}
+
+static void tri_corners(const kcc_level *l, uint32_t t, vec3 c[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        const float *p = l->positions + 3u * l->indices[3u * t + (uint32_t)k];
+        c[k][0] = p[0];
+        c[k][1] = p[1];
+        c[k][2] = p[2];
+    }
+}
+
+static void check_ray(const kcc_level *l, const kcc_mesh *m, const float o[3], const float d[3],
+                      float max_t)
+{
+    kcc_ray_hit hit;
+    bool got = kcc_mesh_raycast(m, o, d, max_t, &hit);
+    bool any = false;
+    float best = INFINITY;
+    for (uint32_t t = 0; t < l->triangle_count; ++t) {
+        vec3 c[3];
+        float tt;
+        tri_corners(l, t, c);
+        if (kcc_tri_raycast(c[0], c[1], c[2], o, d, max_t, &tt) && tt < best) {
+            best = tt;
+            any = true;
+        }
+    }
+    CHECK(got == any);
+    if (got) {
+        CHECK(hit.t == best);
+        CHECK(hit.t >= 0.0f && hit.t <= max_t);
+        CHECK(hit.triangle < l->triangle_count);
+    }
+}
+
+static void check_overlap(const kcc_level *l, const kcc_mesh *m, const vec3 box[2])
+{
+    uint32_t out[8];
+    uint32_t n = kcc_mesh_overlap_aabb(m, box, out, 8);
+    uint32_t brute = 0;
+    for (uint32_t t = 0; t < l->triangle_count; ++t) {
+        vec3 c[3];
+        tri_corners(l, t, c);
+        brute += kcc_tri_overlap_aabb(c[0], c[1], c[2], box) ? 1u : 0u;
+    }
+    CHECK(n == brute);
+    for (uint32_t i = 0; i < n && i < 8; ++i) {
+        vec3 c[3];
+        CHECK(out[i] < l->triangle_count);
+        tri_corners(l, out[i], c);
+        CHECK(kcc_tri_overlap_aabb(c[0], c[1], c[2], box));
+    }
+    uint32_t cand = kcc_mesh_query_bounds(m, box, NULL, 0);
+    CHECK(cand >= n);
+}
+
+static void check_sweep(const kcc_level *l, const kcc_mesh *m, const vec3 box[2],
+                        const float delta[3])
+{
+    kcc_sweep_hit hit;
+    bool got = kcc_mesh_sweep_aabb(m, box, delta, &hit);
+    bool any = false;
+    float best = INFINITY;
+    for (uint32_t t = 0; t < l->triangle_count; ++t) {
+        vec3 c[3], n;
+        float tt;
+        bool so;
+        tri_corners(l, t, c);
+        if (kcc_tri_sweep_aabb(c[0], c[1], c[2], box, delta, &tt, n, &so) && tt < best) {
+            best = tt;
+            any = true;
+        }
+    }
+    CHECK(got == any);
+    if (got) {
+        CHECK(hit.t == best);
+        CHECK(hit.t >= 0.0f && hit.t <= 1.0f);
+        CHECK(hit.triangle < l->triangle_count);
+        float len = hit.normal[0] * hit.normal[0] + hit.normal[1] * hit.normal[1] +
+                    hit.normal[2] * hit.normal[2];
+        CHECK(len > 0.99f && len < 1.01f);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    kcc_level l;
+    char err[128];
+    err[0] = '\0';
+    kcc_status st = kcc_level_parse_obj((const char *)data, size, &l, err, sizeof(err));
+    if (st != KCC_OK) {
+        /* a clear message: "line N: what" (or out of memory), always terminated */
+        CHECK(memchr(err, '\0', sizeof(err)) != NULL);
+        CHECK(st == KCC_ERR_PARSE || st == KCC_ERR_TOO_LARGE || st == KCC_ERR_OUT_OF_MEMORY);
+        CHECK(strncmp(err, "line ", 5) == 0 || st == KCC_ERR_OUT_OF_MEMORY);
+        return 0;
+    }
+    /* well formed: indices in range, coordinates finite */
+    for (uint32_t i = 0; i < 3u * l.triangle_count; ++i)
+        CHECK(l.indices[i] < l.vertex_count);
+    for (uint32_t i = 0; i < 3u * l.vertex_count; ++i)
+        CHECK(isfinite(l.positions[i]));
+    CHECK(l.spawn_count == 0);
+
+    if (l.triangle_count == 0 || l.triangle_count > MAX_MESH_TRIANGLES) {
+        kcc_level_free(&l);
+        return 0;
+    }
+    kcc_mesh *m = NULL;
+    st = kcc_level_build_mesh(&l, &m);
+    CHECK(st == KCC_OK && m != NULL);
+    CHECK(kcc_mesh_triangle_count(m) == l.triangle_count);
+
+    float lo[3], hi[3];
+    for (int k = 0; k < 3; ++k)
+        lo[k] = hi[k] = l.positions[k];
+    for (uint32_t i = 0; i < l.vertex_count; ++i)
+        for (int k = 0; k < 3; ++k) {
+            float v = l.positions[3u * i + (uint32_t)k];
+            lo[k] = v < lo[k] ? v : lo[k];
+            hi[k] = v > hi[k] ? v : hi[k];
+        }
+    uint64_t h = 1469598103934665603ull;            /* FNV-1a of the input seeds the queries */
+    for (size_t i = 0; i < size; ++i)
+        h = (h ^ data[i]) * 1099511628211ull;
+    rng r = {h};
+    for (int q = 0; q < 6; ++q) {
+        float o[3], target[3], d[3];
+        random_point(&r, lo, hi, o);
+        random_point(&r, lo, hi, target);
+        for (int k = 0; k < 3; ++k)
+            d[k] = clampf((double)target[k] - o[k]);
+        if (q == 0) {
+            d[0] = d[2] = 0.0f;
+            d[1] = -1.0f;                           /* straight down, as ground probes do */
+        }
+        if (d[0] != 0.0f || d[1] != 0.0f || d[2] != 0.0f)
+            check_ray(&l, m, o, d, q & 1 ? 1.0f : 1e30f);
+
+        vec3 box[2];
+        float c[3];
+        random_point(&r, lo, hi, c);
+        for (int k = 0; k < 3; ++k) {
+            float half = clampf(((double)hi[k] - lo[k]) * (double)uniform(&r, 0.0f, 0.3f));
+            box[0][k] = clampf((double)c[k] - half);
+            box[1][k] = clampf((double)c[k] + half);
+        }
+        check_overlap(&l, m, (const vec3 *)box);
+        float delta[3];
+        for (int k = 0; k < 3; ++k)
+            delta[k] = clampf(((double)hi[k] - lo[k]) * (double)uniform(&r, -0.5f, 0.5f));
+        check_sweep(&l, m, (const vec3 *)box, delta);
+    }
+    kcc_mesh_destroy(m);
+    kcc_level_free(&l);
+    return 0;
+}
