@@ -626,6 +626,7 @@ static void showcase_features_are_where_the_docs_put_them(void **state)
     assert_int_equal(kcc_level_build_mesh(&l, &m), KCC_OK);
     assert_int_equal(l.spawn_count, 26);
     kcc_ray_hit hit;
+    memset(&hit, 0, sizeof(hit));
     const float tol = 1e-4f;
     /* stairs: flight i at x = -29 + 4i, riser 0.1 (i + 1), tread 0.35 from z = 6 */
     for (int i = 0; i < 6; ++i)
@@ -663,6 +664,8 @@ static void showcase_features_are_where_the_docs_put_them(void **state)
     assert_float_equal(2.0f - front - back, 0.05f, tol);
     /* acute wedge: the notch's two sides meet at 30 degrees (normals 150 degrees apart) */
     kcc_ray_hit hl, hr;
+    memset(&hl, 0, sizeof(hl));
+    memset(&hr, 0, sizeof(hr));
     assert_true(cast(m, -18.1f, 1.0f, 26.0f, -1, 0, 0, &hl) > 0.0f);
     assert_true(cast(m, -17.9f, 1.0f, 26.0f, 1, 0, 0, &hr) > 0.0f);
     float dot = hl.normal[0] * hr.normal[0] + hl.normal[2] * hr.normal[2];
