@@ -24,7 +24,7 @@ PUB_HDR  = collide/kcc_base.h collide/kcc_collide.h collide/kcc_level.h \
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all lib test unit fuzz bench run install clean deps deps-bench deps-fuzz
-all: lib
+all: lib $(BUILD)/kcc-replay
 
 lib: $(BUILD)/libkcc.a $(BUILD)/libkcc.so
 
@@ -93,11 +93,51 @@ fuzz: $(FUZZ_SRC:test/fuzz/%.c=$(BUILD)/fuzz/%)
 	  tail -n 1 $(BUILD)/fuzz/$$n.log; \
 	done
 
+# ---------------------------------------------------------------- traces: kcc-replay, goldens, determinism
+# `make replay` replays every golden trace bit-exactly; `make determinism` builds kcc-replay with each
+# compiler and optimisation level (separate dirs $(BUILD)/det-CC-OPT, normal flags) and checks that
+# every variant replays every golden byte for byte the same; `make goldens` re-records the goldens.
+TRACES   = $(sort $(wildcard test/traces/*.trace))
+DET_CCS  ?= gcc clang
+DET_OPTS ?= -O0 -O2 -O3
+.PHONY: replay determinism goldens
+
+$(BUILD)/kcc-replay: demo/replay.c $(BUILD)/libkcc.a
+	$(CC) $(CFLAGS_ALL) $< $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL)
+$(BUILD)/kcc-record-goldens: test/traces/record_goldens.c $(BUILD)/libkcc.a
+	$(CC) $(CFLAGS_ALL) $< $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL)
+
+replay: $(BUILD)/kcc-replay
+	@$(BUILD)/kcc-replay $(TRACES) || { echo "replay: golden traces diverge (if the controller changed on purpose: make goldens, review git diff test/traces)"; exit 1; }
+
+goldens: $(BUILD)/kcc-record-goldens
+	$(BUILD)/kcc-record-goldens test/traces
+
+determinism:
+	@ref=""; for cc in $(DET_CCS); do for opt in $(DET_OPTS); do \
+	  d=$(BUILD)/det-$$cc$$opt; mkdir -p $$d; \
+	  $(MAKE) --no-print-directory CC=$$cc OPT=$$opt BUILD=$$d $$d/kcc-replay >$$d/build.log 2>&1 \
+	    || { cat $$d/build.log; echo "determinism: building CC=$$cc OPT=$$opt failed"; exit 1; }; \
+	  $$d/kcc-replay --print $(TRACES) >$$d/replay.txt 2>$$d/replay.err \
+	    || { cat $$d/replay.err; echo "determinism: CC=$$cc OPT=$$opt does not replay the goldens"; exit 1; }; \
+	  if [ -n "$$ref" ] && ! cmp -s $$ref/replay.txt $$d/replay.txt; then \
+	    n=$$(cmp $$ref/replay.txt $$d/replay.txt 2>&1 | sed -n 's/.*line \([0-9]*\).*/\1/p'); \
+	    echo "determinism: CC=$$cc OPT=$$opt differs from $$ref at line $$n of the replay output"; \
+	    awk -v n="$$n" 'NR<=n+0 && /^# /{h=$$0} NR==n+0{print "  in trace " substr(h,3); exit}' $$d/replay.txt; \
+	    echo "  $$ref: $$(sed -n "$${n}p" $$ref/replay.txt)"; \
+	    echo "  $$d: $$(sed -n "$${n}p" $$d/replay.txt)"; exit 1; \
+	  fi; \
+	  [ -n "$$ref" ] || ref=$$d; \
+	done; done; \
+	echo "determinism: $(words $(TRACES)) traces, $$(grep -c '^[0-9]' $$ref/replay.txt) frames replay bit-identically with CC=$(DET_CCS) x OPT=$(DET_OPTS)"
+
 # ---------------------------------------------------------------- the test command
 test: deps
 	$(MAKE) --no-print-directory lib
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory replay
+	$(MAKE) --no-print-directory determinism
 
 # ---------------------------------------------------------------- benchmarks (never timed tests)
 BENCH_C   = $(sort $(wildcard test/bench/*.c))

@@ -1,0 +1,1204 @@
+/* trace.c: the input-trace format (docs/traces.md): the writer engines call alongside their moves, the
+ * parser (allocates the kcc_trace), the replayer (no allocation) and the rewrite used by --update.
+ * Owns no global state; never calls setlocale; never prints. */
+#include "kcc_trace.h"
+#include "kcc_level.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ------------------------------------------------------------------------------------- tables
+
+typedef struct desc_field {
+    const char *name;
+    size_t      offset;
+    uint32_t    count;     // floats (1 or 3); int fields have count 1
+    bool        is_int;
+} desc_field;
+
+// Every kcc_character_desc field, in the order `desc` lines list them. A field added to the desc must
+// be added here (test_trace checks that a default desc written and read back compares equal).
+static const desc_field desc_fields[] = {
+    { "half_extents",  offsetof(kcc_character_desc, half_extents),  3, false },
+    { "step_height",   offsetof(kcc_character_desc, step_height),   1, false },
+    { "max_slope_deg", offsetof(kcc_character_desc, max_slope_deg), 1, false },
+    { "up_axis",       offsetof(kcc_character_desc, up_axis),       1, true  },
+    { "skin_width",    offsetof(kcc_character_desc, skin_width),    1, false },
+    { "ground_snap",   offsetof(kcc_character_desc, ground_snap),   1, false },
+    { "max_push_out",  offsetof(kcc_character_desc, max_push_out),  1, false },
+};
+#define DESC_FIELD_COUNT ((uint32_t)(sizeof(desc_fields) / sizeof(desc_fields[0])))
+_Static_assert(sizeof(desc_fields) / sizeof(desc_fields[0]) <= 32, "set_fields is a 32-bit mask");
+
+typedef struct flag_name {
+    uint32_t    bit;
+    const char *name;
+} flag_name;
+
+static const flag_name flag_names[] = {
+    { KCC_MOVE_ON_GROUND, "ON_GROUND" },       { KCC_MOVE_HIT_WALL, "HIT_WALL" },
+    { KCC_MOVE_HIT_CEILING, "HIT_CEILING" },   { KCC_MOVE_STEPPED_UP, "STEPPED_UP" },
+    { KCC_MOVE_SLID, "SLID" },                 { KCC_MOVE_STUCK, "STUCK" },
+    { KCC_MOVE_ON_STEEP, "ON_STEEP" },         { KCC_MOVE_SNAPPED_DOWN, "SNAPPED_DOWN" },
+    { KCC_MOVE_PUSHED_OUT, "PUSHED_OUT" },     { KCC_MOVE_BAD_INPUT, "BAD_INPUT" },
+    { KCC_MOVE_LANDED, "LANDED" },             { KCC_MOVE_CONTACT_CAP, "CONTACT_CAP" },
+};
+#define FLAG_NAME_COUNT (sizeof(flag_names) / sizeof(flag_names[0]))
+
+static const char *const status_names[KCC_STATUS_COUNT] = {
+    [KCC_OK] = "KCC_OK",
+    [KCC_ERR_NULL_ARGUMENT] = "KCC_ERR_NULL_ARGUMENT",
+    [KCC_ERR_NO_TRIANGLES] = "KCC_ERR_NO_TRIANGLES",
+    [KCC_ERR_NO_VERTICES] = "KCC_ERR_NO_VERTICES",
+    [KCC_ERR_BAD_STRIDE] = "KCC_ERR_BAD_STRIDE",
+    [KCC_ERR_INDEX_OUT_OF_RANGE] = "KCC_ERR_INDEX_OUT_OF_RANGE",
+    [KCC_ERR_NON_FINITE] = "KCC_ERR_NON_FINITE",
+    [KCC_ERR_TOO_LARGE] = "KCC_ERR_TOO_LARGE",
+    [KCC_ERR_OUT_OF_MEMORY] = "KCC_ERR_OUT_OF_MEMORY",
+    [KCC_ERR_BAD_DESC] = "KCC_ERR_BAD_DESC",
+    [KCC_ERR_OVERLAP] = "KCC_ERR_OVERLAP",
+    [KCC_ERR_IO] = "KCC_ERR_IO",
+    [KCC_ERR_PARSE] = "KCC_ERR_PARSE",
+    [KCC_ERR_VERSION] = "KCC_ERR_VERSION",
+    [KCC_ERR_NOT_FOUND] = "KCC_ERR_NOT_FOUND",
+    [KCC_ERR_BUFFER_TOO_SMALL] = "KCC_ERR_BUFFER_TOO_SMALL",
+};
+
+const char *kcc_trace_status_name(kcc_status s)
+{
+    if ((int)s >= 0 && (int)s < KCC_STATUS_COUNT && status_names[s])
+        return status_names[s];
+    return "KCC_STATUS_UNKNOWN";
+}
+
+const char *kcc_trace_desc_field(uint32_t i)
+{
+    return i < DESC_FIELD_COUNT ? desc_fields[i].name : NULL;
+}
+
+// ------------------------------------------------------------------------------------- numbers
+
+// The C library formats and parses with the LC_NUMERIC decimal point. Traces always use '.', so a
+// program that called setlocale() still reads and writes the same text.
+static void to_c_decimal(char *s)
+{
+    const char *dp = localeconv()->decimal_point;
+    if (!dp || !dp[0] || (dp[0] == '.' && !dp[1]))
+        return;
+    char *at = strstr(s, dp);
+    if (!at)
+        return;
+    size_t n = strlen(dp);
+    *at = '.';
+    memmove(at + 1, at + n, strlen(at + n) + 1);
+}
+
+int kcc_trace_float_to_text(float v, char *out)
+{
+    if (isnan(v))
+        return snprintf(out, KCC_TRACE_FLOAT_CHARS, "nan");
+    if (isinf(v))
+        return snprintf(out, KCC_TRACE_FLOAT_CHARS, v < 0 ? "-inf" : "inf");
+    // Shortest of %.6g..%.9g that reads back to the same bits: readable diffs, exact values.
+    // (9 significant digits always round-trip a binary32.)
+    for (int digits = 6; digits <= 9; ++digits) {
+        snprintf(out, KCC_TRACE_FLOAT_CHARS, "%.*g", digits, (double)v);
+        to_c_decimal(out);
+        float back;
+        if (digits == 9 || (kcc_trace_text_to_float(out, &back) && memcmp(&back, &v, sizeof v) == 0))
+            break;
+    }
+    return (int)strlen(out);
+}
+
+bool kcc_trace_text_to_float(const char *text, float *out)
+{
+    size_t n = text ? strlen(text) : 0;
+    char buf[96];
+    if (n == 0 || n > 64 || isspace((unsigned char)text[0]))
+        return false;
+    // Put the locale's decimal point where the text has '.' (see to_c_decimal).
+    const char *dp = localeconv()->decimal_point;
+    size_t dpn = (dp && dp[0]) ? strlen(dp) : 1;
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (text[i] == '.' && dp && dp[0] && !(dp[0] == '.' && dpn == 1)) {
+            if (k + dpn >= sizeof buf)
+                return false;
+            memcpy(buf + k, dp, dpn);
+            k += dpn;
+        } else {
+            if (k + 1 >= sizeof buf)
+                return false;
+            buf[k++] = text[i];
+        }
+    }
+    buf[k] = '\0';
+    char *end = NULL;
+    errno = 0;
+    float v = strtof(buf, &end);
+    if (end == buf || *end != '\0')
+        return false;
+    // Finite digits that overflow give inf: a bad number. ERANGE on underflow is fine: the result
+    // is the correctly rounded subnormal (or zero).
+    if (isinf(v) && !strpbrk(text, "iI"))
+        return false;
+    *out = v;
+    return true;
+}
+
+int kcc_trace_flags_to_text(uint32_t flags, char *out, size_t size)
+{
+    if (!out || size == 0)
+        return 0;
+    if (flags == 0)
+        return snprintf(out, size, "-");
+    size_t len = 0;
+    out[0] = '\0';
+    uint32_t rest = flags;
+    for (size_t i = 0; i < FLAG_NAME_COUNT; ++i) {
+        if (!(rest & flag_names[i].bit))
+            continue;
+        rest &= ~flag_names[i].bit;
+        int n = snprintf(out + len, len < size ? size - len : 0, "%s%s", len ? "|" : "",
+                         flag_names[i].name);
+        len += (size_t)n;
+        if (len >= size)
+            return (int)len;
+    }
+    if (rest) {
+        int n = snprintf(out + len, len < size ? size - len : 0, "%s0x%x", len ? "|" : "", rest);
+        len += (size_t)n;
+    }
+    return (int)len;
+}
+
+bool kcc_trace_text_to_flags(const char *text, uint32_t *out)
+{
+    if (!text || !out || !text[0])
+        return false;
+    if (strcmp(text, "-") == 0 || strcmp(text, "0") == 0) {
+        *out = 0;
+        return true;
+    }
+    uint32_t flags = 0;
+    const char *p = text;
+    for (;;) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        if (n == 0)
+            return false;
+        bool known = false;
+        for (size_t i = 0; i < FLAG_NAME_COUNT && !known; ++i) {
+            if (strlen(flag_names[i].name) == n && memcmp(flag_names[i].name, p, n) == 0) {
+                flags |= flag_names[i].bit;
+                known = true;
+            }
+        }
+        if (!known) {
+            if (n < 3 || n > 10 || p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
+                return false;
+            uint32_t v = 0;
+            for (size_t i = 2; i < n; ++i) {
+                int c = (unsigned char)p[i], d;
+                if (c >= '0' && c <= '9') d = c - '0';
+                else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+                else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+                else return false;
+                v = v * 16u + (uint32_t)d;
+            }
+            flags |= v;
+        }
+        if (!bar)
+            break;
+        p = bar + 1;
+    }
+    *out = flags;
+    return true;
+}
+
+static bool vec3_finite(const float *v)
+{
+    return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+}
+
+// ------------------------------------------------------------------------------------- writer
+
+static void emit(kcc_trace_writer *w, const char *s, size_t n)
+{
+    if (w->status != KCC_OK)
+        return;
+    if (w->file) {
+        if (fwrite(s, 1, n, w->file) != n) {
+            w->status = KCC_ERR_IO;
+            return;
+        }
+    } else {
+        if (n + 1 > w->capacity - w->length) {
+            w->status = KCC_ERR_BUFFER_TOO_SMALL;
+            return;
+        }
+        memcpy(w->buffer + w->length, s, n);
+        w->buffer[w->length + n] = '\0';
+    }
+    w->length += n;
+}
+
+// Appends to a fixed line buffer; long enough for every line the writer produces except `level`.
+typedef struct line_buf {
+    char   text[1024];
+    size_t len;
+} line_buf;
+
+static void lb_str(line_buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (n > sizeof b->text - 1 - b->len)
+        n = sizeof b->text - 1 - b->len;
+    memcpy(b->text + b->len, s, n);
+    b->len += n;
+    b->text[b->len] = '\0';
+}
+
+static void lb_float(line_buf *b, float v)
+{
+    char t[KCC_TRACE_FLOAT_CHARS];
+    kcc_trace_float_to_text(v, t);
+    lb_str(b, t);
+}
+
+static void lb_vec3(line_buf *b, const float *v)
+{
+    for (int i = 0; i < 3; ++i) {
+        lb_str(b, " ");
+        lb_float(b, v[i]);
+    }
+}
+
+static void lb_status(line_buf *b, kcc_status s)
+{
+    const char *name = kcc_trace_status_name(s);
+    char t[32];
+    if (strcmp(name, "KCC_STATUS_UNKNOWN") == 0) {
+        snprintf(t, sizeof t, "%d", (int)s);
+        name = t;
+    }
+    lb_str(b, name);
+}
+
+static void lb_field(line_buf *b, const desc_field *f, const kcc_character_desc *d)
+{
+    const char *base = (const char *)d + f->offset;
+    lb_str(b, " ");
+    lb_str(b, f->name);
+    lb_str(b, "=");
+    if (f->is_int) {
+        char t[24];
+        int v;
+        memcpy(&v, base, sizeof v);
+        snprintf(t, sizeof t, "%d", v);
+        lb_str(b, t);
+        return;
+    }
+    for (uint32_t i = 0; i < f->count; ++i) {
+        float v;
+        memcpy(&v, base + i * sizeof(float), sizeof v);
+        if (i)
+            lb_str(b, ",");
+        lb_float(b, v);
+    }
+}
+
+static size_t field_bytes(const desc_field *f)
+{
+    return f->is_int ? sizeof(int) : f->count * sizeof(float);
+}
+
+static bool level_string_ok(const char *level)
+{
+    size_t n = strlen(level);
+    if (n < 5 || n >= KCC_TRACE_LEVEL_MAX)
+        return false;
+    if (strncmp(level, "obj ", 4) != 0 && strncmp(level, "gen ", 4) != 0)
+        return false;
+    if (isspace((unsigned char)level[4]))
+        return false;
+    for (size_t i = 0; i < n; ++i)
+        if (level[i] == '#' || (unsigned char)level[i] < 0x20)
+            return false;
+    return true;
+}
+
+static kcc_status begin(kcc_trace_writer *w, FILE *file, char *buffer, size_t capacity,
+                        const char *level, const kcc_character_desc *desc, const vec3 start)
+{
+    if (!w || !level || !start || (!file && !buffer))
+        return KCC_ERR_NULL_ARGUMENT;
+    if (!file && capacity == 0)
+        return KCC_ERR_BUFFER_TOO_SMALL;
+    if (!level_string_ok(level))
+        return KCC_ERR_BAD_DESC;
+    kcc_character_desc d = desc ? *desc : kcc_character_default_desc();
+    kcc_status st = kcc_character_desc_validate(&d);
+    if (st != KCC_OK)
+        return st;
+    if (!vec3_finite(start))
+        return KCC_ERR_NON_FINITE;
+
+    memset(w, 0, sizeof *w);
+    w->file = file;
+    w->buffer = buffer;
+    w->capacity = capacity;
+    w->desc = d;
+    w->status = KCC_OK;
+    w->begun = true;
+    if (buffer)
+        buffer[0] = '\0';
+
+    char head[32];
+    int n = snprintf(head, sizeof head, "kcc-trace %d\nlevel ", KCC_TRACE_VERSION);
+    emit(w, head, (size_t)n);
+    emit(w, level, strlen(level));
+    emit(w, "\n", 1);
+    line_buf b = { .len = 0 };
+    lb_str(&b, "desc");
+    for (uint32_t i = 0; i < DESC_FIELD_COUNT; ++i)
+        lb_field(&b, &desc_fields[i], &d);
+    lb_str(&b, "\nstart");
+    lb_vec3(&b, start);
+    lb_str(&b, "\n");
+    emit(w, b.text, b.len);
+    return w->status;
+}
+
+kcc_status kcc_trace_begin(kcc_trace_writer *w, FILE *file, const char *level,
+                           const kcc_character_desc *desc, const vec3 start)
+{
+    if (!file)
+        return KCC_ERR_NULL_ARGUMENT;
+    return begin(w, file, NULL, 0, level, desc, start);
+}
+
+kcc_status kcc_trace_begin_buffer(kcc_trace_writer *w, char *buffer, size_t capacity,
+                                  const char *level, const kcc_character_desc *desc,
+                                  const vec3 start)
+{
+    if (!buffer)
+        return KCC_ERR_NULL_ARGUMENT;
+    return begin(w, NULL, buffer, capacity, level, desc, start);
+}
+
+// Common entry check of the per-frame calls: a writer that is not begun, or already ended.
+static kcc_status writer_ready(kcc_trace_writer *w)
+{
+    if (!w || !w->begun)
+        return KCC_ERR_NULL_ARGUMENT;
+    if (w->ended && w->status == KCC_OK)
+        w->status = KCC_ERR_NULL_ARGUMENT;
+    return w->status;
+}
+
+kcc_status kcc_trace_record(kcc_trace_writer *w, const vec3 displacement, const kcc_character *ch,
+                            const kcc_move_result *result)
+{
+    kcc_status st = writer_ready(w);
+    if (st != KCC_OK)
+        return st;
+    if (!displacement || !ch || !result)
+        return w->status = KCC_ERR_NULL_ARGUMENT;   // sticky: the trace would miss a frame
+    line_buf b = { .len = 0 };
+    lb_str(&b, "f");
+    lb_vec3(&b, displacement);
+    lb_str(&b, " |");
+    lb_vec3(&b, ch->position);
+    lb_str(&b, " | ");
+    char flags[KCC_TRACE_FLAGS_CHARS];
+    kcc_trace_flags_to_text(result->flags, flags, sizeof flags);
+    lb_str(&b, flags);
+    lb_str(&b, "\n");
+    emit(w, b.text, b.len);
+    if (w->status == KCC_OK)
+        w->frames++;
+    return w->status;
+}
+
+kcc_status kcc_trace_set_desc(kcc_trace_writer *w, const kcc_character_desc *desc,
+                              kcc_status status)
+{
+    kcc_status st = writer_ready(w);
+    if (st != KCC_OK)
+        return st;
+    if (!desc)
+        return w->status = KCC_ERR_NULL_ARGUMENT;
+    line_buf b = { .len = 0 };
+    lb_str(&b, "set");
+    for (uint32_t i = 0; i < DESC_FIELD_COUNT; ++i) {
+        const desc_field *f = &desc_fields[i];
+        if (memcmp((const char *)desc + f->offset, (const char *)&w->desc + f->offset,
+                   field_bytes(f)) != 0)
+            lb_field(&b, f, desc);
+    }
+    lb_str(&b, " | ");
+    lb_status(&b, status);
+    lb_str(&b, "\n");
+    emit(w, b.text, b.len);
+    if (w->status == KCC_OK && status == KCC_OK)
+        w->desc = *desc;
+    return w->status;
+}
+
+kcc_status kcc_trace_restart(kcc_trace_writer *w, const vec3 center)
+{
+    kcc_status st = writer_ready(w);
+    if (st != KCC_OK)
+        return st;
+    if (!center)
+        return w->status = KCC_ERR_NULL_ARGUMENT;
+    if (!vec3_finite(center))
+        return w->status = KCC_ERR_NON_FINITE;
+    line_buf b = { .len = 0 };
+    lb_str(&b, "start");
+    lb_vec3(&b, center);
+    lb_str(&b, "\n");
+    emit(w, b.text, b.len);
+    return w->status;
+}
+
+kcc_status kcc_trace_comment(kcc_trace_writer *w, const char *text)
+{
+    kcc_status st = writer_ready(w);
+    if (st != KCC_OK)
+        return st;
+    if (!text)
+        return KCC_ERR_NULL_ARGUMENT;
+    if (strpbrk(text, "\r\n"))
+        return KCC_ERR_BAD_DESC;   // not sticky: nothing was written
+    emit(w, "# ", 2);
+    emit(w, text, strlen(text));
+    emit(w, "\n", 1);
+    return w->status;
+}
+
+kcc_status kcc_trace_end(kcc_trace_writer *w)
+{
+    kcc_status st = writer_ready(w);
+    if (st != KCC_OK)
+        return st;
+    char t[32];
+    int n = snprintf(t, sizeof t, "end %u\n", (unsigned)w->frames);
+    emit(w, t, (size_t)n);
+    if (w->file && w->status == KCC_OK && fflush(w->file) != 0)
+        w->status = KCC_ERR_IO;
+    w->ended = true;
+    return w->status;
+}
+
+size_t kcc_trace_writer_length(const kcc_trace_writer *w)
+{
+    return w ? w->length : 0;
+}
+
+// ------------------------------------------------------------------------------------- parser
+
+#define MAX_TOKENS 40
+#define MAX_TOKEN_CHARS 200
+
+typedef struct parser {
+    const char *name;
+    char       *err;
+    size_t      err_size;
+    const char *text;
+    uint32_t    line;            // current line number
+    // tokens of the current line: offsets into text
+    uint32_t    tok_begin[MAX_TOKENS], tok_end[MAX_TOKENS];
+    uint32_t    ntok;
+    uint32_t    content_end;     // end of the line's content (before comment and trailing blanks)
+} parser;
+
+static kcc_status fail(parser *p, kcc_status st, const char *fmt, ...)
+{
+    if (p->err && p->err_size) {
+        int n = snprintf(p->err, p->err_size, "%s:%u: ", p->name, (unsigned)p->line);
+        if (n >= 0 && (size_t)n < p->err_size) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(p->err + n, p->err_size - (size_t)n, fmt, ap);
+            va_end(ap);
+        }
+    }
+    return st;
+}
+
+// Copies token i into out (NUL-terminated). Long tokens are cut (and then fail to parse).
+static const char *tok(const parser *p, uint32_t i, char out[MAX_TOKEN_CHARS + 1])
+{
+    size_t n = p->tok_end[i] - p->tok_begin[i];
+    if (n > MAX_TOKEN_CHARS)
+        n = MAX_TOKEN_CHARS;
+    memcpy(out, p->text + p->tok_begin[i], n);
+    out[n] = '\0';
+    return out;
+}
+
+static bool tok_is(const parser *p, uint32_t i, const char *s)
+{
+    size_t n = p->tok_end[i] - p->tok_begin[i];
+    return strlen(s) == n && memcmp(p->text + p->tok_begin[i], s, n) == 0;
+}
+
+// Splits [begin, end) into tokens. Fails on control characters (binary data, NUL bytes).
+static kcc_status tokenize(parser *p, uint32_t begin, uint32_t end)
+{
+    const char *t = p->text;
+    uint32_t ce = end;
+    for (uint32_t i = begin; i < end; ++i) {
+        unsigned char c = (unsigned char)t[i];
+        if (c == '#') {
+            ce = i;
+            break;
+        }
+        if (c < 0x20 && c != '\t' && c != '\r')
+            return fail(p, KCC_ERR_PARSE, "unexpected control character (byte %u): not a text trace", c);
+    }
+    while (ce > begin && (t[ce - 1] == ' ' || t[ce - 1] == '\t' || t[ce - 1] == '\r'))
+        --ce;
+    p->content_end = ce;
+    p->ntok = 0;
+    uint32_t i = begin;
+    for (;;) {
+        while (i < ce && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r'))
+            ++i;
+        if (i >= ce)
+            break;
+        if (p->ntok == MAX_TOKENS)
+            return fail(p, KCC_ERR_PARSE, "too many fields on one line (at most %d)", MAX_TOKENS);
+        p->tok_begin[p->ntok] = i;
+        while (i < ce && t[i] != ' ' && t[i] != '\t' && t[i] != '\r')
+            ++i;
+        p->tok_end[p->ntok++] = i;
+    }
+    return KCC_OK;
+}
+
+// Parses token i as a float. finite_only rejects nan/inf (positions, tuning at the start).
+static kcc_status parse_float(parser *p, uint32_t i, bool finite_only, const char *what, float *out)
+{
+    char t[MAX_TOKEN_CHARS + 1];
+    tok(p, i, t);
+    float v;
+    if (p->tok_end[i] - p->tok_begin[i] > MAX_TOKEN_CHARS || !kcc_trace_text_to_float(t, &v))
+        return fail(p, KCC_ERR_PARSE, "bad number '%s' for %s", t, what);
+    if (finite_only && !isfinite(v))
+        return fail(p, KCC_ERR_PARSE, "%s must be finite, found '%s'", what, t);
+    *out = v;
+    return KCC_OK;
+}
+
+static kcc_status parse_vec3(parser *p, uint32_t first, bool finite_only, const char *what, float *out)
+{
+    for (uint32_t k = 0; k < 3; ++k) {
+        kcc_status st = parse_float(p, first + k, finite_only, what, &out[k]);
+        if (st != KCC_OK)
+            return st;
+    }
+    return KCC_OK;
+}
+
+static kcc_status parse_status(parser *p, uint32_t i, kcc_status *out)
+{
+    char t[MAX_TOKEN_CHARS + 1];
+    tok(p, i, t);
+    for (int s = 0; s < KCC_STATUS_COUNT; ++s) {
+        if (status_names[s] && strcmp(status_names[s], t) == 0) {
+            *out = (kcc_status)s;
+            return KCC_OK;
+        }
+    }
+    char *end = NULL;
+    long v = strtol(t, &end, 10);
+    if (t[0] && *end == '\0' && v >= 0 && v < 100000) {
+        *out = (kcc_status)v;
+        return KCC_OK;
+    }
+    return fail(p, KCC_ERR_PARSE, "unknown status '%s' (expected a name like KCC_OK)", t);
+}
+
+// Parses `key=value` tokens [first, last) into d, marking the given fields in *mask.
+static kcc_status parse_fields(parser *p, uint32_t first, uint32_t last, bool finite_only,
+                               kcc_character_desc *d, uint32_t *mask)
+{
+    for (uint32_t i = first; i < last; ++i) {
+        char t[MAX_TOKEN_CHARS + 1];
+        tok(p, i, t);
+        char *eq = strchr(t, '=');
+        if (!eq)
+            return fail(p, KCC_ERR_PARSE, "expected key=value, found '%s'", t);
+        *eq = '\0';
+        const char *value = eq + 1;
+        uint32_t f = 0;
+        while (f < DESC_FIELD_COUNT && strcmp(desc_fields[f].name, t) != 0)
+            ++f;
+        if (f == DESC_FIELD_COUNT)
+            return fail(p, KCC_ERR_PARSE, "unknown desc field '%s'", t);
+        if (*mask & (1u << f))
+            return fail(p, KCC_ERR_PARSE, "desc field '%s' given twice", t);
+        const desc_field *df = &desc_fields[f];
+        char *base = (char *)d + df->offset;
+        if (df->is_int) {
+            char *end = NULL;
+            errno = 0;
+            long v = strtol(value, &end, 10);
+            if (!value[0] || *end != '\0' || errno != 0 || v < -1000000 || v > 1000000)
+                return fail(p, KCC_ERR_PARSE, "bad integer '%s' for %s", value, df->name);
+            int iv = (int)v;
+            memcpy(base, &iv, sizeof iv);
+        } else {
+            const char *s = value;
+            for (uint32_t k = 0; k < df->count; ++k) {
+                const char *comma = strchr(s, ',');
+                size_t n = comma ? (size_t)(comma - s) : strlen(s);
+                if ((k + 1 < df->count) != (comma != NULL))
+                    return fail(p, KCC_ERR_PARSE, "%s needs %u comma-separated numbers, found '%s'",
+                                df->name, (unsigned)df->count, value);
+                char num[MAX_TOKEN_CHARS + 1];
+                memcpy(num, s, n);
+                num[n] = '\0';
+                float v;
+                if (!kcc_trace_text_to_float(num, &v))
+                    return fail(p, KCC_ERR_PARSE, "bad number '%s' for %s", num, df->name);
+                if (finite_only && !isfinite(v))
+                    return fail(p, KCC_ERR_PARSE, "%s must be finite, found '%s'", df->name, num);
+                memcpy(base + k * sizeof(float), &v, sizeof v);
+                s = comma ? comma + 1 : s + n;
+            }
+        }
+        *mask |= 1u << f;
+    }
+    return KCC_OK;
+}
+
+static char *dup_range(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+// `level obj <path>` resolves a relative path against the directory of the trace's name.
+static char *resolve_obj_path(const char *name, const char *path, size_t n)
+{
+    const char *slash = strrchr(name, '/');
+    if (path[0] == '/' || !slash)
+        return dup_range(path, n);
+    size_t dn = (size_t)(slash - name) + 1;
+    char *d = malloc(dn + n + 1);
+    if (d) {
+        memcpy(d, name, dn);
+        memcpy(d + dn, path, n);
+        d[dn + n] = '\0';
+    }
+    return d;
+}
+
+static kcc_status push_step(kcc_trace *t, uint32_t *cap, const kcc_trace_step *s)
+{
+    if (t->step_count == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 256;
+        if (nc < *cap)
+            return KCC_ERR_TOO_LARGE;
+        kcc_trace_step *ns = realloc(t->steps, (size_t)nc * sizeof *ns);
+        if (!ns)
+            return KCC_ERR_OUT_OF_MEMORY;
+        t->steps = ns;
+        *cap = nc;
+    }
+    t->steps[t->step_count++] = *s;
+    return KCC_OK;
+}
+
+enum { WANT_HEADER, WANT_LEVEL, WANT_DESC, WANT_START, IN_BODY, AFTER_END };
+
+static kcc_status parse_lines(parser *p, kcc_trace *t, size_t length)
+{
+    const char *text = p->text;
+    int state = WANT_HEADER;
+    uint32_t cap = 0;
+    uint32_t pos = 0;
+    p->line = 0;
+    while (pos < length) {
+        uint32_t eol = pos;
+        while (eol < length && text[eol] != '\n')
+            ++eol;
+        p->line++;
+        kcc_status st = tokenize(p, pos, eol);
+        if (st != KCC_OK)
+            return st;
+        uint32_t line_start = pos;
+        pos = eol < length ? eol + 1 : eol;
+        if (p->ntok == 0)
+            continue;
+        (void)line_start;
+        char t0[MAX_TOKEN_CHARS + 1];
+        tok(p, 0, t0);
+
+        if (state == WANT_HEADER) {
+            if (!tok_is(p, 0, "kcc-trace"))
+                return fail(p, KCC_ERR_PARSE, "not a kcc trace: expected 'kcc-trace %d', found '%s'",
+                            KCC_TRACE_VERSION, t0);
+            if (p->ntok != 2)
+                return fail(p, KCC_ERR_PARSE, "expected 'kcc-trace <version>'");
+            char v[MAX_TOKEN_CHARS + 1];
+            tok(p, 1, v);
+            char *end = NULL;
+            long ver = strtol(v, &end, 10);
+            if (!v[0] || *end != '\0')
+                return fail(p, KCC_ERR_PARSE, "bad version '%s'", v);
+            if (ver != KCC_TRACE_VERSION)
+                return fail(p, KCC_ERR_VERSION, "trace format version %s is not supported (this library "
+                            "reads version %d)", v, KCC_TRACE_VERSION);
+            state = WANT_LEVEL;
+            continue;
+        }
+        if (state == AFTER_END)
+            return fail(p, KCC_ERR_PARSE, "unexpected '%s' after the 'end' line", t0);
+        if (state == WANT_LEVEL) {
+            if (!tok_is(p, 0, "level"))
+                return fail(p, KCC_ERR_PARSE, "expected the 'level' line, found '%s'", t0);
+            if (p->ntok < 3 || (!tok_is(p, 1, "obj") && !tok_is(p, 1, "gen")))
+                return fail(p, KCC_ERR_PARSE, "expected 'level obj <path>' or 'level gen <spec>'");
+            const char *rest = text + p->tok_begin[2];
+            size_t n = p->content_end - p->tok_begin[2];
+            if (n >= KCC_TRACE_LEVEL_MAX)
+                return fail(p, KCC_ERR_PARSE, "level description too long");
+            t->level_line = p->line;
+            if (tok_is(p, 1, "obj")) {
+                t->level_kind = KCC_TRACE_LEVEL_OBJ;
+                t->level = resolve_obj_path(p->name, rest, n);
+                if (!t->level)
+                    return fail(p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
+                FILE *f = fopen(t->level, "rb");
+                if (!f)
+                    return fail(p, KCC_ERR_NOT_FOUND, "level file '%s' not found", t->level);
+                fclose(f);
+            } else {
+                t->level_kind = KCC_TRACE_LEVEL_GEN;
+                t->level = dup_range(rest, n);
+                if (!t->level)
+                    return fail(p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
+            }
+            state = WANT_DESC;
+            continue;
+        }
+        if (state == WANT_DESC) {
+            if (!tok_is(p, 0, "desc"))
+                return fail(p, KCC_ERR_PARSE, "expected the 'desc' line, found '%s'", t0);
+            uint32_t mask = 0;
+            kcc_character_desc d = kcc_character_default_desc();
+            st = parse_fields(p, 1, p->ntok, true, &d, &mask);
+            if (st != KCC_OK)
+                return st;
+            for (uint32_t f = 0; f < DESC_FIELD_COUNT; ++f)
+                if (!(mask & (1u << f)))
+                    return fail(p, KCC_ERR_PARSE, "desc is missing field '%s'", desc_fields[f].name);
+            st = kcc_character_desc_validate(&d);
+            if (st != KCC_OK)
+                return fail(p, st, "desc rejected: %s", kcc_status_str(st));
+            t->desc = d;
+            state = WANT_START;
+            continue;
+        }
+        if (state == WANT_START && !tok_is(p, 0, "start"))
+            return fail(p, KCC_ERR_PARSE, "expected the 'start' line, found '%s'", t0);
+
+        kcc_trace_step s;
+        memset(&s, 0, sizeof s);
+        s.line = p->line;
+        if (tok_is(p, 0, "start")) {
+            if (p->ntok != 4)
+                return fail(p, KCC_ERR_PARSE, "expected 'start x y z'");
+            float c[3];
+            st = parse_vec3(p, 1, true, "start position", c);
+            if (st != KCC_OK)
+                return st;
+            if (state == WANT_START) {
+                memcpy(t->start, c, sizeof c);
+                state = IN_BODY;
+                continue;
+            }
+            s.kind = KCC_TRACE_START;
+            memcpy(s.vec, c, sizeof c);
+            s.has_expected = true;
+            s.cut_begin = s.cut_end = p->content_end;
+        } else if (tok_is(p, 0, "f")) {
+            if (p->ntok != 4 && p->ntok != 10)
+                return fail(p, KCC_ERR_PARSE, p->ntok < 10 ? "incomplete frame line: expected "
+                            "'f dx dy dz | px py pz | flags'" : "too many fields on a frame line");
+            s.kind = KCC_TRACE_MOVE;
+            st = parse_vec3(p, 1, false, "displacement", s.vec);
+            if (st != KCC_OK)
+                return st;
+            s.cut_begin = s.cut_end = p->tok_end[3];
+            if (p->ntok == 10) {
+                if (!tok_is(p, 4, "|") || !tok_is(p, 8, "|"))
+                    return fail(p, KCC_ERR_PARSE, "expected 'f dx dy dz | px py pz | flags'");
+                st = parse_vec3(p, 5, true, "expected position", s.expected_position);
+                if (st != KCC_OK)
+                    return st;
+                char ft[MAX_TOKEN_CHARS + 1];
+                if (!kcc_trace_text_to_flags(tok(p, 9, ft), &s.expected_flags))
+                    return fail(p, KCC_ERR_PARSE, "bad flags '%s'", ft);
+                s.has_expected = true;
+                s.cut_end = p->tok_end[9];
+            }
+            t->frame_count++;
+        } else if (tok_is(p, 0, "set")) {
+            s.kind = KCC_TRACE_SET;
+            uint32_t last = p->ntok;
+            if (p->ntok >= 2 && tok_is(p, p->ntok - 2, "|"))
+                last = p->ntok - 2;
+            for (uint32_t i = 1; i < p->ntok; ++i)
+                if (tok_is(p, i, "|") && i != last)
+                    return fail(p, KCC_ERR_PARSE, "expected 'set key=value ... | STATUS'");
+            st = parse_fields(p, 1, last, false, &s.desc, &s.set_fields);
+            if (st != KCC_OK)
+                return st;
+            s.cut_begin = s.cut_end = p->tok_end[last - 1];
+            if (last != p->ntok) {
+                st = parse_status(p, p->ntok - 1, &s.expected_status);
+                if (st != KCC_OK)
+                    return st;
+                s.has_expected = true;
+                s.cut_end = p->tok_end[p->ntok - 1];
+            }
+        } else if (tok_is(p, 0, "end")) {
+            char v[MAX_TOKEN_CHARS + 1];
+            if (p->ntok != 2)
+                return fail(p, KCC_ERR_PARSE, "expected 'end <frame count>'");
+            tok(p, 1, v);
+            char *end = NULL;
+            errno = 0;
+            unsigned long n = strtoul(v, &end, 10);
+            if (!v[0] || v[0] == '-' || *end != '\0' || errno != 0)
+                return fail(p, KCC_ERR_PARSE, "bad frame count '%s'", v);
+            if (n != t->frame_count)
+                return fail(p, KCC_ERR_PARSE, "truncated or edited: 'end' says %s frames, the file "
+                            "has %u", v, (unsigned)t->frame_count);
+            state = AFTER_END;
+            continue;
+        } else {
+            return fail(p, KCC_ERR_PARSE, "unknown line '%s' (expected f, set, start or end)", t0);
+        }
+        st = push_step(t, &cap, &s);
+        if (st != KCC_OK)
+            return fail(p, st, "%s", kcc_status_str(st));
+    }
+    if (p->line == 0)
+        p->line = 1;
+    switch (state) {
+    case WANT_HEADER: return fail(p, KCC_ERR_PARSE, "empty file: expected 'kcc-trace %d'", KCC_TRACE_VERSION);
+    case WANT_LEVEL: return fail(p, KCC_ERR_PARSE, "truncated: missing the 'level' line");
+    case WANT_DESC: return fail(p, KCC_ERR_PARSE, "truncated: missing the 'desc' line");
+    case WANT_START: return fail(p, KCC_ERR_PARSE, "truncated: missing the 'start' line");
+    case IN_BODY: return fail(p, KCC_ERR_PARSE, "truncated: missing the 'end' line after frame %u",
+                              (unsigned)t->frame_count);
+    default: return KCC_OK;
+    }
+}
+
+kcc_status kcc_trace_parse(const char *text, size_t length, const char *name, kcc_trace **out,
+                           char *err, size_t err_size)
+{
+    if (err && err_size)
+        err[0] = '\0';
+    if (!out || (!text && length))
+        return KCC_ERR_NULL_ARGUMENT;
+    if (!name)
+        name = "<trace>";
+    parser p;
+    memset(&p, 0, sizeof p);
+    p.name = name;
+    p.err = err;
+    p.err_size = err_size;
+    p.text = text ? text : "";
+    if (length >= UINT32_MAX) {
+        p.line = 1;
+        return fail(&p, KCC_ERR_TOO_LARGE, "file too large");
+    }
+    kcc_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return fail(&p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
+    t->name = dup_range(name, strlen(name));
+    t->text = dup_range(p.text, length);
+    t->text_length = length;
+    if (!t->name || !t->text) {
+        kcc_trace_free(t);
+        return fail(&p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    p.text = t->text;   // a private, NUL-terminated copy
+    kcc_status st = parse_lines(&p, t, length);
+    if (st != KCC_OK) {
+        kcc_trace_free(t);
+        return st;
+    }
+    *out = t;
+    return KCC_OK;
+}
+
+kcc_status kcc_trace_load(const char *path, kcc_trace **out, char *err, size_t err_size)
+{
+    if (err && err_size)
+        err[0] = '\0';
+    if (!path || !out)
+        return KCC_ERR_NULL_ARGUMENT;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (err && err_size)
+            snprintf(err, err_size, "%s: cannot open: %s", path, strerror(errno));
+        return KCC_ERR_IO;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    kcc_status st = buf ? KCC_OK : KCC_ERR_OUT_OF_MEMORY;
+    while (st == KCC_OK) {
+        if (len == cap) {
+            if (cap >= ((size_t)1 << 31)) {
+                st = KCC_ERR_TOO_LARGE;
+                break;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                st = KCC_ERR_OUT_OF_MEMORY;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0) {
+            if (ferror(f))
+                st = KCC_ERR_IO;
+            break;
+        }
+    }
+    fclose(f);
+    if (st != KCC_OK) {
+        free(buf);
+        if (err && err_size)
+            snprintf(err, err_size, "%s: cannot read: %s", path, kcc_status_str(st));
+        return st;
+    }
+    st = kcc_trace_parse(buf, len, path, out, err, err_size);
+    free(buf);
+    return st;
+}
+
+void kcc_trace_free(kcc_trace *trace)
+{
+    if (!trace)
+        return;
+    free(trace->name);
+    free(trace->level);
+    free(trace->steps);
+    free(trace->text);
+    free(trace);
+}
+
+kcc_status kcc_trace_build_level(const kcc_trace *trace, kcc_mesh **out_mesh, char *err,
+                                 size_t err_size)
+{
+    if (err && err_size)
+        err[0] = '\0';
+    if (!trace || !out_mesh)
+        return KCC_ERR_NULL_ARGUMENT;
+    kcc_level level;
+    memset(&level, 0, sizeof level);
+    char e[512] = "";
+    kcc_status st = trace->level_kind == KCC_TRACE_LEVEL_OBJ
+                        ? kcc_level_load_obj(trace->level, &level, e, sizeof e)
+                        : kcc_level_generate(trace->level, &level, e, sizeof e);
+    if (st != KCC_OK) {
+        if (err && err_size)
+            snprintf(err, err_size, "%s:%u: level: %s", trace->name, (unsigned)trace->level_line,
+                     e[0] ? e : kcc_status_str(st));
+        return st;
+    }
+    st = kcc_level_build_mesh(&level, out_mesh);
+    kcc_level_free(&level);
+    if (st != KCC_OK && err && err_size)
+        snprintf(err, err_size, "%s:%u: level: cannot build its mesh: %s", trace->name,
+                 (unsigned)trace->level_line, kcc_status_str(st));
+    return st;
+}
+
+// ------------------------------------------------------------------------------------- replay
+
+static bool position_matches(const float *expected, const float *actual, float tolerance)
+{
+    if (tolerance == 0.0f)
+        return memcmp(expected, actual, 3 * sizeof(float)) == 0;
+    for (int k = 0; k < 3; ++k)
+        if (!(fabsf(actual[k] - expected[k]) <= tolerance))
+            return false;
+    return true;
+}
+
+kcc_status kcc_trace_replay(const kcc_trace *trace, const kcc_mesh *mesh, float tolerance,
+                            kcc_trace_outcome *outcomes, kcc_trace_report *out)
+{
+    if (!trace || !mesh || !out)
+        return KCC_ERR_NULL_ARGUMENT;
+    if (!isfinite(tolerance) || tolerance < 0.0f)
+        return KCC_ERR_NON_FINITE;
+    kcc_character ch;
+    kcc_character_desc cur = trace->desc;
+    kcc_status st = kcc_character_init(&ch, &cur, trace->start);
+    if (st != KCC_OK)
+        return st;
+    kcc_trace_report r;
+    memset(&r, 0, sizeof r);
+    for (uint32_t i = 0; i < trace->step_count; ++i) {
+        const kcc_trace_step *s = &trace->steps[i];
+        kcc_trace_outcome o;
+        memset(&o, 0, sizeof o);
+        bool ok = true;
+        if (s->kind == KCC_TRACE_MOVE) {
+            kcc_move_result res;
+            kcc_character_move(&ch, mesh, s->vec, &res);
+            memcpy(o.position, ch.position, sizeof o.position);
+            o.flags = res.flags;
+            if (s->has_expected) {
+                for (int k = 0; k < 3; ++k) {
+                    float e = fabsf(o.position[k] - s->expected_position[k]);
+                    if (e > r.max_error || isnan(e))
+                        r.max_error = isnan(e) ? INFINITY : e;
+                }
+                ok = position_matches(s->expected_position, o.position, tolerance) &&
+                     o.flags == s->expected_flags;
+            } else {
+                ok = false;
+            }
+        } else if (s->kind == KCC_TRACE_SET) {
+            kcc_character_desc req = cur;
+            for (uint32_t f = 0; f < DESC_FIELD_COUNT; ++f) {
+                if (s->set_fields & (1u << f))
+                    memcpy((char *)&req + desc_fields[f].offset,
+                           (const char *)&s->desc + desc_fields[f].offset, field_bytes(&desc_fields[f]));
+            }
+            o.status = kcc_character_set_desc(&ch, &req);
+            if (o.status == KCC_OK)
+                cur = req;
+            memcpy(o.position, ch.position, sizeof o.position);
+            ok = s->has_expected && o.status == s->expected_status;
+        } else {
+            o.status = kcc_character_init(&ch, &cur, s->vec);
+            memcpy(o.position, ch.position, sizeof o.position);
+            ok = o.status == KCC_OK;
+        }
+        if (outcomes)
+            outcomes[i] = o;
+        if (!ok) {
+            if (r.diverged++ == 0) {
+                r.step = i;
+                r.frame = r.frames;
+                r.line = s->line;
+                r.kind = s->kind;
+                r.missing_expected = !s->has_expected;
+                memcpy(r.expected_position, s->expected_position, sizeof r.expected_position);
+                memcpy(r.actual_position, o.position, sizeof r.actual_position);
+                r.expected_flags = s->expected_flags;
+                r.actual_flags = o.flags;
+                r.expected_status = s->kind == KCC_TRACE_START ? KCC_OK : s->expected_status;
+                r.actual_status = o.status;
+            }
+        }
+        if (s->kind == KCC_TRACE_MOVE)
+            r.frames++;
+        r.steps++;
+    }
+    *out = r;
+    return KCC_OK;
+}
+
+int kcc_trace_format_divergence(const kcc_trace *trace, const kcc_trace_report *report, char *buf,
+                                size_t size)
+{
+    if (!trace || !report)
+        return 0;
+    if (report->diverged == 0)
+        return snprintf(buf, size, "%s: %u frames replay as recorded", trace->name,
+                        (unsigned)report->frames);
+    char e[3][KCC_TRACE_FLOAT_CHARS], a[3][KCC_TRACE_FLOAT_CHARS];
+    char ef[KCC_TRACE_FLAGS_CHARS], af[KCC_TRACE_FLAGS_CHARS];
+    for (int k = 0; k < 3; ++k) {
+        kcc_trace_float_to_text(report->expected_position[k], e[k]);
+        kcc_trace_float_to_text(report->actual_position[k], a[k]);
+    }
+    kcc_trace_flags_to_text(report->expected_flags, ef, sizeof ef);
+    kcc_trace_flags_to_text(report->actual_flags, af, sizeof af);
+    const char *name = trace->name;
+    unsigned line = (unsigned)report->line, frame = (unsigned)report->frame;
+    if (report->kind == KCC_TRACE_MOVE && report->missing_expected)
+        return snprintf(buf, size, "%s:%u: frame %u: no expected outcome (got position (%s %s %s) "
+                        "flags %s)", name, line, frame, a[0], a[1], a[2], af);
+    if (report->kind == KCC_TRACE_MOVE)
+        return snprintf(buf, size, "%s:%u: frame %u: expected position (%s %s %s) flags %s, got "
+                        "(%s %s %s) flags %s", name, line, frame, e[0], e[1], e[2], ef, a[0], a[1],
+                        a[2], af);
+    if (report->kind == KCC_TRACE_SET && report->missing_expected)
+        return snprintf(buf, size, "%s:%u: retune before frame %u: no expected status (got %s)",
+                        name, line, frame, kcc_trace_status_name(report->actual_status));
+    if (report->kind == KCC_TRACE_SET)
+        return snprintf(buf, size, "%s:%u: retune before frame %u: expected %s, got %s", name, line,
+                        frame, kcc_trace_status_name(report->expected_status),
+                        kcc_trace_status_name(report->actual_status));
+    return snprintf(buf, size, "%s:%u: restart before frame %u failed: %s", name, line, frame,
+                    kcc_trace_status_name(report->actual_status));
+}
+
+kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outcome *outcomes, FILE *out)
+{
+    if (!trace || !out)
+        return KCC_ERR_NULL_ARGUMENT;
+    size_t cursor = 0;
+    bool ok = true;
+    for (uint32_t i = 0; i < trace->step_count && ok; ++i) {
+        const kcc_trace_step *s = &trace->steps[i];
+        if (s->kind == KCC_TRACE_START)
+            continue;
+        ok = fwrite(trace->text + cursor, 1, s->cut_begin - cursor, out) == s->cut_begin - cursor;
+        cursor = s->cut_end;
+        line_buf b = { .len = 0 };
+        if (s->kind == KCC_TRACE_MOVE) {
+            if (!outcomes && !s->has_expected)
+                continue;
+            lb_str(&b, " |");
+            lb_vec3(&b, outcomes ? outcomes[i].position : s->expected_position);
+            lb_str(&b, " | ");
+            char flags[KCC_TRACE_FLAGS_CHARS];
+            kcc_trace_flags_to_text(outcomes ? outcomes[i].flags : s->expected_flags, flags,
+                                    sizeof flags);
+            lb_str(&b, flags);
+        } else {
+            if (!outcomes && !s->has_expected)
+                continue;
+            lb_str(&b, " | ");
+            lb_status(&b, outcomes ? outcomes[i].status : s->expected_status);
+        }
+        ok = ok && fwrite(b.text, 1, b.len, out) == b.len;
+    }
+    if (ok && cursor < trace->text_length)
+        ok = fwrite(trace->text + cursor, 1, trace->text_length - cursor, out) ==
+             trace->text_length - cursor;
+    if (ok && fflush(out) != 0)
+        ok = false;
+    return ok ? KCC_OK : KCC_ERR_IO;
+}

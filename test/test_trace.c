@@ -1,0 +1,615 @@
+/* test_trace.c: the trace format and its APIs: bit-exact float text, a recorded session replays as it
+ * ran live, divergences are reported at the right frame, tolerance, --update rewriting, and every
+ * kind of bad file gives its status and a "file:line:" message, never a crash. */
+#include "test.h"
+
+#include <float.h>
+
+static uint32_t rng_next(uint32_t *s)
+{
+    uint32_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
+
+static float bits_to_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint32_t float_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static void assert_float_round_trips(float v)
+{
+    char text[KCC_TRACE_FLOAT_CHARS];
+    int n = kcc_trace_float_to_text(v, text);
+    assert_true(n > 0 && n < KCC_TRACE_FLOAT_CHARS);
+    float back = 0.0f;
+    assert_true(kcc_trace_text_to_float(text, &back));
+    assert_int_equal(float_bits(back), float_bits(v));
+}
+
+static void floats_read_back_bit_exactly_from_their_text(void **state)
+{
+    (void)state;
+    static const uint32_t special[] = {
+        0x00000000u, 0x80000000u,                 // +0, -0
+        0x00000001u, 0x80000001u, 0x007fffffu,    // smallest and largest subnormals
+        0x00400000u, 0x00800000u, 0x80800000u,    // a subnormal, FLT_MIN, -FLT_MIN
+        0x7f7fffffu, 0xff7fffffu, 0x7f7ffffeu,    // FLT_MAX, -FLT_MAX, just below
+        0x3f800000u, 0x3f800001u, 0x3f7fffffu,    // 1 and its neighbours
+        0x3dcccccdu, 0x3eaaaaabu, 0x4b800001u,    // 0.1, 1/3, 2^24 + 2
+    };
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; ++i)
+        assert_float_round_trips(bits_to_float(special[i]));
+    uint32_t s = 0x9e3779b9u;
+    for (int i = 0; i < 60000; ++i) {
+        float v = bits_to_float(rng_next(&s));
+        if (isfinite(v))
+            assert_float_round_trips(v);
+    }
+    // Values near typical positions: every float in a small range around 1.5 m.
+    for (uint32_t u = 0x3fc00000u - 2000u; u < 0x3fc00000u + 2000u; ++u)
+        assert_float_round_trips(bits_to_float(u));
+}
+
+static void float_text_is_short_when_a_short_text_is_exact(void **state)
+{
+    (void)state;
+    char text[KCC_TRACE_FLOAT_CHARS];
+    kcc_trace_float_to_text(0.1f, text);
+    assert_string_equal(text, "0.1");
+    kcc_trace_float_to_text(-0.0f, text);
+    assert_string_equal(text, "-0");
+    kcc_trace_float_to_text(0.35f, text);
+    assert_string_equal(text, "0.35");
+}
+
+static void float_reader_rejects_malformed_numbers(void **state)
+{
+    (void)state;
+    static const char *const bad[] = { "", " 1", "1 ", "1.0x", "abc", "1e39", "-1e39", "--1",
+                                       "1,5", "0.5.5", "+", "e5" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        float v = 42.0f;
+        assert_false(kcc_trace_text_to_float(bad[i], &v));
+        assert_true(v == 42.0f);
+    }
+    float v;
+    assert_true(kcc_trace_text_to_float("nan", &v) && isnan(v));
+    assert_true(kcc_trace_text_to_float("-inf", &v) && isinf(v) && v < 0);
+    assert_true(kcc_trace_text_to_float("1e-45", &v) && float_bits(v) == 1u);
+}
+
+static void flags_round_trip_by_name_and_by_hex(void **state)
+{
+    (void)state;
+    char text[KCC_TRACE_FLAGS_CHARS];
+    uint32_t f = 0;
+    kcc_trace_flags_to_text(KCC_MOVE_ON_GROUND | KCC_MOVE_SLID, text, sizeof text);
+    assert_string_equal(text, "ON_GROUND|SLID");
+    kcc_trace_flags_to_text(0, text, sizeof text);
+    assert_string_equal(text, "-");
+    assert_true(kcc_trace_text_to_flags("-", &f) && f == 0);
+    for (uint32_t bits = 0; bits < (1u << 12); bits += 7) {
+        uint32_t v = bits | (bits & 4u ? 0x80000000u : 0u);
+        kcc_trace_flags_to_text(v, text, sizeof text);
+        assert_true(kcc_trace_text_to_flags(text, &f));
+        assert_int_equal(f, v);
+    }
+    assert_true(kcc_trace_text_to_flags("0x3", &f) && f == (KCC_MOVE_ON_GROUND | KCC_MOVE_HIT_WALL));
+    assert_false(kcc_trace_text_to_flags("ON_GRUND", &f));
+    assert_false(kcc_trace_text_to_flags("ON_GROUND|", &f));
+}
+
+static void trace_names_every_desc_field(void **state)
+{
+    (void)state;
+    // The desc has 9 four-byte members (half_extents counts 3). A new field must be added to the
+    // trace format's table in trace.c; this fails until it is.
+    uint32_t n = 0;
+    while (kcc_trace_desc_field(n))
+        ++n;
+    assert_int_equal(n, 7);
+    assert_int_equal(sizeof(kcc_character_desc), 9 * 4);
+}
+
+// ---------------------------------------------------------------------------- a recorded session
+
+// A 40 m floor at height 0 with a wall at x = 4 (facing -x) and a 0.3 m ledge at z in [3, 6].
+static kcc_mesh *make_room(void)
+{
+    static const float v[] = {
+        -20, 0, -20,   20, 0, -20,   20, 0, 20,   -20, 0, 20,      // floor
+        4, 0, -20,     4, 0, 20,     4, 3, 20,    4, 3, -20,       // wall
+        -20, 0.3f, 3,  3, 0.3f, 3,   3, 0.3f, 6,  -20, 0.3f, 6,    // ledge top
+        -20, 0, 3,     3, 0, 3,      3, 0.3f, 3,  -20, 0.3f, 3,    // ledge front
+    };
+    static const uint32_t idx[] = { 0, 2, 1, 0, 3, 2,  4, 5, 6, 4, 6, 7,
+                                    8, 10, 9, 8, 11, 10,  12, 14, 13, 12, 15, 14 };
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof d);
+    d.positions = v;
+    d.vertex_count = 16;
+    d.indices = idx;
+    d.triangle_count = 8;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    return m;
+}
+
+#define SESSION_FRAMES 240
+#define SESSION_BUF (1 << 16)
+
+typedef struct session {
+    char    text[SESSION_BUF];
+    size_t  length;
+    vec3    live[SESSION_FRAMES];   // positions of the live run, the reference for the replay
+    uint32_t live_flags[SESSION_FRAMES];
+} session;
+
+// Walks toward the wall and over the ledge with gravity and jumps at 60 Hz, retunes (accepted and
+// refused), feeds one NaN frame and respawns once, recording everything.
+static void record_session(session *s, kcc_mesh *mesh)
+{
+    kcc_character_desc desc = kcc_character_default_desc();
+    kcc_character ch;
+    vec3 start = { -2.0f, 0.9f + desc.skin_width, 0.0f };
+    assert_int_equal(kcc_character_init(&ch, &desc, start), KCC_OK);
+    kcc_trace_writer w;
+    assert_int_equal(kcc_trace_begin_buffer(&w, s->text, sizeof s->text, "gen arena seed=1", &desc,
+                                            start), KCC_OK);
+    assert_int_equal(kcc_trace_comment(&w, "recorded by test_trace.c"), KCC_OK);
+    const float dt = 1.0f / 60.0f;
+    float vy = 0.0f;
+    for (int i = 0; i < SESSION_FRAMES; ++i) {
+        if (i == 60) {
+            kcc_character_desc d2 = desc;
+            d2.step_height = 0.4f;
+            d2.max_slope_deg = 40.0f;
+            kcc_status st = kcc_character_set_desc(&ch, &d2);
+            assert_int_equal(kcc_trace_set_desc(&w, &d2, st), KCC_OK);
+            if (st == KCC_OK)
+                desc = d2;
+        }
+        if (i == 70) {
+            kcc_character_desc bad = desc;
+            bad.max_slope_deg = 120.0f;     // out of range: refused
+            kcc_status st = kcc_character_set_desc(&ch, &bad);
+            assert_int_not_equal(st, KCC_OK);
+            assert_int_equal(kcc_trace_set_desc(&w, &bad, st), KCC_OK);
+        }
+        if (i == 150) {
+            vec3 spawn = { 0.0f, 2.0f, -3.0f };
+            assert_int_equal(kcc_character_init(&ch, &desc, spawn), KCC_OK);
+            assert_int_equal(kcc_trace_restart(&w, spawn), KCC_OK);
+            vy = 0.0f;
+        }
+        vy -= 9.81f * dt;
+        if (ch.on_ground && i % 50 == 25)
+            vy = 4.0f;
+        vec3 disp = { 3.0f * dt, vy * dt, (i < 100 ? 2.5f : -1.0f) * dt };
+        if (i == 120)
+            disp[0] = NAN;
+        kcc_move_result r;
+        kcc_character_move(&ch, mesh, disp, &r);
+        if (r.flags & KCC_MOVE_ON_GROUND && vy < 0.0f)
+            vy = 0.0f;
+        assert_int_equal(kcc_trace_record(&w, disp, &ch, &r), KCC_OK);
+        memcpy(s->live[i], ch.position, sizeof(vec3));
+        s->live_flags[i] = r.flags;
+    }
+    assert_int_equal(kcc_trace_end(&w), KCC_OK);
+    s->length = kcc_trace_writer_length(&w);
+    assert_int_equal(s->length, strlen(s->text));
+}
+
+static void recorded_session_replays_exactly_as_it_ran(void **state)
+{
+    (void)state;
+    kcc_mesh *mesh = make_room();
+    session *s = calloc(1, sizeof *s);
+    record_session(s, mesh);
+    kcc_trace *t = NULL;
+    char err[256];
+    assert_int_equal(kcc_trace_parse(s->text, s->length, "session.trace", &t, err, sizeof err), KCC_OK);
+    assert_int_equal(t->frame_count, SESSION_FRAMES);
+    kcc_trace_outcome *o = calloc(t->step_count, sizeof *o);
+    kcc_trace_report r;
+    assert_int_equal(kcc_trace_replay(t, mesh, 0.0f, o, &r), KCC_OK);
+    assert_int_equal(r.diverged, 0);
+    assert_int_equal(r.frames, SESSION_FRAMES);
+    assert_true(r.max_error == 0.0f);
+    uint32_t frame = 0;
+    for (uint32_t i = 0; i < t->step_count; ++i) {
+        if (t->steps[i].kind != KCC_TRACE_MOVE)
+            continue;
+        assert_memory_equal(o[i].position, s->live[frame], sizeof(vec3));
+        assert_int_equal(o[i].flags, s->live_flags[frame]);
+        ++frame;
+    }
+    assert_true(s->live_flags[120] & KCC_MOVE_BAD_INPUT);
+    free(o);
+    kcc_trace_free(t);
+    free(s);
+    kcc_mesh_destroy(mesh);
+}
+
+// Line number (1-based) of the n-th line starting with "f " in text, counted independently.
+static uint32_t line_of_frame(const char *text, uint32_t n)
+{
+    uint32_t line = 1, seen = 0;
+    for (const char *p = text; *p; ++p) {
+        if ((p == text || p[-1] == '\n') && p[0] == 'f' && p[1] == ' ' && seen++ == n)
+            return line;
+        if (*p == '\n')
+            ++line;
+    }
+    return 0;
+}
+
+static uint32_t step_of_frame(const kcc_trace *t, uint32_t n)
+{
+    for (uint32_t i = 0; i < t->step_count; ++i)
+        if (t->steps[i].kind == KCC_TRACE_MOVE && n-- == 0)
+            return i;
+    return UINT32_MAX;
+}
+
+static void tampered_position_is_reported_at_its_frame_with_expected_and_actual(void **state)
+{
+    (void)state;
+    kcc_mesh *mesh = make_room();
+    session *s = calloc(1, sizeof *s);
+    record_session(s, mesh);
+    kcc_trace *t = NULL;
+    assert_int_equal(kcc_trace_parse(s->text, s->length, "s.trace", &t, NULL, 0), KCC_OK);
+    uint32_t k = step_of_frame(t, 100);
+    t->steps[k].expected_position[0] += 0.25f;
+    t->steps[step_of_frame(t, 200)].expected_position[2] += 1.0f;
+    kcc_trace_report r;
+    assert_int_equal(kcc_trace_replay(t, mesh, 0.0f, NULL, &r), KCC_OK);
+    assert_int_equal(r.diverged, 2);
+    assert_int_equal(r.frame, 100);
+    assert_int_equal(r.step, k);
+    assert_int_equal(r.line, line_of_frame(s->text, 100));
+    assert_true(r.expected_position[0] == s->live[100][0] + 0.25f);
+    assert_memory_equal(r.actual_position, s->live[100], sizeof(vec3));
+    char msg[512];
+    kcc_trace_format_divergence(t, &r, msg, sizeof msg);
+    char want[64];
+    snprintf(want, sizeof want, "s.trace:%u: frame 100: expected", (unsigned)r.line);
+    assert_non_null(strstr(msg, want));
+    kcc_trace_free(t);
+    free(s);
+    kcc_mesh_destroy(mesh);
+}
+
+static void tampered_flags_are_reported_with_both_flag_sets(void **state)
+{
+    (void)state;
+    kcc_mesh *mesh = make_room();
+    session *s = calloc(1, sizeof *s);
+    record_session(s, mesh);
+    kcc_trace *t = NULL;
+    assert_int_equal(kcc_trace_parse(s->text, s->length, "s.trace", &t, NULL, 0), KCC_OK);
+    t->steps[step_of_frame(t, 30)].expected_flags ^= KCC_MOVE_STUCK;
+    kcc_trace_report r;
+    assert_int_equal(kcc_trace_replay(t, mesh, 1.0f, NULL, &r), KCC_OK);
+    assert_int_equal(r.diverged, 1);
+    assert_int_equal(r.frame, 30);
+    assert_int_equal(r.expected_flags ^ r.actual_flags, KCC_MOVE_STUCK);
+    assert_int_equal(r.actual_flags, s->live_flags[30]);
+    kcc_trace_free(t);
+    free(s);
+    kcc_mesh_destroy(mesh);
+}
+
+static void tampered_retune_status_is_reported(void **state)
+{
+    (void)state;
+    kcc_mesh *mesh = make_room();
+    session *s = calloc(1, sizeof *s);
+    record_session(s, mesh);
+    kcc_trace *t = NULL;
+    assert_int_equal(kcc_trace_parse(s->text, s->length, "s.trace", &t, NULL, 0), KCC_OK);
+    uint32_t k = 0;
+    while (t->steps[k].kind != KCC_TRACE_SET)
+        ++k;
+    t->steps[k].expected_status = KCC_ERR_OVERLAP;
+    kcc_trace_report r;
+    assert_int_equal(kcc_trace_replay(t, mesh, 0.0f, NULL, &r), KCC_OK);
+    assert_int_equal(r.diverged, 1);
+    assert_int_equal(r.kind, KCC_TRACE_SET);
+    assert_int_equal(r.frame, 60);
+    assert_int_equal(r.expected_status, KCC_ERR_OVERLAP);
+    assert_int_equal(r.actual_status, KCC_OK);
+    kcc_trace_free(t);
+    free(s);
+    kcc_mesh_destroy(mesh);
+}
+
+static void tolerance_accepts_errors_within_it_and_reports_larger_ones(void **state)
+{
+    (void)state;
+    kcc_mesh *mesh = make_room();
+    session *s = calloc(1, sizeof *s);
+    record_session(s, mesh);
+    kcc_trace *t = NULL;
+    assert_int_equal(kcc_trace_parse(s->text, s->length, "s.trace", &t, NULL, 0), KCC_OK);
+    t->steps[step_of_frame(t, 10)].expected_position[1] += 1e-4f;
+    kcc_trace_report r;
+    assert_int_equal(kcc_trace_replay(t, mesh, 0.0f, NULL, &r), KCC_OK);
+    assert_int_equal(r.diverged, 1);
+    assert_int_equal(kcc_trace_replay(t, mesh, 1e-3f, NULL, &r), KCC_OK);
+    assert_int_equal(r.diverged, 0);
+    assert_true(r.max_error > 0.9e-4f && r.max_error < 1.1e-4f);
+    t->steps[step_of_frame(t, 11)].expected_position[1] += 1e-2f;
+    assert_int_equal(kcc_trace_replay(t, mesh, 1e-3f, NULL, &r), KCC_OK);
+    assert_int_equal(r.diverged, 1);
+    assert_int_equal(r.frame, 11);
+    assert_int_equal(kcc_trace_replay(t, mesh, -1.0f, NULL, &r), KCC_ERR_NON_FINITE);
+    assert_int_equal(kcc_trace_replay(t, mesh, NAN, NULL, &r), KCC_ERR_NON_FINITE);
+    kcc_trace_free(t);
+    free(s);
+    kcc_mesh_destroy(mesh);
+}
+
+static void rewrite_fills_missing_outcomes_and_keeps_comments(void **state)
+{
+    (void)state;
+    kcc_mesh *mesh = make_room();
+    const char *text =
+        "kcc-trace 1\n"
+        "# hand-written input\n"
+        "level gen arena seed=1\n"
+        "desc half_extents=0.3,0.9,0.3 step_height=0.35 max_slope_deg=45 up_axis=1 "
+        "skin_width=0.002 ground_snap=0.35 max_push_out=0.2\n"
+        "start 0 1 0\n"
+        "f 0.05 -0.1 0   # first\n"
+        "f 0.05 -0.1 0\n"
+        "set step_height=0.3\n"
+        "f 0.05 -0.1 0 | 1 2 3 | HIT_WALL\n"
+        "end 3\n";
+    kcc_trace *t = NULL;
+    assert_int_equal(kcc_trace_parse(text, strlen(text), "hand.trace", &t, NULL, 0), KCC_OK);
+    kcc_trace_outcome o[8];
+    kcc_trace_report r;
+    assert_int_equal(kcc_trace_replay(t, mesh, 0.0f, o, &r), KCC_OK);
+    assert_int_equal(r.diverged, 4);
+    assert_true(r.missing_expected);
+    assert_int_equal(r.line, 6);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(kcc_trace_write(t, o, f), KCC_OK);
+    long n = ftell(f);
+    rewind(f);
+    char *back = calloc(1, (size_t)n + 1);
+    assert_int_equal(fread(back, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    assert_non_null(strstr(back, "# hand-written input\n"));
+    assert_non_null(strstr(back, "f 0.05 -0.1 0 | "));
+    assert_non_null(strstr(back, "   # first\n"));
+    assert_non_null(strstr(back, "set step_height=0.3 | KCC_OK\n"));
+    kcc_trace *t2 = NULL;
+    assert_int_equal(kcc_trace_parse(back, (size_t)n, "hand.trace", &t2, NULL, 0), KCC_OK);
+    assert_int_equal(kcc_trace_replay(t2, mesh, 0.0f, NULL, &r), KCC_OK);
+    assert_int_equal(r.diverged, 0);
+    free(back);
+    kcc_trace_free(t2);
+    kcc_trace_free(t);
+    kcc_mesh_destroy(mesh);
+}
+
+static void writer_never_overruns_a_small_buffer(void **state)
+{
+    (void)state;
+    char buf[80];
+    memset(buf, 'x', sizeof buf);
+    kcc_trace_writer w;
+    vec3 start = { 0, 1, 0 };
+    assert_int_equal(kcc_trace_begin_buffer(&w, buf, 64, "gen arena", NULL, start),
+                     KCC_ERR_BUFFER_TOO_SMALL);
+    for (size_t i = 64; i < sizeof buf; ++i)
+        assert_int_equal(buf[i], 'x');
+    assert_int_equal(kcc_trace_end(&w), KCC_ERR_BUFFER_TOO_SMALL);   // sticky
+    assert_int_equal(kcc_trace_begin_buffer(&w, buf, 64, "level with no kind", NULL, start),
+                     KCC_ERR_BAD_DESC);
+    kcc_trace_writer fresh;
+    memset(&fresh, 0, sizeof fresh);
+    kcc_move_result r;
+    memset(&r, 0, sizeof r);
+    kcc_character ch;
+    assert_int_equal(kcc_character_init(&ch, NULL, start), KCC_OK);
+    assert_int_equal(kcc_trace_record(&fresh, start, &ch, &r), KCC_ERR_NULL_ARGUMENT);
+}
+
+// ---------------------------------------------------------------------------- bad files
+
+static const char good_head[] =
+    "kcc-trace 1\n"
+    "level gen arena seed=2\n"
+    "desc half_extents=0.3,0.9,0.3 step_height=0.35 max_slope_deg=45 up_axis=1 skin_width=0.002 "
+    "ground_snap=0.35 max_push_out=0.2\n"
+    "start 0 1 0\n";
+
+// Parses text and checks the status and that the message starts with "bad.trace:LINE: " and
+// contains `what`.
+static void expect_error(const char *text, kcc_status status, uint32_t line, const char *what)
+{
+    kcc_trace *t = (kcc_trace *)(uintptr_t)1;   // must stay untouched
+    char err[512];
+    kcc_status st = kcc_trace_parse(text, strlen(text), "dir/bad.trace", &t, err, sizeof err);
+    if (st != status || t != (kcc_trace *)(uintptr_t)1)
+        fail_msg("status %s (want %s): %s", kcc_trace_status_name(st), kcc_trace_status_name(status),
+                 err);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "dir/bad.trace:%u: ", (unsigned)line);
+    if (strncmp(err, prefix, strlen(prefix)) != 0 || !strstr(err, what))
+        fail_msg("message '%s' should start with '%s' and mention '%s'", err, prefix, what);
+}
+
+static void wrong_version_is_a_version_error_at_line_1(void **state)
+{
+    (void)state;
+    expect_error("kcc-trace 2\nlevel gen arena\n", KCC_ERR_VERSION, 1, "version 2");
+}
+
+static void text_that_is_not_a_trace_is_rejected_at_its_first_line(void **state)
+{
+    (void)state;
+    expect_error("\n# comment\nhello world\n", KCC_ERR_PARSE, 3, "not a kcc trace");
+    expect_error("", KCC_ERR_PARSE, 1, "empty");
+}
+
+static void trace_without_end_line_is_truncated_at_its_last_line(void **state)
+{
+    (void)state;
+    char text[1024];
+    snprintf(text, sizeof text, "%sf 0 0 0 | 0 1 0 | -\nf 0 0 0 | 0 1 0 | -\n", good_head);
+    expect_error(text, KCC_ERR_PARSE, 6, "truncated");
+    expect_error("kcc-trace 1\nlevel gen arena\n", KCC_ERR_PARSE, 2, "'desc'");
+}
+
+static void frame_line_cut_mid_way_is_reported_at_that_line(void **state)
+{
+    (void)state;
+    char text[1024];
+    snprintf(text, sizeof text, "%sf 0 0 0 | 0 1 0 | -\nf 0 0 0 | 0 1", good_head);
+    expect_error(text, KCC_ERR_PARSE, 6, "incomplete frame");
+}
+
+static void every_prefix_of_a_trace_fails_cleanly_until_the_end_line(void **state)
+{
+    (void)state;
+    char text[1024];
+    int n = snprintf(text, sizeof text, "%sf 0.5 -0.25 1e-3 | 0 1 0 | ON_GROUND|SLID\n"
+                     "set step_height=0.2 | KCC_OK\nf 0 0 0 | 0 1 0 | -\nend 2\n", good_head);
+    for (int len = 0; len < n - 1; ++len) {
+        kcc_trace *t = NULL;
+        char err[256] = "";
+        kcc_status st = kcc_trace_parse(text, (size_t)len, "p.trace", &t, err, sizeof err);
+        assert_int_not_equal(st, KCC_OK);
+        assert_null(t);
+        assert_int_equal(strncmp(err, "p.trace:", 8), 0);
+    }
+    kcc_trace *t = NULL;
+    assert_int_equal(kcc_trace_parse(text, (size_t)n, "p.trace", &t, NULL, 0), KCC_OK);
+    kcc_trace_free(t);
+}
+
+static void bad_number_is_reported_with_its_text_and_line(void **state)
+{
+    (void)state;
+    char text[1024];
+    snprintf(text, sizeof text, "%sf 0 0 0 | 0 1 0 | -\nf 0 0.1.2 0 | 0 1 0 | -\nend 2\n", good_head);
+    expect_error(text, KCC_ERR_PARSE, 6, "'0.1.2'");
+    snprintf(text, sizeof text, "%sf 0 0 0 | 0 1e40 0 | -\nend 1\n", good_head);
+    expect_error(text, KCC_ERR_PARSE, 5, "'1e40'");
+    snprintf(text, sizeof text, "%sf 0 0 0 | 0 nan 0 | -\nend 1\n", good_head);
+    expect_error(text, KCC_ERR_PARSE, 5, "finite");
+    expect_error("kcc-trace 1\nlevel gen arena\ndesc half_extents=0.3,0.9 step_height=0.35\n",
+                 KCC_ERR_PARSE, 3, "half_extents");
+}
+
+static void missing_level_file_is_not_found_naming_the_path(void **state)
+{
+    (void)state;
+    expect_error("kcc-trace 1\nlevel obj no_such_level.obj\n", KCC_ERR_NOT_FOUND, 2,
+                 "dir/no_such_level.obj");
+    expect_error("kcc-trace 1\ndesc step_height=1\n", KCC_ERR_PARSE, 2, "'level'");
+}
+
+static void desc_with_a_missing_or_unknown_field_is_rejected(void **state)
+{
+    (void)state;
+    expect_error("kcc-trace 1\nlevel gen arena\ndesc half_extents=0.3,0.9,0.3 step_height=0.35\n",
+                 KCC_ERR_PARSE, 3, "missing field 'max_slope_deg'");
+    expect_error("kcc-trace 1\nlevel gen arena\ndesc colour=3\n", KCC_ERR_PARSE, 3,
+                 "unknown desc field 'colour'");
+    expect_error("kcc-trace 1\nlevel gen arena\n"
+                 "desc half_extents=0.3,0.9,0.3 step_height=0.35 max_slope_deg=45 up_axis=1 "
+                 "skin_width=0.002 ground_snap=0.35 max_push_out=0.2 step_height=1\n",
+                 KCC_ERR_PARSE, 3, "twice");
+    expect_error("kcc-trace 1\nlevel gen arena\n"
+                 "desc half_extents=0.3,0.9,0.3 step_height=0.35 max_slope_deg=95 up_axis=1 "
+                 "skin_width=0.002 ground_snap=0.35 max_push_out=0.2\n",
+                 KCC_ERR_BAD_DESC, 3, "desc rejected");
+}
+
+static void frame_count_mismatch_and_stray_lines_are_rejected(void **state)
+{
+    (void)state;
+    char text[1024];
+    snprintf(text, sizeof text, "%sf 0 0 0 | 0 1 0 | -\nend 2\n", good_head);
+    expect_error(text, KCC_ERR_PARSE, 6, "'end' says 2");
+    snprintf(text, sizeof text, "%sf 0 0 0 | 0 1 0 | -\nend 1\nf 0 0 0\n", good_head);
+    expect_error(text, KCC_ERR_PARSE, 7, "after the 'end'");
+    snprintf(text, sizeof text, "%sjump 1\nend 0\n", good_head);
+    expect_error(text, KCC_ERR_PARSE, 5, "unknown line 'jump'");
+    snprintf(text, sizeof text, "%sf 0 0 0 | 0 1 0 | ON_GRUND\nend 1\n", good_head);
+    expect_error(text, KCC_ERR_PARSE, 5, "bad flags 'ON_GRUND'");
+    snprintf(text, sizeof text, "%sset step_height=0.2 | KCC_MAYBE\nend 0\n", good_head);
+    expect_error(text, KCC_ERR_PARSE, 5, "unknown status");
+}
+
+static void binary_data_is_rejected_at_its_line(void **state)
+{
+    (void)state;
+    char text[512];
+    int n = snprintf(text, sizeof text, "%sf 0 0 0 | 0 1 0 | -\nend 1\n", good_head);
+    text[n - 8] = '\0';   // a NUL inside the frame line (line 5)
+    kcc_trace *t = NULL;
+    char err[256];
+    assert_int_equal(kcc_trace_parse(text, (size_t)n, "b.trace", &t, err, sizeof err), KCC_ERR_PARSE);
+    assert_int_equal(strncmp(err, "b.trace:5: ", 11), 0);
+}
+
+static void missing_trace_file_is_an_io_error_naming_it(void **state)
+{
+    (void)state;
+    kcc_trace *t = NULL;
+    char err[256];
+    assert_int_equal(kcc_trace_load("/nonexistent/dir/x.trace", &t, err, sizeof err), KCC_ERR_IO);
+    assert_null(t);
+    assert_int_equal(strncmp(err, "/nonexistent/dir/x.trace: ", 26), 0);
+}
+
+int test_group_trace(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(floats_read_back_bit_exactly_from_their_text),
+        cmocka_unit_test(float_text_is_short_when_a_short_text_is_exact),
+        cmocka_unit_test(float_reader_rejects_malformed_numbers),
+        cmocka_unit_test(flags_round_trip_by_name_and_by_hex),
+        cmocka_unit_test(trace_names_every_desc_field),
+        cmocka_unit_test(recorded_session_replays_exactly_as_it_ran),
+        cmocka_unit_test(tampered_position_is_reported_at_its_frame_with_expected_and_actual),
+        cmocka_unit_test(tampered_flags_are_reported_with_both_flag_sets),
+        cmocka_unit_test(tampered_retune_status_is_reported),
+        cmocka_unit_test(tolerance_accepts_errors_within_it_and_reports_larger_ones),
+        cmocka_unit_test(rewrite_fills_missing_outcomes_and_keeps_comments),
+        cmocka_unit_test(writer_never_overruns_a_small_buffer),
+        cmocka_unit_test(wrong_version_is_a_version_error_at_line_1),
+        cmocka_unit_test(text_that_is_not_a_trace_is_rejected_at_its_first_line),
+        cmocka_unit_test(trace_without_end_line_is_truncated_at_its_last_line),
+        cmocka_unit_test(frame_line_cut_mid_way_is_reported_at_that_line),
+        cmocka_unit_test(every_prefix_of_a_trace_fails_cleanly_until_the_end_line),
+        cmocka_unit_test(bad_number_is_reported_with_its_text_and_line),
+        cmocka_unit_test(missing_level_file_is_not_found_naming_the_path),
+        cmocka_unit_test(desc_with_a_missing_or_unknown_field_is_rejected),
+        cmocka_unit_test(frame_count_mismatch_and_stray_lines_are_rejected),
+        cmocka_unit_test(binary_data_is_rejected_at_its_line),
+        cmocka_unit_test(missing_trace_file_is_an_io_error_naming_it),
+    };
+    return KCC_RUN_GROUP("trace", tests);
+}

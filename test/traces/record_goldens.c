@@ -1,0 +1,458 @@
+/* record_goldens.c: writes the golden traces of test/traces/ (and the small OBJ scenes they walk on)
+ * by driving the controller with scripted input and recording it through the kcc_trace_* API, the
+ * way an engine would. `make goldens` runs it; `make test` then replays every trace with kcc-replay.
+ *   kcc-record-goldens [OUTDIR [NAME-SUBSTRING]]      (OUTDIR defaults to test/traces) */
+#include "kcc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ------------------------------------------------------------------------------- OBJ scenes
+
+#define MAX_V 512
+#define MAX_F 256
+
+typedef struct scene {
+    float    v[MAX_V][3];
+    uint32_t nv;
+    uint32_t f[MAX_F][4];   // quads (1-based OBJ indices)
+    uint32_t nf;
+    bool     zup;           // swap y and z when writing (scenes are authored Y-up)
+} scene;
+
+static uint32_t sv(scene *s, float x, float y, float z)
+{
+    if (s->nv == MAX_V) {
+        fprintf(stderr, "scene too large\n");
+        exit(2);
+    }
+    s->v[s->nv][0] = x;
+    s->v[s->nv][1] = y;
+    s->v[s->nv][2] = z;
+    return ++s->nv;
+}
+
+static void quad(scene *s, uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+{
+    if (s->nf == MAX_F) {
+        fprintf(stderr, "scene too large\n");
+        exit(2);
+    }
+    uint32_t *q = s->f[s->nf++];
+    q[0] = a, q[1] = b, q[2] = c, q[3] = d;
+}
+
+// Horizontal quad at height y over [x0,x1] x [z0,z1], facing up.
+static void floor_quad(scene *s, float x0, float z0, float x1, float z1, float y)
+{
+    quad(s, sv(s, x0, y, z0), sv(s, x0, y, z1), sv(s, x1, y, z1), sv(s, x1, y, z0));
+}
+
+// Axis-aligned box, faces outward.
+static void box(scene *s, float x0, float y0, float z0, float x1, float y1, float z1)
+{
+    uint32_t c[8];
+    for (int i = 0; i < 8; ++i)
+        c[i] = sv(s, i & 1 ? x1 : x0, i & 2 ? y1 : y0, i & 4 ? z1 : z0);
+    quad(s, c[0], c[4], c[6], c[2]);
+    quad(s, c[1], c[3], c[7], c[5]);
+    quad(s, c[0], c[1], c[5], c[4]);
+    quad(s, c[2], c[6], c[7], c[3]);
+    quad(s, c[0], c[2], c[3], c[1]);
+    quad(s, c[4], c[5], c[7], c[6]);
+}
+
+static void write_scene(const char *dir, const char *name, const scene *s, const char *what)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(2);
+    }
+    fprintf(f, "# %s: %s\n# written by test/traces/record_goldens.c (make goldens)\n", name, what);
+    for (uint32_t i = 0; i < s->nv; ++i) {
+        const float *p = s->v[i];
+        if (s->zup)
+            fprintf(f, "v %.9g %.9g %.9g\n", (double)p[0], (double)-p[2], (double)p[1]);
+        else
+            fprintf(f, "v %.9g %.9g %.9g\n", (double)p[0], (double)p[1], (double)p[2]);
+    }
+    for (uint32_t i = 0; i < s->nf; ++i)
+        fprintf(f, "f %u %u %u %u\n", s->f[i][0], s->f[i][1], s->f[i][2], s->f[i][3]);
+    if (fclose(f) != 0) {
+        perror(path);
+        exit(2);
+    }
+}
+
+static void write_scenes(const char *dir)
+{
+    static scene s;
+    memset(&s, 0, sizeof s);
+    floor_quad(&s, -20, -20, 20, 20, 0);
+    write_scene(dir, "flat.obj", &s, "a 40 m square floor at height 0");
+
+    static const int angles[] = { 20, 40, 44, 46, 60, 80 };
+    for (size_t i = 0; i < sizeof angles / sizeof angles[0]; ++i) {
+        memset(&s, 0, sizeof s);
+        float t = tanf((float)angles[i] * 3.14159265f / 180.0f);
+        float h = 3.0f, len = h / t;
+        floor_quad(&s, -20, -5, 0, 5, 0);
+        quad(&s, sv(&s, 0, 0, -5), sv(&s, 0, 0, 5), sv(&s, len, h, 5), sv(&s, len, h, -5));
+        floor_quad(&s, len, -5, len + 10, 5, h);
+        char name[64], what[128];
+        snprintf(name, sizeof name, "slope_%d.obj", angles[i]);
+        snprintf(what, sizeof what, "floor, then a %d degree ramp rising 3 m along +x, then a plateau",
+                 angles[i]);
+        write_scene(dir, name, &s, what);
+    }
+
+    memset(&s, 0, sizeof s);
+    floor_quad(&s, -20, -5, 20, 5, 0);
+    for (int i = 0; i < 10; ++i)   // 0.2 m rise, 0.3 m run, from x = 0
+        box(&s, 0.3f * (float)i, 0, -2, 0.3f * (float)(i + 1), 0.2f * (float)(i + 1), 2);
+    box(&s, 3, 0, -2, 8, 2, 2);    // landing at 2 m
+    for (int i = 0; i < 4; ++i)    // 0.45 m rise beside: too high to step
+        box(&s, 0.5f * (float)i, 0, 3, 0.5f * (float)(i + 1), 0.45f * (float)(i + 1), 5);
+    write_scene(dir, "stairs.obj", &s, "ten 0.2 m stairs up to a 2 m landing (z in [-2,2]); four "
+                "0.45 m stairs beside them (z in [3,5])");
+
+    memset(&s, 0, sizeof s);
+    floor_quad(&s, -20, -20, 20, 20, 0);
+    box(&s, 2, 0, -6, 6, 0.3f, -2);     // climbable ledge
+    box(&s, 2, 0, 2, 6, 0.5f, 6);       // too high to step
+    box(&s, -8, 0, -4, -2, 2, 4);       // platform to walk off
+    write_scene(dir, "ledge.obj", &s, "a 0.3 m ledge (z<0, x in [2,6]), a 0.5 m ledge (z>0), and a 2 m "
+                "platform at x in [-8,-2]");
+
+    memset(&s, 0, sizeof s);
+    floor_quad(&s, -20, -20, 20, 20, 0);
+    box(&s, 5, 0, -20, 5.5f, 3, 20);                      // wall across +x
+    quad(&s, sv(&s, -10, 0, 5), sv(&s, -10, 3, 5), sv(&s, 0, 3, 10), sv(&s, 0, 0, 10));  // 26.6 deg
+    box(&s, -10, 0, -10, -9.5f, 3, -4);                   // corner: two walls at 90 degrees
+    box(&s, -10, 0, -10.5f, -4, 3, -10);
+    write_scene(dir, "walls.obj", &s, "a wall at x = 5, a slanted wall along z = 10 + x/2, and a "
+                "corner at (-9.5, -10)");
+
+    memset(&s, 0, sizeof s);
+    floor_quad(&s, -20, -20, 20, 20, 0);
+    box(&s, -10, 0, -0.1f, 10, 1, 0.1f);                  // 0.2 m wide beam, 1 m high
+    write_scene(dir, "beam.obj", &s, "a 0.2 m wide, 1 m high beam along x");
+
+    memset(&s, 0, sizeof s);
+    floor_quad(&s, -20, -20, 20, 20, 0);
+    box(&s, -20, 2.2f, -20, 0, 2.5f, 20);                 // ceiling at 2.2 m over x < 0
+    box(&s, 4, 1.5f, -3, 6, 3, 3);                        // lintel: 1.5 m clearance at x in [4,6]
+    write_scene(dir, "ceiling.obj", &s, "a ceiling at 2.2 m over x < 0, a 1.5 m high passage at x in "
+                "[4,6]");
+
+    memset(&s, 0, sizeof s);
+    floor_quad(&s, -20, -20, 20, 20, 0);
+    quad(&s, sv(&s, 3, 0, -5), sv(&s, 3, 4, -5), sv(&s, 3, 4, 5), sv(&s, 3, 0, 5));
+    write_scene(dir, "thin_wall.obj", &s, "a zero-thickness one-sided wall at x = 3");
+
+    memset(&s, 0, sizeof s);
+    floor_quad(&s, -20, -20, 20, 20, 0);
+    box(&s, -1, 0, -1, 1, 1, 1);                          // block the character starts inside
+    write_scene(dir, "block.obj", &s, "a 2 m block at the origin on a floor");
+
+    memset(&s, 0, sizeof s);
+    s.zup = true;
+    floor_quad(&s, -20, -20, 20, 20, 0);
+    quad(&s, sv(&s, 2, 0, -3), sv(&s, 2, 0, 3), sv(&s, 6, 2, 3), sv(&s, 6, 2, -3)); // 26.6 deg ramp
+    box(&s, -6, 0, -20, -5.5f, 3, 20);
+    write_scene(dir, "zup.obj", &s, "Z-up: floor, a ramp rising along +x, a wall at x = -6");
+}
+
+// ------------------------------------------------------------------------------- driving
+
+typedef struct input {
+    float wish[3];        // m/s, horizontal (the up component is ignored)
+    bool  jump;
+} input;
+
+typedef struct scenario scenario;
+typedef void (*script_fn)(const scenario *sc, int frame, const kcc_character *ch, input *in,
+                          kcc_character_desc *retune, bool *do_retune, uint32_t *rng);
+
+struct scenario {
+    const char *name;
+    const char *level;        // trace level line ("obj flat.obj", "gen arena seed=1")
+    const char *what;         // comment
+    float       hz;
+    int         frames;
+    float       start[3];     // centre (authored Y-up; swapped for up_axis 2)
+    int         up_axis;
+    float       wish[3];      // constant wish velocity for the simple scripts (m/s)
+    script_fn   script;
+    uint32_t    seed;
+};
+
+static uint32_t rng(uint32_t *s)
+{
+    uint32_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
+
+static float rngf(uint32_t *s)   // [0, 1)
+{
+    return (float)(rng(s) >> 8) * (1.0f / 16777216.0f);
+}
+
+static void walk(const scenario *sc, int frame, const kcc_character *ch, input *in,
+                 kcc_character_desc *retune, bool *do_retune, uint32_t *r)
+{
+    (void)frame, (void)ch, (void)retune, (void)do_retune, (void)r;
+    memcpy(in->wish, sc->wish, sizeof in->wish);
+}
+
+static void walk_then_stop(const scenario *sc, int frame, const kcc_character *ch, input *in,
+                           kcc_character_desc *retune, bool *do_retune, uint32_t *r)
+{
+    walk(sc, frame, ch, in, retune, do_retune, r);
+    if (frame >= sc->frames * 2 / 3)
+        memset(in->wish, 0, sizeof in->wish);
+}
+
+static void walk_and_jump(const scenario *sc, int frame, const kcc_character *ch, input *in,
+                          kcc_character_desc *retune, bool *do_retune, uint32_t *r)
+{
+    walk(sc, frame, ch, in, retune, do_retune, r);
+    in->jump = frame % (int)sc->hz == (int)sc->hz / 4;
+}
+
+static void walk_with_bad_input(const scenario *sc, int frame, const kcc_character *ch, input *in,
+                                kcc_character_desc *retune, bool *do_retune, uint32_t *r)
+{
+    walk(sc, frame, ch, in, retune, do_retune, r);
+    if (frame % 37 == 20)
+        in->wish[0] = frame % 2 ? NAN : INFINITY;
+}
+
+// Crouch (half height 0.5), walk under the 1.5 m passage and try to stand up there (refused: overlap),
+// walk out and stand; retune step height, slope limit, skin width and snap along the way; an
+// out-of-range slope (refused); a wider box; back to the defaults.
+static void crouch_and_retune(const scenario *sc, int frame, const kcc_character *ch, input *in,
+                              kcc_character_desc *d, bool *do_retune, uint32_t *r)
+{
+    (void)r, (void)ch;
+    memcpy(in->wish, sc->wish, sizeof in->wish);
+    kcc_character_desc def = kcc_character_default_desc();
+    switch (frame) {
+    case 10: d->half_extents[1] = 0.5f; *do_retune = true; break;                  // crouch
+    case 130: d->half_extents[1] = def.half_extents[1]; *do_retune = true; break;  // under the lintel
+    case 160: d->step_height = 0.1f; d->max_slope_deg = 30.0f; *do_retune = true; break;
+    case 180: d->skin_width = 0.01f; d->ground_snap = 0.05f; *do_retune = true; break;
+    case 200: d->max_slope_deg = 120.0f; *do_retune = true; break;                 // out of range
+    case 240: d->half_extents[1] = def.half_extents[1]; *do_retune = true; break;  // out: stand
+    case 260: d->half_extents[0] = d->half_extents[2] = 0.5f; *do_retune = true; break;
+    case 280: *d = def; *do_retune = true; break;
+    default: break;
+    }
+}
+
+// Random walk: new heading and speed every 0.5-2 s, jumps, occasional crouches, respawn after a fall.
+static void wander(const scenario *sc, int frame, const kcc_character *ch, input *in,
+                   kcc_character_desc *d, bool *do_retune, uint32_t *r)
+{
+    (void)sc, (void)ch;
+    if (frame % 45 == 0 && rngf(r) < 0.7f) {
+        float a = rngf(r) * 6.2831853f, speed = 1.0f + 6.0f * rngf(r);
+        in->wish[0] = cosf(a) * speed;
+        in->wish[1] = 0.0f;
+        in->wish[2] = sinf(a) * speed;
+    }
+    in->jump = rngf(r) < 1.0f / 90.0f;
+    if (frame % 300 == 150) {
+        d->half_extents[1] = d->half_extents[1] < 0.8f ? 0.9f : 0.6f;   // crouch / stand
+        *do_retune = true;
+    }
+}
+
+static void flip_up(float v[3])   // authored Y-up -> Z-up (same mapping as write_scene)
+{
+    float y = v[1], z = v[2];
+    v[1] = -z;
+    v[2] = y;
+}
+
+static int run(const scenario *sc, const char *dir)
+{
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/%s.trace", dir, sc->name);
+    // Build the level the way a replay will: through a one-line trace header.
+    kcc_level level;
+    memset(&level, 0, sizeof level);
+    kcc_status st;
+    if (strncmp(sc->level, "obj ", 4) == 0) {
+        char obj[1024];
+        snprintf(obj, sizeof obj, "%s/%s", dir, sc->level + 4);
+        st = kcc_level_load_obj(obj, &level, err, sizeof err);
+    } else {
+        st = kcc_level_generate(sc->level + 4, &level, err, sizeof err);
+    }
+    kcc_mesh *mesh = NULL;
+    if (st == KCC_OK)
+        st = kcc_level_build_mesh(&level, &mesh);
+    if (st != KCC_OK) {
+        fprintf(stderr, "%s: level '%s': %s (%s)\n", sc->name, sc->level, err, kcc_status_str(st));
+        kcc_level_free(&level);
+        return 1;
+    }
+    kcc_character_desc desc = kcc_character_default_desc();
+    desc.up_axis = sc->up_axis ? sc->up_axis : 1;
+    int up = desc.up_axis;   // 1: y, 2: z
+    float start[3];
+    memcpy(start, sc->start, sizeof start);
+    if (sc->script == wander && level.spawn_count > 0) {
+        memcpy(start, level.spawns, sizeof start);
+        start[1] += desc.half_extents[1] + 0.05f;
+    }
+    if (up == 2)
+        flip_up(start);
+
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return 1;
+    }
+    kcc_character ch;
+    kcc_trace_writer w;
+    st = kcc_character_init(&ch, &desc, start);
+    if (st == KCC_OK)
+        st = kcc_trace_begin(&w, f, sc->level, &desc, start);
+    if (st != KCC_OK) {
+        fprintf(stderr, "%s: %s\n", sc->name, kcc_status_str(st));
+        fclose(f);
+        return 1;
+    }
+    kcc_trace_comment(&w, sc->what);
+    char line[256];
+    snprintf(line, sizeof line, "%g Hz, gravity 9.81 m/s^2, jump speed 5 m/s; written by "
+             "test/traces/record_goldens.c (make goldens)", (double)sc->hz);
+    kcc_trace_comment(&w, line);
+
+    const float dt = 1.0f / sc->hz, g = 9.81f, jump_speed = 5.0f;
+    float v_up = 0.0f;
+    uint32_t seed = sc->seed ? sc->seed : 1u;
+    input in;
+    memset(&in, 0, sizeof in);
+    int stuck = 0;
+    for (int i = 0; i < sc->frames; ++i) {
+        kcc_character_desc d2 = ch.desc;
+        bool do_retune = false;
+        in.jump = false;
+        sc->script(sc, i, &ch, &in, &d2, &do_retune, &seed);
+        if (do_retune) {
+            kcc_status rs = kcc_character_set_desc_checked(&ch, &d2, mesh);
+            kcc_trace_set_desc(&w, &d2, rs);
+        }
+        if (in.jump && ch.on_ground)
+            v_up = jump_speed;
+        v_up -= g * dt;
+        float disp[3] = { in.wish[0] * dt, in.wish[1] * dt, in.wish[2] * dt };
+        disp[1] = v_up * dt;
+        if (up == 2)
+            flip_up(disp);
+        kcc_move_result res;
+        kcc_character_move(&ch, mesh, disp, &res);
+        if ((res.flags & KCC_MOVE_ON_GROUND) && v_up < 0.0f)
+            v_up = 0.0f;
+        if ((res.flags & KCC_MOVE_HIT_CEILING) && v_up > 0.0f)
+            v_up = 0.0f;
+        kcc_trace_record(&w, disp, &ch, &res);
+        if (sc->script == wander) {
+            stuck = (res.flags & KCC_MOVE_STUCK) ? stuck + 1 : 0;
+            float h = ch.position[up];
+            if (h < -50.0f && level.spawn_count > 0) {   // fell out: respawn
+                uint32_t k = rng(&seed) % level.spawn_count;
+                float p[3] = { level.spawns[3 * k], level.spawns[3 * k + 1] + 1.0f,
+                               level.spawns[3 * k + 2] };
+                kcc_character_init(&ch, &ch.desc, p);
+                kcc_trace_restart(&w, p);
+                v_up = 0.0f;
+            }
+            if (stuck > 30) {
+                in.wish[0] = -in.wish[0];
+                in.wish[2] = -in.wish[2];
+                stuck = 0;
+            }
+        }
+    }
+    st = kcc_trace_end(&w);
+    if (fclose(f) != 0 && st == KCC_OK)
+        st = KCC_ERR_IO;
+    kcc_mesh_destroy(mesh);
+    kcc_level_free(&level);
+    if (st != KCC_OK) {
+        fprintf(stderr, "%s: writing the trace: %s\n", path, kcc_status_str(st));
+        return 1;
+    }
+    printf("wrote %s (%d frames)\n", path, sc->frames);
+    return 0;
+}
+
+// Start centres: the default box is 0.9 m half-height; 0.905 leaves it just above the floor.
+#define Y0 0.905f
+
+static const scenario scenarios[] = {
+    { "flat_walk_60hz", "obj flat.obj", "walk +x at 5 m/s on a flat floor", 60, 180, { 0, Y0, 0 }, 1, { 5, 0, 0 }, walk, 0 },
+    { "flat_walk_120hz", "obj flat.obj", "walk +x at 5 m/s on a flat floor", 120, 360, { 0, Y0, 0 }, 1, { 5, 0, 0 }, walk, 0 },
+    { "flat_walk_240hz", "obj flat.obj", "walk diagonally at 5 m/s on a flat floor", 240, 720, { 0, Y0, 0 }, 1, { 3, 0, 4 }, walk, 0 },
+    { "flat_idle", "obj flat.obj", "stand still (gravity only), starting 0.5 m in the air", 60, 120, { 1, 1.4f, 1 }, 1, { 0, 0, 0 }, walk, 0 },
+    { "flat_jump", "obj flat.obj", "walk and jump once a second", 60, 240, { -5, Y0, 0 }, 1, { 3, 0, 0 }, walk_and_jump, 0 },
+    { "flat_sprint", "obj flat.obj", "run at 12 m/s then stop", 60, 150, { -15, Y0, -5 }, 1, { 12, 0, 6 }, walk_then_stop, 0 },
+    { "bad_input", "obj flat.obj", "walk with a NaN or infinite displacement now and then", 60, 150, { 0, Y0, 0 }, 1, { 4, 0, 1 }, walk_with_bad_input, 0 },
+    { "slope_20_up", "obj slope_20.obj", "walk up a 20 degree ramp and stop on the plateau", 60, 300, { -3, Y0, 0 }, 1, { 4, 0, 0 }, walk_then_stop, 0 },
+    { "slope_40_up", "obj slope_40.obj", "walk up a 40 degree ramp", 60, 240, { -3, Y0, 0 }, 1, { 4, 0, 0 }, walk_then_stop, 0 },
+    { "slope_44_up", "obj slope_44.obj", "walk up a 44 degree ramp (just walkable)", 60, 240, { -3, Y0, 0 }, 1, { 4, 0, 0 }, walk_then_stop, 0 },
+    { "slope_46_up", "obj slope_46.obj", "try to walk up a 46 degree ramp (just too steep)", 60, 240, { -3, Y0, 0 }, 1, { 4, 0, 0 }, walk_then_stop, 0 },
+    { "slope_60_up", "obj slope_60.obj", "try to walk up a 60 degree ramp", 60, 180, { -3, Y0, 0 }, 1, { 4, 0, 0 }, walk, 0 },
+    { "slope_80_up", "obj slope_80.obj", "try to walk up an 80 degree ramp", 60, 120, { -3, Y0, 0 }, 1, { 4, 0, 0 }, walk, 0 },
+    { "slope_40_down", "obj slope_40.obj", "walk down a 40 degree ramp from the plateau", 60, 180, { 5, 3 + Y0, 0 }, 1, { -4, 0, 0 }, walk_then_stop, 0 },
+    { "slope_60_stand", "obj slope_60.obj", "stand on a 60 degree ramp (slides down)", 60, 150, { 0.9f, 2.6f, 0 }, 1, { 0, 0, 0 }, walk, 0 },
+    { "slope_20_stand_120hz", "obj slope_20.obj", "stand still on a 20 degree ramp", 120, 240, { 4, 2.5f, 0 }, 1, { 0, 0, 0 }, walk, 0 },
+    { "stairs_up", "obj stairs.obj", "walk up ten 0.2 m stairs", 60, 180, { -2, Y0, 0 }, 1, { 3, 0, 0 }, walk_then_stop, 0 },
+    { "stairs_down", "obj stairs.obj", "walk down the stairs from the landing (snaps down)", 60, 180, { 5, 2 + Y0, 0 }, 1, { -3, 0, 0 }, walk, 0 },
+    { "stairs_too_high", "obj stairs.obj", "walk into 0.45 m stairs (blocked)", 60, 120, { -2, Y0, 4 }, 1, { 3, 0, 0 }, walk, 0 },
+    { "stairs_up_240hz", "obj stairs.obj", "walk up the stairs at 240 Hz", 240, 600, { -2, Y0, 0 }, 1, { 3, 0, 0 }, walk, 0 },
+    { "ledge_climb", "obj ledge.obj", "step onto a 0.3 m ledge", 60, 120, { 0, Y0, -4 }, 1, { 4, 0, 0 }, walk, 0 },
+    { "ledge_blocked", "obj ledge.obj", "walk into a 0.5 m ledge (too high)", 60, 120, { 0, Y0, 4 }, 1, { 4, 0, 0 }, walk, 0 },
+    { "ledge_walk_off", "obj ledge.obj", "walk off a 2 m platform and land", 60, 150, { -5, 2 + Y0, 0 }, 1, { 4, 0, 0 }, walk, 0 },
+    { "wall_head_on", "obj walls.obj", "walk straight into a wall", 60, 120, { 2, Y0, 0 }, 1, { 5, 0, 0 }, walk, 0 },
+    { "wall_slide", "obj walls.obj", "walk into a wall at 45 degrees and slide along it", 60, 150, { 2, Y0, -3 }, 1, { 4, 0, 4 }, walk, 0 },
+    { "wall_slanted", "obj walls.obj", "walk into a slanted wall", 60, 150, { -5, Y0, 4 }, 1, { 0, 0, 5 }, walk, 0 },
+    { "corner", "obj walls.obj", "walk into a 90 degree corner (stuck)", 60, 150, { -7, Y0, -7 }, 1, { -3, 0, -3 }, walk, 0 },
+    { "beam_walk", "obj beam.obj", "walk along a 0.2 m wide beam, then off its side", 60, 180, { -8, 1 + Y0, 0 }, 1, { 3, 0, 0.5f }, walk, 0 },
+    { "ceiling_jump", "obj ceiling.obj", "jump under a 2.2 m ceiling", 60, 180, { -5, Y0, 0 }, 1, { 0.5f, 0, 0 }, walk_and_jump, 0 },
+    { "low_passage", "obj ceiling.obj", "walk into a 1.5 m high passage (blocked at head height)", 60, 120, { 1, Y0, 0 }, 1, { 4, 0, 0 }, walk, 0 },
+    { "thin_wall_fast", "obj thin_wall.obj", "run at 30 m/s into a zero-thickness wall", 60, 60, { 0, Y0, 0 }, 1, { 30, 0, 0 }, walk, 0 },
+    { "tall_fall", "obj flat.obj", "fall from 100 m and land", 60, 300, { 0, 100, 0 }, 1, { 0, 0, 0 }, walk, 0 },
+    { "start_inside", "obj block.obj", "start overlapping a block (pushed out) and walk away", 60, 120, { 0.5f, 0.95f, 0 }, 1, { 2, 0, 0 }, walk, 0 },
+    { "retune", "obj ceiling.obj", "crouch into a low passage, refused stand-up, retune step/slope/skin/snap, stand, grow", 60, 300, { 2, Y0, 0 }, 1, { 1.2f, 0, 0 }, crouch_and_retune, 0 },
+    { "zup_walk", "obj zup.obj", "Z-up level and character: walk up a ramp, then into a wall", 60, 300, { 0, Y0, 0 }, 2, { 4, 0, 0 }, walk_then_stop, 0 },
+    { "zup_back", "obj zup.obj", "Z-up: walk back into the wall and jump", 60, 180, { 0, Y0, 1 }, 2, { -4, 0, 0 }, walk_and_jump, 0 },
+    { "wander_arena_1", "gen arena seed=1", "random walk with jumps and crouches", 60, 2400, { 0, 5, 0 }, 1, { 0, 0, 0 }, wander, 11 },
+    { "wander_arena_2", "gen arena seed=2", "random walk with jumps and crouches", 60, 2400, { 0, 5, 0 }, 1, { 0, 0, 0 }, wander, 22 },
+    { "wander_terrain_7", "gen terrain seed=7", "random walk over terrain", 60, 2400, { 0, 30, 0 }, 1, { 0, 0, 0 }, wander, 33 },
+    { "wander_showcase", "gen showcase", "random walk through the showcase", 60, 2400, { 0, 5, 0 }, 1, { 0, 0, 0 }, wander, 44 },
+};
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "test/traces";
+    const char *only = argc > 2 ? argv[2] : NULL;
+    write_scenes(dir);
+    int failed = 0;
+    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; ++i)
+        if (!only || strstr(scenarios[i].name, only))
+            failed += run(&scenarios[i], dir);
+    return failed ? 1 : 0;
+}
