@@ -206,6 +206,17 @@ static inline int bench_generate_big(uint32_t cells, uint32_t pillars, bench_lev
     }
     for (uint32_t s = 0; s < 256; ++s) {
         float x = -100.0f + 200.0f * (float)(s % 16) / 15.0f, z = -100.0f + 200.0f * (float)(s / 16) / 15.0f;
+        /* move off any pillar (0.6 m margin): step along +x until clear */
+        for (int moved = 1; moved;) {
+            moved = 0;
+            for (uint32_t k = 0; k < pillars; ++k) {
+                const float *lo = pos + 3 * (size_t)(grid_v + 8u * k), *hi = pos + 3 * (size_t)(grid_v + 8u * k + 6);
+                if (x > lo[0] - 0.6f && x < hi[0] + 0.6f && z > lo[2] - 0.6f && z < hi[2] + 0.6f) {
+                    x = hi[0] + 0.7f;
+                    moved = 1;
+                }
+            }
+        }
         spawns[3 * s + 0] = x;
         spawns[3 * s + 1] = bench_big_height(x, z) + 0.6f; /* clear of the bumps under the box */
         spawns[3 * s + 2] = z;
