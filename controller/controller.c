@@ -152,7 +152,7 @@ static void sweep_box(const move_ctx *m, const vec3 pos, bool upper, vec3 out[2]
 {
     kcc_box_at(m->ch, pos, out);
     if (upper)
-        out[0][m->u] += fminf(m->ch->desc.step_height, out[1][m->u] - out[0][m->u] - m->skin);
+        out[0][m->u] += kcc_minf(m->ch->desc.step_height, out[1][m->u] - out[0][m->u] - m->skin);
 }
 
 /* A contact normal as the move should see it. Walking: steep ground and ceilings are walls (they
@@ -269,7 +269,7 @@ static float advance(move_ctx *m, vec3 pos, const vec3 v, bool upper, kcc_contac
     }
     float closing = 0.0f; /* cosine between v and the most opposing contact normal */
     for (uint32_t i = 0; i < c->count; ++i)
-        closing = fmaxf(closing, -glm_vec3_dot((float *)v, c->normal[i]) / len);
+        closing = kcc_maxf(closing, -glm_vec3_dot((float *)v, c->normal[i]) / len);
     float travel = c->t * reach;
     if (closing > 0.0f)
         travel -= m->skin / closing;
@@ -278,7 +278,7 @@ static float advance(move_ctx *m, vec3 pos, const vec3 v, bool upper, kcc_contac
         glm_vec3_add(pos, (float *)v, pos);
         return 1.0f;
     }
-    float t = fmaxf(0.0f, travel / len);
+    float t = kcc_maxf(0.0f, travel / len);
     glm_vec3_muladds((float *)v, t, pos);
     return t;
 }
@@ -351,7 +351,7 @@ static bool overlaps_at(const move_ctx *m, const vec3 pos)
     vec3 box[2];
     kcc_box_at(m->ch, pos, box);
     /* touching within half a skin (or the documented tolerance) is not overlapping */
-    float s = fminf(0.5f * m->skin, KCC_PENETRATION_TOLERANCE);
+    float s = kcc_minf(0.5f * m->skin, KCC_PENETRATION_TOLERANCE);
     for (int i = 0; i < 3; ++i) {
         box[0][i] += s;
         box[1][i] -= s;
@@ -370,7 +370,7 @@ static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
     const float probe = 2.0f * m->skin + 1e-3f;
     g->found = g->walkable = false;
     if (m->walking) {
-        float reach = fmaxf(ch->desc.ground_snap, ch->desc.step_height) + m->skin;
+        float reach = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height) + m->skin;
         kcc_ground_probe(ch, m->L, pos, ch->desc.step_height + m->skin, reach, g);
         if (g->found && (g->blocked || (!g->walkable && g->height > feet + m->skin)))
             return false;
@@ -406,6 +406,26 @@ static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
     if (g->found && g->walkable && g->height <= feet)
         pos[u] = g->height + m->skin + ch->desc.half_extents[u];
     return !overlaps_at(m, pos);
+}
+
+/* One tree query for the whole move: everything the box can reach from p0 with this displacement,
+ * a step up and a snap down. */
+static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 d)
+{
+    const kcc_character *ch = m->ch;
+    const float snap = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height);
+    float reach = glm_vec3_norm((float *)d) + m->skin + 0.01f;
+    vec3 region[2];
+    kcc_box_at(ch, p0, region);
+    for (int i = 0; i < 3; ++i) {
+        region[0][i] -= reach;
+        region[1][i] += reach;
+    }
+    region[1][m->u] += ch->desc.step_height + m->skin;
+    region[0][m->u] -= snap + m->skin;
+    kcc_local_gather((kcc_local *)m->L, mesh, (const vec3 *)region);
+    if (m->L->overflow)
+        m->flags |= KCC_MOVE_CONTACT_CAP;
 }
 
 static bool vec3_finite(const vec3 v)
@@ -454,23 +474,8 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
     glm_vec3_copy(ch->position, p0);
     const bool was_ground = ch->on_ground;
     const float dv = d[u];
-    const float snap = fmaxf(ch->desc.ground_snap, ch->desc.step_height);
 
-    /* One tree query for the whole move. */
-    {
-        float reach = glm_vec3_norm(d) + m.skin + ch->desc.max_push_out + 0.01f;
-        vec3 region[2];
-        kcc_box_at(ch, p0, region);
-        for (int i = 0; i < 3; ++i) {
-            region[0][i] -= reach;
-            region[1][i] += reach;
-        }
-        region[1][u] += ch->desc.step_height + m.skin;
-        region[0][u] -= snap + m.skin;
-        kcc_local_gather(&L, mesh, (const vec3 *)region);
-        if (L.overflow)
-            r.flags |= KCC_MOVE_CONTACT_CAP;
-    }
+    gather(&m, mesh, p0, d);
 
     /* Start state: a box overlapping the level is pushed out, at most max_push_out per move. */
     if (overlaps_at(&m, p0)) {
@@ -480,9 +485,10 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
             float len = glm_vec3_norm(push);
             if (len > 0.0f) {
                 float want = len + m.skin;
-                float go = fminf(want, ch->desc.max_push_out);
+                float go = kcc_minf(want, ch->desc.max_push_out);
                 glm_vec3_muladds(push, go / len, p0);
                 m.flags |= KCC_MOVE_PUSHED_OUT;
+                gather(&m, mesh, p0, d); /* the neighbourhood moved with it */
             }
         }
     }
@@ -567,7 +573,7 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
                 vec3 mh;
                 glm_vec3_sub(fin, p0, mh);
                 mh[u] = 0.0f;
-                slope_rise = fmaxf(0.0f, -glm_vec3_dot(mh, (float *)n) / n[u]);
+                slope_rise = kcc_maxf(0.0f, -glm_vec3_dot(mh, (float *)n) / n[u]);
             }
             float rise = feet1 - feet0;
             if (rise > slope_rise + 0.02f) {

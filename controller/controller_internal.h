@@ -14,6 +14,7 @@ typedef struct kcc_local_tri {
     vec3     v[3];
     vec3     lo, hi;       /* bounds, m */
     vec3     n;            /* unit normal as wound */
+    float    d;            /* plane offset: n . v[0] */
     uint32_t index;        /* input triangle index */
 } kcc_local_tri;
 
@@ -27,9 +28,16 @@ typedef struct kcc_local {
 /* Collects the non-degenerate triangles whose bounds overlap region. */
 void kcc_local_gather(kcc_local *L, const kcc_mesh *mesh, const vec3 region[2]);
 
-/* Closest hit along origin + t dir, 0 <= t <= max_t (either face). */
-bool kcc_local_raycast(const kcc_local *L, const vec3 origin, const vec3 dir, float max_t,
-                       kcc_ray_hit *out);
+/* min/max without libm calls (fminf/fmaxf are not inlined without -ffinite-math-only). Inputs are
+ * finite here. */
+static inline float kcc_minf(float a, float b) { return a < b ? a : b; }
+static inline float kcc_maxf(float a, float b) { return a > b ? a : b; }
+
+/* Closest hit straight down the up axis u from origin, 0 <= t <= max_t (either face). Watertight:
+ * the same edge functions as the general test with no shear, so a ray through a shared edge or
+ * vertex hits one of the triangles. */
+bool kcc_local_raycast_down(const kcc_local *L, const vec3 origin, int u, float max_t,
+                            kcc_ray_hit *out);
 
 /* True when box overlaps any triangle (exact). */
 bool kcc_local_overlaps(const kcc_local *L, const vec3 box[2]);

@@ -29,7 +29,7 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         if (!kcc_local_sweep(L, (const vec3 *)box, up, 0.0f, &c))
             lifted = lift;
         else if (!c.start_overlap)
-            lifted = fmaxf(0.0f, c.t * lift - skin);
+            lifted = kcc_maxf(0.0f, c.t * lift - skin);
         box[0][u] += lifted;
         box[1][u] += lifted;
     }
@@ -40,8 +40,6 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         return;
 
     /* The four edge rays: highest walkable hit. */
-    vec3 down = {0.0f, 0.0f, 0.0f};
-    down[u] = -1.0f;
     bool ray_ok = false;
     float ray_h = -INFINITY;
     vec3 ray_n = {0.0f, 0.0f, 0.0f};
@@ -52,7 +50,7 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         o[h0] = pos[h0] + ((i & 1) ? he[h0] : -he[h0]);
         o[h1] = pos[h1] + ((i & 2) ? he[h1] : -he[h1]);
         kcc_ray_hit hit;
-        if (!kcc_local_raycast(L, o, down, len, &hit))
+        if (!kcc_local_raycast_down(L, o, u, len, &hit))
             continue;
         vec3 n;
         kcc_facing_up(ch, hit.normal, n);
@@ -68,7 +66,30 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         }
     }
 
-    /* The whole box swept down over the same range: the first thing it would rest on. */
+    /* Usual case: the box resting on the highest walkable ray hit is clear of everything, so
+     * nothing under it is higher: done without the box sweep. */
+    if (ray_ok) {
+        vec3 rest[2];
+        float s = kcc_minf(0.5f * skin, KCC_PENETRATION_TOLERANCE);
+        kcc_box_at(ch, pos, rest);
+        float dy = ray_h + skin - rest[0][u];
+        for (int i = 0; i < 3; ++i) {
+            rest[0][i] += s;
+            rest[1][i] -= s;
+        }
+        rest[0][u] += dy;
+        rest[1][u] += dy;
+        if (!kcc_local_overlaps(L, (const vec3 *)rest)) {
+            out->found = out->walkable = true;
+            out->height = ray_h;
+            glm_vec3_copy(ray_n, out->normal);
+            out->triangle = ray_tri;
+            return;
+        }
+    }
+
+    /* The whole box swept down over the same range: the first thing it would rest on (a beam or a
+     * ridge between the rays, or something in the way that makes the rays' ground unreachable). */
     vec3 sweep = {0.0f, 0.0f, 0.0f};
     sweep[u] = -len;
     kcc_contacts c;

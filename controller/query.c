@@ -18,10 +18,11 @@ static bool tri_setup(kcc_local_tri *t, const vec3 v[3], uint32_t index)
         return false; /* degenerate: never part of any answer */
     for (int i = 0; i < 3; ++i) {
         glm_vec3_copy((float *)v[i], t->v[i]);
-        t->lo[i] = fminf(v[0][i], fminf(v[1][i], v[2][i]));
-        t->hi[i] = fmaxf(v[0][i], fmaxf(v[1][i], v[2][i]));
+        t->lo[i] = kcc_minf(v[0][i], kcc_minf(v[1][i], v[2][i]));
+        t->hi[i] = kcc_maxf(v[0][i], kcc_maxf(v[1][i], v[2][i]));
         t->n[i] = n[i] / len;
     }
+    t->d = glm_vec3_dot(t->n, t->v[0]);
     t->index = index;
     return true;
 }
@@ -69,27 +70,52 @@ static bool cand_begin(cand_iter *it, const kcc_local *L, const vec3 region[2], 
     return !scratch->overflow;
 }
 
-bool kcc_local_raycast(const kcc_local *L, const vec3 origin, const vec3 dir, float max_t,
-                       kcc_ray_hit *out)
+/* Edge function of the edge (p, q) seen from the ray: zero means the ray passes exactly through the
+ * edge's line, where the float value may have the wrong sign: recompute it in double, where the
+ * products of these float differences are exact. */
+static inline float edge_fn(float px, float py, float qx, float qy)
 {
+    float e = px * qy - py * qx;
+    if (e == 0.0f)
+        e = (float)((double)px * (double)qy - (double)py * (double)qx);
+    return e;
+}
+
+bool kcc_local_raycast_down(const kcc_local *L, const vec3 origin, int u, float max_t,
+                            kcc_ray_hit *out)
+{
+    vec3 dir = {0.0f, 0.0f, 0.0f};
+    dir[u] = -1.0f;
     if (L->overflow)
         return kcc_mesh_raycast(L->mesh, origin, dir, max_t, out);
-    vec3 lo, hi;
-    for (int i = 0; i < 3; ++i) {
-        float e = origin[i] + dir[i] * max_t;
-        lo[i] = fminf(origin[i], e);
-        hi[i] = fmaxf(origin[i], e);
-    }
+    const int kx = u == 0 ? 1 : 0, ky = u == 2 ? 1 : 2;
+    const float ox = origin[kx], oy = origin[ky], oz = origin[u];
     bool found = false;
     float best = max_t;
     uint32_t best_i = 0;
     for (uint32_t i = 0; i < L->count; ++i) {
         const kcc_local_tri *t = &L->tris[i];
-        if (!bounds_overlap(lo, hi, t->lo, t->hi))
+        if (ox < t->lo[kx] || ox > t->hi[kx] || oy < t->lo[ky] || oy > t->hi[ky] ||
+            t->lo[u] > oz || t->hi[u] < oz - best)
             continue;
-        float th;
-        if (kcc_tri_raycast(t->v[0], t->v[1], t->v[2], origin, dir, best, &th) &&
-            (!found || th < best || (th == best && t->index < L->tris[best_i].index))) {
+        /* vertices relative to the origin, the same floats for every triangle sharing them */
+        const float ax = t->v[0][kx] - ox, ay = t->v[0][ky] - oy;
+        const float bx = t->v[1][kx] - ox, by = t->v[1][ky] - oy;
+        const float cx = t->v[2][kx] - ox, cy = t->v[2][ky] - oy;
+        const float e0 = edge_fn(bx, by, cx, cy);
+        const float e1 = edge_fn(cx, cy, ax, ay);
+        const float e2 = edge_fn(ax, ay, bx, by);
+        if ((e0 < 0.0f || e1 < 0.0f || e2 < 0.0f) && (e0 > 0.0f || e1 > 0.0f || e2 > 0.0f))
+            continue;
+        const float det = e0 + e1 + e2;
+        if (det == 0.0f)
+            continue; /* the triangle is edge-on to the ray */
+        /* height of the hit relative to the origin, interpolated; t = -height */
+        const float hz = (e0 * (t->v[0][u] - oz) + e1 * (t->v[1][u] - oz) + e2 * (t->v[2][u] - oz)) / det;
+        const float th = -hz;
+        if (!(th >= 0.0f && th <= best))
+            continue;
+        if (!found || th < best || (th == best && t->index < L->tris[best_i].index)) {
             found = true;
             best = th;
             best_i = i;
@@ -101,8 +127,8 @@ bool kcc_local_raycast(const kcc_local *L, const vec3 origin, const vec3 dir, fl
     out->t = best;
     out->triangle = t->index;
     glm_vec3_copy((float *)t->n, out->normal);
-    for (int k = 0; k < 3; ++k)
-        out->point[k] = origin[k] + dir[k] * best;
+    glm_vec3_copy((float *)origin, out->point);
+    out->point[u] -= best;
     return true;
 }
 
@@ -119,13 +145,28 @@ bool kcc_local_overlaps(const kcc_local *L, const vec3 box[2])
     return false;
 }
 
+/* False when the box, anywhere along its sweep, stays clear of the triangle's plane by more than a
+ * hair: then the exact test cannot report a contact. Floors under a box walking over them and
+ * walls beside it are dropped here, in float, before the exact swept test. */
+static inline bool plane_may_touch(const kcc_local_tri *t, const vec3 ctr, const vec3 half,
+                                   const vec3 delta)
+{
+    float r = half[0] * fabsf(t->n[0]) + half[1] * fabsf(t->n[1]) + half[2] * fabsf(t->n[2]);
+    float s0 = glm_vec3_dot((float *)t->n, (float *)ctr) - t->d;
+    float s1 = s0 + glm_vec3_dot((float *)t->n, (float *)delta);
+    float margin = r * 1e-5f + 1e-6f * (fabsf(t->d) + 1.0f);
+    return !(kcc_minf(s0, s1) > r + margin || kcc_maxf(s0, s1) < -r - margin);
+}
+
 bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
                      kcc_contacts *out)
 {
-    vec3 region[2];
+    vec3 region[2], ctr, half;
     for (int i = 0; i < 3; ++i) {
-        region[0][i] = box[0][i] + fminf(delta[i], 0.0f);
-        region[1][i] = box[1][i] + fmaxf(delta[i], 0.0f);
+        region[0][i] = box[0][i] + kcc_minf(delta[i], 0.0f);
+        region[1][i] = box[1][i] + kcc_maxf(delta[i], 0.0f);
+        ctr[i] = 0.5f * (box[0][i] + box[1][i]);
+        half[i] = 0.5f * (box[1][i] - box[0][i]);
     }
     kcc_local scratch;
     cand_iter it;
@@ -143,38 +184,37 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
         out->triangle[0] = h.triangle;
         return true;
     }
-    /* first pass: earliest time; second pass: every contact within the slop of it, in list order */
-    float tmin = 2.0f;
+    /* One pass: keep every contact no later than the earliest so far plus the slop; when a
+     * strictly earlier one arrives, drop those that fell behind. */
+    float th_of[KCC_MAX_CONTACTS];
     for (uint32_t i = 0; i < it.count; ++i) {
         const kcc_local_tri *t = &it.list[i];
-        if (!bounds_overlap(region[0], region[1], t->lo, t->hi))
+        if (!bounds_overlap(region[0], region[1], t->lo, t->hi) || !plane_may_touch(t, ctr, half, delta))
             continue;
         float th;
         vec3 n;
         bool start;
-        if (kcc_tri_sweep_aabb(t->v[0], t->v[1], t->v[2], box, delta, &th, n, &start) && th < tmin)
-            tmin = th;
-    }
-    if (tmin > 1.0f)
-        return false;
-    for (uint32_t i = 0; i < it.count; ++i) {
-        const kcc_local_tri *t = &it.list[i];
-        if (!bounds_overlap(region[0], region[1], t->lo, t->hi))
+        if (!kcc_tri_sweep_aabb(t->v[0], t->v[1], t->v[2], box, delta, &th, n, &start) ||
+            th > out->t + t_slop)
             continue;
-        float th;
-        vec3 n;
-        bool start;
-        if (kcc_tri_sweep_aabb(t->v[0], t->v[1], t->v[2], box, delta, &th, n, &start) &&
-            th <= tmin + t_slop) {
-            if (out->count == 0 || (start && !out->start_overlap))
-                out->start_overlap = start;
-            if (out->count < KCC_MAX_CONTACTS) {
-                glm_vec3_copy(n, out->normal[out->count]);
-                out->triangle[out->count++] = t->index;
-            }
+        if (th < out->t) {
+            out->t = th;
+            uint32_t w = 0;
+            for (uint32_t k = 0; k < out->count; ++k)
+                if (th_of[k] <= th + t_slop) {
+                    th_of[w] = th_of[k];
+                    glm_vec3_copy(out->normal[k], out->normal[w]);
+                    out->triangle[w++] = out->triangle[k];
+                }
+            out->count = w;
+            out->start_overlap = start;
+        }
+        if (out->count < KCC_MAX_CONTACTS) {
+            th_of[out->count] = th;
+            glm_vec3_copy(n, out->normal[out->count]);
+            out->triangle[out->count++] = t->index;
         }
     }
-    out->t = tmin;
     return out->count > 0;
 }
 
@@ -217,7 +257,7 @@ static bool tri_mtd(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2],
         glm_vec3_scale(axes[k], inv, ax);
         float r = h[0] * fabsf(ax[0]) + h[1] * fabsf(ax[1]) + h[2] * fabsf(ax[2]);
         float p0 = glm_vec3_dot(v[0], ax), p1 = glm_vec3_dot(v[1], ax), p2 = glm_vec3_dot(v[2], ax);
-        float pmin = fminf(p0, fminf(p1, p2)), pmax = fmaxf(p0, fmaxf(p1, p2));
+        float pmin = kcc_minf(p0, kcc_minf(p1, p2)), pmax = kcc_maxf(p0, kcc_maxf(p1, p2));
         if (pmin > r || pmax < -r)
             return false;
         float dpos = pmax + r; /* push the box along +ax past the triangle */
