@@ -244,7 +244,7 @@ static bool path_add(path *pa, const float q[3])
 }
 
 static const uint8_t palette[12][3] = {
-    {230, 57, 70}, {255, 183, 3}, {33, 158, 188}, {251, 133, 0}, {142, 68, 173}, {46, 204, 113},
+    {255, 183, 3}, {230, 57, 70}, {33, 158, 188}, {251, 133, 0}, {142, 68, 173}, {46, 204, 113},
     {255, 0, 110}, {58, 134, 255}, {255, 255, 255}, {0, 245, 212}, {241, 91, 181}, {155, 93, 229},
 };
 
@@ -266,6 +266,7 @@ typedef struct render_in {
     const demo_level *lv;
     const path       *paths;
     uint32_t          path_count;
+    float             frame_margin;   /* m around the paths to frame; 0: frame the whole level */
     const kcc_character_desc *desc;
     const char       *title, *subtitle;
 } render_in;
@@ -286,6 +287,25 @@ static int render_png(const render_in *r, const demo_headless_opts *o)
         cut = top + 3.5f;   /* imported arenas are closed boxes: take the roof off above the paths */
     if (cut < bounds[1][1])
         bounds[1][1] = cut;
+    if (r->frame_margin > 0.0f) {
+        /* Frame the paths (plus a margin), within the level. */
+        float pb[2][3] = {{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
+        for (uint32_t i = 0; i < r->path_count; ++i)
+            for (uint32_t k = 0; k < r->paths[i].n; ++k)
+                for (int c = 0; c < 3; ++c) {
+                    float q = r->paths[i].p[3 * k + (uint32_t)c];
+                    if (isnan(q))
+                        continue;
+                    float m = c == 1 ? 1.5f : r->frame_margin;   /* m: less height, it tilts the view */
+                    pb[0][c] = fminf(pb[0][c], q - m);
+                    pb[1][c] = fmaxf(pb[1][c], q + m);
+                }
+        for (int c = 0; c < 3; ++c)
+            if (pb[0][c] <= pb[1][c]) {
+                bounds[0][c] = fmaxf(bounds[0][c], pb[0][c]);
+                bounds[1][c] = fminf(bounds[1][c], pb[1][c]);
+            }
+    }
     raster_image img;
     const uint8_t bg[3] = {28, 31, 38};
     if (raster_image_init(&img, o->width, o->height, bg) != KCC_OK) {
@@ -481,7 +501,7 @@ static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
         snprintf(title, sizeof(title), "kcc: %.200s", lv->name);
         snprintf(sub, sizeof(sub), "%u characters wandering for %.0f s (60 Hz); green: start, red: end", n,
                  (double)o->frames / 60.0);
-        render_in ri = {lv, paths, n, &desc, title, sub};
+        render_in ri = {lv, paths, n, 0.0f, &desc, title, sub};
         rc = render_png(&ri, o);
     }
     for (uint32_t i = 0; i < n; ++i)
@@ -546,7 +566,7 @@ static int run_trace(const demo_level *lv, const kcc_trace *tr, const demo_headl
         snprintf(title, sizeof(title), "kcc: %.200s", base ? base + 1 : tr->name);
         snprintf(sub, sizeof(sub), "level %.150s, %u frames (%.1f s); green: start, red: end", lv->name, rep.frames,
                  (double)rep.frames / 60.0);
-        render_in ri = {lv, &pa, 1, &tr->desc, title, sub};
+        render_in ri = {lv, &pa, 1, 6.0f, &tr->desc, title, sub};
         rc = render_png(&ri, o);
     }
     free(pa.p);

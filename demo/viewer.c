@@ -721,7 +721,7 @@ int demo_viewer_run(const demo_viewer_opts *o)
         return DEMO_VIEWER_NO_DISPLAY;
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 2);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 1);
-    glfwWindowHint(GLFW_SAMPLES, 4);
+    glfwWindowHint(GLFW_SAMPLES, (o->screenshot || getenv("KCC_DEMO_NO_MSAA")) ? 0 : 4);
     viewer *v = calloc(1, sizeof(viewer));
     if (!v) {
         glfwTerminate();
@@ -738,13 +738,14 @@ int demo_viewer_run(const demo_viewer_opts *o)
         return DEMO_VIEWER_NO_DISPLAY;
     }
     glfwMakeContextCurrent(v->win);
-    glfwSwapInterval(1);
+    glfwSwapInterval(o->screenshot ? 0 : 1);
     glfwSetWindowUserPointer(v->win, v);
     glfwSetKeyCallback(v->win, key_cb);
     v->desc = kcc_character_default_desc();
     v->third_person = true;
     v->show_rays = v->show_tris = v->show_normals = v->show_help = true;
     v->pitch = -0.35f;
+    v->yaw = 3.14159265f;   /* look along +Z: the showcase's features lie beyond its spawn points */
     build_grid_texture(v);
     if (!open_level(v, o->level ? o->level : "showcase")) {
         glfwDestroyWindow(v->win);
