@@ -1,9 +1,11 @@
 /* test_trace.c: the trace format and its APIs: bit-exact float text, a recorded session replays as it
  * ran live, divergences are reported at the right frame, tolerance, --update rewriting, and every
  * kind of bad file gives its status and a "file:line:" message, never a crash. */
+#define _POSIX_C_SOURCE 200809L   /* mkdtemp, rmdir */
 #include "test.h"
 
 #include <float.h>
+#include <unistd.h>
 
 static uint32_t rng_next(uint32_t *s)
 {
@@ -584,6 +586,84 @@ static void missing_trace_file_is_an_io_error_naming_it(void **state)
     assert_int_equal(strncmp(err, "/nonexistent/dir/x.trace: ", 26), 0);
 }
 
+// ---------------------------------------------------------------------------- files and levels
+
+static void trace_written_to_a_file_replays_on_its_obj_level_next_to_it(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/kcc_trace_test_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char obj[128], path[128];
+    snprintf(obj, sizeof obj, "%s/floor.obj", dir);
+    snprintf(path, sizeof path, "%s/walk.trace", dir);
+    FILE *f = fopen(obj, "w");
+    assert_non_null(f);
+    fputs("v -10 0 -10\nv 10 0 -10\nv 10 0 10\nv -10 0 10\nf 1 3 2\nf 1 4 3\n", f);
+    fclose(f);
+
+    // Record 90 frames of walking on the floor, as an engine would.
+    kcc_level level;
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_level_load_obj(obj, &level, NULL, 0), KCC_OK);
+    assert_int_equal(kcc_level_build_mesh(&level, &mesh), KCC_OK);
+    kcc_level_free(&level);
+    kcc_character ch;
+    vec3 start = { 0.0f, 1.0f, 0.0f };
+    assert_int_equal(kcc_character_init(&ch, NULL, start), KCC_OK);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    kcc_trace_writer w;
+    assert_int_equal(kcc_trace_begin(&w, f, "obj floor.obj", NULL, start), KCC_OK);
+    vec3 last;
+    for (int i = 0; i < 90; ++i) {
+        vec3 d = { 0.05f, -0.01f, 0.02f };
+        kcc_move_result r;
+        kcc_character_move(&ch, mesh, d, &r);
+        assert_int_equal(kcc_trace_record(&w, d, &ch, &r), KCC_OK);
+    }
+    memcpy(last, ch.position, sizeof last);
+    assert_int_equal(kcc_trace_end(&w), KCC_OK);
+    fclose(f);
+    kcc_mesh_destroy(mesh);
+
+    // Load it by path: the level resolves next to the trace; the replay ends where the run did.
+    kcc_trace *t = NULL;
+    char err[256];
+    assert_int_equal(kcc_trace_load(path, &t, err, sizeof err), KCC_OK);
+    assert_int_equal(t->level_kind, KCC_TRACE_LEVEL_OBJ);
+    assert_string_equal(t->level, obj);
+    assert_int_equal(kcc_trace_build_level(t, &mesh, err, sizeof err), KCC_OK);
+    kcc_trace_outcome *o = calloc(t->step_count, sizeof *o);
+    kcc_trace_report r;
+    assert_int_equal(kcc_trace_replay(t, mesh, 0.0f, o, &r), KCC_OK);
+    assert_int_equal(r.diverged, 0);
+    assert_int_equal(r.frames, 90);
+    assert_memory_equal(o[t->step_count - 1].position, last, sizeof last);
+    free(o);
+    kcc_mesh_destroy(mesh);
+    kcc_trace_free(t);
+    remove(path);
+    remove(obj);
+    rmdir(dir);
+}
+
+static void unknown_generated_level_is_reported_at_the_level_line(void **state)
+{
+    (void)state;
+    char text[1024];
+    snprintf(text, sizeof text, "kcc-trace 1\n\nlevel gen arenna seed=1\n%s", strstr(good_head, "desc "));
+    strcat(text, "end 0\n");
+    kcc_trace *t = NULL;
+    char err[512];
+    assert_int_equal(kcc_trace_parse(text, strlen(text), "g.trace", &t, err, sizeof err), KCC_OK);
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_trace_build_level(t, &mesh, err, sizeof err), KCC_ERR_NOT_FOUND);
+    assert_null(mesh);
+    assert_int_equal(strncmp(err, "g.trace:3: level: ", 18), 0);
+    assert_non_null(strstr(err, "arenna"));
+    kcc_trace_free(t);
+}
+
 int test_group_trace(void)
 {
     const struct CMUnitTest tests[] = {
@@ -610,6 +690,8 @@ int test_group_trace(void)
         cmocka_unit_test(frame_count_mismatch_and_stray_lines_are_rejected),
         cmocka_unit_test(binary_data_is_rejected_at_its_line),
         cmocka_unit_test(missing_trace_file_is_an_io_error_naming_it),
+        cmocka_unit_test(trace_written_to_a_file_replays_on_its_obj_level_next_to_it),
+        cmocka_unit_test(unknown_generated_level_is_reported_at_the_level_line),
     };
     return KCC_RUN_GROUP("trace", tests);
 }
