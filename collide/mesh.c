@@ -308,26 +308,22 @@ uint32_t kcc_mesh_query_bounds(const kcc_mesh *mesh, const vec3 box[2], uint32_t
  * contact time so far. */
 
 typedef struct sweep_ray {
-    float org[3];   /* box centre (m) */
-    float inv[3];   /* 1 / delta, zero components replaced by +-1e30 (finite: no 0 * inf NaN) */
-    float grow[3];  /* half extents + margin (m) */
+    float org[3];      /* box centre (m) */
+    float inv[3];      /* 1 / delta (+-inf for zero components; see the slab test in ray.c) */
+    int   near_hi[3];  /* 1 when inv < 0 */
+    float grow[3];     /* half extents + margin (m) */
 } sweep_ray;
 
-static inline float safe_inv(float d)
-{
-    if (fabsf(d) < 1e-30f)
-        return d < 0.0f || (d == 0.0f && signbit(d)) ? -1e30f : 1e30f;
-    return 1.0f / d;
-}
-
-/* Entry time of the centre segment [0, tmax] into the grown node, or false. */
+/* Entry time of the centre segment [0, tmax] into the grown node, or false. NaN from 0 * inf
+ * (centre exactly on a plane of a slab it moves parallel to) is ignored by the max/min order. */
 static inline bool sweep_node(const sweep_ray *r, const kcc_node *n, float tmax, float *out_t)
 {
     float tn = 0.0f, tf = tmax;
     for (int k = 0; k < 3; ++k) {
-        float t0 = (n->lo[k] - r->grow[k] - r->org[k]) * r->inv[k];
-        float t1 = (n->hi[k] + r->grow[k] - r->org[k]) * r->inv[k];
-        float a = t0 < t1 ? t0 : t1, b = t0 < t1 ? t1 : t0;
+        float lo = n->lo[k] - r->grow[k], hi = n->hi[k] + r->grow[k];
+        float pn = r->near_hi[k] ? hi : lo, pf = r->near_hi[k] ? lo : hi;
+        float a = (pn - r->org[k]) * r->inv[k];
+        float b = (pf - r->org[k]) * r->inv[k];
         tn = a > tn ? a : tn;
         tf = b < tf ? b : tf;
     }
@@ -352,7 +348,8 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
         half[k] = 0.5 * ((double)box[1][k] - (double)box[0][k]);
         d[k] = delta[k];
         r.org[k] = (float)ctr[k];
-        r.inv[k] = safe_inv(delta[k]);
+        r.inv[k] = 1.0f / delta[k];
+        r.near_hi[k] = signbit(r.inv[k]) ? 1 : 0;
         float a = fabsf(box[0][k]) + fabsf(delta[k]);
         float b = fabsf(box[1][k]) + fabsf(delta[k]);
         big = a > big ? a : big;

@@ -103,37 +103,40 @@ bool kcc_tri_raycast(const vec3 a, const vec3 b, const vec3 c, const vec3 origin
  * Mesh ray cast. */
 
 /* Robust slab test (Ize 2013): the far distance is grown by 1 + 2 gamma(3) and the near distance
- * shrunk the same way, so rounding never culls a node whose triangle the exact test would hit. */
+ * shrunk the same way, so rounding never culls a node whose triangle the exact test would hit.
+ * Zero direction components give inv = +-inf; an origin exactly on such a slab's plane then gives
+ * 0 * inf = NaN, which the NaN-ignoring max/min below drop (that axis constrains nothing), and an
+ * origin off the plane gives +-inf, which culls or passes exactly as the infinite line would. */
 #define SLAB_GROW   1.0000004f
 #define SLAB_SHRINK 0.9999996f
 
 typedef struct slab_ray {
     float org[3];
-    float inv[3];   /* 1 / dir; zero or tiny components replaced by +-1e30 (finite: no NaN) */
+    float inv[3];      /* 1 / dir (+-inf for zero components) */
+    int   near_hi[3];  /* 1 when inv < 0: the near plane is the node's hi */
 } slab_ray;
 
-static inline float safe_inv(float d)
+static void slab_setup(slab_ray *r, const float org[3], const float dir[3])
 {
-    if (fabsf(d) < 1e-30f)
-        return signbit(d) ? -1e30f : 1e30f;
-    return 1.0f / d;
+    for (int k = 0; k < 3; ++k) {
+        r->org[k] = org[k];
+        r->inv[k] = 1.0f / dir[k];
+        r->near_hi[k] = signbit(r->inv[k]) ? 1 : 0;
+    }
 }
 
 static inline bool slab(const slab_ray *r, const kcc_node *n, float tmax, float *out_t)
 {
-    float t0x = (n->lo[0] - r->org[0]) * r->inv[0], t1x = (n->hi[0] - r->org[0]) * r->inv[0];
-    float t0y = (n->lo[1] - r->org[1]) * r->inv[1], t1y = (n->hi[1] - r->org[1]) * r->inv[1];
-    float t0z = (n->lo[2] - r->org[2]) * r->inv[2], t1z = (n->hi[2] - r->org[2]) * r->inv[2];
-    float nx = t0x < t1x ? t0x : t1x, fx = t0x < t1x ? t1x : t0x;
-    float ny = t0y < t1y ? t0y : t1y, fy = t0y < t1y ? t1y : t0y;
-    float nz = t0z < t1z ? t0z : t1z, fz = t0z < t1z ? t1z : t0z;
-    float tn = nx > ny ? nx : ny;
-    tn = nz > tn ? nz : tn;
-    float tf = fx < fy ? fx : fy;
-    tf = fz < tf ? fz : tf;
-    tn = tn > 0.0f ? tn * SLAB_SHRINK : 0.0f;
-    tf *= SLAB_GROW;
-    tf = tf < tmax ? tf : tmax;
+    float tn = 0.0f, tf = tmax;
+    for (int k = 0; k < 3; ++k) {
+        float pn = r->near_hi[k] ? n->hi[k] : n->lo[k];
+        float pf = r->near_hi[k] ? n->lo[k] : n->hi[k];
+        float a = (pn - r->org[k]) * r->inv[k];
+        float b = (pf - r->org[k]) * r->inv[k] * SLAB_GROW;
+        tn = a > tn ? a : tn;   /* a NaN a keeps tn */
+        tf = b < tf ? b : tf;   /* a NaN b keeps tf */
+    }
+    tn *= SLAB_SHRINK;
     *out_t = tn;
     return tn <= tf;
 }
@@ -148,10 +151,7 @@ bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, f
     ray_pre pre;
     ray_setup(origin, dir, &pre);
     slab_ray sr;
-    for (int k = 0; k < 3; ++k) {
-        sr.org[k] = origin[k];
-        sr.inv[k] = safe_inv(dir[k]);
-    }
+    slab_setup(&sr, origin, dir);
     float best = max_t;
     uint32_t best_slot = UINT32_MAX, best_id = UINT32_MAX;
     struct { uint32_t node; float t; } stack[KCC_TREE_STACK];

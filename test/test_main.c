@@ -29,6 +29,7 @@ int main(int argc, char **argv)
         cmocka_set_test_filter(argv[1]);
     static const group_fn groups[] = {
         test_group_base,
+        test_group_collide,
         test_group_demo,
         test_group_level,
         test_group_controller,

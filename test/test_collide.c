@@ -1,0 +1,1321 @@
+/* test_collide.c: the collide module (kcc_mesh and the per-triangle primitives) against independent
+ * references written here in double precision: brute-force ray/triangle (plane + barycentrics),
+ * box/triangle by clipping the triangle against the box, swept boxes by sampling that clip test. */
+#include "test.h"
+
+#include "collide_internal.h"
+
+/* C11 does not convert vec3 * to const vec3 * implicitly (pedantic): box arguments go through CB. */
+#define CB(...) ((const vec3 *)(__VA_ARGS__))
+
+/* ------------------------------------------------------------------------------------------------
+ * Helpers */
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static rng rng_seed(uint64_t seed)
+{
+    rng r = {seed * 0x9E3779B97F4A7C15ull + 0x1234567ull};
+    return r;
+}
+
+static uint32_t rng_u32(rng *r)
+{
+    r->s ^= r->s << 13;
+    r->s ^= r->s >> 7;
+    r->s ^= r->s << 17;
+    return (uint32_t)(r->s >> 32);
+}
+
+static float rng_f(rng *r, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)((double)rng_u32(r) / 4294967296.0);
+}
+
+/* A triangle soup with its own arrays (input order, 9 floats per triangle). */
+typedef struct soup {
+    float   *p;
+    uint32_t n;
+} soup;
+
+static soup soup_random(uint64_t seed, uint32_t n, float world, float size)
+{
+    rng r = rng_seed(seed);
+    soup s = {malloc(sizeof(float) * 9 * n), n};
+    assert_non_null(s.p);
+    for (uint32_t i = 0; i < n; ++i) {
+        float c[3] = {rng_f(&r, 0, world), rng_f(&r, 0, world), rng_f(&r, 0, world)};
+        for (int v = 0; v < 3; ++v)
+            for (int k = 0; k < 3; ++k)
+                s.p[9 * i + 3 * v + k] = c[k] + rng_f(&r, -size, size);
+    }
+    return s;
+}
+
+static kcc_mesh *build_soup(const soup *s)
+{
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof d);
+    d.positions = s->p;
+    d.vertex_count = 3 * s->n;
+    d.triangle_count = s->n;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    assert_non_null(m);
+    return m;
+}
+
+static kcc_mesh *build_indexed(const float *pos, uint32_t nv, const uint32_t *idx, uint32_t nt)
+{
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof d);
+    d.positions = pos;
+    d.vertex_count = nv;
+    d.indices = idx;
+    d.triangle_count = nt;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    return m;
+}
+
+/* A flat grid of cells x cells quads (2 triangles each) at height y, origin (x0, z0), cell size h.
+ * Triangles wound so the normal is +Y. Returns positions and indices (caller frees). */
+static void make_grid(uint32_t cells, float x0, float y, float z0, float h, float **out_pos,
+                      uint32_t **out_idx, uint32_t *nv, uint32_t *nt)
+{
+    uint32_t w = cells + 1;
+    float *pos = malloc(sizeof(float) * 3 * w * w);
+    uint32_t *idx = malloc(sizeof(uint32_t) * 6 * cells * cells);
+    assert_non_null(pos);
+    assert_non_null(idx);
+    for (uint32_t j = 0; j < w; ++j)
+        for (uint32_t i = 0; i < w; ++i) {
+            float *p = pos + 3 * (j * w + i);
+            p[0] = x0 + h * (float)i;
+            p[1] = y;
+            p[2] = z0 + h * (float)j;
+        }
+    uint32_t t = 0;
+    for (uint32_t j = 0; j < cells; ++j)
+        for (uint32_t i = 0; i < cells; ++i) {
+            uint32_t a = j * w + i, b = a + 1, c = a + w, d = c + 1;
+            idx[3 * t] = a, idx[3 * t + 1] = c, idx[3 * t + 2] = b, ++t;
+            idx[3 * t] = b, idx[3 * t + 1] = c, idx[3 * t + 2] = d, ++t;
+        }
+    *out_pos = pos;
+    *out_idx = idx;
+    *nv = w * w;
+    *nt = t;
+}
+
+/* Minimal OBJ reader for the shared levels (v and f lines, polygons fanned), independent of the
+ * level module so that this file tests the collide module alone. */
+typedef struct objmesh {
+    float    *pos;
+    uint32_t *idx;
+    uint32_t  nv, nt;
+} objmesh;
+
+static bool load_obj(const char *path, objmesh *out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    uint32_t cv = 1024, ct = 1024;
+    out->pos = malloc(sizeof(float) * 3 * cv);
+    out->idx = malloc(sizeof(uint32_t) * 3 * ct);
+    out->nv = out->nt = 0;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == 'v' && line[1] == ' ') {
+            if (out->nv == cv) {
+                cv *= 2;
+                out->pos = realloc(out->pos, sizeof(float) * 3 * cv);
+            }
+            float *p = out->pos + 3 * out->nv++;
+            if (sscanf(line + 2, "%f %f %f", &p[0], &p[1], &p[2]) != 3)
+                out->nv--;
+        } else if (line[0] == 'f' && line[1] == ' ') {
+            long v[64];
+            int nvtx = 0;
+            char *s = line + 2;
+            while (nvtx < 64) {
+                char *end;
+                long x = strtol(s, &end, 10);
+                if (end == s)
+                    break;
+                v[nvtx++] = x < 0 ? (long)out->nv + x : x - 1;
+                s = end;
+                while (*s && *s != ' ' && *s != '\t')
+                    ++s;
+            }
+            for (int k = 2; k < nvtx; ++k) {
+                if (out->nt == ct) {
+                    ct *= 2;
+                    out->idx = realloc(out->idx, sizeof(uint32_t) * 3 * ct);
+                }
+                uint32_t *t = out->idx + 3 * out->nt++;
+                t[0] = (uint32_t)v[0];
+                t[1] = (uint32_t)v[k - 1];
+                t[2] = (uint32_t)v[k];
+            }
+        }
+    }
+    fclose(f);
+    return out->nt > 0;
+}
+
+static void obj_free(objmesh *o)
+{
+    free(o->pos);
+    free(o->idx);
+}
+
+/* Triangle i of a mesh as three float pointers into a 9-float array (from kcc_mesh_triangle, which
+ * is itself checked against the input in its own test). */
+static void tri_of(const kcc_mesh *m, uint32_t i, float out[9])
+{
+    vec3 v[3];
+    assert_true(kcc_mesh_triangle(m, i, v));
+    for (int c = 0; c < 3; ++c)
+        for (int k = 0; k < 3; ++k)
+            out[3 * c + k] = v[c][k];
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Independent references (double precision) */
+
+static void dsub(const double a[3], const double b[3], double o[3])
+{
+    o[0] = a[0] - b[0], o[1] = a[1] - b[1], o[2] = a[2] - b[2];
+}
+
+static void dcross(const double a[3], const double b[3], double o[3])
+{
+    o[0] = a[1] * b[2] - a[2] * b[1];
+    o[1] = a[2] * b[0] - a[0] * b[2];
+    o[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static double ddot(const double a[3], const double b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static void tod(const float *f, double o[3])
+{
+    o[0] = f[0], o[1] = f[1], o[2] = f[2];
+}
+
+/* Relative area measure: |n|^2 / (longest edge)^4; tiny means (nearly) degenerate. */
+static double ref_flatness(const float *t)
+{
+    double a[3], b[3], c[3], e0[3], e1[3], e2[3], n[3];
+    tod(t, a), tod(t + 3, b), tod(t + 6, c);
+    dsub(b, a, e0), dsub(c, a, e1), dsub(c, b, e2);
+    dcross(e0, e1, n);
+    double l = fmax(ddot(e0, e0), fmax(ddot(e1, e1), ddot(e2, e2)));
+    return l > 0 ? ddot(n, n) / (l * l) : 0.0;
+}
+
+/* Ray vs triangle plane: t of the plane crossing and the smallest barycentric coordinate of the
+ * crossing point (negative: outside). False when the ray is parallel to the plane. */
+static bool ref_ray(const float *t, const float *o, const float *d, double *out_t, double *min_bary)
+{
+    double a[3], b[3], c[3], od[3], dd[3], e0[3], e1[3], n[3], ao[3];
+    tod(t, a), tod(t + 3, b), tod(t + 6, c), tod(o, od), tod(d, dd);
+    dsub(b, a, e0), dsub(c, a, e1);
+    dcross(e0, e1, n);
+    double den = ddot(n, dd), nn = ddot(n, n);
+    if (den == 0.0 || nn == 0.0)
+        return false;
+    dsub(a, od, ao);
+    double tt = ddot(n, ao) / den;
+    double p[3] = {od[0] + tt * dd[0], od[1] + tt * dd[1], od[2] + tt * dd[2]};
+    double pa[3], pb[3], pc[3], x[3];
+    dsub(a, p, pa), dsub(b, p, pb), dsub(c, p, pc);
+    dcross(pb, pc, x);
+    double l0 = ddot(n, x) / nn;
+    dcross(pc, pa, x);
+    double l1 = ddot(n, x) / nn;
+    dcross(pa, pb, x);
+    double l2 = ddot(n, x) / nn;
+    *out_t = tt;
+    *min_bary = fmin(l0, fmin(l1, l2));
+    return true;
+}
+
+/* Clips the triangle against box [lo, hi] (Sutherland-Hodgman, double); true when anything is left. */
+static bool ref_box(const float *t, const double lo[3], const double hi[3])
+{
+    double poly[16][3], tmp[16][3];
+    int n = 3;
+    for (int v = 0; v < 3; ++v)
+        tod(t + 3 * v, poly[v]);
+    for (int plane = 0; plane < 6 && n > 0; ++plane) {
+        int k = plane / 2;
+        bool low = (plane & 1) == 0;
+        double bound = low ? lo[k] : hi[k];
+        int m = 0;
+        for (int i = 0; i < n; ++i) {
+            const double *p = poly[i], *q = poly[(i + 1) % n];
+            bool pin = low ? p[k] >= bound : p[k] <= bound;
+            bool qin = low ? q[k] >= bound : q[k] <= bound;
+            if (pin)
+                memcpy(tmp[m++], p, sizeof tmp[0]);
+            if (pin != qin) {
+                double s = (bound - p[k]) / (q[k] - p[k]);
+                for (int j = 0; j < 3; ++j)
+                    tmp[m][j] = p[j] + s * (q[j] - p[j]);
+                tmp[m++][k] = bound;
+            }
+        }
+        n = m;
+        memcpy(poly, tmp, sizeof(double) * 3 * (size_t)m);
+    }
+    return n > 0;
+}
+
+/* The box moved by s * delta and grown by g on every side (g < 0 shrinks). */
+static bool ref_box_at(const float *t, vec3 box[2], const vec3 delta, double s, double g)
+{
+    double lo[3], hi[3];
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = box[0][k] + s * delta[k] - g;
+        hi[k] = box[1][k] + s * delta[k] + g;
+    }
+    return ref_box(t, lo, hi);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Build and accessors */
+
+static void free_with_user(void *ptr, void *user)
+{
+    (void)user;
+    free(ptr);
+}
+
+static void build_returns_a_distinct_status_for_each_bad_input(void **state)
+{
+    (void)state;
+    float pos[9] = {0, 0, 0, 1, 0, 0, 0, 0, 1};
+    uint32_t idx[3] = {0, 1, 2};
+    kcc_mesh *sentinel = (kcc_mesh *)(uintptr_t)0x1234;
+    kcc_mesh *m = sentinel;
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof d);
+    d.positions = pos, d.vertex_count = 3, d.indices = idx, d.triangle_count = 1;
+
+    assert_int_equal(kcc_mesh_build(NULL, &m), KCC_ERR_NULL_ARGUMENT);
+    assert_int_equal(kcc_mesh_build(&d, NULL), KCC_ERR_NULL_ARGUMENT);
+    kcc_mesh_desc e = d;
+    e.triangle_count = 0;
+    assert_int_equal(kcc_mesh_build(&e, &m), KCC_ERR_NO_TRIANGLES);
+    e = d, e.positions = NULL;
+    assert_int_equal(kcc_mesh_build(&e, &m), KCC_ERR_NO_VERTICES);
+    e = d, e.vertex_count = 0;
+    assert_int_equal(kcc_mesh_build(&e, &m), KCC_ERR_NO_VERTICES);
+    e = d, e.vertex_stride = 8;
+    assert_int_equal(kcc_mesh_build(&e, &m), KCC_ERR_BAD_STRIDE);
+    e = d, e.vertex_stride = 14;
+    assert_int_equal(kcc_mesh_build(&e, &m), KCC_ERR_BAD_STRIDE);
+    uint32_t bad_idx[3] = {0, 1, 3};
+    e = d, e.indices = bad_idx;
+    assert_int_equal(kcc_mesh_build(&e, &m), KCC_ERR_INDEX_OUT_OF_RANGE);
+    e = d, e.indices = NULL, e.triangle_count = 2; /* needs 6 vertices */
+    assert_int_equal(kcc_mesh_build(&e, &m), KCC_ERR_INDEX_OUT_OF_RANGE);
+    float nan_pos[9] = {0, 0, 0, 1, NAN, 0, 0, 0, 1};
+    e = d, e.positions = nan_pos;
+    assert_int_equal(kcc_mesh_build(&e, &m), KCC_ERR_NON_FINITE);
+    float inf_pos[9] = {0, 0, 0, 1, 0, 0, 0, 0, -INFINITY};
+    e = d, e.positions = inf_pos;
+    assert_int_equal(kcc_mesh_build(&e, &m), KCC_ERR_NON_FINITE);
+    e = d, e.triangle_count = UINT32_MAX, e.indices = NULL, e.vertex_count = UINT32_MAX;
+    assert_int_equal(kcc_mesh_build(&e, &m), KCC_ERR_TOO_LARGE);
+    e = d, e.allocator.user = NULL, e.allocator.free = free_with_user;
+    assert_int_equal(kcc_mesh_build(&e, &m), KCC_ERR_BAD_DESC);
+    assert_ptr_equal(m, sentinel); /* untouched by every failure */
+}
+
+typedef struct count_alloc {
+    size_t live_bytes;
+    int    live_blocks;
+    int    calls;
+    bool   misaligned_request;
+    bool   fail;
+} count_alloc;
+
+typedef struct block_hdr {
+    size_t bytes;
+    size_t pad[7];
+} block_hdr; /* 64 bytes: keeps 64-byte alignment of what follows */
+
+static void *counting_alloc(size_t bytes, size_t align, void *user)
+{
+    count_alloc *c = user;
+    c->calls++;
+    if (c->fail)
+        return NULL;
+    if (align == 0 || (align & (align - 1)) != 0 || align > 64)
+        c->misaligned_request = true;
+    block_hdr *h = aligned_alloc(64, (sizeof(block_hdr) + bytes + 63) / 64 * 64);
+    if (!h)
+        return NULL;
+    h->bytes = bytes;
+    c->live_bytes += bytes;
+    c->live_blocks++;
+    return h + 1;
+}
+
+static void counting_free(void *ptr, void *user)
+{
+    count_alloc *c = user;
+    block_hdr *h = (block_hdr *)ptr - 1;
+    c->live_bytes -= h->bytes;
+    c->live_blocks--;
+    free(h);
+}
+
+static void build_allocates_through_the_custom_allocator_and_destroy_frees_all(void **state)
+{
+    (void)state;
+    soup s = soup_random(3, 500, 10.0f, 1.0f);
+    count_alloc ca;
+    memset(&ca, 0, sizeof ca);
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof d);
+    d.positions = s.p, d.vertex_count = 3 * s.n, d.triangle_count = s.n;
+    d.allocator.alloc = counting_alloc, d.allocator.free = counting_free, d.allocator.user = &ca;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    assert_false(ca.misaligned_request);
+    assert_int_equal(ca.live_blocks, 1);
+    assert_true(kcc_mesh_memory_bytes(m) >= ca.live_bytes);
+    assert_true(((uintptr_t)m % 8) == 0);
+    kcc_mesh_destroy(m);
+    assert_int_equal(ca.live_blocks, 0);
+    assert_int_equal(ca.live_bytes, 0);
+    /* A failing allocator gives OUT_OF_MEMORY and leaks nothing. */
+    ca.fail = true;
+    m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_ERR_OUT_OF_MEMORY);
+    assert_null(m);
+    assert_int_equal(ca.live_blocks, 0);
+    kcc_mesh_destroy(NULL);
+    free(s.p);
+}
+
+static void build_copies_input_so_caller_may_free_it(void **state)
+{
+    (void)state;
+    soup s = soup_random(4, 200, 10.0f, 1.0f);
+    float keep[9];
+    memcpy(keep, s.p + 9 * 17, sizeof keep);
+    kcc_mesh *m = build_soup(&s);
+    memset(s.p, 0xff, sizeof(float) * 9 * s.n); /* NaN garbage */
+    free(s.p);
+    float t[9];
+    tri_of(m, 17, t);
+    assert_memory_equal(t, keep, sizeof keep);
+    float o[3] = {(keep[0] + keep[3] + keep[6]) / 3.0f, (keep[1] + keep[4] + keep[7]) / 3.0f + 50.0f,
+                  (keep[2] + keep[5] + keep[8]) / 3.0f};
+    kcc_ray_hit h;
+    assert_true(kcc_mesh_raycast(m, o, (vec3){0, -1, 0}, 100.0f, &h) || true); /* no crash */
+    kcc_mesh_destroy(m);
+}
+
+static void triangle_accessor_returns_input_corners_with_stride_and_implicit_indices(void **state)
+{
+    (void)state;
+    /* 5 floats per vertex (stride 20), no index array. */
+    rng r = rng_seed(5);
+    const uint32_t nt = 50;
+    float *buf = malloc(sizeof(float) * 5 * 3 * nt);
+    for (uint32_t i = 0; i < 5 * 3 * nt; ++i)
+        buf[i] = rng_f(&r, -5.0f, 5.0f);
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof d);
+    d.positions = buf, d.vertex_count = 3 * nt, d.vertex_stride = 20, d.triangle_count = nt;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    assert_int_equal(kcc_mesh_triangle_count(m), nt);
+    for (uint32_t i = 0; i < nt; ++i) {
+        vec3 v[3];
+        assert_true(kcc_mesh_triangle(m, i, v));
+        for (int c = 0; c < 3; ++c)
+            for (int k = 0; k < 3; ++k)
+                assert_true(v[c][k] == buf[5 * (3 * i + (uint32_t)c) + (uint32_t)k]);
+    }
+    vec3 v[3];
+    assert_false(kcc_mesh_triangle(m, nt, v));
+    assert_false(kcc_mesh_triangle(NULL, 0, v));
+    assert_int_equal(kcc_mesh_triangle_count(NULL), 0);
+    assert_int_equal(kcc_mesh_memory_bytes(NULL), 0);
+    kcc_mesh_destroy(m);
+    free(buf);
+}
+
+static void tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle(void **state)
+{
+    (void)state;
+    soup s = soup_random(6, 20000, 100.0f, 2.0f);
+    kcc_mesh *m = build_soup(&s);
+    kcc_mesh_stats st;
+    kcc_mesh_get_stats(m, &st);
+    assert_int_equal(st.triangles, s.n);
+    assert_true(st.depth <= KCC_TREE_MAX_DEPTH);
+    assert_int_equal(st.nodes, 2 * st.leaves - 1);
+    assert_true(st.tree_bytes <= 32u * (size_t)s.n);
+    assert_int_equal(st.vertex_bytes, 36u * (size_t)s.n);
+    assert_true(kcc_mesh_memory_bytes(m) >= st.tree_bytes + st.vertex_bytes);
+    /* Every live triangle sits in exactly one leaf, inside every node bound on its path. */
+    uint32_t *seen = calloc(s.n, sizeof(uint32_t));
+    uint32_t stack[128], sp = 0, leaves = 0;
+    stack[sp++] = 0;
+    while (sp) {
+        const kcc_node *nd = &m->nodes[stack[--sp]];
+        if (nd->count) {
+            ++leaves;
+            assert_true(nd->count <= KCC_LEAF_MAX);
+            for (uint32_t i = nd->first; i < nd->first + nd->count; ++i) {
+                seen[m->tri_id[i]]++;
+                for (int c = 0; c < 3; ++c)
+                    for (int k = 0; k < 3; ++k)
+                        assert_true(m->tris[i].v[c][k] >= nd->lo[k] && m->tris[i].v[c][k] <= nd->hi[k]);
+            }
+            continue;
+        }
+        for (int ch = 0; ch < 2; ++ch) {
+            const kcc_node *c = &m->nodes[nd->first + (uint32_t)ch];
+            for (int k = 0; k < 3; ++k)
+                assert_true(c->lo[k] >= nd->lo[k] && c->hi[k] <= nd->hi[k]);
+            stack[sp++] = nd->first + (uint32_t)ch;
+        }
+    }
+    assert_int_equal(leaves, st.leaves);
+    for (uint32_t i = 0; i < s.n; ++i)
+        assert_int_equal(seen[i], ref_flatness(s.p + 9 * i) > 0 ? 1 : seen[i]);
+    vec3 b[2];
+    kcc_mesh_bounds(m, b);
+    for (uint32_t i = 0; i < 9 * s.n; ++i)
+        assert_true(s.p[i] >= b[0][i % 3] && s.p[i] <= b[1][i % 3]);
+    free(seen);
+    kcc_mesh_destroy(m);
+    free(s.p);
+}
+
+static void rebuilding_the_same_input_gives_an_identical_tree_and_answers(void **state)
+{
+    (void)state;
+    soup s = soup_random(7, 5000, 50.0f, 2.0f);
+    kcc_mesh *a = build_soup(&s), *b = build_soup(&s);
+    assert_int_equal(a->node_count, b->node_count);
+    assert_memory_equal(a->nodes, b->nodes, sizeof(kcc_node) * a->node_count);
+    assert_memory_equal(a->tris, b->tris, sizeof(kcc_tri) * a->triangle_count);
+    assert_memory_equal(a->tri_id, b->tri_id, sizeof(uint32_t) * a->triangle_count);
+    rng r = rng_seed(8);
+    for (int q = 0; q < 200; ++q) {
+        vec3 o = {rng_f(&r, 0, 50), rng_f(&r, 0, 50), rng_f(&r, 0, 50)};
+        vec3 d = {rng_f(&r, -1, 1), rng_f(&r, -1, 1), rng_f(&r, -1, 1)};
+        kcc_ray_hit ha, hb;
+        memset(&ha, 0, sizeof ha);
+        memset(&hb, 0, sizeof hb);
+        assert_int_equal(kcc_mesh_raycast(a, o, d, 30.0f, &ha), kcc_mesh_raycast(b, o, d, 30.0f, &hb));
+        assert_memory_equal(&ha, &hb, sizeof ha);
+        vec3 box[2] = {{o[0], o[1], o[2]}, {o[0] + 2, o[1] + 2, o[2] + 2}};
+        uint32_t oa[256], ob[256];
+        uint32_t na = kcc_mesh_overlap_aabb(a, CB(box), oa, 256), nb = kcc_mesh_overlap_aabb(b, CB(box), ob, 256);
+        assert_int_equal(na, nb);
+        assert_memory_equal(oa, ob, sizeof(uint32_t) * (na < 256 ? na : 256));
+        kcc_sweep_hit sa, sb;
+        memset(&sa, 0, sizeof sa);
+        memset(&sb, 0, sizeof sb);
+        assert_int_equal(kcc_mesh_sweep_aabb(a, CB(box), d, &sa), kcc_mesh_sweep_aabb(b, CB(box), d, &sb));
+        assert_memory_equal(&sa, &sb, sizeof sa);
+    }
+    kcc_mesh_destroy(a);
+    kcc_mesh_destroy(b);
+    free(s.p);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Ray casts */
+
+/* Checks one mesh ray cast against the double reference over all triangles of `tris` (n x 9). */
+static void check_ray(const kcc_mesh *m, const float *tris, uint32_t n, const vec3 o, const vec3 d,
+                      float max_t, double tol)
+{
+    double robust = INFINITY, loose = INFINITY;
+    double dl = sqrt((double)d[0] * d[0] + (double)d[1] * d[1] + (double)d[2] * d[2]);
+    double bt = 1e-5 / dl * (1.0 + fabs(o[0]) + fabs(o[1]) + fabs(o[2])); /* t slack */
+    for (uint32_t i = 0; i < n; ++i) {
+        const float *t = tris + 9 * i;
+        if (ref_flatness(t) < 1e-10)
+            continue;
+        double tt, bary;
+        if (!ref_ray(t, o, d, &tt, &bary))
+            continue;
+        if (bary > 1e-5 && tt > bt && tt < max_t - bt)
+            robust = fmin(robust, tt);
+        if (bary > -1e-5 && tt > -bt && tt < max_t + bt)
+            loose = fmin(loose, tt);
+    }
+    kcc_ray_hit h;
+    bool hit = kcc_mesh_raycast(m, o, d, max_t, &h);
+    if (!hit) {
+        assert_true(isinf(robust));
+        return;
+    }
+    assert_true(h.triangle < n);
+    assert_true(h.t >= 0.0f && h.t <= max_t);
+    assert_true(h.t >= loose - tol && h.t <= robust + tol);
+    const float *t = tris + 9 * h.triangle;
+    double tt, bary;
+    assert_true(ref_ray(t, o, d, &tt, &bary));
+    assert_true(bary > -1e-4);
+    assert_true(fabs(tt - h.t) <= tol);
+    /* Normal: (b-a)x(c-a) normalised, point on the ray. */
+    double a[3], b[3], c[3], e0[3], e1[3], nn[3];
+    tod(t, a), tod(t + 3, b), tod(t + 6, c);
+    dsub(b, a, e0), dsub(c, a, e1), dcross(e0, e1, nn);
+    double l = sqrt(ddot(nn, nn));
+    for (int k = 0; k < 3; ++k) {
+        assert_true(fabs(h.normal[k] - nn[k] / l) < 1e-4);
+        assert_true(fabs(h.point[k] - (o[k] + (double)h.t * d[k])) <= 1e-4 * (1.0 + fabs(h.point[k])));
+    }
+}
+
+static void ray_cast_matches_brute_force_on_random_soups(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 10; seed < 13; ++seed) {
+        soup s = soup_random(seed, 3000, 40.0f, seed == 12 ? 8.0f : 2.0f);
+        kcc_mesh *m = build_soup(&s);
+        rng r = rng_seed(seed + 100);
+        for (int q = 0; q < 300; ++q) {
+            vec3 o = {rng_f(&r, -5, 45), rng_f(&r, -5, 45), rng_f(&r, -5, 45)};
+            vec3 d = {rng_f(&r, -1, 1), rng_f(&r, -1, 1), rng_f(&r, -1, 1)};
+            if (q % 10 == 0)
+                d[0] = 0.0f, d[2] = 0.0f; /* axis-aligned: zero components in the slab test */
+            if (q % 10 == 0 && d[1] == 0.0f)
+                d[1] = -1.0f;
+            float max_t = q % 3 == 0 ? INFINITY : rng_f(&r, 0.0f, 40.0f);
+            check_ray(m, s.p, s.n, o, d, max_t, 1e-3);
+        }
+        kcc_mesh_destroy(m);
+        free(s.p);
+    }
+}
+
+static void ray_through_grid_vertices_and_edges_always_hits(void **state)
+{
+    (void)state;
+    float *pos;
+    uint32_t *idx, nv, nt;
+    make_grid(16, -4.0f, 0.0f, -4.0f, 0.5f, &pos, &idx, &nv, &nt);
+    kcc_mesh *m = build_indexed(pos, nv, idx, nt);
+    /* Through every vertex, every edge midpoint and every diagonal midpoint, straight down and
+     * slanted. */
+    int misses = 0;
+    for (int j = 0; j <= 32; ++j)
+        for (int i = 0; i <= 32; ++i) {
+            float x = -4.0f + 0.25f * (float)i, z = -4.0f + 0.25f * (float)j;
+            const float dirs[3][3] = {{0, -1, 0}, {0.3f, -1, 0.2f}, {-0.5f, -0.5f, 0.0f}};
+            bool border = i == 0 || j == 0 || i == 32 || j == 32;
+            for (int k = 0; k < 3; ++k) {
+                vec3 d = {dirs[k][0], dirs[k][1], dirs[k][2]};
+                vec3 o = {x - 3.0f * d[0], -3.0f * d[1], z - 3.0f * d[2]};
+                if (border && k == 1)
+                    continue; /* 3 * 0.3f rounds: on the outer border the ray may truly pass by */
+                kcc_ray_hit h;
+                if (!kcc_mesh_raycast(m, o, d, 10.0f, &h)) {
+                    ++misses;
+                    continue;
+                }
+                assert_float_equal(h.t, 3.0f, 1e-5f);
+                assert_float_equal(h.normal[1], 1.0f, 1e-6f);
+            }
+        }
+    assert_int_equal(misses, 0);
+    kcc_mesh_destroy(m);
+    free(pos);
+    free(idx);
+}
+
+static void ray_along_grid_plane_edges_and_through_fan_centre_hits(void **state)
+{
+    (void)state;
+    /* A fan of 12 triangles around the origin in the plane x + y + z = 0 (no axis alignment). */
+    float pos[3 * 13];
+    uint32_t idx[36];
+    pos[0] = pos[1] = pos[2] = 0.0f;
+    double u[3] = {1 / sqrt(2.0), -1 / sqrt(2.0), 0}, v[3] = {1 / sqrt(6.0), 1 / sqrt(6.0), -2 / sqrt(6.0)};
+    for (int i = 0; i < 12; ++i) {
+        double a = 2.0 * 3.14159265358979 * i / 12.0;
+        for (int k = 0; k < 3; ++k)
+            pos[3 + 3 * i + k] = (float)(3.0 * (cos(a) * u[k] + sin(a) * v[k]));
+        idx[3 * i] = 0, idx[3 * i + 1] = 1 + (uint32_t)i, idx[3 * i + 2] = 1 + (uint32_t)((i + 1) % 12);
+    }
+    kcc_mesh *m = build_indexed(pos, 13, idx, 12);
+    rng r = rng_seed(20);
+    for (int q = 0; q < 200; ++q) {
+        /* Rays aimed exactly at the shared centre vertex, or at a point on a shared spoke. */
+        float f = q % 2 ? 0.0f : rng_f(&r, 0.1f, 0.9f);
+        int spoke = (int)(rng_u32(&r) % 12);
+        vec3 target = {f * pos[3 + 3 * spoke], f * pos[4 + 3 * spoke], f * pos[5 + 3 * spoke]};
+        vec3 o = {rng_f(&r, -5, 5), rng_f(&r, 2, 5), rng_f(&r, -5, 5)};
+        vec3 d = {target[0] - o[0], target[1] - o[1], target[2] - o[2]};
+        kcc_ray_hit h;
+        assert_true(kcc_mesh_raycast(m, o, d, 2.0f, &h));
+        assert_float_equal(h.t, 1.0f, 1e-4f);
+    }
+    kcc_mesh_destroy(m);
+}
+
+static void ray_ties_go_to_the_lowest_triangle_index(void **state)
+{
+    (void)state;
+    /* Three coincident copies of one triangle (input order 0,1,2 of which 0 is reversed). */
+    float pos[27] = {0, 0, 0, 0, 0, 1, 1, 0, 0,   0, 0, 0, 1, 0, 0, 0, 0, 1,   0, 0, 0, 1, 0, 0, 0, 0, 1};
+    soup s = {pos, 3};
+    kcc_mesh *m = build_soup(&s);
+    kcc_ray_hit h;
+    assert_true(kcc_mesh_raycast(m, (vec3){0.2f, 1.0f, 0.2f}, (vec3){0, -1, 0}, 5.0f, &h));
+    assert_int_equal(h.triangle, 0);
+    assert_float_equal(h.normal[1], 1.0f, 1e-6f); /* (b-a)x(c-a) of triangle 0 points up */
+    kcc_mesh_destroy(m);
+}
+
+static void ray_max_t_is_inclusive_and_bad_arguments_return_false(void **state)
+{
+    (void)state;
+    float pos[9] = {-1, 0, -1, 0, 0, 1, 1, 0, -1};
+    soup s = {pos, 1};
+    kcc_mesh *m = build_soup(&s);
+    kcc_ray_hit h;
+    memset(&h, 0x5a, sizeof h);
+    kcc_ray_hit keep = h;
+    vec3 o = {0, 2, 0}, down = {0, -1, 0};
+    assert_true(kcc_mesh_raycast(m, o, down, 2.0f, &h));
+    assert_float_equal(h.t, 2.0f, 0.0f);
+    assert_int_equal(h.triangle, 0);
+    assert_float_equal(h.normal[1], 1.0f, 1e-6f); /* (1,0,2) x (2,0,0) = (0,4,0) */
+    h = keep;
+    assert_false(kcc_mesh_raycast(m, o, down, 1.999f, &h));
+    assert_false(kcc_mesh_raycast(m, o, (vec3){0, 0, 0}, 5.0f, &h));
+    assert_false(kcc_mesh_raycast(m, o, (vec3){0, NAN, 0}, 5.0f, &h));
+    assert_false(kcc_mesh_raycast(m, o, down, NAN, &h));
+    assert_false(kcc_mesh_raycast(m, o, down, -1.0f, &h));
+    assert_false(kcc_mesh_raycast(m, (vec3){INFINITY, 2, 0}, down, 5.0f, &h));
+    assert_false(kcc_mesh_raycast(NULL, o, down, 5.0f, &h));
+    assert_false(kcc_mesh_raycast(m, o, down, 5.0f, NULL));
+    assert_memory_equal(&h, &keep, sizeof h);
+    /* Origin on the triangle: t = 0 counts. */
+    assert_true(kcc_mesh_raycast(m, (vec3){0, 0, 0}, down, 0.0f, &h));
+    assert_float_equal(h.t, 0.0f, 0.0f);
+    /* The primitive agrees and also rejects bad input. */
+    float t = -1.0f;
+    assert_true(kcc_tri_raycast(pos, pos + 3, pos + 6, o, down, 2.0f, &t));
+    assert_float_equal(t, 2.0f, 0.0f);
+    assert_false(kcc_tri_raycast(pos, pos + 3, pos + 6, o, (vec3){0, 0, 0}, 2.0f, &t));
+    kcc_mesh_destroy(m);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Box overlap and bounds queries */
+
+static void check_overlap(const kcc_mesh *m, const float *tris, uint32_t n, vec3 box[2],
+                          double eps, uint8_t *mark, uint32_t *buf, uint32_t cap)
+{
+    uint32_t total = kcc_mesh_overlap_aabb(m, CB(box), buf, cap);
+    assert_true(total <= cap); /* callers size cap for the whole answer */
+    memset(mark, 0, n);
+    for (uint32_t i = 0; i < total; ++i) {
+        assert_true(buf[i] < n);
+        assert_int_equal(mark[buf[i]], 0); /* no duplicates */
+        mark[buf[i]] = 1;
+    }
+    double lo[3], hi[3], glo[3], ghi[3];
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = box[0][k] + eps, hi[k] = box[1][k] - eps;
+        glo[k] = box[0][k] - eps, ghi[k] = box[1][k] + eps;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        const float *t = tris + 9 * i;
+        if (ref_flatness(t) < 1e-10)
+            continue;
+        if (ref_box(t, lo, hi))
+            assert_int_equal(mark[i], 1);
+        if (!ref_box(t, glo, ghi))
+            assert_int_equal(mark[i], 0);
+    }
+    /* The bounds query returns a superset of the exact answer and exactly the triangles whose
+     * bounds overlap the box. */
+    uint32_t nb = kcc_mesh_query_bounds(m, CB(box), buf, cap);
+    assert_true(nb >= total && nb <= cap);
+    uint32_t expect = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        const float *t = tris + 9 * i;
+        if (ref_flatness(t) == 0.0)
+            continue;
+        bool in = true;
+        for (int k = 0; k < 3; ++k) {
+            float mn = fminf(t[k], fminf(t[3 + k], t[6 + k])), mx = fmaxf(t[k], fmaxf(t[3 + k], t[6 + k]));
+            in = in && mn <= box[1][k] && mx >= box[0][k];
+        }
+        expect += in;
+    }
+    assert_int_equal(nb, expect);
+    for (uint32_t i = 0; i < nb; ++i)
+        mark[buf[i]] |= 2;
+    for (uint32_t i = 0; i < n; ++i)
+        if (mark[i] & 1)
+            assert_true(mark[i] & 2);
+}
+
+static void box_overlap_matches_clipping_reference_on_random_soups(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 30; seed < 33; ++seed) {
+        soup s = soup_random(seed, 3000, 30.0f, 2.0f);
+        kcc_mesh *m = build_soup(&s);
+        uint8_t *mark = malloc(s.n);
+        uint32_t *buf = malloc(sizeof(uint32_t) * s.n);
+        rng r = rng_seed(seed + 7);
+        for (int q = 0; q < 150; ++q) {
+            vec3 c = {rng_f(&r, 0, 30), rng_f(&r, 0, 30), rng_f(&r, 0, 30)};
+            float h = q % 5 == 0 ? 4.0f : 0.6f;
+            vec3 box[2] = {{c[0] - rng_f(&r, 0, h), c[1] - rng_f(&r, 0, h), c[2] - rng_f(&r, 0, h)},
+                           {c[0] + rng_f(&r, 0, h), c[1] + rng_f(&r, 0, h), c[2] + rng_f(&r, 0, h)}};
+            check_overlap(m, s.p, s.n, box, 1e-4, mark, buf, s.n);
+        }
+        kcc_mesh_destroy(m);
+        free(mark);
+        free(buf);
+        free(s.p);
+    }
+}
+
+static void box_overlap_counts_exact_touching_of_faces_edges_and_vertices(void **state)
+{
+    (void)state;
+    float tri[9] = {0, 0, 0, 2, 0, 0, 0, 0, 2}; /* in the plane y = 0 */
+    /* Face: box resting on the plane. */
+    assert_true(kcc_tri_overlap_aabb(tri, tri + 3, tri + 6, CB((vec3[2]){{0.2f, 0, 0.2f}, {1, 1, 1}})));
+    assert_false(kcc_tri_overlap_aabb(tri, tri + 3, tri + 6,
+                                      CB((vec3[2]){{0.2f, 1e-6f, 0.2f}, {1, 1, 1}})));
+    /* Vertex: box corner exactly at the triangle's vertex (2, 0, 0). */
+    assert_true(kcc_tri_overlap_aabb(tri, tri + 3, tri + 6, CB((vec3[2]){{2, -1, -1}, {3, 0, 0}})));
+    assert_false(kcc_tri_overlap_aabb(tri, tri + 3, tri + 6,
+                                      CB((vec3[2]){{2.000001f, -1, -1}, {3, 0, 0}})));
+    /* Hypotenuse edge x + z = 2: a box whose corner (1, 0, 1) lies on it, from outside. */
+    assert_true(kcc_tri_overlap_aabb(tri, tri + 3, tri + 6, CB((vec3[2]){{1, -1, 1}, {2, 1, 2}})));
+    assert_false(kcc_tri_overlap_aabb(tri, tri + 3, tri + 6,
+                                      CB((vec3[2]){{1.000001f, -1, 1.000001f}, {2, 1, 2}})));
+    /* A slanted triangle touching a box corner through its interior (normal axis decides):
+     * plane x + y + z = 3 and the unit box [0,1]^3 touch at (1,1,1). */
+    float sl[9] = {3, 0, 0, 0, 3, 0, 0, 0, 3};
+    assert_true(kcc_tri_overlap_aabb(sl, sl + 3, sl + 6, CB((vec3[2]){{0, 0, 0}, {1, 1, 1}})));
+    assert_false(kcc_tri_overlap_aabb(sl, sl + 3, sl + 6, CB((vec3[2]){{0, 0, 0}, {0.999999f, 1, 1}})));
+    /* Same through the mesh. */
+    soup s = {tri, 1};
+    kcc_mesh *m = build_soup(&s);
+    uint32_t out = 99;
+    assert_int_equal(kcc_mesh_overlap_aabb(m, CB((vec3[2]){{2, -1, -1}, {3, 0, 0}}), &out, 1), 1);
+    assert_int_equal(out, 0);
+    kcc_mesh_destroy(m);
+}
+
+static void overlap_returns_the_total_and_writes_only_capacity(void **state)
+{
+    (void)state;
+    float *pos;
+    uint32_t *idx, nv, nt;
+    make_grid(8, 0.0f, 0.0f, 0.0f, 1.0f, &pos, &idx, &nv, &nt);
+    kcc_mesh *m = build_indexed(pos, nv, idx, nt);
+    /* Box strictly inside cells [2,4) x [2,4) (touching the plane): 4 cells, 8 triangles. */
+    vec3 box[2] = {{2.25f, -0.5f, 2.25f}, {3.75f, 0.0f, 3.75f}};
+    uint32_t out[4] = {7777, 7777, 7777, 7777};
+    assert_int_equal(kcc_mesh_overlap_aabb(m, CB(box), out, 2), 8);
+    assert_true(out[0] < nt && out[1] < nt);
+    assert_int_equal(out[2], 7777);
+    assert_int_equal(kcc_mesh_overlap_aabb(m, CB(box), NULL, 0), 8);
+    assert_int_equal(kcc_mesh_overlap_aabb(m, CB(box), NULL, 3), 0); /* NULL with capacity: invalid */
+    assert_int_equal(kcc_mesh_overlap_aabb(NULL, CB(box), out, 4), 0);
+    vec3 inverted[2] = {{1, 1, 1}, {0, 0, 0}};
+    assert_int_equal(kcc_mesh_overlap_aabb(m, CB(inverted), out, 4), 0);
+    vec3 nanbox[2] = {{NAN, 0, 0}, {1, 1, 1}};
+    assert_int_equal(kcc_mesh_overlap_aabb(m, CB(nanbox), out, 4), 0);
+    assert_int_equal(kcc_mesh_query_bounds(m, CB(nanbox), out, 4), 0);
+    kcc_mesh_destroy(m);
+    free(pos);
+    free(idx);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Degenerate input, extreme coordinates, sizes */
+
+static void degenerate_and_needle_triangles_are_never_reported(void **state)
+{
+    (void)state;
+    /* 0: real floor; 1: repeated vertex; 2: exact collinear needle; 3: needle whose float cross
+     * product is zero; 4: all corners equal. */
+    float pos[45] = {-1, 0, -1, 0, 0, 1, 1, 0, -1,
+                     0, 0.5f, 0, 0, 0.5f, 0, 1, 0.5f, 1,
+                     -1, 0.2f, -1, 0, 0.2f, 0, 2, 0.2f, 2,
+                     0, 0.1f, 0, 1e-30f, 0.1f, 0, 1, 0.1f, 1e-30f,
+                     0.3f, 0.3f, 0.3f, 0.3f, 0.3f, 0.3f, 0.3f, 0.3f, 0.3f};
+    soup s = {pos, 5};
+    kcc_mesh *m = build_soup(&s);
+    kcc_mesh_stats st;
+    kcc_mesh_get_stats(m, &st);
+    assert_int_equal(st.degenerate, 4);
+    assert_int_equal(kcc_mesh_triangle_count(m), 5);
+    vec3 v[3];
+    assert_true(kcc_mesh_triangle(m, 3, v)); /* still readable */
+    assert_true(v[1][0] == 1e-30f);
+    for (int i = 1; i < 5; ++i)
+        assert_true(kcc_tri_is_degenerate(pos + 9 * i, pos + 9 * i + 3, pos + 9 * i + 6));
+    kcc_ray_hit h;
+    assert_true(kcc_mesh_raycast(m, (vec3){0, 1, 0}, (vec3){0, -1, 0}, 5.0f, &h));
+    assert_int_equal(h.triangle, 0);
+    uint32_t out[8];
+    vec3 big[2] = {{-3, -3, -3}, {3, 3, 3}};
+    assert_int_equal(kcc_mesh_overlap_aabb(m, CB(big), out, 8), 1);
+    assert_int_equal(out[0], 0);
+    assert_int_equal(kcc_mesh_query_bounds(m, CB(big), out, 8), 1);
+    kcc_sweep_hit sh;
+    vec3 box[2] = {{-0.1f, 1.0f, -0.1f}, {0.1f, 1.2f, 0.1f}};
+    assert_true(kcc_mesh_sweep_aabb(m, CB(box), (vec3){0, -2, 0}, &sh));
+    assert_int_equal(sh.triangle, 0);
+    for (int i = 1; i < 5; ++i) {
+        const float *t = pos + 9 * i;
+        float tt;
+        vec3 n;
+        bool so;
+        assert_false(kcc_tri_overlap_aabb(t, t + 3, t + 6, CB(big)));
+        assert_false(kcc_tri_raycast(t, t + 3, t + 6, (vec3){0, 1, 0}, (vec3){0, -1, 0}, 5.0f, &tt));
+        assert_false(kcc_tri_sweep_aabb(t, t + 3, t + 6, CB(box), (vec3){0, -2, 0}, &tt, n, &so));
+    }
+    /* A mesh of only degenerate triangles builds and answers nothing. */
+    soup d = {pos + 9, 4};
+    kcc_mesh *md = build_soup(&d);
+    assert_false(kcc_mesh_raycast(md, (vec3){0, 1, 0}, (vec3){0, -1, 0}, 5.0f, &h));
+    assert_int_equal(kcc_mesh_overlap_aabb(md, CB(big), out, 8), 0);
+    assert_false(kcc_mesh_sweep_aabb(md, CB(box), (vec3){0, -2, 0}, &sh));
+    kcc_mesh_destroy(md);
+    kcc_mesh_destroy(m);
+}
+
+static void queries_stay_exact_at_one_million_metres_and_at_millimetre_scale(void **state)
+{
+    (void)state;
+    const float offs[2] = {1.0e6f, 0.0f};
+    const float cell[2] = {0.5f, 0.001f};
+    for (int c = 0; c < 2; ++c) {
+        float *pos;
+        uint32_t *idx, nv, nt;
+        float x0 = offs[c], z0 = -offs[c], y = offs[c] * 0.5f, h = cell[c];
+        make_grid(8, x0, y, z0, h, &pos, &idx, &nv, &nt);
+        kcc_mesh *m = build_indexed(pos, nv, idx, nt);
+        int misses = 0;
+        for (int j = 0; j <= 16; ++j)
+            for (int i = 0; i <= 16; ++i) {
+                vec3 o = {x0 + 0.5f * h * (float)i, y + 4.0f * h, z0 + 0.5f * h * (float)j};
+                kcc_ray_hit hit;
+                misses += !kcc_mesh_raycast(m, o, (vec3){0, -1, 0}, 8.0f * h, &hit);
+            }
+        assert_int_equal(misses, 0);
+        /* Box resting exactly on the grid touches it; lifted by one float step it does not. */
+        vec3 box[2] = {{x0 + 1.25f * h, y, z0 + 1.25f * h}, {x0 + 2.75f * h, y + h, z0 + 2.75f * h}};
+        assert_int_equal(kcc_mesh_overlap_aabb(m, CB(box), NULL, 0), 8);
+        box[0][1] = nextafterf(y, INFINITY);
+        assert_int_equal(kcc_mesh_overlap_aabb(m, CB(box), NULL, 0), 0);
+        /* Sweep down from 1 cell above: contact after exactly the gap. */
+        vec3 sb[2] = {{x0 + 1.25f * h, y + h, z0 + 1.25f * h}, {x0 + 2.75f * h, y + 2 * h, z0 + 2.75f * h}};
+        kcc_sweep_hit sh;
+        assert_true(kcc_mesh_sweep_aabb(m, CB(sb), (vec3){0, -4.0f * h, 0}, &sh));
+        assert_float_equal(sh.t, 0.25f, 1e-6f);
+        assert_float_equal(sh.normal[1], 1.0f, 1e-6f);
+        assert_false(sh.start_overlap);
+        kcc_mesh_destroy(m);
+        free(pos);
+        free(idx);
+    }
+}
+
+static void a_mesh_of_one_triangle_answers_every_query(void **state)
+{
+    (void)state;
+    float pos[9] = {0, 0, 0, 0, 0, 1, 1, 0, 0};
+    soup s = {pos, 1};
+    kcc_mesh *m = build_soup(&s);
+    kcc_mesh_stats st;
+    kcc_mesh_get_stats(m, &st);
+    assert_int_equal(st.nodes, 1);
+    assert_int_equal(st.leaves, 1);
+    vec3 b[2];
+    kcc_mesh_bounds(m, b);
+    assert_true(b[0][0] == 0 && b[1][0] == 1 && b[0][1] == 0 && b[1][1] == 0 && b[1][2] == 1);
+    kcc_ray_hit h;
+    assert_true(kcc_mesh_raycast(m, (vec3){0.25f, -1, 0.25f}, (vec3){0, 2, 0}, 1.0f, &h));
+    assert_float_equal(h.t, 0.5f, 1e-7f);
+    assert_float_equal(h.normal[1], 1.0f, 1e-7f);
+    uint32_t out;
+    assert_int_equal(kcc_mesh_overlap_aabb(m, CB((vec3[2]){{0.1f, -0.1f, 0.1f}, {0.2f, 0.1f, 0.2f}}), &out, 1), 1);
+    kcc_sweep_hit sh;
+    assert_true(kcc_mesh_sweep_aabb(m, CB((vec3[2]){{0.1f, 1, 0.1f}, {0.2f, 2, 0.2f}}), (vec3){0, -2, 0}, &sh));
+    assert_float_equal(sh.t, 0.5f, 1e-7f);
+    kcc_mesh_destroy(m);
+}
+
+static void a_million_triangle_mesh_builds_and_answers(void **state)
+{
+    (void)state;
+    float *pos;
+    uint32_t *idx, nv, nt;
+    make_grid(708, -177.0f, 0.0f, -177.0f, 0.5f, &pos, &idx, &nv, &nt);
+    assert_true(nt > 1000000);
+    kcc_mesh *m = build_indexed(pos, nv, idx, nt);
+    kcc_mesh_stats st;
+    kcc_mesh_get_stats(m, &st);
+    assert_true(st.tree_bytes <= 32u * (size_t)nt);
+    assert_true(st.depth <= KCC_TREE_MAX_DEPTH);
+    rng r = rng_seed(40);
+    for (int q = 0; q < 20; ++q) {
+        /* Grid vertices: exactly on shared vertices. */
+        float x = -177.0f + 0.5f * (float)(rng_u32(&r) % 709), z = -177.0f + 0.5f * (float)(rng_u32(&r) % 709);
+        kcc_ray_hit h;
+        assert_true(kcc_mesh_raycast(m, (vec3){x, 2, z}, (vec3){0, -1, 0}, 2.0f, &h));
+        assert_float_equal(h.t, 2.0f, 0.0f);
+        uint32_t tri = h.triangle;
+        float t[9];
+        tri_of(m, tri, t);
+        assert_true(fminf(t[0], fminf(t[3], t[6])) <= x && fmaxf(t[0], fmaxf(t[3], t[6])) >= x);
+        /* A 0.94 x 1.75 x 0.94 box standing on the grid inside one 1 x 1 block of 4 cells. */
+        vec3 box[2] = {{x + 0.03f, 0, z + 0.03f}, {x + 0.97f, 1.75f, z + 0.97f}};
+        if (x < 170.0f && z < 170.0f)
+            assert_int_equal(kcc_mesh_overlap_aabb(m, CB(box), NULL, 0), 8);
+    }
+    kcc_mesh_destroy(m);
+    free(pos);
+    free(idx);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Swept boxes */
+
+static void sweep_onto_a_floor_wall_and_edge_stops_at_hand_computed_times(void **state)
+{
+    (void)state;
+    float floor_tri[9] = {-5, 0, -5, 0, 0, 5, 5, 0, -5};   /* normal -Y as wound: orientation must not matter */
+    float wall[9] = {2, -5, -5, 2, 5, -5, 2, 0, 5};       /* plane x = 2 */
+    float t;
+    vec3 n;
+    bool so = true;
+    /* Box [-0.5,0.5] x [1,2]: falls 1 m onto the floor with delta -4: t = 0.25, normal +Y. */
+    vec3 box[2] = {{-0.5f, 1, -0.5f}, {0.5f, 2, 0.5f}};
+    assert_true(kcc_tri_sweep_aabb(floor_tri, floor_tri + 3, floor_tri + 6, CB(box), (vec3){0, -4, 0}, &t, n, &so));
+    assert_float_equal(t, 0.25f, 1e-7f);
+    assert_float_equal(n[1], 1.0f, 1e-7f);
+    assert_false(so);
+    /* Moving up, away: nothing. */
+    assert_false(kcc_tri_sweep_aabb(floor_tri, floor_tri + 3, floor_tri + 6, CB(box), (vec3){0, 4, 0}, &t, n, &so));
+    /* Toward the wall: box max x 0.5 reaches 2 after 1.5 of delta 3: t = 0.5, normal -X. */
+    assert_true(kcc_tri_sweep_aabb(wall, wall + 3, wall + 6, CB(box), (vec3){3, 0, 0}, &t, n, &so));
+    assert_float_equal(t, 0.5f, 1e-7f);
+    assert_float_equal(n[0], -1.0f, 1e-7f);
+    /* Too short: stops 0.1 before. */
+    assert_false(kcc_tri_sweep_aabb(wall, wall + 3, wall + 6, CB(box), (vec3){1.4f, 0, 0}, &t, n, &so));
+    /* Edge contact: a triangle whose only part near the box path is the edge from (0,0,-1) to
+     * (0,0,1) pointing toward the box (triangle lies in y = 0, x <= 0... the edge at x = 0). The
+     * box [1,2]x[-0.5,0.5]x[-0.5,0.5] moves by (-2, 0, 0): contact at t = 0.5, normal +X. */
+    float edge_tri[9] = {0, 0, -1, 0, 0, 1, -3, 0, 0};
+    vec3 eb[2] = {{1, -0.5f, -0.5f}, {2, 0.5f, 0.5f}};
+    assert_true(kcc_tri_sweep_aabb(edge_tri, edge_tri + 3, edge_tri + 6, CB(eb), (vec3){-2, 0, 0}, &t, n, &so));
+    assert_float_equal(t, 0.5f, 1e-7f);
+    assert_float_equal(n[0], 1.0f, 1e-7f);
+    /* Diagonal edge-edge: triangle edge along (1,0,1) direction at y = 0 hit by the box's bottom
+     * edge moving down: the sloped triangle (0,0,0),(4,0,4),(2,-2,2)... its top edge is the line
+     * x = z, y = 0. A box [1,2]x[1,2]x[1,2] straddles x = z; moving down by 2, the box bottom (y = 1)
+     * reaches y = 0 at t = 0.5. */
+    float ridge[9] = {0, 0, 0, 4, 0, 4, 2, -2, 2};
+    vec3 rb[2] = {{1, 1, 1}, {2, 2, 2}};
+    assert_true(kcc_tri_sweep_aabb(ridge, ridge + 3, ridge + 6, CB(rb), (vec3){0, -2, 0}, &t, n, &so));
+    assert_float_equal(t, 0.5f, 1e-6f);
+    assert_float_equal(n[1], 1.0f, 1e-6f);
+}
+
+static void sweep_does_not_tunnel_through_thin_walls_at_high_speed(void **state)
+{
+    (void)state;
+    /* A 1 cm thick closed slab (two faces, 4 triangles) at x in [10, 10.01]; box moves 1 km. */
+    float pos[36] = {10, -5, -5, 10, 5, -5, 10, 5, 5,   10, -5, -5, 10, 5, 5, 10, -5, 5,
+                     10.01f, -5, -5, 10.01f, 5, 5, 10.01f, 5, -5,   10.01f, -5, -5, 10.01f, -5, 5, 10.01f, 5, 5};
+    soup s = {pos, 4};
+    kcc_mesh *m = build_soup(&s);
+    vec3 box[2] = {{-0.3f, -0.9f, -0.3f}, {0.3f, 0.9f, 0.3f}};
+    kcc_sweep_hit h;
+    assert_true(kcc_mesh_sweep_aabb(m, CB(box), (vec3){1000.0f, 0.0f, 0.0f}, &h));
+    assert_float_equal(h.t, (10.0f - 0.3f) / 1000.0f, 1e-7f);
+    assert_true(h.triangle < 2);
+    assert_float_equal(h.normal[0], -1.0f, 1e-6f);
+    assert_false(h.start_overlap);
+    /* Coming from the other side, it hits the far face first. */
+    vec3 box2[2] = {{19.7f, -0.9f, -0.3f}, {20.3f, 0.9f, 0.3f}};
+    assert_true(kcc_mesh_sweep_aabb(m, CB(box2), (vec3){-1000.0f, 0.0f, 0.0f}, &h));
+    assert_float_equal(h.t, (19.7f - 10.01f) / 1000.0f, 1e-6f);
+    assert_true(h.triangle >= 2);
+    assert_float_equal(h.normal[0], 1.0f, 1e-6f);
+    kcc_mesh_destroy(m);
+}
+
+static void sweep_touching_at_start_reports_t0_only_when_moving_into_the_surface(void **state)
+{
+    (void)state;
+    float floor_tri[9] = {-5, 0, -5, 0, 0, 5, 5, 0, -5};
+    soup s = {floor_tri, 1};
+    kcc_mesh *m = build_soup(&s);
+    vec3 box[2] = {{-0.5f, 0, -0.5f}, {0.5f, 1, 0.5f}}; /* resting exactly on the floor */
+    kcc_sweep_hit h;
+    assert_true(kcc_mesh_sweep_aabb(m, CB(box), (vec3){0.3f, -0.1f, 0}, &h));
+    assert_float_equal(h.t, 0.0f, 0.0f);
+    assert_float_equal(h.normal[1], 1.0f, 1e-7f);
+    assert_false(h.start_overlap); /* touching, not penetrating */
+    assert_false(kcc_mesh_sweep_aabb(m, CB(box), (vec3){1, 0, 0}, &h));   /* sliding along */
+    assert_false(kcc_mesh_sweep_aabb(m, CB(box), (vec3){1, 0.5f, 0}, &h)); /* lifting off */
+    /* Sunk 0.1 into the floor: start overlap, least penetration is up (0.1 < 1.9). */
+    vec3 sunk[2] = {{-0.5f, -0.1f, -0.5f}, {0.5f, 0.9f, 0.5f}};
+    assert_true(kcc_mesh_sweep_aabb(m, CB(sunk), (vec3){0, -0.1f, 0.2f}, &h));
+    assert_float_equal(h.t, 0.0f, 0.0f);
+    assert_true(h.start_overlap);
+    assert_float_equal(h.normal[1], 1.0f, 1e-7f);
+    assert_false(kcc_mesh_sweep_aabb(m, CB(sunk), (vec3){0, 0.1f, 0.2f}, &h)); /* moving out */
+    assert_false(kcc_mesh_sweep_aabb(m, CB(sunk), (vec3){0, 0, 0}, &h));
+    kcc_mesh_destroy(m);
+}
+
+/* Checks a primitive sweep against the clipping reference: contact at t (grown box overlaps), no
+ * robust overlap before it, and without a hit no robust overlap anywhere on [0, 1]. */
+static void check_sweep_tri(const float *t, vec3 box[2], const vec3 delta)
+{
+    float tt;
+    vec3 n;
+    bool so;
+    double dl = sqrt((double)delta[0] * delta[0] + (double)delta[1] * delta[1] + (double)delta[2] * delta[2]);
+    double g = 2e-4;
+    bool hit = kcc_tri_sweep_aabb(t, t + 3, t + 6, CB(box), delta, &tt, n, &so);
+    double end = hit ? tt - 2.0 * g / dl : 1.0;
+    for (int i = 0; i <= 64; ++i) {
+        double s = end * i / 64.0;
+        if (s >= 0.0)
+            assert_false(ref_box_at(t, box, delta, s, -g));
+    }
+    if (!hit)
+        return;
+    assert_true(tt >= 0.0f && tt <= 1.0f);
+    assert_false(so);
+    assert_true(ref_box_at(t, box, delta, tt, g));
+    assert_float_equal(n[0] * n[0] + n[1] * n[1] + n[2] * n[2], 1.0f, 1e-5f);
+    assert_true(n[0] * delta[0] + n[1] * delta[1] + n[2] * delta[2] < 0.0f);
+    /* The normal separates: the triangle lies behind the box's contact face along n. */
+    double c[3] = {0.5 * (box[0][0] + box[1][0]) + tt * delta[0], 0.5 * (box[0][1] + box[1][1]) + tt * delta[1],
+                   0.5 * (box[0][2] + box[1][2]) + tt * delta[2]};
+    double r = 0.5 * ((box[1][0] - box[0][0]) * fabs(n[0]) + (box[1][1] - box[0][1]) * fabs(n[1]) +
+                      (box[1][2] - box[0][2]) * fabs(n[2]));
+    double boxmin = c[0] * n[0] + c[1] * n[1] + c[2] * n[2] - r;
+    for (int v = 0; v < 3; ++v)
+        assert_true(t[3 * v] * n[0] + t[3 * v + 1] * n[1] + t[3 * v + 2] * n[2] <= boxmin + 1e-3);
+}
+
+static void swept_triangle_test_matches_sampled_clipping_reference(void **state)
+{
+    (void)state;
+    rng r = rng_seed(50);
+    int hits = 0, tested = 0;
+    for (int q = 0; q < 1500; ++q) {
+        float t[9];
+        for (int i = 0; i < 9; ++i)
+            t[i] = rng_f(&r, -2.0f, 2.0f);
+        if (ref_flatness(t) < 1e-6)
+            continue;
+        vec3 c = {rng_f(&r, -4, 4), rng_f(&r, -4, 4), rng_f(&r, -4, 4)};
+        vec3 h = {rng_f(&r, 0.1f, 1), rng_f(&r, 0.1f, 1), rng_f(&r, 0.1f, 1)};
+        vec3 box[2] = {{c[0] - h[0], c[1] - h[1], c[2] - h[2]}, {c[0] + h[0], c[1] + h[1], c[2] + h[2]}};
+        if (ref_box_at(t, box, (vec3){0, 0, 0}, 0.0, 1e-3))
+            continue; /* start overlaps are covered by the hand-made tests */
+        vec3 d = {-c[0] + rng_f(&r, -2, 2), -c[1] + rng_f(&r, -2, 2), -c[2] + rng_f(&r, -2, 2)};
+        if (q % 7 == 0)
+            d[1] = 0.0f; /* a zero component */
+        check_sweep_tri(t, box, d);
+        float tt;
+        vec3 n;
+        bool so;
+        hits += kcc_tri_sweep_aabb(t, t + 3, t + 6, CB(box), d, &tt, n, &so);
+        ++tested;
+    }
+    assert_true(tested > 500);
+    assert_true(hits > tested / 5); /* the sample exercises contacts, not only misses */
+}
+
+static void mesh_sweep_equals_the_earliest_triangle_sweep_on_random_soups(void **state)
+{
+    (void)state;
+    soup s = soup_random(60, 2000, 30.0f, 2.0f);
+    kcc_mesh *m = build_soup(&s);
+    rng r = rng_seed(61);
+    int hits = 0;
+    for (int q = 0; q < 150; ++q) {
+        vec3 c = {rng_f(&r, 0, 30), rng_f(&r, 0, 30), rng_f(&r, 0, 30)};
+        vec3 h = {rng_f(&r, 0.1f, 1), rng_f(&r, 0.1f, 1), rng_f(&r, 0.1f, 1)};
+        vec3 box[2] = {{c[0] - h[0], c[1] - h[1], c[2] - h[2]}, {c[0] + h[0], c[1] + h[1], c[2] + h[2]}};
+        vec3 d = {rng_f(&r, -8, 8), rng_f(&r, -8, 8), rng_f(&r, -8, 8)};
+        if (q % 5 == 0)
+            d[0] = d[2] = 0.0f;
+        float best = INFINITY;
+        uint32_t best_i = UINT32_MAX;
+        vec3 best_n = {0, 0, 0};
+        bool best_so = false;
+        for (uint32_t i = 0; i < s.n; ++i) {
+            const float *t = s.p + 9 * i;
+            float tt;
+            vec3 n;
+            bool so;
+            if (kcc_tri_sweep_aabb(t, t + 3, t + 6, CB(box), d, &tt, n, &so) && tt < best) {
+                best = tt, best_i = i, best_so = so;
+                memcpy(best_n, n, sizeof best_n);
+            }
+        }
+        kcc_sweep_hit sh;
+        bool hit = kcc_mesh_sweep_aabb(m, CB(box), d, &sh);
+        assert_int_equal(hit, best_i != UINT32_MAX);
+        if (!hit)
+            continue;
+        ++hits;
+        assert_true(sh.t == best);
+        assert_int_equal(sh.triangle, best_i);
+        assert_int_equal(sh.start_overlap, best_so);
+        assert_memory_equal(sh.normal, best_n, sizeof best_n);
+        if (!sh.start_overlap)
+            check_sweep_tri(s.p + 9 * sh.triangle, box, d);
+    }
+    assert_true(hits > 20);
+    kcc_mesh_destroy(m);
+    free(s.p);
+}
+
+static void sweep_and_primitives_reject_invalid_arguments(void **state)
+{
+    (void)state;
+    float tri[9] = {-5, 0, -5, 0, 0, 5, 5, 0, -5};
+    soup s = {tri, 1};
+    kcc_mesh *m = build_soup(&s);
+    vec3 box[2] = {{-0.5f, 1, -0.5f}, {0.5f, 2, 0.5f}};
+    kcc_sweep_hit h;
+    memset(&h, 0x33, sizeof h);
+    kcc_sweep_hit keep = h;
+    assert_false(kcc_mesh_sweep_aabb(NULL, CB(box), (vec3){0, -4, 0}, &h));
+    assert_false(kcc_mesh_sweep_aabb(m, NULL, (vec3){0, -4, 0}, &h));
+    assert_false(kcc_mesh_sweep_aabb(m, CB(box), NULL, &h));
+    assert_false(kcc_mesh_sweep_aabb(m, CB(box), (vec3){0, -4, 0}, NULL));
+    assert_false(kcc_mesh_sweep_aabb(m, CB(box), (vec3){0, NAN, 0}, &h));
+    assert_false(kcc_mesh_sweep_aabb(m, CB(box), (vec3){0, -INFINITY, 0}, &h));
+    vec3 inv[2] = {{1, 1, 1}, {0, 0, 0}};
+    assert_false(kcc_mesh_sweep_aabb(m, CB(inv), (vec3){0, -4, 0}, &h));
+    assert_memory_equal(&h, &keep, sizeof h);
+    float t;
+    vec3 n;
+    bool so;
+    assert_false(kcc_tri_sweep_aabb(tri, tri + 3, tri + 6, CB(box), (vec3){NAN, -4, 0}, &t, n, &so));
+    assert_false(kcc_tri_overlap_aabb(tri, tri + 3, tri + 6, CB(inv)));
+    assert_false(kcc_tri_overlap_aabb(NULL, tri + 3, tri + 6, CB(box)));
+    kcc_mesh_stats st;
+    memset(&st, 0x77, sizeof st);
+    kcc_mesh_get_stats(NULL, &st);
+    assert_int_equal(st.triangles, 0x77777777u);
+    kcc_mesh_destroy(m);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Shared levels */
+
+static void queries_match_brute_force_on_the_shared_levels(void **state)
+{
+    (void)state;
+    int used = 0;
+    for (int l = 0; l < 5; ++l) {
+        const char *path = kcc_test_shared_level(l);
+        if (!path)
+            continue;
+        objmesh o;
+        if (!load_obj(path, &o)) {
+            obj_free(&o);
+            continue;
+        }
+        ++used;
+        kcc_mesh *m = build_indexed(o.pos, o.nv, o.idx, o.nt);
+        float *tris = malloc(sizeof(float) * 9 * o.nt);
+        for (uint32_t i = 0; i < o.nt; ++i)
+            for (int c = 0; c < 3; ++c)
+                memcpy(tris + 9 * i + 3 * c, o.pos + 3 * o.idx[3 * i + (uint32_t)c], 3 * sizeof(float));
+        kcc_mesh_stats st;
+        kcc_mesh_get_stats(m, &st);
+        assert_true(st.tree_bytes <= 32u * (size_t)o.nt);
+        vec3 b[2];
+        kcc_mesh_bounds(m, b);
+        rng r = rng_seed(70 + (uint64_t)l);
+        uint8_t *mark = malloc(o.nt);
+        uint32_t *buf = malloc(sizeof(uint32_t) * o.nt);
+        for (int q = 0; q < 12; ++q) {
+            vec3 p = {rng_f(&r, b[0][0], b[1][0]), rng_f(&r, b[0][1], b[1][1]), rng_f(&r, b[0][2], b[1][2])};
+            /* Short downward ray, long random ray. */
+            check_ray(m, tris, o.nt, p, (vec3){0, -1, 0}, 2.0f, 1e-3);
+            vec3 d = {rng_f(&r, -1, 1), rng_f(&r, -1, 1), rng_f(&r, -1, 1)};
+            check_ray(m, tris, o.nt, p, d, 20.0f, 1e-3);
+            /* Player-sized box. */
+            vec3 box[2] = {{p[0] - 0.47f, p[1] - 0.875f, p[2] - 0.47f}, {p[0] + 0.47f, p[1] + 0.875f, p[2] + 0.47f}};
+            check_overlap(m, tris, o.nt, box, 1e-4, mark, buf, o.nt);
+        }
+        free(mark);
+        free(buf);
+        free(tris);
+        kcc_mesh_destroy(m);
+        obj_free(&o);
+    }
+    (void)used; /* the test passes without the levels too */
+}
+
+int test_group_collide(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(build_returns_a_distinct_status_for_each_bad_input),
+        cmocka_unit_test(build_allocates_through_the_custom_allocator_and_destroy_frees_all),
+        cmocka_unit_test(build_copies_input_so_caller_may_free_it),
+        cmocka_unit_test(triangle_accessor_returns_input_corners_with_stride_and_implicit_indices),
+        cmocka_unit_test(tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle),
+        cmocka_unit_test(rebuilding_the_same_input_gives_an_identical_tree_and_answers),
+        cmocka_unit_test(ray_cast_matches_brute_force_on_random_soups),
+        cmocka_unit_test(ray_through_grid_vertices_and_edges_always_hits),
+        cmocka_unit_test(ray_along_grid_plane_edges_and_through_fan_centre_hits),
+        cmocka_unit_test(ray_ties_go_to_the_lowest_triangle_index),
+        cmocka_unit_test(ray_max_t_is_inclusive_and_bad_arguments_return_false),
+        cmocka_unit_test(box_overlap_matches_clipping_reference_on_random_soups),
+        cmocka_unit_test(box_overlap_counts_exact_touching_of_faces_edges_and_vertices),
+        cmocka_unit_test(overlap_returns_the_total_and_writes_only_capacity),
+        cmocka_unit_test(degenerate_and_needle_triangles_are_never_reported),
+        cmocka_unit_test(queries_stay_exact_at_one_million_metres_and_at_millimetre_scale),
+        cmocka_unit_test(a_mesh_of_one_triangle_answers_every_query),
+        cmocka_unit_test(a_million_triangle_mesh_builds_and_answers),
+        cmocka_unit_test(sweep_onto_a_floor_wall_and_edge_stops_at_hand_computed_times),
+        cmocka_unit_test(sweep_does_not_tunnel_through_thin_walls_at_high_speed),
+        cmocka_unit_test(sweep_touching_at_start_reports_t0_only_when_moving_into_the_surface),
+        cmocka_unit_test(swept_triangle_test_matches_sampled_clipping_reference),
+        cmocka_unit_test(mesh_sweep_equals_the_earliest_triangle_sweep_on_random_soups),
+        cmocka_unit_test(sweep_and_primitives_reject_invalid_arguments),
+        cmocka_unit_test(queries_match_brute_force_on_the_shared_levels),
+    };
+    return KCC_RUN_GROUP("collide", tests);
+}
