@@ -557,14 +557,22 @@ static bool for_each_line(const char *text, size_t length, line_fn fn, void *ctx
 {
     const char *p = text, *end = text + length;
     uint64_t line = 1;
+    const char *nl = p;                 /* the next \n at or after p (end: none), kept across */
+    bool nl_known = false;              /* lines so that \r-only files stay linear */
     while (p < end) {
-        const char *e = p;
-        while (e < end && *e != '\n' && *e != '\r')
-            e++;
+        if (!nl_known || nl < p) {
+            nl = memchr(p, '\n', (size_t)(end - p));
+            if (!nl)
+                nl = end;
+            nl_known = true;
+        }
+        const char *e = nl;
+        /* a \r right before the \n (CRLF) is a blank; any other \r ends the line */
+        const char *cr = memchr(p, '\r', (size_t)(e - p));
+        if (cr && cr + 1 < e)
+            e = cr;
         if (!fn(ctx, p, e, line, pe))
             return false;
-        if (e < end && *e == '\r' && e + 1 < end && e[1] == '\n')
-            e++;
         p = e + 1;
         line++;
     }

@@ -146,8 +146,9 @@ static void crlf_tabs_and_a_missing_final_newline_are_accepted(void **state)
     assert_int_equal(l.triangle_count, 1);
     kcc_level_free(&l);
     /* line numbers count CRLF, LF and a lone CR as one line end each */
-    expect_error("v 0 0 0\r\n\r\nv 1\r\n", 17, KCC_ERR_PARSE, "line 3: expected 3 coordinates");
-    expect_error("v 0 0 0\rv 1 0 0\rv 1 2\r", 24, KCC_ERR_PARSE, "line 3:");
+    const char *crlf = "v 0 0 0\r\n\r\nv 1\r\n", *cr = "v 0 0 0\rv 1 0 0\rv 1 2\r";
+    expect_error(crlf, strlen(crlf), KCC_ERR_PARSE, "line 3: expected 3 coordinates");
+    expect_error(cr, strlen(cr), KCC_ERR_PARSE, "line 3: expected 3 coordinates");
 }
 
 static void empty_text_is_an_empty_level(void **state)
