@@ -156,9 +156,11 @@ uint32_t demo_find_starts(const demo_level *lv, const kcc_character_desc *desc, 
 {
     kcc_character_desc d = desc ? *desc : kcc_character_default_desc();
     uint32_t n = 0, rng = seed * 2654435761u + 1u;
-    if (use_spawns) {
+    if (use_spawns && lv->level.spawn_count > 0) {
+        /* Only the spawns: random places in an imported arena land on its roof, outside the map. */
         for (uint32_t i = 0; i < lv->level.spawn_count && n < count; ++i)
             memcpy(feet_out + 3 * n++, lv->level.spawns + 3 * i, 3 * sizeof(float));
+        return n;
     }
     const float *b0 = lv->bounds[0], *b1 = lv->bounds[1];
     for (uint32_t attempt = 0; n < count && attempt < count * 400u; ++attempt) {
@@ -192,7 +194,7 @@ float demo_penetration(const kcc_mesh *mesh, const float box[2][3])
     if (kcc_mesh_overlap_aabb(mesh, (const vec3 *)box, NULL, 0) == 0)
         return 0.0f;
     float lo = 0.0f, hi = fminf(fminf(box[1][0] - box[0][0], box[1][1] - box[0][1]), box[1][2] - box[0][2]) * 0.5f;
-    while (hi - lo > 1e-4f) {
+    while (hi - lo > 1e-6f) {
         float mid = 0.5f * (lo + hi), b[2][3];
         for (int i = 0; i < 3; ++i) {
             b[0][i] = box[0][i] + mid;
@@ -488,7 +490,7 @@ static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
                (unsigned long long)stuck_frames, stuck_windows, n * (o->frames / window), respawns);
         printf("  branches: P0 %llu  P1 %llu  P2 %llu  P4 %llu\n", (unsigned long long)branch[0],
                (unsigned long long)branch[1], (unsigned long long)branch[2], (unsigned long long)branch[4]);
-        printf("  max penetration %.4f m (tolerance %.4f m), %llu moves over it\n", (double)max_pen,
+        printf("  max penetration %.6f m (tolerance %.4f m), %llu moves over it\n", (double)max_pen,
                (double)KCC_PENETRATION_TOLERANCE, (unsigned long long)over_tol);
         printf("  %.3f ms per frame of %u characters (%.2f us per move, with the penetration check)\n",
                1e3 * dt / (double)(o->frames ? o->frames : 1), n, 1e6 * dt / (double)(moves ? moves : 1));
@@ -501,7 +503,8 @@ static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
         snprintf(title, sizeof(title), "kcc: %.200s", lv->name);
         snprintf(sub, sizeof(sub), "%u characters wandering for %.0f s (60 Hz); green: start, red: end", n,
                  (double)o->frames / 60.0);
-        render_in ri = {lv, paths, n, 0.0f, &desc, title, sub};
+        /* Imported arenas carry sky and outer brushes far beyond the playable space: frame the paths. */
+        render_in ri = {lv, paths, n, lv->generated ? 0.0f : 4.0f, &desc, title, sub};
         rc = render_png(&ri, o);
     }
     for (uint32_t i = 0; i < n; ++i)

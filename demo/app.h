@@ -55,13 +55,14 @@ kcc_status demo_mover_init(demo_mover *m, const kcc_character_desc *desc, const 
 /// One 60 Hz frame: builds the displacement (horizontal wish, gravity, jump) and moves.
 void demo_mover_step(demo_mover *m, const kcc_mesh *mesh, const demo_input *in);
 
-/// Finds up to `count` standing places (feet, m) on walkable ground where the default box fits,
-/// from spawns first (if use_spawns) then random downward ray casts. Returns how many it found.
+/// Finds up to `count` standing places (feet, m): the level's spawn points when use_spawns and it has
+/// any, else random downward ray casts onto walkable ground (not the level's top) where the box fits.
+/// Returns how many it found.
 uint32_t demo_find_starts(const demo_level *lv, const kcc_character_desc *desc, uint32_t count,
                           uint32_t seed, bool use_spawns, float *feet_out);
 
 /// How deep the box overlaps the level (m): the least shrink of the box that leaves no overlapping
-/// triangle, to 0.1 mm; 0 when the box overlaps nothing.
+/// triangle, to 1 um (an upper bound); 0 when the box overlaps nothing.
 float demo_penetration(const kcc_mesh *mesh, const float box[2][3]);
 
 /// Headless options (kcc-demo --headless ...).
