@@ -18,7 +18,8 @@ static void usage(FILE *f)
             "  --trace T         headless: replay trace T and draw its path; viewer: the trace P replays\n"
             "  --png OUT.png     headless: write the picture (also used when no display is available)\n"
             "  --record T        viewer: the trace file F5 records to (default kcc-demo.trace)\n"
-            "  --screenshot OUT  viewer: save the first frames to OUT.png and quit (for docs and checks)\n"
+            "  --spawn N         viewer: start at spawn point N\n"
+            "  --screenshot OUT  viewer: walk forward 90 frames, save OUT.png and quit (docs, checks)\n"
             "  --characters N    headless wanderers (default 24)\n"
             "  --frames N        headless frames per wanderer at 60 Hz (default 1800 = 30 s)\n"
             "  --seed N          headless random seed (default 1)\n"
@@ -55,6 +56,8 @@ int main(int argc, char **argv)
             h.png = argv[++i];
         } else if (strcmp(a, "--record") == 0) {
             v.record = argv[++i];
+        } else if (strcmp(a, "--spawn") == 0) {
+            v.spawn = (uint32_t)strtoul(argv[++i], NULL, 10);
         } else if (strcmp(a, "--screenshot") == 0) {
             v.screenshot = argv[++i];
         } else if (strcmp(a, "--characters") == 0) {

@@ -171,7 +171,7 @@ static bool open_level(viewer *v, const char *arg)
     demo_level_close(&v->lv);
     v->lv = lv;
     build_level_list(v);
-    v->spawn_index = 0;
+    v->spawn_index = v->o->spawn;
     respawn(v, false);
     return true;
 }

@@ -14,6 +14,7 @@ typedef struct demo_viewer_opts {
     const char *record;       ///< where F5 records (default "kcc-demo.trace")
     const char *screenshot;   ///< save a screenshot after a few frames and quit
     uint32_t width, height;   ///< window pixels
+    uint32_t spawn;           ///< the spawn point to start at (modulo the level's count)
 } demo_viewer_opts;
 
 demo_viewer_opts demo_viewer_default_opts(void);
