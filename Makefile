@@ -96,7 +96,8 @@ fuzz: $(FUZZ_SRC:test/fuzz/%.c=$(BUILD)/fuzz/%)
 # ---------------------------------------------------------------- traces: kcc-replay, goldens, determinism
 # `make replay` replays every golden trace bit-exactly; `make determinism` builds kcc-replay with each
 # compiler and optimisation level (separate dirs $(BUILD)/det-CC-OPT, normal flags) and checks that
-# every variant replays every golden byte for byte the same; `make goldens` re-records the goldens.
+# every variant replays every golden byte for byte the same (whether or not the goldens are up to
+# date: that is `make replay`'s job); `make goldens` re-records the goldens.
 TRACES   = $(sort $(wildcard test/traces/*.trace))
 DET_CCS  ?= gcc clang
 DET_OPTS ?= -O0 -O2 -O3
@@ -118,8 +119,8 @@ determinism:
 	  d=$(BUILD)/det-$$cc$$opt; mkdir -p $$d; \
 	  $(MAKE) --no-print-directory CC=$$cc OPT=$$opt BUILD=$$d $$d/kcc-replay >$$d/build.log 2>&1 \
 	    || { cat $$d/build.log; echo "determinism: building CC=$$cc OPT=$$opt failed"; exit 1; }; \
-	  $$d/kcc-replay --print $(TRACES) >$$d/replay.txt 2>$$d/replay.err \
-	    || { cat $$d/replay.err; echo "determinism: CC=$$cc OPT=$$opt does not replay the goldens"; exit 1; }; \
+	  $$d/kcc-replay --print $(TRACES) >$$d/replay.txt 2>$$d/replay.err; \
+	  [ $$? -le 1 ] || { cat $$d/replay.err; echo "determinism: CC=$$cc OPT=$$opt cannot replay the traces"; exit 1; }; \
 	  if [ -n "$$ref" ] && ! cmp -s $$ref/replay.txt $$d/replay.txt; then \
 	    n=$$(cmp $$ref/replay.txt $$d/replay.txt 2>&1 | sed -n 's/.*line \([0-9]*\).*/\1/p'); \
 	    echo "determinism: CC=$$cc OPT=$$opt differs from $$ref at line $$n of the replay output"; \
