@@ -359,6 +359,20 @@ static bool overlaps_at(const move_ctx *m, const vec3 pos)
     return kcc_local_overlaps(m->L, (const vec3 *)box);
 }
 
+/* In the air: ground within a few millimetres under the feet (probed from a skin above them, so a
+ * box that ended a hair into the floor still finds it) is landed on. */
+static bool land(move_ctx *m, vec3 pos, kcc_ground *g)
+{
+    const kcc_character *ch = m->ch;
+    const int u = m->u;
+    const float feet = pos[u] - ch->desc.half_extents[u];
+    kcc_ground_probe(ch, m->L, pos, m->skin, 2.0f * m->skin + 1e-3f, g);
+    g->walkable = g->walkable && !g->blocked;
+    if (g->found && g->walkable && g->height <= feet + m->skin)
+        pos[u] = g->height + m->skin + ch->desc.half_extents[u];
+    return !overlaps_at(m, pos);
+}
+
 /* Settles pos onto the ground (p2 / p4). Walking: lift by step height, look down ground_snap; in the
  * air: look a little below the feet. Falls with the displacement's vertical part where a walking
  * character finds no ground. False when the box cannot rest here (it would overlap). */
@@ -367,7 +381,6 @@ static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
     const kcc_character *ch = m->ch;
     const int u = m->u;
     const float feet = pos[u] - ch->desc.half_extents[u];
-    const float probe = 2.0f * m->skin + 1e-3f;
     g->found = g->walkable = false;
     if (m->walking) {
         float reach = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height) + m->skin;
@@ -393,19 +406,11 @@ static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
             }
             m->flags |= air.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING);
         }
-        kcc_ground_probe(ch, m->L, pos, 0.0f, probe, g);
-        g->walkable = g->walkable && !g->blocked;
-        if (g->found && g->walkable)
-            pos[u] = g->height + m->skin + ch->desc.half_extents[u];
-        return !overlaps_at(m, pos);
+        return land(m, pos, g);
     }
     if (dv > 0.0f)
         return !overlaps_at(m, pos); /* moving up: not landing this frame */
-    kcc_ground_probe(ch, m->L, pos, 0.0f, probe, g);
-    g->walkable = g->walkable && !g->blocked;
-    if (g->found && g->walkable && g->height <= feet)
-        pos[u] = g->height + m->skin + ch->desc.half_extents[u];
-    return !overlaps_at(m, pos);
+    return land(m, pos, g);
 }
 
 /* One tree query for the whole move: everything the box can reach from p0 with this displacement,
@@ -473,7 +478,7 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
     vec3 p0;
     glm_vec3_copy(ch->position, p0);
     const bool was_ground = ch->on_ground;
-    const float dv = d[u];
+    float dv = d[u];
 
     gather(&m, mesh, p0, d);
 
@@ -481,7 +486,7 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
     if (overlaps_at(&m, p0)) {
         vec3 box[2], push;
         kcc_box_at(ch, p0, box);
-        if (kcc_local_penetration(&L, (const vec3 *)box, push)) {
+        if (kcc_local_penetration(&L, (const vec3 *)box, u, ch->cos_max_slope, push)) {
             float len = glm_vec3_norm(push);
             if (len > 0.0f) {
                 float want = len + m.skin;
@@ -490,6 +495,13 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
                 m.flags |= KCC_MOVE_PUSHED_OUT;
                 gather(&m, mesh, p0, d); /* the neighbourhood moved with it */
             }
+        }
+        /* Still embedded (the push was capped): this move is the push alone. Moving on would let
+         * the displacement carry the box further in (or through: nothing stops a box that
+         * already overlaps from going deeper the short way out). */
+        if (overlaps_at(&m, p0)) {
+            glm_vec3_zero(d);
+            dv = 0.0f;
         }
     }
 
@@ -583,7 +595,7 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
                 m.flags |= KCC_MOVE_SNAPPED_DOWN;
             }
         }
-    } else if (g.found && !g.walkable && g.height >= feet1 - 4.0f * m.skin) {
+    } else if (g.found && !g.walkable && !g.blocked && g.height >= feet1 - 4.0f * m.skin) {
         m.flags |= KCC_MOVE_ON_STEEP;
         glm_vec3_copy(g.normal, r.ground_normal);
         r.ground_height = g.height;

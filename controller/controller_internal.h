@@ -56,8 +56,10 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
                      kcc_contacts *out);
 
 /* Least-penetration push of box out of the triangles it overlaps, accumulated as planes; returns
- * false when box overlaps nothing. out_push is the translation (m) that frees it, before any cap. */
-bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], vec3 out_push);
+ * false when box overlaps nothing. out_push is the translation (m) that frees it, before any cap.
+ * Triangles whose normal is within the slope limit (cos_floor) of the up axis u push up, never down. */
+bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], int u, float cos_floor,
+                           vec3 out_push);
 
 /* ---- helpers in the character's up-axis frame, and the ground probe ---- */
 static inline int kcc_up_index(const kcc_character *ch) { return ch->desc.up_axis == 2 ? 2 : 1; }

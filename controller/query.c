@@ -220,8 +220,8 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
 
 /* Least-penetration axis of box against one triangle, by the 13 separating axes: the shortest
  * translation of the box that separates it from the triangle. False when they do not overlap. */
-static bool tri_mtd(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2], vec3 out_dir,
-                    float *out_depth)
+static bool tri_mtd(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2], int u,
+                    float cos_floor, vec3 out_dir, float *out_depth)
 {
     vec3 ctr, h, v[3], e[3];
     for (int i = 0; i < 3; ++i) {
@@ -243,9 +243,9 @@ static bool tri_mtd(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2],
     glm_vec3_cross(e[0], e[1], axes[na++]);
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
-            vec3 u = {0.0f, 0.0f, 0.0f};
-            u[i] = 1.0f;
-            glm_vec3_cross(u, e[j], axes[na++]);
+            vec3 unit = {0.0f, 0.0f, 0.0f};
+            unit[i] = 1.0f;
+            glm_vec3_cross(unit, e[j], axes[na++]);
         }
     float best = INFINITY;
     for (int k = 0; k < na; ++k) {
@@ -271,11 +271,36 @@ static bool tri_mtd(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2],
             glm_vec3_negate_to(ax, out_dir);
         }
     }
+    if (!isfinite(best))
+        return false;
+    /* Ground-like triangles push straight up, never down and never sideways: sideways axes (an
+     * edge of one triangle of a floor) or the short way down (a box sunk past half its height into
+     * a thin floor) would fight the coplanar neighbours or drop the box through. The depth is the
+     * height of the triangle's plane over the box's footprint (at most its highest vertex) above
+     * the box bottom. */
+    vec3 fn;
+    glm_vec3_cross(e[0], e[1], fn);
+    float fl = glm_vec3_norm(fn);
+    if (fl > 0.0f && fabsf(fn[u]) >= cos_floor * fl) {
+        const int kx = u == 0 ? 1 : 0, ky = u == 2 ? 1 : 2;
+        float top = -INFINITY;
+        for (int i = 0; i < 4; ++i) {
+            float x = (i & 1) ? h[kx] : -h[kx], y = (i & 2) ? h[ky] : -h[ky];
+            /* the plane through v[0]: fn . (p - v0) = 0, solved for the up coordinate */
+            float z = v[0][u] - (fn[kx] * (x - v[0][kx]) + fn[ky] * (y - v[0][ky])) / fn[u];
+            top = kcc_maxf(top, z);
+        }
+        top = kcc_minf(top, kcc_maxf(v[0][u], kcc_maxf(v[1][u], v[2][u])));
+        glm_vec3_zero(out_dir);
+        out_dir[u] = 1.0f;
+        best = kcc_maxf(0.0f, top + h[u]);
+    }
     *out_depth = best;
-    return isfinite(best);
+    return true;
 }
 
-bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], vec3 out_push)
+bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], int u, float cos_floor,
+                           vec3 out_push)
 {
     kcc_local scratch;
     cand_iter it;
@@ -287,7 +312,7 @@ bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], vec3 out_push)
         for (uint32_t i = 0; i < it.count && n < cap; ++i) {
             const kcc_local_tri *t = &it.list[i];
             if (bounds_overlap(box[0], box[1], t->lo, t->hi) &&
-                tri_mtd(t->v[0], t->v[1], t->v[2], box, dirs[n], &depth[n]))
+                tri_mtd(t->v[0], t->v[1], t->v[2], box, u, cos_floor, dirs[n], &depth[n]))
                 n++;
         }
     } else {
@@ -295,7 +320,7 @@ bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], vec3 out_push)
         uint32_t total = kcc_mesh_overlap_aabb(L->mesh, box, ids, cap);
         for (uint32_t i = 0; i < total && i < cap; ++i) {
             vec3 v[3];
-            if (kcc_mesh_triangle(L->mesh, ids[i], v) && tri_mtd(v[0], v[1], v[2], box, dirs[n], &depth[n]))
+            if (kcc_mesh_triangle(L->mesh, ids[i], v) && tri_mtd(v[0], v[1], v[2], box, u, cos_floor, dirs[n], &depth[n]))
                 n++;
         }
     }

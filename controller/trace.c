@@ -748,6 +748,12 @@ static kcc_status parse_lines(parser *p, kcc_trace *t, size_t length)
         (void)line_start;
         char t0[MAX_TOKEN_CHARS + 1];
         tok(p, 0, t0);
+        // Only the level line carries free text (a path); elsewhere a huge field is garbage, and
+        // cutting it could turn it into a different valid one.
+        for (uint32_t i = 0; i < p->ntok && !tok_is(p, 0, "level"); ++i)
+            if (p->tok_end[i] - p->tok_begin[i] > MAX_TOKEN_CHARS)
+                return fail(p, KCC_ERR_PARSE, "field %u is longer than %d characters", (unsigned)i + 1,
+                            MAX_TOKEN_CHARS);
 
         if (state == WANT_HEADER) {
             if (!tok_is(p, 0, "kcc-trace"))

@@ -657,6 +657,23 @@ static void start_inside_geometry_is_pushed_out(void **state)
     assert_true(ch.position[0] > 2.0f - HX - 0.05f);
     assert_float_equal(ch.position[1], HY + SKIN, 1e-3);
     kcc_mesh_destroy(m);
+
+    /* sunk 1.2 m (past half its height) into a floor that is a single quad: out upwards, not down */
+    s = (scene){0};
+    sc_floor(&s, 0.0f, 10.0f, 1);
+    m = sc_build(&s);
+    ch = make_char(0.0f, HY - 1.2f, 0.0f, NULL);
+    dr.vy = 0.0f;
+    for (frames = 0; overlaps(&ch, m) && frames < 20; ++frames) {
+        drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
+        assert_true(ch.position[1] >= HY - 1.2f - 1e-6f);
+    }
+    assert_true(frames <= 8); /* 1.2 m at max_push_out 0.2 m per move */
+    for (int i = 0; i < 10; ++i)
+        drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
+    assert_true(ch.on_ground);
+    assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
+    kcc_mesh_destroy(m);
 }
 
 /* Retuning between frames: a 0.45 m ledge blocks at step height 0.35 and is climbed after raising
