@@ -137,6 +137,7 @@ test: deps
 	$(MAKE) --no-print-directory lib
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory install-check
 	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory determinism
 
@@ -215,6 +216,16 @@ install: lib
 	install -m 644 $(BUILD)/libkcc.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libkcc.so $(DESTDIR)$(PREFIX)/lib/
 	sed -e 's|@PREFIX@|$(PREFIX)|' docs/kcc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/kcc.pc
+
+# A program outside the build, compiled against an installed copy with pkg-config.
+.PHONY: install-check
+install-check: lib
+	@rm -rf $(BUILD)/install-check
+	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD))/install-check >/dev/null
+	PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check/lib/pkgconfig $(CC) -std=c11 -Wall -Wextra -Werror \
+	  test/install/app.c $$(PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check/lib/pkgconfig pkg-config --cflags --libs kcc) \
+	  -o $(BUILD)/install-check/app
+	LD_LIBRARY_PATH=$(abspath $(BUILD))/install-check/lib $(BUILD)/install-check/app
 
 clean:
 	rm -rf $(BUILD)
