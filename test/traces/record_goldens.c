@@ -11,13 +11,13 @@
 
 // ------------------------------------------------------------------------------- OBJ scenes
 
-#define MAX_V 512
-#define MAX_F 256
+#define MAX_V 4096
+#define MAX_F 4096
 
 typedef struct scene {
     float    v[MAX_V][3];
     uint32_t nv;
-    uint32_t f[MAX_F][4];   // quads (1-based OBJ indices)
+    uint32_t f[MAX_F][4];   // quads (1-based OBJ indices); triangles have f[i][3] == 0
     uint32_t nf;
     bool     zup;           // swap y and z when writing (scenes are authored Y-up)
 } scene;
@@ -82,7 +82,10 @@ static void write_scene(const char *dir, const char *name, const scene *s, const
             fprintf(f, "v %.9g %.9g %.9g\n", (double)p[0], (double)p[1], (double)p[2]);
     }
     for (uint32_t i = 0; i < s->nf; ++i)
-        fprintf(f, "f %u %u %u %u\n", s->f[i][0], s->f[i][1], s->f[i][2], s->f[i][3]);
+        if (s->f[i][3])
+            fprintf(f, "f %u %u %u %u\n", s->f[i][0], s->f[i][1], s->f[i][2], s->f[i][3]);
+        else
+            fprintf(f, "f %u %u %u\n", s->f[i][0], s->f[i][1], s->f[i][2]);
     if (fclose(f) != 0) {
         perror(path);
         exit(2);
@@ -160,6 +163,51 @@ static void write_scenes(const char *dir)
     box(&s, -1, 0, -1, 1, 1, 1);                          // block the character starts inside
     write_scene(dir, "block.obj", &s, "a 2 m block at the origin on a floor");
 
+    // A 24 m floor of 1 m cells split into triangles with alternating diagonals, and a 20 m x 3 m
+    // wall at x = 6 made of 0.25 m cells: many small triangles, many shared edges.
+    memset(&s, 0, sizeof s);
+    {
+        uint32_t g[25][25];
+        for (int i = 0; i <= 24; ++i)
+            for (int k = 0; k <= 24; ++k)
+                g[i][k] = sv(&s, (float)(i - 12), 0, (float)(k - 12));
+        for (int i = 0; i < 24; ++i)
+            for (int k = 0; k < 24; ++k) {
+                uint32_t a = g[i][k], b = g[i][k + 1], c = g[i + 1][k + 1], d = g[i + 1][k];
+                if ((i + k) % 2)
+                    quad(&s, a, b, c, 0), quad(&s, a, c, d, 0);
+                else
+                    quad(&s, a, b, d, 0), quad(&s, b, c, d, 0);
+            }
+        uint32_t w[13][81];
+        for (int j = 0; j <= 12; ++j)
+            for (int k = 0; k <= 80; ++k)
+                w[j][k] = sv(&s, 6, 0.25f * (float)j, -10 + 0.25f * (float)k);
+        for (int j = 0; j < 12; ++j)
+            for (int k = 0; k < 80; ++k) {
+                quad(&s, w[j][k], w[j + 1][k], w[j + 1][k + 1], 0);
+                quad(&s, w[j][k], w[j + 1][k + 1], w[j][k + 1], 0);
+            }
+    }
+    write_scene(dir, "grid.obj", &s, "a floor of 1 m triangle cells and a wall of 0.25 m triangle cells at "
+                "x = 6");
+
+    memset(&s, 0, sizeof s);
+    floor_quad(&s, -20, -20, 20, 20, 0);
+    {
+        const float c = 10.0f * 0.96592583f, sn = 10.0f * 0.25881905f;   // 10 m at 15 degrees
+        quad(&s, sv(&s, 5, 0, 0), sv(&s, 5, 3, 0), sv(&s, 5 - c, 3, sn), sv(&s, 5 - c, 0, sn));
+        quad(&s, sv(&s, 5, 0, 0), sv(&s, 5 - c, 0, -sn), sv(&s, 5 - c, 3, -sn), sv(&s, 5, 3, 0));
+    }
+    write_scene(dir, "wedge.obj", &s, "two walls meeting at 30 degrees at (5, 0), opening toward -x");
+
+    memset(&s, 0, sizeof s);
+    floor_quad(&s, -20, -20, 20, 20, 0);
+    box(&s, 2, 1.95f, -1.3f, 8, 2.3f, 1.3f);     // roof: 1.95 m clearance
+    box(&s, 2, 0, 1, 8, 1.95f, 1.3f);            // side walls: 2 m wide inside
+    box(&s, 2, 0, -1.3f, 8, 1.95f, -1);
+    write_scene(dir, "tunnel.obj", &s, "a 2 m wide, 1.95 m high tunnel along x in [2,8]");
+
     memset(&s, 0, sizeof s);
     s.zup = true;
     floor_quad(&s, -20, -20, 20, 20, 0);
@@ -234,6 +282,16 @@ static void walk_with_bad_input(const scenario *sc, int frame, const kcc_charact
     walk(sc, frame, ch, in, retune, do_retune, r);
     if (frame % 37 == 20)
         in->wish[0] = frame % 2 ? NAN : INFINITY;
+}
+
+static void walk_then_reverse(const scenario *sc, int frame, const kcc_character *ch, input *in,
+                              kcc_character_desc *retune, bool *do_retune, uint32_t *r)
+{
+    walk(sc, frame, ch, in, retune, do_retune, r);
+    if (frame >= sc->frames / 2) {
+        in->wish[0] = -sc->wish[0];
+        in->wish[2] = -0.5f * sc->wish[2];
+    }
 }
 
 // Crouch (half height 0.5), walk under the 1.5 m passage and try to stand up there (refused: overlap),
@@ -437,6 +495,13 @@ static const scenario scenarios[] = {
     { "tall_fall", "obj flat.obj", "fall from 100 m and land", 60, 300, { 0, 100, 0 }, 1, { 0, 0, 0 }, walk, 0 },
     { "start_inside", "obj block.obj", "start overlapping a block (pushed out) and walk away", 60, 120, { 0.5f, 0.95f, 0 }, 1, { 2, 0, 0 }, walk, 0 },
     { "retune", "obj ceiling.obj", "crouch into a low passage, refused stand-up, retune step/slope/skin/snap, stand, grow", 60, 300, { 2, Y0, 0 }, 1, { 1.2f, 0, 0 }, crouch_and_retune, 0 },
+    { "grid_floor_walk", "obj grid.obj", "walk diagonally over a floor of many triangles", 60, 240, { -10, Y0, -9 }, 1, { 4, 0, 3.5f }, walk, 0 },
+    { "grid_wall_slide", "obj grid.obj", "slide along a wall of many small triangles", 60, 240, { 4, Y0, -9 }, 1, { 3, 0, 4 }, walk, 0 },
+    { "wedge_acute", "obj wedge.obj", "walk into a 30 degree wedge", 60, 180, { -4, Y0, 0.2f }, 1, { 4, 0, 0 }, walk, 0 },
+    { "corner_escape", "obj walls.obj", "walk into the corner, then back out", 60, 180, { -7, Y0, -7 }, 1, { -3, 0, -3 }, walk_then_reverse, 0 },
+    { "tunnel_fits", "obj tunnel.obj", "walk through a tunnel the box just fits", 60, 240, { -1, Y0, 0 }, 1, { 3, 0, 0 }, walk, 0 },
+    { "stairs_up_30hz", "obj stairs.obj", "walk up the stairs at 30 Hz", 30, 90, { -2, Y0, 0 }, 1, { 3, 0, 0 }, walk, 0 },
+    { "slope_20_down", "obj slope_20.obj", "walk down a 20 degree ramp from the plateau", 60, 240, { 11, 3 + Y0, 0 }, 1, { -4, 0, 0 }, walk_then_stop, 0 },
     { "zup_walk", "obj zup.obj", "Z-up level and character: walk up a ramp, then into a wall", 60, 300, { 0, Y0, 0 }, 2, { 4, 0, 0 }, walk_then_stop, 0 },
     { "zup_back", "obj zup.obj", "Z-up: walk back into the wall and jump", 60, 180, { 0, Y0, 1 }, 2, { -4, 0, 0 }, walk_and_jump, 0 },
     { "wander_arena_1", "gen arena seed=1", "random walk with jumps and crouches", 60, 2400, { 0, 5, 0 }, 1, { 0, 0, 0 }, wander, 11 },
