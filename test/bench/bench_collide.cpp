@@ -299,6 +299,9 @@ struct LevelResult {
     double down_ns[E_COUNT], random_ns[E_COUNT];
     double box_kcc_ns, box_kcc_bounds_ns, box_bullet_ns, box_ode_ns;
     double agree_down, agree_random; /* kcc vs embree-robust, % */
+    uint32_t triangles;
+    double tree_bytes_per_tri, mesh_bytes_per_tri;
+    double build_ms[E_COUNT];
 };
 
 /* Same hit/miss and, on a hit, |t - t_ref| <= 1e-4 * max(t_ref, 0.1 m). */
@@ -483,6 +486,14 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelResult *out)
            (double)kcc_mesh_memory_bytes(km) / st.triangles);
     printf("  build ms: kcc %.2f | embree %.2f | embree-robust %.2f | bullet %.2f | ode %.2f\n", kcc_ms, emb_ms,
            embr_ms, bul_ms, ode_ms);
+    out->triangles = st.triangles;
+    out->tree_bytes_per_tri = (double)st.tree_bytes / st.triangles;
+    out->mesh_bytes_per_tri = (double)kcc_mesh_memory_bytes(km) / st.triangles;
+    out->build_ms[E_KCC] = kcc_ms;
+    out->build_ms[E_EMBREE] = emb_ms;
+    out->build_ms[E_EMBREE_ROBUST] = embr_ms;
+    out->build_ms[E_BULLET] = bul_ms;
+    out->build_ms[E_ODE] = ode_ms;
 
     double tq = bench_now_ns();
     QuerySets q = make_queries(esr, L, 0xC0FFEEu);
@@ -668,7 +679,30 @@ int main(int argc, char **argv)
     for (const Target *t : {&t_bul, &t_ode, &t_emb, &t_emb_down, &t_box_ode, &t_box_bul, &t_agree})
         printf("  %-52s need >= %-6g worst %8.3f (%s)  %s\n", t->what, t->need, t->worst, t->worst_level,
                results.empty() ? "n/a" : t->worst >= t->need ? "PASS" : "FAIL");
-    printf("total %.1f s\n", ms_since(t_start) * 1e-3);
+
+    /* the same figures as markdown tables, for docs/bench.md */
+    printf("\nmarkdown:\n\n| level | triangles | kcc tree B/tri | kcc mesh B/tri | build ms kcc | embree | embree robust | bullet | ode |\n"
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (const LevelResult &r : results)
+        printf("| %s | %u | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", r.name, r.triangles, r.tree_bytes_per_tri,
+               r.mesh_bytes_per_tri, r.build_ms[E_KCC], r.build_ms[E_EMBREE], r.build_ms[E_EMBREE_ROBUST],
+               r.build_ms[E_BULLET], r.build_ms[E_ODE]);
+    for (int which = 0; which < 2; ++which) {
+        printf("\n| %s rays, ns/query | kcc | embree | embree robust | bullet | ode | embree/kcc | bullet/kcc | ode/kcc | agree |\n"
+               "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", which ? "random 20 m" : "down 2 m");
+        for (const LevelResult &r : results) {
+            const double *ns = which ? r.random_ns : r.down_ns;
+            printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f | %.3f%% |\n", r.name, ns[E_KCC],
+                   ns[E_EMBREE], ns[E_EMBREE_ROBUST], ns[E_BULLET], ns[E_ODE], ns[E_EMBREE] / ns[E_KCC],
+                   ns[E_BULLET] / ns[E_KCC], ns[E_ODE] / ns[E_KCC], which ? r.agree_random : r.agree_down);
+        }
+    }
+    printf("\n| box 0.94 x 1.75 x 0.94, ns/query | kcc exact | kcc bounds-only | bullet bounds-only | ode | bullet/kcc | ode/kcc |\n"
+           "|---|---:|---:|---:|---:|---:|---:|\n");
+    for (const LevelResult &r : results)
+        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f |\n", r.name, r.box_kcc_ns, r.box_kcc_bounds_ns,
+               r.box_bullet_ns, r.box_ode_ns, r.box_bullet_ns / r.box_kcc_ns, r.box_ode_ns / r.box_kcc_ns);
+    printf("\ntotal %.1f s\n", ms_since(t_start) * 1e-3);
 
     rtcReleaseDevice(dev);
     dCloseODE();

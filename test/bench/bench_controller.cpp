@@ -308,7 +308,9 @@ double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 
 
 struct LevelRow {
     char name[64];
-    double kcc_us[2], box_ratio[2], capsule_ratio[2];
+    double kcc_us[2], box_ratio[2], capsule_ratio[2], box_us[2], capsule_us[2];
+    double branch_pct[2][5], stuck_pct[2];
+    uint64_t violations[2];
 };
 
 } // namespace
@@ -373,6 +375,11 @@ int main(int argc, char **argv)
             row.kcc_us[c] = k.median();
             row.box_ratio[c] = b.median() / k_same;
             row.capsule_ratio[c] = p.median() / k_same;
+            row.box_us[c] = b.median();
+            row.capsule_us[c] = p.median();
+            for (int br = 0; br < 5; ++br) row.branch_pct[c][br] = pct(k.branch[br], k.moves);
+            row.stuck_pct[c] = pct(k.stuck, k.moves);
+            row.violations[c] = k.violations;
             printf("  %5u  %12.3f %8.3f  %13.2f %8.2f  %13.2f %8.2f  %8.1f %8.1f\n", counts[c], k.median(), k.mean(),
                    b.median(), b.mean(), p.median(), p.mean(), row.box_ratio[c], row.capsule_ratio[c]);
             printf("         kcc: branch P2 %.2f%%  P4 %.2f%%  P1 %.2f%%  P0 %.2f%%; STUCK %llu (%.2f%%); on ground %.1f%%;"
@@ -413,6 +420,16 @@ int main(int argc, char **argv)
            na ? na : worst_box >= 25.0 ? "PASS" : "FAIL");
     printf("  %-56s worst %8.1f x  (%s)  %s\n", "kcc >= 25x faster than Bullet's controller (capsule)", worst_caps,
            wl_caps, na ? na : worst_caps >= 25.0 ? "PASS" : "FAIL");
-    printf("total %.1f s\n", (bench_now_ns() - t_start) * 1e-9);
+
+    /* the same figures as a markdown table, for docs/bench.md */
+    printf("\nmarkdown:\n\n| level | chars | kcc us/move | bullet box | bullet capsule | box/kcc | capsule/kcc |"
+           " P2 | P4 | P1 | P0 | STUCK | violations |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (const LevelRow &r : rows)
+        for (int c = 0; c < 2; ++c)
+            printf("| %s | %u | %.3f | %.1f | %.1f | %.1f | %.1f | %.1f%% | %.1f%% | %.2f%% | %.2f%% | %.2f%% | %llu |\n",
+                   r.name, counts[c], r.kcc_us[c], r.box_us[c], r.capsule_us[c], r.box_ratio[c], r.capsule_ratio[c],
+                   r.branch_pct[c][KCC_BRANCH_P2], r.branch_pct[c][KCC_BRANCH_P4], r.branch_pct[c][KCC_BRANCH_P1],
+                   r.branch_pct[c][KCC_BRANCH_P0], r.stuck_pct[c], (unsigned long long)r.violations[c]);
+    printf("\ntotal %.1f s\n", (bench_now_ns() - t_start) * 1e-9);
     return 0;
 }
