@@ -664,6 +664,53 @@ static void unknown_generated_level_is_reported_at_the_level_line(void **state)
     kcc_trace_free(t);
 }
 
+static void mutated_traces_never_crash_and_errors_name_the_file(void **state)
+{
+    (void)state;
+    kcc_mesh *mesh = make_room();
+    session *s = calloc(1, sizeof *s);
+    record_session(s, mesh);
+    size_t n = s->length;
+    char *buf = malloc(n + 64);
+    static const char junk[] = "|#\n\r\t 0-.e9xnaifKCC_ON_GROUND=,";
+    uint32_t seed = 12345u;
+    int parsed = 0;
+    for (int iter = 0; iter < 1500; ++iter) {
+        memcpy(buf, s->text, n);
+        size_t len = n;
+        int edits = 1 + (int)(rng_next(&seed) % 4);
+        for (int e = 0; e < edits; ++e) {
+            size_t at = rng_next(&seed) % len;
+            switch (rng_next(&seed) % 4) {
+            case 0: buf[at] = junk[rng_next(&seed) % (sizeof junk - 1)]; break;   // replace
+            case 1: buf[at] = (char)(rng_next(&seed) & 0xff); break;              // any byte
+            case 2: len = at + 1; break;                                            // truncate
+            default:                                                                // delete
+                memmove(buf + at, buf + at + 1, len - at - 1);
+                len--;
+                break;
+            }
+        }
+        kcc_trace *t = NULL;
+        char err[256] = "";
+        kcc_status st = kcc_trace_parse(buf, len, "m.trace", &t, err, sizeof err);
+        if (st != KCC_OK) {
+            assert_null(t);
+            assert_int_equal(strncmp(err, "m.trace:", 8), 0);
+            continue;
+        }
+        ++parsed;
+        kcc_trace_report r;
+        assert_int_equal(kcc_trace_replay(t, mesh, 0.0f, NULL, &r), KCC_OK);
+        assert_int_equal(r.frames, t->frame_count);
+        kcc_trace_free(t);
+    }
+    assert_true(parsed > 0 && parsed < 1500);   // some edits leave a valid trace, most do not
+    free(buf);
+    free(s);
+    kcc_mesh_destroy(mesh);
+}
+
 int test_group_trace(void)
 {
     const struct CMUnitTest tests[] = {
@@ -692,6 +739,7 @@ int test_group_trace(void)
         cmocka_unit_test(missing_trace_file_is_an_io_error_naming_it),
         cmocka_unit_test(trace_written_to_a_file_replays_on_its_obj_level_next_to_it),
         cmocka_unit_test(unknown_generated_level_is_reported_at_the_level_line),
+        cmocka_unit_test(mutated_traces_never_crash_and_errors_name_the_file),
     };
     return KCC_RUN_GROUP("trace", tests);
 }
