@@ -74,9 +74,9 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
         live += kcc_tri_is_degenerate(v[0], v[1], v[2]) ? 0u : 1u;
     }
 
-    const uint64_t nodes_cap = live ? 2ull * live - 1 : 0;
-    const uint64_t off_nodes = round_up(sizeof(kcc_mesh));
-    const uint64_t off_tris = off_nodes + nodes_cap * sizeof(kcc_node);
+    const uint64_t pairs_cap = live; /* 2 live - 1 nodes plus the dummy root sibling */
+    const uint64_t off_pairs = round_up(sizeof(kcc_mesh));
+    const uint64_t off_tris = off_pairs + pairs_cap * sizeof(kcc_node_pair);
     const uint64_t off_id = off_tris + (uint64_t)n * sizeof(kcc_tri);
     const uint64_t off_slot = off_id + (uint64_t)n * sizeof(uint32_t);
     const uint64_t total = off_slot + (uint64_t)n * sizeof(uint32_t);
@@ -103,7 +103,7 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     memset(m, 0, sizeof *m);
     m->allocator = al;
     m->block_bytes = (size_t)total;
-    m->nodes = (kcc_node *)(block + off_nodes);
+    m->pairs = (kcc_node_pair *)(block + off_pairs);
     m->tris = (kcc_tri *)(block + off_tris);
     m->tri_id = (uint32_t *)(block + off_id);
     m->tri_slot = (uint32_t *)(block + off_slot);
@@ -143,10 +143,11 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     m->coord_scale = scale;
 
     if (live > 0) {
-        m->node_count = kcc_tree_build(prims, live, m->nodes, &m->leaf_count, &m->depth);
+        m->pair_count = kcc_tree_build(prims, live, m->pairs, &m->leaf_count, &m->depth);
+        m->node_count = 2 * m->pair_count - 1;
         for (int k = 0; k < 3; ++k) {
-            m->bounds[0][k] = m->nodes[0].lo[k];
-            m->bounds[1][k] = m->nodes[0].hi[k];
+            m->bounds[0][k] = kcc_node_lo(m, 0, k);
+            m->bounds[1][k] = kcc_node_hi(m, 0, k);
         }
         /* Pass 3: triangles in leaf order. */
         for (uint32_t s = 0; s < live; ++s) {
@@ -196,7 +197,7 @@ void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out)
     s.nodes = mesh->node_count;
     s.leaves = mesh->leaf_count;
     s.depth = mesh->depth;
-    s.tree_bytes = (size_t)mesh->node_count * sizeof(kcc_node) +
+    s.tree_bytes = (size_t)mesh->pair_count * sizeof(kcc_node_pair) +
                    (size_t)mesh->triangle_count * 2 * sizeof(uint32_t);
     s.vertex_bytes = (size_t)mesh->triangle_count * sizeof(kcc_tri);
     *out = s;
@@ -235,12 +236,6 @@ static bool box_valid(const vec3 box[2])
     return true;
 }
 
-static inline bool node_overlaps(const kcc_node *n, const float lo[3], const float hi[3])
-{
-    return n->lo[0] <= hi[0] && n->hi[0] >= lo[0] && n->lo[1] <= hi[1] && n->hi[1] >= lo[1] &&
-           n->lo[2] <= hi[2] && n->hi[2] >= lo[2];
-}
-
 static inline bool tri_bounds_overlap(const kcc_tri *t, const float lo[3], const float hi[3])
 {
     for (int k = 0; k < 3; ++k) {
@@ -257,35 +252,39 @@ static inline bool tri_bounds_overlap(const kcc_tri *t, const float lo[3], const
 static uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out,
                           uint32_t capacity, bool exact)
 {
-    if (!mesh || !box || (capacity > 0 && !out) || !box_valid(box) || mesh->node_count == 0)
+    if (!mesh || !box || (capacity > 0 && !out) || !box_valid(box) || mesh->pair_count == 0)
         return 0;
     const float *lo = box[0], *hi = box[1];
+    kcc_pbox q;
+    kcc_pbox_setup(&q, lo, hi);
+    const kcc_node_pair *pairs = mesh->pairs;
     uint32_t stack[KCC_TREE_STACK];
     uint32_t sp = 0, found = 0;
-    if (!node_overlaps(&mesh->nodes[0], lo, hi))
-        return 0;
-    stack[sp++] = 0;
+    stack[sp++] = 0; /* the root pair: root and dummy */
     while (sp > 0) {
-        const kcc_node *node = &mesh->nodes[stack[--sp]];
-        if (node->count > 0) {
-            for (uint32_t s = node->first, e = node->first + node->count; s < e; ++s) {
+        const kcc_node_pair *p = &pairs[stack[--sp]];
+        int mask = kcc_pbox_test(&q, p);
+        /* Inner children are pushed (right first, so the left subtree is reported first); leaves
+         * are tested at once. */
+        for (int c = 1; c >= 0; --c) {
+            if (!(mask >> c & 1) || p->count[c] != 0)
+                continue;
+            stack[sp++] = p->first[c];
+        }
+        for (int c = 0; c < 2; ++c) {
+            if (!(mask >> c & 1) || p->count[c] == 0)
+                continue;
+            for (uint32_t s = p->first[c], e = s + p->count[c]; s < e; ++s) {
                 const kcc_tri *t = &mesh->tris[s];
-                bool hit = exact ? kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], lo, hi)
-                                 : tri_bounds_overlap(t, lo, hi);
+                bool hit = tri_bounds_overlap(t, lo, hi) &&
+                           (!exact || kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], lo, hi));
                 if (hit) {
                     if (found < capacity)
                         out[found] = mesh->tri_id[s];
                     ++found;
                 }
             }
-            continue;
         }
-        uint32_t l = node->first;
-        /* Push right first so the left subtree is reported first (leaf order). */
-        if (node_overlaps(&mesh->nodes[l + 1], lo, hi))
-            stack[sp++] = l + 1;
-        if (node_overlaps(&mesh->nodes[l], lo, hi))
-            stack[sp++] = l;
     }
     return found;
 }
@@ -307,49 +306,44 @@ uint32_t kcc_mesh_query_bounds(const kcc_mesh *mesh, const vec3 box[2], uint32_t
  * margin covering float rounding of the grown bounds), nearest child first, pruned by the best
  * contact time so far. */
 
-typedef struct sweep_ray {
-    float org[3];      /* box centre (m) */
-    float inv[3];      /* 1 / delta (+-inf for zero components; see the slab test in ray.c) */
-    int   near_hi[3];  /* 1 when inv < 0 */
-    float grow[3];     /* half extents + margin (m) */
-} sweep_ray;
-
-/* Entry time of the centre segment [0, tmax] into the grown node, or false. NaN from 0 * inf
- * (centre exactly on a plane of a slab it moves parallel to) is ignored by the max/min order. */
-static inline bool sweep_node(const sweep_ray *r, const kcc_node *n, float tmax, float *out_t)
+/* The cheap part of the swept test: the box-axis slabs of the triangle's bounds, grown like the
+ * nodes. A triangle this rejects cannot touch the box before `limit` (the exact test's box axes
+ * are the same slabs without the margin). */
+static inline bool tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, float limit)
 {
-    float tn = 0.0f, tf = tmax;
+    float tn = 0.0f, tf = limit;
     for (int k = 0; k < 3; ++k) {
-        float lo = n->lo[k] - r->grow[k], hi = n->hi[k] + r->grow[k];
-        float pn = r->near_hi[k] ? hi : lo, pf = r->near_hi[k] ? lo : hi;
-        float a = (pn - r->org[k]) * r->inv[k];
-        float b = (pf - r->org[k]) * r->inv[k];
-        tn = a > tn ? a : tn;
-        tf = b < tf ? b : tf;
+        float a = t->v[0][k], b = t->v[1][k], c = t->v[2][k];
+        float mn = a < b ? a : b, mx = a > b ? a : b;
+        mn = c < mn ? c : mn;
+        mx = c > mx ? c : mx;
+        bool neg = signbit(r->inv[k]) != 0;
+        float pn = neg ? mx : mn, pf = neg ? mn : mx;
+        float x = (pn - r->org_n[k]) * r->inv[k];
+        float y = (pf - r->org_f[k]) * r->inv[k] * KCC_SLAB_GROW;
+        tn = x > tn ? x : tn;
+        tf = y < tf ? y : tf;
     }
-    *out_t = tn;
-    return tn <= tf;
+    return tn * KCC_SLAB_SHRINK <= tf;
 }
 
 bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
                          kcc_sweep_hit *hit)
 {
-    if (!mesh || !box || !delta || !hit || !box_valid(box) || mesh->node_count == 0)
+    if (!mesh || !box || !delta || !hit || !box_valid(box) || mesh->pair_count == 0)
         return false;
     if (!isfinite(delta[0]) || !isfinite(delta[1]) || !isfinite(delta[2]))
         return false;
     if (delta[0] == 0.0f && delta[1] == 0.0f && delta[2] == 0.0f)
         return false; /* nothing approaches anything */
     double ctr[3], half[3], d[3];
-    sweep_ray r;
+    float org[3], grow[3];
     float big = mesh->coord_scale;
     for (int k = 0; k < 3; ++k) {
         ctr[k] = 0.5 * ((double)box[0][k] + (double)box[1][k]);
         half[k] = 0.5 * ((double)box[1][k] - (double)box[0][k]);
         d[k] = delta[k];
-        r.org[k] = (float)ctr[k];
-        r.inv[k] = 1.0f / delta[k];
-        r.near_hi[k] = signbit(r.inv[k]) ? 1 : 0;
+        org[k] = (float)ctr[k];
         float a = fabsf(box[0][k]) + fabsf(delta[k]);
         float b = fabsf(box[1][k]) + fabsf(delta[k]);
         big = a > big ? a : big;
@@ -358,7 +352,9 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
     /* A few ulps of the largest coordinate in play covers every rounding of the grown bounds. */
     float margin = big * 1e-6f + 1e-30f;
     for (int k = 0; k < 3; ++k)
-        r.grow[k] = (float)half[k] + margin;
+        grow[k] = (float)half[k] + margin;
+    kcc_pray r;
+    kcc_pray_setup(&r, org, delta, grow);
 
     double best_t = 2.0;
     double best_n[3] = {0.0, 0.0, 0.0};
@@ -366,29 +362,42 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
     bool best_start = false;
     /* Node pruning compares against best_t grown by a relative hair so ties are still visited. */
     float limit = 1.0f;
+    const kcc_node_pair *pairs = mesh->pairs;
     struct { uint32_t node; float t; } stack[KCC_TREE_STACK];
     uint32_t sp = 0;
-    float t_root;
-    if (!sweep_node(&r, &mesh->nodes[0], limit, &t_root))
+    float tt[2];
+    if (!(kcc_pray_test(&r, &pairs[0], limit, tt) & 1))
         return false;
-    stack[sp].node = 0;
-    stack[sp++].t = t_root;
-    while (sp > 0) {
-        --sp;
-        if (stack[sp].t > limit)
-            continue;
-        const kcc_node *node = &mesh->nodes[stack[sp].node];
-        if (node->count > 0) {
-            for (uint32_t s = node->first, e = node->first + node->count; s < e; ++s) {
+    uint32_t node = 0;
+    for (;;) {
+        const kcc_node_pair *p = &pairs[node >> 1];
+        uint32_t c = node & 1, count = p->count[c], first = p->first[c];
+        if (count == 0) {
+            int m = kcc_pray_test(&r, &pairs[first], limit, tt);
+            if (m == 3) {
+                uint32_t near = tt[1] < tt[0] ? 1u : 0u;
+                stack[sp].node = 2 * first + (near ^ 1u);
+                stack[sp++].t = tt[near ^ 1u];
+                node = 2 * first + near;
+                continue;
+            }
+            if (m != 0) {
+                node = 2 * first + (uint32_t)(m >> 1);
+                continue;
+            }
+        } else {
+            for (uint32_t s = first, e = first + count; s < e; ++s) {
                 const kcc_tri *t = &mesh->tris[s];
-                double tt, nn[3];
+                if (!tri_bounds_swept(t, &r, limit))
+                    continue;
+                double th, nn[3];
                 bool start;
-                if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], ctr, half, d, &tt, nn,
-                                            &start))
+                if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], ctr, half, d,
+                                            best_t < 1.0 ? best_t : 1.0, &th, nn, &start))
                     continue;
                 uint32_t id = mesh->tri_id[s];
-                if (tt < best_t || (tt == best_t && id < best_id)) {
-                    best_t = tt;
+                if (th < best_t || (th == best_t && id < best_id)) {
+                    best_t = th;
                     best_id = id;
                     best_start = start;
                     memcpy(best_n, nn, sizeof nn);
@@ -397,27 +406,18 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
                         limit = 1.0f;
                 }
             }
-            continue;
         }
-        uint32_t l = node->first;
-        float tl, tr;
-        bool hl = sweep_node(&r, &mesh->nodes[l], limit, &tl);
-        bool hr = sweep_node(&r, &mesh->nodes[l + 1], limit, &tr);
-        if (hl && hr) {
-            /* Far child below near child on the stack. */
-            uint32_t near = tl <= tr ? l : l + 1, far = tl <= tr ? l + 1 : l;
-            float tnear = tl <= tr ? tl : tr, tfar = tl <= tr ? tr : tl;
-            stack[sp].node = far;
-            stack[sp++].t = tfar;
-            stack[sp].node = near;
-            stack[sp++].t = tnear;
-        } else if (hl) {
-            stack[sp].node = l;
-            stack[sp++].t = tl;
-        } else if (hr) {
-            stack[sp].node = l + 1;
-            stack[sp++].t = tr;
+        bool next = false;
+        while (sp > 0) {
+            --sp;
+            if (stack[sp].t <= limit) {
+                node = stack[sp].node;
+                next = true;
+                break;
+            }
         }
+        if (!next)
+            break;
     }
     if (best_id == UINT32_MAX)
         return false;

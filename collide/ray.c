@@ -100,74 +100,48 @@ bool kcc_tri_raycast(const vec3 a, const vec3 b, const vec3 c, const vec3 origin
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Mesh ray cast. */
-
-/* Robust slab test (Ize 2013): the far distance is grown by 1 + 2 gamma(3) and the near distance
- * shrunk the same way, so rounding never culls a node whose triangle the exact test would hit.
- * Zero direction components give inv = +-inf; an origin exactly on such a slab's plane then gives
- * 0 * inf = NaN, which the NaN-ignoring max/min below drop (that axis constrains nothing), and an
- * origin off the plane gives +-inf, which culls or passes exactly as the infinite line would. */
-#define SLAB_GROW   1.0000004f
-#define SLAB_SHRINK 0.9999996f
-
-typedef struct slab_ray {
-    float org[3];
-    float inv[3];      /* 1 / dir (+-inf for zero components) */
-    int   near_hi[3];  /* 1 when inv < 0: the near plane is the node's hi */
-} slab_ray;
-
-static void slab_setup(slab_ray *r, const float org[3], const float dir[3])
-{
-    for (int k = 0; k < 3; ++k) {
-        r->org[k] = org[k];
-        r->inv[k] = 1.0f / dir[k];
-        r->near_hi[k] = signbit(r->inv[k]) ? 1 : 0;
-    }
-}
-
-static inline bool slab(const slab_ray *r, const kcc_node *n, float tmax, float *out_t)
-{
-    float tn = 0.0f, tf = tmax;
-    for (int k = 0; k < 3; ++k) {
-        float pn = r->near_hi[k] ? n->hi[k] : n->lo[k];
-        float pf = r->near_hi[k] ? n->lo[k] : n->hi[k];
-        float a = (pn - r->org[k]) * r->inv[k];
-        float b = (pf - r->org[k]) * r->inv[k] * SLAB_GROW;
-        tn = a > tn ? a : tn;   /* a NaN a keeps tn */
-        tf = b < tf ? b : tf;   /* a NaN b keeps tf */
-    }
-    tn *= SLAB_SHRINK;
-    *out_t = tn;
-    return tn <= tf;
-}
+ * Mesh ray cast: nearest child first, the far one on the stack with its entry distance, popped
+ * entries beyond the best hit so far skipped. */
 
 bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, float max_t,
                       kcc_ray_hit *hit)
 {
     if (!mesh || !origin || !dir || !hit || !ray_args_valid(origin, dir, max_t))
         return false;
-    if (mesh->node_count == 0)
+    if (mesh->pair_count == 0)
         return false;
     ray_pre pre;
     ray_setup(origin, dir, &pre);
-    slab_ray sr;
-    slab_setup(&sr, origin, dir);
+    const float no_grow[3] = {0.0f, 0.0f, 0.0f};
+    kcc_pray sr;
+    kcc_pray_setup(&sr, origin, dir, no_grow);
     float best = max_t;
     uint32_t best_slot = UINT32_MAX, best_id = UINT32_MAX;
+    const kcc_node_pair *pairs = mesh->pairs;
     struct { uint32_t node; float t; } stack[KCC_TREE_STACK];
     uint32_t sp = 0;
-    float troot;
-    if (!slab(&sr, &mesh->nodes[0], best, &troot))
+    float tt[2];
+    if (!(kcc_pray_test(&sr, &pairs[0], best, tt) & 1))
         return false;
-    stack[sp].node = 0;
-    stack[sp++].t = troot;
-    while (sp > 0) {
-        --sp;
-        if (stack[sp].t > best)
-            continue;
-        const kcc_node *node = &mesh->nodes[stack[sp].node];
-        if (node->count > 0) {
-            for (uint32_t s = node->first, e = node->first + node->count; s < e; ++s) {
+    uint32_t node = 0;
+    for (;;) {
+        const kcc_node_pair *p = &pairs[node >> 1];
+        uint32_t c = node & 1, count = p->count[c], first = p->first[c];
+        if (count == 0) {
+            int m = kcc_pray_test(&sr, &pairs[first], best, tt);
+            if (m == 3) {
+                uint32_t near = tt[1] < tt[0] ? 1u : 0u;
+                stack[sp].node = 2 * first + (near ^ 1u);
+                stack[sp++].t = tt[near ^ 1u];
+                node = 2 * first + near;
+                continue;
+            }
+            if (m != 0) {
+                node = 2 * first + (uint32_t)(m >> 1);
+                continue;
+            }
+        } else {
+            for (uint32_t s = first, e = first + count; s < e; ++s) {
                 const kcc_tri *t = &mesh->tris[s];
                 float th;
                 if (!ray_tri(&pre, t->v[0], t->v[1], t->v[2], best, &th))
@@ -179,25 +153,18 @@ bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, f
                     best_id = id;
                 }
             }
-            continue;
         }
-        uint32_t l = node->first;
-        float tl, tr;
-        bool hl = slab(&sr, &mesh->nodes[l], best, &tl);
-        bool hr = slab(&sr, &mesh->nodes[l + 1], best, &tr);
-        if (hl && hr) {
-            bool left_first = tl <= tr;
-            stack[sp].node = left_first ? l + 1 : l;
-            stack[sp++].t = left_first ? tr : tl;
-            stack[sp].node = left_first ? l : l + 1;
-            stack[sp++].t = left_first ? tl : tr;
-        } else if (hl) {
-            stack[sp].node = l;
-            stack[sp++].t = tl;
-        } else if (hr) {
-            stack[sp].node = l + 1;
-            stack[sp++].t = tr;
+        bool next = false;
+        while (sp > 0) {
+            --sp;
+            if (stack[sp].t <= best) {
+                node = stack[sp].node;
+                next = true;
+                break;
+            }
         }
+        if (!next)
+            break;
     }
     if (best_slot == UINT32_MAX)
         return false;

@@ -1,5 +1,5 @@
-/* tree.c: owns the AABB-tree builder: top-down binned SAH over triangle bounds into 32-byte nodes,
- * children stored as adjacent pairs, leaves of up to KCC_LEAF_MAX triangles. Deterministic (fixed
+/* tree.c: owns the AABB-tree builder: top-down binned SAH over triangle bounds into 32-byte nodes
+ * stored as sibling pairs (kcc_node_pair), leaves of up to KCC_LEAF_MAX triangles. Deterministic (fixed
  * iteration order, strict-less tie-breaks, a total order in the median fallback; the SSE and scalar
  * paths compute bit-identical values). Allocates nothing. */
 #include <math.h>
@@ -173,11 +173,34 @@ typedef struct sah_bin {
     uint32_t count;
 } sah_bin;
 
-uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node *nodes,
+/* Writes node `id` (lane id & 1 of pair id >> 1). */
+static void put_node(kcc_node_pair *pairs, uint32_t id, const vbox *b, uint32_t first,
+                     uint32_t count)
+{
+    kcc_node_pair *p = &pairs[id >> 1];
+    uint32_t c = id & 1;
+    float lo[4], hi[4];
+    v4_store(lo, b->lo);
+    v4_store(hi, b->hi);
+    p->x[0][c] = lo[0];
+    p->x[1][c] = hi[0];
+    p->y[0][c] = lo[1];
+    p->y[1][c] = hi[1];
+    p->z[0][c] = lo[2];
+    p->z[1][c] = hi[2];
+    p->first[c] = first;
+    p->count[c] = count;
+}
+
+uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
                         uint32_t *out_leaves, uint32_t *out_depth)
 {
     build_task stack[KCC_TREE_MAX_DEPTH + 4];
-    uint32_t sp = 0, node_count = 1, leaves = 0, max_depth = 0;
+    /* Node 0 is the root, node 1 the never-hit dummy sibling; children come in pairs from 2. */
+    uint32_t sp = 0, node_count = 2, leaves = 0, max_depth = 0;
+    vbox empty;
+    vbox_empty(&empty);
+    put_node(pairs, 1, &empty, 0, 0);
     stack[0].node = 0;
     stack[0].begin = 0;
     stack[0].end = n;
@@ -188,14 +211,6 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node *nodes,
         build_task task = stack[--sp];
         const uint32_t count = task.end - task.begin;
         kcc_build_prim *p = prims + task.begin;
-        kcc_node *node = &nodes[task.node];
-        {
-            float lo[4], hi[4];
-            v4_store(lo, task.nb.lo);
-            v4_store(hi, task.nb.hi);
-            memcpy(node->lo, lo, sizeof node->lo);
-            memcpy(node->hi, hi, sizeof node->hi);
-        }
         if (task.depth > max_depth)
             max_depth = task.depth;
 
@@ -305,8 +320,7 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node *nodes,
             }
         }
         if (make_leaf) {
-            node->first = task.begin;
-            node->count = count;
+            put_node(pairs, task.node, &task.nb, task.begin, count);
             ++leaves;
             continue;
         }
@@ -331,8 +345,7 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node *nodes,
         }
         uint32_t left = node_count;
         node_count += 2;
-        node->first = left;
-        node->count = 0;
+        put_node(pairs, task.node, &task.nb, left >> 1, 0);
         build_task *rt = &stack[sp++];
         rt->nb = rnb;
         rt->cb = rcb;
@@ -350,5 +363,5 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node *nodes,
     }
     *out_leaves = leaves;
     *out_depth = max_depth;
-    return node_count;
+    return node_count / 2;
 }

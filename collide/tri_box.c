@@ -131,90 +131,109 @@ bool kcc_tri_overlap_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 b
  * projections overlap for t in one interval; the box touches the triangle at the latest entry
  * over all axes if that is no later than the earliest exit. */
 
+/* Times are kept as fractions num / den with den >= 0 (den = 0: +infinity) and compared by cross
+ * multiplication, so an axis costs no division; penetration depths are compared squared, so it
+ * costs no square root either. */
 typedef struct sweep_state {
-    double enter;         /* latest entry time over separated axes; -1 while there is none */
-    double enter_n[3];    /* its axis, oriented from the triangle toward the box */
-    double exit;          /* earliest exit time */
-    double pen;           /* least penetration over overlapping axes (m) */
-    double pen_dot;       /* dot(pen_n, delta) of that axis, tie-break: most opposed wins */
-    double pen_n[3];
-    bool   separated;     /* some axis is separated at t = 0 */
+    double enter_n, enter_d;  /* latest entry time over separated axes */
+    double enter_ax[3];       /* its axis (not normalised), oriented from the triangle toward the box */
+    double exit_n, exit_d;    /* earliest exit time */
+    double pen2, pen_len2;    /* least penetration so far as depth^2 and |axis|^2 (depth = along axis) */
+    double pen_dot;           /* dot(unit pen axis, delta), tie-break: most opposed wins */
+    double pen_ax[3];         /* its axis (not normalised), oriented from the triangle toward the box */
+    double t_max;             /* contacts later than this are of no interest */
+    bool   separated;         /* some axis is separated at t = 0 */
+    bool   has_pen;
 } sweep_state;
 
-/* Returns false when this axis proves there is no contact within t in [0, 1]. */
+/* a_n / a_d < b_n / b_d for non-negative denominators (0 meaning +infinity). */
+static inline bool frac_less(double an, double ad, double bn, double bd)
+{
+    return an * bd < bn * ad;
+}
+
+/* Returns false when this axis proves there is no contact within t in [0, t_max]. */
 static bool sweep_axis(sweep_state *st, double v[3][3], const double h[3],
                        const double d[3], double lx, double ly, double lz)
 {
+    /* Entry and exit times are ratios of projections and do not depend on |L|, so the axis is
+     * used unnormalised. */
     double len2 = lx * lx + ly * ly + lz * lz;
     if (!(len2 > 0.0))
         return true; /* degenerate axis: proves nothing */
-    double inv = 1.0 / sqrt(len2);
-    lx *= inv;
-    ly *= inv;
-    lz *= inv;
     double p0 = v[0][0] * lx + v[0][1] * ly + v[0][2] * lz;
     double p1 = v[1][0] * lx + v[1][1] * ly + v[1][2] * lz;
     double p2 = v[2][0] * lx + v[2][1] * ly + v[2][2] * lz;
     double pmin = min3d(p0, p1, p2), pmax = max3d(p0, p1, p2);
     double r = h[0] * fabs(lx) + h[1] * fabs(ly) + h[2] * fabs(lz);
     double s = d[0] * lx + d[1] * ly + d[2] * lz;
-    double enter, exit, sign;
+    double en, ed, xn, xd, sign;
     if (pmin > r) {                     /* triangle ahead along +L: box must move along +L */
         if (!(s > 0.0))
             return false;
-        enter = (pmin - r) / s;
-        exit = (pmax + r) / s;
+        en = pmin - r, ed = s;
+        xn = pmax + r, xd = s;
         sign = -1.0;                    /* the box is on the -L side of the triangle */
     } else if (pmax < -r) {             /* triangle behind along -L */
         if (!(s < 0.0))
             return false;
-        enter = (pmax + r) / s;
-        exit = (pmin - r) / s;
+        en = -(pmax + r), ed = -s;
+        xn = r - pmin, xd = -s;
         sign = 1.0;
     } else {                            /* overlapping on this axis at t = 0 */
         double up = pmax + r;           /* push the box along +L by this much to separate */
         double down = r - pmin;         /* ... or along -L by this much */
-        double pen = up <= down ? up : down;
-        double nsign = up <= down ? 1.0 : -1.0;
-        double pdot = nsign * s;
-        if (up == down && -s < pdot) {  /* equal depth both ways: the side delta pushes into */
-            nsign = -1.0;
-            pdot = -s;
-        }
-        if (pen < st->pen || (pen == st->pen && pdot < st->pen_dot)) {
-            st->pen = pen;
-            st->pen_dot = pdot;
-            st->pen_n[0] = nsign * lx;
-            st->pen_n[1] = nsign * ly;
-            st->pen_n[2] = nsign * lz;
+        if (!st->separated) {           /* depths matter only while no axis separates */
+            double pen = up <= down ? up : down;
+            double nsign = up <= down ? 1.0 : -1.0;
+            double p2n = pen * pen;
+            bool better = !st->has_pen || frac_less(p2n, len2, st->pen2, st->pen_len2);
+            bool tie = st->has_pen && !better && !frac_less(st->pen2, st->pen_len2, p2n, len2);
+            if (better || tie || up == down) {
+                double inv = 1.0 / sqrt(len2);
+                double pdot = nsign * s * inv;
+                if (up == down && -s * inv < pdot) { /* equal both ways: the side delta pushes into */
+                    nsign = -1.0;
+                    pdot = -s * inv;
+                }
+                if (better || (tie && pdot < st->pen_dot)) {
+                    st->has_pen = true;
+                    st->pen2 = p2n;
+                    st->pen_len2 = len2;
+                    st->pen_dot = pdot;
+                    st->pen_ax[0] = nsign * lx;
+                    st->pen_ax[1] = nsign * ly;
+                    st->pen_ax[2] = nsign * lz;
+                }
+            }
         }
         if (s > 0.0)
-            exit = up / s;
+            xn = up, xd = s;
         else if (s < 0.0)
-            exit = -down / s;
+            xn = down, xd = -s;
         else
-            exit = INFINITY;
-        if (exit < st->exit)
-            st->exit = exit;
-        return st->enter <= st->exit;
+            xn = 1.0, xd = 0.0;
+        if (frac_less(xn, xd, st->exit_n, st->exit_d))
+            st->exit_n = xn, st->exit_d = xd;
+        return !frac_less(st->exit_n, st->exit_d, st->enter_n, st->enter_d);
     }
-    if (enter > 1.0)
+    if (en > st->t_max * ed)
         return false;
-    if (!st->separated || enter > st->enter) {
+    if (!st->separated || frac_less(st->enter_n, st->enter_d, en, ed)) {
         st->separated = true;
-        st->enter = enter;
-        st->enter_n[0] = sign * lx;
-        st->enter_n[1] = sign * ly;
-        st->enter_n[2] = sign * lz;
+        st->enter_n = en, st->enter_d = ed;
+        st->enter_ax[0] = sign * lx;
+        st->enter_ax[1] = sign * ly;
+        st->enter_ax[2] = sign * lz;
     }
-    if (exit < st->exit)
-        st->exit = exit;
-    return st->enter <= st->exit;
+    if (frac_less(xn, xd, st->exit_n, st->exit_d))
+        st->exit_n = xn, st->exit_d = xd;
+    return !frac_less(st->exit_n, st->exit_d, st->enter_n, st->enter_d);
 }
 
 bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3],
                             const double center[3], const double half[3], const double delta[3],
-                            double *out_t, double out_normal[3], bool *out_start)
+                            double t_max, double *out_t, double out_normal[3], bool *out_start)
 {
     double v[3][3];
     const float *p[3] = {a, b, c};
@@ -229,10 +248,9 @@ bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3]
     }
     sweep_state st;
     memset(&st, 0, sizeof st);
-    st.enter = -1.0;
-    st.exit = INFINITY;
-    st.pen = INFINITY;
-    st.pen_dot = INFINITY;
+    st.enter_n = -1.0, st.enter_d = 1.0;
+    st.exit_n = 1.0, st.exit_d = 0.0;
+    st.t_max = t_max;
     /* Cheapest and most decisive axes first: the box axes, the triangle normal, then edges. */
     if (!sweep_axis(&st, v, half, delta, 1.0, 0.0, 0.0) ||
         !sweep_axis(&st, v, half, delta, 0.0, 1.0, 0.0) ||
@@ -251,22 +269,30 @@ bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3]
             return false;
     }
     if (st.separated) {
-        if (!(st.enter <= st.exit) || !(st.enter <= 1.0) || !(st.enter >= 0.0))
+        if (frac_less(st.exit_n, st.exit_d, st.enter_n, st.enter_d) ||
+            !(st.enter_n <= t_max * st.enter_d) || !(st.enter_n >= 0.0) || !(st.enter_d > 0.0))
             return false;
-        double dn = st.enter_n[0] * delta[0] + st.enter_n[1] * delta[1] + st.enter_n[2] * delta[2];
+        double dn = st.enter_ax[0] * delta[0] + st.enter_ax[1] * delta[1] + st.enter_ax[2] * delta[2];
         if (!(dn < 0.0))
             return false;
-        *out_t = st.enter;
-        memcpy(out_normal, st.enter_n, sizeof st.enter_n);
+        double inv = 1.0 / sqrt(st.enter_ax[0] * st.enter_ax[0] + st.enter_ax[1] * st.enter_ax[1] +
+                                st.enter_ax[2] * st.enter_ax[2]);
+        double t = st.enter_n / st.enter_d;
+        *out_t = t < t_max ? t : t_max;
+        for (int k = 0; k < 3; ++k)
+            out_normal[k] = st.enter_ax[k] * inv;
         *out_start = false;
         return true;
     }
     /* Overlapping (or touching) at t = 0: least penetration axis, if delta pushes deeper. */
-    if (!(st.pen_dot < 0.0))
+    if (!st.has_pen || !(st.pen_dot < 0.0))
         return false;
+    double inv = 1.0 / sqrt(st.pen_ax[0] * st.pen_ax[0] + st.pen_ax[1] * st.pen_ax[1] +
+                            st.pen_ax[2] * st.pen_ax[2]);
     *out_t = 0.0;
-    memcpy(out_normal, st.pen_n, sizeof st.pen_n);
-    *out_start = st.pen > 0.0;
+    for (int k = 0; k < 3; ++k)
+        out_normal[k] = st.pen_ax[k] * inv;
+    *out_start = st.pen2 > 0.0;
     return true;
 }
 
@@ -289,7 +315,7 @@ bool kcc_tri_sweep_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box
         d[k] = delta[k];
     }
     bool start;
-    if (!kcc_tri_sweep_internal(a, b, c, ctr, half, d, &t, n, &start))
+    if (!kcc_tri_sweep_internal(a, b, c, ctr, half, d, 1.0, &t, n, &start))
         return false;
     if (out_t)
         *out_t = (float)t;

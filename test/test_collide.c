@@ -475,24 +475,31 @@ static void tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle(void
     uint32_t *seen = calloc(s.n, sizeof(uint32_t));
     uint32_t stack[128], sp = 0, leaves = 0;
     stack[sp++] = 0;
+    /* The root's sibling is the dummy: empty bounds, never a leaf. */
+    assert_true(kcc_node_lo(m, 1, 0) > kcc_node_hi(m, 1, 0));
+    assert_int_equal(m->pairs[0].count[1], 0);
     while (sp) {
-        const kcc_node *nd = &m->nodes[stack[--sp]];
-        if (nd->count) {
+        uint32_t id = stack[--sp];
+        const kcc_node_pair *pr = &m->pairs[id >> 1];
+        uint32_t first = pr->first[id & 1], count = pr->count[id & 1];
+        if (count) {
             ++leaves;
-            assert_true(nd->count <= KCC_LEAF_MAX);
-            for (uint32_t i = nd->first; i < nd->first + nd->count; ++i) {
+            assert_true(count <= KCC_LEAF_MAX);
+            for (uint32_t i = first; i < first + count; ++i) {
                 seen[m->tri_id[i]]++;
                 for (int c = 0; c < 3; ++c)
                     for (int k = 0; k < 3; ++k)
-                        assert_true(m->tris[i].v[c][k] >= nd->lo[k] && m->tris[i].v[c][k] <= nd->hi[k]);
+                        assert_true(m->tris[i].v[c][k] >= kcc_node_lo(m, id, k) &&
+                                    m->tris[i].v[c][k] <= kcc_node_hi(m, id, k));
             }
             continue;
         }
-        for (int ch = 0; ch < 2; ++ch) {
-            const kcc_node *c = &m->nodes[nd->first + (uint32_t)ch];
+        assert_true(first > 0 && first < m->pair_count);
+        for (uint32_t ch = 2 * first; ch < 2 * first + 2; ++ch) {
             for (int k = 0; k < 3; ++k)
-                assert_true(c->lo[k] >= nd->lo[k] && c->hi[k] <= nd->hi[k]);
-            stack[sp++] = nd->first + (uint32_t)ch;
+                assert_true(kcc_node_lo(m, ch, k) >= kcc_node_lo(m, id, k) &&
+                            kcc_node_hi(m, ch, k) <= kcc_node_hi(m, id, k));
+            stack[sp++] = ch;
         }
     }
     assert_int_equal(leaves, st.leaves);
@@ -512,8 +519,8 @@ static void rebuilding_the_same_input_gives_an_identical_tree_and_answers(void *
     (void)state;
     soup s = soup_random(7, 5000, 50.0f, 2.0f);
     kcc_mesh *a = build_soup(&s), *b = build_soup(&s);
-    assert_int_equal(a->node_count, b->node_count);
-    assert_memory_equal(a->nodes, b->nodes, sizeof(kcc_node) * a->node_count);
+    assert_int_equal(a->pair_count, b->pair_count);
+    assert_memory_equal(a->pairs, b->pairs, sizeof(kcc_node_pair) * a->pair_count);
     assert_memory_equal(a->tris, b->tris, sizeof(kcc_tri) * a->triangle_count);
     assert_memory_equal(a->tri_id, b->tri_id, sizeof(uint32_t) * a->triangle_count);
     rng r = rng_seed(8);
