@@ -128,9 +128,12 @@ determinism:
 	    echo "  $$ref: $$(sed -n "$${n}p" $$ref/replay.txt)"; \
 	    echo "  $$d: $$(sed -n "$${n}p" $$d/replay.txt)"; exit 1; \
 	  fi; \
-	  [ -n "$$ref" ] || ref=$$d; \
+	  if [ -z "$$ref" ]; then ref=$$d; \
+	    $$d/kcc-replay --print $(TRACES) 2>/dev/null | cmp -s - $$d/replay.txt \
+	      || { echo "determinism: two runs of CC=$$cc OPT=$$opt differ"; exit 1; }; \
+	  fi; \
 	done; done; \
-	echo "determinism: $(words $(TRACES)) traces, $$(grep -c '^[0-9]' $$ref/replay.txt) frames replay bit-identically with CC=$(DET_CCS) x OPT=$(DET_OPTS)"
+	echo "determinism: $(words $(TRACES)) traces, $$(grep -c '^[0-9]' $$ref/replay.txt) frames replay bit-identically across runs and with CC=$(DET_CCS) x OPT=$(DET_OPTS)"
 
 # ---------------------------------------------------------------- the test command
 test: deps
