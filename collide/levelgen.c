@@ -686,19 +686,20 @@ static kcc_status gen_terrain(const level_params *p, kcc_level *out)
     /* spawns: the centre, then a grid of candidates where the ground under a 0.6 m footprint
      * varies by less than 0.5 m; placed 5 cm above the highest vertex around them */
     for (int k = -1; k < (S / 8) * (S / 8); ++k) {
-            int x = k < 0 ? mid : (k % (S / 8)) * 8 + 4, z = k < 0 ? mid : (k / (S / 8)) * 8 + 4;
-            if (k >= 0 && x == mid && z == mid)
-                continue;
-            float lo = 1e30f, hi = -1e30f;
-            for (int zz = z - 1; zz <= z + 1; ++zz)
-                for (int xx = x - 1; xx <= x + 1; ++xx) {
-                    float v = h[(size_t)zz * n1 + (size_t)xx];
-                    lo = v < lo ? v : lo;
-                    hi = v > hi ? v : hi;
-                }
-            if (hi - lo < 0.5f)
-                kcc_gen_spawn(&g, o + (float)x, hi + 0.05f, o + (float)z);
-        }
+        int x = k < 0 ? mid : (k % (S / 8)) * 8 + 4;
+        int z = k < 0 ? mid : (k / (S / 8)) * 8 + 4;
+        if (k >= 0 && x == mid && z == mid)
+            continue;
+        float lo = 1e30f, hi = -1e30f;
+        for (int zz = z - 1; zz <= z + 1; ++zz)
+            for (int xx = x - 1; xx <= x + 1; ++xx) {
+                float v = h[(size_t)zz * n1 + (size_t)xx];
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+        if (hi - lo < 0.5f)
+            kcc_gen_spawn(&g, o + (float)x, hi + 0.05f, o + (float)z);
+    }
     free(h);
     return kcc_gen_finish(&g, out);
 }

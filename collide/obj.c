@@ -476,8 +476,8 @@ static bool face_vertex(obj_state *st, const char *t, const char *te, uint64_t l
     if (!ok) {
         char ex[32];
         excerpt(t, te, ex, sizeof(ex));
-        return fail(pe, line, KCC_ERR_PARSE, "bad face vertex '%s' (expected i, i/t, i//n or i/t/n)",
-                    ex);
+        return fail(pe, line, KCC_ERR_PARSE,
+                    "bad face vertex '%s' (expected i, i/t, i//n or i/t/n)", ex);
     }
     uint32_t vc = st->b.level.vertex_count;
     if (idx == 0)
@@ -798,7 +798,8 @@ kcc_status kcc_level_load_obj(const char *path, kcc_level *out, char *err, size_
     if (r < 0) {
         pe.status = st;
         pe.line = 0;
-        snprintf(pe.msg, sizeof(pe.msg), "%s", st == KCC_ERR_IO ? "read error" : kcc_status_str(st));
+        snprintf(pe.msg, sizeof(pe.msg), "%s",
+                 st == KCC_ERR_IO ? "read error" : kcc_status_str(st));
         report(&pe, sp, err, err_size);
         free(sp);
         kcc_level_free(&level);
