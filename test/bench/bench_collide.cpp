@@ -634,6 +634,8 @@ int main(int argc, char **argv)
     RTCDevice dev = rtcNewDevice("threads=1");
     if (!dev) { fprintf(stderr, "embree: rtcNewDevice failed\n"); return 1; }
 
+    printf("clock %s\n", bench_clock_name());
+    bench_print_load("at the start");
     printf("bench_collide: single-thread ns/query, median of %d runs of up to %d queries each;\n"
            "ratios are peer time / kcc time (above 1: kcc faster). Embree built with threads=1, default quality.\n",
            RUNS, N_QUERIES);
@@ -642,7 +644,7 @@ int main(int argc, char **argv)
     bool shared = bench_levels_present(dir);
     if (!shared) printf("no levels at %s: generated meshes only\n", dir);
     int count = shared ? BENCH_LEVEL_COUNT : 2;
-    double t_start = bench_now_ns();
+    double t_start = bench_wall_ns();
     for (int i = 0; i <= count; ++i) {
         bench_level bl;
         bool ok;
@@ -702,7 +704,8 @@ int main(int argc, char **argv)
     for (const LevelResult &r : results)
         printf("| %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f |\n", r.name, r.box_kcc_ns, r.box_kcc_bounds_ns,
                r.box_bullet_ns, r.box_ode_ns, r.box_bullet_ns / r.box_kcc_ns, r.box_ode_ns / r.box_kcc_ns);
-    printf("\ntotal %.1f s\n", ms_since(t_start) * 1e-3);
+    bench_print_load("at the end");
+    printf("\ntotal %.1f s\n", (bench_wall_ns() - t_start) * 1e-9);
 
     rtcReleaseDevice(dev);
     dCloseODE();
