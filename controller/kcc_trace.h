@@ -53,7 +53,9 @@ kcc_status kcc_trace_begin_buffer(kcc_trace_writer *w, char *buffer, size_t capa
                                   const char *level, const kcc_character_desc *desc,
                                   const vec3 start);
 /// Records one frame: the displacement passed to kcc_character_move, and the character and result
-/// it produced (call right after the move). One line; no allocation.
+/// it produced (call right after the move). One line; no allocation. Every recording call returns
+/// KCC_ERR_NULL_ARGUMENT for a writer that was never begun or has ended (sticky after the end) and
+/// for NULL arguments (sticky: the trace would miss a step).
 kcc_status kcc_trace_record(kcc_trace_writer *w, const vec3 displacement, const kcc_character *ch,
                             const kcc_move_result *result);
 /// Records a retune: the desc passed to kcc_character_set_desc and the status it returned. Only the
