@@ -142,6 +142,7 @@ struct KccSim {
     std::vector<float> disp;
     float min_y;
     RunStats rs;
+    std::vector<double> branch_us[5]; /* one character: us of each move, by the branch that ended it */
 
     KccSim(const kcc_level &level, const kcc_mesh *m, uint32_t count)
         : L(level), mesh(m), n(count), ch(count), res(count), clear(count), disp(3 * (size_t)count)
@@ -177,6 +178,7 @@ struct KccSim {
         double t0 = bench_now_ns();
         for (uint32_t i = 0; i < n; ++i) kcc_character_move(&ch[i], mesh, &disp[3 * (size_t)i], &res[i]);
         rs.add_frame(bench_now_ns() - t0, n);
+        if (n == 1 && (unsigned)res[0].branch < 5) branch_us[res[0].branch].push_back(rs.per.back());
         /* untimed bookkeeping and checks */
         for (uint32_t i = 0; i < n; ++i) {
             const kcc_move_result &r = res[i];
@@ -396,6 +398,14 @@ int main(int argc, char **argv)
                    (unsigned long long)k.violations, (unsigned long long)k.violations_any,
                    (unsigned long long)k.start_overlap, (unsigned long long)k.respawns,
                    k.walked / counts[c]);
+            if (counts[c] == 1) {
+                printf("         kcc us/move by final branch (median):");
+                for (int br : {KCC_BRANCH_P2, KCC_BRANCH_P4, KCC_BRANCH_P1, KCC_BRANCH_P0})
+                    if (!ks.branch_us[br].empty())
+                        printf("  P%d %.3f (%zu moves)", br, bench_median(ks.branch_us[br].data(), ks.branch_us[br].size()),
+                               ks.branch_us[br].size());
+                printf("\n");
+            }
             if (bframes < FRAMES)
                 printf("         kcc median over the first %d frames (Bullet's run): %.3f us/move\n", bframes, k_same);
             printf("         bullet (%d frames, build %.1f ms): box on ground %.1f%%, respawns %llu, walked %.1f m/char;"
