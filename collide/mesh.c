@@ -74,82 +74,101 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
         live += kcc_tri_is_degenerate(v[0], v[1], v[2]) ? 0u : 1u;
     }
 
-    const uint64_t pairs_cap = live; /* 2 live - 1 nodes plus the dummy root sibling */
-    const uint64_t off_pairs = round_up(sizeof(kcc_mesh));
-    const uint64_t off_tris = off_pairs + pairs_cap * sizeof(kcc_node_pair);
-    const uint64_t off_id = off_tris + (uint64_t)n * sizeof(kcc_tri);
-    const uint64_t off_slot = off_id + (uint64_t)n * sizeof(uint32_t);
-    const uint64_t total = off_slot + (uint64_t)n * sizeof(uint32_t);
-    const uint64_t scratch = (uint64_t)(live ? live : 1) * sizeof(kcc_build_prim);
-    if (total > (uint64_t)SIZE_MAX / 2 || scratch > (uint64_t)SIZE_MAX / 2)
-        return KCC_ERR_TOO_LARGE;
-
     kcc_allocator al = desc->allocator;
     if (!al.alloc) {
         al.alloc = default_alloc;
         al.free = default_free;
         al.user = NULL;
     }
-    char *block = al.alloc((size_t)total, BLOCK_ALIGN, al.user);
-    if (!block)
-        return KCC_ERR_OUT_OF_MEMORY;
-    kcc_build_prim *prims = al.alloc((size_t)scratch, BLOCK_ALIGN, al.user);
-    if (!prims) {
-        al.free(block, al.user);
-        return KCC_ERR_OUT_OF_MEMORY;
+    /* Scratch (freed before returning): build prims, the binary tree, the collapse queue. */
+    const uint64_t off_bpairs = round_up((size_t)live * sizeof(kcc_build_prim));
+    const uint64_t off_queue = off_bpairs + (uint64_t)live * sizeof(kcc_node_pair);
+    const uint64_t scratch_bytes = off_queue + (uint64_t)live * sizeof(uint32_t);
+    /* Fixed part of the block: everything but the groups, whose count the build decides. */
+    const uint64_t fixed = round_up(sizeof(kcc_mesh)) +
+                           (uint64_t)n * (sizeof(kcc_tri) + 2 * sizeof(uint32_t));
+    if (fixed + (uint64_t)live * sizeof(kcc_node4) > (uint64_t)SIZE_MAX / 2 ||
+        scratch_bytes > (uint64_t)SIZE_MAX / 2)
+        return KCC_ERR_TOO_LARGE;
+
+    char *scratch = NULL;
+    kcc_build_prim *prims = NULL;
+    kcc_node_pair *bpairs = NULL;
+    uint32_t *queue = NULL;
+    uint32_t quad_count = 0, leaves = 0, depth = 0;
+    float scale = 0.0f;
+    if (live > 0) {
+        scratch = al.alloc((size_t)scratch_bytes, BLOCK_ALIGN, al.user);
+        if (!scratch)
+            return KCC_ERR_OUT_OF_MEMORY;
+        prims = (kcc_build_prim *)scratch;
+        bpairs = (kcc_node_pair *)(scratch + off_bpairs);
+        queue = (uint32_t *)(scratch + off_queue);
+        /* Prims of the live triangles, ids = input index (the builder's tie-break key). */
+        uint32_t np = 0;
+        for (uint32_t t = 0; t < n; ++t) {
+            float v[3][3];
+            for (int c = 0; c < 3; ++c)
+                load_vertex(desc, stride, tri_index(desc, t, c), v[c]);
+            if (kcc_tri_is_degenerate(v[0], v[1], v[2]))
+                continue;
+            kcc_build_prim *p = &prims[np++];
+            for (int k = 0; k < 3; ++k) {
+                float lo = v[0][k], hi = v[0][k];
+                for (int c = 1; c < 3; ++c) {
+                    lo = v[c][k] < lo ? v[c][k] : lo;
+                    hi = v[c][k] > hi ? v[c][k] : hi;
+                }
+                p->lo[k] = lo;
+                p->hi[k] = hi;
+                float a = fabsf(lo) > fabsf(hi) ? fabsf(lo) : fabsf(hi);
+                scale = a > scale ? a : scale;
+            }
+            p->id = t;
+            p->pad = 0.0f;
+        }
+        kcc_tree_build(prims, live, bpairs, &leaves, &depth);
+        quad_count = kcc_tree_collapse(bpairs, NULL, queue);
     }
 
+    const uint64_t off_quads = round_up(sizeof(kcc_mesh));
+    const uint64_t off_tris = off_quads + (uint64_t)quad_count * sizeof(kcc_node4);
+    const uint64_t off_id = off_tris + (uint64_t)n * sizeof(kcc_tri);
+    const uint64_t off_slot = off_id + (uint64_t)n * sizeof(uint32_t);
+    const uint64_t total = off_slot + (uint64_t)n * sizeof(uint32_t);
+    char *block = al.alloc((size_t)total, BLOCK_ALIGN, al.user);
+    if (!block) {
+        if (scratch)
+            al.free(scratch, al.user);
+        return KCC_ERR_OUT_OF_MEMORY;
+    }
     kcc_mesh *m = (kcc_mesh *)block;
     memset(m, 0, sizeof *m);
     m->allocator = al;
     m->block_bytes = (size_t)total;
-    m->pairs = (kcc_node_pair *)(block + off_pairs);
+    m->quads = (kcc_node4 *)(block + off_quads);
     m->tris = (kcc_tri *)(block + off_tris);
     m->tri_id = (uint32_t *)(block + off_id);
     m->tri_slot = (uint32_t *)(block + off_slot);
     m->triangle_count = n;
     m->tree_triangles = live;
-
-    /* Pass 2: prims of the live triangles, ids = input index (the builder's tie-break key). */
-    uint32_t np = 0, dead = 0;
-    float scale = 0.0f;
-    for (uint32_t t = 0; t < n; ++t) {
-        float v[3][3];
-        for (int c = 0; c < 3; ++c)
-            load_vertex(desc, stride, tri_index(desc, t, c), v[c]);
-        if (kcc_tri_is_degenerate(v[0], v[1], v[2])) {
-            /* Degenerate triangles live after the tree's, in input order, for kcc_mesh_triangle. */
-            uint32_t slot = live + dead++;
-            memcpy(m->tris[slot].v, v, sizeof v);
-            m->tri_id[slot] = t;
-            m->tri_slot[t] = slot;
-            continue;
-        }
-        kcc_build_prim *p = &prims[np++];
-        for (int k = 0; k < 3; ++k) {
-            float lo = v[0][k], hi = v[0][k];
-            for (int c = 1; c < 3; ++c) {
-                lo = v[c][k] < lo ? v[c][k] : lo;
-                hi = v[c][k] > hi ? v[c][k] : hi;
-            }
-            p->lo[k] = lo;
-            p->hi[k] = hi;
-            float a = fabsf(lo) > fabsf(hi) ? fabsf(lo) : fabsf(hi);
-            scale = a > scale ? a : scale;
-        }
-        p->id = t;
-        p->pad = 0.0f;
-    }
     m->coord_scale = scale;
+    m->quad_count = quad_count;
+    m->leaf_count = leaves;
+    m->depth = depth;
 
     if (live > 0) {
-        m->pair_count = kcc_tree_build(prims, live, m->pairs, &m->leaf_count, &m->depth);
-        m->node_count = 2 * m->pair_count - 1;
-        for (int k = 0; k < 3; ++k) {
-            m->bounds[0][k] = kcc_node_lo(m, 0, k);
-            m->bounds[1][k] = kcc_node_hi(m, 0, k);
-        }
-        /* Pass 3: triangles in leaf order. */
+        kcc_tree_collapse(bpairs, m->quads, queue);
+        uint32_t slots = 0;
+        for (uint32_t q = 0; q < quad_count; ++q)
+            for (int i = 0; i < 4; ++i)
+                slots += m->quads[q].x[0][i] <= m->quads[q].x[1][i] ? 1u : 0u;
+        m->node_count = slots + (leaves > 1 ? 1u : 0u);
+        const kcc_node_pair *root = &bpairs[0];
+        m->bounds[0][0] = root->x[0][0], m->bounds[1][0] = root->x[1][0];
+        m->bounds[0][1] = root->y[0][0], m->bounds[1][1] = root->y[1][0];
+        m->bounds[0][2] = root->z[0][0], m->bounds[1][2] = root->z[1][0];
+        /* Triangles in leaf order. */
         for (uint32_t s = 0; s < live; ++s) {
             uint32_t t = prims[s].id;
             for (int c = 0; c < 3; ++c)
@@ -157,13 +176,21 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
             m->tri_id[s] = t;
             m->tri_slot[t] = s;
         }
-    } else {
-        for (int k = 0; k < 3; ++k) {
-            m->bounds[0][k] = 0.0f;
-            m->bounds[1][k] = 0.0f;
-        }
+        al.free(scratch, al.user);
     }
-    al.free(prims, al.user);
+    /* Degenerate triangles after the tree's, in input order, for kcc_mesh_triangle. */
+    uint32_t dead = 0;
+    for (uint32_t t = 0; t < n && live + dead < n; ++t) {
+        float v[3][3];
+        for (int c = 0; c < 3; ++c)
+            load_vertex(desc, stride, tri_index(desc, t, c), v[c]);
+        if (!kcc_tri_is_degenerate(v[0], v[1], v[2]))
+            continue;
+        uint32_t slot = live + dead++;
+        memcpy(m->tris[slot].v, v, sizeof v);
+        m->tri_id[slot] = t;
+        m->tri_slot[t] = slot;
+    }
     *out_mesh = m;
     return KCC_OK;
 }
@@ -197,7 +224,7 @@ void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out)
     s.nodes = mesh->node_count;
     s.leaves = mesh->leaf_count;
     s.depth = mesh->depth;
-    s.tree_bytes = (size_t)mesh->pair_count * sizeof(kcc_node_pair) +
+    s.tree_bytes = (size_t)mesh->quad_count * sizeof(kcc_node4) +
                    (size_t)mesh->triangle_count * 2 * sizeof(uint32_t);
     s.vertex_bytes = (size_t)mesh->triangle_count * sizeof(kcc_tri);
     *out = s;
@@ -252,29 +279,27 @@ static inline bool tri_bounds_overlap(const kcc_tri *t, const float lo[3], const
 static uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out,
                           uint32_t capacity, bool exact)
 {
-    if (!mesh || !box || (capacity > 0 && !out) || !box_valid(box) || mesh->pair_count == 0)
+    if (!mesh || !box || (capacity > 0 && !out) || !box_valid(box) || mesh->quad_count == 0)
         return 0;
     const float *lo = box[0], *hi = box[1];
-    kcc_pbox q;
-    kcc_pbox_setup(&q, lo, hi);
-    const kcc_node_pair *pairs = mesh->pairs;
+    kcc_pbox qb;
+    kcc_pbox_setup(&qb, lo, hi);
+    const kcc_node4 *quads = mesh->quads;
     uint32_t stack[KCC_TREE_STACK];
     uint32_t sp = 0, found = 0;
-    stack[sp++] = 0; /* the root pair: root and dummy */
+    stack[sp++] = 0;
     while (sp > 0) {
-        const kcc_node_pair *p = &pairs[stack[--sp]];
-        int mask = kcc_pbox_test(&q, p);
-        /* Inner children are pushed (right first, so the left subtree is reported first); leaves
-         * are tested at once. */
-        for (int c = 1; c >= 0; --c) {
-            if (!(mask >> c & 1) || p->count[c] != 0)
+        const kcc_node4 *q = &quads[stack[--sp]];
+        int mask = kcc_pbox_test(&qb, q);
+        /* Inner children are pushed (last slot first, so slot order is kept); leaves are tested
+         * at once. */
+        for (int i = 3; i >= 0; --i)
+            if ((mask >> i & 1) && q->count[i] == 0)
+                stack[sp++] = q->first[i];
+        for (int i = 0; i < 4; ++i) {
+            if (!(mask >> i & 1) || q->count[i] == 0)
                 continue;
-            stack[sp++] = p->first[c];
-        }
-        for (int c = 0; c < 2; ++c) {
-            if (!(mask >> c & 1) || p->count[c] == 0)
-                continue;
-            for (uint32_t s = p->first[c], e = s + p->count[c]; s < e; ++s) {
+            for (uint32_t s = q->first[i], e = s + q->count[i]; s < e; ++s) {
                 const kcc_tri *t = &mesh->tris[s];
                 bool hit = tri_bounds_overlap(t, lo, hi) &&
                            (!exact || kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], lo, hi));
@@ -330,7 +355,7 @@ static inline bool tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, float l
 bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
                          kcc_sweep_hit *hit)
 {
-    if (!mesh || !box || !delta || !hit || !box_valid(box) || mesh->pair_count == 0)
+    if (!mesh || !box || !delta || !hit || !box_valid(box) || mesh->quad_count == 0)
         return false;
     if (!isfinite(delta[0]) || !isfinite(delta[1]) || !isfinite(delta[2]))
         return false;
@@ -362,62 +387,39 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
     bool best_start = false;
     /* Node pruning compares against best_t grown by a relative hair so ties are still visited. */
     float limit = 1.0f;
-    const kcc_node_pair *pairs = mesh->pairs;
-    struct { uint32_t node; float t; } stack[KCC_TREE_STACK];
-    uint32_t sp = 0;
-    float tt[2];
-    if (!(kcc_pray_test(&r, &pairs[0], limit, tt) & 1))
-        return false;
-    uint32_t node = 0;
-    for (;;) {
-        const kcc_node_pair *p = &pairs[node >> 1];
-        uint32_t c = node & 1, count = p->count[c], first = p->first[c];
-        if (count == 0) {
-            int m = kcc_pray_test(&r, &pairs[first], limit, tt);
-            if (m == 3) {
-                uint32_t near = tt[1] < tt[0] ? 1u : 0u;
-                stack[sp].node = 2 * first + (near ^ 1u);
-                stack[sp++].t = tt[near ^ 1u];
-                node = 2 * first + near;
+    const kcc_node4 *quads = mesh->quads;
+    kcc_stack_entry stack[KCC_TREE_STACK];
+    float tt[4];
+    uint32_t sp = kcc_push_sorted(stack, 0, &quads[0], kcc_pray_test(&r, &quads[0], limit, tt), tt);
+    while (sp > 0) {
+        const kcc_stack_entry e = stack[--sp];
+        if (e.t > limit)
+            continue;
+        if (e.count == 0) {
+            const kcc_node4 *q = &quads[e.first];
+            sp = kcc_push_sorted(stack, sp, q, kcc_pray_test(&r, q, limit, tt), tt);
+            continue;
+        }
+        for (uint32_t s = e.first, end = e.first + e.count; s < end; ++s) {
+            const kcc_tri *t = &mesh->tris[s];
+            if (!tri_bounds_swept(t, &r, limit))
                 continue;
-            }
-            if (m != 0) {
-                node = 2 * first + (uint32_t)(m >> 1);
+            double th, nn[3];
+            bool start;
+            if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], ctr, half, d,
+                                        best_t < 1.0 ? best_t : 1.0, &th, nn, &start))
                 continue;
-            }
-        } else {
-            for (uint32_t s = first, e = first + count; s < e; ++s) {
-                const kcc_tri *t = &mesh->tris[s];
-                if (!tri_bounds_swept(t, &r, limit))
-                    continue;
-                double th, nn[3];
-                bool start;
-                if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], ctr, half, d,
-                                            best_t < 1.0 ? best_t : 1.0, &th, nn, &start))
-                    continue;
-                uint32_t id = mesh->tri_id[s];
-                if (th < best_t || (th == best_t && id < best_id)) {
-                    best_t = th;
-                    best_id = id;
-                    best_start = start;
-                    memcpy(best_n, nn, sizeof nn);
-                    limit = (float)best_t * (1.0f + 1e-6f) + 1e-30f;
-                    if (limit > 1.0f)
-                        limit = 1.0f;
-                }
+            uint32_t id = mesh->tri_id[s];
+            if (th < best_t || (th == best_t && id < best_id)) {
+                best_t = th;
+                best_id = id;
+                best_start = start;
+                memcpy(best_n, nn, sizeof nn);
+                limit = (float)best_t * (1.0f + 1e-6f) + 1e-30f;
+                if (limit > 1.0f)
+                    limit = 1.0f;
             }
         }
-        bool next = false;
-        while (sp > 0) {
-            --sp;
-            if (stack[sp].t <= limit) {
-                node = stack[sp].node;
-                next = true;
-                break;
-            }
-        }
-        if (!next)
-            break;
     }
     if (best_id == UINT32_MAX)
         return false;

@@ -108,7 +108,7 @@ bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, f
 {
     if (!mesh || !origin || !dir || !hit || !ray_args_valid(origin, dir, max_t))
         return false;
-    if (mesh->pair_count == 0)
+    if (mesh->quad_count == 0)
         return false;
     ray_pre pre;
     ray_setup(origin, dir, &pre);
@@ -117,54 +117,31 @@ bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, f
     kcc_pray_setup(&sr, origin, dir, no_grow);
     float best = max_t;
     uint32_t best_slot = UINT32_MAX, best_id = UINT32_MAX;
-    const kcc_node_pair *pairs = mesh->pairs;
-    struct { uint32_t node; float t; } stack[KCC_TREE_STACK];
-    uint32_t sp = 0;
-    float tt[2];
-    if (!(kcc_pray_test(&sr, &pairs[0], best, tt) & 1))
-        return false;
-    uint32_t node = 0;
-    for (;;) {
-        const kcc_node_pair *p = &pairs[node >> 1];
-        uint32_t c = node & 1, count = p->count[c], first = p->first[c];
-        if (count == 0) {
-            int m = kcc_pray_test(&sr, &pairs[first], best, tt);
-            if (m == 3) {
-                uint32_t near = tt[1] < tt[0] ? 1u : 0u;
-                stack[sp].node = 2 * first + (near ^ 1u);
-                stack[sp++].t = tt[near ^ 1u];
-                node = 2 * first + near;
+    const kcc_node4 *quads = mesh->quads;
+    kcc_stack_entry stack[KCC_TREE_STACK];
+    float tt[4];
+    uint32_t sp = kcc_push_sorted(stack, 0, &quads[0], kcc_pray_test(&sr, &quads[0], best, tt), tt);
+    while (sp > 0) {
+        const kcc_stack_entry e = stack[--sp];
+        if (e.t > best)
+            continue;
+        if (e.count == 0) {
+            const kcc_node4 *q = &quads[e.first];
+            sp = kcc_push_sorted(stack, sp, q, kcc_pray_test(&sr, q, best, tt), tt);
+            continue;
+        }
+        for (uint32_t s = e.first, end = e.first + e.count; s < end; ++s) {
+            const kcc_tri *t = &mesh->tris[s];
+            float th;
+            if (!ray_tri(&pre, t->v[0], t->v[1], t->v[2], best, &th))
                 continue;
-            }
-            if (m != 0) {
-                node = 2 * first + (uint32_t)(m >> 1);
-                continue;
-            }
-        } else {
-            for (uint32_t s = first, e = first + count; s < e; ++s) {
-                const kcc_tri *t = &mesh->tris[s];
-                float th;
-                if (!ray_tri(&pre, t->v[0], t->v[1], t->v[2], best, &th))
-                    continue;
-                uint32_t id = mesh->tri_id[s];
-                if (th < best || id < best_id) { /* th <= best here: equal t, lower index wins */
-                    best = th;
-                    best_slot = s;
-                    best_id = id;
-                }
+            uint32_t id = mesh->tri_id[s];
+            if (th < best || id < best_id) { /* th <= best here: equal t, lower index wins */
+                best = th;
+                best_slot = s;
+                best_id = id;
             }
         }
-        bool next = false;
-        while (sp > 0) {
-            --sp;
-            if (stack[sp].t <= best) {
-                node = stack[sp].node;
-                next = true;
-                break;
-            }
-        }
-        if (!next)
-            break;
     }
     if (best_slot == UINT32_MAX)
         return false;

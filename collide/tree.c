@@ -365,3 +365,101 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
     *out_depth = max_depth;
     return node_count / 2;
 }
+
+/* ------------------------------------------------------------------------------------------------
+ * Collapse into four-wide groups: every inner node of the result lists up to four children, taken
+ * from the binary tree by repeatedly opening the inner child with the largest surface area (ties:
+ * the first in order). Breadth-first, fixed order: deterministic. Empty slots have lo = +inf and
+ * hi = -inf, which no node test ever enters. */
+
+static float pair_area(const kcc_node_pair *pairs, uint32_t id)
+{
+    const kcc_node_pair *p = &pairs[id >> 1];
+    uint32_t c = id & 1;
+    float dx = p->x[1][c] - p->x[0][c], dy = p->y[1][c] - p->y[0][c], dz = p->z[1][c] - p->z[0][c];
+    return dx * dy + dy * dz + dz * dx;
+}
+
+static bool pair_is_leaf(const kcc_node_pair *pairs, uint32_t id)
+{
+    return pairs[id >> 1].count[id & 1] != 0;
+}
+
+/* The up-to-four binary nodes that become the children of binary inner node `id`. */
+static int open_children(const kcc_node_pair *pairs, uint32_t id, uint32_t out[4])
+{
+    uint32_t f = pairs[id >> 1].first[id & 1];
+    out[0] = 2 * f;
+    out[1] = 2 * f + 1;
+    int n = 2;
+    while (n < 4) {
+        int best = -1;
+        float best_area = -1.0f;
+        for (int i = 0; i < n; ++i) {
+            if (pair_is_leaf(pairs, out[i]))
+                continue;
+            float a = pair_area(pairs, out[i]);
+            if (best < 0 || a > best_area) {
+                best = i;
+                best_area = a;
+            }
+        }
+        if (best < 0)
+            break;
+        uint32_t g = pairs[out[best] >> 1].first[out[best] & 1];
+        for (int i = n; i > best + 1; --i)
+            out[i] = out[i - 1];
+        out[best] = 2 * g;
+        out[best + 1] = 2 * g + 1;
+        ++n;
+    }
+    return n;
+}
+
+uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, uint32_t *queue)
+{
+    /* Quad 0 holds the root's children (or the root itself when it is a leaf). Quads are numbered
+     * in queue order, so queue entry j (a binary inner node) becomes quad j + 1. */
+    uint32_t head = 0, tail = 0, quad_count = 1, q = 0;
+    uint32_t kids[4];
+    int n;
+    if (pair_is_leaf(pairs, 0)) {
+        kids[0] = 0;
+        n = 1;
+    } else {
+        n = open_children(pairs, 0, kids);
+    }
+    for (;;) {
+        for (int i = 0; i < 4; ++i) {
+            uint32_t first = 0, count = 0;
+            float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+            if (i < n) {
+                const kcc_node_pair *p = &pairs[kids[i] >> 1];
+                uint32_t c = kids[i] & 1;
+                lo[0] = p->x[0][c], hi[0] = p->x[1][c];
+                lo[1] = p->y[0][c], hi[1] = p->y[1][c];
+                lo[2] = p->z[0][c], hi[2] = p->z[1][c];
+                if (p->count[c] != 0) {
+                    first = p->first[c];
+                    count = p->count[c];
+                } else {
+                    first = quad_count++;
+                    queue[tail++] = kids[i];
+                }
+            }
+            if (quads) {
+                kcc_node4 *d = &quads[q];
+                d->x[0][i] = lo[0], d->x[1][i] = hi[0];
+                d->y[0][i] = lo[1], d->y[1][i] = hi[1];
+                d->z[0][i] = lo[2], d->z[1][i] = hi[2];
+                d->first[i] = first;
+                d->count[i] = count;
+            }
+        }
+        if (head == tail)
+            break;
+        q = head + 1;
+        n = open_children(pairs, queue[head++], kids);
+    }
+    return quad_count;
+}
