@@ -212,7 +212,8 @@ static bool is_float_midpoint(double d)
     return d == mid;
 }
 
-kcc_num_result kcc_parse_float(const char *s, const char *end, float *out)
+/* The general path: any number of digits, any exponent. */
+static kcc_num_result parse_float_full(const char *s, const char *end, float *out)
 {
     const char *p = s;
     bool neg = false;
@@ -337,6 +338,57 @@ kcc_num_result kcc_parse_float(const char *s, const char *end, float *out)
     float fe = est > (double)FLT_MAX ? FLT_MAX : (float)est;
     if (!decimal_to_float_exact(&d, fe, &f))
         return KCC_NUM_RANGE;
+    *out = neg ? -f : f;
+    return KCC_NUM_OK;
+}
+
+/* The common case in level files, decided in one pass: at most 19 significant digits and an
+ * exponent that keeps w * 10^e on the exact-double fast path; everything else is re-read by
+ * parse_float_full. */
+kcc_num_result kcc_parse_float(const char *s, const char *end, float *out)
+{
+    const char *p = s;
+    bool neg = false;
+    if (p < end && (*p == '+' || *p == '-')) {
+        neg = *p == '-';
+        p++;
+    }
+    uint64_t w = 0;
+    int nd = 0, e = 0;
+    bool any = false, point = false;
+    for (; p < end; ++p) {
+        char c = *p;
+        if (c >= '0' && c <= '9') {
+            any = true;
+            if (nd == 0 && c == '0') {
+                e -= point ? 1 : 0;
+                if (e < -300)
+                    return parse_float_full(s, end, out);
+                continue;
+            }
+            if (nd == 19)
+                return parse_float_full(s, end, out);
+            w = w * 10u + (uint64_t)(c - '0');
+            nd++;
+            e -= point ? 1 : 0;
+        } else if (c == '.' && !point) {
+            point = true;
+        } else {
+            break;
+        }
+    }
+    if (!any || p != end || w > (1ull << 53))
+        return parse_float_full(s, end, out);          /* exponent, syntax error, inf, nan ... */
+    if (w == 0) {
+        *out = neg ? -0.0f : 0.0f;
+        return KCC_NUM_OK;
+    }
+    if (e < -22)
+        return parse_float_full(s, end, out);
+    double dv = (double)w / pow10_exact[-e];           /* e <= 0 here: no exponent part */
+    if (is_float_midpoint(dv))
+        return parse_float_full(s, end, out);
+    float f = (float)dv;
     *out = neg ? -f : f;
     return KCC_NUM_OK;
 }
