@@ -421,6 +421,51 @@ static void headless_showcase_writes_a_picture_that_is_not_blank(void **state)
     free(px);
 }
 
+static void penetration_of_a_box_sunk_10_cm_into_a_floor_is_10_cm(void **state)
+{
+    (void)state;
+    /* One floor quad at y = 0; a 1 m box whose bottom is 0.1 m below it: shrinking it by s lifts
+     * its bottom by s, so it clears the floor just past s = 0.1 m. */
+    const float pos[12] = {-5, 0, -5, 5, 0, -5, 5, 0, 5, -5, 0, 5};
+    const uint32_t idx[6] = {0, 2, 1, 0, 3, 2};
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof(d));
+    d.positions = pos;
+    d.vertex_count = 4;
+    d.indices = idx;
+    d.triangle_count = 2;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    const float sunk[2][3] = {{-0.5f, -0.1f, -0.5f}, {0.5f, 0.9f, 0.5f}};
+    const float clear[2][3] = {{-0.5f, 0.01f, -0.5f}, {0.5f, 1.01f, 0.5f}};
+    float p = demo_penetration(m, sunk);
+    assert_true(p >= 0.1f && p < 0.1f + 2e-6f);
+    assert_true(demo_penetration(m, clear) == 0.0f);
+    kcc_mesh_destroy(m);
+}
+
+static void demo_walk_covers_five_metres_a_second_on_flat_ground(void **state)
+{
+    (void)state;
+    demo_level lv;
+    char err[256];
+    assert_int_equal(demo_level_open("flat", &lv, err, sizeof(err)), KCC_OK);
+    demo_mover m;
+    const float feet[3] = {0.0f, 0.0f, 0.0f};
+    assert_int_equal(demo_mover_init(&m, NULL, feet), KCC_OK);
+    demo_input in;
+    memset(&in, 0, sizeof(in));
+    for (int i = 0; i < 30; ++i)   /* settle */
+        demo_mover_step(&m, lv.mesh, &in);
+    float z0 = m.ch.position[2];
+    in.forward = 1.0f;   /* yaw 0: along -z */
+    for (int i = 0; i < 60; ++i)
+        demo_mover_step(&m, lv.mesh, &in);
+    assert_true(fabsf((z0 - m.ch.position[2]) - DEMO_WALK_SPEED) < 0.01f);
+    assert_true(m.ch.on_ground);
+    demo_level_close(&lv);
+}
+
 int test_group_demo(void)
 {
     const struct CMUnitTest tests[] = {
@@ -433,6 +478,8 @@ int test_group_demo(void)
         cmocka_unit_test(raster_nearer_triangle_hides_farther_one_and_png_round_trips),
         cmocka_unit_test(raster_refuses_bad_sizes_and_unwritable_paths),
         cmocka_unit_test(headless_showcase_writes_a_picture_that_is_not_blank),
+        cmocka_unit_test(penetration_of_a_box_sunk_10_cm_into_a_floor_is_10_cm),
+        cmocka_unit_test(demo_walk_covers_five_metres_a_second_on_flat_ground),
     };
     return KCC_RUN_GROUP("demo", tests);
 }
