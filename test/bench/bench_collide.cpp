@@ -39,14 +39,15 @@ template <class F> std::function<void()> pass(int n, F body)
 
 /* Runs every engine's pass RUNS times, interleaved (run r of every engine before run r + 1 of any), so
  * that load from other processes on the machine hits all engines alike; out[e] = median ns per query. */
-void time_interleaved(int n, const std::vector<std::function<void()>> &passes, double *out)
+void time_interleaved(int n, const std::vector<std::function<void()>> &passes, double *out,
+                      const std::vector<int> &counts = {})
 {
     std::vector<std::vector<double>> per(passes.size(), std::vector<double>(RUNS));
     for (int r = 0; r < RUNS; ++r)
         for (size_t e = 0; e < passes.size(); ++e) {
             double t0 = bench_now_ns();
             passes[e]();
-            per[e][r] = (bench_now_ns() - t0) / n;
+            per[e][r] = (bench_now_ns() - t0) / (e < counts.size() ? counts[e] : n);
         }
     for (size_t e = 0; e < passes.size(); ++e) out[e] = bench_median(per[e].data(), RUNS);
 }
@@ -138,6 +139,48 @@ struct BulletBoxCount : public btTriangleCallback {
         if (list) list->push_back(tri);
     }
 };
+
+/* Bullet's exact box query, for context: a btBoxShape object tested with btCollisionWorld::contactTest
+ * against the level object (convex-vs-concave algorithm: GJK/EPA per candidate triangle, contact
+ * points); counts points at distance <= 0. */
+struct BulletContactWorld {
+    btDefaultCollisionConfiguration cfg;
+    btCollisionDispatcher dispatcher{&cfg};
+    btDbvtBroadphase broadphase;
+    btCollisionWorld world{&dispatcher, &broadphase, &cfg};
+    btCollisionObject level, box;
+    btBoxShape box_shape{btVector3(BOX_HALF[0], BOX_HALF[1], BOX_HALF[2])};
+    explicit BulletContactWorld(btBvhTriangleMeshShape *shape)
+    {
+        level.setCollisionShape(shape);
+        level.setCollisionFlags(btCollisionObject::CF_STATIC_OBJECT);
+        world.addCollisionObject(&level);
+        box.setCollisionShape(&box_shape);
+        world.updateAabbs();
+    }
+    ~BulletContactWorld() { world.removeCollisionObject(&level); }
+};
+
+struct BulletContactCount : public btCollisionWorld::ContactResultCallback {
+    int count = 0;
+    btScalar addSingleResult(btManifoldPoint &cp, const btCollisionObjectWrapper *, int, int,
+                             const btCollisionObjectWrapper *, int, int) override
+    {
+        count += cp.getDistance() <= 0.0f;
+        return 0;
+    }
+};
+
+inline int bullet_box_exact(BulletContactWorld &w, const Box &b)
+{
+    btTransform tr;
+    tr.setIdentity();
+    tr.setOrigin(btVector3(0.5f * (b.b[0][0] + b.b[1][0]), 0.5f * (b.b[0][1] + b.b[1][1]), 0.5f * (b.b[0][2] + b.b[1][2])));
+    w.box.setWorldTransform(tr);
+    BulletContactCount cb;
+    w.world.contactTest(&w.box, cb);
+    return cb.count;
+}
 
 inline bool bullet_ray(const btBvhTriangleMeshShape *shape, const Ray &r, float *t)
 {
@@ -297,7 +340,7 @@ const char *const ENGINE_NAMES[E_COUNT] = {"kcc", "embree", "embree-robust", "bu
 struct LevelResult {
     char name[64];
     double down_ns[E_COUNT], random_ns[E_COUNT];
-    double box_kcc_ns, box_kcc_bounds_ns, box_bullet_ns, box_ode_ns;
+    double box_kcc_ns, box_kcc_bounds_ns, box_bullet_ns, box_ode_ns, box_bullet_exact_ns;
     double agree_down, agree_random; /* kcc vs embree-robust, % */
     uint32_t triangles;
     double tree_bytes_per_tri, mesh_bytes_per_tri;
@@ -528,12 +571,18 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelResult *out)
     }));
     static dContactGeom contacts[BOX_CAP];
     bpasses.push_back(pass(nb, [&](int i) { ode_count[i] = ode_box(om, q.boxes[i], contacts, BOX_CAP); }));
-    double box_ns[4];
-    time_interleaved(nb, bpasses, box_ns);
+    BulletContactWorld bcw(bm.shape);
+    std::vector<int> bul_exact(q.boxes.size());
+    /* Bullet's exact query costs ~50 us: only the first tenth of the boxes (its agreement check too) */
+    int nb_exact = std::max(1, nb / 10);
+    bpasses.push_back(pass(nb_exact, [&](int i) { bul_exact[i] = bullet_box_exact(bcw, q.boxes[i]); }));
+    double box_ns[5];
+    time_interleaved(nb, bpasses, box_ns, {nb, nb, nb, nb, nb_exact});
     out->box_kcc_ns = box_ns[0];
     out->box_kcc_bounds_ns = box_ns[1];
     out->box_bullet_ns = box_ns[2];
     out->box_ode_ns = box_ns[3];
+    out->box_bullet_exact_ns = box_ns[4];
 
     printf("  %-22s %8s %8s %8s %8s %8s  | %6s %6s %6s %6s\n", "ns/query (median of 7)", "kcc", "embree",
            "emb-rob", "bullet", "ode", "emb/k", "robk", "bul/k", "ode/k");
@@ -542,7 +591,9 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelResult *out)
     printf("  %-22s %8.1f %8s %8s %8.1f %8.1f  | %6s %6s %6.2f %6.2f   (kcc bounds-only %.1f)\n",
            "box 0.94x1.75x0.94", out->box_kcc_ns, "-", "-", out->box_bullet_ns, out->box_ode_ns, "-", "-",
            out->box_bullet_ns / out->box_kcc_ns, out->box_ode_ns / out->box_kcc_ns, out->box_kcc_bounds_ns);
-    printf("    (box: kcc = exact SAT overlap; bullet = processAllTriangles, leaf bounds only; ode = dCollide box vs trimesh contacts)\n");
+    printf("    (box: kcc = exact SAT overlap; bullet = processAllTriangles, leaf bounds only; ode = dCollide box vs trimesh contacts;\n"
+           "     bullet exact = contactTest of a btBoxShape object, GJK/EPA contacts, first %d boxes: %.1f ns, %.2f x kcc)\n",
+           nb_exact, out->box_bullet_exact_ns, out->box_bullet_exact_ns / out->box_kcc_ns);
 
     /* ray cross-checks */
     print_agreement("down:", down_res);
@@ -557,7 +608,7 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelResult *out)
 
     /* box cross-checks (untimed): exact answer inside the bounds-only supersets, ODE agrees on touching */
     uint64_t sum_exact = 0, sum_kb = 0, sum_bb = 0, capped = 0;
-    size_t not_subset = 0, kb_mismatch = 0, ode_agree = 0, ode_capped = 0, boxes_touching = 0;
+    size_t not_subset = 0, kb_mismatch = 0, ode_agree = 0, ode_capped = 0, boxes_touching = 0, bul_exact_agree = 0;
     std::vector<uint32_t> exact(BOX_CAP);
     std::vector<int> blist;
     for (int i = 0; i < nb; ++i) {
@@ -578,6 +629,7 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelResult *out)
         for (uint32_t k = 0; k < ne; ++k)
             if (!std::binary_search(blist.begin(), blist.end(), (int)exact[k])) { ++not_subset; break; }
         ode_agree += (kcc_count[i] > 0) == (ode_count[i] > 0);
+        if (i < nb_exact) bul_exact_agree += (kcc_count[i] > 0) == (bul_exact[i] > 0);
         ode_capped += ode_count[i] >= BOX_CAP;
     }
     /* brute force over triangle bounds for a sample: kcc's bounds query must find exactly these */
@@ -600,9 +652,10 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelResult *out)
     printf("  boxes: exact overlaps %.2f triangles/query (%.1f%% of boxes touch), kcc bounds %.2f, bullet bounds %.2f\n",
            (double)sum_exact / nb, 100.0 * (double)boxes_touching / nb, (double)sum_kb / nb, (double)sum_bb / nb);
     printf("  boxes: exact set outside bullet's bounds superset: %zu; kcc bounds vs brute force mismatches: %zu of %d;"
-           " ODE contact iff kcc overlap: %.2f%%%s\n",
+           " ODE contact iff kcc overlap: %.2f%%%s;"
+           " Bullet exact contact iff kcc overlap: %.2f%%\n",
            not_subset, kb_mismatch, sample, 100.0 * (double)ode_agree / (double)(nb - capped),
-           ode_capped ? " (some ODE answers capped)" : "");
+           ode_capped ? " (some ODE answers capped)" : "", 100.0 * (double)bul_exact_agree / (double)nb_exact);
 
     kcc_mesh_destroy(km);
     rtcReleaseScene(es);
@@ -699,11 +752,12 @@ int main(int argc, char **argv)
                    ns[E_BULLET] / ns[E_KCC], ns[E_ODE] / ns[E_KCC], which ? r.agree_random : r.agree_down);
         }
     }
-    printf("\n| box 0.94 x 1.75 x 0.94, ns/query | kcc exact | kcc bounds-only | bullet bounds-only | ode | bullet/kcc | ode/kcc |\n"
-           "|---|---:|---:|---:|---:|---:|---:|\n");
+    printf("\n| box 0.94 x 1.75 x 0.94, ns/query | kcc exact | kcc bounds-only | bullet bounds-only | bullet exact (contactTest) | ode |"
+           " bullet bounds/kcc | bullet exact/kcc | ode/kcc |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const LevelResult &r : results)
-        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f |\n", r.name, r.box_kcc_ns, r.box_kcc_bounds_ns,
-               r.box_bullet_ns, r.box_ode_ns, r.box_bullet_ns / r.box_kcc_ns, r.box_ode_ns / r.box_kcc_ns);
+        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |\n", r.name, r.box_kcc_ns, r.box_kcc_bounds_ns,
+               r.box_bullet_ns, r.box_bullet_exact_ns, r.box_ode_ns, r.box_bullet_ns / r.box_kcc_ns,
+               r.box_bullet_exact_ns / r.box_kcc_ns, r.box_ode_ns / r.box_kcc_ns);
     bench_print_load("at the end");
     printf("\ntotal %.1f s\n", (bench_wall_ns() - t_start) * 1e-9);
 
