@@ -502,8 +502,8 @@ static kcc_status import_brushes(builder *b, const lump *shaders, const lump *pl
         if (!(contents & mask))
             continue;
         if (fs < 0 || ns < 0 || ns > MAX_BRUSH_SIDES || (uint64_t)fs + (uint64_t)ns > sides->count) {
-            set_err(err, err_size, "brush %u: sides %d..%d out of range (%u brush sides, at most %d a brush)",
-                    bi, (int)fs, (int)fs + (int)ns, sides->count, MAX_BRUSH_SIDES);
+            set_err(err, err_size, "brush %u: sides %lld..%lld out of range (%u brush sides, at most %d a brush)",
+                    bi, (long long)fs, (long long)fs + ns, sides->count, MAX_BRUSH_SIDES);
             s = KCC_ERR_PARSE;
             goto done;
         }
@@ -550,8 +550,8 @@ static kcc_status import_patch(builder *b, const lump *verts, const uint8_t *sf,
 {
     int32_t fv = rd_i32(sf + 12), nv = rd_i32(sf + 16), pw = rd_i32(sf + 96), ph = rd_i32(sf + 100);
     if (fv < 0 || nv < 0 || (uint64_t)fv + (uint64_t)nv > verts->count) {
-        set_err(err, err_size, "surface %u: vertices %d..%d out of range (%u drawverts)", index, (int)fv,
-                (int)fv + (int)nv, verts->count);
+        set_err(err, err_size, "surface %u: vertices %lld..%lld out of range (%u drawverts)", index, (long long)fv,
+                (long long)fv + nv, verts->count);
         return KCC_ERR_PARSE;
     }
     if (pw < 3 || ph < 3 || pw > MAX_PATCH_SIDE || ph > MAX_PATCH_SIDE || pw % 2 == 0 || ph % 2 == 0 ||
@@ -676,13 +676,13 @@ kcc_status q3bsp_import(const uint8_t *data, size_t size, const q3bsp_options *o
     int32_t first_surf = rd_i32(models.p + 24), num_surf = rd_i32(models.p + 28);
     int32_t first_brush = rd_i32(models.p + 32), num_brush = rd_i32(models.p + 36);
     if (first_brush < 0 || num_brush < 0 || (uint64_t)first_brush + (uint64_t)num_brush > brushes.count) {
-        set_err(err, err_size, "world model: brushes %d..%d out of range (%u brushes)", (int)first_brush,
-                (int)first_brush + (int)num_brush, brushes.count);
+        set_err(err, err_size, "world model: brushes %lld..%lld out of range (%u brushes)", (long long)first_brush,
+                (long long)first_brush + num_brush, brushes.count);
         return KCC_ERR_PARSE;
     }
     if (first_surf < 0 || num_surf < 0 || (uint64_t)first_surf + (uint64_t)num_surf > surfs.count) {
-        set_err(err, err_size, "world model: surfaces %d..%d out of range (%u surfaces)", (int)first_surf,
-                (int)first_surf + (int)num_surf, surfs.count);
+        set_err(err, err_size, "world model: surfaces %lld..%lld out of range (%u surfaces)", (long long)first_surf,
+                (long long)first_surf + num_surf, surfs.count);
         return KCC_ERR_PARSE;
     }
     builder b;
