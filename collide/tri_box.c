@@ -53,18 +53,27 @@ static inline float max3f(float a, float b, float c)
     return m > c ? m : c;
 }
 
-/* Projections of the triangle (v relative to the box centre) and the box (half extents h) on
- * axis L: separated when the intervals [min p, max p] and [-r, r] are disjoint. All three
- * corners are projected (also for the triangle normal), so a slightly inexact axis still gives
- * a sound test. */
-static inline bool axis_separates(double v[3][3], const double h[3], double lx, double ly,
-                                  double lz)
+/* One edge x box-axis test: the edge's endpoint P and the third corner Q project to the two ends
+ * of the triangle's interval (the other endpoint projects onto P's value in real arithmetic, and
+ * to within one rounding of it in double). */
+#define EDGE_AXIS(pP, pQ, r)                                                     \
+    do {                                                                         \
+        double p_ = (pP), q_ = (pQ), r_ = (r);                                   \
+        if ((p_ < q_ ? p_ : q_) > r_ || (p_ < q_ ? q_ : p_) < -r_)               \
+            return false;                                                        \
+    } while (0)
+
+static inline bool edge_axes(const double e[3], const double P[3], const double Q[3],
+                             const double h[3])
 {
-    double p0 = v[0][0] * lx + v[0][1] * ly + v[0][2] * lz;
-    double p1 = v[1][0] * lx + v[1][1] * ly + v[1][2] * lz;
-    double p2 = v[2][0] * lx + v[2][1] * ly + v[2][2] * lz;
-    double r = h[0] * fabs(lx) + h[1] * fabs(ly) + h[2] * fabs(lz);
-    return min3d(p0, p1, p2) > r || max3d(p0, p1, p2) < -r;
+    double ax = fabs(e[0]), ay = fabs(e[1]), az = fabs(e[2]);
+    /* x cross e = (0, -ez, ey) (sign flipped: the test is symmetric) */
+    EDGE_AXIS(e[2] * P[1] - e[1] * P[2], e[2] * Q[1] - e[1] * Q[2], h[1] * az + h[2] * ay);
+    /* y cross e = (ez, 0, -ex) */
+    EDGE_AXIS(e[0] * P[2] - e[2] * P[0], e[0] * Q[2] - e[2] * Q[0], h[0] * az + h[2] * ax);
+    /* z cross e = (-ey, ex, 0) */
+    EDGE_AXIS(e[1] * P[0] - e[0] * P[1], e[1] * Q[0] - e[0] * Q[1], h[0] * ay + h[1] * ax);
+    return true;
 }
 
 bool kcc_tri_overlap_box_internal(const float a[3], const float b[3], const float c[3],
@@ -78,38 +87,29 @@ bool kcc_tri_overlap_box_internal(const float a[3], const float b[3], const floa
     /* Everything else about the box centre in double: float differences are exact there (up to
      * exponent gaps of ~29 bits), products of them nearly so, which keeps touching contacts
      * touching at 1e6 m offsets and at millimetre scale alike. */
-    double h[3], v[3][3];
-    const float *p[3] = {a, b, c};
+    double h[3], v0[3], v1[3], v2[3];
     for (int k = 0; k < 3; ++k) {
         double ctr = 0.5 * ((double)lo[k] + (double)hi[k]);
         h[k] = 0.5 * ((double)hi[k] - (double)lo[k]);
-        for (int i = 0; i < 3; ++i)
-            v[i][k] = (double)p[i][k] - ctr;
+        v0[k] = (double)a[k] - ctr;
+        v1[k] = (double)b[k] - ctr;
+        v2[k] = (double)c[k] - ctr;
     }
-    double e[3][3];
-    for (int k = 0; k < 3; ++k) {
-        e[0][k] = v[1][k] - v[0][k];
-        e[1][k] = v[2][k] - v[1][k];
-        e[2][k] = v[0][k] - v[2][k];
-    }
-    /* Triangle normal. */
-    double nx = e[0][1] * e[1][2] - e[0][2] * e[1][1];
-    double ny = e[0][2] * e[1][0] - e[0][0] * e[1][2];
-    double nz = e[0][0] * e[1][1] - e[0][1] * e[1][0];
-    if (axis_separates(v, h, nx, ny, nz))
+    double e0[3] = {v1[0] - v0[0], v1[1] - v0[1], v1[2] - v0[2]};
+    double e1[3] = {v2[0] - v1[0], v2[1] - v1[1], v2[2] - v1[2]};
+    double e2[3] = {v0[0] - v2[0], v0[1] - v2[1], v0[2] - v2[2]};
+    /* Triangle normal: all three corners projected, so rounding in n cannot fake a separation. */
+    double n[3] = {e0[1] * e1[2] - e0[2] * e1[1], e0[2] * e1[0] - e0[0] * e1[2],
+                   e0[0] * e1[1] - e0[1] * e1[0]};
+    double q0 = n[0] * v0[0] + n[1] * v0[1] + n[2] * v0[2];
+    double q1 = n[0] * v1[0] + n[1] * v1[1] + n[2] * v1[2];
+    double q2 = n[0] * v2[0] + n[1] * v2[1] + n[2] * v2[2];
+    double rn = h[0] * fabs(n[0]) + h[1] * fabs(n[1]) + h[2] * fabs(n[2]);
+    if (min3d(q0, q1, q2) > rn || max3d(q0, q1, q2) < -rn)
         return false;
     /* The nine box-axis x edge cross products; a zero axis (edge parallel to a box axis) projects
      * everything to 0 and never separates, so it needs no special case. */
-    for (int i = 0; i < 3; ++i) {
-        const double *f = e[i];
-        if (axis_separates(v, h, 0.0, -f[2], f[1]))   /* x cross f */
-            return false;
-        if (axis_separates(v, h, f[2], 0.0, -f[0]))   /* y cross f */
-            return false;
-        if (axis_separates(v, h, -f[1], f[0], 0.0))   /* z cross f */
-            return false;
-    }
-    return true;
+    return edge_axes(e0, v0, v2, h) && edge_axes(e1, v1, v0, h) && edge_axes(e2, v2, v1, h);
 }
 
 bool kcc_tri_overlap_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2])
@@ -152,21 +152,16 @@ static inline bool frac_less(double an, double ad, double bn, double bd)
     return an * bd < bn * ad;
 }
 
-/* Returns false when this axis proves there is no contact within t in [0, t_max]. */
-static bool sweep_axis(sweep_state *st, double v[3][3], const double h[3],
-                       const double d[3], double lx, double ly, double lz)
+/* One axis L, given the triangle's projection [pmin, pmax] (box centre at the origin), the box's
+ * projected radius r and s = L . delta. Returns false when this axis proves there is no contact
+ * within t in [0, t_max]. Entry and exit times are ratios of projections and do not depend on
+ * |L|, so L is used unnormalised. */
+static bool sweep_proj(sweep_state *st, double pmin, double pmax, double r, double s, double lx,
+                       double ly, double lz)
 {
-    /* Entry and exit times are ratios of projections and do not depend on |L|, so the axis is
-     * used unnormalised. */
     double len2 = lx * lx + ly * ly + lz * lz;
     if (!(len2 > 0.0))
         return true; /* degenerate axis: proves nothing */
-    double p0 = v[0][0] * lx + v[0][1] * ly + v[0][2] * lz;
-    double p1 = v[1][0] * lx + v[1][1] * ly + v[1][2] * lz;
-    double p2 = v[2][0] * lx + v[2][1] * ly + v[2][2] * lz;
-    double pmin = min3d(p0, p1, p2), pmax = max3d(p0, p1, p2);
-    double r = h[0] * fabs(lx) + h[1] * fabs(ly) + h[2] * fabs(lz);
-    double s = d[0] * lx + d[1] * ly + d[2] * lz;
     double en, ed, xn, xd, sign;
     if (pmin > r) {                     /* triangle ahead along +L: box must move along +L */
         if (!(s > 0.0))
@@ -252,20 +247,44 @@ bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3]
     st.exit_n = 1.0, st.exit_d = 0.0;
     st.t_max = t_max;
     /* Cheapest and most decisive axes first: the box axes, the triangle normal, then edges. */
-    if (!sweep_axis(&st, v, half, delta, 1.0, 0.0, 0.0) ||
-        !sweep_axis(&st, v, half, delta, 0.0, 1.0, 0.0) ||
-        !sweep_axis(&st, v, half, delta, 0.0, 0.0, 1.0))
-        return false;
+    for (int k = 0; k < 3; ++k) {
+        double l[3] = {0.0, 0.0, 0.0};
+        l[k] = 1.0;
+        if (!sweep_proj(&st, min3d(v[0][k], v[1][k], v[2][k]), max3d(v[0][k], v[1][k], v[2][k]),
+                        half[k], delta[k], l[0], l[1], l[2]))
+            return false;
+    }
     double nx = e[0][1] * e[1][2] - e[0][2] * e[1][1];
     double ny = e[0][2] * e[1][0] - e[0][0] * e[1][2];
     double nz = e[0][0] * e[1][1] - e[0][1] * e[1][0];
-    if (!sweep_axis(&st, v, half, delta, nx, ny, nz))
+    double q0 = nx * v[0][0] + ny * v[0][1] + nz * v[0][2];
+    double q1 = nx * v[1][0] + ny * v[1][1] + nz * v[1][2];
+    double q2 = nx * v[2][0] + ny * v[2][1] + nz * v[2][2];
+    if (!sweep_proj(&st, min3d(q0, q1, q2), max3d(q0, q1, q2),
+                    half[0] * fabs(nx) + half[1] * fabs(ny) + half[2] * fabs(nz),
+                    delta[0] * nx + delta[1] * ny + delta[2] * nz, nx, ny, nz))
         return false;
+    /* Edge e_i runs from corner i to corner i + 1; the third corner is i + 2. */
     for (int i = 0; i < 3; ++i) {
-        const double *f = e[i];
-        if (!sweep_axis(&st, v, half, delta, 0.0, -f[2], f[1]) ||
-            !sweep_axis(&st, v, half, delta, f[2], 0.0, -f[0]) ||
-            !sweep_axis(&st, v, half, delta, -f[1], f[0], 0.0))
+        const double *f = e[i], *P = v[i], *Q = v[(i + 2) % 3];
+        double pP, pQ;
+        /* x cross f = (0, -fz, fy) */
+        pP = -f[2] * P[1] + f[1] * P[2], pQ = -f[2] * Q[1] + f[1] * Q[2];
+        if (!sweep_proj(&st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
+                        half[1] * fabs(f[2]) + half[2] * fabs(f[1]),
+                        -f[2] * delta[1] + f[1] * delta[2], 0.0, -f[2], f[1]))
+            return false;
+        /* y cross f = (fz, 0, -fx) */
+        pP = f[2] * P[0] - f[0] * P[2], pQ = f[2] * Q[0] - f[0] * Q[2];
+        if (!sweep_proj(&st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
+                        half[0] * fabs(f[2]) + half[2] * fabs(f[0]),
+                        f[2] * delta[0] - f[0] * delta[2], f[2], 0.0, -f[0]))
+            return false;
+        /* z cross f = (-fy, fx, 0) */
+        pP = -f[1] * P[0] + f[0] * P[1], pQ = -f[1] * Q[0] + f[0] * Q[1];
+        if (!sweep_proj(&st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
+                        half[0] * fabs(f[1]) + half[1] * fabs(f[0]),
+                        -f[1] * delta[0] + f[0] * delta[1], -f[1], f[0], 0.0))
             return false;
     }
     if (st.separated) {
