@@ -564,7 +564,7 @@ static void draw_hud(viewer *v, int w, int h, const char *branch_text)
     glDisable(GL_DEPTH_TEST);
     glDisable(GL_TEXTURE_2D);
     const kcc_character *ch = &v->m.ch;
-    char lines[10][256];
+    char lines[12][256];
     int nl = 0;
     char flags[KCC_TRACE_FLAGS_CHARS];
     kcc_trace_flags_to_text(v->m.last.flags, flags, sizeof(flags));
@@ -582,6 +582,8 @@ static void draw_hud(viewer *v, int w, int h, const char *branch_text)
         snprintf(lines[nl++], 256, "WASD move  mouse look  space jump  shift run  V camera  Tab mouse  Bksp respawn");
         snprintf(lines[nl++], 256, "Z rays %s  X overlap tris %s  C normals/slide %s  F5 record  P replay  K shot",
                  v->show_rays ? "on" : "off", v->show_tris ? "on" : "off", v->show_normals ? "on" : "off");
+        snprintf(lines[nl++], 256, "box: P0 red P1 blue P2 yellow P4 magenta  arrows: avg normal cyan, slide magenta,");
+        snprintf(lines[nl++], 256, "ground green, wall blue  rays: green walkable, orange other hit, grey miss");
     }
     if (v->recording)
         snprintf(lines[nl++], 256, "REC %s  frame %u", v->o->record, v->rec.frames);
@@ -684,10 +686,14 @@ static void render(viewer *v, int w, int h)
     glEnd();
     vec3 box[2];
     kcc_character_box(&v->m.ch, box);
+    /* The box takes the colour of the branch that placed it: P0 red, P1 sky blue, P2 yellow, P4 magenta. */
+    static const float branch_rgb[5][3] = {{1.0f, 0.25f, 0.2f}, {0.4f, 0.8f, 1.0f}, {1.0f, 0.85f, 0.2f},
+                                           {1.0f, 0.85f, 0.2f}, {1.0f, 0.3f, 0.9f}};
+    const float *bc = branch_rgb[(unsigned)v->m.last.branch < 5 ? v->m.last.branch : 2];
     if (v->third_person) {
         glEnable(GL_BLEND);
         glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
-        glColor4f(1.0f, 0.85f, 0.2f, 0.25f);
+        glColor4f(bc[0], bc[1], bc[2], 0.25f);
         glBegin(GL_QUADS);
         for (int f = 0; f < 6; ++f) {
             int axis = f >> 1, side = f & 1, a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
@@ -702,7 +708,7 @@ static void render(viewer *v, int w, int h)
         }
         glEnd();
         glDisable(GL_BLEND);
-        glColor3f(1.0f, 0.85f, 0.2f);
+        glColor3f(bc[0], bc[1], bc[2]);
         glLineWidth(2.0f);
         draw_box_lines((const float(*)[3])box);
         glLineWidth(1.0f);
