@@ -208,9 +208,10 @@ levels: $(BUILD)/kcc-bsp2obj
 	dpkg-deb -x $$(ls $(DEMO_LEVELS)/pkg/openarena-081-maps_*.deb | head -n 1) $(DEMO_LEVELS)/pkg/x
 	@for p in $$(find $(DEMO_LEVELS)/pkg/x -name '*.pk3' | sort); do \
 	  unzip -q -o $$p 'maps/*.bsp' -d $(DEMO_LEVELS)/pkg 2>/dev/null; done; true
-	@n=0; for b in $(DEMO_LEVELS)/pkg/maps/*.bsp; do m=$$(basename $$b .bsp); \
-	  $(BUILD)/kcc-bsp2obj --quiet $$b $(DEMO_LEVELS)/$$m.obj || exit 1; n=$$((n+1)); done; \
-	  echo "levels: $$n maps imported into $(DEMO_LEVELS) (OBJ + .spawns)"
+	@n=0; : >$(DEMO_LEVELS)/levels.txt; for b in $(DEMO_LEVELS)/pkg/maps/*.bsp; do m=$$(basename $$b .bsp); \
+	  $(BUILD)/kcc-bsp2obj --quiet $$b $(DEMO_LEVELS)/$$m.obj || exit 1; echo $$m >>$(DEMO_LEVELS)/levels.txt; \
+	  n=$$((n+1)); done; \
+	  echo "levels: $$n maps imported into $(DEMO_LEVELS) (OBJ + .spawns; names in levels.txt)"
 
 # ---------------------------------------------------------------- install
 install: lib
