@@ -452,7 +452,15 @@ static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
             kcc_character_box(&c->m.ch, box);
             float pen = demo_penetration(lv->mesh, (const float(*)[3])box);
             max_pen = fmaxf(max_pen, pen);
-            over_tol += pen > KCC_PENETRATION_TOLERANCE;
+            if (pen > 0.0f) {
+                /* The contract itself: the box shrunk by the tolerance on every side overlaps nothing. */
+                float shrunk[2][3];
+                for (int k = 0; k < 3; ++k) {
+                    shrunk[0][k] = box[0][k] + KCC_PENETRATION_TOLERANCE;
+                    shrunk[1][k] = box[1][k] - KCC_PENETRATION_TOLERANCE;
+                }
+                over_tol += kcc_mesh_overlap_aabb(lv->mesh, (const vec3 *)shrunk, NULL, 0) != 0;
+            }
             float feet[3];
             feet_of(&c->m.ch, feet);
             if ((f % window) == window - 1) {
