@@ -175,15 +175,24 @@ typedef struct kcc_stack_entry {
     float    t;
 } kcc_stack_entry;
 
-/// Pushes the children of group q selected by mask, farthest first (ties: the higher slot first),
-/// so the nearest is popped next. Returns the new stack size.
-static inline uint32_t kcc_push_sorted(kcc_stack_entry *stack, uint32_t sp, const kcc_node4 *q,
-                                       int mask, const float t[4])
+/// Continues with the nearest child of group q among mask (mask != 0; ties: the lowest slot) in
+/// *out and pushes the others farthest first, so the next nearest is popped next. Returns the new
+/// stack size.
+static inline uint32_t kcc_descend(kcc_stack_entry *stack, uint32_t sp, const kcc_node4 *q,
+                                   int mask, const float t[4], kcc_stack_entry *out)
 {
+    if ((mask & (mask - 1)) == 0) {              /* one child: no stack traffic */
+        int i = (mask >> 1) - (mask >> 3);       /* 1, 2, 4, 8 -> 0, 1, 2, 3 */
+        out->first = q->first[i];
+        out->count = q->count[i];
+        out->t = t[i];
+        return sp;
+    }
     int idx[4], n = 0;
     for (int i = 0; i < 4; ++i)
         if (mask >> i & 1)
             idx[n++] = i;
+    /* Sort farthest first (ties: the higher slot first). */
     for (int a = 1; a < n; ++a) {
         int v = idx[a], b = a;
         while (b > 0 && (t[idx[b - 1]] < t[v] || (t[idx[b - 1]] == t[v] && idx[b - 1] < v))) {
@@ -192,12 +201,15 @@ static inline uint32_t kcc_push_sorted(kcc_stack_entry *stack, uint32_t sp, cons
         }
         idx[b] = v;
     }
-    for (int k = 0; k < n; ++k) {
+    for (int k = 0; k < n - 1; ++k) {
         stack[sp].first = q->first[idx[k]];
         stack[sp].count = q->count[idx[k]];
         stack[sp].t = t[idx[k]];
         ++sp;
     }
+    out->first = q->first[idx[n - 1]];
+    out->count = q->count[idx[n - 1]];
+    out->t = t[idx[n - 1]];
     return sp;
 }
 

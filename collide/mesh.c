@@ -388,38 +388,54 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
     /* Node pruning compares against best_t grown by a relative hair so ties are still visited. */
     float limit = 1.0f;
     const kcc_node4 *quads = mesh->quads;
-    kcc_stack_entry stack[KCC_TREE_STACK];
+    kcc_stack_entry stack[KCC_TREE_STACK], cur;
     float tt[4];
-    uint32_t sp = kcc_push_sorted(stack, 0, &quads[0], kcc_pray_test(&r, &quads[0], limit, tt), tt);
-    while (sp > 0) {
-        const kcc_stack_entry e = stack[--sp];
-        if (e.t > limit)
-            continue;
-        if (e.count == 0) {
-            const kcc_node4 *q = &quads[e.first];
-            sp = kcc_push_sorted(stack, sp, q, kcc_pray_test(&r, q, limit, tt), tt);
-            continue;
-        }
-        for (uint32_t s = e.first, end = e.first + e.count; s < end; ++s) {
-            const kcc_tri *t = &mesh->tris[s];
-            if (!tri_bounds_swept(t, &r, limit))
+    int mask = kcc_pray_test(&r, &quads[0], limit, tt);
+    if (mask == 0)
+        return false;
+    uint32_t sp = kcc_descend(stack, 0, &quads[0], mask, tt, &cur);
+    for (;;) {
+        if (cur.count == 0) {
+            const kcc_node4 *q = &quads[cur.first];
+            mask = kcc_pray_test(&r, q, limit, tt);
+            if (mask != 0) {
+                sp = kcc_descend(stack, sp, q, mask, tt, &cur);
                 continue;
-            double th, nn[3];
-            bool start;
-            if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], ctr, half, d,
-                                        best_t < 1.0 ? best_t : 1.0, &th, nn, &start))
-                continue;
-            uint32_t id = mesh->tri_id[s];
-            if (th < best_t || (th == best_t && id < best_id)) {
-                best_t = th;
-                best_id = id;
-                best_start = start;
-                memcpy(best_n, nn, sizeof nn);
-                limit = (float)best_t * (1.0f + 1e-6f) + 1e-30f;
-                if (limit > 1.0f)
-                    limit = 1.0f;
+            }
+        } else {
+            for (uint32_t s = cur.first, end = cur.first + cur.count; s < end; ++s) {
+                const kcc_tri *t = &mesh->tris[s];
+                if (best_t == 0.0 && mesh->tri_id[s] > best_id)
+                    continue; /* can at best tie at t = 0, and ties go to the lower index */
+                if (!tri_bounds_swept(t, &r, limit))
+                    continue;
+                double th, nn[3];
+                bool start;
+                if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], ctr, half, d,
+                                            best_t < 1.0 ? best_t : 1.0, &th, nn, &start))
+                    continue;
+                uint32_t id = mesh->tri_id[s];
+                if (th < best_t || (th == best_t && id < best_id)) {
+                    best_t = th;
+                    best_id = id;
+                    best_start = start;
+                    memcpy(best_n, nn, sizeof nn);
+                    limit = (float)best_t * (1.0f + 1e-6f) + 1e-30f;
+                    if (limit > 1.0f)
+                        limit = 1.0f;
+                }
             }
         }
+        bool next = false;
+        while (sp > 0) {
+            cur = stack[--sp];
+            if (cur.t <= limit) {
+                next = true;
+                break;
+            }
+        }
+        if (!next)
+            break;
     }
     if (best_id == UINT32_MAX)
         return false;

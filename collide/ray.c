@@ -118,30 +118,44 @@ bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, f
     float best = max_t;
     uint32_t best_slot = UINT32_MAX, best_id = UINT32_MAX;
     const kcc_node4 *quads = mesh->quads;
-    kcc_stack_entry stack[KCC_TREE_STACK];
+    kcc_stack_entry stack[KCC_TREE_STACK], cur;
     float tt[4];
-    uint32_t sp = kcc_push_sorted(stack, 0, &quads[0], kcc_pray_test(&sr, &quads[0], best, tt), tt);
-    while (sp > 0) {
-        const kcc_stack_entry e = stack[--sp];
-        if (e.t > best)
-            continue;
-        if (e.count == 0) {
-            const kcc_node4 *q = &quads[e.first];
-            sp = kcc_push_sorted(stack, sp, q, kcc_pray_test(&sr, q, best, tt), tt);
-            continue;
-        }
-        for (uint32_t s = e.first, end = e.first + e.count; s < end; ++s) {
-            const kcc_tri *t = &mesh->tris[s];
-            float th;
-            if (!ray_tri(&pre, t->v[0], t->v[1], t->v[2], best, &th))
+    int mask = kcc_pray_test(&sr, &quads[0], best, tt);
+    if (mask == 0)
+        return false;
+    uint32_t sp = kcc_descend(stack, 0, &quads[0], mask, tt, &cur);
+    for (;;) {
+        if (cur.count == 0) {
+            const kcc_node4 *q = &quads[cur.first];
+            mask = kcc_pray_test(&sr, q, best, tt);
+            if (mask != 0) {
+                sp = kcc_descend(stack, sp, q, mask, tt, &cur);
                 continue;
-            uint32_t id = mesh->tri_id[s];
-            if (th < best || id < best_id) { /* th <= best here: equal t, lower index wins */
-                best = th;
-                best_slot = s;
-                best_id = id;
+            }
+        } else {
+            for (uint32_t s = cur.first, end = cur.first + cur.count; s < end; ++s) {
+                const kcc_tri *t = &mesh->tris[s];
+                float th;
+                if (!ray_tri(&pre, t->v[0], t->v[1], t->v[2], best, &th))
+                    continue;
+                uint32_t id = mesh->tri_id[s];
+                if (th < best || id < best_id) { /* th <= best here: equal t, lower index wins */
+                    best = th;
+                    best_slot = s;
+                    best_id = id;
+                }
             }
         }
+        bool next = false;
+        while (sp > 0) {
+            cur = stack[--sp];
+            if (cur.t <= best) {
+                next = true;
+                break;
+            }
+        }
+        if (!next)
+            break;
     }
     if (best_slot == UINT32_MAX)
         return false;
