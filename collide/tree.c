@@ -12,6 +12,8 @@
  * favours leaves of 2-4 triangles, which keeps the tree near 24 bytes per triangle. */
 #define SAH_TRAVERSE  1.5f
 #define SAH_TRIANGLE  1.0f
+/* Ranges larger than this bin one axis only (see the build loop). */
+#define SAH_ONE_AXIS_ABOVE 8192u
 
 /* ---- 4-wide float helpers: SSE2 when available, the same operations in scalar otherwise. The
  * min/max follow the SSE rule (a < b ? a : b), so both paths give identical bits. */
@@ -234,6 +236,21 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
                     any_axis = true;
                 }
             }
+            /* Large ranges bin only their widest centroid axis: a third of the binning work
+             * where it costs most, at a negligible loss in tree quality. */
+            if (any_axis && count > SAH_ONE_AXIS_ABOVE) {
+                int wide = 0;
+                for (int k = 1; k < 3; ++k)
+                    if (cmax[k] - cmin[k] > cmax[wide] - cmin[wide])
+                        wide = k;
+                for (int k = 0; k < 3; ++k)
+                    if (k != wide)
+                        scale[k] = 0.0f;
+            }
+            int axes[3], naxes = 0;
+            for (int k = 0; k < 3; ++k)
+                if (scale[k] != 0.0f)
+                    axes[naxes++] = k;
             int best_axis = -1, best_bin = 0;
             float best_cost = INFINITY;
             v4 vmin = task.cb.lo, vscale = v4_load(scale);
@@ -248,8 +265,8 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
                     v4 lo = v4_load3(p[i].lo), hi = v4_load3(p[i].hi);
                     int32_t idx[4];
                     bin_index(v4_add(lo, hi), vmin, vscale, idx);
-                    for (int k = 0; k < 3; ++k) {
-                        sah_bin *bn = &bins[k][idx[k]];
+                    for (int j = 0; j < naxes; ++j) {
+                        sah_bin *bn = &bins[axes[j]][idx[axes[j]]];
                         bn->count++;
                         vbox_grow(&bn->box, lo, hi);
                     }
