@@ -400,6 +400,9 @@ static void file_errors_name_the_file_and_line(void **state)
     assert_int_equal(kcc_level_load_obj(obj, &l, err, sizeof(err)), KCC_ERR_IO);
     snprintf(want, sizeof(want), "%s: cannot open", obj);
     assert_string_equal(err, want);
+    assert_int_equal(kcc_level_load_obj(s.dir, &l, err, sizeof(err)), KCC_ERR_IO);  /* a dir */
+    snprintf(want, sizeof(want), "%s: read error", s.dir);
+    assert_string_equal(err, want);
     assert_int_equal(kcc_level_load_obj(NULL, &l, err, sizeof(err)), KCC_ERR_NULL_ARGUMENT);
     const char *names[] = {"bad.obj", "good.obj", "good.spawns"};
     scratch_remove(&s, names, 3);
