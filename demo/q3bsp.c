@@ -648,8 +648,12 @@ kcc_status q3bsp_import(const uint8_t *data, size_t size, const q3bsp_options *o
         set_err(err, err_size, "patch level %u outside [1, 64]", o.patch_level);
         return KCC_ERR_BAD_DESC;
     }
-    if (size < HEADER_BYTES || memcmp(data, "IBSP", 4) != 0) {
+    if (size < 4 || memcmp(data, "IBSP", 4) != 0) {
         set_err(err, err_size, "not a Quake 3 BSP (no IBSP header)");
+        return KCC_ERR_PARSE;
+    }
+    if (size < HEADER_BYTES) {
+        set_err(err, err_size, "truncated: %zu bytes, the header alone has %d", size, HEADER_BYTES);
         return KCC_ERR_PARSE;
     }
     int32_t version = rd_i32(data + 4);
