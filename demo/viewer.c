@@ -14,6 +14,7 @@
 
 #define DEG (3.14159265f / 180.0f)
 #define MAX_OVERLAP 512
+#define TRAIL 600   /* frames of trail (10 s) */
 
 typedef struct viewer {
     const demo_viewer_opts *o;
@@ -26,7 +27,10 @@ typedef struct viewer {
     bool        third_person, captured;
     double      mx, my;
     bool        have_mouse;
-    bool        show_rays, show_tris, show_normals, show_help;
+    bool        show_rays, show_tris, show_normals, show_help, show_trail;
+    float       trail[TRAIL][3];      /* m, feet positions of the last frames */
+    uint8_t     trail_branch[TRAIL];
+    uint32_t    trail_n, trail_at;
     uint32_t    spawn_index;
     /* recording */
     FILE       *rec_file;
@@ -155,6 +159,7 @@ static void respawn(viewer *v, bool next)
     if (next && L->spawn_count == 0)
         v->spawn_index++;
     demo_mover_init(&v->m, &v->desc, feet);
+    v->trail_n = 0;
     if (v->recording)
         kcc_trace_restart(&v->rec, v->m.ch.position);
 }
@@ -274,6 +279,7 @@ static void start_replay(viewer *v)
     v->outcomes = out;
     v->play_step = 0;
     v->playing = true;
+    v->trail_n = 0;
     snprintf(err, sizeof(err), "replaying %s: %u frames, %s", path, rep.frames,
              rep.diverged ? "DIVERGES from the recorded outcome" : "matches the recording exactly");
     say(v, err);
@@ -311,6 +317,7 @@ static void key_cb(GLFWwindow *w, int key, int scancode, int action, int mods)
     case GLFW_KEY_X: v->show_tris = !v->show_tris; break;
     case GLFW_KEY_C: v->show_normals = !v->show_normals; break;
     case GLFW_KEY_V: v->third_person = !v->third_person; break;
+    case GLFW_KEY_T: v->show_trail = !v->show_trail; break;
     case GLFW_KEY_F1: v->show_help = !v->show_help; break;
     case GLFW_KEY_1: retune(v, -0.05f, 0.0f); break;
     case GLFW_KEY_2: retune(v, 0.05f, 0.0f); break;
@@ -343,7 +350,28 @@ static void key_cb(GLFWwindow *w, int key, int scancode, int action, int mods)
     }
 }
 
+static void trail_add(viewer *v)
+{
+    const kcc_character *ch = &v->m.ch;
+    float *t = v->trail[v->trail_at];
+    t[0] = ch->position[0];
+    t[1] = ch->position[1] - ch->desc.half_extents[1] + 0.03f;
+    t[2] = ch->position[2];
+    v->trail_branch[v->trail_at] = (uint8_t)v->m.last.branch;
+    v->trail_at = (v->trail_at + 1) % TRAIL;
+    if (v->trail_n < TRAIL)
+        v->trail_n++;
+}
+
+static void step_inner(viewer *v, bool scripted);
+
 static void step(viewer *v, bool scripted)
+{
+    step_inner(v, scripted);
+    trail_add(v);
+}
+
+static void step_inner(viewer *v, bool scripted)
 {
     if (v->playing) {
         /* Replays move the box along the replayed outcomes, one step a frame (retunes apply at once). */
@@ -580,9 +608,10 @@ static void draw_hud(viewer *v, int w, int h, const char *branch_text)
              (double)v->desc.max_slope_deg);
     if (v->show_help) {
         snprintf(lines[nl++], 256, "WASD move  mouse look  space jump  shift run  V camera  Tab mouse  Bksp respawn");
-        snprintf(lines[nl++], 256, "Z rays %s  X overlap tris %s  C normals/slide %s  F5 record  P replay  K shot",
-                 v->show_rays ? "on" : "off", v->show_tris ? "on" : "off", v->show_normals ? "on" : "off");
-        snprintf(lines[nl++], 256, "box: P0 red P1 blue P2 yellow P4 magenta  arrows: avg normal cyan, slide magenta,");
+        snprintf(lines[nl++], 256, "Z rays %s  X overlap tris %s  C normals %s  T trail %s  F5 rec  P replay  K shot",
+                 v->show_rays ? "on" : "off", v->show_tris ? "on" : "off", v->show_normals ? "on" : "off",
+                 v->show_trail ? "on" : "off");
+        snprintf(lines[nl++], 256, "box/trail: P0 red P1 blue P2 yellow P4 magenta  arrows: avg normal cyan, slide magenta,");
         snprintf(lines[nl++], 256, "ground green, wall blue  rays: green walkable, orange other hit, grey miss");
     }
     if (v->recording)
@@ -713,6 +742,19 @@ static void render(viewer *v, int w, int h)
         draw_box_lines((const float(*)[3])box);
         glLineWidth(1.0f);
     }
+    if (v->show_trail && v->trail_n > 1) {
+        /* The last 10 s of feet positions, coloured by the branch of each frame (box colours). */
+        glLineWidth(3.0f);
+        glBegin(GL_LINE_STRIP);
+        for (uint32_t k = 0; k < v->trail_n; ++k) {
+            uint32_t i = (v->trail_at + TRAIL - v->trail_n + k) % TRAIL;
+            const float *c = branch_rgb[v->trail_branch[i] < 5 ? v->trail_branch[i] : 2];
+            glColor3f(c[0], c[1], c[2]);
+            glVertex3fv(v->trail[i]);
+        }
+        glEnd();
+        glLineWidth(1.0f);
+    }
     char branch_text[128];
     draw_debug(v, branch_text, sizeof(branch_text));
     draw_hud(v, w, h, branch_text);
@@ -749,7 +791,7 @@ int demo_viewer_run(const demo_viewer_opts *o)
     glfwSetKeyCallback(v->win, key_cb);
     v->desc = kcc_character_default_desc();
     v->third_person = true;
-    v->show_rays = v->show_tris = v->show_normals = v->show_help = true;
+    v->show_rays = v->show_tris = v->show_normals = v->show_help = v->show_trail = true;
     v->pitch = -0.35f;
     v->yaw = 3.14159265f;   /* look along +Z: the showcase's features lie beyond its spawn points */
     build_grid_texture(v);
