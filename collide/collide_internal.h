@@ -18,6 +18,13 @@
 #define KCC_SSE 0
 #endif
 
+/// Hot helpers are forced inline where the compiler allows it (gcc and clang both do).
+#if defined(__GNUC__)
+#define KCC_HOT static inline __attribute__((always_inline))
+#else
+#define KCC_HOT static inline
+#endif
+
 /// Traversal stack size (entries). The builder guarantees depth <= KCC_TREE_MAX_DEPTH (the four-wide
 /// tree is no deeper than the binary one), and a traversal holds at most three pending siblings
 /// per level plus the four of the current group, so the stack cannot overflow.
@@ -131,7 +138,7 @@ static inline void kcc_pray_setup(kcc_pray *r, const float org[3], const float d
 
 /// Tests the four children of a group against the segment [0, tmax]; bit i of the result is set
 /// when child i is entered, and out_t[i] is its (shrunk) entry distance.
-static inline int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, float out_t[4])
+KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, float out_t[4])
 {
     const char *b = (const char *)q;
 #if KCC_SSE
@@ -178,7 +185,7 @@ typedef struct kcc_stack_entry {
 /// Continues with the nearest child of group q among mask (mask != 0; ties: the lowest slot) in
 /// *out and pushes the others farthest first, so the next nearest is popped next. Returns the new
 /// stack size.
-static inline uint32_t kcc_descend(kcc_stack_entry *stack, uint32_t sp, const kcc_node4 *q,
+KCC_HOT uint32_t kcc_descend(kcc_stack_entry *stack, uint32_t sp, const kcc_node4 *q,
                                    int mask, const float t[4], kcc_stack_entry *out)
 {
     if ((mask & (mask - 1)) == 0) {              /* one child: no stack traffic */
@@ -234,7 +241,7 @@ static inline void kcc_pbox_setup(kcc_pbox *q, const float lo[3], const float hi
 }
 
 /// Bit i set when child i's box overlaps the query box (touching counts).
-static inline int kcc_pbox_test(const kcc_pbox *q, const kcc_node4 *n)
+KCC_HOT int kcc_pbox_test(const kcc_pbox *q, const kcc_node4 *n)
 {
 #if KCC_SSE
     __m128 m = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(n->x[0]), q->v_hi[0]),

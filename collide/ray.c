@@ -36,7 +36,7 @@ static void ray_setup(const float org[3], const float dir[3], ray_pre *r)
  * and an edge function of a shared edge is computed from the same two products with the operands
  * swapped, so the two neighbours see exactly opposite values: no ray slips between them. A zero
  * edge function is recomputed in double, where the products are exact. */
-static inline bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const float c[3],
+KCC_HOT bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const float c[3],
                            float max_t, float *out_t)
 {
     const int kx = r->kx, ky = r->ky, kz = r->kz;

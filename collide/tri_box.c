@@ -156,7 +156,7 @@ static inline bool frac_less(double an, double ad, double bn, double bd)
  * projected radius r and s = L . delta. Returns false when this axis proves there is no contact
  * within t in [0, t_max]. Entry and exit times are ratios of projections and do not depend on
  * |L|, so L is used unnormalised. */
-static bool sweep_proj(sweep_state *st, double pmin, double pmax, double r, double s, double lx,
+KCC_HOT bool sweep_proj(sweep_state *st, double pmin, double pmax, double r, double s, double lx,
                        double ly, double lz)
 {
     double len2 = lx * lx + ly * ly + lz * lz;
