@@ -259,7 +259,7 @@ static kcc_num_result parse_float_full(const char *s, const char *end, float *ou
         any_digit = 1;
         int v = c - '0';
         if (d.count == 0 && v == 0) {
-            if (seen_point && dexp > -1000000)
+            if (seen_point && dexp > -1000000000000000)
                 dexp--;                  /* leading zero after the point */
             continue;
         }
@@ -272,13 +272,13 @@ static kcc_num_result parse_float_full(const char *s, const char *end, float *ou
         } else {
             if (v)
                 sticky = true;
-            if (!seen_point && dexp < 1000000)
+            if (!seen_point && dexp < 1000000000000000)
                 dexp++;
         }
     }
     if (!any_digit)
         return KCC_NUM_SYNTAX;
-    long exp_part = 0;
+    int64_t exp_part = 0;
     if (p < end && (*p == 'e' || *p == 'E')) {
         p++;
         bool eneg = false;
@@ -289,7 +289,7 @@ static kcc_num_result parse_float_full(const char *s, const char *end, float *ou
         if (p >= end || *p < '0' || *p > '9')
             return KCC_NUM_SYNTAX;
         for (; p < end && *p >= '0' && *p <= '9'; ++p)
-            if (exp_part < 100000)
+            if (exp_part < 1000000000000000)
                 exp_part = exp_part * 10 + (*p - '0');
         if (eneg)
             exp_part = -exp_part;
@@ -301,13 +301,14 @@ static kcc_num_result parse_float_full(const char *s, const char *end, float *ou
         *out = neg ? -0.0f : 0.0f;
         return KCC_NUM_OK;
     }
-    /* both parts are clamped to a million or so, far inside int range */
-    long e = (long)dexp + exp_part;
+    /* dexp and exp_part saturate near +-1e16 (beyond any input that fits in memory), so the
+     * sum cannot overflow; then clamp far outside the float range */
+    int64_t e = dexp + exp_part;
     if (e > 100000)
         e = 100000;
     if (e < -100000)
         e = -100000;
-    long order = (long)d.count + e;                 /* value in [10^(order-1), 10^order) */
+    int64_t order = d.count + e;                    /* value in [10^(order-1), 10^order) */
     if (order - 1 > 38)
         return KCC_NUM_RANGE;                       /* >= 1e39 > FLT_MAX */
     if (order < -46) {                              /* < 1e-46, below half the least subnormal */

@@ -287,6 +287,26 @@ static void decimal_numbers_round_to_the_nearest_float(void **state)
     assert_int_equal(kcc_parse_float(big, big + strlen(big), &f), KCC_NUM_RANGE);
 }
 
+static void megabyte_mantissas_and_exponents_cancel_exactly(void **state)
+{
+    (void)state;
+    enum { ZEROS = 1100000 };                       /* more digits than a 6-digit exponent */
+    char *b = malloc(ZEROS + 32);
+    assert_non_null(b);
+    float f = -1.0f;
+    b[0] = '1';                                     /* 1 000...000 e-1099990 = 1e10 */
+    memset(b + 1, '0', ZEROS);
+    strcpy(b + 1 + ZEROS, "e-1099990");
+    assert_int_equal(kcc_parse_float(b, b + strlen(b), &f), KCC_NUM_OK);
+    assert_true(f == 1e10f);
+    memcpy(b, "0.", 2);                             /* 0.000...0001 e1099990 = 1e-11 */
+    memset(b + 2, '0', ZEROS);
+    strcpy(b + 2 + ZEROS, "1e1099990");
+    assert_int_equal(kcc_parse_float(b, b + strlen(b), &f), KCC_NUM_OK);
+    assert_true(f == 1e-11f);
+    free(b);
+}
+
 static void floats_printed_with_9_digits_read_back_bit_exactly(void **state)
 {
     (void)state;
@@ -711,6 +731,7 @@ int test_group_level(void)
         cmocka_unit_test(counts_beyond_the_limits_fail_as_too_large),
         cmocka_unit_test(error_messages_are_truncated_to_the_buffer),
         cmocka_unit_test(decimal_numbers_round_to_the_nearest_float),
+        cmocka_unit_test(megabyte_mantissas_and_exponents_cancel_exactly),
         cmocka_unit_test(floats_printed_with_9_digits_read_back_bit_exactly),
         cmocka_unit_test(loading_a_file_reads_the_spawns_file_beside_it),
         cmocka_unit_test(a_file_without_spawns_file_has_no_spawns),
