@@ -68,6 +68,61 @@ KCC_HOT bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const
     return true;
 }
 
+#if KCC_SSE
+/* Up to four consecutive triangles of a leaf at once: lane by lane the same float operations in
+ * the same order as ray_tri (so bit-identical results); a lane with a zero edge function is redone
+ * by ray_tri (the double recompute). Returns the mask of hit lanes; out_t holds their t. */
+static inline int ray_tri4(const ray_pre *r, const kcc_tri *t, uint32_t n, float max_t,
+                           float out_t[4])
+{
+    const kcc_tri *p1 = n > 1 ? t + 1 : t, *p2 = n > 2 ? t + 2 : t, *p3 = n > 3 ? t + 3 : t;
+    /* Rows of floats 0..3 and 4..7 of each record, transposed into per-component vectors. */
+    __m128 r0 = _mm_loadu_ps(&t->v[0][0]), r1 = _mm_loadu_ps(&p1->v[0][0]);
+    __m128 r2 = _mm_loadu_ps(&p2->v[0][0]), r3 = _mm_loadu_ps(&p3->v[0][0]);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);          /* a.x a.y a.z b.x */
+    __m128 s0 = _mm_loadu_ps(&t->v[1][1]), s1 = _mm_loadu_ps(&p1->v[1][1]);
+    __m128 s2 = _mm_loadu_ps(&p2->v[1][1]), s3 = _mm_loadu_ps(&p3->v[1][1]);
+    _MM_TRANSPOSE4_PS(s0, s1, s2, s3);          /* b.y b.z c.x c.y */
+    __m128 cz = _mm_set_ps(p3->v[2][2], p2->v[2][2], p1->v[2][2], t->v[2][2]);
+    const __m128 va[3] = {r0, r1, r2}, vb[3] = {r3, s0, s1}, vc[3] = {s2, s3, cz};
+    const int kx = r->kx, ky = r->ky, kz = r->kz;
+    const __m128 ox = _mm_set1_ps(r->org[kx]), oy = _mm_set1_ps(r->org[ky]);
+    const __m128 oz = _mm_set1_ps(r->org[kz]);
+    const __m128 sx = _mm_set1_ps(r->sx), sy = _mm_set1_ps(r->sy), sz = _mm_set1_ps(r->sz);
+    __m128 Akx = _mm_sub_ps(va[kx], ox), Aky = _mm_sub_ps(va[ky], oy), Akz = _mm_sub_ps(va[kz], oz);
+    __m128 Bkx = _mm_sub_ps(vb[kx], ox), Bky = _mm_sub_ps(vb[ky], oy), Bkz = _mm_sub_ps(vb[kz], oz);
+    __m128 Ckx = _mm_sub_ps(vc[kx], ox), Cky = _mm_sub_ps(vc[ky], oy), Ckz = _mm_sub_ps(vc[kz], oz);
+    __m128 Ax = _mm_sub_ps(Akx, _mm_mul_ps(sx, Akz)), Ay = _mm_sub_ps(Aky, _mm_mul_ps(sy, Akz));
+    __m128 Bx = _mm_sub_ps(Bkx, _mm_mul_ps(sx, Bkz)), By = _mm_sub_ps(Bky, _mm_mul_ps(sy, Bkz));
+    __m128 Cx = _mm_sub_ps(Ckx, _mm_mul_ps(sx, Ckz)), Cy = _mm_sub_ps(Cky, _mm_mul_ps(sy, Ckz));
+    __m128 U = _mm_sub_ps(_mm_mul_ps(Cx, By), _mm_mul_ps(Cy, Bx));
+    __m128 V = _mm_sub_ps(_mm_mul_ps(Ax, Cy), _mm_mul_ps(Ay, Cx));
+    __m128 W = _mm_sub_ps(_mm_mul_ps(Bx, Ay), _mm_mul_ps(By, Ax));
+    const __m128 zero = _mm_setzero_ps();
+    const int active = (1 << n) - 1;
+    int zmask = _mm_movemask_ps(_mm_or_ps(_mm_or_ps(_mm_cmpeq_ps(U, zero), _mm_cmpeq_ps(V, zero)),
+                                          _mm_cmpeq_ps(W, zero))) & active;
+    __m128 neg = _mm_or_ps(_mm_or_ps(_mm_cmplt_ps(U, zero), _mm_cmplt_ps(V, zero)), _mm_cmplt_ps(W, zero));
+    __m128 pos = _mm_or_ps(_mm_or_ps(_mm_cmpgt_ps(U, zero), _mm_cmpgt_ps(V, zero)), _mm_cmpgt_ps(W, zero));
+    __m128 det = _mm_add_ps(_mm_add_ps(U, V), W);
+    __m128 T = _mm_add_ps(_mm_add_ps(_mm_mul_ps(U, _mm_mul_ps(sz, Akz)), _mm_mul_ps(V, _mm_mul_ps(sz, Bkz))),
+                          _mm_mul_ps(W, _mm_mul_ps(sz, Ckz)));
+    __m128 tv = _mm_div_ps(T, det);
+    __m128 ok = _mm_andnot_ps(_mm_and_ps(neg, pos), _mm_cmpneq_ps(det, zero));
+    ok = _mm_and_ps(ok, _mm_and_ps(_mm_cmpge_ps(tv, zero), _mm_cmple_ps(tv, _mm_set1_ps(max_t))));
+    _mm_storeu_ps(out_t, tv);
+    int mask = _mm_movemask_ps(ok) & active & ~zmask;
+    while (zmask) {
+        int l = zmask & -zmask;
+        int i = (l >> 1) - (l >> 3);
+        zmask &= zmask - 1;
+        if (ray_tri(r, t[i].v[0], t[i].v[1], t[i].v[2], max_t, &out_t[i]))
+            mask |= l;
+    }
+    return mask;
+}
+#endif
+
 static bool finite3(const float v[3])
 {
     return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
@@ -133,6 +188,23 @@ bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, f
                 continue;
             }
         } else {
+#if KCC_SSE
+            for (uint32_t s = cur.first, end = cur.first + cur.count; s < end; s += 4) {
+                uint32_t n = end - s < 4 ? end - s : 4;
+                float th[4];
+                int hits = ray_tri4(&pre, &mesh->tris[s], n, best, th);
+                for (uint32_t i = 0; hits != 0; ++i, hits >>= 1) {
+                    if (!(hits & 1) || !(th[i] <= best))
+                        continue;
+                    uint32_t id = mesh->tri_id[s + i];
+                    if (th[i] < best || id < best_id) { /* equal t: lower index wins */
+                        best = th[i];
+                        best_slot = s + i;
+                        best_id = id;
+                    }
+                }
+            }
+#else
             for (uint32_t s = cur.first, end = cur.first + cur.count; s < end; ++s) {
                 const kcc_tri *t = &mesh->tris[s];
                 float th;
@@ -145,6 +217,7 @@ bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, f
                     best_id = id;
                 }
             }
+#endif
         }
         bool next = false;
         while (sp > 0) {
