@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 {
     demo_headless_opts h = demo_headless_default_opts();
     demo_viewer_opts v = demo_viewer_default_opts();
-    bool headless = false, size_given = false;
+    bool headless = false;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -74,7 +74,6 @@ int main(int argc, char **argv)
             }
             h.width = v.width = w;
             h.height = v.height = ht;
-            size_given = true;
         } else if (strcmp(a, "--view") == 0) {
             if (sscanf(argv[++i], "%f,%f", &h.yaw, &h.pitch) != 2 || !isfinite(h.yaw) || !isfinite(h.pitch)) {
                 fprintf(stderr, "kcc-demo: --view wants YAW,PITCH in degrees, got %s\n", argv[i]);
@@ -88,7 +87,6 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    (void)size_given;
     if (h.characters == 0 || h.characters > 10000 || h.frames > 10000000) {
         fprintf(stderr, "kcc-demo: --characters wants 1..10000, --frames at most 10000000\n");
         return 2;
