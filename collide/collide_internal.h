@@ -220,6 +220,19 @@ KCC_HOT uint32_t kcc_descend(kcc_stack_entry *stack, uint32_t sp, const kcc_node
     return sp;
 }
 
+/// Bit i set when slot i of the group is an inner node (count == 0; empty slots too, which no
+/// test ever selects).
+KCC_HOT int kcc_inner_mask(const kcc_node4 *q)
+{
+#if KCC_SSE
+    __m128i c = _mm_loadu_si128((const __m128i *)(const void *)q->count);
+    return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(c, _mm_setzero_si128())));
+#else
+    return (q->count[0] == 0 ? 1 : 0) | (q->count[1] == 0 ? 2 : 0) | (q->count[2] == 0 ? 4 : 0) |
+           (q->count[3] == 0 ? 8 : 0);
+#endif
+}
+
 /// Box query constants.
 typedef struct kcc_pbox {
     float lo[3], hi[3];

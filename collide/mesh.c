@@ -291,18 +291,20 @@ static uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out
     while (sp > 0) {
         const kcc_node4 *q = &quads[stack[--sp]];
         int mask = kcc_pbox_test(&qb, q);
+        int inner = mask & kcc_inner_mask(q), leaves = mask & ~inner;
         /* Inner children are pushed (last slot first, so slot order is kept); leaves are tested
-         * at once. */
+         * at once, in slot order. */
         for (int i = 3; i >= 0; --i)
-            if ((mask >> i & 1) && q->count[i] == 0)
+            if (inner >> i & 1)
                 stack[sp++] = q->first[i];
-        for (int i = 0; i < 4; ++i) {
-            if (!(mask >> i & 1) || q->count[i] == 0)
-                continue;
+        for (; leaves != 0; leaves &= leaves - 1) {
+            int bit = leaves & -leaves;
+            int i = (bit >> 1) - (bit >> 3);
             for (uint32_t s = q->first[i], e = s + q->count[i]; s < e; ++s) {
                 const kcc_tri *t = &mesh->tris[s];
-                bool hit = tri_bounds_overlap(t, lo, hi) &&
-                           (!exact || kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], lo, hi));
+                /* The exact test starts with the same triangle-bounds test. */
+                bool hit = exact ? kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], lo, hi)
+                                 : tri_bounds_overlap(t, lo, hi);
                 if (hit) {
                     if (found < capacity)
                         out[found] = mesh->tri_id[s];

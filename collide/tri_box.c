@@ -107,6 +107,22 @@ bool kcc_tri_overlap_box_internal(const float a[3], const float b[3], const floa
     double rn = h[0] * fabs(n[0]) + h[1] * fabs(n[1]) + h[2] * fabs(n[2]);
     if (min3d(q0, q1, q2) > rn || max3d(q0, q1, q2) < -rn)
         return false;
+    /* Early accept (the common case of a floor under a box): the line through the box centre
+     * along the normal's dominant axis k meets the plane inside the box (|n.v0| <= h_k |n_k|) at
+     * a point inside the triangle (2D edge functions of the centre, on an edge counts): that
+     * point is in both. */
+    {
+        double ax = fabs(n[0]), ay = fabs(n[1]), az = fabs(n[2]);
+        int k = ax >= ay ? (ax >= az ? 0 : 2) : (ay >= az ? 1 : 2);
+        int i = (k + 1) % 3, j = (k + 2) % 3;
+        if (fabs(q0) <= h[k] * fabs(n[k])) {
+            double w0 = v0[i] * v1[j] - v0[j] * v1[i];
+            double w1 = v1[i] * v2[j] - v1[j] * v2[i];
+            double w2 = v2[i] * v0[j] - v2[j] * v0[i];
+            if ((w0 >= 0.0 && w1 >= 0.0 && w2 >= 0.0) || (w0 <= 0.0 && w1 <= 0.0 && w2 <= 0.0))
+                return true;
+        }
+    }
     /* The nine box-axis x edge cross products; a zero axis (edge parallel to a box axis) projects
      * everything to 0 and never separates, so it needs no special case. */
     return edge_axes(e0, v0, v2, h) && edge_axes(e1, v1, v0, h) && edge_axes(e2, v2, v1, h);
