@@ -1228,6 +1228,33 @@ static void mesh_sweep_equals_the_earliest_triangle_sweep_on_random_soups(void *
     free(s.p);
 }
 
+static void sweep_ties_go_to_the_lowest_triangle_index(void **state)
+{
+    (void)state;
+    /* Six triangles; 2 and 5 are the same floor (5 wound the other way), the rest far away. */
+    float pos[54];
+    for (int i = 0; i < 6; ++i) {
+        const float far_tri[9] = {50, 0, 50, 51, 0, 50, 50, 0, 51};
+        for (int k = 0; k < 9; ++k)
+            pos[9 * i + k] = far_tri[k] + (float)(10 * i) * (k % 3 == 0);
+    }
+    const float fl[9] = {-5, 0, -5, 0, 0, 5, 5, 0, -5}, fl_rev[9] = {-5, 0, -5, 5, 0, -5, 0, 0, 5};
+    memcpy(pos + 18, fl, sizeof fl);
+    memcpy(pos + 45, fl_rev, sizeof fl_rev);
+    soup s = {pos, 6};
+    kcc_mesh *m = build_soup(&s);
+    kcc_sweep_hit h;
+    /* Falling onto it: equal contact times. */
+    assert_true(kcc_mesh_sweep_aabb(m, CB((vec3[2]){{-0.5f, 1, -0.5f}, {0.5f, 2, 0.5f}}), (vec3){0, -2, 0}, &h));
+    assert_int_equal(h.triangle, 2);
+    assert_float_equal(h.t, 0.5f, 1e-7f);
+    /* Sunk into it: both start overlapping at t = 0. */
+    assert_true(kcc_mesh_sweep_aabb(m, CB((vec3[2]){{-0.5f, -0.2f, -0.5f}, {0.5f, 0.8f, 0.5f}}), (vec3){0, -1, 0}, &h));
+    assert_int_equal(h.triangle, 2);
+    assert_true(h.start_overlap);
+    kcc_mesh_destroy(m);
+}
+
 static void sweep_and_primitives_reject_invalid_arguments(void **state)
 {
     (void)state;
@@ -1335,6 +1362,7 @@ int test_group_collide(void)
         cmocka_unit_test(sweep_touching_at_start_reports_t0_only_when_moving_into_the_surface),
         cmocka_unit_test(swept_triangle_test_matches_sampled_clipping_reference),
         cmocka_unit_test(mesh_sweep_equals_the_earliest_triangle_sweep_on_random_soups),
+        cmocka_unit_test(sweep_ties_go_to_the_lowest_triangle_index),
         cmocka_unit_test(sweep_and_primitives_reject_invalid_arguments),
         cmocka_unit_test(queries_match_brute_force_on_the_shared_levels),
     };
