@@ -141,6 +141,7 @@ typedef struct move_ctx {
     float skin;
     uint32_t flags;
     vec3  wall_normal;
+    kcc_move_debug *dbg; /* NULL unless kcc_character_move_debug */
     bool  steep;        /* slid along steep ground in the air */
     vec3  steep_normal;
     uint32_t steep_triangle;
@@ -331,6 +332,13 @@ static void slide(move_ctx *m, vec3 pos, const vec3 remaining, bool upper, const
     }
     np++;
     clip_planes(m, remaining, (const vec3 *)planes, np, v);
+    if (m->dbg) {
+        kcc_move_debug *dbg = m->dbg;
+        dbg->contact_count = first->count < KCC_DEBUG_MAX_CONTACTS ? first->count : KCC_DEBUG_MAX_CONTACTS;
+        memcpy(dbg->contacts, first->triangle, sizeof(uint32_t) * dbg->contact_count);
+        glm_vec3_copy(planes[0], dbg->averaged_normal);
+        glm_vec3_copy(v, dbg->slide);
+    }
     for (int iter = 0; iter < 4; ++iter) {
         if (glm_vec3_norm2(v) < 1e-14f)
             return;
@@ -366,7 +374,7 @@ static bool land(move_ctx *m, vec3 pos, kcc_ground *g)
     const kcc_character *ch = m->ch;
     const int u = m->u;
     const float feet = pos[u] - ch->desc.half_extents[u];
-    kcc_ground_probe(ch, m->L, pos, m->skin, 2.0f * m->skin + 1e-3f, g);
+    kcc_ground_probe(ch, m->L, pos, m->skin, 2.0f * m->skin + 1e-3f, g, m->dbg);
     g->walkable = g->walkable && !g->blocked;
     if (g->found && g->walkable && g->height <= feet + m->skin)
         pos[u] = g->height + m->skin + ch->desc.half_extents[u];
@@ -384,7 +392,7 @@ static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
     g->found = g->walkable = false;
     if (m->walking) {
         float reach = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height) + m->skin;
-        kcc_ground_probe(ch, m->L, pos, ch->desc.step_height + m->skin, reach, g);
+        kcc_ground_probe(ch, m->L, pos, ch->desc.step_height + m->skin, reach, g, m->dbg);
         if (g->found && (g->blocked || (!g->walkable && g->height > feet + m->skin)))
             return false;
         if (g->found && g->walkable) {
@@ -433,6 +441,14 @@ static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 
         m->flags |= KCC_MOVE_CONTACT_CAP;
 }
 
+static void debug_point(kcc_move_debug *dbg, int k, const vec3 p)
+{
+    if (!dbg)
+        return;
+    glm_vec3_copy((float *)p, k == 1 ? dbg->p1 : k == 2 ? dbg->p2 : dbg->p4);
+    dbg->tried |= 1u << k;
+}
+
 static bool vec3_finite(const vec3 v)
 {
     return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
@@ -440,6 +456,12 @@ static bool vec3_finite(const vec3 v)
 
 void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
                         kcc_move_result *result)
+{
+    kcc_character_move_debug(ch, mesh, displacement, result, NULL);
+}
+
+void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
+                              kcc_move_result *result, kcc_move_debug *debug)
 {
     kcc_move_result r;
     memset(&r, 0, sizeof(r));
@@ -456,6 +478,9 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
     memset(&m, 0, sizeof(m));
     m.ch = ch;
     m.L = &L;
+    m.dbg = debug;
+    if (debug)
+        memset(debug, 0, sizeof(*debug));
     m.u = kcc_up_index(ch);
     m.skin = ch->desc.skin_width;
     const int u = m.u;
@@ -525,7 +550,9 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
     if (c1.count == 0) {
         /* p2: settle; done unless the box at p2 overlaps. */
         glm_vec3_copy(p1, fin);
-        if (settle(&m, fin, dv, &g)) {
+        bool free2 = settle(&m, fin, dv, &g);
+        debug_point(m.dbg, 2, fin);
+        if (free2) {
             r.branch = KCC_BRANCH_P2;
             done = true;
         } else if (upper) {
@@ -542,12 +569,15 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
         glm_vec3_scale(move, 1.0f - t1, rest);
         glm_vec3_copy(p1, fin);
         slide(&m, fin, rest, upper, &c1);
-        if (settle(&m, fin, dv, &g)) {
+        bool free4 = settle(&m, fin, dv, &g);
+        debug_point(m.dbg, 4, fin);
+        if (free4) {
             r.branch = KCC_BRANCH_P4;
             m.flags |= KCC_MOVE_SLID;
             done = true;
         }
     }
+    debug_point(m.dbg, 1, p1);
     if (!done) {
         memset(&g, 0, sizeof(g));
         if (!overlaps_at(&m, p1)) {
@@ -558,7 +588,7 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
             r.branch = KCC_BRANCH_P0;
         }
         /* still report what is under the box */
-        kcc_ground_probe(ch, &L, fin, 0.0f, 2.0f * m.skin + 1e-3f, &g);
+        kcc_ground_probe(ch, &L, fin, 0.0f, 2.0f * m.skin + 1e-3f, &g, m.dbg);
         g.walkable = g.walkable && !g.blocked && g.height <= fin[u] - he[u];
     }
 

@@ -99,6 +99,6 @@ typedef struct kcc_ground {
 /* Probes under the box centred at pos: lifts it by up to `lift`, then looks down to `reach` below
  * the feet (rays down the four vertical edges plus a box sweep). */
 void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
-                      float reach, kcc_ground *out);
+                      float reach, kcc_ground *out, kcc_move_debug *dbg);
 
 #endif

@@ -8,7 +8,7 @@
 #include "controller_internal.h"
 
 void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
-                      float reach, kcc_ground *out)
+                      float reach, kcc_ground *out, kcc_move_debug *dbg)
 {
     const int u = kcc_up_index(ch), h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
     const float *he = ch->desc.half_extents;
@@ -50,12 +50,22 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         o[h0] = pos[h0] + ((i & 1) ? he[h0] : -he[h0]);
         o[h1] = pos[h1] + ((i & 2) ? he[h1] : -he[h1]);
         kcc_ray_hit hit;
-        if (!kcc_local_raycast_down(L, o, u, len, &hit))
+        bool got = kcc_local_raycast_down(L, o, u, len, &hit);
+        if (dbg) {
+            glm_vec3_copy(o, dbg->ray_from[i]);
+            glm_vec3_copy(o, dbg->ray_to[i]);
+            dbg->ray_to[i][u] -= got ? hit.t : len;
+            dbg->ray_hit = (dbg->ray_hit & ~(1u << i)) | ((uint32_t)got << i);
+            dbg->ray_walkable &= ~(1u << i);
+        }
+        if (!got)
             continue;
         vec3 n;
         kcc_facing_up(ch, hit.normal, n);
         if (n[u] < ch->cos_max_slope)
             continue;
+        if (dbg)
+            dbg->ray_walkable |= 1u << i;
         out->rays |= 1u << i;
         float h = top - hit.t;
         if (!ray_ok || h > ray_h || (h == ray_h && n[u] > ray_n[u])) {

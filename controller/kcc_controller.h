@@ -99,6 +99,25 @@ typedef struct kcc_move_result {
 void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh,
                         const vec3 displacement, kcc_move_result *result);
 
+/// What a move looked at, for debug drawing (kcc_character_move_debug). Costs a few stores per probe.
+#define KCC_DEBUG_MAX_CONTACTS 8
+typedef struct kcc_move_debug {
+    vec3     ray_from[4];      ///< m: the four edge rays of the ground probe that decided the result
+    vec3     ray_to[4];        ///< m: where each ended (its hit, or its full length)
+    uint32_t ray_hit;          ///< bit i: ray i hit a triangle
+    uint32_t ray_walkable;     ///< bit i: ... walkable ground
+    uint32_t contact_count;    ///< triangles touched first by the swept move (averaged for the slide)
+    uint32_t contacts[KCC_DEBUG_MAX_CONTACTS]; ///< their input indices
+    vec3     averaged_normal;  ///< unit, valid when contact_count > 0
+    vec3     slide;            ///< m: the rest of the motion along the averaged normal's tangent
+    vec3     p1, p2, p4;       ///< m: the positions of the scheme that were computed (see tried)
+    uint32_t tried;            ///< bit k set: pk was computed (k = 1, 2, 4)
+} kcc_move_debug;
+
+/// kcc_character_move that also fills debug (may be NULL). Same result, same determinism.
+void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
+                              kcc_move_result *result, kcc_move_debug *debug);
+
 /// The character's box (m), box[0] = min, box[1] = max.
 void kcc_character_box(const kcc_character *ch, vec3 out[2]);
 

@@ -119,7 +119,7 @@ void demo_mover_step(demo_mover *m, const kcc_mesh *mesh, const demo_input *in)
     m->last_disp[0] = wx * speed * DEMO_DT;
     m->last_disp[1] = m->vy * DEMO_DT;
     m->last_disp[2] = wz * speed * DEMO_DT;
-    kcc_character_move(&m->ch, mesh, m->last_disp, &m->last);
+    kcc_character_move_debug(&m->ch, mesh, m->last_disp, &m->last, &m->dbg);
     /* Landing and ceilings stop the vertical speed (never a jump that has just started). */
     if ((m->last.flags & KCC_MOVE_ON_GROUND) && m->vy <= 0.0f)
         m->vy = 0.0f;

@@ -41,6 +41,7 @@ typedef struct demo_mover {
     float           vy;        ///< m/s, vertical speed (gravity, jumps)
     kcc_move_result last;      ///< the last move's result
     vec3            last_disp; ///< m, the last displacement passed to the move
+    kcc_move_debug  dbg;       ///< what the last move looked at (rays, contacts, averaged normal)
 } demo_mover;
 
 /// What the player (or a wanderer) wants this frame.

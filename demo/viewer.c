@@ -1,7 +1,7 @@
 /* demo/viewer.c: the interactive viewer: a GLFW window drawn with legacy OpenGL (display list for the
  * level, immediate mode for the rest), a 60 Hz fixed-step player under the demo's movement rules, live
- * retuning, debug drawing recomputed from the level (edge rays, overlapping triangles, averaged
- * normal, slide direction) plus the move result, trace recording and replay, PNG screenshots. */
+ * retuning, debug drawing of what each move computed (kcc_move_debug: edge rays, first contacts,
+ * averaged normal, slide direction) plus the move result, trace recording and replay, screenshots. */
 #include "viewer.h"
 #include "app.h"
 #include "font6x10.h"
@@ -13,7 +13,6 @@
 #include <string.h>
 
 #define DEG (3.14159265f / 180.0f)
-#define MAX_OVERLAP 512
 #define TRAIL 600   /* frames of trail (10 s) */
 
 typedef struct viewer {
@@ -446,73 +445,46 @@ static void arrow(const float from[3], const float dir[3], float len)
     glEnd();
 }
 
-/* Debug data recomputed from the level the way the scheme computes it (see docs/demo.md). */
+/* Debug data from the controller itself (kcc_character_move_debug): the edge rays of the ground
+ * probe that decided the last move, the triangles its swept move touched first (whose normals were
+ * averaged), the averaged normal and the slide along its tangent. */
 static void draw_debug(viewer *v, char *branch_text, size_t branch_size)
 {
     const kcc_character *ch = &v->m.ch;
     const kcc_move_result *r = &v->m.last;
+    const kcc_move_debug *dbg = &v->m.dbg;
     const float *he = ch->desc.half_extents, *p = ch->position;
     const float feet = p[1] - he[1];
     glDisable(GL_DEPTH_TEST);
     glLineWidth(2.0f);
     if (v->show_rays) {
-        /* The four edge rays: from step height above the feet down past the feet by ground_snap. */
         for (int i = 0; i < 4; ++i) {
-            vec3 o = {p[0] + ((i & 1) ? he[0] : -he[0]), feet + ch->desc.step_height,
-                      p[2] + ((i & 2) ? he[2] : -he[2])};
-            vec3 dir = {0.0f, -1.0f, 0.0f};
-            float len = ch->desc.step_height + ch->desc.ground_snap;
-            kcc_ray_hit hit;
-            bool got = kcc_mesh_raycast(v->lv.mesh, o, dir, len, &hit);
-            if (r->ground_rays & (1u << i))
-                glColor3f(0.2f, 1.0f, 0.3f);
-            else if (got)
-                glColor3f(1.0f, 0.6f, 0.1f);
+            bool hit = dbg->ray_hit & (1u << i);
+            if (dbg->ray_walkable & (1u << i))
+                glColor3f(0.2f, 1.0f, 0.3f);   /* walkable hit: green */
+            else if (hit)
+                glColor3f(1.0f, 0.6f, 0.1f);   /* hit, too steep: orange */
             else
-                glColor3f(0.6f, 0.6f, 0.6f);
-            float end[3] = {o[0], got ? hit.point[1] : o[1] - len, o[2]};
+                glColor3f(0.6f, 0.6f, 0.6f);   /* miss: grey */
             glBegin(GL_LINES);
-            glVertex3fv(o);
-            glVertex3fv(end);
+            glVertex3fv(dbg->ray_from[i]);
+            glVertex3fv(dbg->ray_to[i]);
             glEnd();
-            if (got) {
+            if (hit) {
                 glPointSize(8.0f);
                 glBegin(GL_POINTS);
-                glVertex3fv(hit.point);
+                glVertex3fv(dbg->ray_to[i]);
                 glEnd();
             }
         }
     }
-    vec3 box[2];
-    kcc_character_box(ch, box);
-    const float grow = 0.05f;   /* m: contacts within 5 cm of the box */
-    for (int i = 0; i < 3; ++i) {
-        box[0][i] -= grow;
-        box[1][i] += grow;
-    }
-    uint32_t tris[MAX_OVERLAP];
-    uint32_t n = kcc_mesh_overlap_aabb(v->lv.mesh, (const vec3 *)box, tris, MAX_OVERLAP);
-    if (n > MAX_OVERLAP)
-        n = MAX_OVERLAP;
-    float avg[3] = {0.0f, 0.0f, 0.0f};
-    glEnable(GL_BLEND);
-    glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
-    for (uint32_t k = 0; k < n; ++k) {
-        vec3 t[3];
-        if (!kcc_mesh_triangle(v->lv.mesh, tris[k], t))
-            continue;
-        float e1[3] = {t[1][0] - t[0][0], t[1][1] - t[0][1], t[1][2] - t[0][2]};
-        float e2[3] = {t[2][0] - t[0][0], t[2][1] - t[0][1], t[2][2] - t[0][2]};
-        float nn[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
-        float l = sqrtf(nn[0] * nn[0] + nn[1] * nn[1] + nn[2] * nn[2]);
-        if (!(l > 0.0f))
-            continue;
-        float cen[3] = {(t[0][0] + t[1][0] + t[2][0]) / 3.0f - p[0], (t[0][1] + t[1][1] + t[2][1]) / 3.0f - p[1],
-                        (t[0][2] + t[1][2] + t[2][2]) / 3.0f - p[2]};
-        float sgn = (nn[0] * cen[0] + nn[1] * cen[1] + nn[2] * cen[2]) > 0.0f ? -1.0f : 1.0f;  /* face the box */
-        for (int c = 0; c < 3; ++c)
-            avg[c] += sgn * nn[c] / l;
-        if (v->show_tris) {
+    if (v->show_tris) {
+        glEnable(GL_BLEND);
+        glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+        for (uint32_t k = 0; k < dbg->contact_count; ++k) {
+            vec3 t[3];
+            if (!kcc_mesh_triangle(v->lv.mesh, dbg->contacts[k], t))
+                continue;
             glColor4f(1.0f, 0.45f, 0.1f, 0.35f);
             glBegin(GL_TRIANGLES);
             for (int c = 0; c < 3; ++c)
@@ -524,27 +496,20 @@ static void draw_debug(viewer *v, char *branch_text, size_t branch_size)
                 glVertex3fv(t[c]);
             glEnd();
         }
+        glDisable(GL_BLEND);
     }
-    glDisable(GL_BLEND);
-    if (v->show_normals) {
-        float al = sqrtf(avg[0] * avg[0] + avg[1] * avg[1] + avg[2] * avg[2]);
-        if (al > 1e-6f) {
-            for (int c = 0; c < 3; ++c)
-                avg[c] /= al;
-            glColor3f(0.1f, 0.95f, 0.95f);   /* averaged normal: cyan */
-            arrow(p, avg, 1.2f);
-            /* Slide direction: the last displacement with its component into the averaged normal removed. */
-            const float *d = v->m.last_disp;
-            float dn = d[0] * avg[0] + d[1] * avg[1] + d[2] * avg[2];
-            float s[3] = {d[0] - dn * avg[0], d[1] - dn * avg[1], d[2] - dn * avg[2]};
-            float sl = sqrtf(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
-            if (sl > 1e-6f) {
-                for (int c = 0; c < 3; ++c)
-                    s[c] /= sl;
-                glColor3f(1.0f, 0.2f, 0.9f);   /* slide direction: magenta */
-                arrow(p, s, 1.2f);
-            }
+    if (v->show_normals && dbg->contact_count > 0) {
+        glColor3f(0.1f, 0.95f, 0.95f);   /* averaged normal: cyan */
+        arrow(p, dbg->averaged_normal, 1.2f);
+        const float *s = dbg->slide;
+        float sl = sqrtf(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+        if (sl > 1e-6f) {
+            float dir[3] = {s[0] / sl, s[1] / sl, s[2] / sl};
+            glColor3f(1.0f, 0.2f, 0.9f);   /* slide direction: magenta */
+            arrow(p, dir, 1.2f);
         }
+    }
+    if (v->show_normals) {
         if (r->flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP)) {
             float f[3] = {p[0], feet, p[2]};
             glColor3f(0.3f, 1.0f, 0.3f);       /* ground normal from the result: green */
@@ -558,7 +523,8 @@ static void draw_debug(viewer *v, char *branch_text, size_t branch_size)
     glEnable(GL_DEPTH_TEST);
     glLineWidth(1.0f);
     static const char *const names[5] = {"P0 stayed", "P1 moved", "P2 moved+settled", "?", "P4 slid+settled"};
-    snprintf(branch_text, branch_size, "branch %s  overlapping(5cm) %u", (unsigned)r->branch < 5 ? names[r->branch] : "?", n);
+    snprintf(branch_text, branch_size, "branch %s  first contacts %u", (unsigned)r->branch < 5 ? names[r->branch] : "?",
+             dbg->contact_count);
 }
 
 static void text(int x, int y, int scale, const char *s)

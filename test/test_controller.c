@@ -740,6 +740,47 @@ static void z_up_behaves_like_y_up(void **state)
     }
 }
 
+/* ---------------------------------------------------------------- debug output */
+
+/* kcc_character_move_debug moves exactly like kcc_character_move and reports what it looked at: on
+ * a flat floor at y = 0 the four edge rays end at the floor under the box's corners; walking into
+ * the wall at z = 1 the first contact is that wall, its averaged normal -z, and the slide keeps the
+ * x part of the motion. */
+static void move_debug_reports_rays_contacts_and_positions(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    sc_box(&s, -10.0f, 0.0f, 1.0f, 10.0f, 3.0f, 1.5f);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character a = make_char(0.0f, HY + SKIN, 0.0f, NULL), b = a;
+    kcc_move_debug dbg;
+    kcc_move_result ra, rb;
+    for (int i = 0; i < 40; ++i) {
+        vec3 d = {0.05f, -0.01f, 0.05f};
+        kcc_character_move(&a, m, d, &ra);
+        kcc_character_move_debug(&b, m, d, &rb, &dbg);
+        assert_memory_equal(&a, &b, sizeof(a));
+        assert_memory_equal(&ra, &rb, sizeof(ra));
+        assert_int_equal(dbg.ray_walkable, 0xF);
+        for (int k = 0; k < 4; ++k) {
+            assert_float_equal(dbg.ray_to[k][1], 0.0f, 1e-6);
+            assert_float_equal(fabsf(dbg.ray_to[k][0] - b.position[0]), HX, 1e-5);
+            assert_float_equal(fabsf(dbg.ray_to[k][2] - b.position[2]), HX, 1e-5);
+        }
+        assert_true(dbg.tried & (1u << 1));
+    }
+    /* against the wall now (z = 1 - 0.3 - skin): the last move slid */
+    assert_int_equal(rb.branch, KCC_BRANCH_P4);
+    assert_true(dbg.contact_count >= 1);
+    assert_float_equal(dbg.averaged_normal[2], -1.0f, 1e-5);
+    assert_float_equal(dbg.slide[2], 0.0f, 1e-6);
+    assert_true(dbg.slide[0] > 0.0f);
+    assert_true(dbg.tried & (1u << 4));
+    assert_float_equal(dbg.p4[2], b.position[2], 1e-6);
+    kcc_mesh_destroy(m);
+}
+
 /* ---------------------------------------------------------------- bad input */
 
 static void bad_input_gets_a_status_or_a_flag_never_a_crash(void **state)
@@ -899,6 +940,7 @@ int test_group_controller(void)
         cmocka_unit_test(start_inside_geometry_is_pushed_out),
         cmocka_unit_test(retuning_between_frames_takes_effect),
         cmocka_unit_test(z_up_behaves_like_y_up),
+        cmocka_unit_test(move_debug_reports_rays_contacts_and_positions),
         cmocka_unit_test(bad_input_gets_a_status_or_a_flag_never_a_crash),
         cmocka_unit_test(soak_on_every_level_never_penetrates_or_escapes),
     };
