@@ -66,7 +66,8 @@ TEST_OBJ  = $(LIB_SRC:%.c=$(BUILD)/san/%.o) $(TEST_SRC:%.c=$(BUILD)/san/%.o)
 
 $(BUILD)/san/%.o: %.c $(LIB_HDR) test/test.h | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(SAN) -DKCC_DEBUG -DKCC_LEVELS_DIR='"$(LEVELS)"' -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(SAN) -DKCC_DEBUG -DKCC_LEVELS_DIR='"$(LEVELS)"' \
+	  -DKCC_IMPORTED_LEVELS_DIR='"$(BUILD)/levels"' -c $< -o $@
 
 $(BUILD)/kcc_tests: $(TEST_OBJ)
 	$(CC) $(SAN) -o $@ $^ -lcmocka $(LDLIBS_ALL)

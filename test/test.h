@@ -18,6 +18,10 @@
 #ifndef KCC_LEVELS_DIR
 #define KCC_LEVELS_DIR "../shared/levels"
 #endif
+/* The Quake 3 maps `make levels` imports (with a levels.txt list), when present. */
+#ifndef KCC_IMPORTED_LEVELS_DIR
+#define KCC_IMPORTED_LEVELS_DIR "build/levels"
+#endif
 
 /* Totals over all groups, for the closing "N passed, N failed" line. */
 extern int kcc_test_total;

@@ -831,7 +831,7 @@ typedef struct soak_stats {
 
 /* Characters wander from the spawn points with a player-like driver (5 m/s, gravity, jumps,
  * heading changes); every frame: no overlap beyond the tolerance (for a character that started
- * clear) and never below the level's bounds. */
+ * clear) and never outside the level's bounds. */
 static void soak_level(const kcc_level *lv, int chars, int frames, soak_stats *st)
 {
     kcc_mesh *m = NULL;
@@ -868,7 +868,10 @@ static void soak_level(const kcc_level *lv, int chars, int frames, soak_stats *s
             if (clear && ov)
                 st->overlaps++;
             clear = clear || !ov;
-            if (ch.position[1] < bounds[0][1] - 1.0f) {
+            bool outside = false;
+            for (int k = 0; k < 3; ++k)
+                outside |= ch.position[k] < bounds[0][k] - 1.0f || ch.position[k] > bounds[1][k] + 1.0f;
+            if (outside) {
                 st->escapes++;
                 break;
             }
@@ -898,6 +901,31 @@ static void soak_on_every_level_never_penetrates_or_escapes(void **state)
         st.stuck += one.stuck;
         kcc_level_free(&lv);
     }
+    /* the maps `make levels` imported, when present: fewer characters each, there are 50 */
+    FILE *list = fopen(KCC_IMPORTED_LEVELS_DIR "/levels.txt", "r");
+    char name[128];
+    long imported = 0;
+    soak_stats all = {0, 0, 0, 0};
+    while (list && fscanf(list, "%127s", name) == 1) {
+        char path[512];
+        snprintf(path, sizeof(path), "%s/%s.obj", KCC_IMPORTED_LEVELS_DIR, name);
+        kcc_level lv;
+        char err[256];
+        if (kcc_level_load_obj(path, &lv, err, sizeof(err)) != KCC_OK)
+            continue;
+        soak_level(&lv, 4, 600, &all);
+        kcc_level_free(&lv);
+        imported++;
+    }
+    if (list)
+        fclose(list);
+    if (imported)
+        printf("# soak %ld imported maps: %ld moves, %ld overlaps, %ld escapes, %ld stuck\n", imported,
+               all.moves, all.overlaps, all.escapes, all.stuck);
+    st.moves += all.moves;
+    st.overlaps += all.overlaps;
+    st.escapes += all.escapes;
+    st.stuck += all.stuck;
     static const char *const gen[] = {"arena seed=1", "arena seed=2", "terrain seed=3", "showcase"};
     for (size_t i = 0; i < sizeof(gen) / sizeof(gen[0]); ++i) {
         kcc_level lv;
