@@ -282,6 +282,12 @@ bool kcc_tri_is_degenerate(const float a[3], const float b[3], const float c[3])
 /// Exact SAT test without the degenerate check (the mesh only stores live triangles).
 bool kcc_tri_overlap_box_internal(const float a[3], const float b[3], const float c[3],
                                   const float lo[3], const float hi[3]);
+#if KCC_SSE
+/// The exact test for up to four consecutive triangles (n in 1..4): float SIMD with per-lane
+/// rounding bounds, undecided lanes redone by kcc_tri_overlap_box_internal (same answers). Returns
+/// the mask of overlapping lanes.
+int kcc_tri4_overlap_box(const kcc_tri *t, uint32_t n, const float lo[3], const float hi[3]);
+#endif
 /// Swept SAT without argument checks. Box given as centre and half extents in double; contacts
 /// later than t_max (<= 1) are not reported (the mesh passes its best time so far).
 bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3],

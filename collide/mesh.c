@@ -300,6 +300,21 @@ static uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out
         for (; leaves != 0; leaves &= leaves - 1) {
             int bit = leaves & -leaves;
             int i = (bit >> 1) - (bit >> 3);
+#if KCC_SSE
+            if (exact) {
+                for (uint32_t s = q->first[i], e = s + q->count[i]; s < e; s += 4) {
+                    uint32_t n = e - s < 4 ? e - s : 4;
+                    for (int hits = kcc_tri4_overlap_box(&mesh->tris[s], n, lo, hi); hits != 0;
+                         hits &= hits - 1) {
+                        int b = hits & -hits;
+                        if (found < capacity)
+                            out[found] = mesh->tri_id[s + (uint32_t)((b >> 1) - (b >> 3))];
+                        ++found;
+                    }
+                }
+                continue;
+            }
+#endif
             for (uint32_t s = q->first[i], e = s + q->count[i]; s < e; ++s) {
                 const kcc_tri *t = &mesh->tris[s];
                 /* The exact test starts with the same triangle-bounds test. */

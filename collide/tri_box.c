@@ -128,6 +128,151 @@ bool kcc_tri_overlap_box_internal(const float a[3], const float b[3], const floa
     return edge_axes(e0, v0, v2, h) && edge_axes(e1, v1, v0, h) && edge_axes(e2, v2, v1, h);
 }
 
+#if KCC_SSE
+/* Up to four triangles of a leaf against one box, in float, four lanes at a time, with a rounding
+ * error bound per lane and axis: an axis separates a lane when its separation exceeds the bound,
+ * overlaps when it is below minus the bound; a lane that no axis separates and some axis cannot
+ * decide is redone by the double test, so the answer is always the double test's answer. Edges
+ * are differences of the input floats (zero exactly when the exact ones are), so an exactly-zero
+ * axis is skipped exactly as the double test skips it. The bounds are first-order bounds of the
+ * float evaluation with a 4x slack (u = 2^-23): translation d = 4u max|coordinate|, edge
+ * components 2u max|e|. The three box axes need no bound (float compares, exact). */
+static inline __m128 abs4(__m128 x)
+{
+    return _mm_andnot_ps(_mm_set1_ps(-0.0f), x);
+}
+
+static inline __m128 max4(__m128 a, __m128 b, __m128 c)
+{
+    return _mm_max_ps(a, _mm_max_ps(b, c));
+}
+
+static inline __m128 min4(__m128 a, __m128 b, __m128 c)
+{
+    return _mm_min_ps(a, _mm_min_ps(b, c));
+}
+
+int kcc_tri4_overlap_box(const kcc_tri *t, uint32_t n, const float lo[3], const float hi[3])
+{
+    const kcc_tri *p1 = n > 1 ? t + 1 : t, *p2 = n > 2 ? t + 2 : t, *p3 = n > 3 ? t + 3 : t;
+    __m128 r0 = _mm_loadu_ps(&t->v[0][0]), r1 = _mm_loadu_ps(&p1->v[0][0]);
+    __m128 r2 = _mm_loadu_ps(&p2->v[0][0]), r3 = _mm_loadu_ps(&p3->v[0][0]);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);          /* a.x a.y a.z b.x */
+    __m128 s0 = _mm_loadu_ps(&t->v[1][1]), s1 = _mm_loadu_ps(&p1->v[1][1]);
+    __m128 s2 = _mm_loadu_ps(&p2->v[1][1]), s3 = _mm_loadu_ps(&p3->v[1][1]);
+    _MM_TRANSPOSE4_PS(s0, s1, s2, s3);          /* b.y b.z c.x c.y */
+    __m128 cz = _mm_set_ps(p3->v[2][2], p2->v[2][2], p1->v[2][2], t->v[2][2]);
+    const __m128 A[3] = {r0, r1, r2}, B[3] = {r3, s0, s1}, C[3] = {s2, s3, cz};
+    const int active = (1 << n) - 1;
+
+    /* Box axes: exact. */
+    __m128 sep = _mm_setzero_ps();
+    float mbox = 0.0f, hmaxs = 0.0f;
+    __m128 v[3][3], e[3][3], h[3];
+    for (int k = 0; k < 3; ++k) {
+        __m128 mn = min4(A[k], B[k], C[k]), mx = max4(A[k], B[k], C[k]);
+        sep = _mm_or_ps(sep, _mm_or_ps(_mm_cmpgt_ps(mn, _mm_set1_ps(hi[k])),
+                                       _mm_cmplt_ps(mx, _mm_set1_ps(lo[k]))));
+    }
+    int decided_sep = _mm_movemask_ps(sep) & active;
+    int todo = active & ~decided_sep;
+    if (todo == 0)
+        return 0;
+    for (int k = 0; k < 3; ++k) {
+        float ctr = 0.5f * lo[k] + 0.5f * hi[k], hk = 0.5f * hi[k] - 0.5f * lo[k];
+        h[k] = _mm_set1_ps(hk);
+        hmaxs = hk > hmaxs ? hk : hmaxs;
+        float ml = fabsf(lo[k]) > fabsf(hi[k]) ? fabsf(lo[k]) : fabsf(hi[k]);
+        mbox = ml > mbox ? ml : mbox;
+        __m128 c = _mm_set1_ps(ctr);
+        v[0][k] = _mm_sub_ps(A[k], c);
+        v[1][k] = _mm_sub_ps(B[k], c);
+        v[2][k] = _mm_sub_ps(C[k], c);
+        e[0][k] = _mm_sub_ps(B[k], A[k]);
+        e[1][k] = _mm_sub_ps(C[k], B[k]);
+        e[2][k] = _mm_sub_ps(A[k], C[k]);
+    }
+
+    /* Magnitudes for the error bounds, per lane. */
+    __m128 mabs = _mm_set1_ps(mbox), vmax = _mm_setzero_ps(), emax = _mm_setzero_ps();
+    for (int k = 0; k < 3; ++k) {
+        mabs = _mm_max_ps(mabs, max4(abs4(A[k]), abs4(B[k]), abs4(C[k])));
+        vmax = _mm_max_ps(vmax, max4(abs4(v[0][k]), abs4(v[1][k]), abs4(v[2][k])));
+        emax = _mm_max_ps(emax, max4(abs4(e[0][k]), abs4(e[1][k]), abs4(e[2][k])));
+    }
+    const __m128 u = _mm_set1_ps(1.0f / 8388608.0f), four = _mm_set1_ps(4.0f);
+    const __m128 d = _mm_mul_ps(_mm_mul_ps(four, u), mabs);
+    const __m128 de = _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(2.0f), u), emax);
+    const __m128 S = _mm_add_ps(vmax, _mm_set1_ps(hmaxs));
+    /* be = 4 (4 E d + 2 de S + 8 u E S + 2 E (2 d + de)) */
+    __m128 be = _mm_add_ps(_mm_mul_ps(_mm_mul_ps(four, emax), d),
+                           _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(2.0f), de), S));
+    be = _mm_add_ps(be, _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(8.0f), u), _mm_mul_ps(emax, S)));
+    be = _mm_add_ps(be, _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(2.0f), emax),
+                                   _mm_add_ps(_mm_add_ps(d, d), de)));
+    be = _mm_mul_ps(four, be);
+
+    /* Triangle normal, all three corners projected. */
+    __m128 nx = _mm_sub_ps(_mm_mul_ps(e[0][1], e[1][2]), _mm_mul_ps(e[0][2], e[1][1]));
+    __m128 ny = _mm_sub_ps(_mm_mul_ps(e[0][2], e[1][0]), _mm_mul_ps(e[0][0], e[1][2]));
+    __m128 nz = _mm_sub_ps(_mm_mul_ps(e[0][0], e[1][1]), _mm_mul_ps(e[0][1], e[1][0]));
+    __m128 q[3];
+    for (int i = 0; i < 3; ++i)
+        q[i] = _mm_add_ps(_mm_add_ps(_mm_mul_ps(nx, v[i][0]), _mm_mul_ps(ny, v[i][1])),
+                          _mm_mul_ps(nz, v[i][2]));
+    __m128 rn = _mm_add_ps(_mm_add_ps(_mm_mul_ps(h[0], abs4(nx)), _mm_mul_ps(h[1], abs4(ny))),
+                           _mm_mul_ps(h[2], abs4(nz)));
+    __m128 sn = _mm_max_ps(_mm_sub_ps(min4(q[0], q[1], q[2]), rn),
+                           _mm_sub_ps(_mm_xor_ps(max4(q[0], q[1], q[2]), _mm_set1_ps(-0.0f)), rn));
+    __m128 nmax = max4(abs4(nx), abs4(ny), abs4(nz));
+    __m128 dn = _mm_add_ps(_mm_mul_ps(_mm_mul_ps(four, emax), de),
+                           _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(2.0f), u), _mm_mul_ps(emax, emax)));
+    __m128 bn = _mm_add_ps(_mm_mul_ps(_mm_mul_ps(_mm_set1_ps(3.0f), nmax), d),
+                           _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(3.0f), S), dn));
+    bn = _mm_add_ps(bn, _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(8.0f), u), _mm_mul_ps(nmax, S)));
+    bn = _mm_mul_ps(four, bn);
+    __m128 is_sep = _mm_cmpgt_ps(sn, bn);
+    __m128 is_ovl = _mm_cmplt_ps(sn, _mm_xor_ps(bn, _mm_set1_ps(-0.0f)));
+
+    /* Nine edge x box-axis products: axis x f = (0, -fz, fy), y x f = (fz, 0, -fx),
+     * z x f = (-fy, fx, 0); components l1, l2 on coordinates k1, k2. */
+    const __m128 zero = _mm_setzero_ps(), ninf = _mm_set1_ps(-INFINITY);
+    const __m128 nbe = _mm_xor_ps(be, _mm_set1_ps(-0.0f));
+    for (int i = 0; i < 3; ++i) {
+        const __m128 *f = e[i];
+        for (int axis = 0; axis < 3; ++axis) {
+            int k1 = axis == 0 ? 1 : 0, k2 = axis == 2 ? 1 : 2;
+            __m128 l1 = axis == 0 ? _mm_sub_ps(zero, f[2]) : axis == 1 ? f[2] : _mm_sub_ps(zero, f[1]);
+            __m128 l2 = axis == 0 ? f[1] : axis == 1 ? _mm_sub_ps(zero, f[0]) : f[0];
+            __m128 p0 = _mm_add_ps(_mm_mul_ps(l1, v[0][k1]), _mm_mul_ps(l2, v[0][k2]));
+            __m128 pa = _mm_add_ps(_mm_mul_ps(l1, v[1][k1]), _mm_mul_ps(l2, v[1][k2]));
+            __m128 pb = _mm_add_ps(_mm_mul_ps(l1, v[2][k1]), _mm_mul_ps(l2, v[2][k2]));
+            __m128 r = _mm_add_ps(_mm_mul_ps(h[k1], abs4(l1)), _mm_mul_ps(h[k2], abs4(l2)));
+            __m128 sa = _mm_max_ps(_mm_sub_ps(min4(p0, pa, pb), r),
+                                   _mm_sub_ps(_mm_sub_ps(zero, max4(p0, pa, pb)), r));
+            __m128 zl = _mm_and_ps(_mm_cmpeq_ps(l1, zero), _mm_cmpeq_ps(l2, zero));
+            sa = _mm_or_ps(_mm_and_ps(zl, ninf), _mm_andnot_ps(zl, sa));
+            is_sep = _mm_or_ps(is_sep, _mm_cmpgt_ps(sa, be));
+            is_ovl = _mm_and_ps(is_ovl, _mm_cmplt_ps(sa, nbe));
+        }
+    }
+    /* A lane whose bounds are not finite (overflow at extreme coordinates) is left to double. */
+    __m128 finite = _mm_and_ps(_mm_cmplt_ps(abs4(be), _mm_set1_ps(INFINITY)),
+                               _mm_cmplt_ps(abs4(bn), _mm_set1_ps(INFINITY)));
+    int sep_mask = _mm_movemask_ps(_mm_and_ps(is_sep, finite)) & todo;
+    int ovl_mask = _mm_movemask_ps(_mm_and_ps(is_ovl, finite)) & todo & ~sep_mask;
+    int unsure = todo & ~sep_mask & ~ovl_mask;
+    while (unsure) {
+        int bit = unsure & -unsure;
+        int i = (bit >> 1) - (bit >> 3);
+        unsure &= unsure - 1;
+        if (kcc_tri_overlap_box_internal(t[i].v[0], t[i].v[1], t[i].v[2], lo, hi))
+            ovl_mask |= bit;
+    }
+    return ovl_mask;
+}
+#endif
+
 bool kcc_tri_overlap_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2])
 {
     if (!a || !b || !c || !box)

@@ -876,6 +876,51 @@ static void overlap_returns_the_total_and_writes_only_capacity(void **state)
     free(idx);
 }
 
+static void mesh_overlap_agrees_with_the_triangle_test_on_edge_touching_boxes(void **state)
+{
+    (void)state;
+    /* Triangles on a 1/8 grid (exact floats) with box corners exactly on edge midpoints, some
+     * nudged by one float step: the separations are 0 or one rounding, where a float evaluation
+     * would have to guess. The mesh (which batches triangles) must answer exactly like the
+     * per-triangle test, at the origin and 1e5 m away. */
+    rng r = rng_seed(90);
+    for (int round = 0; round < 2; ++round) {
+        float off = round ? 1e5f : 0.0f;
+        soup s = {malloc(sizeof(float) * 9 * 64), 64};
+        for (uint32_t i = 0; i < 9 * s.n; ++i)
+            s.p[i] = off + (float)((int)(rng_u32(&r) % 33) - 16) / 8.0f;
+        kcc_mesh *m = build_soup(&s);
+        uint32_t out[64];
+        for (int q = 0; q < 400; ++q) {
+            uint32_t t = rng_u32(&r) % s.n, v = rng_u32(&r) % 3;
+            const float *a = s.p + 9 * t + 3 * v, *b = s.p + 9 * t + 3 * ((v + 1) % 3);
+            vec3 box[2];
+            for (int k = 0; k < 3; ++k) {
+                float p = 0.5f * a[k] + 0.5f * b[k], w = rng_f(&r, 0.1f, 1.0f);
+                bool up = rng_u32(&r) & 1;
+                box[0][k] = up ? p : p - w;
+                box[1][k] = up ? p + w : p;
+                if (rng_u32(&r) % 4 == 0) {
+                    if (up)
+                        box[0][k] = nextafterf(box[0][k], INFINITY);
+                    else
+                        box[1][k] = nextafterf(box[1][k], -INFINITY);
+                }
+            }
+            uint32_t n = kcc_mesh_overlap_aabb(m, CB(box), out, 64);
+            uint8_t in[64] = {0};
+            for (uint32_t i = 0; i < n; ++i)
+                in[out[i]] = 1;
+            for (uint32_t i = 0; i < s.n; ++i) {
+                const float *p = s.p + 9 * i;
+                assert_int_equal(in[i], kcc_tri_overlap_aabb(p, p + 3, p + 6, CB(box)) ? 1 : 0);
+            }
+        }
+        kcc_mesh_destroy(m);
+        free(s.p);
+    }
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Degenerate input, extreme coordinates, sizes */
 
@@ -1353,6 +1398,7 @@ int test_group_collide(void)
         cmocka_unit_test(box_overlap_matches_clipping_reference_on_random_soups),
         cmocka_unit_test(box_overlap_counts_exact_touching_of_faces_edges_and_vertices),
         cmocka_unit_test(overlap_returns_the_total_and_writes_only_capacity),
+        cmocka_unit_test(mesh_overlap_agrees_with_the_triangle_test_on_edge_touching_boxes),
         cmocka_unit_test(degenerate_and_needle_triangles_are_never_reported),
         cmocka_unit_test(queries_stay_exact_at_one_million_metres_and_at_millimetre_scale),
         cmocka_unit_test(a_mesh_of_one_triangle_answers_every_query),
