@@ -306,7 +306,7 @@ static kcc_mesh *stairs_scene(int n, float r, float w, bool zup)
 
 /* Stairs of 10 risers 0.3 m, treads 0.3 m, step height 0.35: climbed at 3 m/s at every rate from
  * 30 to 360 Hz, reaching the top (centre y = 3.0 + 0.9 + skin) in about the time 3 m of travel
- * takes; then back down, grounded every frame. */
+ * takes; then back down walking and running (9 m/s), grounded every frame. */
 static void stairs_are_climbed_and_descended_at_any_frame_rate(void **state)
 {
     (void)state;
@@ -334,6 +334,13 @@ static void stairs_are_climbed_and_descended_at_any_frame_rate(void **state)
         }
         assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
         assert_float_equal(ch.position[0], -1.0f, 1e-3);
+        /* back up, then run down at 9 m/s (0.3 m per frame at 30 Hz): still grounded every frame */
+        for (int i = 0; i < frames; ++i)
+            drive(&ch, m, &dr, 3.0f, 0.0f, NULL);
+        assert_float_equal(ch.position[1], 3.0f + HY + SKIN, 1e-4);
+        for (int i = 0; i < (int)(0.6f * (float)hz[k]); ++i)
+            assert_true(drive(&ch, m, &dr, -9.0f, 0.0f, NULL) & KCC_MOVE_ON_GROUND);
+        assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
         kcc_mesh_destroy(m);
     }
 }
