@@ -269,11 +269,13 @@ void level_bounds(const kcc_level &L, float lo[3], float hi[3])
 }
 
 /* A random point on walkable floor (upward normal, y >= 0.7): drop a ray from a random point inside
- * the level bounds and keep the first hit when it faces up. Uses Embree (robust) as the oracle. */
-bool floor_point(RTCScene s, const kcc_level &L, const float lo[3], const float hi[3], bench_rng *r,
-                 float out[3])
+ * the level bounds and keep the first hit when it faces up. Uses Embree (robust) as the oracle. With
+ * `enclosed` (the shared levels: sealed by their sky brushes) the point must also have geometry above
+ * it, which keeps the queries inside the playable space rather than on the roof of the map. */
+bool floor_point(RTCScene s, const kcc_level &L, const float lo[3], const float hi[3], bool enclosed,
+                 bench_rng *r, float out[3])
 {
-    const float down[3] = {0.0f, -1.0f, 0.0f};
+    const float down[3] = {0.0f, -1.0f, 0.0f}, up[3] = {0.0f, 1.0f, 0.0f};
     for (int attempt = 0; attempt < 10000; ++attempt) {
         float p[3] = {bench_rng_range(r, lo[0], hi[0]), bench_rng_range(r, lo[1], hi[1]),
                       bench_rng_range(r, lo[2], hi[2])};
@@ -284,6 +286,8 @@ bool floor_point(RTCScene s, const kcc_level &L, const float lo[3], const float 
         tri_normal(L, prim, n);
         if (n[1] < 0.7f) continue;
         out[0] = p[0]; out[1] = p[1] - t; out[2] = p[2];
+        float above[3] = {out[0], out[1] + 0.01f, out[2]};
+        if (enclosed && !embree_ray(s, above, up, hi[1] - out[1] + 1.0f, &t, nullptr)) continue;
         return true;
     }
     return false;
@@ -295,23 +299,23 @@ struct QuerySets {
     int against_wall = 0;
 };
 
-QuerySets make_queries(RTCScene oracle, const kcc_level &L, uint64_t seed)
+QuerySets make_queries(RTCScene oracle, const kcc_level &L, bool enclosed, uint64_t seed)
 {
     QuerySets q;
     float lo[3], hi[3];
     level_bounds(L, lo, hi);
     bench_rng r = bench_rng_seed(seed);
     float p[3];
-    while ((int)q.down.size() < N_QUERIES && floor_point(oracle, L, lo, hi, &r, p)) {
+    while ((int)q.down.size() < N_QUERIES && floor_point(oracle, L, lo, hi, enclosed, &r, p)) {
         Ray ray = {{p[0], p[1] + bench_rng_range(&r, 0.0f, 1.5f), p[2]}, {0.0f, -1.0f, 0.0f}, 2.0f};
         q.down.push_back(ray);
     }
-    while ((int)q.random.size() < N_QUERIES && floor_point(oracle, L, lo, hi, &r, p)) {
+    while ((int)q.random.size() < N_QUERIES && floor_point(oracle, L, lo, hi, enclosed, &r, p)) {
         Ray ray = {{p[0], p[1] + bench_rng_range(&r, 0.0f, 1.5f), p[2]}, {0, 0, 0}, 20.0f};
         bench_rng_dir(&r, ray.d);
         q.random.push_back(ray);
     }
-    while ((int)q.boxes.size() < N_QUERIES && floor_point(oracle, L, lo, hi, &r, p)) {
+    while ((int)q.boxes.size() < N_QUERIES && floor_point(oracle, L, lo, hi, enclosed, &r, p)) {
         /* resting on the floor: from 1 cm above it to 5 cm sunk into it */
         float c[3] = {p[0], p[1] + BOX_HALF[1] - bench_rng_range(&r, -0.01f, 0.05f), p[2]};
         if (bench_rng_float(&r) < 0.4f) {
@@ -475,7 +479,7 @@ void print_disagreements(const char *label, const kcc_level &L, const std::vecto
     }
 }
 
-bool run_level(const bench_level &bl, RTCDevice dev, LevelResult *out)
+bool run_level(const bench_level &bl, bool enclosed, RTCDevice dev, LevelResult *out)
 {
     const kcc_level &L = bl.level;
     memset(out, 0, sizeof *out);
@@ -539,7 +543,7 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelResult *out)
     out->build_ms[E_ODE] = ode_ms;
 
     double tq = bench_now_ns();
-    QuerySets q = make_queries(esr, L, 0xC0FFEEu);
+    QuerySets q = make_queries(esr, L, enclosed, 0xC0FFEEu);
     printf("  queries: %zu down, %zu random, %zu boxes (%d against walls), generated in %.0f ms\n",
            q.down.size(), q.random.size(), q.boxes.size(), q.against_wall, ms_since(tq));
     if (q.down.empty() || q.random.empty() || q.boxes.empty()) {
@@ -707,7 +711,7 @@ int main(int argc, char **argv)
         if (!ok) continue;
         if (only && !strstr(bl.name, only)) { bench_level_free(&bl); continue; }
         LevelResult r;
-        if (run_level(bl, dev, &r)) results.push_back(r);
+        if (run_level(bl, shared && i < count, dev, &r)) results.push_back(r);
         bench_level_free(&bl);
         fflush(stdout);
     }
