@@ -29,27 +29,36 @@ struct Box { float b[2][3]; };
 
 /* ---------------------------------------------------------------- timing */
 
-/* One timed pass: body(i) for every query i (the loop is compiled per engine, no indirect call inside). */
-template <class F> std::function<void()> pass(int n, F body)
+const int CHUNKS = 8;         /* each run is timed in this many interleaved slices (see time_interleaved) */
+
+/* One engine's work on a query set: slice c of `chunks` runs body(i) for its share of the queries
+ * (the loop is compiled per engine, no indirect call inside). */
+using Pass = std::function<void(int, int)>;
+template <class F> Pass pass(int n, F body)
 {
-    return [n, body]() {
-        for (int i = 0; i < n; ++i) body(i);
+    return [n, body](int c, int chunks) {
+        for (int i = (int)((int64_t)n * c / chunks), end = (int)((int64_t)n * (c + 1) / chunks); i < end; ++i)
+            body(i);
     };
 }
 
-/* Runs every engine's pass RUNS times, interleaved (run r of every engine before run r + 1 of any), so
- * that load from other processes on the machine hits all engines alike; out[e] = median ns per query. */
-void time_interleaved(int n, const std::vector<std::function<void()>> &passes, double *out,
-                      const std::vector<int> &counts = {})
+/* Runs every engine's pass RUNS times. Within a run the engines take turns slice by slice (an eighth
+ * of the queries each turn), so that load from other processes on the shared machine hits all of them
+ * alike; a run's time is the sum of its slices. out[e] = median over runs of ns per query. */
+void time_interleaved(int n, const std::vector<Pass> &passes, double *out, const std::vector<int> &counts = {})
 {
-    std::vector<std::vector<double>> per(passes.size(), std::vector<double>(RUNS));
+    std::vector<std::vector<double>> per(passes.size(), std::vector<double>(RUNS, 0.0));
     for (int r = 0; r < RUNS; ++r)
-        for (size_t e = 0; e < passes.size(); ++e) {
-            double t0 = bench_now_ns();
-            passes[e]();
-            per[e][r] = (bench_now_ns() - t0) / (e < counts.size() ? counts[e] : n);
-        }
-    for (size_t e = 0; e < passes.size(); ++e) out[e] = bench_median(per[e].data(), RUNS);
+        for (int c = 0; c < CHUNKS; ++c)
+            for (size_t e = 0; e < passes.size(); ++e) {
+                double t0 = bench_now_ns();
+                passes[e](c, CHUNKS);
+                per[e][r] += bench_now_ns() - t0;
+            }
+    for (size_t e = 0; e < passes.size(); ++e) {
+        for (double &v : per[e]) v /= (e < counts.size() ? counts[e] : n);
+        out[e] = bench_median(per[e].data(), RUNS);
+    }
 }
 
 double ms_since(double t0) { return (bench_now_ns() - t0) * 1e-6; }
@@ -372,7 +381,7 @@ void run_rays(const std::vector<Ray> &rays, kcc_mesh *km, RTCScene es, RTCScene 
 {
     int n = (int)rays.size();
     for (int e = 0; e < E_COUNT; ++e) res[e].assign(rays.size(), RayRes{false, 0.0f, 0});
-    std::vector<std::function<void()>> passes(E_COUNT);
+    std::vector<Pass> passes(E_COUNT);
     passes[E_KCC] = pass(n, [&](int i) {
         kcc_ray_hit h;
         bool hit = kcc_mesh_raycast(km, rays[i].o, rays[i].d, rays[i].tmax, &h);
@@ -563,7 +572,7 @@ bool run_level(const bench_level &bl, bool enclosed, RTCDevice dev, LevelResult 
     std::vector<uint32_t> kcc_count(q.boxes.size()), kcc_bcount(q.boxes.size()), bul_count(q.boxes.size());
     std::vector<int> ode_count(q.boxes.size());
     uint32_t buf[BOX_CAP];
-    std::vector<std::function<void()>> bpasses;
+    std::vector<Pass> bpasses;
     bpasses.push_back(pass(nb, [&](int i) { kcc_count[i] = kcc_mesh_overlap_aabb(km, q.boxes[i].b, buf, BOX_CAP); }));
     bpasses.push_back(pass(nb, [&](int i) { kcc_bcount[i] = kcc_mesh_query_bounds(km, q.boxes[i].b, buf, BOX_CAP); }));
     bpasses.push_back(pass(nb, [&](int i) {
