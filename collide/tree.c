@@ -62,7 +62,7 @@ V4_OP(v4_mul, x * y)
 static inline void v4_trunc(v4 a, int32_t out[4])
 {
     for (int i = 0; i < 4; ++i)
-        out[i] = (int32_t)a.x[i]; /* callers clamp to [0, BINS - 1] first */
+        out[i] = (int32_t)a.x[i]; /* callers clamp to [0, bins - 1] first */
 }
 #endif
 
@@ -100,13 +100,13 @@ static inline v4 prim_c2(const kcc_build_prim *p)
     return v4_add(v4_load3(p->lo), v4_load3(p->hi));
 }
 
-/* Bin indices of a centroid on all three axes: clamp((c - cmin) * scale, 0, BINS - 1). A NaN
+/* Bin indices of a centroid on all three axes: clamp((c - cmin) * scale, 0, top). A NaN
  * (from an axis skipped with scale 0) clamps to 0 by the max/min operand order. */
-static inline void bin_index(v4 c2, v4 cmin, v4 scale, int32_t out[4])
+static inline void bin_index(v4 c2, v4 cmin, v4 scale, v4 top, int32_t out[4])
 {
     v4 f = v4_mul(v4_sub(c2, cmin), scale);
     f = v4_max(f, v4_set1(0.0f));
-    f = v4_min(f, v4_set1((float)(BINS - 1)));
+    f = v4_min(f, top);
     v4_trunc(f, out);
 }
 
@@ -227,10 +227,14 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
             float cmin[4], cmax[4], scale[4] = {0.0f, 0.0f, 0.0f, 0.0f};
             v4_store(cmin, task.cb.lo);
             v4_store(cmax, task.cb.hi);
+            /* Fewer bins for small ranges: 16 bins over 6 triangles cost more to sweep than they
+             * can tell apart. */
+            const int nbins = count < BINS ? (int)count : BINS;
+            const v4 vtop = v4_set1((float)(nbins - 1));
             bool any_axis = false;
             for (int k = 0; k < 3; ++k) {
                 float ext = cmax[k] - cmin[k];
-                float s = (float)BINS / ext;
+                float s = (float)nbins / ext;
                 if (ext > 0.0f && isfinite(ext) && isfinite(s)) {
                     scale[k] = s;
                     any_axis = true;
@@ -257,14 +261,14 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
             if (any_axis) {
                 sah_bin bins[3][BINS];
                 for (int k = 0; k < 3; ++k)
-                    for (int b = 0; b < BINS; ++b) {
+                    for (int b = 0; b < nbins; ++b) {
                         vbox_empty(&bins[k][b].box);
                         bins[k][b].count = 0;
                     }
                 for (uint32_t i = 0; i < count; ++i) {
                     v4 lo = v4_load3(p[i].lo), hi = v4_load3(p[i].hi);
                     int32_t idx[4];
-                    bin_index(v4_add(lo, hi), vmin, vscale, idx);
+                    bin_index(v4_add(lo, hi), vmin, vscale, vtop, idx);
                     for (int j = 0; j < naxes; ++j) {
                         sah_bin *bn = &bins[axes[j]][idx[axes[j]]];
                         bn->count++;
@@ -278,14 +282,14 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
                     vbox acc;
                     vbox_empty(&acc);
                     uint32_t nacc = 0;
-                    for (int b = BINS - 1; b > 0; --b) {
+                    for (int b = nbins - 1; b > 0; --b) {
                         nacc += bins[k][b].count;
                         vbox_grow(&acc, bins[k][b].box.lo, bins[k][b].box.hi);
                         right_cost[b] = nacc ? vbox_area(&acc) * (float)nacc : INFINITY;
                     }
                     vbox_empty(&acc);
                     nacc = 0;
-                    for (int b = 0; b < BINS - 1; ++b) {
+                    for (int b = 0; b < nbins - 1; ++b) {
                         nacc += bins[k][b].count;
                         vbox_grow(&acc, bins[k][b].box.lo, bins[k][b].box.hi);
                         if (nacc == 0 || nacc == count)
@@ -316,7 +320,7 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
                 while (i < j) {
                     v4 lo = v4_load3(p[i].lo), hi = v4_load3(p[i].hi), c2 = v4_add(lo, hi);
                     int32_t idx[4];
-                    bin_index(c2, vmin, vscale, idx);
+                    bin_index(c2, vmin, vscale, vtop, idx);
                     if (idx[best_axis] < best_bin) {
                         vbox_grow(&lnb, lo, hi);
                         vbox_grow(&lcb, c2, c2);
