@@ -59,19 +59,17 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     if (!desc->indices && (uint64_t)n * 3u > desc->vertex_count)
         return KCC_ERR_INDEX_OUT_OF_RANGE;
 
-    /* Pass 1: indices in range, coordinates finite, count live (non-degenerate) triangles. */
-    uint32_t live = 0;
+    /* Pass 1: indices in range, coordinates finite (nothing allocated before this passes). */
     for (uint32_t t = 0; t < n; ++t) {
-        float v[3][3];
         for (int c = 0; c < 3; ++c) {
             uint32_t idx = tri_index(desc, t, c);
             if (idx >= desc->vertex_count)
                 return KCC_ERR_INDEX_OUT_OF_RANGE;
-            load_vertex(desc, stride, idx, v[c]);
-            if (!isfinite(v[c][0]) || !isfinite(v[c][1]) || !isfinite(v[c][2]))
+            float v[3];
+            load_vertex(desc, stride, idx, v);
+            if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
                 return KCC_ERR_NON_FINITE;
         }
-        live += kcc_tri_is_degenerate(v[0], v[1], v[2]) ? 0u : 1u;
     }
 
     kcc_allocator al = desc->allocator;
@@ -80,53 +78,52 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
         al.free = default_free;
         al.user = NULL;
     }
-    /* Scratch (freed before returning): build prims, the binary tree, the collapse queue. */
-    const uint64_t off_bpairs = round_up((size_t)live * sizeof(kcc_build_prim));
-    const uint64_t off_queue = off_bpairs + (uint64_t)live * sizeof(kcc_node_pair);
-    const uint64_t scratch_bytes = off_queue + (uint64_t)live * sizeof(uint32_t);
+    /* Scratch (freed before returning): build prims, the binary tree, the collapse queue; sized
+     * for n triangles (degenerate ones, found in pass 2, only leave some unused). */
+    const uint64_t off_bpairs = round_up((size_t)n * sizeof(kcc_build_prim));
+    const uint64_t off_queue = off_bpairs + (uint64_t)n * sizeof(kcc_node_pair);
+    const uint64_t scratch_bytes = off_queue + (uint64_t)n * sizeof(uint32_t);
     /* Fixed part of the block: everything but the groups, whose count the build decides. */
     const uint64_t fixed = round_up(sizeof(kcc_mesh)) +
                            (uint64_t)n * (sizeof(kcc_tri) + 2 * sizeof(uint32_t));
-    if (fixed + (uint64_t)live * sizeof(kcc_node4) > (uint64_t)SIZE_MAX / 2 ||
+    if (fixed + (uint64_t)n * sizeof(kcc_node4) > (uint64_t)SIZE_MAX / 2 ||
         scratch_bytes > (uint64_t)SIZE_MAX / 2)
         return KCC_ERR_TOO_LARGE;
 
-    char *scratch = NULL;
-    kcc_build_prim *prims = NULL;
-    kcc_node_pair *bpairs = NULL;
-    uint32_t *queue = NULL;
+    char *scratch = al.alloc((size_t)scratch_bytes, BLOCK_ALIGN, al.user);
+    if (!scratch)
+        return KCC_ERR_OUT_OF_MEMORY;
+    kcc_build_prim *prims = (kcc_build_prim *)scratch;
+    kcc_node_pair *bpairs = (kcc_node_pair *)(scratch + off_bpairs);
+    uint32_t *queue = (uint32_t *)(scratch + off_queue);
     uint32_t quad_count = 0, leaves = 0, depth = 0;
     float scale = 0.0f;
-    if (live > 0) {
-        scratch = al.alloc((size_t)scratch_bytes, BLOCK_ALIGN, al.user);
-        if (!scratch)
-            return KCC_ERR_OUT_OF_MEMORY;
-        prims = (kcc_build_prim *)scratch;
-        bpairs = (kcc_node_pair *)(scratch + off_bpairs);
-        queue = (uint32_t *)(scratch + off_queue);
-        /* Prims of the live triangles, ids = input index (the builder's tie-break key). */
-        uint32_t np = 0;
-        for (uint32_t t = 0; t < n; ++t) {
-            float v[3][3];
-            for (int c = 0; c < 3; ++c)
-                load_vertex(desc, stride, tri_index(desc, t, c), v[c]);
-            if (kcc_tri_is_degenerate(v[0], v[1], v[2]))
-                continue;
-            kcc_build_prim *p = &prims[np++];
-            for (int k = 0; k < 3; ++k) {
-                float lo = v[0][k], hi = v[0][k];
-                for (int c = 1; c < 3; ++c) {
-                    lo = v[c][k] < lo ? v[c][k] : lo;
-                    hi = v[c][k] > hi ? v[c][k] : hi;
-                }
-                p->lo[k] = lo;
-                p->hi[k] = hi;
-                float a = fabsf(lo) > fabsf(hi) ? fabsf(lo) : fabsf(hi);
-                scale = a > scale ? a : scale;
+
+    /* Pass 2: prims of the live (non-degenerate) triangles, ids = input index (the builder's
+     * tie-break key). */
+    uint32_t live = 0;
+    for (uint32_t t = 0; t < n; ++t) {
+        float v[3][3];
+        for (int c = 0; c < 3; ++c)
+            load_vertex(desc, stride, tri_index(desc, t, c), v[c]);
+        if (kcc_tri_is_degenerate(v[0], v[1], v[2]))
+            continue;
+        kcc_build_prim *p = &prims[live++];
+        for (int k = 0; k < 3; ++k) {
+            float lo = v[0][k], hi = v[0][k];
+            for (int c = 1; c < 3; ++c) {
+                lo = v[c][k] < lo ? v[c][k] : lo;
+                hi = v[c][k] > hi ? v[c][k] : hi;
             }
-            p->id = t;
-            p->pad = 0.0f;
+            p->lo[k] = lo;
+            p->hi[k] = hi;
+            float a = fabsf(lo) > fabsf(hi) ? fabsf(lo) : fabsf(hi);
+            scale = a > scale ? a : scale;
         }
+        p->id = t;
+        p->pad = 0.0f;
+    }
+    if (live > 0) {
         kcc_tree_build(prims, live, bpairs, &leaves, &depth);
         quad_count = kcc_tree_collapse(bpairs, NULL, queue);
     }
@@ -138,8 +135,7 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     const uint64_t total = off_slot + (uint64_t)n * sizeof(uint32_t);
     char *block = al.alloc((size_t)total, BLOCK_ALIGN, al.user);
     if (!block) {
-        if (scratch)
-            al.free(scratch, al.user);
+        al.free(scratch, al.user);
         return KCC_ERR_OUT_OF_MEMORY;
     }
     kcc_mesh *m = (kcc_mesh *)block;
@@ -176,8 +172,8 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
             m->tri_id[s] = t;
             m->tri_slot[t] = s;
         }
-        al.free(scratch, al.user);
     }
+    al.free(scratch, al.user);
     /* Degenerate triangles after the tree's, in input order, for kcc_mesh_triangle. */
     uint32_t dead = 0;
     for (uint32_t t = 0; t < n && live + dead < n; ++t) {
