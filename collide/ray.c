@@ -1,5 +1,6 @@
-/* ray.c: owns the ray queries: the watertight ray/triangle test (Woop, Benthin, Wald 2013) and the
- * closest-hit mesh ray cast (ordered stack traversal with robust slab tests). No state, no allocation. */
+/* ray.c: owns the ray queries: the watertight ray/triangle test (Woop, Benthin, Wald 2013; scalar and
+ * four-triangle SSE, bit-identical) and the closest-hit mesh ray cast (ordered stack traversal with
+ * robust slab tests). No state, no allocation. */
 #include <math.h>
 #include <string.h>
 

@@ -1,7 +1,8 @@
-/* tree.c: owns the AABB-tree builder: top-down binned SAH over triangle bounds into 32-byte nodes
- * stored as sibling pairs (kcc_node_pair), leaves of up to KCC_LEAF_MAX triangles. Deterministic (fixed
- * iteration order, strict-less tie-breaks, a total order in the median fallback; the SSE and scalar
- * paths compute bit-identical values). Allocates nothing. */
+/* tree.c: owns the AABB-tree builder: top-down binned SAH over triangle bounds into a binary tree
+ * (sibling pairs, scratch), then its collapse into the four-wide groups of 32-byte nodes the queries
+ * walk; leaves of up to KCC_LEAF_MAX triangles. Deterministic (fixed iteration order, strict-less
+ * tie-breaks, a total order in the median fallback; the SSE and scalar paths compute bit-identical
+ * values). Allocates nothing. */
 #include <math.h>
 #include <string.h>
 

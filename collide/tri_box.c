@@ -1,6 +1,7 @@
-/* tri_box.c: owns the exact per-triangle box tests: the 13-axis separating-axis overlap test and the
- * swept separating-axis test (first contact of a translating box), both evaluated in double precision
- * about the box centre. Pure functions: no state, no allocation. */
+/* tri_box.c: owns the exact per-triangle box tests: the 13-axis separating-axis overlap test (double
+ * about the box centre, plus a four-triangle SSE version with rounding bounds that defers to it) and
+ * the swept separating-axis test (first contact of a translating box, double). Pure functions: no
+ * state, no allocation. */
 #include <math.h>
 #include <string.h>
 
