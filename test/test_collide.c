@@ -3,6 +3,8 @@
  * box/triangle by clipping the triangle against the box, swept boxes by sampling that clip test. */
 #include "test.h"
 
+#include <threads.h>
+
 #include "collide_internal.h"
 
 /* C11 does not convert vec3 * to const vec3 * implicitly (pedantic): box arguments go through CB. */
@@ -1332,6 +1334,63 @@ static void sweep_and_primitives_reject_invalid_arguments(void **state)
     kcc_mesh_destroy(m);
 }
 
+/* Two threads run the same queries on one mesh; each must get the single-threaded answers. */
+typedef struct thread_job {
+    const kcc_mesh *mesh;
+    uint64_t        seed;
+    uint64_t        digest;
+} thread_job;
+
+static uint64_t query_digest(const kcc_mesh *m, uint64_t seed)
+{
+    rng r = rng_seed(seed);
+    uint64_t h = 1469598103934665603ull;
+    for (int q = 0; q < 300; ++q) {
+        vec3 o = {rng_f(&r, 0, 30), rng_f(&r, 0, 30), rng_f(&r, 0, 30)};
+        vec3 d = {rng_f(&r, -1, 1), rng_f(&r, -1, 1), rng_f(&r, -1, 1)};
+        kcc_ray_hit rh;
+        memset(&rh, 0, sizeof rh);
+        kcc_sweep_hit sh;
+        memset(&sh, 0, sizeof sh);
+        vec3 box[2] = {{o[0], o[1], o[2]}, {o[0] + 1, o[1] + 2, o[2] + 1}};
+        uint32_t out[64];
+        uint32_t vals[4] = {kcc_mesh_raycast(m, o, d, 20.0f, &rh),
+                            kcc_mesh_overlap_aabb(m, CB(box), out, 64),
+                            kcc_mesh_sweep_aabb(m, CB(box), d, &sh), 0};
+        const unsigned char *parts[3] = {(const unsigned char *)&rh, (const unsigned char *)&sh,
+                                         (const unsigned char *)vals};
+        const size_t sizes[3] = {sizeof rh, sizeof sh, sizeof vals};
+        for (int p = 0; p < 3; ++p)
+            for (size_t i = 0; i < sizes[p]; ++i)
+                h = (h ^ parts[p][i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+static int thread_main(void *arg)
+{
+    thread_job *j = arg;
+    j->digest = query_digest(j->mesh, j->seed);
+    return 0;
+}
+
+static void queries_from_two_threads_match_single_threaded_answers(void **state)
+{
+    (void)state;
+    soup s = soup_random(95, 3000, 30.0f, 2.0f);
+    kcc_mesh *m = build_soup(&s);
+    thread_job jobs[2] = {{m, 1, 0}, {m, 2, 0}};
+    thrd_t th[2];
+    for (int i = 0; i < 2; ++i)
+        assert_int_equal(thrd_create(&th[i], thread_main, &jobs[i]), thrd_success);
+    for (int i = 0; i < 2; ++i)
+        assert_int_equal(thrd_join(th[i], NULL), thrd_success);
+    assert_true(jobs[0].digest == query_digest(m, 1));
+    assert_true(jobs[1].digest == query_digest(m, 2));
+    kcc_mesh_destroy(m);
+    free(s.p);
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Shared levels */
 
@@ -1410,6 +1469,7 @@ int test_group_collide(void)
         cmocka_unit_test(mesh_sweep_equals_the_earliest_triangle_sweep_on_random_soups),
         cmocka_unit_test(sweep_ties_go_to_the_lowest_triangle_index),
         cmocka_unit_test(sweep_and_primitives_reject_invalid_arguments),
+        cmocka_unit_test(queries_from_two_threads_match_single_threaded_answers),
         cmocka_unit_test(queries_match_brute_force_on_the_shared_levels),
     };
     return KCC_RUN_GROUP("collide", tests);
