@@ -404,23 +404,23 @@ typedef struct parse_error {
     char       msg[192];
 } parse_error;
 
-static bool is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+/* Byte classes for the tokenizer: 1 = blank (space \t \r \v \f), 2 = '#' (comment). Immutable. */
+static const uint8_t byte_class[256] = {
+    ['\t'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [' '] = 1, ['#'] = 2,
+};
 
 /* Next token of a line [*p, end): skips blanks, stops at '#'. False at the end of the line. */
 static bool next_token(const char **p, const char *end, const char **tok, const char **tok_end)
 {
     const char *s = *p;
-    while (s < end && is_space(*s))
+    while (s < end && byte_class[(uint8_t)*s] == 1)
         s++;
     if (s >= end || *s == '#') {
         *p = end;
         return false;
     }
     const char *t = s;
-    while (t < end && !is_space(*t) && *t != '#')
+    while (t < end && byte_class[(uint8_t)*t] == 0)
         t++;
     *tok = s;
     *tok_end = t;
@@ -515,10 +515,19 @@ typedef struct obj_state {
 static bool face_vertex(obj_state *st, const char *t, const char *te, uint64_t line,
                         uint32_t *out, parse_error *pe)
 {
-    const char *s1 = memchr(t, '/', (size_t)(te - t));
-    const char *ie = s1 ? s1 : te;
-    int64_t idx, other;
-    bool ok = parse_int(t, ie, &idx);
+    /* the index: [-]digits, read in one pass up to the end of the token or a '/' */
+    const char *q = t;
+    bool neg = q < te && *q == '-';
+    q += (q < te && (*q == '-' || *q == '+')) ? 1 : 0;
+    int64_t idx = 0, other;
+    const char *digits = q;
+    for (; q < te && *q >= '0' && *q <= '9'; ++q)
+        if (idx < ((int64_t)1 << 40))
+            idx = idx * 10 + (*q - '0');
+    idx = neg ? -idx : idx;
+    const char *s1 = q < te && *q == '/' ? q : NULL;
+    const char *ie = q;
+    bool ok = q > digits && (q == te || s1);
     if (ok && s1) {
         const char *s2 = memchr(s1 + 1, '/', (size_t)(te - s1 - 1));
         if (s2)   /* i//n or i/t/n: t may be empty, n may not */
@@ -612,6 +621,7 @@ static bool for_each_line(const char *text, size_t length, line_fn fn, void *ctx
     uint64_t line = 1;
     const char *nl = p;                 /* the next \n at or after p (end: none), kept across */
     bool nl_known = false;              /* lines so that \r-only files stay linear */
+    const bool has_cr = length > 0 && memchr(text, '\r', length) != NULL;
     while (p < end) {
         if (!nl_known || nl < p) {
             nl = memchr(p, '\n', (size_t)(end - p));
@@ -621,7 +631,7 @@ static bool for_each_line(const char *text, size_t length, line_fn fn, void *ctx
         }
         const char *e = nl;
         /* a \r right before the \n (CRLF) is a blank; any other \r ends the line */
-        const char *cr = memchr(p, '\r', (size_t)(e - p));
+        const char *cr = has_cr ? memchr(p, '\r', (size_t)(e - p)) : NULL;
         if (cr && cr + 1 < e)
             e = cr;
         if (!fn(ctx, p, e, line, pe))

@@ -68,6 +68,17 @@ static void tri_corners(const kcc_level *l, uint32_t t, vec3 c[3])
     }
 }
 
+/* Largest coordinate magnitude of the level and the query point over the query vector's length:
+ * the parameter distance the scene's size amounts to (one float ulp of it is 2^-23 of this). */
+static float scene_scale(const kcc_level *l, const float p[3], const float v[3])
+{
+    double m = fabs(p[0]) + fabs(p[1]) + fabs(p[2]);
+    for (uint32_t i = 0; i < 3u * l->vertex_count; ++i)
+        m = fabs(l->positions[i]) > m ? fabs(l->positions[i]) : m;
+    double len = sqrt((double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]);
+    return len > 0.0 ? clampf(m / len) : 0.0f;
+}
+
 static void check_ray(const kcc_level *l, const kcc_mesh *m, const float o[3], const float d[3],
                       float max_t, bool compare)
 {
@@ -88,10 +99,11 @@ static void check_ray(const kcc_level *l, const kcc_mesh *m, const float o[3], c
     }
     CHECK(got == any);
     if (got) {
-        /* The tree may settle on a coplanar neighbour whose computed t is a few ulps above the
-         * brute-force minimum (the watertight t carries rounding; the slabs are conservative
-         * for the exact t): same distance to within float precision. */
-        CHECK(fabsf(hit.t - best) <= 1e-5f * fabsf(best) + 1e-30f);
+        /* The tree may settle on a coplanar neighbour whose computed t lies a little above the
+         * brute-force minimum: the watertight t carries rounding of the order of an ulp of the
+         * coordinates, and the slabs are conservative for the exact t, not the rounded one.
+         * Same distance to within float precision of the scene. */
+        CHECK(fabsf(hit.t - best) <= 1e-5f * (fabsf(best) + scene_scale(l, o, d)));
         CHECK(hit.t >= 0.0f && hit.t <= max_t);
         CHECK(hit.triangle < l->triangle_count);
         vec3 c[3];
@@ -145,7 +157,7 @@ static void check_sweep(const kcc_level *l, const kcc_mesh *m, const vec3 box[2]
     }
     CHECK(got == any);
     if (got) {
-        CHECK(fabsf(hit.t - best) <= 1e-5f * fabsf(best) + 1e-30f);   /* as for rays */
+        CHECK(fabsf(hit.t - best) <= 1e-5f * (fabsf(best) + scene_scale(l, box[0], delta)));
         CHECK(hit.t >= 0.0f && hit.t <= 1.0f);
         CHECK(hit.triangle < l->triangle_count);
         vec3 c[3], n;
