@@ -617,6 +617,8 @@ typedef bool (*line_fn)(void *ctx, const char *s, const char *e, uint64_t line, 
 static bool for_each_line(const char *text, size_t length, line_fn fn, void *ctx,
                           parse_error *pe)
 {
+    if (length == 0)
+        return true;                    /* text may be NULL then: not even NULL + 0 */
     const char *p = text, *end = text + length;
     uint64_t line = 1;
     const char *nl = p;                 /* the next \n at or after p (end: none), kept across */
