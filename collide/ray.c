@@ -138,6 +138,31 @@ static bool ray_args_valid(const float origin[3], const float dir[3], float max_
     return max_t >= 0.0f; /* false for NaN; +inf allowed (unbounded) */
 }
 
+/* The reported distance of a hit the watertight test accepted. The watertight test decides hit or
+ * miss exactly, but its t = T / det carries the rounding of products of vertex coordinates: for a
+ * large triangle and a short ray that is ~1e-7 of the triangle's size, not of t (1e-4 relative
+ * error at t = 0.09 m on a 50 m floor). The plane intersection in double, t = n.(a - o) / n.d
+ * with n = (b - a) x (c - a), is accurate to double rounding; it is clamped to [0, max_t], the
+ * range the watertight test accepted. */
+static inline float refine_t(const float a[3], const float b[3], const float c[3],
+                             const float o[3], const float d[3], float woop_t, float max_t)
+{
+    double e0[3] = {(double)b[0] - a[0], (double)b[1] - a[1], (double)b[2] - a[2]};
+    double e1[3] = {(double)c[0] - a[0], (double)c[1] - a[1], (double)c[2] - a[2]};
+    double n[3] = {e0[1] * e1[2] - e0[2] * e1[1], e0[2] * e1[0] - e0[0] * e1[2],
+                   e0[0] * e1[1] - e0[1] * e1[0]};
+    double den = n[0] * d[0] + n[1] * d[1] + n[2] * d[2];
+    if (!(den != 0.0))
+        return woop_t;
+    double t = (n[0] * ((double)a[0] - o[0]) + n[1] * ((double)a[1] - o[1]) +
+                n[2] * ((double)a[2] - o[2])) / den;
+    if (!(t > 0.0))
+        return 0.0f;
+    if (!(t < (double)max_t))
+        return max_t;
+    return (float)t;
+}
+
 bool kcc_tri_raycast(const vec3 a, const vec3 b, const vec3 c, const vec3 origin, const vec3 dir,
                      float max_t, float *out_t)
 {
@@ -151,7 +176,7 @@ bool kcc_tri_raycast(const vec3 a, const vec3 b, const vec3 c, const vec3 origin
     if (!ray_tri(&r, a, b, c, max_t, &t))
         return false;
     if (out_t)
-        *out_t = t;
+        *out_t = refine_t(a, b, c, origin, dir, t, max_t);
     return true;
 }
 
@@ -189,17 +214,22 @@ bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, f
                 continue;
             }
         } else {
+            /* Every triangle the watertight test accepts within [0, max_t] gets its accurate
+             * distance (refine_t, as kcc_tri_raycast reports it); the smallest wins, equal
+             * distances go to the lowest input index. */
 #if KCC_SSE
             for (uint32_t s = cur.first, end = cur.first + cur.count; s < end; s += 4) {
                 uint32_t n = end - s < 4 ? end - s : 4;
                 float th[4];
-                int hits = ray_tri4(&pre, &mesh->tris[s], n, best, th);
+                int hits = ray_tri4(&pre, &mesh->tris[s], n, max_t, th);
                 for (uint32_t i = 0; hits != 0; ++i, hits >>= 1) {
-                    if (!(hits & 1) || !(th[i] <= best))
+                    if (!(hits & 1))
                         continue;
+                    const kcc_tri *t = &mesh->tris[s + i];
+                    float tr = refine_t(t->v[0], t->v[1], t->v[2], origin, dir, th[i], max_t);
                     uint32_t id = mesh->tri_id[s + i];
-                    if (th[i] < best || id < best_id) { /* equal t: lower index wins */
-                        best = th[i];
+                    if (tr < best || (tr == best && id < best_id)) {
+                        best = tr;
                         best_slot = s + i;
                         best_id = id;
                     }
@@ -209,11 +239,12 @@ bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, f
             for (uint32_t s = cur.first, end = cur.first + cur.count; s < end; ++s) {
                 const kcc_tri *t = &mesh->tris[s];
                 float th;
-                if (!ray_tri(&pre, t->v[0], t->v[1], t->v[2], best, &th))
+                if (!ray_tri(&pre, t->v[0], t->v[1], t->v[2], max_t, &th))
                     continue;
+                float tr = refine_t(t->v[0], t->v[1], t->v[2], origin, dir, th, max_t);
                 uint32_t id = mesh->tri_id[s];
-                if (th < best || id < best_id) { /* th <= best here: equal t, lower index wins */
-                    best = th;
+                if (tr < best || (tr == best && id < best_id)) {
+                    best = tr;
                     best_slot = s;
                     best_id = id;
                 }

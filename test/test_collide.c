@@ -600,6 +600,8 @@ static void check_ray(const kcc_mesh *m, const float *tris, uint32_t n, const ve
     assert_true(ref_ray(t, o, d, &tt, &bary));
     assert_true(bary > -1e-4);
     assert_true(fabs(tt - h.t) <= tol);
+    /* The reported distance is the accurate one (not only the watertight test's float t). */
+    assert_true(fabs(tt - h.t) <= 1e-6 * (1.0 + fabs(tt)));
     /* Normal: (b-a)x(c-a) normalised, point on the ray. */
     double a[3], b[3], c[3], e0[3], e1[3], nn[3];
     tod(t, a), tod(t + 3, b), tod(t + 6, c);
