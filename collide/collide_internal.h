@@ -307,8 +307,8 @@ _Static_assert(sizeof(kcc_build_prim) == 32, "build prim must be 32 bytes");
 /// (room for n pairs). Returns the pair count; writes leaves and depth. Allocates nothing.
 uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
                         uint32_t *out_leaves, uint32_t *out_depth);
-/// Collapses the binary tree into four-wide groups. quads may be NULL (count only); queue needs
-/// room for the returned count. Returns the group count. Allocates nothing.
-uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, uint32_t *queue);
+/// Collapses the binary tree into four-wide groups laid out depth first. quads may be NULL (count
+/// only); stack needs room for 2 entries per group. Returns the group count. Allocates nothing.
+uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, uint32_t *stack);
 
 #endif

@@ -82,7 +82,7 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
      * for n triangles (degenerate ones, found in pass 2, only leave some unused). */
     const uint64_t off_bpairs = round_up((size_t)n * sizeof(kcc_build_prim));
     const uint64_t off_queue = off_bpairs + (uint64_t)n * sizeof(kcc_node_pair);
-    const uint64_t scratch_bytes = off_queue + (uint64_t)n * sizeof(uint32_t);
+    const uint64_t scratch_bytes = off_queue + (uint64_t)n * 2 * sizeof(uint32_t);
     /* Fixed part of the block: everything but the groups, whose count the build decides. */
     const uint64_t fixed = round_up(sizeof(kcc_mesh)) +
                            (uint64_t)n * (sizeof(kcc_tri) + 2 * sizeof(uint32_t));

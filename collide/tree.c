@@ -438,11 +438,13 @@ static int open_children(const kcc_node_pair *pairs, uint32_t id, uint32_t out[4
     return n;
 }
 
-uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, uint32_t *queue)
+uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, uint32_t *stack)
 {
-    /* Quad 0 holds the root's children (or the root itself when it is a leaf). Quads are numbered
-     * in queue order, so queue entry j (a binary inner node) becomes quad j + 1. */
-    uint32_t head = 0, tail = 0, quad_count = 1, q = 0;
+    /* Quad 0 holds the root's children (or the root itself when it is a leaf). Groups are laid out
+     * depth first: a group's inner children get consecutive group indices when it is filled, and
+     * the first of them is filled next, so a root-to-leaf path walks forward through memory and
+     * every subtree is contiguous. stack holds (binary node, group index) pairs. */
+    uint32_t sp = 0, quad_count = 1, q = 0;
     uint32_t kids[4];
     int n;
     if (pair_is_leaf(pairs, 0)) {
@@ -452,6 +454,8 @@ uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, uint32_
         n = open_children(pairs, 0, kids);
     }
     for (;;) {
+        uint32_t inner_node[4], inner_quad[4];
+        int ninner = 0;
         for (int i = 0; i < 4; ++i) {
             uint32_t first = 0, count = 0;
             float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -466,7 +470,8 @@ uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, uint32_
                     count = p->count[c];
                 } else {
                     first = quad_count++;
-                    queue[tail++] = kids[i];
+                    inner_node[ninner] = kids[i];
+                    inner_quad[ninner++] = first;
                 }
             }
             if (quads) {
@@ -478,10 +483,17 @@ uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, uint32_
                 d->count[i] = count;
             }
         }
-        if (head == tail)
+        /* Last pushed is filled next: push in reverse slot order. */
+        for (int j = ninner - 1; j >= 0; --j) {
+            stack[2 * sp] = inner_node[j];
+            stack[2 * sp + 1] = inner_quad[j];
+            ++sp;
+        }
+        if (sp == 0)
             break;
-        q = head + 1;
-        n = open_children(pairs, queue[head++], kids);
+        --sp;
+        q = stack[2 * sp + 1];
+        n = open_children(pairs, stack[2 * sp], kids);
     }
     return quad_count;
 }
