@@ -348,7 +348,6 @@ QuerySets make_queries(RTCScene oracle, const kcc_level &L, bool enclosed, uint6
 /* ---------------------------------------------------------------- per-level results */
 
 enum { E_KCC, E_EMBREE, E_EMBREE_ROBUST, E_BULLET, E_ODE, E_COUNT };
-const char *const ENGINE_NAMES[E_COUNT] = {"kcc", "embree", "embree-robust", "bullet", "ode"};
 
 struct LevelResult {
     char name[64];
