@@ -422,7 +422,10 @@ bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3]
     double q0 = nx * v[0][0] + ny * v[0][1] + nz * v[0][2];
     double q1 = nx * v[1][0] + ny * v[1][1] + nz * v[1][2];
     double q2 = nx * v[2][0] + ny * v[2][1] + nz * v[2][2];
-    if (!sweep_proj(&st, min3d(q0, q1, q2), max3d(q0, q1, q2),
+    /* An axis with two zero components is a box axis again (tested above, same interval up to
+     * scale): skipped. Axis-aligned faces, most of a brush level, so need 4 axes instead of 13. */
+    if (((nx == 0.0) + (ny == 0.0) + (nz == 0.0)) < 2 &&
+        !sweep_proj(&st, min3d(q0, q1, q2), max3d(q0, q1, q2),
                     half[0] * fabs(nx) + half[1] * fabs(ny) + half[2] * fabs(nz),
                     delta[0] * nx + delta[1] * ny + delta[2] * nz, nx, ny, nz))
         return false;
@@ -431,23 +434,29 @@ bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3]
         const double *f = e[i], *P = v[i], *Q = v[(i + 2) % 3];
         double pP, pQ;
         /* x cross f = (0, -fz, fy) */
-        pP = -f[2] * P[1] + f[1] * P[2], pQ = -f[2] * Q[1] + f[1] * Q[2];
-        if (!sweep_proj(&st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
-                        half[1] * fabs(f[2]) + half[2] * fabs(f[1]),
-                        -f[2] * delta[1] + f[1] * delta[2], 0.0, -f[2], f[1]))
-            return false;
+        if (f[1] != 0.0 && f[2] != 0.0) {
+            pP = -f[2] * P[1] + f[1] * P[2], pQ = -f[2] * Q[1] + f[1] * Q[2];
+            if (!sweep_proj(&st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
+                            half[1] * fabs(f[2]) + half[2] * fabs(f[1]),
+                            -f[2] * delta[1] + f[1] * delta[2], 0.0, -f[2], f[1]))
+                return false;
+        }
         /* y cross f = (fz, 0, -fx) */
-        pP = f[2] * P[0] - f[0] * P[2], pQ = f[2] * Q[0] - f[0] * Q[2];
-        if (!sweep_proj(&st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
-                        half[0] * fabs(f[2]) + half[2] * fabs(f[0]),
-                        f[2] * delta[0] - f[0] * delta[2], f[2], 0.0, -f[0]))
-            return false;
+        if (f[0] != 0.0 && f[2] != 0.0) {
+            pP = f[2] * P[0] - f[0] * P[2], pQ = f[2] * Q[0] - f[0] * Q[2];
+            if (!sweep_proj(&st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
+                            half[0] * fabs(f[2]) + half[2] * fabs(f[0]),
+                            f[2] * delta[0] - f[0] * delta[2], f[2], 0.0, -f[0]))
+                return false;
+        }
         /* z cross f = (-fy, fx, 0) */
-        pP = -f[1] * P[0] + f[0] * P[1], pQ = -f[1] * Q[0] + f[0] * Q[1];
-        if (!sweep_proj(&st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
-                        half[0] * fabs(f[1]) + half[1] * fabs(f[0]),
-                        -f[1] * delta[0] + f[0] * delta[1], -f[1], f[0], 0.0))
-            return false;
+        if (f[0] != 0.0 && f[1] != 0.0) {
+            pP = -f[1] * P[0] + f[0] * P[1], pQ = -f[1] * Q[0] + f[0] * Q[1];
+            if (!sweep_proj(&st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
+                            half[0] * fabs(f[1]) + half[1] * fabs(f[0]),
+                            -f[1] * delta[0] + f[0] * delta[1], -f[1], f[0], 0.0))
+                return false;
+        }
     }
     if (st.separated) {
         if (frac_less(st.exit_n, st.exit_d, st.enter_n, st.enter_d) ||
