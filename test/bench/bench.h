@@ -69,6 +69,15 @@ static inline double bench_clock_overhead_ns(void)
     return d[100];
 }
 
+/* Spins for `ms` milliseconds so that the first measurements do not run on a cold, clocked-down core. */
+static inline void bench_warmup(double ms)
+{
+    double end = bench_wall_ns() + ms * 1e6;
+    volatile double x = 1.0;
+    while (bench_wall_ns() < end)
+        for (int i = 0; i < 1000; ++i) x = x * 1.0000001 + 1e-9;
+}
+
 /* Prints the 1-minute load average: the machine is shared, and figures taken under load are slower. */
 static inline void bench_print_load(const char *when)
 {

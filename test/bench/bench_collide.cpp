@@ -701,6 +701,7 @@ int main(int argc, char **argv)
 
     printf("clock %s\n", bench_clock_name());
     bench_print_load("at the start");
+    bench_warmup(300.0);
     printf("bench_collide: single-thread ns/query, median of %d runs of up to %d queries each;\n"
            "ratios are peer time / kcc time (above 1: kcc faster). Embree built with threads=1, default quality.\n",
            RUNS, N_QUERIES);
