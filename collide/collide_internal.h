@@ -287,6 +287,23 @@ bool kcc_tri_overlap_box_internal(const float a[3], const float b[3], const floa
 /// rounding bounds, undecided lanes redone by kcc_tri_overlap_box_internal (same answers). Returns
 /// the mask of overlapping lanes.
 int kcc_tri4_overlap_box(const kcc_tri *t, uint32_t n, const float lo[3], const float hi[3]);
+
+/* Loads n (1..4) consecutive triangles as per-component vectors: A[k] holds corner a's component k
+ * of each lane (missing lanes repeat the first triangle), likewise B and C. */
+static inline void kcc_tri4_load(const kcc_tri *t, uint32_t n, __m128 A[3], __m128 B[3], __m128 C[3])
+{
+    const kcc_tri *p1 = n > 1 ? t + 1 : t, *p2 = n > 2 ? t + 2 : t, *p3 = n > 3 ? t + 3 : t;
+    /* Rows of floats 0..3 and 4..7 of each record, transposed into per-component vectors. */
+    __m128 r0 = _mm_loadu_ps(&t->v[0][0]), r1 = _mm_loadu_ps(&p1->v[0][0]);
+    __m128 r2 = _mm_loadu_ps(&p2->v[0][0]), r3 = _mm_loadu_ps(&p3->v[0][0]);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);          /* a.x a.y a.z b.x */
+    __m128 s0 = _mm_loadu_ps(&t->v[1][1]), s1 = _mm_loadu_ps(&p1->v[1][1]);
+    __m128 s2 = _mm_loadu_ps(&p2->v[1][1]), s3 = _mm_loadu_ps(&p3->v[1][1]);
+    _MM_TRANSPOSE4_PS(s0, s1, s2, s3);          /* b.y b.z c.x c.y */
+    A[0] = r0, A[1] = r1, A[2] = r2;
+    B[0] = r3, B[1] = s0, B[2] = s1;
+    C[0] = s2, C[1] = s3, C[2] = _mm_set_ps(p3->v[2][2], p2->v[2][2], p1->v[2][2], t->v[2][2]);
+}
 #endif
 /// Swept SAT without argument checks. Box given as centre and half extents in double; contacts
 /// later than t_max (<= 1) are not reported (the mesh passes its best time so far).

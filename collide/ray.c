@@ -76,16 +76,8 @@ KCC_HOT bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const
 static inline int ray_tri4(const ray_pre *r, const kcc_tri *t, uint32_t n, float max_t,
                            float out_t[4])
 {
-    const kcc_tri *p1 = n > 1 ? t + 1 : t, *p2 = n > 2 ? t + 2 : t, *p3 = n > 3 ? t + 3 : t;
-    /* Rows of floats 0..3 and 4..7 of each record, transposed into per-component vectors. */
-    __m128 r0 = _mm_loadu_ps(&t->v[0][0]), r1 = _mm_loadu_ps(&p1->v[0][0]);
-    __m128 r2 = _mm_loadu_ps(&p2->v[0][0]), r3 = _mm_loadu_ps(&p3->v[0][0]);
-    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);          /* a.x a.y a.z b.x */
-    __m128 s0 = _mm_loadu_ps(&t->v[1][1]), s1 = _mm_loadu_ps(&p1->v[1][1]);
-    __m128 s2 = _mm_loadu_ps(&p2->v[1][1]), s3 = _mm_loadu_ps(&p3->v[1][1]);
-    _MM_TRANSPOSE4_PS(s0, s1, s2, s3);          /* b.y b.z c.x c.y */
-    __m128 cz = _mm_set_ps(p3->v[2][2], p2->v[2][2], p1->v[2][2], t->v[2][2]);
-    const __m128 va[3] = {r0, r1, r2}, vb[3] = {r3, s0, s1}, vc[3] = {s2, s3, cz};
+    __m128 va[3], vb[3], vc[3];
+    kcc_tri4_load(t, n, va, vb, vc);
     const int kx = r->kx, ky = r->ky, kz = r->kz;
     const __m128 ox = _mm_set1_ps(r->org[kx]), oy = _mm_set1_ps(r->org[ky]);
     const __m128 oz = _mm_set1_ps(r->org[kz]);

@@ -155,15 +155,8 @@ static inline __m128 min4(__m128 a, __m128 b, __m128 c)
 
 int kcc_tri4_overlap_box(const kcc_tri *t, uint32_t n, const float lo[3], const float hi[3])
 {
-    const kcc_tri *p1 = n > 1 ? t + 1 : t, *p2 = n > 2 ? t + 2 : t, *p3 = n > 3 ? t + 3 : t;
-    __m128 r0 = _mm_loadu_ps(&t->v[0][0]), r1 = _mm_loadu_ps(&p1->v[0][0]);
-    __m128 r2 = _mm_loadu_ps(&p2->v[0][0]), r3 = _mm_loadu_ps(&p3->v[0][0]);
-    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);          /* a.x a.y a.z b.x */
-    __m128 s0 = _mm_loadu_ps(&t->v[1][1]), s1 = _mm_loadu_ps(&p1->v[1][1]);
-    __m128 s2 = _mm_loadu_ps(&p2->v[1][1]), s3 = _mm_loadu_ps(&p3->v[1][1]);
-    _MM_TRANSPOSE4_PS(s0, s1, s2, s3);          /* b.y b.z c.x c.y */
-    __m128 cz = _mm_set_ps(p3->v[2][2], p2->v[2][2], p1->v[2][2], t->v[2][2]);
-    const __m128 A[3] = {r0, r1, r2}, B[3] = {r3, s0, s1}, C[3] = {s2, s3, cz};
+    __m128 A[3], B[3], C[3];
+    kcc_tri4_load(t, n, A, B, C);
     const int active = (1 << n) - 1;
 
     /* Box axes: exact. */
