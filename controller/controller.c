@@ -413,6 +413,12 @@ static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
                 slide(&air, pos, rest, false, &c);
             }
             m->flags |= air.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING);
+            glm_vec3_copy(air.wall_normal, m->wall_normal);
+            if (air.steep) {
+                m->steep = true;
+                glm_vec3_copy(air.steep_normal, m->steep_normal);
+                m->steep_triangle = air.steep_triangle;
+            }
         }
         return land(m, pos, g);
     }
