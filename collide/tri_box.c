@@ -116,7 +116,10 @@ bool kcc_tri_overlap_box_internal(const float a[3], const float b[3], const floa
         double ax = fabs(n[0]), ay = fabs(n[1]), az = fabs(n[2]);
         int k = ax >= ay ? (ax >= az ? 0 : 2) : (ay >= az ? 1 : 2);
         int i = (k + 1) % 3, j = (k + 2) % 3;
-        if (fabs(q0) <= h[k] * fabs(n[k])) {
+        /* n can round to zero about the box centre for a sliver that is not degenerate in the
+         * input (a 1e-26 m edge): then the edge functions are all zero too and prove nothing;
+         * the edge axes below decide. */
+        if (n[k] != 0.0 && fabs(q0) <= h[k] * fabs(n[k])) {
             double w0 = v0[i] * v1[j] - v0[j] * v1[i];
             double w1 = v1[i] * v2[j] - v1[j] * v2[i];
             double w2 = v2[i] * v0[j] - v2[j] * v0[i];

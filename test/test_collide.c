@@ -928,6 +928,21 @@ static void mesh_overlap_agrees_with_the_triangle_test_on_edge_touching_boxes(vo
 /* ------------------------------------------------------------------------------------------------
  * Degenerate input, extreme coordinates, sizes */
 
+/* A sliver with a 1e-26 m edge (not degenerate in float) lies along z = (x + 1) / 2 in the plane
+ * y = 0; a flat box at x in [-0.49, 0.36], z in [0.05, 0.2] is below that line everywhere, so they do
+ * not overlap, although about the box centre the sliver's normal rounds to zero (found by the fuzzer:
+ * an early accept took the all-zero edge functions for "inside"). */
+static void a_sliver_whose_normal_vanishes_about_the_box_centre_is_still_tested_exactly(void **state)
+{
+    (void)state;
+    const float a[3] = {-1.0f, 0.0f, -0x1.8c240cp-87f}, b[3] = {1.0f, 0.0f, 1.0f}, c[3] = {-1.0f, 0.0f, 0.0f};
+    vec3 box[2] = {{-0x1.f61e5ep-2f, 0.0f, 0x1.98d698p-5f}, {0x1.6dcbbep-2f, 0.0f, 0x1.943c5ap-3f}};
+    assert_false(kcc_tri_overlap_aabb(a, b, c, (const vec3 *)box));
+    /* moved onto the sliver's line (z = 0.5 at x = 0) it does overlap */
+    vec3 on[2] = {{-0.05f, 0.0f, 0.45f}, {0.05f, 0.0f, 0.55f}};
+    assert_true(kcc_tri_overlap_aabb(a, b, c, (const vec3 *)on));
+}
+
 static void degenerate_and_needle_triangles_are_never_reported(void **state)
 {
     (void)state;
@@ -1461,6 +1476,7 @@ int test_group_collide(void)
         cmocka_unit_test(overlap_returns_the_total_and_writes_only_capacity),
         cmocka_unit_test(mesh_overlap_agrees_with_the_triangle_test_on_edge_touching_boxes),
         cmocka_unit_test(degenerate_and_needle_triangles_are_never_reported),
+        cmocka_unit_test(a_sliver_whose_normal_vanishes_about_the_box_centre_is_still_tested_exactly),
         cmocka_unit_test(queries_stay_exact_at_one_million_metres_and_at_millimetre_scale),
         cmocka_unit_test(a_mesh_of_one_triangle_answers_every_query),
         cmocka_unit_test(a_million_triangle_mesh_builds_and_answers),
