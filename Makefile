@@ -163,6 +163,11 @@ $(BUILD)/bench/%: test/bench/%.cpp $(BUILD)/libkcc.a test/bench/bench.h | deps-b
 bench: deps-bench lib
 	$(MAKE) --no-print-directory $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b $(LEVELS) || exit 1; done
+	@# the maps `make levels` imported, when present: every one, with shorter runs
+	@if [ -f $(BUILD)/levels/levels.txt ]; then for b in $(BENCH_BIN); do \
+	  echo "== $$b on the imported maps ($(BUILD)/levels)"; \
+	  KCC_BENCH_NO_BIG=1 KCC_BENCH_QUERIES=4000 KCC_BENCH_FRAMES=600 KCC_BENCH_BULLET_FRAMES=60 \
+	    $$b $(BUILD)/levels || exit 1; done; fi
 
 # The showcase: the viewer when a display is available, else the headless showcase and its picture.
 run: lib tools

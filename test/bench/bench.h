@@ -215,6 +215,28 @@ static inline int bench_levels_present(const char *dir)
     return 1;
 }
 
+/* The levels to run under dir: the names listed in dir/levels.txt (what `make levels` writes for the
+ * imported Quake 3 maps), else the five shared levels when dir holds them. Returns the count. */
+#define BENCH_MAX_LEVELS 256
+static inline int bench_level_list(const char *dir, char names[][64], int max)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/levels.txt", dir);
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    if (f) {
+        while (n < max && fscanf(f, "%63s", names[n]) == 1)
+            n++;
+        fclose(f);
+        return n;
+    }
+    if (!bench_levels_present(dir))
+        return 0;
+    for (int i = 0; i < BENCH_LEVEL_COUNT && n < max; ++i)
+        snprintf(names[n++], 64, "%s", bench_level_names[i]);
+    return n;
+}
+
 /* A deterministic ~1M-triangle test mesh: a rolling heightfield of `cells` x `cells` quads
  * (0.5 m each, 2 triangles per quad) plus `pillars` closed boxes (12 triangles each) standing on it,
  * so that there are floors, slopes and walls. cells = 700, pillars = 2000: 1,004,000 triangles on

@@ -339,9 +339,11 @@ int main(int argc, char **argv)
            "(btDbvtBroadphase + btGhostPairCallback), per frame updateAabbs + computeOverlappingPairs + updateAction each.\n",
            FRAMES, STEP, SLOPE_DEG, SPEED, GRAVITY, JUMP_SPEED);
 
-    bool shared = bench_levels_present(dir);
+    static char names[BENCH_MAX_LEVELS][64];
+    int nlevels = bench_level_list(dir, names, BENCH_MAX_LEVELS);
+    bool shared = nlevels > 0;
     if (!shared) printf("no levels at %s: generated levels only\n", dir);
-    int count = shared ? BENCH_LEVEL_COUNT : 2;
+    int count = shared ? nlevels : 2;
     std::vector<LevelRow> rows;
     double t_start = bench_wall_ns();
     /* the generated 1M-triangle mesh only without the shared levels or with KCC_BENCH_BIG=1: its bumpy 0.5 m
@@ -351,7 +353,7 @@ int main(int argc, char **argv)
         bench_level bl;
         bool ok;
         if (li == count) ok = bench_generate_big(700, 2000, &bl);
-        else if (shared) ok = bench_level_load(dir, bench_level_names[li], &bl);
+        else if (shared) ok = bench_level_load(dir, names[li], &bl);
         else ok = bench_level_generate(li == 0 ? "arena" : "terrain", &bl);
         if (!ok) continue;
         if ((only && !strstr(bl.name, only)) || bl.level.spawn_count == 0) {
