@@ -123,6 +123,16 @@ static uint32_t drive(kcc_character *ch, const kcc_mesh *m, driver *dr, float vx
     return r.flags;
 }
 
+/* Drives `frames` idle frames and checks the character ends resting on a floor at floor_y. */
+static void rests_on_floor(kcc_character *ch, const kcc_mesh *m, driver *dr, int frames, float floor_y,
+                           double tol)
+{
+    for (int i = 0; i < frames; ++i)
+        drive(ch, m, dr, 0.0f, 0.0f, NULL);
+    assert_true(ch->on_ground);
+    assert_float_equal(ch->position[1], floor_y + HY + SKIN, tol);
+}
+
 static bool overlaps(const kcc_character *ch, const kcc_mesh *m)
 {
     vec3 box[2];
@@ -624,10 +634,7 @@ static void falling_from_great_height_lands_on_a_thin_floor(void **state)
     kcc_mesh *m = sc_build(&s);
     kcc_character ch = make_char(0.5f, 100.0f, 0.5f, NULL);
     driver dr = {0.0f, 1.0f / 30.0f, 1};
-    for (int i = 0; i < 200; ++i)
-        drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
-    assert_true(ch.on_ground);
-    assert_float_equal(ch.position[1], HY + SKIN, 1e-5);
+    rests_on_floor(&ch, m, &dr, 200, 0.0f, 1e-5);
     kcc_mesh_destroy(m);
 }
 
@@ -652,10 +659,7 @@ static void start_inside_geometry_is_pushed_out(void **state)
         assert_true(ch.position[1] >= HY - 0.4f - 1e-6f);
     }
     assert_true(frames <= 5);
-    for (int i = 0; i < 30; ++i)
-        drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
-    assert_true(ch.on_ground);
-    assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
+    rests_on_floor(&ch, m, &dr, 30, 0.0f, 1e-4);
     /* overlapping the wall at x = 2 by 0.1 m */
     ch = make_char(2.0f - HX + 0.1f, HY + SKIN, 0.0f, NULL);
     frames = 0;
@@ -680,10 +684,7 @@ static void start_inside_geometry_is_pushed_out(void **state)
         assert_true(ch.position[1] >= HY - 1.2f - 1e-6f);
     }
     assert_true(frames <= 8); /* 1.2 m at max_push_out 0.2 m per move */
-    for (int i = 0; i < 10; ++i)
-        drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
-    assert_true(ch.on_ground);
-    assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
+    rests_on_floor(&ch, m, &dr, 10, 0.0f, 1e-4);
     kcc_mesh_destroy(m);
 }
 
