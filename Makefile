@@ -74,7 +74,8 @@ $(BUILD)/kcc_tests: $(TEST_OBJ)
 
 # `make unit T=pattern` runs only the tests whose names match the pattern.
 unit: $(BUILD)/kcc_tests
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/kcc_tests $(T)
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/kcc_tests $(T) >$(BUILD)/unit.log 2>&1; \
+	  rc=$$?; cat $(BUILD)/unit.log; exit $$rc
 
 # ---------------------------------------------------------------- fuzzer (clang libFuzzer)
 FUZZ_SECONDS ?= 60
@@ -144,6 +145,8 @@ test: deps
 	$(MAKE) --no-print-directory install-check
 	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory determinism
+	@echo "make test: fuzz, install-check, replay, determinism and demo-check passed; the unit tests:"
+	@grep -h '^tests:' $(BUILD)/unit.log
 
 # ---------------------------------------------------------------- benchmarks (never timed tests)
 BENCH_C   = $(sort $(wildcard test/bench/*.c))
