@@ -191,6 +191,43 @@ static void walking_on_a_floor_of_many_triangles_is_smooth(void **state)
     kcc_mesh_destroy(m);
 }
 
+/* A floor of 5 cm quads (12,800 triangles over 4 x 4 m) puts more triangles near the box than the
+ * controller's cache holds: the move flags CONTACT_CAP, queries the tree instead, and still walks
+ * at full speed at constant height without a wall hit; a wall of such quads still stops it. */
+static void dense_mesh_beyond_the_contact_cache_still_walks_and_blocks(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 2.0f, 80);
+    for (int i = 0; i < 40; ++i)
+        for (int j = 0; j < 40; ++j) {
+            float z0 = -1.0f + 0.05f * (float)i, y0 = 0.05f * (float)j;
+            const float a[3] = {1.5f, y0, z0}, b[3] = {1.5f, y0, z0 + 0.05f},
+                        c[3] = {1.5f, y0 + 0.05f, z0 + 0.05f}, d[3] = {1.5f, y0 + 0.05f, z0};
+            sc_quad(&s, a, b, c, d);
+        }
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(-1.5f, HY + SKIN, 0.0f, NULL);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    int capped = 0;
+    for (int i = 0; i < 30; ++i) { /* 1 m at 2 m/s, clear of the wall */
+        kcc_move_result r;
+        uint32_t f = drive(&ch, m, &dr, 2.0f, 0.0f, &r);
+        capped += (f & KCC_MOVE_CONTACT_CAP) != 0;
+        assert_true(f & KCC_MOVE_ON_GROUND);
+        assert_false(f & (KCC_MOVE_HIT_WALL | KCC_MOVE_STEPPED_UP));
+        assert_float_equal(ch.position[1], HY + SKIN, 1e-5);
+    }
+    assert_true(capped > 0);
+    assert_float_equal(ch.position[0], -0.5f, 1e-3);
+    for (int i = 0; i < 60; ++i) {
+        drive(&ch, m, &dr, 2.0f, 0.0f, NULL);
+        assert_false(overlaps(&ch, m));
+    }
+    assert_float_equal(ch.position[0], 1.5f - HX - SKIN, 1e-4);
+    kcc_mesh_destroy(m);
+}
+
 /* ---------------------------------------------------------------- slopes */
 
 /* A ramp rising along +x at `deg` from x = 0, wide in z, with a floor at y = 0 before it. */
@@ -964,6 +1001,7 @@ int test_group_controller(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(falling_character_lands_on_the_floor),
         cmocka_unit_test(walking_on_a_floor_of_many_triangles_is_smooth),
+        cmocka_unit_test(dense_mesh_beyond_the_contact_cache_still_walks_and_blocks),
         cmocka_unit_test(walkable_slopes_are_walked_up_and_down_without_losing_ground),
         cmocka_unit_test(steep_slopes_slide_down_and_cannot_be_climbed),
         cmocka_unit_test(stairs_are_climbed_and_descended_at_any_frame_rate),
