@@ -223,11 +223,12 @@ levels: $(BUILD)/kcc-bsp2obj
 	  echo "levels: $$n maps imported into $(DEMO_LEVELS) (OBJ + .spawns; names in levels.txt)"
 
 # ---------------------------------------------------------------- install
-install: lib
-	install -d $(DESTDIR)$(PREFIX)/include/kcc $(DESTDIR)$(PREFIX)/lib/pkgconfig
+install: lib $(BUILD)/kcc-replay
+	install -d $(DESTDIR)$(PREFIX)/include/kcc $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(PUB_HDR) $(DESTDIR)$(PREFIX)/include/kcc/
 	install -m 644 $(BUILD)/libkcc.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libkcc.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/kcc-replay $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|' docs/kcc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/kcc.pc
 
 # A program outside the build, compiled against an installed copy with pkg-config.
