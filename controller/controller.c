@@ -356,15 +356,7 @@ static void slide(move_ctx *m, vec3 pos, const vec3 remaining, bool upper, const
 
 static bool overlaps_at(const move_ctx *m, const vec3 pos)
 {
-    vec3 box[2];
-    kcc_box_at(m->ch, pos, box);
-    /* touching within half a skin (or the documented tolerance) is not overlapping */
-    float s = kcc_minf(0.5f * m->skin, KCC_PENETRATION_TOLERANCE);
-    for (int i = 0; i < 3; ++i) {
-        box[0][i] += s;
-        box[1][i] -= s;
-    }
-    return kcc_local_overlaps(m->L, (const vec3 *)box);
+    return kcc_box_overlaps_at(m->ch, m->L, pos);
 }
 
 /* In the air: ground within a few millimetres under the feet (probed from a skin above them, so a

@@ -85,12 +85,25 @@ static inline void kcc_facing_up(const kcc_character *ch, const vec3 n, vec3 out
         out[i] = n[i] * s;
 }
 
+/* True when the character's box centred at pos overlaps the level; touching within half a skin
+ * (or the documented tolerance, if smaller) does not count. */
+static inline bool kcc_box_overlaps_at(const kcc_character *ch, const kcc_local *L, const vec3 pos)
+{
+    vec3 box[2];
+    kcc_box_at(ch, pos, box);
+    float s = kcc_minf(0.5f * ch->desc.skin_width, KCC_PENETRATION_TOLERANCE);
+    for (int i = 0; i < 3; ++i) {
+        box[0][i] += s;
+        box[1][i] -= s;
+    }
+    return kcc_local_overlaps(L, (const vec3 *)box);
+}
+
 typedef struct kcc_ground {
     bool     found;     /* something under the box within reach */
     bool     walkable;  /* ... and it is ground (under the slope limit, or a flat resting edge) */
     bool     blocked;   /* the lifted box overlaps something it cannot leave by going down */
     float    height;    /* m along up: where the box bottom touches it */
-    float    lift;      /* m the probe could lift the box before a ceiling */
     vec3     normal;    /* unit, facing up */
     uint32_t triangle;
     uint32_t rays;      /* bit i: edge ray i found walkable ground */

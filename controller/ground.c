@@ -16,7 +16,6 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
     const float feet = pos[u] - he[u];
     out->found = out->walkable = out->blocked = false;
     out->rays = 0;
-    out->lift = 0.0f;
 
     /* Lift by up to `lift` (step height when walking), stopped a skin short of any ceiling. */
     vec3 box[2];
@@ -33,7 +32,6 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         box[0][u] += lifted;
         box[1][u] += lifted;
     }
-    out->lift = lifted;
     const float top = feet + lifted;
     const float len = lifted + reach;
     if (!(len > 0.0f))
@@ -79,17 +77,10 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
     /* Usual case: the box resting on the highest walkable ray hit is clear of everything, so
      * nothing under it is higher: done without the box sweep. */
     if (ray_ok) {
-        vec3 rest[2];
-        float s = kcc_minf(0.5f * skin, KCC_PENETRATION_TOLERANCE);
-        kcc_box_at(ch, pos, rest);
-        float dy = ray_h + skin - rest[0][u];
-        for (int i = 0; i < 3; ++i) {
-            rest[0][i] += s;
-            rest[1][i] -= s;
-        }
-        rest[0][u] += dy;
-        rest[1][u] += dy;
-        if (!kcc_local_overlaps(L, (const vec3 *)rest)) {
+        vec3 rest;
+        glm_vec3_copy((float *)pos, rest);
+        rest[u] = ray_h + skin + he[u];
+        if (!kcc_box_overlaps_at(ch, L, rest)) {
             out->found = out->walkable = true;
             out->height = ray_h;
             glm_vec3_copy(ray_n, out->normal);
