@@ -60,6 +60,14 @@ typedef struct kcc_tri {
 } kcc_tri;
 _Static_assert(sizeof(kcc_tri) == 36, "triangle record must be 36 bytes");
 
+/// A triangle's plane, in leaf order beside its corners: the unit normal as wound (the cross product
+/// (b - a) x (c - a) in float, divided by its float length) and d = n . a. All zero when that float
+/// normal has no length (a sliver the tree keeps for the exact tests in double).
+typedef struct kcc_plane {
+    float n[3];
+    float d;
+} kcc_plane;
+
 /// Four sibling tree nodes, 32 bytes each, stored structure-of-arrays so one SSE pass tests all
 /// four: lane i of every field is child i. A child is a leaf when count > 0 (triangles first ..
 /// first + count - 1 in leaf order), an inner node when count == 0 (its children are the group
@@ -79,6 +87,7 @@ struct kcc_mesh {
     size_t          block_bytes;   ///< bytes of the single allocation holding everything
     kcc_node4      *quads;         ///< quad_count groups; none when the mesh has no live triangle
     kcc_tri        *tris;          ///< triangle_count triangles: the tree's first, degenerate last
+    kcc_plane      *planes;        ///< their planes, same order
     uint32_t       *tri_id;        ///< leaf order -> input index (triangle_count entries)
     uint32_t       *tri_slot;      ///< input index -> leaf order (triangle_count entries)
     uint32_t        triangle_count;
@@ -89,6 +98,8 @@ struct kcc_mesh {
     uint32_t        depth;         ///< of the binary SAH tree the four-wide one was collapsed from
     float           bounds[2][3];  ///< of the tree's triangles; all zero when there are none
     float           coord_scale;   ///< largest |coordinate| of any tree triangle (m)
+    uint64_t        serial;        ///< unique per build in this process (never 0): lets a character's
+                                   ///< triangle cache tell this mesh from a later one at the same address
 };
 
 /* ------------------------------------------------------------------------------------------------
@@ -274,6 +285,13 @@ KCC_HOT int kcc_pbox_test(const kcc_pbox *q, const kcc_node4 *n)
     return mask;
 #endif
 }
+
+/* mesh.c */
+/// Leaf-order slots (indices into mesh->tris) of the triangles whose bounds overlap [lo, hi], in
+/// ascending order. Returns how many there are; writes them only when that is at most capacity.
+/// No argument checks: lo <= hi, finite.
+uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const float hi[3],
+                              uint32_t *out, uint32_t capacity);
 
 /* tri_box.c */
 /// True when (b-a)x(c-a) computed in float is zero or not finite, or exactly zero in double: such

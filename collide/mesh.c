@@ -2,6 +2,7 @@
  * leaf order and the index maps, plus the box queries (exact overlap, bounds, swept box) that walk
  * the tree. Queries never allocate and keep no state: safe from many threads. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,26 @@ static inline void load_vertex(const kcc_mesh_desc *d, size_t stride, uint32_t i
 static inline uint32_t tri_index(const kcc_mesh_desc *d, uint32_t t, int corner)
 {
     return d->indices ? d->indices[(size_t)t * 3 + (size_t)corner] : t * 3u + (uint32_t)corner;
+}
+
+static void tri_plane(const kcc_tri *t, kcc_plane *out)
+{
+    const float(*v)[3] = t->v;
+    float e1[3], e2[3], n[3];
+    for (int k = 0; k < 3; ++k) {
+        e1[k] = v[1][k] - v[0][k];
+        e2[k] = v[2][k] - v[0][k];
+    }
+    n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+    n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+    n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+    float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    memset(out, 0, sizeof *out);
+    if (!(len > 0.0f) || !isfinite(len))
+        return;
+    for (int k = 0; k < 3; ++k)
+        out->n[k] = n[k] / len;
+    out->d = out->n[0] * v[0][0] + out->n[1] * v[0][1] + out->n[2] * v[0][2];
 }
 
 kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
@@ -132,7 +153,8 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     const uint64_t off_tris = off_quads + (uint64_t)quad_count * sizeof(kcc_node4);
     const uint64_t off_id = off_tris + (uint64_t)n * sizeof(kcc_tri);
     const uint64_t off_slot = off_id + (uint64_t)n * sizeof(uint32_t);
-    const uint64_t total = off_slot + (uint64_t)n * sizeof(uint32_t);
+    const uint64_t off_planes = round_up(off_slot + (uint64_t)n * sizeof(uint32_t));
+    const uint64_t total = off_planes + (uint64_t)n * sizeof(kcc_plane);
     char *block = al.alloc((size_t)total, BLOCK_ALIGN, al.user);
     if (!block) {
         al.free(scratch, al.user);
@@ -146,10 +168,13 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     m->tris = (kcc_tri *)(block + off_tris);
     m->tri_id = (uint32_t *)(block + off_id);
     m->tri_slot = (uint32_t *)(block + off_slot);
+    m->planes = (kcc_plane *)(block + off_planes);
     m->triangle_count = n;
     m->tree_triangles = live;
     m->coord_scale = scale;
     m->quad_count = quad_count;
+    static atomic_uint_fast64_t serials;
+    m->serial = atomic_fetch_add(&serials, 1) + 1;
     m->leaf_count = leaves;
     m->depth = depth;
 
@@ -171,6 +196,7 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
                 load_vertex(desc, stride, tri_index(desc, t, c), m->tris[s].v[c]);
             m->tri_id[s] = t;
             m->tri_slot[t] = s;
+            tri_plane(&m->tris[s], &m->planes[s]);
         }
     }
     al.free(scratch, al.user);
@@ -186,6 +212,7 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
         memcpy(m->tris[slot].v, v, sizeof v);
         m->tri_id[slot] = t;
         m->tri_slot[t] = slot;
+        memset(&m->planes[slot], 0, sizeof m->planes[slot]);
     }
     *out_mesh = m;
     return KCC_OK;
@@ -322,6 +349,47 @@ static uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out
                     ++found;
                 }
             }
+        }
+    }
+    return found;
+}
+
+#ifndef KCC_SORT_SLOTS
+#define KCC_SORT_SLOTS 1
+#endif
+uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const float hi[3],
+                              uint32_t *out, uint32_t capacity)
+{
+    if (mesh->quad_count == 0)
+        return 0;
+    kcc_pbox qb;
+    kcc_pbox_setup(&qb, lo, hi);
+    uint32_t stack[KCC_TREE_STACK];
+    uint32_t sp = 0, found = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        const kcc_node4 *q = &mesh->quads[stack[--sp]];
+        int mask = kcc_pbox_test(&qb, q);
+        int inner = mask & kcc_inner_mask(q), leaves = mask & ~inner;
+        for (int i = 3; i >= 0; --i)
+            if (inner >> i & 1)
+                stack[sp++] = q->first[i];
+        for (; leaves != 0; leaves &= leaves - 1) {
+            int bit = leaves & -leaves;
+            int i = (bit >> 1) - (bit >> 3);
+            for (uint32_t s = q->first[i], e = s + q->count[i]; s < e; ++s)
+                if (tri_bounds_overlap(&mesh->tris[s], lo, hi)) {
+                    /* insertion into the sorted prefix: leaf runs arrive mostly in order */
+                    if (found < capacity) {
+                        uint32_t j = found;
+                        while (KCC_SORT_SLOTS && j > 0 && out[j - 1] > s) {
+                            out[j] = out[j - 1];
+                            --j;
+                        }
+                        out[j] = s;
+                    }
+                    ++found;
+                }
         }
     }
     return found;

@@ -12,32 +12,47 @@
 
 typedef struct kcc_local_tri {
     vec3     v[3];
-    vec3     lo, hi;       /* bounds, m */
     vec3     n;            /* unit normal as wound */
     float    d;            /* plane offset: n . v[0] */
     uint32_t index;        /* input triangle index */
 } kcc_local_tri;
 
+/* The gathered triangles in leaf order, their bounds stored as arrays (lo[k][i]: triangle i's
+ * minimum along axis k) padded to a multiple of four with empty bounds (lo = +inf, hi = -inf), so
+ * that every query culls four triangles per SSE compare. */
 typedef struct kcc_local {
     const kcc_mesh *mesh;
     uint32_t        count;
     bool            overflow;  /* more triangles than KCC_LOCAL_MAX: query the mesh directly */
+    _Alignas(16) float lo[3][KCC_LOCAL_MAX];
+    _Alignas(16) float hi[3][KCC_LOCAL_MAX];
     kcc_local_tri   tris[KCC_LOCAL_MAX];
 } kcc_local;
 
 /* Collects the non-degenerate triangles whose bounds overlap region. */
 void kcc_local_gather(kcc_local *L, const kcc_mesh *mesh, const vec3 region[2]);
 
+/* A subset of a kcc_local: the triangles whose bounds overlap some box, in list order. */
+typedef struct kcc_sel {
+    uint32_t count;
+    uint8_t  i[KCC_LOCAL_MAX];
+} kcc_sel;
+void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out);
+
 /* min/max without libm calls (fminf/fmaxf are not inlined without -ffinite-math-only). Inputs are
  * finite here. */
 static inline float kcc_minf(float a, float b) { return a < b ? a : b; }
 static inline float kcc_maxf(float a, float b) { return a > b ? a : b; }
 
-/* Closest hit straight down the up axis u from origin, 0 <= t <= max_t (either face). Watertight:
- * the same edge functions as the general test with no shear, so a ray through a shared edge or
- * vertex hits one of the triangles. */
-bool kcc_local_raycast_down(const kcc_local *L, const vec3 origin, int u, float max_t,
-                            kcc_ray_hit *out);
+/* Closest hit straight down the up axis u from origin, 0 <= t <= max_t (either face), among the
+ * triangles of sel (which must hold every triangle whose bounds the ray's segment touches).
+ * Watertight: the same edge functions as the general test with no shear, so a ray through a shared
+ * edge or vertex hits one of the triangles. */
+bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 origin, int u,
+                            float max_t, kcc_ray_hit *out);
+/* The same for four rays at once (SSE lanes; one ray at a time without SSE): same answers. */
+void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 origin[4], int u,
+                             float max_t, kcc_ray_hit out[4], bool got[4]);
 
 /* True when box overlaps any triangle (exact). */
 bool kcc_local_overlaps(const kcc_local *L, const vec3 box[2]);

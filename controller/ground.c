@@ -37,40 +37,54 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
     if (!(len > 0.0f))
         return;
 
-    /* The four edge rays: highest walkable hit. */
+    /* The four edge rays: highest walkable hit, among the triangles in the column they span. */
+    kcc_sel column;
+    column.count = 0;
+    if (!L->overflow) {
+        vec3 span[2];
+        glm_vec3_copy(box[0], span[0]);
+        glm_vec3_copy(box[1], span[1]);
+        span[0][u] = top - len;
+        span[1][u] = top;
+        kcc_local_select(L, (const vec3 *)span, &column);
+    }
     bool ray_ok = false;
     float ray_h = -INFINITY;
     vec3 ray_n = {0.0f, 0.0f, 0.0f};
     uint32_t ray_tri = 0;
+    vec3 o[4];
+    kcc_ray_hit hits[4];
+    bool got[4];
     for (int i = 0; i < 4; ++i) {
-        vec3 o;
-        o[u] = top;
-        o[h0] = pos[h0] + ((i & 1) ? he[h0] : -he[h0]);
-        o[h1] = pos[h1] + ((i & 2) ? he[h1] : -he[h1]);
-        kcc_ray_hit hit;
-        bool got = kcc_local_raycast_down(L, o, u, len, &hit);
+        o[i][u] = top;
+        o[i][h0] = pos[h0] + ((i & 1) ? he[h0] : -he[h0]);
+        o[i][h1] = pos[h1] + ((i & 2) ? he[h1] : -he[h1]);
+    }
+    kcc_local_raycast_down4(L, &column, (const vec3 *)o, u, len, hits, got);
+    for (int i = 0; i < 4; ++i) {
+        const kcc_ray_hit *hit = &hits[i];
         if (dbg) {
-            glm_vec3_copy(o, dbg->ray_from[i]);
-            glm_vec3_copy(o, dbg->ray_to[i]);
-            dbg->ray_to[i][u] -= got ? hit.t : len;
-            dbg->ray_hit = (dbg->ray_hit & ~(1u << i)) | ((uint32_t)got << i);
+            glm_vec3_copy(o[i], dbg->ray_from[i]);
+            glm_vec3_copy(o[i], dbg->ray_to[i]);
+            dbg->ray_to[i][u] -= got[i] ? hit->t : len;
+            dbg->ray_hit = (dbg->ray_hit & ~(1u << i)) | ((uint32_t)got[i] << i);
             dbg->ray_walkable &= ~(1u << i);
         }
-        if (!got)
+        if (!got[i])
             continue;
         vec3 n;
-        kcc_facing_up(ch, hit.normal, n);
+        kcc_facing_up(ch, hit->normal, n);
         if (n[u] < ch->cos_max_slope)
             continue;
         if (dbg)
             dbg->ray_walkable |= 1u << i;
         out->rays |= 1u << i;
-        float h = top - hit.t;
+        float h = top - hit->t;
         if (!ray_ok || h > ray_h || (h == ray_h && n[u] > ray_n[u])) {
             ray_ok = true;
             ray_h = h;
             glm_vec3_copy(n, ray_n);
-            ray_tri = hit.triangle;
+            ray_tri = hit->triangle;
         }
     }
 

@@ -6,68 +6,117 @@
 #include <cglm/cglm.h>
 
 #include "controller_internal.h"
+#include "collide_internal.h"
 
-static bool tri_setup(kcc_local_tri *t, const vec3 v[3], uint32_t index)
+/* Appends the triangle in leaf slot `slot` to L unless its float normal has no length. */
+static inline void tri_setup(kcc_local *L, const kcc_mesh *mesh, uint32_t slot)
 {
-    vec3 e1, e2, n;
-    glm_vec3_sub((float *)v[1], (float *)v[0], e1);
-    glm_vec3_sub((float *)v[2], (float *)v[0], e2);
-    glm_vec3_cross(e1, e2, n);
-    float len = sqrtf(glm_vec3_dot(n, n));
-    if (!(len > 0.0f) || !isfinite(len))
-        return false; /* degenerate: never part of any answer */
-    for (int i = 0; i < 3; ++i) {
-        glm_vec3_copy((float *)v[i], t->v[i]);
-        t->lo[i] = kcc_minf(v[0][i], kcc_minf(v[1][i], v[2][i]));
-        t->hi[i] = kcc_maxf(v[0][i], kcc_maxf(v[1][i], v[2][i]));
-        t->n[i] = n[i] / len;
+    const kcc_plane *p = &mesh->planes[slot];
+    if (p->n[0] == 0.0f && p->n[1] == 0.0f && p->n[2] == 0.0f)
+        return; /* degenerate in float: never part of any answer */
+    const kcc_tri *tri = &mesh->tris[slot];
+    uint32_t j = L->count++;
+    kcc_local_tri *t = &L->tris[j];
+    memcpy(t->v, tri->v, sizeof t->v);
+    memcpy(t->n, p->n, sizeof t->n);
+    t->d = p->d;
+    t->index = mesh->tri_id[slot];
+    for (int k = 0; k < 3; ++k) {
+        L->lo[k][j] = kcc_minf(tri->v[0][k], kcc_minf(tri->v[1][k], tri->v[2][k]));
+        L->hi[k][j] = kcc_maxf(tri->v[0][k], kcc_maxf(tri->v[1][k], tri->v[2][k]));
     }
-    t->d = glm_vec3_dot(t->n, t->v[0]);
-    t->index = index;
-    return true;
 }
 
 void kcc_local_gather(kcc_local *L, const kcc_mesh *mesh, const vec3 region[2])
 {
-    uint32_t ids[KCC_LOCAL_MAX];
+    uint32_t slots[KCC_LOCAL_MAX];
     L->mesh = mesh;
     L->count = 0;
-    uint32_t total = kcc_mesh_query_bounds(mesh, region, ids, KCC_LOCAL_MAX);
+    uint32_t total = kcc_mesh_query_slots(mesh, region[0], region[1], slots, KCC_LOCAL_MAX);
     L->overflow = total > KCC_LOCAL_MAX;
     if (L->overflow)
         return;
-    for (uint32_t i = 0; i < total; ++i) {
-        vec3 v[3];
-        if (kcc_mesh_triangle(mesh, ids[i], v) && tri_setup(&L->tris[L->count], (const vec3 *)v, ids[i]))
-            L->count++;
+    for (uint32_t i = 0; i < total; ++i)
+        tri_setup(L, mesh, slots[i]);
+    /* pad to a multiple of four with bounds no box overlaps */
+    for (uint32_t j = L->count; j % 4u != 0u; ++j)
+        for (int k = 0; k < 3; ++k) {
+            L->lo[k][j] = INFINITY;
+            L->hi[k][j] = -INFINITY;
+        }
+}
+
+/* Bit i set when triangle g + i's bounds overlap [lo, hi] (touching counts); g is a multiple of 4. */
+typedef struct bounds4 {
+#if KCC_SSE
+    __m128 lo[3], hi[3];
+#else
+    float lo[3], hi[3];
+#endif
+} bounds4;
+
+static inline void bounds4_setup(bounds4 *b, const vec3 lo, const vec3 hi)
+{
+    for (int k = 0; k < 3; ++k) {
+#if KCC_SSE
+        b->lo[k] = _mm_set1_ps(lo[k]);
+        b->hi[k] = _mm_set1_ps(hi[k]);
+#else
+        b->lo[k] = lo[k];
+        b->hi[k] = hi[k];
+#endif
     }
 }
 
-static inline bool bounds_overlap(const vec3 alo, const vec3 ahi, const vec3 blo, const vec3 bhi)
+static inline int bounds4_test(const kcc_local *L, uint32_t g, const bounds4 *b)
 {
-    return alo[0] <= bhi[0] && ahi[0] >= blo[0] && alo[1] <= bhi[1] && ahi[1] >= blo[1] &&
-           alo[2] <= bhi[2] && ahi[2] >= blo[2];
+#if KCC_SSE
+    __m128 m = _mm_and_ps(_mm_cmple_ps(_mm_load_ps(&L->lo[0][g]), b->hi[0]),
+                          _mm_cmpge_ps(_mm_load_ps(&L->hi[0][g]), b->lo[0]));
+    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_load_ps(&L->lo[1][g]), b->hi[1]),
+                                 _mm_cmpge_ps(_mm_load_ps(&L->hi[1][g]), b->lo[1])));
+    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_load_ps(&L->lo[2][g]), b->hi[2]),
+                                 _mm_cmpge_ps(_mm_load_ps(&L->hi[2][g]), b->lo[2])));
+    return _mm_movemask_ps(m);
+#else
+    int mask = 0;
+    for (uint32_t i = 0; i < 4; ++i) {
+        uint32_t j = g + i;
+        bool in = L->lo[0][j] <= b->hi[0] && L->hi[0][j] >= b->lo[0] && L->lo[1][j] <= b->hi[1] &&
+                  L->hi[1][j] >= b->lo[1] && L->lo[2][j] <= b->hi[2] && L->hi[2][j] >= b->lo[2];
+        mask |= in ? 1 << i : 0;
+    }
+    return mask;
+#endif
 }
 
-/* Iterates the candidates for a query whose reach is `region`: the cached list, or in overflow mode
- * the tree's answer for that region (in a scratch list of the same size). Returns false when even
- * that overflows, so the caller must fall back to a whole-mesh query. */
-typedef struct cand_iter {
-    uint32_t             count;
-    const kcc_local_tri *list;
-} cand_iter;
-
-static bool cand_begin(cand_iter *it, const kcc_local *L, const vec3 region[2], kcc_local *scratch)
+/* The lowest set lane of a non-zero four-lane mask. */
+static inline uint32_t low_lane(int mask)
 {
-    if (!L->overflow) {
-        it->list = L->tris;
-        it->count = L->count;
-        return true;
-    }
+    int bit = mask & -mask;
+    return (uint32_t)((bit >> 1) - (bit >> 3));
+}
+
+void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out)
+{
+    bounds4 b;
+    bounds4_setup(&b, box[0], box[1]);
+    uint32_t n = 0;
+    for (uint32_t g = 0; g < L->count; g += 4)
+        for (int m = bounds4_test(L, g, &b); m != 0; m &= m - 1)
+            out->i[n++] = (uint8_t)(g + low_lane(m));
+    out->count = n;
+}
+
+/* The candidates of a query whose reach is `region`: the gathered list, or in overflow mode the
+ * tree's answer for that region gathered into `scratch`. Returns NULL when even that overflows, so
+ * the caller must fall back to a whole-mesh query. */
+static const kcc_local *candidates(const kcc_local *L, const vec3 region[2], kcc_local *scratch)
+{
+    if (!L->overflow)
+        return L;
     kcc_local_gather(scratch, L->mesh, region);
-    it->list = scratch->tris;
-    it->count = scratch->count;
-    return !scratch->overflow;
+    return scratch->overflow ? NULL : scratch;
 }
 
 /* Edge function of the edge (p, q) seen from the ray: zero means the ray passes exactly through the
@@ -81,8 +130,8 @@ static inline float edge_fn(float px, float py, float qx, float qy)
     return e;
 }
 
-bool kcc_local_raycast_down(const kcc_local *L, const vec3 origin, int u, float max_t,
-                            kcc_ray_hit *out)
+bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 origin, int u,
+                            float max_t, kcc_ray_hit *out)
 {
     vec3 dir = {0.0f, 0.0f, 0.0f};
     dir[u] = -1.0f;
@@ -93,10 +142,11 @@ bool kcc_local_raycast_down(const kcc_local *L, const vec3 origin, int u, float 
     bool found = false;
     float best = max_t;
     uint32_t best_i = 0;
-    for (uint32_t i = 0; i < L->count; ++i) {
+    for (uint32_t s = 0; s < sel->count; ++s) {
+        const uint32_t i = sel->i[s];
         const kcc_local_tri *t = &L->tris[i];
-        if (ox < t->lo[kx] || ox > t->hi[kx] || oy < t->lo[ky] || oy > t->hi[ky] ||
-            t->lo[u] > oz || t->hi[u] < oz - best)
+        if (ox < L->lo[kx][i] || ox > L->hi[kx][i] || oy < L->lo[ky][i] || oy > L->hi[ky][i] ||
+            L->lo[u][i] > oz || L->hi[u][i] < oz - best)
             continue;
         /* vertices relative to the origin, the same floats for every triangle sharing them */
         const float ax = t->v[0][kx] - ox, ay = t->v[0][ky] - oy;
@@ -132,16 +182,111 @@ bool kcc_local_raycast_down(const kcc_local *L, const vec3 origin, int u, float 
     return true;
 }
 
+void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 origin[4], int u,
+                             float max_t, kcc_ray_hit out[4], bool got[4])
+{
+#if KCC_SSE
+    if (!L->overflow) {
+        /* Lane r is ray r; each triangle is tested against the four rays at once with the same
+         * float operations, in the same order, as kcc_local_raycast_down (same answers). */
+        const int kx = u == 0 ? 1 : 0, ky = u == 2 ? 1 : 2;
+        const __m128 OX = _mm_setr_ps(origin[0][kx], origin[1][kx], origin[2][kx], origin[3][kx]);
+        const __m128 OY = _mm_setr_ps(origin[0][ky], origin[1][ky], origin[2][ky], origin[3][ky]);
+        const __m128 OZ = _mm_setr_ps(origin[0][u], origin[1][u], origin[2][u], origin[3][u]);
+        const __m128 zero = _mm_setzero_ps();
+        _Alignas(16) float best[4] = {max_t, max_t, max_t, max_t};
+        uint32_t best_i[4] = {0, 0, 0, 0};
+        int found = 0;
+        for (uint32_t s = 0; s < sel->count; ++s) {
+            const uint32_t i = sel->i[s];
+            const __m128 B = _mm_load_ps(best);
+            __m128 m = _mm_and_ps(_mm_cmpge_ps(OX, _mm_set1_ps(L->lo[kx][i])),
+                                  _mm_cmple_ps(OX, _mm_set1_ps(L->hi[kx][i])));
+            m = _mm_and_ps(m, _mm_and_ps(_mm_cmpge_ps(OY, _mm_set1_ps(L->lo[ky][i])),
+                                         _mm_cmple_ps(OY, _mm_set1_ps(L->hi[ky][i]))));
+            m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_set1_ps(L->lo[u][i]), OZ),
+                                         _mm_cmpge_ps(_mm_set1_ps(L->hi[u][i]), _mm_sub_ps(OZ, B))));
+            if (_mm_movemask_ps(m) == 0)
+                continue;
+            const kcc_local_tri *t = &L->tris[i];
+            const __m128 AX = _mm_sub_ps(_mm_set1_ps(t->v[0][kx]), OX), AY = _mm_sub_ps(_mm_set1_ps(t->v[0][ky]), OY);
+            const __m128 BX = _mm_sub_ps(_mm_set1_ps(t->v[1][kx]), OX), BY = _mm_sub_ps(_mm_set1_ps(t->v[1][ky]), OY);
+            const __m128 CX = _mm_sub_ps(_mm_set1_ps(t->v[2][kx]), OX), CY = _mm_sub_ps(_mm_set1_ps(t->v[2][ky]), OY);
+            __m128 E0 = _mm_sub_ps(_mm_mul_ps(BX, CY), _mm_mul_ps(BY, CX));
+            __m128 E1 = _mm_sub_ps(_mm_mul_ps(CX, AY), _mm_mul_ps(CY, AX));
+            __m128 E2 = _mm_sub_ps(_mm_mul_ps(AX, BY), _mm_mul_ps(AY, BX));
+            if (_mm_movemask_ps(_mm_or_ps(_mm_or_ps(_mm_cmpeq_ps(E0, zero), _mm_cmpeq_ps(E1, zero)),
+                                          _mm_cmpeq_ps(E2, zero))) != 0) {
+                /* a ray through an edge's line: those lanes in double, as edge_fn does */
+                _Alignas(16) float ax[4], ay[4], bx[4], by[4], cx[4], cy[4], e[3][4];
+                _mm_store_ps(ax, AX), _mm_store_ps(ay, AY), _mm_store_ps(bx, BX);
+                _mm_store_ps(by, BY), _mm_store_ps(cx, CX), _mm_store_ps(cy, CY);
+                for (int r = 0; r < 4; ++r) {
+                    e[0][r] = edge_fn(bx[r], by[r], cx[r], cy[r]);
+                    e[1][r] = edge_fn(cx[r], cy[r], ax[r], ay[r]);
+                    e[2][r] = edge_fn(ax[r], ay[r], bx[r], by[r]);
+                }
+                E0 = _mm_load_ps(e[0]), E1 = _mm_load_ps(e[1]), E2 = _mm_load_ps(e[2]);
+            }
+            const __m128 neg = _mm_or_ps(_mm_or_ps(_mm_cmplt_ps(E0, zero), _mm_cmplt_ps(E1, zero)), _mm_cmplt_ps(E2, zero));
+            const __m128 pos = _mm_or_ps(_mm_or_ps(_mm_cmpgt_ps(E0, zero), _mm_cmpgt_ps(E1, zero)), _mm_cmpgt_ps(E2, zero));
+            const __m128 det = _mm_add_ps(_mm_add_ps(E0, E1), E2);
+            m = _mm_andnot_ps(_mm_and_ps(neg, pos), m);
+            m = _mm_andnot_ps(_mm_cmpeq_ps(det, zero), m); /* edge-on to the ray */
+            if (_mm_movemask_ps(m) == 0)
+                continue;
+            const __m128 hz = _mm_div_ps(
+                _mm_add_ps(_mm_add_ps(_mm_mul_ps(E0, _mm_sub_ps(_mm_set1_ps(t->v[0][u]), OZ)),
+                                      _mm_mul_ps(E1, _mm_sub_ps(_mm_set1_ps(t->v[1][u]), OZ))),
+                           _mm_mul_ps(E2, _mm_sub_ps(_mm_set1_ps(t->v[2][u]), OZ))),
+                det);
+            const __m128 th = _mm_xor_ps(hz, _mm_set1_ps(-0.0f));
+            m = _mm_and_ps(m, _mm_and_ps(_mm_cmpge_ps(th, zero), _mm_cmple_ps(th, B)));
+            int hits = _mm_movemask_ps(m);
+            if (hits == 0)
+                continue;
+            _Alignas(16) float thv[4];
+            _mm_store_ps(thv, th);
+            for (; hits != 0; hits &= hits - 1) {
+                const uint32_t r = low_lane(hits);
+                if (!(found >> r & 1) || thv[r] < best[r] ||
+                    (thv[r] == best[r] && t->index < L->tris[best_i[r]].index)) {
+                    found |= 1 << r;
+                    best[r] = thv[r];
+                    best_i[r] = i;
+                }
+            }
+        }
+        for (int r = 0; r < 4; ++r) {
+            got[r] = (found >> r & 1) != 0;
+            if (!got[r])
+                continue;
+            const kcc_local_tri *t = &L->tris[best_i[r]];
+            out[r].t = best[r];
+            out[r].triangle = t->index;
+            glm_vec3_copy((float *)t->n, out[r].normal);
+            glm_vec3_copy((float *)origin[r], out[r].point);
+            out[r].point[u] -= best[r];
+        }
+        return;
+    }
+#endif
+    for (int r = 0; r < 4; ++r)
+        got[r] = kcc_local_raycast_down(L, sel, origin[r], u, max_t, &out[r]);
+}
+
 bool kcc_local_overlaps(const kcc_local *L, const vec3 box[2])
 {
     if (L->overflow)
         return kcc_mesh_overlap_aabb(L->mesh, box, NULL, 0) > 0;
-    for (uint32_t i = 0; i < L->count; ++i) {
-        const kcc_local_tri *t = &L->tris[i];
-        if (bounds_overlap(box[0], box[1], t->lo, t->hi) &&
-            kcc_tri_overlap_aabb(t->v[0], t->v[1], t->v[2], box))
-            return true;
-    }
+    bounds4 b;
+    bounds4_setup(&b, box[0], box[1]);
+    for (uint32_t g = 0; g < L->count; g += 4)
+        for (int m = bounds4_test(L, g, &b); m != 0; m &= m - 1) {
+            const kcc_local_tri *t = &L->tris[g + low_lane(m)];
+            if (kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], box[0], box[1]))
+                return true;
+        }
     return false;
 }
 
@@ -169,11 +314,11 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
         half[i] = 0.5f * (box[1][i] - box[0][i]);
     }
     kcc_local scratch;
-    cand_iter it;
     out->count = 0;
     out->t = 2.0f;
     out->start_overlap = false;
-    if (!cand_begin(&it, L, (const vec3 *)region, &scratch)) {
+    const kcc_local *C = candidates(L, (const vec3 *)region, &scratch);
+    if (!C) {
         kcc_sweep_hit h;
         if (!kcc_mesh_sweep_aabb(L->mesh, box, delta, &h))
             return false;
@@ -184,18 +329,33 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
         out->triangle[0] = h.triangle;
         return true;
     }
+    /* The exact test's box in double, as kcc_tri_sweep_aabb sets it up (same answers without its
+     * per-call argument checks: the list holds only finite, non-degenerate triangles). */
+    double dctr[3], dhalf[3], ddelta[3];
+    for (int k = 0; k < 3; ++k) {
+        if (!isfinite(box[0][k]) || !isfinite(box[1][k]) || !isfinite(delta[k]))
+            return false;
+        dctr[k] = 0.5 * ((double)box[0][k] + (double)box[1][k]);
+        dhalf[k] = 0.5 * ((double)box[1][k] - (double)box[0][k]);
+        ddelta[k] = delta[k];
+    }
     /* One pass: keep every contact no later than the earliest so far plus the slop; when a
      * strictly earlier one arrives, drop those that fell behind. */
     float th_of[KCC_MAX_CONTACTS];
-    for (uint32_t i = 0; i < it.count; ++i) {
-        const kcc_local_tri *t = &it.list[i];
-        if (!bounds_overlap(region[0], region[1], t->lo, t->hi) || !plane_may_touch(t, ctr, half, delta))
+    bounds4 b;
+    bounds4_setup(&b, region[0], region[1]);
+    for (uint32_t g = 0; g < C->count; g += 4)
+      for (int m = bounds4_test(C, g, &b); m != 0; m &= m - 1) {
+        const kcc_local_tri *t = &C->tris[g + low_lane(m)];
+        if (!plane_may_touch(t, ctr, half, delta))
             continue;
-        float th;
-        vec3 n;
+        double dt, dn[3];
         bool start;
-        if (!kcc_tri_sweep_aabb(t->v[0], t->v[1], t->v[2], box, delta, &th, n, &start) ||
-            th > out->t + t_slop)
+        if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], dctr, dhalf, ddelta, 1.0, &dt, dn, &start))
+            continue;
+        float th = (float)dt;
+        vec3 n = {(float)dn[0], (float)dn[1], (float)dn[2]};
+        if (th > out->t + t_slop)
             continue;
         if (th < out->t) {
             out->t = th;
@@ -303,18 +463,20 @@ bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], int u, float c
                            vec3 out_push)
 {
     kcc_local scratch;
-    cand_iter it;
     vec3 dirs[KCC_MAX_CONTACTS * 4];
     float depth[KCC_MAX_CONTACTS * 4];
     uint32_t n = 0;
     const uint32_t cap = KCC_MAX_CONTACTS * 4;
-    if (cand_begin(&it, L, box, &scratch)) {
-        for (uint32_t i = 0; i < it.count && n < cap; ++i) {
-            const kcc_local_tri *t = &it.list[i];
-            if (bounds_overlap(box[0], box[1], t->lo, t->hi) &&
-                tri_mtd(t->v[0], t->v[1], t->v[2], box, u, cos_floor, dirs[n], &depth[n]))
-                n++;
-        }
+    const kcc_local *C = candidates(L, box, &scratch);
+    if (C) {
+        bounds4 b;
+        bounds4_setup(&b, box[0], box[1]);
+        for (uint32_t g = 0; g < C->count; g += 4)
+            for (int m = bounds4_test(C, g, &b); m != 0 && n < cap; m &= m - 1) {
+                const kcc_local_tri *t = &C->tris[g + low_lane(m)];
+                if (tri_mtd(t->v[0], t->v[1], t->v[2], box, u, cos_floor, dirs[n], &depth[n]))
+                    n++;
+            }
     } else {
         uint32_t ids[KCC_MAX_CONTACTS * 4];
         uint32_t total = kcc_mesh_overlap_aabb(L->mesh, box, ids, cap);
