@@ -354,9 +354,6 @@ static uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out
     return found;
 }
 
-#ifndef KCC_SORT_SLOTS
-#define KCC_SORT_SLOTS 1
-#endif
 uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const float hi[3],
                               uint32_t *out, uint32_t capacity)
 {
@@ -377,12 +374,30 @@ uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const flo
         for (; leaves != 0; leaves &= leaves - 1) {
             int bit = leaves & -leaves;
             int i = (bit >> 1) - (bit >> 3);
-            for (uint32_t s = q->first[i], e = s + q->count[i]; s < e; ++s)
-                if (tri_bounds_overlap(&mesh->tris[s], lo, hi)) {
+            for (uint32_t s0 = q->first[i], e = s0 + q->count[i]; s0 < e; s0 += 4) {
+                const uint32_t n = e - s0 < 4 ? e - s0 : 4;
+#if KCC_SSE
+                __m128 A[3], B[3], C[3];
+                kcc_tri4_load(&mesh->tris[s0], n, A, B, C);
+                __m128 in = _mm_castsi128_ps(_mm_set1_epi32(-1));
+                for (int k = 0; k < 3; ++k) {
+                    __m128 mn = _mm_min_ps(_mm_min_ps(A[k], B[k]), C[k]);
+                    __m128 mx = _mm_max_ps(_mm_max_ps(A[k], B[k]), C[k]);
+                    in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(mn, qb.v_hi[k]), _mm_cmpge_ps(mx, qb.v_lo[k])));
+                }
+                int hits = _mm_movemask_ps(in) & ((1 << n) - 1);
+#else
+                int hits = 0;
+                for (uint32_t l = 0; l < n; ++l)
+                    hits |= tri_bounds_overlap(&mesh->tris[s0 + l], lo, hi) ? 1 << l : 0;
+#endif
+                for (; hits != 0; hits &= hits - 1) {
+                    const int b = hits & -hits;
+                    const uint32_t s = s0 + (uint32_t)((b >> 1) - (b >> 3));
                     /* insertion into the sorted prefix: leaf runs arrive mostly in order */
                     if (found < capacity) {
                         uint32_t j = found;
-                        while (KCC_SORT_SLOTS && j > 0 && out[j - 1] > s) {
+                        while (j > 0 && out[j - 1] > s) {
                             out[j] = out[j - 1];
                             --j;
                         }
@@ -390,6 +405,7 @@ uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const flo
                     }
                     ++found;
                 }
+            }
         }
     }
     return found;

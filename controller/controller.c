@@ -6,6 +6,7 @@
 #include <cglm/cglm.h>
 
 #include "controller_internal.h"
+#include "collide_internal.h"
 
 #define KCC_PI 3.14159265358979323846
 
@@ -56,6 +57,7 @@ kcc_status kcc_character_desc_validate(const kcc_character_desc *d)
 static void apply_desc(kcc_character *ch, const kcc_character_desc *d)
 {
     ch->desc = *d;
+    ch->clear_mesh = NULL; /* the box changed */
     /* cos() in double, rounded once: the same float on every compiler and optimisation level. */
     double c = cos((double)d->max_slope_deg * (KCC_PI / 180.0));
     ch->cos_max_slope = (float)c;
@@ -135,7 +137,8 @@ void kcc_character_box(const kcc_character *ch, vec3 out[2])
 
 typedef struct move_ctx {
     kcc_character *ch;
-    const kcc_local *L;
+    kcc_local *L;
+    kcc_local_store *store;
     int   u;
     bool  walking;      /* on walkable ground and not moving up: horizontal moves, step-up, snap */
     float skin;
@@ -368,8 +371,11 @@ static bool land(move_ctx *m, vec3 pos, kcc_ground *g)
     const float feet = pos[u] - ch->desc.half_extents[u];
     kcc_ground_probe(ch, m->L, pos, m->skin, 2.0f * m->skin + 1e-3f, g, m->dbg);
     g->walkable = g->walkable && !g->blocked;
-    if (g->found && g->walkable && g->height <= feet + m->skin)
+    if (g->found && g->walkable && g->height <= feet + m->skin) {
         pos[u] = g->height + m->skin + ch->desc.half_extents[u];
+        if (g->rest_clear)
+            return true; /* the probe checked this very box */
+    }
     return !overlaps_at(m, pos);
 }
 
@@ -389,7 +395,7 @@ static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
             return false;
         if (g->found && g->walkable) {
             pos[u] = g->height + m->skin + ch->desc.half_extents[u];
-            return !overlaps_at(m, pos);
+            return g->rest_clear || !overlaps_at(m, pos); /* the probe may have checked this box */
         }
         /* Walked off the ground (or onto steep ground): fall this frame. */
         if (dv < 0.0f) {
@@ -419,6 +425,13 @@ static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
     return land(m, pos, g);
 }
 
+#ifndef KCC_CACHE_MARGIN
+#define KCC_CACHE_MARGIN 0.1f
+#endif
+#ifndef KCC_CACHE_MOVES
+#define KCC_CACHE_MOVES 3.0f
+#endif
+
 /* One tree query for the whole move: everything the box can reach from p0 with this displacement,
  * a step up and a snap down. */
 static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 d)
@@ -434,7 +447,9 @@ static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 
     }
     region[1][m->u] += ch->desc.step_height + m->skin;
     region[0][m->u] -= snap + m->skin;
-    kcc_local_gather((kcc_local *)m->L, mesh, (const vec3 *)region);
+    /* The cache is refilled a margin wider than this move needs: about four more moves like it. */
+    float margin = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * glm_vec3_norm((float *)d);
+    kcc_local_neighbourhood(m->L, m->store, &m->ch->cache, mesh, (const vec3 *)region, margin);
     if (m->L->overflow)
         m->flags |= KCC_MOVE_CONTACT_CAP;
 }
@@ -471,11 +486,13 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
         }
         return;
     }
-    kcc_local L; /* ~15 KB of stack: the neighbourhood's triangles */
+    kcc_local L;
+    kcc_local_store store; /* ~15 KB of stack, used only when the character's cache cannot serve */
     move_ctx m;
     memset(&m, 0, sizeof(m));
     m.ch = ch;
     m.L = &L;
+    m.store = &store;
     m.dbg = debug;
     if (debug)
         memset(debug, 0, sizeof(*debug));
@@ -505,8 +522,12 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
 
     gather(&m, mesh, p0, d);
 
-    /* Start state: a box overlapping the level is pushed out, at most max_push_out per move. */
-    if (overlaps_at(&m, p0)) {
+    /* Start state: a box overlapping the level is pushed out, at most max_push_out per move. The
+     * previous move may have checked this very box already. */
+    bool known_clear = ch->clear_mesh == mesh && ch->clear_serial == mesh->serial &&
+                       memcmp(ch->clear_at, p0, sizeof(vec3)) == 0;
+    bool start_clear = known_clear || !overlaps_at(&m, p0);
+    if (!start_clear) {
         vec3 box[2], push;
         kcc_box_at(ch, p0, box);
         if (kcc_local_penetration(&L, (const vec3 *)box, u, ch->cos_max_slope, push)) {
@@ -525,6 +546,8 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
         if (overlaps_at(&m, p0)) {
             glm_vec3_zero(d);
             dv = 0.0f;
+        } else {
+            start_clear = true;
         }
     }
 
@@ -636,6 +659,10 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
     }
     glm_vec3_sub(fin, ch->position, r.moved);
     glm_vec3_copy(fin, ch->position);
+    /* every branch but P0 checked its box; P0 keeps p0, clear when the start check said so */
+    ch->clear_mesh = (r.branch != KCC_BRANCH_P0 || start_clear) ? mesh : NULL;
+    ch->clear_serial = mesh->serial;
+    glm_vec3_copy(fin, ch->clear_at);
     glm_vec3_copy(m.wall_normal, r.wall_normal);
     {
         vec3 want, got;

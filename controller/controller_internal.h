@@ -6,31 +6,39 @@
 
 #include "kcc_controller.h"
 
-/* Triangles gathered per move. Real arena levels put 10-80 triangles in a character's neighbourhood;
- * a denser spot overflows the cache and every probe then queries the tree directly (same answers). */
-#define KCC_LOCAL_MAX 192u
-
-typedef struct kcc_local_tri {
-    vec3     v[3];
-    vec3     n;            /* unit normal as wound */
-    float    d;            /* plane offset: n . v[0] */
-    uint32_t index;        /* input triangle index */
-} kcc_local_tri;
-
-/* The gathered triangles in leaf order, their bounds stored as arrays (lo[k][i]: triangle i's
- * minimum along axis k) padded to a multiple of four with empty bounds (lo = +inf, hi = -inf), so
- * that every query culls four triangles per SSE compare. */
+/* The triangles one move looks at: every triangle whose bounds overlap the move's reach (and
+ * possibly more: every query culls by its own bounds first), in the mesh's leaf order, so the
+ * answers never depend on which extra triangles are present. Bounds are stored as arrays (lo[k][i]:
+ * triangle i's minimum along axis k) padded to a multiple of four with empty bounds (lo = +inf,
+ * hi = -inf), so every query culls four triangles per SSE compare. A view: the storage is the
+ * character's cache or a kcc_local_store. */
+typedef kcc_cached_tri kcc_local_tri;
 typedef struct kcc_local {
-    const kcc_mesh *mesh;
-    uint32_t        count;
-    bool            overflow;  /* more triangles than KCC_LOCAL_MAX: query the mesh directly */
-    _Alignas(16) float lo[3][KCC_LOCAL_MAX];
-    _Alignas(16) float hi[3][KCC_LOCAL_MAX];
-    kcc_local_tri   tris[KCC_LOCAL_MAX];
+    const kcc_mesh      *mesh;
+    uint32_t             count;
+    bool                 overflow;  /* more triangles than KCC_LOCAL_MAX: query the mesh directly */
+    const float         *lo[3], *hi[3];
+    const kcc_local_tri *tris;
 } kcc_local;
 
-/* Collects the non-degenerate triangles whose bounds overlap region. */
-void kcc_local_gather(kcc_local *L, const kcc_mesh *mesh, const vec3 region[2]);
+/* A move's own storage, when the character's cache cannot hold the neighbourhood. Real arena
+ * levels put 3-80 triangles in a character's reach; a denser spot overflows it and every probe
+ * then queries the tree directly (same answers). */
+#define KCC_LOCAL_MAX 192u
+typedef struct kcc_local_store {
+    _Alignas(16) float lo[3][KCC_LOCAL_MAX];
+    _Alignas(16) float hi[3][KCC_LOCAL_MAX];
+    kcc_local_tri tris[KCC_LOCAL_MAX];
+} kcc_local_store;
+_Static_assert(KCC_CHARACTER_CACHE % 4 == 0 && KCC_LOCAL_MAX % 4 == 0, "lists pad to groups of four");
+
+/* The triangles whose bounds overlap region, gathered into store (L views it). */
+void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh, const vec3 region[2]);
+/* The same through the character's cache: L views the cache when it covers region (refilled around
+ * region, a margin wider, when it does not), else store. Same triangles in the same order either
+ * way, apart from extra ones outside region. */
+void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache *cache,
+                             const kcc_mesh *mesh, const vec3 region[2], float margin);
 
 /* A subset of a kcc_local: the triangles whose bounds overlap some box, in list order. */
 typedef struct kcc_sel {
@@ -118,6 +126,7 @@ typedef struct kcc_ground {
     bool     found;     /* something under the box within reach */
     bool     walkable;  /* ... and it is ground (under the slope limit, or a flat resting edge) */
     bool     blocked;   /* the lifted box overlaps something it cannot leave by going down */
+    bool     rest_clear;/* the box resting on it (height + skin) was checked clear of the level */
     float    height;    /* m along up: where the box bottom touches it */
     vec3     normal;    /* unit, facing up */
     uint32_t triangle;

@@ -14,7 +14,7 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
     const float *he = ch->desc.half_extents;
     const float skin = ch->desc.skin_width;
     const float feet = pos[u] - he[u];
-    out->found = out->walkable = out->blocked = false;
+    out->found = out->walkable = out->blocked = out->rest_clear = false;
     out->rays = 0;
 
     /* Lift by up to `lift` (step height when walking), stopped a skin short of any ceiling. */
@@ -95,7 +95,7 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         glm_vec3_copy((float *)pos, rest);
         rest[u] = ray_h + skin + he[u];
         if (!kcc_box_overlaps_at(ch, L, rest)) {
-            out->found = out->walkable = true;
+            out->found = out->walkable = out->rest_clear = true;
             out->height = ray_h;
             glm_vec3_copy(ray_n, out->normal);
             out->triangle = ray_tri;

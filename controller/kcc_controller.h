@@ -55,6 +55,31 @@ enum {
     KCC_MOVE_CONTACT_CAP  = 1u << 11  ///< more triangles nearby than the fixed buffers hold
 };
 
+/// Triangles a character keeps from its neighbourhood between moves (private; see kcc_character).
+#define KCC_CHARACTER_CACHE 48
+
+/// One cached triangle (private): corners, unit normal, plane offset n . a, input index.
+typedef struct kcc_cached_tri {
+    float    v[3][3];
+    float    n[3];
+    float    d;
+    uint32_t index;
+} kcc_cached_tri;
+
+/// The character's triangle cache (private): every triangle of `mesh` whose bounds overlap
+/// [lo, hi], in the mesh's leaf order, with their bounds as arrays for four-wide culling. A move
+/// whose reach stays inside [lo, hi] reads the level from here and not from the mesh. Results never
+/// depend on it: an empty or stale cache gives the same moves, bit for bit.
+typedef struct kcc_tri_cache {
+    const kcc_mesh *mesh;      ///< NULL: empty
+    uint64_t        serial;    ///< the mesh build it was filled from
+    float           lo[3], hi[3];
+    uint32_t        count;
+    _Alignas(16) float tri_lo[3][KCC_CHARACTER_CACHE];
+    _Alignas(16) float tri_hi[3][KCC_CHARACTER_CACHE];
+    kcc_cached_tri  tri[KCC_CHARACTER_CACHE];
+} kcc_tri_cache;
+
 /// The character: caller-owned, plain data. position/on_ground/ground_normal are public; the rest
 /// is private state, visible only so the struct can be embedded and copied.
 typedef struct kcc_character {
@@ -67,6 +92,11 @@ typedef struct kcc_character {
     float    ground_height;   ///< m along up, valid when on_ground
     uint32_t ground_triangle; ///< valid when on_ground
     const kcc_mesh *mesh;     ///< borrowed: the mesh of the last move, for kcc_character_set_desc
+    vec3            clear_at; ///< the box centred here was found clear of clear_mesh (saves the
+                              ///< next move's start check; never changes an answer)
+    const kcc_mesh *clear_mesh;
+    uint64_t        clear_serial;
+    kcc_tri_cache   cache;    ///< the neighbourhood's triangles (about 2.7 KB)
 } kcc_character;
 
 /// Initialises ch from desc (NULL: defaults) with its box centred at center (m). Validates desc.

@@ -8,42 +8,152 @@
 #include "controller_internal.h"
 #include "collide_internal.h"
 
-/* Appends the triangle in leaf slot `slot` to L unless its float normal has no length. */
-static inline void tri_setup(kcc_local *L, const kcc_mesh *mesh, uint32_t slot)
+/* Copies the triangles in leaf slots slots[0..n) into the arrays (skipping those whose float normal
+ * has no length: degenerate in float, never part of any answer) and pads the bounds to a multiple
+ * of four. Returns how many were kept. */
+static uint32_t fill(const kcc_mesh *mesh, const uint32_t *slots, uint32_t n, float *lo[3],
+                     float *hi[3], kcc_local_tri *tris)
 {
-    const kcc_plane *p = &mesh->planes[slot];
-    if (p->n[0] == 0.0f && p->n[1] == 0.0f && p->n[2] == 0.0f)
-        return; /* degenerate in float: never part of any answer */
-    const kcc_tri *tri = &mesh->tris[slot];
-    uint32_t j = L->count++;
-    kcc_local_tri *t = &L->tris[j];
-    memcpy(t->v, tri->v, sizeof t->v);
-    memcpy(t->n, p->n, sizeof t->n);
-    t->d = p->d;
-    t->index = mesh->tri_id[slot];
-    for (int k = 0; k < 3; ++k) {
-        L->lo[k][j] = kcc_minf(tri->v[0][k], kcc_minf(tri->v[1][k], tri->v[2][k]));
-        L->hi[k][j] = kcc_maxf(tri->v[0][k], kcc_maxf(tri->v[1][k], tri->v[2][k]));
+    uint32_t j = 0;
+    for (uint32_t s = 0; s < n; ++s) {
+        const uint32_t slot = slots[s];
+        const kcc_plane *p = &mesh->planes[slot];
+        if (p->n[0] == 0.0f && p->n[1] == 0.0f && p->n[2] == 0.0f)
+            continue;
+        const kcc_tri *tri = &mesh->tris[slot];
+        kcc_local_tri *t = &tris[j];
+        memcpy(t->v, tri->v, sizeof t->v);
+        memcpy(t->n, p->n, sizeof t->n);
+        t->d = p->d;
+        t->index = mesh->tri_id[slot];
+        for (int k = 0; k < 3; ++k) {
+            lo[k][j] = kcc_minf(tri->v[0][k], kcc_minf(tri->v[1][k], tri->v[2][k]));
+            hi[k][j] = kcc_maxf(tri->v[0][k], kcc_maxf(tri->v[1][k], tri->v[2][k]));
+        }
+        ++j;
     }
+    for (uint32_t e = j; e % 4u != 0u; ++e)
+        for (int k = 0; k < 3; ++k) {
+            lo[k][e] = INFINITY;
+            hi[k][e] = -INFINITY;
+        }
+    return j;
 }
 
-void kcc_local_gather(kcc_local *L, const kcc_mesh *mesh, const vec3 region[2])
+static void view(kcc_local *L, const kcc_mesh *mesh, uint32_t count, float *lo[3], float *hi[3],
+                 const kcc_local_tri *tris)
+{
+    L->mesh = mesh;
+    L->count = count;
+    L->overflow = false;
+    for (int k = 0; k < 3; ++k) {
+        L->lo[k] = lo ? lo[k] : NULL;
+        L->hi[k] = hi ? hi[k] : NULL;
+    }
+    L->tris = tris;
+}
+
+static void view_overflow(kcc_local *L, const kcc_mesh *mesh)
+{
+    memset(L, 0, sizeof *L);
+    L->mesh = mesh;
+    L->overflow = true;
+}
+
+static void store_fill(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh,
+                       const uint32_t *slots, uint32_t n)
+{
+    float *lo[3] = {store->lo[0], store->lo[1], store->lo[2]};
+    float *hi[3] = {store->hi[0], store->hi[1], store->hi[2]};
+    view(L, mesh, fill(mesh, slots, n, lo, hi, store->tris), lo, hi, store->tris);
+}
+
+void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh, const vec3 region[2])
 {
     uint32_t slots[KCC_LOCAL_MAX];
-    L->mesh = mesh;
-    L->count = 0;
     uint32_t total = kcc_mesh_query_slots(mesh, region[0], region[1], slots, KCC_LOCAL_MAX);
-    L->overflow = total > KCC_LOCAL_MAX;
-    if (L->overflow)
+    if (total > KCC_LOCAL_MAX) {
+        view_overflow(L, mesh);
         return;
-    for (uint32_t i = 0; i < total; ++i)
-        tri_setup(L, mesh, slots[i]);
-    /* pad to a multiple of four with bounds no box overlaps */
-    for (uint32_t j = L->count; j % 4u != 0u; ++j)
-        for (int k = 0; k < 3; ++k) {
-            L->lo[k][j] = INFINITY;
-            L->hi[k][j] = -INFINITY;
+    }
+    store_fill(L, store, mesh, slots, total);
+}
+
+static inline bool box_inside(const float lo[3], const float hi[3], const vec3 box[2])
+{
+    return box[0][0] >= lo[0] && box[0][1] >= lo[1] && box[0][2] >= lo[2] && box[1][0] <= hi[0] &&
+           box[1][1] <= hi[1] && box[1][2] <= hi[2];
+}
+
+static void cache_view(kcc_local *L, kcc_tri_cache *c, const kcc_mesh *mesh)
+{
+    float *lo[3] = {c->tri_lo[0], c->tri_lo[1], c->tri_lo[2]};
+    float *hi[3] = {c->tri_hi[0], c->tri_hi[1], c->tri_hi[2]};
+    view(L, mesh, c->count, lo, hi, c->tri);
+}
+
+/* Refills the cache from the slots of the triangles overlapping box (n of them, n <= capacity). */
+static void cache_fill(kcc_tri_cache *c, const kcc_mesh *mesh, const uint32_t *slots, uint32_t n,
+                       const vec3 box[2])
+{
+    float *lo[3] = {c->tri_lo[0], c->tri_lo[1], c->tri_lo[2]};
+    float *hi[3] = {c->tri_hi[0], c->tri_hi[1], c->tri_hi[2]};
+    c->mesh = mesh;
+    c->serial = mesh->serial;
+    memcpy(c->lo, box[0], sizeof c->lo);
+    memcpy(c->hi, box[1], sizeof c->hi);
+    c->count = fill(mesh, slots, n, lo, hi, c->tri);
+}
+
+void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache *c,
+                             const kcc_mesh *mesh, const vec3 region[2], float margin)
+{
+#ifdef KCC_TEST_NO_CACHE
+    c->mesh = NULL;
+#endif
+    if (c->mesh == mesh && c->serial == mesh->serial && box_inside(c->lo, c->hi, region)) {
+        cache_view(L, c, mesh);
+        return;
+    }
+    /* Refill around the region, a margin wider, so that the next moves find it again. */
+    vec3 wide[2];
+    for (int k = 0; k < 3; ++k) {
+        wide[0][k] = region[0][k] - margin;
+        wide[1][k] = region[1][k] + margin;
+    }
+    uint32_t slots[KCC_LOCAL_MAX];
+    uint32_t n = kcc_mesh_query_slots(mesh, wide[0], wide[1], slots, KCC_LOCAL_MAX);
+    const vec3 *cover = (const vec3 *)wide;
+    if (n > KCC_CHARACTER_CACHE) {
+        /* Too many for the cache with the margin: the region alone. */
+        cover = region;
+        if (n <= KCC_LOCAL_MAX) {
+            uint32_t kept = 0;
+            for (uint32_t i = 0; i < n; ++i) {
+                const kcc_tri *t = &mesh->tris[slots[i]];
+                bool in = true;
+                for (int k = 0; k < 3; ++k)
+                    in = in && kcc_minf(t->v[0][k], kcc_minf(t->v[1][k], t->v[2][k])) <= region[1][k] &&
+                         kcc_maxf(t->v[0][k], kcc_maxf(t->v[1][k], t->v[2][k])) >= region[0][k];
+                if (in)
+                    slots[kept++] = slots[i];
+            }
+            n = kept;
+        } else {
+            n = kcc_mesh_query_slots(mesh, region[0], region[1], slots, KCC_LOCAL_MAX);
         }
+    }
+    if (n <= KCC_CHARACTER_CACHE) {
+        cache_fill(c, mesh, slots, n, cover);
+        cache_view(L, c, mesh);
+        return;
+    }
+    c->mesh = NULL;
+    if (n > KCC_LOCAL_MAX) {
+        view_overflow(L, mesh);
+        return;
+    }
+    store_fill(L, store, mesh, slots, n);
 }
 
 /* Bit i set when triangle g + i's bounds overlap [lo, hi] (touching counts); g is a multiple of 4. */
@@ -71,12 +181,12 @@ static inline void bounds4_setup(bounds4 *b, const vec3 lo, const vec3 hi)
 static inline int bounds4_test(const kcc_local *L, uint32_t g, const bounds4 *b)
 {
 #if KCC_SSE
-    __m128 m = _mm_and_ps(_mm_cmple_ps(_mm_load_ps(&L->lo[0][g]), b->hi[0]),
-                          _mm_cmpge_ps(_mm_load_ps(&L->hi[0][g]), b->lo[0]));
-    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_load_ps(&L->lo[1][g]), b->hi[1]),
-                                 _mm_cmpge_ps(_mm_load_ps(&L->hi[1][g]), b->lo[1])));
-    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_load_ps(&L->lo[2][g]), b->hi[2]),
-                                 _mm_cmpge_ps(_mm_load_ps(&L->hi[2][g]), b->lo[2])));
+    __m128 m = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(&L->lo[0][g]), b->hi[0]),
+                          _mm_cmpge_ps(_mm_loadu_ps(&L->hi[0][g]), b->lo[0]));
+    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(&L->lo[1][g]), b->hi[1]),
+                                 _mm_cmpge_ps(_mm_loadu_ps(&L->hi[1][g]), b->lo[1])));
+    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(&L->lo[2][g]), b->hi[2]),
+                                 _mm_cmpge_ps(_mm_loadu_ps(&L->hi[2][g]), b->lo[2])));
     return _mm_movemask_ps(m);
 #else
     int mask = 0;
@@ -111,11 +221,12 @@ void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out)
 /* The candidates of a query whose reach is `region`: the gathered list, or in overflow mode the
  * tree's answer for that region gathered into `scratch`. Returns NULL when even that overflows, so
  * the caller must fall back to a whole-mesh query. */
-static const kcc_local *candidates(const kcc_local *L, const vec3 region[2], kcc_local *scratch)
+static const kcc_local *candidates(const kcc_local *L, const vec3 region[2], kcc_local *scratch,
+                                   kcc_local_store *store)
 {
     if (!L->overflow)
         return L;
-    kcc_local_gather(scratch, L->mesh, region);
+    kcc_local_gather(scratch, store, L->mesh, region);
     return scratch->overflow ? NULL : scratch;
 }
 
@@ -314,10 +425,11 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
         half[i] = 0.5f * (box[1][i] - box[0][i]);
     }
     kcc_local scratch;
+    kcc_local_store store;
     out->count = 0;
     out->t = 2.0f;
     out->start_overlap = false;
-    const kcc_local *C = candidates(L, (const vec3 *)region, &scratch);
+    const kcc_local *C = candidates(L, (const vec3 *)region, &scratch, &store);
     if (!C) {
         kcc_sweep_hit h;
         if (!kcc_mesh_sweep_aabb(L->mesh, box, delta, &h))
@@ -463,11 +575,12 @@ bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], int u, float c
                            vec3 out_push)
 {
     kcc_local scratch;
+    kcc_local_store store;
     vec3 dirs[KCC_MAX_CONTACTS * 4];
     float depth[KCC_MAX_CONTACTS * 4];
     uint32_t n = 0;
     const uint32_t cap = KCC_MAX_CONTACTS * 4;
-    const kcc_local *C = candidates(L, box, &scratch);
+    const kcc_local *C = candidates(L, box, &scratch, &store);
     if (C) {
         bounds4 b;
         bounds4_setup(&b, box[0], box[1]);
