@@ -996,6 +996,115 @@ static void soak_on_every_level_never_penetrates_or_escapes(void **state)
     assert_int_equal(st.escapes, 0);
 }
 
+/* A character's triangle cache and its "last box was clear" note only save work: a twin whose
+ * cache and note are wiped before every move (or every few moves) must make the same moves, bit for
+ * bit, as the character that keeps them, on a real level when present and a generated one. */
+static void wipe_cache(kcc_character *ch)
+{
+    memset(&ch->cache, 0, sizeof(ch->cache));
+    ch->clear_mesh = NULL;
+}
+
+static void results_never_depend_on_the_character_cache(void **state)
+{
+    (void)state;
+    const char *path = kcc_test_shared_level(1);
+    const char *specs[] = {path ? path : "arena seed=5", "terrain seed=4"};
+    long compared = 0, hits_wall = 0;
+    for (int li = 0; li < 2; ++li) {
+        kcc_level lv;
+        char err[256];
+        kcc_status st = (li == 0 && path) ? kcc_level_load_obj(specs[li], &lv, err, sizeof(err))
+                                          : kcc_level_generate(specs[li], &lv, err, sizeof(err));
+        assert_int_equal(st, KCC_OK);
+        kcc_mesh *m = NULL;
+        assert_int_equal(kcc_level_build_mesh(&lv, &m), KCC_OK);
+        kcc_character_desc d = kcc_character_default_desc();
+        d.half_extents[0] = d.half_extents[2] = 0.47f;
+        d.half_extents[1] = 0.875f;
+        d.step_height = 0.5625f;
+        for (int c = 0; c < 8; ++c) {
+            const float *sp = &lv.spawns[3 * (uint32_t)(c % (int)lv.spawn_count)];
+            kcc_character a = make_char(sp[0], sp[1] + d.half_extents[1] + 0.01f, sp[2], &d);
+            kcc_character b = a, e = a;
+            float vy = 0.0f, heading = 0.9f * (float)c;
+            for (int f = 0; f < 600; ++f) {
+                if (f % 45 == 0)
+                    heading += 2.1f;
+                vy = (f % 97 == 0) ? 8.0f : vy - 25.0f / 60.0f;
+                vec3 disp = {cosf(heading) * 0.1f, vy / 60.0f, sinf(heading) * 0.1f};
+                kcc_move_result ra, rb, re;
+                kcc_character_move(&a, m, disp, &ra);
+                wipe_cache(&b);
+                kcc_character_move(&b, m, disp, &rb);
+                if (f % 5 == 0)
+                    wipe_cache(&e);
+                kcc_character_move(&e, m, disp, &re);
+                assert_memory_equal(&ra, &rb, sizeof(ra));
+                assert_memory_equal(&ra, &re, sizeof(ra));
+                assert_memory_equal(a.position, b.position, sizeof(vec3));
+                assert_memory_equal(a.position, e.position, sizeof(vec3));
+                assert_true(a.on_ground == b.on_ground && a.on_ground == e.on_ground);
+                if (ra.flags & KCC_MOVE_ON_GROUND)
+                    vy = 0.0f;
+                hits_wall += (ra.flags & KCC_MOVE_HIT_WALL) != 0;
+                compared++;
+            }
+        }
+        kcc_mesh_destroy(m);
+        kcc_level_free(&lv);
+    }
+    assert_true(compared == 2 * 8 * 600);
+    assert_true(hits_wall > 0); /* the walk met walls: the comparison covered the slide */
+}
+
+/* A cache filled on one mesh is never read on another, even one built at the same address after
+ * the first was destroyed: walking on an open floor fills it, then the floor is rebuilt with a
+ * wall 5 cm ahead (same triangle count, so the allocator likely hands back the same block) and
+ * the character must stop a skin short of the wall, at x = 0.35 - 0.3 - skin, as its twin without
+ * a cache does. */
+static void a_cache_is_never_read_on_another_mesh(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 5.0f, 4);
+    sc_box(&s, 20.0f, 0.0f, -1.0f, 20.2f, 3.0f, 1.0f); /* far away: same count as the wall below */
+    kcc_mesh *open = sc_build(&s);
+    kcc_character ch = make_char(0.0f, HY + SKIN, 0.0f, NULL);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    for (int i = 0; i < 10; ++i)
+        drive(&ch, open, &dr, 0.0f, 0.0f, NULL);
+    assert_true(ch.on_ground);
+    assert_true(ch.cache.mesh == open); /* filled */
+    kcc_mesh_destroy(open);
+    sc_floor(&s, 0.0f, 5.0f, 4);
+    sc_box(&s, 0.35f, 0.0f, -1.0f, 0.55f, 3.0f, 1.0f); /* inside the cached neighbourhood */
+    kcc_mesh *walled = sc_build(&s);
+    kcc_character fresh = ch; /* the same state without the cache */
+    wipe_cache(&fresh);
+    driver df = dr;
+    for (int i = 0; i < 30; ++i) {
+        kcc_move_result r, rf;
+        drive(&ch, walled, &dr, 3.0f, 0.0f, &r);
+        drive(&fresh, walled, &df, 3.0f, 0.0f, &rf);
+        assert_memory_equal(ch.position, fresh.position, sizeof(vec3));
+        assert_int_equal(r.flags, rf.flags);
+    }
+    assert_float_equal(ch.position[0], 0.35f - HX - SKIN, 1e-4f);
+    kcc_mesh_destroy(walled);
+    /* Likewise the note that the last box was clear: on a floor 5 cm higher the same box is sunk
+     * in it, and the next move must push it out (up by 5 cm + skin). */
+    sc_floor(&s, 0.05f, 5.0f, 4);
+    sc_box(&s, 20.0f, 0.0f, -1.0f, 20.2f, 3.0f, 1.0f);
+    kcc_mesh *raised = sc_build(&s);
+    float y0 = ch.position[1];
+    kcc_move_result r;
+    kcc_character_move(&ch, raised, (vec3){0.0f, 0.0f, 0.0f}, &r);
+    assert_true(r.flags & KCC_MOVE_PUSHED_OUT);
+    assert_float_equal(ch.position[1], y0 + 0.05f, 1e-3f);
+    kcc_mesh_destroy(raised);
+}
+
 int test_group_controller(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1020,6 +1129,8 @@ int test_group_controller(void)
         cmocka_unit_test(z_up_behaves_like_y_up),
         cmocka_unit_test(move_debug_reports_rays_contacts_and_positions),
         cmocka_unit_test(bad_input_gets_a_status_or_a_flag_never_a_crash),
+        cmocka_unit_test(results_never_depend_on_the_character_cache),
+        cmocka_unit_test(a_cache_is_never_read_on_another_mesh),
         cmocka_unit_test(soak_on_every_level_never_penetrates_or_escapes),
     };
     return KCC_RUN_GROUP("controller", tests);
