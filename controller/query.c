@@ -79,16 +79,67 @@ void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh
     store_fill(L, store, mesh, slots, total);
 }
 
+/* Bit i set when triangle g + i's bounds overlap [lo, hi] (touching counts); g is a multiple of 4. */
+typedef struct bounds4 {
+#if KCC_SSE
+    __m128 lo[3], hi[3];
+#else
+    float lo[3], hi[3];
+#endif
+} bounds4;
+
+static inline void bounds4_setup(bounds4 *b, const vec3 lo, const vec3 hi)
+{
+    for (int k = 0; k < 3; ++k) {
+#if KCC_SSE
+        b->lo[k] = _mm_set1_ps(lo[k]);
+        b->hi[k] = _mm_set1_ps(hi[k]);
+#else
+        b->lo[k] = lo[k];
+        b->hi[k] = hi[k];
+#endif
+    }
+}
+
+static inline int bounds4_test(const kcc_local *L, uint32_t g, const bounds4 *b)
+{
+#if KCC_SSE
+    __m128 m = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(&L->lo[0][g]), b->hi[0]),
+                          _mm_cmpge_ps(_mm_loadu_ps(&L->hi[0][g]), b->lo[0]));
+    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(&L->lo[1][g]), b->hi[1]),
+                                 _mm_cmpge_ps(_mm_loadu_ps(&L->hi[1][g]), b->lo[1])));
+    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(&L->lo[2][g]), b->hi[2]),
+                                 _mm_cmpge_ps(_mm_loadu_ps(&L->hi[2][g]), b->lo[2])));
+    return _mm_movemask_ps(m);
+#else
+    int mask = 0;
+    for (uint32_t i = 0; i < 4; ++i) {
+        uint32_t j = g + i;
+        bool in = L->lo[0][j] <= b->hi[0] && L->hi[0][j] >= b->lo[0] && L->lo[1][j] <= b->hi[1] &&
+                  L->hi[1][j] >= b->lo[1] && L->lo[2][j] <= b->hi[2] && L->hi[2][j] >= b->lo[2];
+        mask |= in ? 1 << i : 0;
+    }
+    return mask;
+#endif
+}
+
+/* The lowest set lane of a non-zero four-lane mask. */
+static inline uint32_t low_lane(int mask)
+{
+    int bit = mask & -mask;
+    return (uint32_t)((bit >> 1) - (bit >> 3));
+}
+
 static inline bool box_inside(const float lo[3], const float hi[3], const vec3 box[2])
 {
     return box[0][0] >= lo[0] && box[0][1] >= lo[1] && box[0][2] >= lo[2] && box[1][0] <= hi[0] &&
            box[1][1] <= hi[1] && box[1][2] <= hi[2];
 }
 
-static void cache_view(kcc_local *L, kcc_tri_cache *c, const kcc_mesh *mesh)
+static void cache_view(kcc_local *L, const kcc_tri_cache *c, const kcc_mesh *mesh)
 {
-    float *lo[3] = {c->tri_lo[0], c->tri_lo[1], c->tri_lo[2]};
-    float *hi[3] = {c->tri_hi[0], c->tri_hi[1], c->tri_hi[2]};
+    float *lo[3] = {(float *)c->tri_lo[0], (float *)c->tri_lo[1], (float *)c->tri_lo[2]};
+    float *hi[3] = {(float *)c->tri_hi[0], (float *)c->tri_hi[1], (float *)c->tri_hi[2]};
     view(L, mesh, c->count, lo, hi, c->tri);
 }
 
@@ -154,57 +205,6 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
         return;
     }
     store_fill(L, store, mesh, slots, n);
-}
-
-/* Bit i set when triangle g + i's bounds overlap [lo, hi] (touching counts); g is a multiple of 4. */
-typedef struct bounds4 {
-#if KCC_SSE
-    __m128 lo[3], hi[3];
-#else
-    float lo[3], hi[3];
-#endif
-} bounds4;
-
-static inline void bounds4_setup(bounds4 *b, const vec3 lo, const vec3 hi)
-{
-    for (int k = 0; k < 3; ++k) {
-#if KCC_SSE
-        b->lo[k] = _mm_set1_ps(lo[k]);
-        b->hi[k] = _mm_set1_ps(hi[k]);
-#else
-        b->lo[k] = lo[k];
-        b->hi[k] = hi[k];
-#endif
-    }
-}
-
-static inline int bounds4_test(const kcc_local *L, uint32_t g, const bounds4 *b)
-{
-#if KCC_SSE
-    __m128 m = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(&L->lo[0][g]), b->hi[0]),
-                          _mm_cmpge_ps(_mm_loadu_ps(&L->hi[0][g]), b->lo[0]));
-    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(&L->lo[1][g]), b->hi[1]),
-                                 _mm_cmpge_ps(_mm_loadu_ps(&L->hi[1][g]), b->lo[1])));
-    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(&L->lo[2][g]), b->hi[2]),
-                                 _mm_cmpge_ps(_mm_loadu_ps(&L->hi[2][g]), b->lo[2])));
-    return _mm_movemask_ps(m);
-#else
-    int mask = 0;
-    for (uint32_t i = 0; i < 4; ++i) {
-        uint32_t j = g + i;
-        bool in = L->lo[0][j] <= b->hi[0] && L->hi[0][j] >= b->lo[0] && L->lo[1][j] <= b->hi[1] &&
-                  L->hi[1][j] >= b->lo[1] && L->lo[2][j] <= b->hi[2] && L->hi[2][j] >= b->lo[2];
-        mask |= in ? 1 << i : 0;
-    }
-    return mask;
-#endif
-}
-
-/* The lowest set lane of a non-zero four-lane mask. */
-static inline uint32_t low_lane(int mask)
-{
-    int bit = mask & -mask;
-    return (uint32_t)((bit >> 1) - (bit >> 3));
 }
 
 void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out)
@@ -442,15 +442,10 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
         return true;
     }
     /* The exact test's box in double, as kcc_tri_sweep_aabb sets it up (same answers without its
-     * per-call argument checks: the list holds only finite, non-degenerate triangles). */
+     * per-call argument checks: the list holds only finite, non-degenerate triangles); set up at
+     * the first candidate. */
     double dctr[3], dhalf[3], ddelta[3];
-    for (int k = 0; k < 3; ++k) {
-        if (!isfinite(box[0][k]) || !isfinite(box[1][k]) || !isfinite(delta[k]))
-            return false;
-        dctr[k] = 0.5 * ((double)box[0][k] + (double)box[1][k]);
-        dhalf[k] = 0.5 * ((double)box[1][k] - (double)box[0][k]);
-        ddelta[k] = delta[k];
-    }
+    bool exact_ready = false;
     /* One pass: keep every contact no later than the earliest so far plus the slop; when a
      * strictly earlier one arrives, drop those that fell behind. */
     float th_of[KCC_MAX_CONTACTS];
@@ -461,6 +456,16 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
         const kcc_local_tri *t = &C->tris[g + low_lane(m)];
         if (!plane_may_touch(t, ctr, half, delta))
             continue;
+        if (!exact_ready) {
+            for (int k = 0; k < 3; ++k) {
+                if (!isfinite(box[0][k]) || !isfinite(box[1][k]) || !isfinite(delta[k]))
+                    return false;
+                dctr[k] = 0.5 * ((double)box[0][k] + (double)box[1][k]);
+                dhalf[k] = 0.5 * ((double)box[1][k] - (double)box[0][k]);
+                ddelta[k] = delta[k];
+            }
+            exact_ready = true;
+        }
         double dt, dn[3];
         bool start;
         if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], dctr, dhalf, ddelta, 1.0, &dt, dn, &start))
