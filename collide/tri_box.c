@@ -302,6 +302,7 @@ typedef struct sweep_state {
     double t_max;             /* contacts later than this are of no interest */
     bool   separated;         /* some axis is separated at t = 0 */
     bool   has_pen;
+    bool   track_pen;         /* keep the least-penetration axis (only needed when none separates) */
 } sweep_state;
 
 /* a_n / a_d < b_n / b_d for non-negative denominators (0 meaning +infinity). */
@@ -336,7 +337,7 @@ KCC_HOT bool sweep_proj(sweep_state *st, double pmin, double pmax, double r, dou
     } else {                            /* overlapping on this axis at t = 0 */
         double up = pmax + r;           /* push the box along +L by this much to separate */
         double down = r - pmin;         /* ... or along -L by this much */
-        if (!st->separated) {           /* depths matter only while no axis separates */
+        if (st->track_pen && !st->separated) { /* depths matter only while no axis separates */
             double pen = up <= down ? up : down;
             double nsign = up <= down ? 1.0 : -1.0;
             double p2n = pen * pen;
@@ -384,9 +385,12 @@ KCC_HOT bool sweep_proj(sweep_state *st, double pmin, double pmax, double r, dou
     return !frac_less(st->exit_n, st->exit_d, st->enter_n, st->enter_d);
 }
 
-bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3],
-                            const double center[3], const double half[3], const double delta[3],
-                            double t_max, double *out_t, double out_normal[3], bool *out_start)
+/* The test proper. Without track_pen it skips the penetration bookkeeping and returns -1 when no
+ * axis separates (the box touches or overlaps at t = 0): the caller then runs it again with it. The
+ * bookkeeping never changes which axes separate, so both runs make the same decisions. */
+static int sweep_core(const float a[3], const float b[3], const float c[3], const double center[3],
+                      const double half[3], const double delta[3], double t_max, bool track_pen,
+                      double *out_t, double out_normal[3], bool *out_start)
 {
     double v[3][3];
     const float *p[3] = {a, b, c};
@@ -404,6 +408,7 @@ bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3]
     st.enter_n = -1.0, st.enter_d = 1.0;
     st.exit_n = 1.0, st.exit_d = 0.0;
     st.t_max = t_max;
+    st.track_pen = track_pen;
     /* Cheapest and most decisive axes first: the box axes, the triangle normal, then edges. */
     for (int k = 0; k < 3; ++k) {
         double l[3] = {0.0, 0.0, 0.0};
@@ -471,6 +476,8 @@ bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3]
         return true;
     }
     /* Overlapping (or touching) at t = 0: least penetration axis, if delta pushes deeper. */
+    if (!track_pen)
+        return -1;
     if (!st.has_pen || !(st.pen_dot < 0.0))
         return false;
     double inv = 1.0 / sqrt(st.pen_ax[0] * st.pen_ax[0] + st.pen_ax[1] * st.pen_ax[1] +
@@ -480,6 +487,16 @@ bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3]
         out_normal[k] = st.pen_ax[k] * inv;
     *out_start = st.pen2 > 0.0;
     return true;
+}
+
+bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3],
+                            const double center[3], const double half[3], const double delta[3],
+                            double t_max, double *out_t, double out_normal[3], bool *out_start)
+{
+    int r = sweep_core(a, b, c, center, half, delta, t_max, false, out_t, out_normal, out_start);
+    if (r < 0)
+        r = sweep_core(a, b, c, center, half, delta, t_max, true, out_t, out_normal, out_start);
+    return r > 0;
 }
 
 bool kcc_tri_sweep_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2],

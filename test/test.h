@@ -36,6 +36,7 @@ int test_group_base(void);
 int test_group_collide(void);
 int test_group_level(void);
 int test_group_controller(void);
+int test_group_local(void);
 int test_group_trace(void);
 int test_group_demo(void);
 

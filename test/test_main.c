@@ -33,6 +33,7 @@ int main(int argc, char **argv)
         test_group_demo,
         test_group_level,
         test_group_controller,
+        test_group_local,
         test_group_trace,
     };
     int failed = 0;
