@@ -4,7 +4,7 @@
 
 CC      ?= cc
 CXX     ?= c++
-OPT     ?= -O2
+OPT     ?= -O3
 BUILD   ?= build
 PREFIX  ?= /usr/local
 LEVELS  ?= ../shared/levels

@@ -174,26 +174,39 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
     }
     uint32_t slots[KCC_LOCAL_MAX];
     uint32_t n = kcc_mesh_query_slots(mesh, wide[0], wide[1], slots, KCC_LOCAL_MAX);
-    const vec3 *cover = (const vec3 *)wide;
-    if (n > KCC_CHARACTER_CACHE) {
-        /* Too many for the cache with the margin: the region alone. */
-        cover = region;
-        if (n <= KCC_LOCAL_MAX) {
-            uint32_t kept = 0;
-            for (uint32_t i = 0; i < n; ++i) {
-                const kcc_tri *t = &mesh->tris[slots[i]];
-                bool in = true;
-                for (int k = 0; k < 3; ++k)
-                    in = in && kcc_minf(t->v[0][k], kcc_minf(t->v[1][k], t->v[2][k])) <= region[1][k] &&
-                         kcc_maxf(t->v[0][k], kcc_maxf(t->v[1][k], t->v[2][k])) >= region[0][k];
-                if (in)
-                    slots[kept++] = slots[i];
+    if (n > KCC_LOCAL_MAX) {
+        memcpy(wide, region, sizeof wide);
+        n = kcc_mesh_query_slots(mesh, region[0], region[1], slots, KCC_LOCAL_MAX);
+    } else if (n > KCC_CHARACTER_CACHE) {
+        /* Too many for the cache with the margin: half of it, a quarter, none. */
+        float tlo[3][KCC_LOCAL_MAX], thi[3][KCC_LOCAL_MAX];
+        for (uint32_t i = 0; i < n; ++i) {
+            const kcc_tri *t = &mesh->tris[slots[i]];
+            for (int k = 0; k < 3; ++k) {
+                tlo[k][i] = kcc_minf(t->v[0][k], kcc_minf(t->v[1][k], t->v[2][k]));
+                thi[k][i] = kcc_maxf(t->v[0][k], kcc_maxf(t->v[1][k], t->v[2][k]));
             }
-            n = kept;
-        } else {
-            n = kcc_mesh_query_slots(mesh, region[0], region[1], slots, KCC_LOCAL_MAX);
         }
+        uint32_t kept = n;
+        for (int step = 1; step <= 3 && kept > KCC_CHARACTER_CACHE; ++step) {
+            const float f = step == 3 ? 0.0f : margin / (float)(2 * step);
+            for (int k = 0; k < 3; ++k) {
+                wide[0][k] = region[0][k] - f;
+                wide[1][k] = region[1][k] + f;
+            }
+            kept = 0;
+            for (uint32_t i = 0; i < n; ++i)
+                kept += tlo[0][i] <= wide[1][0] && thi[0][i] >= wide[0][0] && tlo[1][i] <= wide[1][1] &&
+                        thi[1][i] >= wide[0][1] && tlo[2][i] <= wide[1][2] && thi[2][i] >= wide[0][2];
+        }
+        uint32_t w = 0;
+        for (uint32_t i = 0; i < n; ++i)
+            if (tlo[0][i] <= wide[1][0] && thi[0][i] >= wide[0][0] && tlo[1][i] <= wide[1][1] &&
+                thi[1][i] >= wide[0][1] && tlo[2][i] <= wide[1][2] && thi[2][i] >= wide[0][2])
+                slots[w++] = slots[i];
+        n = w;
     }
+    const vec3 *cover = (const vec3 *)wide;
     if (n <= KCC_CHARACTER_CACHE) {
         cache_fill(c, mesh, slots, n, cover);
         cache_view(L, c, mesh);
