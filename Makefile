@@ -41,7 +41,7 @@ $(BUILD)/libkcc.so: $(LIB_OBJ)
 
 # ---------------------------------------------------------------- dependencies (Debian packages)
 # Each target installs what is missing (apt-get as root, otherwise it says what to install).
-DEPS_BASE  = libcglm-dev libcmocka-dev pkg-config clang libclang-rt-14-dev
+DEPS_BASE  = libcglm-dev libcmocka-dev pkg-config clang libclang-rt-14-dev g++
 DEPS_BENCH = libembree-dev libbullet-dev libode-dev g++
 define apt_install
 	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -240,6 +240,9 @@ install-check: lib
 	  test/install/app.c $$(PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check/lib/pkgconfig pkg-config --cflags --libs kcc) \
 	  -o $(BUILD)/install-check/app
 	LD_LIBRARY_PATH=$(abspath $(BUILD))/install-check/lib $(BUILD)/install-check/app
+	@# the installed headers are also C++ headers
+	echo '#include <kcc/kcc.h>' | $(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only \
+	  $$(PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check/lib/pkgconfig pkg-config --cflags kcc) -
 
 clean:
 	rm -rf $(BUILD)

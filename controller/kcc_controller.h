@@ -75,8 +75,8 @@ typedef struct kcc_tri_cache {
     uint64_t        serial;    ///< the mesh build it was filled from
     float           lo[3], hi[3];
     uint32_t        count;
-    _Alignas(16) float tri_lo[3][KCC_CHARACTER_CACHE];
-    _Alignas(16) float tri_hi[3][KCC_CHARACTER_CACHE];
+    float           tri_lo[3][KCC_CHARACTER_CACHE];
+    float           tri_hi[3][KCC_CHARACTER_CACHE];
     kcc_cached_tri  tri[KCC_CHARACTER_CACHE];
 } kcc_tri_cache;
 
