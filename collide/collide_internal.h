@@ -61,8 +61,8 @@ typedef struct kcc_tri {
 _Static_assert(sizeof(kcc_tri) == 36, "triangle record must be 36 bytes");
 
 /// A triangle's plane, in leaf order beside its corners: the unit normal as wound (the cross product
-/// (b - a) x (c - a) in float, divided by its float length) and d = n . a. All zero when that float
-/// normal has no length (a sliver the tree keeps for the exact tests in double).
+/// (b - a) x (c - a) in float, divided by its float length, or by its length in double when the
+/// float one underflows) and d = n . a. All zero only for triangles the tree does not hold.
 typedef struct kcc_plane {
     float n[3];
     float d;

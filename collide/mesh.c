@@ -50,11 +50,16 @@ static void tri_plane(const kcc_tri *t, kcc_plane *out)
     n[1] = e1[2] * e2[0] - e1[0] * e2[2];
     n[2] = e1[0] * e2[1] - e1[1] * e2[0];
     float len = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-    memset(out, 0, sizeof *out);
-    if (!(len > 0.0f) || !isfinite(len))
-        return;
-    for (int k = 0; k < 3; ++k)
-        out->n[k] = n[k] / len;
+    if (len > 0.0f && isfinite(len)) {
+        for (int k = 0; k < 3; ++k)
+            out->n[k] = n[k] / len;
+    } else {
+        /* A sliver whose squared float length underflows (the tree keeps it: its cross product
+         * is not zero): normalise in double. */
+        double dl = sqrt((double)n[0] * n[0] + (double)n[1] * n[1] + (double)n[2] * n[2]);
+        for (int k = 0; k < 3; ++k)
+            out->n[k] = dl > 0.0 && isfinite(dl) ? (float)(n[k] / dl) : 0.0f;
+    }
     out->d = out->n[0] * v[0][0] + out->n[1] * v[0][1] + out->n[2] * v[0][2];
 }
 

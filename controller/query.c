@@ -8,9 +8,8 @@
 #include "controller_internal.h"
 #include "collide_internal.h"
 
-/* Copies the triangles in leaf slots slots[0..n) into the arrays (skipping those whose float normal
- * has no length: degenerate in float, never part of any answer) and pads the bounds to a multiple
- * of four. Returns how many were kept. */
+/* Copies the triangles in leaf slots slots[0..n) into the arrays and pads the bounds to a multiple
+ * of four. Returns n. */
 static uint32_t fill(const kcc_mesh *mesh, const uint32_t *slots, uint32_t n, float *lo[3],
                      float *hi[3], kcc_local_tri *tris)
 {
@@ -18,8 +17,6 @@ static uint32_t fill(const kcc_mesh *mesh, const uint32_t *slots, uint32_t n, fl
     for (uint32_t s = 0; s < n; ++s) {
         const uint32_t slot = slots[s];
         const kcc_plane *p = &mesh->planes[slot];
-        if (p->n[0] == 0.0f && p->n[1] == 0.0f && p->n[2] == 0.0f)
-            continue;
         const kcc_tri *tri = &mesh->tris[slot];
         kcc_local_tri *t = &tris[j];
         memcpy(t->v, tri->v, sizeof t->v);
