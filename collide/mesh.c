@@ -2,7 +2,6 @@
  * leaf order and the index maps, plus the box queries (exact overlap, bounds, swept box) that walk
  * the tree. Queries never allocate and keep no state: safe from many threads. */
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +60,22 @@ static void tri_plane(const kcc_tri *t, kcc_plane *out)
             out->n[k] = dl > 0.0 && isfinite(dl) ? (float)(n[k] / dl) : 0.0f;
     }
     out->d = out->n[0] * v[0][0] + out->n[1] * v[0][1] + out->n[2] * v[0][2];
+}
+
+/* FNV-1a over 32-bit words of the tree's triangles in leaf order and their input indices: what a
+ * character's cache copies from the mesh (the build is deterministic, so equal keys mean equal
+ * caches). Never 0. */
+static uint64_t content_key(const kcc_mesh *m)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ m->tree_triangles;
+    for (uint32_t s = 0; s < m->tree_triangles; ++s) {
+        uint32_t w[10];
+        memcpy(w, m->tris[s].v, 36);
+        w[9] = m->tri_id[s];
+        for (int i = 0; i < 10; ++i)
+            h = (h ^ w[i]) * 0x100000001b3ull;
+    }
+    return h ? h : 1;
 }
 
 kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
@@ -178,8 +193,6 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     m->tree_triangles = live;
     m->coord_scale = scale;
     m->quad_count = quad_count;
-    static atomic_uint_fast64_t serials;
-    m->serial = atomic_fetch_add(&serials, 1) + 1;
     m->leaf_count = leaves;
     m->depth = depth;
 
@@ -204,6 +217,7 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
             tri_plane(&m->tris[s], &m->planes[s]);
         }
     }
+    m->key = content_key(m);
     al.free(scratch, al.user);
     /* Degenerate triangles after the tree's, in input order, for kcc_mesh_triangle. */
     uint32_t dead = 0;

@@ -524,7 +524,7 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
 
     /* Start state: a box overlapping the level is pushed out, at most max_push_out per move. The
      * previous move may have checked this very box already. */
-    bool known_clear = ch->clear_mesh == mesh && ch->clear_serial == mesh->serial &&
+    bool known_clear = ch->clear_mesh == mesh && ch->clear_key == mesh->key &&
                        memcmp(ch->clear_at, p0, sizeof(vec3)) == 0;
     bool start_clear = known_clear || !overlaps_at(&m, p0);
     if (!start_clear) {
@@ -661,7 +661,7 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
     glm_vec3_copy(fin, ch->position);
     /* every branch but P0 checked its box; P0 keeps p0, clear when the start check said so */
     ch->clear_mesh = (r.branch != KCC_BRANCH_P0 || start_clear) ? mesh : NULL;
-    ch->clear_serial = mesh->serial;
+    ch->clear_key = mesh->key;
     glm_vec3_copy(fin, ch->clear_at);
     glm_vec3_copy(m.wall_normal, r.wall_normal);
     {

@@ -72,7 +72,7 @@ typedef struct kcc_cached_tri {
 /// depend on it: an empty or stale cache gives the same moves, bit for bit.
 typedef struct kcc_tri_cache {
     const kcc_mesh *mesh;      ///< NULL: empty
-    uint64_t        serial;    ///< the mesh build it was filled from
+    uint64_t        key;       ///< content hash of that mesh
     float           lo[3], hi[3];
     uint32_t        count;
     float           tri_lo[3][KCC_CHARACTER_CACHE];
@@ -95,8 +95,8 @@ typedef struct kcc_character {
     vec3            clear_at; ///< the box centred here was found clear of clear_mesh (saves the
                               ///< next move's start check; never changes an answer)
     const kcc_mesh *clear_mesh;
-    uint64_t        clear_serial;
-    kcc_tri_cache   cache;    ///< the neighbourhood's triangles (about 2.7 KB)
+    uint64_t        clear_key;
+    kcc_tri_cache   cache;    ///< the neighbourhood's triangles (the struct is about 4 KB)
 } kcc_character;
 
 /// Initialises ch from desc (NULL: defaults) with its box centred at center (m). Validates desc.

@@ -147,7 +147,7 @@ static void cache_fill(kcc_tri_cache *c, const kcc_mesh *mesh, const uint32_t *s
     float *lo[3] = {c->tri_lo[0], c->tri_lo[1], c->tri_lo[2]};
     float *hi[3] = {c->tri_hi[0], c->tri_hi[1], c->tri_hi[2]};
     c->mesh = mesh;
-    c->serial = mesh->serial;
+    c->key = mesh->key;
     memcpy(c->lo, box[0], sizeof c->lo);
     memcpy(c->hi, box[1], sizeof c->hi);
     c->count = fill(mesh, slots, n, lo, hi, c->tri);
@@ -159,7 +159,7 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
 #ifdef KCC_TEST_NO_CACHE
     c->mesh = NULL;
 #endif
-    if (c->mesh == mesh && c->serial == mesh->serial && box_inside(c->lo, c->hi, region)) {
+    if (c->mesh == mesh && c->key == mesh->key && box_inside(c->lo, c->hi, region)) {
         cache_view(L, c, mesh);
         return;
     }
