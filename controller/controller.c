@@ -428,8 +428,11 @@ static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
 #ifndef KCC_CACHE_MARGIN
 #define KCC_CACHE_MARGIN 0.1f
 #endif
+#ifndef KCC_CACHE_LEAD
+#define KCC_CACHE_LEAD 6.0f
+#endif
 #ifndef KCC_CACHE_MOVES
-#define KCC_CACHE_MOVES 3.0f
+#define KCC_CACHE_MOVES 1.0f
 #endif
 
 /* One tree query for the whole move: everything the box can reach from p0 with this displacement,
@@ -447,9 +450,15 @@ static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 
     }
     region[1][m->u] += ch->desc.step_height + m->skin;
     region[0][m->u] -= snap + m->skin;
-    /* The cache is refilled a margin wider than this move needs: about four more moves like it. */
-    float margin = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * glm_vec3_norm((float *)d);
-    kcc_local_neighbourhood(m->L, m->store, &m->ch->cache, mesh, (const vec3 *)region, margin);
+    /* The cache is refilled wider than this move needs: a margin all around and a few more moves
+     * like this one ahead. */
+    float len = glm_vec3_norm((float *)d);
+    vec3 grow[2];
+    for (int i = 0; i < 3; ++i) {
+        grow[0][i] = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * len + KCC_CACHE_LEAD * kcc_maxf(0.0f, -d[i]);
+        grow[1][i] = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * len + KCC_CACHE_LEAD * kcc_maxf(0.0f, d[i]);
+    }
+    kcc_local_neighbourhood(m->L, m->store, &m->ch->cache, mesh, (const vec3 *)region, (const vec3 *)grow);
     if (m->L->overflow)
         m->flags |= KCC_MOVE_CONTACT_CAP;
 }

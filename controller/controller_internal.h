@@ -35,10 +35,10 @@ _Static_assert(KCC_CHARACTER_CACHE % 4 == 0 && KCC_LOCAL_MAX % 4 == 0, "lists pa
 /* The triangles whose bounds overlap region, gathered into store (L views it). */
 void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh, const vec3 region[2]);
 /* The same through the character's cache: L views the cache when it covers region (refilled around
- * region, a margin wider, when it does not), else store. Same triangles in the same order either
- * way, apart from extra ones outside region. */
+ * region, grown by grow[0] below and grow[1] above on each axis, when it does not), else store.
+ * Same triangles in the same order either way, apart from extra ones outside region. */
 void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache *cache,
-                             const kcc_mesh *mesh, const vec3 region[2], float margin);
+                             const kcc_mesh *mesh, const vec3 region[2], const vec3 grow[2]);
 
 /* A subset of a kcc_local: the triangles whose bounds overlap some box, in list order. */
 typedef struct kcc_sel {

@@ -154,7 +154,7 @@ static void cache_fill(kcc_tri_cache *c, const kcc_mesh *mesh, const uint32_t *s
 }
 
 void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache *c,
-                             const kcc_mesh *mesh, const vec3 region[2], float margin)
+                             const kcc_mesh *mesh, const vec3 region[2], const vec3 grow[2])
 {
 #ifdef KCC_TEST_NO_CACHE
     c->mesh = NULL;
@@ -163,11 +163,11 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
         cache_view(L, c, mesh);
         return;
     }
-    /* Refill around the region, a margin wider, so that the next moves find it again. */
+    /* Refill around the region, grown, so that the next moves find it again. */
     vec3 wide[2];
     for (int k = 0; k < 3; ++k) {
-        wide[0][k] = region[0][k] - margin;
-        wide[1][k] = region[1][k] + margin;
+        wide[0][k] = region[0][k] - grow[0][k];
+        wide[1][k] = region[1][k] + grow[1][k];
     }
     uint32_t slots[KCC_LOCAL_MAX];
     uint32_t n = kcc_mesh_query_slots(mesh, wide[0], wide[1], slots, KCC_LOCAL_MAX);
@@ -186,10 +186,10 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
         }
         uint32_t kept = n;
         for (int step = 1; step <= 3 && kept > KCC_CHARACTER_CACHE; ++step) {
-            const float f = step == 3 ? 0.0f : margin / (float)(2 * step);
+            const float f = step == 3 ? 0.0f : 1.0f / (float)(2 * step);
             for (int k = 0; k < 3; ++k) {
-                wide[0][k] = region[0][k] - f;
-                wide[1][k] = region[1][k] + f;
+                wide[0][k] = region[0][k] - f * grow[0][k];
+                wide[1][k] = region[1][k] + f * grow[1][k];
             }
             kept = 0;
             for (uint32_t i = 0; i < n; ++i)
