@@ -318,9 +318,8 @@ static inline bool frac_less(double an, double ad, double bn, double bd)
 KCC_HOT bool sweep_proj(sweep_state *st, double pmin, double pmax, double r, double s, double lx,
                        double ly, double lz)
 {
-    double len2 = lx * lx + ly * ly + lz * lz;
-    if (!(len2 > 0.0))
-        return true; /* degenerate axis: proves nothing */
+    /* Every axis tested here has a length: box axes, or ones with two non-zero components that are
+     * products of float differences (no underflow in double). */
     double en, ed, xn, xd, sign;
     if (pmin > r) {                     /* triangle ahead along +L: box must move along +L */
         if (!(s > 0.0))
@@ -338,6 +337,7 @@ KCC_HOT bool sweep_proj(sweep_state *st, double pmin, double pmax, double r, dou
         double up = pmax + r;           /* push the box along +L by this much to separate */
         double down = r - pmin;         /* ... or along -L by this much */
         if (st->track_pen && !st->separated) { /* depths matter only while no axis separates */
+            double len2 = lx * lx + ly * ly + lz * lz;
             double pen = up <= down ? up : down;
             double nsign = up <= down ? 1.0 : -1.0;
             double p2n = pen * pen;
