@@ -403,20 +403,26 @@ static int sweep_core(const float a[3], const float b[3], const float c[3], cons
         e[1][k] = v[2][k] - v[1][k];
         e[2][k] = v[0][k] - v[2][k];
     }
+    /* Every field set one by one (a memset here is a slow string store in the hottest loop). */
     sweep_state st;
-    memset(&st, 0, sizeof st);
     st.enter_n = -1.0, st.enter_d = 1.0;
+    st.enter_ax[0] = st.enter_ax[1] = st.enter_ax[2] = 0.0;
     st.exit_n = 1.0, st.exit_d = 0.0;
+    st.pen2 = st.pen_len2 = st.pen_dot = 0.0;
+    st.pen_ax[0] = st.pen_ax[1] = st.pen_ax[2] = 0.0;
     st.t_max = t_max;
+    st.separated = st.has_pen = false;
     st.track_pen = track_pen;
-    /* Cheapest and most decisive axes first: the box axes, the triangle normal, then edges. */
-    for (int k = 0; k < 3; ++k) {
-        double l[3] = {0.0, 0.0, 0.0};
-        l[k] = 1.0;
-        if (!sweep_proj(&st, min3d(v[0][k], v[1][k], v[2][k]), max3d(v[0][k], v[1][k], v[2][k]),
-                        half[k], delta[k], l[0], l[1], l[2]))
-            return false;
-    }
+    /* Cheapest and most decisive axes first: the box axes, the triangle normal, then edges. The
+     * box axes are spelled out: a unit vector built in memory and read back whole stalls the
+     * store forwarding. */
+    if (!sweep_proj(&st, min3d(v[0][0], v[1][0], v[2][0]), max3d(v[0][0], v[1][0], v[2][0]), half[0],
+                    delta[0], 1.0, 0.0, 0.0) ||
+        !sweep_proj(&st, min3d(v[0][1], v[1][1], v[2][1]), max3d(v[0][1], v[1][1], v[2][1]), half[1],
+                    delta[1], 0.0, 1.0, 0.0) ||
+        !sweep_proj(&st, min3d(v[0][2], v[1][2], v[2][2]), max3d(v[0][2], v[1][2], v[2][2]), half[2],
+                    delta[2], 0.0, 0.0, 1.0))
+        return false;
     double nx = e[0][1] * e[1][2] - e[0][2] * e[1][1];
     double ny = e[0][2] * e[1][0] - e[0][0] * e[1][2];
     double nz = e[0][0] * e[1][1] - e[0][1] * e[1][0];

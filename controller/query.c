@@ -315,12 +315,12 @@ void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 
         const __m128 OY = _mm_setr_ps(origin[0][ky], origin[1][ky], origin[2][ky], origin[3][ky]);
         const __m128 OZ = _mm_setr_ps(origin[0][u], origin[1][u], origin[2][u], origin[3][u]);
         const __m128 zero = _mm_setzero_ps();
-        _Alignas(16) float best[4] = {max_t, max_t, max_t, max_t};
-        uint32_t best_i[4] = {0, 0, 0, 0};
-        int found = 0;
+        /* Per lane, kept in registers: the best t so far, its list position and input index, and
+         * whether anything was found (a lane updated in memory and read back whole would stall). */
+        __m128 B = _mm_set1_ps(max_t), found = zero;
+        __m128i BI = _mm_setzero_si128(), BIDX = _mm_setzero_si128();
         for (uint32_t s = 0; s < sel->count; ++s) {
             const uint32_t i = sel->i[s];
-            const __m128 B = _mm_load_ps(best);
             __m128 m = _mm_and_ps(_mm_cmpge_ps(OX, _mm_set1_ps(L->lo[kx][i])),
                                   _mm_cmple_ps(OX, _mm_set1_ps(L->hi[kx][i])));
             m = _mm_and_ps(m, _mm_and_ps(_mm_cmpge_ps(OY, _mm_set1_ps(L->lo[ky][i])),
@@ -363,23 +363,27 @@ void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 
                 det);
             const __m128 th = _mm_xor_ps(hz, _mm_set1_ps(-0.0f));
             m = _mm_and_ps(m, _mm_and_ps(_mm_cmpge_ps(th, zero), _mm_cmple_ps(th, B)));
-            int hits = _mm_movemask_ps(m);
-            if (hits == 0)
+            if (_mm_movemask_ps(m) == 0)
                 continue;
-            _Alignas(16) float thv[4];
-            _mm_store_ps(thv, th);
-            for (; hits != 0; hits &= hits - 1) {
-                const uint32_t r = low_lane(hits);
-                if (!(found >> r & 1) || thv[r] < best[r] ||
-                    (thv[r] == best[r] && t->index < L->tris[best_i[r]].index)) {
-                    found |= 1 << r;
-                    best[r] = thv[r];
-                    best_i[r] = i;
-                }
-            }
+            /* take it when nothing was found yet, when nearer, or at the same t with a lower
+             * input index (indices are below 2^30: signed compares are exact) */
+            const __m128i X = _mm_set1_epi32((int)t->index);
+            const __m128 lower = _mm_castsi128_ps(_mm_cmplt_epi32(X, BIDX));
+            const __m128 take = _mm_and_ps(m, _mm_or_ps(_mm_andnot_ps(found, m),
+                _mm_or_ps(_mm_cmplt_ps(th, B), _mm_and_ps(_mm_cmpeq_ps(th, B), lower))));
+            const __m128i takei = _mm_castps_si128(take);
+            B = _mm_or_ps(_mm_and_ps(take, th), _mm_andnot_ps(take, B));
+            BI = _mm_or_si128(_mm_and_si128(takei, _mm_set1_epi32((int)i)), _mm_andnot_si128(takei, BI));
+            BIDX = _mm_or_si128(_mm_and_si128(takei, X), _mm_andnot_si128(takei, BIDX));
+            found = _mm_or_ps(found, take);
         }
+        _Alignas(16) float best[4];
+        _Alignas(16) int32_t best_i[4];
+        _mm_store_ps(best, B);
+        _mm_store_si128((__m128i *)(void *)best_i, BI);
+        const int found_mask = _mm_movemask_ps(found);
         for (int r = 0; r < 4; ++r) {
-            got[r] = (found >> r & 1) != 0;
+            got[r] = (found_mask >> r & 1) != 0;
             if (!got[r])
                 continue;
             const kcc_local_tri *t = &L->tris[best_i[r]];
