@@ -385,24 +385,55 @@ KCC_HOT bool sweep_proj(sweep_state *st, double pmin, double pmax, double r, dou
     return !frac_less(st->exit_n, st->exit_d, st->enter_n, st->enter_d);
 }
 
+/* The three edge-cross-box-axis axes of edge f (from corner P; Q is the third corner). */
+KCC_HOT bool sweep_edge(sweep_state *st, double f0, double f1, double f2, double P0, double P1,
+                        double P2, double Q0, double Q1, double Q2, const double half[3],
+                        const double delta[3])
+{
+    double pP, pQ;
+    /* x cross f = (0, -fz, fy) */
+    if (f1 != 0.0 && f2 != 0.0) {
+        pP = -f2 * P1 + f1 * P2, pQ = -f2 * Q1 + f1 * Q2;
+        if (!sweep_proj(st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
+                        half[1] * fabs(f2) + half[2] * fabs(f1),
+                        -f2 * delta[1] + f1 * delta[2], 0.0, -f2, f1))
+            return false;
+    }
+    /* y cross f = (fz, 0, -fx) */
+    if (f0 != 0.0 && f2 != 0.0) {
+        pP = f2 * P0 - f0 * P2, pQ = f2 * Q0 - f0 * Q2;
+        if (!sweep_proj(st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
+                        half[0] * fabs(f2) + half[2] * fabs(f0),
+                        f2 * delta[0] - f0 * delta[2], f2, 0.0, -f0))
+            return false;
+    }
+    /* z cross f = (-fy, fx, 0) */
+    if (f0 != 0.0 && f1 != 0.0) {
+        pP = -f1 * P0 + f0 * P1, pQ = -f1 * Q0 + f0 * Q1;
+        if (!sweep_proj(st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
+                        half[0] * fabs(f1) + half[1] * fabs(f0),
+                        -f1 * delta[0] + f0 * delta[1], -f1, f0, 0.0))
+            return false;
+    }
+    return true;
+}
+
 /* The test proper. Without track_pen it skips the penetration bookkeeping and returns -1 when no
  * axis separates (the box touches or overlaps at t = 0): the caller then runs it again with it. The
- * bookkeeping never changes which axes separate, so both runs make the same decisions. */
+ * bookkeeping never changes which axes separate, so both runs make the same decisions. Corners and
+ * edges live in named locals, not arrays: arrays written a double at a time and read back two at
+ * a time (the vectoriser's pairs) stall the store forwarding. */
 static int sweep_core(const float a[3], const float b[3], const float c[3], const double center[3],
                       const double half[3], const double delta[3], double t_max, bool track_pen,
                       double *out_t, double out_normal[3], bool *out_start)
 {
-    double v[3][3];
-    const float *p[3] = {a, b, c};
-    for (int i = 0; i < 3; ++i)
-        for (int k = 0; k < 3; ++k)
-            v[i][k] = (double)p[i][k] - center[k];
-    double e[3][3];
-    for (int k = 0; k < 3; ++k) {
-        e[0][k] = v[1][k] - v[0][k];
-        e[1][k] = v[2][k] - v[1][k];
-        e[2][k] = v[0][k] - v[2][k];
-    }
+    const double ax = (double)a[0] - center[0], ay = (double)a[1] - center[1], az = (double)a[2] - center[2];
+    const double bx = (double)b[0] - center[0], by = (double)b[1] - center[1], bz = (double)b[2] - center[2];
+    const double cx = (double)c[0] - center[0], cy = (double)c[1] - center[1], cz = (double)c[2] - center[2];
+    /* edge i runs from corner i to corner i + 1 */
+    const double e0x = bx - ax, e0y = by - ay, e0z = bz - az;
+    const double e1x = cx - bx, e1y = cy - by, e1z = cz - bz;
+    const double e2x = ax - cx, e2y = ay - cy, e2z = az - cz;
     /* Every field set one by one (a memset here is a slow string store in the hottest loop). */
     sweep_state st;
     st.enter_n = -1.0, st.enter_d = 1.0;
@@ -413,58 +444,30 @@ static int sweep_core(const float a[3], const float b[3], const float c[3], cons
     st.t_max = t_max;
     st.separated = st.has_pen = false;
     st.track_pen = track_pen;
-    /* Cheapest and most decisive axes first: the box axes, the triangle normal, then edges. The
-     * box axes are spelled out: a unit vector built in memory and read back whole stalls the
-     * store forwarding. */
-    if (!sweep_proj(&st, min3d(v[0][0], v[1][0], v[2][0]), max3d(v[0][0], v[1][0], v[2][0]), half[0],
-                    delta[0], 1.0, 0.0, 0.0) ||
-        !sweep_proj(&st, min3d(v[0][1], v[1][1], v[2][1]), max3d(v[0][1], v[1][1], v[2][1]), half[1],
-                    delta[1], 0.0, 1.0, 0.0) ||
-        !sweep_proj(&st, min3d(v[0][2], v[1][2], v[2][2]), max3d(v[0][2], v[1][2], v[2][2]), half[2],
-                    delta[2], 0.0, 0.0, 1.0))
+    /* Cheapest and most decisive axes first: the box axes, the triangle normal, then edges. */
+    if (!sweep_proj(&st, min3d(ax, bx, cx), max3d(ax, bx, cx), half[0], delta[0], 1.0, 0.0, 0.0) ||
+        !sweep_proj(&st, min3d(ay, by, cy), max3d(ay, by, cy), half[1], delta[1], 0.0, 1.0, 0.0) ||
+        !sweep_proj(&st, min3d(az, bz, cz), max3d(az, bz, cz), half[2], delta[2], 0.0, 0.0, 1.0))
         return false;
-    double nx = e[0][1] * e[1][2] - e[0][2] * e[1][1];
-    double ny = e[0][2] * e[1][0] - e[0][0] * e[1][2];
-    double nz = e[0][0] * e[1][1] - e[0][1] * e[1][0];
-    double q0 = nx * v[0][0] + ny * v[0][1] + nz * v[0][2];
-    double q1 = nx * v[1][0] + ny * v[1][1] + nz * v[1][2];
-    double q2 = nx * v[2][0] + ny * v[2][1] + nz * v[2][2];
+    double nx = e0y * e1z - e0z * e1y;
+    double ny = e0z * e1x - e0x * e1z;
+    double nz = e0x * e1y - e0y * e1x;
     /* An axis with two zero components is a box axis again (tested above, same interval up to
      * scale): skipped. Axis-aligned faces, most of a brush level, so need 4 axes instead of 13. */
-    if (((nx == 0.0) + (ny == 0.0) + (nz == 0.0)) < 2 &&
-        !sweep_proj(&st, min3d(q0, q1, q2), max3d(q0, q1, q2),
-                    half[0] * fabs(nx) + half[1] * fabs(ny) + half[2] * fabs(nz),
-                    delta[0] * nx + delta[1] * ny + delta[2] * nz, nx, ny, nz))
-        return false;
-    /* Edge e_i runs from corner i to corner i + 1; the third corner is i + 2. */
-    for (int i = 0; i < 3; ++i) {
-        const double *f = e[i], *P = v[i], *Q = v[(i + 2) % 3];
-        double pP, pQ;
-        /* x cross f = (0, -fz, fy) */
-        if (f[1] != 0.0 && f[2] != 0.0) {
-            pP = -f[2] * P[1] + f[1] * P[2], pQ = -f[2] * Q[1] + f[1] * Q[2];
-            if (!sweep_proj(&st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
-                            half[1] * fabs(f[2]) + half[2] * fabs(f[1]),
-                            -f[2] * delta[1] + f[1] * delta[2], 0.0, -f[2], f[1]))
-                return false;
-        }
-        /* y cross f = (fz, 0, -fx) */
-        if (f[0] != 0.0 && f[2] != 0.0) {
-            pP = f[2] * P[0] - f[0] * P[2], pQ = f[2] * Q[0] - f[0] * Q[2];
-            if (!sweep_proj(&st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
-                            half[0] * fabs(f[2]) + half[2] * fabs(f[0]),
-                            f[2] * delta[0] - f[0] * delta[2], f[2], 0.0, -f[0]))
-                return false;
-        }
-        /* z cross f = (-fy, fx, 0) */
-        if (f[0] != 0.0 && f[1] != 0.0) {
-            pP = -f[1] * P[0] + f[0] * P[1], pQ = -f[1] * Q[0] + f[0] * Q[1];
-            if (!sweep_proj(&st, pP < pQ ? pP : pQ, pP < pQ ? pQ : pP,
-                            half[0] * fabs(f[1]) + half[1] * fabs(f[0]),
-                            -f[1] * delta[0] + f[0] * delta[1], -f[1], f[0], 0.0))
-                return false;
-        }
+    if (((nx == 0.0) + (ny == 0.0) + (nz == 0.0)) < 2) {
+        double q0 = nx * ax + ny * ay + nz * az;
+        double q1 = nx * bx + ny * by + nz * bz;
+        double q2 = nx * cx + ny * cy + nz * cz;
+        if (!sweep_proj(&st, min3d(q0, q1, q2), max3d(q0, q1, q2),
+                        half[0] * fabs(nx) + half[1] * fabs(ny) + half[2] * fabs(nz),
+                        delta[0] * nx + delta[1] * ny + delta[2] * nz, nx, ny, nz))
+            return false;
     }
+    /* Edge i from corner i; the third corner is i + 2. */
+    if (!sweep_edge(&st, e0x, e0y, e0z, ax, ay, az, cx, cy, cz, half, delta) ||
+        !sweep_edge(&st, e1x, e1y, e1z, bx, by, bz, ax, ay, az, half, delta) ||
+        !sweep_edge(&st, e2x, e2y, e2z, cx, cy, cz, bx, by, bz, half, delta))
+        return false;
     if (st.separated) {
         if (frac_less(st.exit_n, st.exit_d, st.enter_n, st.enter_d) ||
             !(st.enter_n <= t_max * st.enter_d) || !(st.enter_n >= 0.0) || !(st.enter_d > 0.0))
