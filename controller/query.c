@@ -1,6 +1,7 @@
-/* query.c: the controller's local triangle cache: one bounds query on the tree per move gathers the
- * triangles near the character, then rays, overlaps and sweeps run on that short list with a bounds
- * test first. When the neighbourhood overflows the cache, each probe queries the tree instead. */
+/* query.c: the triangles a move looks at: the character's cache (refilled by one tree query when the
+ * move reaches outside it) or a move's own list, and the rays, overlaps and sweeps that run on that
+ * short list, four triangles' bounds per compare first. When the neighbourhood overflows even the
+ * move's list, each probe queries the tree instead. */
 #include <math.h>
 #include <string.h>
 #include <cglm/cglm.h>
@@ -44,8 +45,8 @@ static void view(kcc_local *L, const kcc_mesh *mesh, uint32_t count, float *lo[3
     L->count = count;
     L->overflow = false;
     for (int k = 0; k < 3; ++k) {
-        L->lo[k] = lo ? lo[k] : NULL;
-        L->hi[k] = hi ? hi[k] : NULL;
+        L->lo[k] = lo[k];
+        L->hi[k] = hi[k];
     }
     L->tris = tris;
 }
@@ -156,9 +157,6 @@ static void cache_fill(kcc_tri_cache *c, const kcc_mesh *mesh, const uint32_t *s
 void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache *c,
                              const kcc_mesh *mesh, const vec3 region[2], const vec3 grow[2])
 {
-#ifdef KCC_TEST_NO_CACHE
-    c->mesh = NULL;
-#endif
     if (c->mesh == mesh && c->key == mesh->key && box_inside(c->lo, c->hi, region)) {
         cache_view(L, c, mesh);
         return;
