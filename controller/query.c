@@ -182,6 +182,7 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
                 thi[k][i] = kcc_maxf(t->v[0][k], kcc_maxf(t->v[1][k], t->v[2][k]));
             }
         }
+        bool in[KCC_LOCAL_MAX];
         uint32_t kept = n;
         for (int step = 1; step <= 3 && kept > KCC_CHARACTER_CACHE; ++step) {
             const float f = step == 3 ? 0.0f : 1.0f / (float)(2 * step);
@@ -190,14 +191,15 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
                 wide[1][k] = region[1][k] + f * grow[1][k];
             }
             kept = 0;
-            for (uint32_t i = 0; i < n; ++i)
-                kept += tlo[0][i] <= wide[1][0] && thi[0][i] >= wide[0][0] && tlo[1][i] <= wide[1][1] &&
+            for (uint32_t i = 0; i < n; ++i) {
+                in[i] = tlo[0][i] <= wide[1][0] && thi[0][i] >= wide[0][0] && tlo[1][i] <= wide[1][1] &&
                         thi[1][i] >= wide[0][1] && tlo[2][i] <= wide[1][2] && thi[2][i] >= wide[0][2];
+                kept += in[i];
+            }
         }
         uint32_t w = 0;
         for (uint32_t i = 0; i < n; ++i)
-            if (tlo[0][i] <= wide[1][0] && thi[0][i] >= wide[0][0] && tlo[1][i] <= wide[1][1] &&
-                thi[1][i] >= wide[0][1] && tlo[2][i] <= wide[1][2] && thi[2][i] >= wide[0][2])
+            if (in[i])
                 slots[w++] = slots[i];
         n = w;
     }
