@@ -425,23 +425,21 @@ static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
     return land(m, pos, g);
 }
 
-#ifndef KCC_CACHE_MARGIN
+/* How much wider than a move's reach the character's cache is refilled: a margin (m) all around,
+ * plus this many moves like the current one all around and ahead along it. Tuned on the shared
+ * levels for instructions per move; they change speed only, never an answer. */
 #define KCC_CACHE_MARGIN 0.1f
-#endif
-#ifndef KCC_CACHE_LEAD
-#define KCC_CACHE_LEAD 6.0f
-#endif
-#ifndef KCC_CACHE_MOVES
-#define KCC_CACHE_MOVES 1.0f
-#endif
+#define KCC_CACHE_MOVES  1.0f
+#define KCC_CACHE_LEAD   6.0f
 
-/* One tree query for the whole move: everything the box can reach from p0 with this displacement,
- * a step up and a snap down. */
+/* The move's triangles: everything the box can reach from p0 with this displacement, a step up and
+ * a snap down, from the character's cache or one tree query. */
 static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 d)
 {
     const kcc_character *ch = m->ch;
     const float snap = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height);
-    float reach = glm_vec3_norm((float *)d) + m->skin + 0.01f;
+    const float len = glm_vec3_norm((float *)d);
+    const float reach = len + m->skin + 0.01f;
     vec3 region[2];
     kcc_box_at(ch, p0, region);
     for (int i = 0; i < 3; ++i) {
@@ -450,9 +448,6 @@ static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 
     }
     region[1][m->u] += ch->desc.step_height + m->skin;
     region[0][m->u] -= snap + m->skin;
-    /* The cache is refilled wider than this move needs: a margin all around and a few more moves
-     * like this one ahead. */
-    float len = glm_vec3_norm((float *)d);
     vec3 grow[2];
     for (int i = 0; i < 3; ++i) {
         grow[0][i] = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * len + KCC_CACHE_LEAD * kcc_maxf(0.0f, -d[i]);
