@@ -1,6 +1,6 @@
-/* controller_internal.h: the controller's private parts shared by its .c files and tests: the local
- * triangle cache (one tree query per move, then every probe runs on a short list) and the geometry
- * helpers in the character's up-axis frame. Never installed. */
+/* controller_internal.h: the controller's private parts shared by its .c files and tests: the short
+ * triangle list every probe of a move runs on (from the character's cache or one tree query) and
+ * the geometry helpers in the character's up-axis frame. Never installed. */
 #ifndef KCC_CONTROLLER_INTERNAL_H
 #define KCC_CONTROLLER_INTERNAL_H
 
