@@ -318,63 +318,43 @@ static inline bool tri_bounds_overlap(const kcc_tri *t, const float lo[3], const
     return true;
 }
 
-static uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out,
-                          uint32_t capacity, bool exact)
+/* What a box walk reports: input indices of the exactly overlapping triangles, input indices of
+ * those whose bounds overlap, or the leaf slots of the latter in ascending order. */
+typedef enum box_answer { BOX_EXACT, BOX_BOUNDS, BOX_SLOTS } box_answer;
+
+/* Lane l set when triangle s0 + l (l < n) overlaps the box: exactly, or by its bounds. */
+static inline int leaf_hits(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const kcc_pbox *qb,
+                            bool exact)
 {
-    if (!mesh || !box || (capacity > 0 && !out) || !box_valid(box) || mesh->quad_count == 0)
-        return 0;
-    const float *lo = box[0], *hi = box[1];
-    kcc_pbox qb;
-    kcc_pbox_setup(&qb, lo, hi);
-    const kcc_node4 *quads = mesh->quads;
-    uint32_t stack[KCC_TREE_STACK];
-    uint32_t sp = 0, found = 0;
-    stack[sp++] = 0;
-    while (sp > 0) {
-        const kcc_node4 *q = &quads[stack[--sp]];
-        int mask = kcc_pbox_test(&qb, q);
-        int inner = mask & kcc_inner_mask(q), leaves = mask & ~inner;
-        /* Inner children are pushed (last slot first, so slot order is kept); leaves are tested
-         * at once, in slot order. */
-        for (int i = 3; i >= 0; --i)
-            if (inner >> i & 1)
-                stack[sp++] = q->first[i];
-        for (; leaves != 0; leaves &= leaves - 1) {
-            int bit = leaves & -leaves;
-            int i = (bit >> 1) - (bit >> 3);
 #if KCC_SSE
-            if (exact) {
-                for (uint32_t s = q->first[i], e = s + q->count[i]; s < e; s += 4) {
-                    uint32_t n = e - s < 4 ? e - s : 4;
-                    for (int hits = kcc_tri4_overlap_box(&mesh->tris[s], n, lo, hi); hits != 0;
-                         hits &= hits - 1) {
-                        int b = hits & -hits;
-                        if (found < capacity)
-                            out[found] = mesh->tri_id[s + (uint32_t)((b >> 1) - (b >> 3))];
-                        ++found;
-                    }
-                }
-                continue;
-            }
-#endif
-            for (uint32_t s = q->first[i], e = s + q->count[i]; s < e; ++s) {
-                const kcc_tri *t = &mesh->tris[s];
-                /* The exact test starts with the same triangle-bounds test. */
-                bool hit = exact ? kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], lo, hi)
-                                 : tri_bounds_overlap(t, lo, hi);
-                if (hit) {
-                    if (found < capacity)
-                        out[found] = mesh->tri_id[s];
-                    ++found;
-                }
-            }
-        }
+    if (exact)
+        return kcc_tri4_overlap_box(&mesh->tris[s0], n, qb->lo, qb->hi);
+    __m128 A[3], B[3], C[3];
+    kcc_tri4_load(&mesh->tris[s0], n, A, B, C);
+    __m128 in = _mm_castsi128_ps(_mm_set1_epi32(-1));
+    for (int k = 0; k < 3; ++k) {
+        __m128 mn = _mm_min_ps(_mm_min_ps(A[k], B[k]), C[k]);
+        __m128 mx = _mm_max_ps(_mm_max_ps(A[k], B[k]), C[k]);
+        in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(mn, qb->v_hi[k]), _mm_cmpge_ps(mx, qb->v_lo[k])));
     }
-    return found;
+    return _mm_movemask_ps(in) & ((1 << n) - 1);
+#else
+    int hits = 0;
+    for (uint32_t l = 0; l < n; ++l) {
+        const kcc_tri *t = &mesh->tris[s0 + l];
+        /* The exact test starts with the same triangle-bounds test. */
+        bool hit = exact ? kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], qb->lo, qb->hi)
+                         : tri_bounds_overlap(t, qb->lo, qb->hi);
+        hits |= hit ? 1 << l : 0;
+    }
+    return hits;
+#endif
 }
 
-uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const float hi[3],
-                              uint32_t *out, uint32_t capacity)
+/* The tree walk of every box query (no argument checks: lo <= hi, finite). Returns how many
+ * triangles answer; writes the first `capacity` of them. */
+static uint32_t box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3], uint32_t *out,
+                         uint32_t capacity, box_answer answer)
 {
     if (mesh->quad_count == 0)
         return 0;
@@ -387,6 +367,8 @@ uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const flo
         const kcc_node4 *q = &mesh->quads[stack[--sp]];
         int mask = kcc_pbox_test(&qb, q);
         int inner = mask & kcc_inner_mask(q), leaves = mask & ~inner;
+        /* Inner children are pushed (last slot first, so slot order is kept); leaves are tested
+         * at once, in slot order, four triangles at a time. */
         for (int i = 3; i >= 0; --i)
             if (inner >> i & 1)
                 stack[sp++] = q->first[i];
@@ -395,32 +377,22 @@ uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const flo
             int i = (bit >> 1) - (bit >> 3);
             for (uint32_t s0 = q->first[i], e = s0 + q->count[i]; s0 < e; s0 += 4) {
                 const uint32_t n = e - s0 < 4 ? e - s0 : 4;
-#if KCC_SSE
-                __m128 A[3], B[3], C[3];
-                kcc_tri4_load(&mesh->tris[s0], n, A, B, C);
-                __m128 in = _mm_castsi128_ps(_mm_set1_epi32(-1));
-                for (int k = 0; k < 3; ++k) {
-                    __m128 mn = _mm_min_ps(_mm_min_ps(A[k], B[k]), C[k]);
-                    __m128 mx = _mm_max_ps(_mm_max_ps(A[k], B[k]), C[k]);
-                    in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(mn, qb.v_hi[k]), _mm_cmpge_ps(mx, qb.v_lo[k])));
-                }
-                int hits = _mm_movemask_ps(in) & ((1 << n) - 1);
-#else
-                int hits = 0;
-                for (uint32_t l = 0; l < n; ++l)
-                    hits |= tri_bounds_overlap(&mesh->tris[s0 + l], lo, hi) ? 1 << l : 0;
-#endif
-                for (; hits != 0; hits &= hits - 1) {
+                for (int hits = leaf_hits(mesh, s0, n, &qb, answer == BOX_EXACT); hits != 0;
+                     hits &= hits - 1) {
                     const int b = hits & -hits;
                     const uint32_t s = s0 + (uint32_t)((b >> 1) - (b >> 3));
-                    /* insertion into the sorted prefix: leaf runs arrive mostly in order */
                     if (found < capacity) {
-                        uint32_t j = found;
-                        while (j > 0 && out[j - 1] > s) {
-                            out[j] = out[j - 1];
-                            --j;
+                        if (answer == BOX_SLOTS) {
+                            /* insertion into the sorted prefix: leaf runs arrive mostly in order */
+                            uint32_t j = found;
+                            while (j > 0 && out[j - 1] > s) {
+                                out[j] = out[j - 1];
+                                --j;
+                            }
+                            out[j] = s;
+                        } else {
+                            out[found] = mesh->tri_id[s];
                         }
-                        out[j] = s;
                     }
                     ++found;
                 }
@@ -430,16 +402,30 @@ uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const flo
     return found;
 }
 
+static uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out,
+                          uint32_t capacity, box_answer answer)
+{
+    if (!mesh || !box || (capacity > 0 && !out) || !box_valid(box))
+        return 0;
+    return box_walk(mesh, box[0], box[1], out, capacity, answer);
+}
+
+uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const float hi[3],
+                              uint32_t *out, uint32_t capacity)
+{
+    return box_walk(mesh, lo, hi, out, capacity, BOX_SLOTS);
+}
+
 uint32_t kcc_mesh_overlap_aabb(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,
                                uint32_t capacity)
 {
-    return box_query(mesh, box, out_triangles, capacity, true);
+    return box_query(mesh, box, out_triangles, capacity, BOX_EXACT);
 }
 
 uint32_t kcc_mesh_query_bounds(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,
                                uint32_t capacity)
 {
-    return box_query(mesh, box, out_triangles, capacity, false);
+    return box_query(mesh, box, out_triangles, capacity, BOX_BOUNDS);
 }
 
 /* ------------------------------------------------------------------------------------------------
