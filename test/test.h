@@ -26,6 +26,32 @@
 /* Totals over all groups, for the closing "N passed, N failed" line. */
 extern int kcc_test_total;
 
+/* A small fixed-seed PRNG (xorshift64) for the test inputs. `salt` keeps each file's sequences its
+ * own. */
+typedef struct test_rng {
+    uint64_t s;
+} test_rng;
+
+static inline test_rng rng_seed_salted(uint64_t seed, uint64_t salt)
+{
+    test_rng r = {seed * 0x9E3779B97F4A7C15ull + salt};
+    return r;
+}
+
+static inline uint32_t rng_u32(test_rng *r)
+{
+    r->s ^= r->s << 13;
+    r->s ^= r->s >> 7;
+    r->s ^= r->s << 17;
+    return (uint32_t)(r->s >> 32);
+}
+
+/* uniform in [lo, hi) */
+static inline float rng_f(test_rng *r, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)((double)rng_u32(r) / 4294967296.0);
+}
+
 /* Runs a cmocka group and adds its size to the total; evaluates to the number of failures. */
 #define KCC_RUN_GROUP(name, tests) \
     (kcc_test_total += (int)(sizeof(tests) / sizeof((tests)[0])), \

@@ -13,27 +13,9 @@
 /* ------------------------------------------------------------------------------------------------
  * Helpers */
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static rng rng_seed(uint64_t seed)
+static test_rng rng_seed(uint64_t seed)
 {
-    rng r = {seed * 0x9E3779B97F4A7C15ull + 0x1234567ull};
-    return r;
-}
-
-static uint32_t rng_u32(rng *r)
-{
-    r->s ^= r->s << 13;
-    r->s ^= r->s >> 7;
-    r->s ^= r->s << 17;
-    return (uint32_t)(r->s >> 32);
-}
-
-static float rng_f(rng *r, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)((double)rng_u32(r) / 4294967296.0);
+    return rng_seed_salted(seed, 0x1234567ull);
 }
 
 /* A triangle soup with its own arrays (input order, 9 floats per triangle). */
@@ -44,7 +26,7 @@ typedef struct soup {
 
 static soup soup_random(uint64_t seed, uint32_t n, float world, float size)
 {
-    rng r = rng_seed(seed);
+    test_rng r = rng_seed(seed);
     soup s = {malloc(sizeof(float) * 9 * n), n};
     assert_non_null(s.p);
     for (uint32_t i = 0; i < n; ++i) {
@@ -433,7 +415,7 @@ static void triangle_accessor_returns_input_corners_with_stride_and_implicit_ind
 {
     (void)state;
     /* 5 floats per vertex (stride 20), no index array. */
-    rng r = rng_seed(5);
+    test_rng r = rng_seed(5);
     const uint32_t nt = 50;
     float *buf = malloc(sizeof(float) * 5 * 3 * nt);
     for (uint32_t i = 0; i < 5 * 3 * nt; ++i)
@@ -539,7 +521,7 @@ static void rebuilding_the_same_input_gives_an_identical_tree_and_answers(void *
     assert_memory_equal(a->quads, b->quads, sizeof(kcc_node4) * a->quad_count);
     assert_memory_equal(a->tris, b->tris, sizeof(kcc_tri) * a->triangle_count);
     assert_memory_equal(a->tri_id, b->tri_id, sizeof(uint32_t) * a->triangle_count);
-    rng r = rng_seed(8);
+    test_rng r = rng_seed(8);
     for (int q = 0; q < 200; ++q) {
         vec3 o = {rng_f(&r, 0, 50), rng_f(&r, 0, 50), rng_f(&r, 0, 50)};
         vec3 d = {rng_f(&r, -1, 1), rng_f(&r, -1, 1), rng_f(&r, -1, 1)};
@@ -619,7 +601,7 @@ static void ray_cast_matches_brute_force_on_random_soups(void **state)
     for (uint64_t seed = 10; seed < 13; ++seed) {
         soup s = soup_random(seed, 3000, 40.0f, seed == 12 ? 8.0f : 2.0f);
         kcc_mesh *m = build_soup(&s);
-        rng r = rng_seed(seed + 100);
+        test_rng r = rng_seed(seed + 100);
         for (int q = 0; q < 300; ++q) {
             vec3 o = {rng_f(&r, -5, 45), rng_f(&r, -5, 45), rng_f(&r, -5, 45)};
             vec3 d = {rng_f(&r, -1, 1), rng_f(&r, -1, 1), rng_f(&r, -1, 1)};
@@ -685,7 +667,7 @@ static void ray_along_grid_plane_edges_and_through_fan_centre_hits(void **state)
         idx[3 * i] = 0, idx[3 * i + 1] = 1 + (uint32_t)i, idx[3 * i + 2] = 1 + (uint32_t)((i + 1) % 12);
     }
     kcc_mesh *m = build_indexed(pos, 13, idx, 12);
-    rng r = rng_seed(20);
+    test_rng r = rng_seed(20);
     for (int q = 0; q < 200; ++q) {
         /* Rays aimed exactly at the shared centre vertex, or at a point on a shared spoke. */
         float f = q % 2 ? 0.0f : rng_f(&r, 0.1f, 0.9f);
@@ -809,7 +791,7 @@ static void box_overlap_matches_clipping_reference_on_random_soups(void **state)
         kcc_mesh *m = build_soup(&s);
         uint8_t *mark = malloc(s.n);
         uint32_t *buf = malloc(sizeof(uint32_t) * s.n);
-        rng r = rng_seed(seed + 7);
+        test_rng r = rng_seed(seed + 7);
         for (int q = 0; q < 150; ++q) {
             vec3 c = {rng_f(&r, 0, 30), rng_f(&r, 0, 30), rng_f(&r, 0, 30)};
             float h = q % 5 == 0 ? 4.0f : 0.6f;
@@ -887,7 +869,7 @@ static void mesh_overlap_agrees_with_the_triangle_test_on_edge_touching_boxes(vo
      * nudged by one float step: the separations are 0 or one rounding, where a float evaluation
      * would have to guess. The mesh (which batches triangles) must answer exactly like the
      * per-triangle test, at the origin and 1e5 m away. */
-    rng r = rng_seed(90);
+    test_rng r = rng_seed(90);
     for (int round = 0; round < 2; ++round) {
         float off = round ? 1e5f : 0.0f;
         soup s = {malloc(sizeof(float) * 9 * 64), 64};
@@ -1069,7 +1051,7 @@ static void a_million_triangle_mesh_builds_and_answers(void **state)
     kcc_mesh_get_stats(m, &st);
     assert_true(st.tree_bytes <= 32u * (size_t)nt);
     assert_true(st.depth <= KCC_TREE_MAX_DEPTH);
-    rng r = rng_seed(40);
+    test_rng r = rng_seed(40);
     for (int q = 0; q < 20; ++q) {
         /* Grid vertices: exactly on shared vertices. */
         float x = -177.0f + 0.5f * (float)(rng_u32(&r) % 709), z = -177.0f + 0.5f * (float)(rng_u32(&r) % 709);
@@ -1219,7 +1201,7 @@ static void check_sweep_tri(const float *t, vec3 box[2], const vec3 delta)
 static void swept_triangle_test_matches_sampled_clipping_reference(void **state)
 {
     (void)state;
-    rng r = rng_seed(50);
+    test_rng r = rng_seed(50);
     int hits = 0, tested = 0;
     for (int q = 0; q < 1500; ++q) {
         float t[9];
@@ -1251,7 +1233,7 @@ static void mesh_sweep_equals_the_earliest_triangle_sweep_on_random_soups(void *
     (void)state;
     soup s = soup_random(60, 2000, 30.0f, 2.0f);
     kcc_mesh *m = build_soup(&s);
-    rng r = rng_seed(61);
+    test_rng r = rng_seed(61);
     int hits = 0;
     for (int q = 0; q < 150; ++q) {
         vec3 c = {rng_f(&r, 0, 30), rng_f(&r, 0, 30), rng_f(&r, 0, 30)};
@@ -1360,7 +1342,7 @@ typedef struct thread_job {
 
 static uint64_t query_digest(const kcc_mesh *m, uint64_t seed)
 {
-    rng r = rng_seed(seed);
+    test_rng r = rng_seed(seed);
     uint64_t h = 1469598103934665603ull;
     for (int q = 0; q < 300; ++q) {
         vec3 o = {rng_f(&r, 0, 30), rng_f(&r, 0, 30), rng_f(&r, 0, 30)};
@@ -1435,7 +1417,7 @@ static void queries_match_brute_force_on_the_shared_levels(void **state)
         assert_true(st.tree_bytes <= 32u * (size_t)o.nt);
         vec3 b[2];
         kcc_mesh_bounds(m, b);
-        rng r = rng_seed(70 + (uint64_t)l);
+        test_rng r = rng_seed(70 + (uint64_t)l);
         uint8_t *mark = malloc(o.nt);
         uint32_t *buf = malloc(sizeof(uint32_t) * o.nt);
         for (int q = 0; q < 12; ++q) {

@@ -15,30 +15,12 @@
 /* ------------------------------------------------------------------------------------------------
  * Helpers: a fixed-seed PRNG and the scenes */
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static rng rng_seed(uint64_t seed)
+static test_rng rng_seed(uint64_t seed)
 {
-    rng r = {seed * 0x9E3779B97F4A7C15ull + 0x7654321ull};
-    return r;
+    return rng_seed_salted(seed, 0x7654321ull);
 }
 
-static uint32_t rng_u32(rng *r)
-{
-    r->s ^= r->s << 13;
-    r->s ^= r->s >> 7;
-    r->s ^= r->s << 17;
-    return (uint32_t)(r->s >> 32);
-}
-
-static float rng_f(rng *r, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)((double)rng_u32(r) / 4294967296.0);
-}
-
-static uint32_t rng_below(rng *r, uint32_t n)
+static uint32_t rng_below(test_rng *r, uint32_t n)
 {
     return rng_u32(r) % n;
 }
@@ -123,7 +105,7 @@ static void scene_from_soup(scene *s, const float *p, uint32_t n, const char *na
  * degenerate (a repeated corner or three corners on a line). */
 static void scene_soup(scene *s, uint64_t seed, uint32_t n, float world, const char *name)
 {
-    rng r = rng_seed(seed);
+    test_rng r = rng_seed(seed);
     float *p = malloc(sizeof(float) * 9 * n);
     assert_non_null(p);
     static const float sizes[3] = {0.08f, 0.6f, 2.5f};
@@ -249,7 +231,7 @@ static uint32_t ref_count(const scene *s, const vec3 box[2])
 
 /* A random region: centred anywhere in the scene's bounds or at a jittered corner of a random
  * triangle (so that most regions hold something), half extents in [hmin, hmax]. */
-static void random_region(rng *r, const scene *s, float hmin, float hmax, vec3 out[2])
+static void random_region(test_rng *r, const scene *s, float hmin, float hmax, vec3 out[2])
 {
     const float *at = NULL;
     if (rng_below(r, 2) == 0)
@@ -263,7 +245,7 @@ static void random_region(rng *r, const scene *s, float hmin, float hmax, vec3 o
 }
 
 /* A random region whose gathered list does not overflow (tries a few, then shrinks). */
-static void small_region(rng *r, const scene *s, kcc_local *L, kcc_local_store *store, vec3 out[2])
+static void small_region(test_rng *r, const scene *s, kcc_local *L, kcc_local_store *store, vec3 out[2])
 {
     float hmax = 1.6f;
     for (;;) {
@@ -549,7 +531,7 @@ static float check_sweep(scene *s, const kcc_local *L, const vec3 box[2], const 
 
 /* Four ray origins whose segments (down axis u, length max_t) lie inside region: the corners of a
  * random footprint, random points, or points exactly under triangle corners in L. */
-static float random_rays(rng *r, const kcc_local *L, const vec3 region[2], int u,
+static float random_rays(test_rng *r, const kcc_local *L, const vec3 region[2], int u,
                          vec3 o[4])
 {
     const int kx = u == 0 ? 1 : 0, ky = u == 2 ? 1 : 2;
@@ -586,7 +568,7 @@ static float random_rays(rng *r, const kcc_local *L, const vec3 region[2], int u
 
 /* A random box and delta with box and box + delta inside region (some deltas straight down u,
  * some along one axis, some tiny). */
-static void random_sweep(rng *r, const vec3 region[2], int u, vec3 box[2], vec3 delta)
+static void random_sweep(test_rng *r, const vec3 region[2], int u, vec3 box[2], vec3 delta)
 {
     const uint32_t mode = rng_below(r, 4);
     const float len = mode == 3 ? rng_f(r, 0.0f, 1e-3f) : rng_f(r, 0.0f, 1.5f);
@@ -616,7 +598,7 @@ static void random_sweep(rng *r, const vec3 region[2], int u, vec3 box[2], vec3 
 
 /* A random box inside region: any size from 1 cm to the region, flat along one axis now and
  * then, or with a corner exactly on a corner of a triangle in L. */
-static void random_box(rng *r, const kcc_local *L, const vec3 region[2], vec3 box[2])
+static void random_box(test_rng *r, const kcc_local *L, const vec3 region[2], vec3 box[2])
 {
     const uint32_t mode = rng_below(r, 4);
     for (int k = 0; k < 3; ++k) {
@@ -655,7 +637,7 @@ static void local_gather_holds_exactly_the_live_triangles_touching_the_region(vo
     kcc_local_store *store = malloc(sizeof *store);
     assert_non_null(store);
     for (int si = 0; si < ns; ++si) {
-        rng r = rng_seed(100 + (uint64_t)si);
+        test_rng r = rng_seed(100 + (uint64_t)si);
         uint32_t listed = 0, overflowed = 0, padded = 0;
         for (int q = 0; q < 120; ++q) {
             vec3 region[2];
@@ -728,7 +710,7 @@ static void local_select_returns_exactly_the_entries_whose_bounds_touch_the_box(
     kcc_local_store *store = malloc(sizeof *store);
     assert_non_null(store);
     for (int si = 0; si < ns; ++si) {
-        rng r = rng_seed(200 + (uint64_t)si);
+        test_rng r = rng_seed(200 + (uint64_t)si);
         for (int q = 0; q < 40; ++q) {
             vec3 region[2];
             kcc_local L;
@@ -767,7 +749,7 @@ static void local_raycast_down4_equals_single_rays_bit_for_bit_and_the_mesh_ray(
     kcc_local_store *store = malloc(sizeof *store);
     assert_non_null(store);
     for (int si = 0; si < ns; ++si) {
-        rng r = rng_seed(300 + (uint64_t)si);
+        test_rng r = rng_seed(300 + (uint64_t)si);
         ray_stats st = {0, 0, 0};
         for (int q = 0; q < 60; ++q) {
             vec3 region[2];
@@ -799,7 +781,7 @@ static void local_raycast_down_through_grid_vertices_and_edges_always_hits(void 
     for (int si = 0; si < 2; ++si) {
         const scene *s = &sc[si];
         const int u = s->grid_up, kx = 0, ky = u == 1 ? 2 : 1;
-        rng r = rng_seed(400 + (uint64_t)si);
+        test_rng r = rng_seed(400 + (uint64_t)si);
         ray_stats st = {0, 0, 0};
         /* Sub-grids of 5 x 5 cells (gathered: about 70 triangles), then the whole grid (512
          * triangles: the overflow path). */
@@ -875,7 +857,7 @@ static void local_overlaps_agrees_with_the_mesh_overlap_query(void **state)
     assert_non_null(store);
     for (int si = 0; si < ns; ++si) {
         const scene *s = &sc[si];
-        rng r = rng_seed(500 + (uint64_t)si);
+        test_rng r = rng_seed(500 + (uint64_t)si);
         uint32_t yes = 0, no = 0;
         for (int q = 0; q < 50; ++q) {
             vec3 region[2];
@@ -926,7 +908,7 @@ static void local_sweep_finds_the_earliest_contact_and_all_within_the_slop(void 
     assert_non_null(store);
     for (int si = 0; si < ns; ++si) {
         scene *s = &sc[si];
-        rng r = rng_seed(600 + (uint64_t)si);
+        test_rng r = rng_seed(600 + (uint64_t)si);
         sweep_stats st = {0, 0, 0, 0};
         for (int q = 0; q < 50; ++q) {
             vec3 region[2];
@@ -979,7 +961,7 @@ static void local_queries_on_an_overflowing_region_agree_with_the_references(voi
         scene *s = &sc[si];
         if (s->n <= KCC_LOCAL_MAX)
             continue;
-        rng r = rng_seed(700 + (uint64_t)si);
+        test_rng r = rng_seed(700 + (uint64_t)si);
         ray_stats rs = {0, 0, 0};
         sweep_stats ss = {0, 0, 0, 0};
         uint32_t regions = 0, through_mesh = 0, later = 0;
