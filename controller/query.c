@@ -9,6 +9,13 @@
 #include "controller_internal.h"
 #include "collide_internal.h"
 
+/* A triangle's extent along axis k. */
+static inline void tri_extent(const kcc_tri *t, int k, float *lo, float *hi)
+{
+    *lo = kcc_minf(t->v[0][k], kcc_minf(t->v[1][k], t->v[2][k]));
+    *hi = kcc_maxf(t->v[0][k], kcc_maxf(t->v[1][k], t->v[2][k]));
+}
+
 /* Copies the triangles in leaf slots slots[0..n) into the arrays and pads the bounds to a multiple
  * of four. Returns n. */
 static uint32_t fill(const kcc_mesh *mesh, const uint32_t *slots, uint32_t n, float *lo[3],
@@ -25,8 +32,7 @@ static uint32_t fill(const kcc_mesh *mesh, const uint32_t *slots, uint32_t n, fl
         t->d = p->d;
         t->index = mesh->tri_id[slot];
         for (int k = 0; k < 3; ++k) {
-            lo[k][j] = kcc_minf(tri->v[0][k], kcc_minf(tri->v[1][k], tri->v[2][k]));
-            hi[k][j] = kcc_maxf(tri->v[0][k], kcc_maxf(tri->v[1][k], tri->v[2][k]));
+            tri_extent(tri, k, &lo[k][j], &hi[k][j]);
         }
         ++j;
     }
@@ -176,11 +182,8 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
         /* Too many for the cache with the margin: half of it, a quarter, none. */
         float tlo[3][KCC_LOCAL_MAX], thi[3][KCC_LOCAL_MAX];
         for (uint32_t i = 0; i < n; ++i) {
-            const kcc_tri *t = &mesh->tris[slots[i]];
-            for (int k = 0; k < 3; ++k) {
-                tlo[k][i] = kcc_minf(t->v[0][k], kcc_minf(t->v[1][k], t->v[2][k]));
-                thi[k][i] = kcc_maxf(t->v[0][k], kcc_maxf(t->v[1][k], t->v[2][k]));
-            }
+            for (int k = 0; k < 3; ++k)
+                tri_extent(&mesh->tris[slots[i]], k, &tlo[k][i], &thi[k][i]);
         }
         bool in[KCC_LOCAL_MAX];
         uint32_t kept = n;
