@@ -10,7 +10,7 @@ PREFIX  ?= /usr/local
 LEVELS  ?= ../shared/levels
 
 # Determinism: no fast-math, no fused multiply-add contraction, SSE2 floats (x86-64 default).
-FPFLAGS  = -ffp-contract=off -fno-fast-math
+FPFLAGS  = -ffp-contract=off -fno-fast-math -fno-math-errno
 WARN     = -Wall -Wextra -Werror -Wshadow -Wpedantic -Wno-unused-function
 CGLM_CFLAGS := $(shell pkg-config --cflags cglm 2>/dev/null)
 INCLUDES = -Icollide -Icontroller
