@@ -431,6 +431,26 @@ static inline bool plane_may_touch(const kcc_local_tri *t, const vec3 ctr, const
     return !(kcc_minf(s0, s1) > r + margin || kcc_maxf(s0, s1) < -r - margin);
 }
 
+/* The axis a triangle's plane is perpendicular to (its corners share that coordinate exactly: its
+ * stored normal is then exactly a unit axis), or -1. */
+static inline int face_axis(const kcc_local_tri *t)
+{
+    for (int k = 0; k < 3; ++k)
+        if (t->n[(k + 1) % 3] == 0.0f && t->n[(k + 2) % 3] == 0.0f)
+            return k;
+    return -1;
+}
+
+/* True when t lies in the plane of a triangle in faced[0..n) (all axis-aligned). */
+static inline bool met_face_first(const kcc_local_tri *const *faced, uint32_t n, const kcc_local_tri *t)
+{
+    for (uint32_t i = 0; i < n; ++i)
+        if (faced[i]->d == t->d && faced[i]->n[0] == t->n[0] && faced[i]->n[1] == t->n[1] &&
+            faced[i]->n[2] == t->n[2])
+            return true;
+    return false;
+}
+
 bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
                      kcc_contacts *out)
 {
@@ -466,12 +486,18 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
     /* One pass: keep every contact no later than the earliest so far plus the slop; when a
      * strictly earlier one arrives, drop those that fell behind. */
     float th_of[KCC_MAX_CONTACTS];
+    /* Axis-aligned planes already met face first. Another triangle of such a plane (walls are
+     * made of several) has the same face axis, so it can only be met at that same time with that
+     * same normal, or later, pushed into the plane: its exact test is skipped (see
+     * docs/controller.md, "Coplanar triangles"). */
+    const kcc_local_tri *faced[KCC_MAX_CONTACTS];
+    uint32_t nfaced = 0;
     bounds4 b;
     bounds4_setup(&b, region[0], region[1]);
     for (uint32_t g = 0; g < C->count; g += 4)
       for (int m = bounds4_test(C, g, &b); m != 0; m &= m - 1) {
         const kcc_local_tri *t = &C->tris[g + low_lane(m)];
-        if (!plane_may_touch(t, ctr, half, delta))
+        if (!plane_may_touch(t, ctr, half, delta) || met_face_first(faced, nfaced, t))
             continue;
         if (!exact_ready) {
             for (int k = 0; k < 3; ++k) {
@@ -489,6 +515,9 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
             continue;
         float th = (float)dt;
         vec3 n = {(float)dn[0], (float)dn[1], (float)dn[2]};
+        const int axis = face_axis(t);
+        if (axis >= 0 && !start && fabs(dn[axis]) == 1.0 && nfaced < KCC_MAX_CONTACTS)
+            faced[nfaced++] = t;
         if (th > out->t + t_slop)
             continue;
         if (th < out->t) {

@@ -439,10 +439,34 @@ typedef struct sweep_stats {
     uint32_t sweeps, hits, multi, starts;
 } sweep_stats;
 
+/* The axis whose coordinate all three corners of triangle i share, or -1. */
+static int shared_axis(const scene *s, uint32_t i)
+{
+    vec3 *v = &s->v[3 * i];
+    for (int a = 0; a < 3; ++a)
+        if (v[0][a] == v[1][a] && v[1][a] == v[2][a])
+            return a;
+    return -1;
+}
+
+/* True when triangle i may go unreported because reported triangle j, met with normal n, already
+ * stands for it: both lie in one axis-aligned plane, j was met face first (n is that unit axis,
+ * not at t = 0), and i's own contact is no earlier than j's. */
+static bool repeats_face_contact(const scene *s, uint32_t i, uint32_t j, const vec3 n)
+{
+    const int a = shared_axis(s, i);
+    if (a < 0 || shared_axis(s, j) != a || s->v[3 * i][a] != s->v[3 * j][a] || s->ss[j])
+        return false;
+    if (!(fabsf(n[a]) == 1.0f && n[(a + 1) % 3] == 0.0f && n[(a + 2) % 3] == 0.0f))
+        return false;
+    return s->st[i] >= s->st[j];
+}
+
 /* kcc_local_sweep against every triangle's kcc_tri_sweep_aabb: c.t is the earliest time of them
  * (within 1e-6), each reported triangle is a contact of its own within t_slop of c.t with the same
  * normal, no triangle twice; nothing hit when no triangle is. When the contacts came from the list
- * (complete) and fewer than KCC_MAX_CONTACTS: every contact within t_slop is reported. Also agrees
+ * (complete) and fewer than KCC_MAX_CONTACTS: every contact within t_slop is reported, but for
+ * triangles of an axis-aligned plane already met face first (repeats_face_contact). Also agrees
  * with kcc_mesh_sweep_aabb on hit and t. box and box + delta must lie inside L's region. Returns
  * c.t, or -1 when nothing is hit. */
 static float check_sweep(scene *s, const kcc_local *L, const vec3 box[2], const vec3 delta,
@@ -521,7 +545,7 @@ static float check_sweep(scene *s, const kcc_local *L, const vec3 box[2], const 
             continue;
         bool in = false;
         for (uint32_t k = 0; k < c.count; ++k)
-            in = in || c.triangle[k] == i;
+            in = in || c.triangle[k] == i || repeats_face_contact(s, i, c.triangle[k], c.normal[k]);
         if (!in)
             fail_msg("%s: triangle %u touched at t %.9g, within slop %g of t %.9g, not reported "
                      "(%u contacts)", s->name, i, s->st[i], t_slop, c.t, c.count);
