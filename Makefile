@@ -23,6 +23,24 @@ PUB_HDR  = collide/kcc_base.h collide/kcc_collide.h collide/kcc_level.h \
            controller/kcc_controller.h controller/kcc_trace.h controller/kcc.h
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 
+# Runtime ISA dispatch (x86-64; AVX2=0 turns it off): the code of a move is built a second time for
+# AVX2 (VEX-encoded, no FMA: the same IEEE operations, so the same results bit for bit) with its
+# symbols renamed kcc_* -> kcc_avx2_*; kcc_character_move runs that build on CPUs that have AVX2
+# (KCC_ISA=baseline in the environment forces the baseline). See docs/controller.md, "Cost".
+AVX2      ?= $(if $(findstring x86_64,$(shell $(CC) -dumpmachine 2>/dev/null)),1,0)
+AVX2_FLAGS = -mavx2 -mbmi -mbmi2 -mpopcnt -mno-fma
+AVX2_SRC   = controller/controller.c controller/ground.c controller/query.c \
+             collide/tri_box.c collide/mesh.c collide/ray.c
+ifeq ($(AVX2),1)
+DISPATCH = -DKCC_AVX2_VARIANT=1
+LIB_OBJ += $(AVX2_SRC:%.c=$(BUILD)/avx2/%.o)
+endif
+# The renaming: every kcc_* symbol the AVX2 objects define, in definitions and references alike.
+define avx2_names
+	nm -g --defined-only $(1) | awk 'NF == 3 && $$3 ~ /^kcc_/ { print $$3, "kcc_avx2_" substr($$3, 5) }' \
+	  | sort -u >$(2)
+endef
+
 .PHONY: all lib test unit fuzz bench run install clean deps deps-bench deps-fuzz
 all: lib $(BUILD)/kcc-replay
 
@@ -30,7 +48,15 @@ lib: $(BUILD)/libkcc.a $(BUILD)/libkcc.so
 
 $(BUILD)/obj/%.o: %.c $(LIB_HDR) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(DISPATCH) -fPIC -c $< -o $@
+
+$(BUILD)/avx2/%.raw.o: %.c $(LIB_HDR) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(AVX2_FLAGS) -fPIC -c $< -o $@
+$(BUILD)/avx2/names.txt: $(AVX2_SRC:%.c=$(BUILD)/avx2/%.raw.o)
+	$(call avx2_names,$^,$@)
+$(BUILD)/avx2/%.o: $(BUILD)/avx2/%.raw.o $(BUILD)/avx2/names.txt
+	objcopy --redefine-syms=$(BUILD)/avx2/names.txt $< $@
 
 $(BUILD)/libkcc.a: $(LIB_OBJ)
 	@rm -f $@
@@ -63,19 +89,33 @@ deps-bench: deps
 SAN       = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TEST_SRC  = $(sort $(wildcard test/*.c))
 TEST_OBJ  = $(LIB_SRC:%.c=$(BUILD)/san/%.o) $(TEST_SRC:%.c=$(BUILD)/san/%.o)
+SAN_FLAGS = $(CFLAGS_ALL) $(SAN) -DKCC_DEBUG -DKCC_LEVELS_DIR='"$(LEVELS)"' \
+            -DKCC_IMPORTED_LEVELS_DIR='"$(BUILD)/levels"'
+ifeq ($(AVX2),1)
+TEST_OBJ += $(AVX2_SRC:%.c=$(BUILD)/san-avx2/%.o)
+endif
 
 $(BUILD)/san/%.o: %.c $(LIB_HDR) test/test.h | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(SAN) -DKCC_DEBUG -DKCC_LEVELS_DIR='"$(LEVELS)"' \
-	  -DKCC_IMPORTED_LEVELS_DIR='"$(BUILD)/levels"' -c $< -o $@
+	$(CC) $(SAN_FLAGS) $(DISPATCH) -c $< -o $@
+
+$(BUILD)/san-avx2/%.raw.o: %.c $(LIB_HDR) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) $(AVX2_FLAGS) -c $< -o $@
+$(BUILD)/san-avx2/names.txt: $(AVX2_SRC:%.c=$(BUILD)/san-avx2/%.raw.o)
+	$(call avx2_names,$^,$@)
+$(BUILD)/san-avx2/%.o: $(BUILD)/san-avx2/%.raw.o $(BUILD)/san-avx2/names.txt
+	objcopy --redefine-syms=$(BUILD)/san-avx2/names.txt $< $@
 
 $(BUILD)/kcc_tests: $(TEST_OBJ)
 	$(CC) $(SAN) -o $@ $^ -lcmocka $(LDLIBS_ALL)
 
 # `make unit T=pattern` runs only the tests whose names match the pattern.
+# `make unit KCC_ISA=baseline` runs them with the baseline build of the move (see AVX2 above).
+UNIT_LOG = $(BUILD)/unit$(if $(KCC_ISA),-$(KCC_ISA)).log
 unit: $(BUILD)/kcc_tests
-	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/kcc_tests $(T) >$(BUILD)/unit.log 2>&1; \
-	  rc=$$?; cat $(BUILD)/unit.log; exit $$rc
+	@KCC_ISA=$(KCC_ISA) ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/kcc_tests $(T) \
+	  >$(UNIT_LOG) 2>&1; rc=$$?; cat $(UNIT_LOG); exit $$rc
 
 # ---------------------------------------------------------------- fuzzer (clang libFuzzer)
 FUZZ_SECONDS ?= 60
@@ -123,6 +163,8 @@ determinism:
 	    || { cat $$d/build.log; echo "determinism: building CC=$$cc OPT=$$opt failed"; exit 1; }; \
 	  $$d/kcc-replay --print $(TRACES) >$$d/replay.txt 2>$$d/replay.err; \
 	  [ $$? -le 1 ] || { cat $$d/replay.err; echo "determinism: CC=$$cc OPT=$$opt cannot replay the traces"; exit 1; }; \
+	  KCC_ISA=baseline $$d/kcc-replay --print $(TRACES) 2>/dev/null | cmp -s - $$d/replay.txt \
+	    || { echo "determinism: CC=$$cc OPT=$$opt: the baseline build of the move (KCC_ISA=baseline) differs from $$($$d/kcc-replay --isa)"; exit 1; }; \
 	  if [ -n "$$ref" ] && ! cmp -s $$ref/replay.txt $$d/replay.txt; then \
 	    n=$$(cmp $$ref/replay.txt $$d/replay.txt 2>&1 | sed -n 's/.*line \([0-9]*\).*/\1/p'); \
 	    echo "determinism: CC=$$cc OPT=$$opt differs from $$ref at line $$n of the replay output"; \
@@ -135,18 +177,19 @@ determinism:
 	      || { echo "determinism: two runs of CC=$$cc OPT=$$opt differ"; exit 1; }; \
 	  fi; \
 	done; done; \
-	echo "determinism: $(words $(TRACES)) traces, $$(grep -c '^[0-9]' $$ref/replay.txt) frames replay bit-identically across runs and with CC=$(DET_CCS) x OPT=$(DET_OPTS)"
+	echo "determinism: $(words $(TRACES)) traces, $$(grep -c '^[0-9]' $$ref/replay.txt) frames replay bit-identically across runs, with CC=$(DET_CCS) x OPT=$(DET_OPTS), and with the $$($$ref/kcc-replay --isa) and baseline builds of the move"
 
 # ---------------------------------------------------------------- the test command
 test: deps
 	$(MAKE) --no-print-directory lib
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory unit
+	$(if $(filter 1,$(AVX2)),$(MAKE) --no-print-directory unit KCC_ISA=baseline)
 	$(MAKE) --no-print-directory install-check
 	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory determinism
 	@echo "make test: fuzz, install-check, replay, determinism and demo-check passed; the unit tests:"
-	@grep -h '^tests:' $(BUILD)/unit.log
+	@grep -H '^tests:' $(BUILD)/unit*.log
 
 # ---------------------------------------------------------------- benchmarks (never timed tests)
 BENCH_C   = $(sort $(wildcard test/bench/*.c))

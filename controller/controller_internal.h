@@ -138,4 +138,16 @@ typedef struct kcc_ground {
 void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
                       float reach, kcc_ground *out, kcc_move_debug *dbg);
 
+/* ---- which build of the move runs (isa.c) ---- */
+/* True when moves run the AVX2 build (chosen once: the CPU, and KCC_ISA=baseline to refuse it). */
+bool kcc_isa_avx2(void);
+/* Tests: run the AVX2 build (on) or the baseline from now on; false when the AVX2 build or the CPU
+ * support for it is missing. */
+bool kcc_isa_force_avx2(bool on);
+#if KCC_AVX2_VARIANT
+/* kcc_character_move_debug compiled for AVX2 (the build's symbols are renamed kcc_avx2_*). */
+void kcc_avx2_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
+                                   kcc_move_result *result, kcc_move_debug *debug);
+#endif
+
 #endif

@@ -148,6 +148,11 @@ typedef struct kcc_move_debug {
 void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
                               kcc_move_result *result, kcc_move_debug *debug);
 
+/// The instruction set moves run on: "avx2" (x86-64 CPUs with AVX2, when the library was built with
+/// its AVX2 variant, the default there) or "baseline". Both give the same results bit for bit.
+/// Chosen at the first move; KCC_ISA=baseline in the environment forces the baseline.
+const char *kcc_character_isa(void);
+
 /// The character's box (m), box[0] = min, box[1] = max.
 void kcc_character_box(const kcc_character *ch, vec3 out[2]);
 

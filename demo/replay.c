@@ -20,6 +20,8 @@ static void usage(FILE *to)
             "  --update        rewrite the expected outcomes in each FILE with the replayed ones\n"
             "  --print         write the replayed outcome of every step to stdout\n"
             "  --verbose, -v   one line per file even when it matches\n"
+            "  --isa           print the instruction set moves run on (avx2 or baseline) and exit;\n"
+            "                  KCC_ISA=baseline in the environment forces the baseline\n"
             "  --help, -h      this text\n"
             "Exit status: 0 all frames match (or were updated), 1 a trace diverges, 2 an error.\n");
 }
@@ -151,6 +153,9 @@ int main(int argc, char **argv)
             verbose = true;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--isa") == 0) {
+            printf("%s\n", kcc_character_isa());
             return 0;
         } else if (strncmp(a, "--tolerance", 11) == 0 && (a[11] == '=' || a[11] == '\0')) {
             const char *v = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[++i] : "");

@@ -2,6 +2,7 @@
  * behaviour checked against numbers worked out by hand (see the comment of each test), plus a soak
  * over the shared and procedural levels. Scenes are written Y-up; the +Z tests remap them. */
 #include "test.h"
+#include "controller_internal.h"
 #include <cglm/cglm.h>
 
 /* ---------------------------------------------------------------- scene building */
@@ -1058,6 +1059,71 @@ static void results_never_depend_on_the_character_cache(void **state)
     assert_true(hits_wall > 0); /* the walk met walls: the comparison covered the slide */
 }
 
+/* The AVX2 build of the move (kcc_character_isa) is the same code compiled for wider registers: it
+ * must make the same moves as the baseline, bit for bit, the whole character state and the debug
+ * record included, on a real level when present and on generated ones. Skipped where the library
+ * has no AVX2 build or the CPU no AVX2. */
+static void the_avx2_build_moves_exactly_like_the_baseline(void **state)
+{
+    (void)state;
+    const bool was_avx2 = kcc_isa_avx2();
+    if (!kcc_isa_force_avx2(true)) {
+        skip();
+        return;
+    }
+    assert_string_equal(kcc_character_isa(), "avx2");
+    const char *path = kcc_test_shared_level(3);
+    const char *specs[] = {path ? path : "arena seed=9", "terrain seed=2", "showcase"};
+    long compared = 0, slid = 0, pushed = 0;
+    for (int li = 0; li < 3; ++li) {
+        kcc_level lv;
+        char err[256];
+        kcc_status st = (li == 0 && path) ? kcc_level_load_obj(specs[li], &lv, err, sizeof(err))
+                                          : kcc_level_generate(specs[li], &lv, err, sizeof(err));
+        assert_int_equal(st, KCC_OK);
+        kcc_mesh *m = NULL;
+        assert_int_equal(kcc_level_build_mesh(&lv, &m), KCC_OK);
+        kcc_character_desc d = kcc_character_default_desc();
+        d.half_extents[0] = d.half_extents[2] = 0.47f;
+        d.half_extents[1] = 0.875f;
+        d.step_height = 0.5625f;
+        for (int c = 0; c < 12; ++c) {
+            const float *sp = &lv.spawns[3 * (uint32_t)(c % (int)lv.spawn_count)];
+            /* some start a little inside the floor: the push-out runs too */
+            const float lift = (c % 4 == 3) ? -0.2f : 0.01f;
+            kcc_character a = make_char(sp[0], sp[1] + d.half_extents[1] + lift, sp[2], &d);
+            kcc_character b = a;
+            float vy = 0.0f, heading = 0.7f * (float)c;
+            for (int f = 0; f < 500; ++f) {
+                if (f % 40 == 0)
+                    heading += 2.3f;
+                vy = (f % 89 == 0) ? 8.0f : vy - 25.0f / 60.0f;
+                const float speed = (c % 3 == 0) ? 0.5f : 0.1f; /* some run at 30 m/s */
+                vec3 disp = {cosf(heading) * speed, vy / 60.0f, sinf(heading) * speed};
+                kcc_move_result ra, rb;
+                kcc_move_debug da, db;
+                assert_true(kcc_isa_force_avx2(false));
+                kcc_character_move_debug(&a, m, disp, &ra, &da);
+                assert_true(kcc_isa_force_avx2(true));
+                kcc_character_move_debug(&b, m, disp, &rb, &db);
+                assert_memory_equal(&ra, &rb, sizeof(ra));
+                assert_memory_equal(&da, &db, sizeof(da));
+                assert_memory_equal(&a, &b, sizeof(a));
+                if (ra.flags & KCC_MOVE_ON_GROUND)
+                    vy = 0.0f;
+                slid += ra.branch == KCC_BRANCH_P4;
+                pushed += (ra.flags & KCC_MOVE_PUSHED_OUT) != 0;
+                compared++;
+            }
+        }
+        kcc_mesh_destroy(m);
+        kcc_level_free(&lv);
+    }
+    assert_true(kcc_isa_force_avx2(was_avx2));
+    assert_true(compared == 3 * 12 * 500);
+    assert_true(slid > 0 && pushed > 0); /* the comparison covered the slide and the push-out */
+}
+
 /* A cache filled on one mesh is never read on another, even one built at the same address after
  * the first was destroyed: walking on an open floor fills it, then the floor is rebuilt with a
  * wall 5 cm ahead (same triangle count, so the allocator likely hands back the same block) and
@@ -1130,6 +1196,7 @@ int test_group_controller(void)
         cmocka_unit_test(move_debug_reports_rays_contacts_and_positions),
         cmocka_unit_test(bad_input_gets_a_status_or_a_flag_never_a_crash),
         cmocka_unit_test(results_never_depend_on_the_character_cache),
+        cmocka_unit_test(the_avx2_build_moves_exactly_like_the_baseline),
         cmocka_unit_test(a_cache_is_never_read_on_another_mesh),
         cmocka_unit_test(soak_on_every_level_never_penetrates_or_escapes),
     };

@@ -338,6 +338,8 @@ int main(int argc, char **argv)
            "Bullet: btKinematicCharacterController + btPairCachingGhostObject (btBoxShape, same size) in a btCollisionWorld\n"
            "(btDbvtBroadphase + btGhostPairCallback), per frame updateAabbs + computeOverlappingPairs + updateAction each.\n",
            FRAMES, STEP, SLOPE_DEG, SPEED, GRAVITY, JUMP_SPEED);
+    printf("kcc moves run the %s build (kcc_character_isa; KCC_ISA=baseline forces the baseline)\n",
+           kcc_character_isa());
 
     static char names[BENCH_MAX_LEVELS][64];
     int nlevels = bench_level_list(dir, names, BENCH_MAX_LEVELS);
