@@ -1006,6 +1006,23 @@ static void wipe_cache(kcc_character *ch)
     ch->clear_mesh = NULL;
 }
 
+/* A shared level (is_file) or a generated one, its mesh, and the arena player's desc (the box and
+ * step of the benchmark's wanderers). */
+static kcc_mesh *open_wander_level(const char *spec, bool is_file, kcc_level *lv, kcc_character_desc *d)
+{
+    char err[256];
+    kcc_status st = is_file ? kcc_level_load_obj(spec, lv, err, sizeof(err))
+                            : kcc_level_generate(spec, lv, err, sizeof(err));
+    assert_int_equal(st, KCC_OK);
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_level_build_mesh(lv, &m), KCC_OK);
+    *d = kcc_character_default_desc();
+    d->half_extents[0] = d->half_extents[2] = 0.47f;
+    d->half_extents[1] = 0.875f;
+    d->step_height = 0.5625f;
+    return m;
+}
+
 static void results_never_depend_on_the_character_cache(void **state)
 {
     (void)state;
@@ -1014,16 +1031,8 @@ static void results_never_depend_on_the_character_cache(void **state)
     long compared = 0, hits_wall = 0;
     for (int li = 0; li < 2; ++li) {
         kcc_level lv;
-        char err[256];
-        kcc_status st = (li == 0 && path) ? kcc_level_load_obj(specs[li], &lv, err, sizeof(err))
-                                          : kcc_level_generate(specs[li], &lv, err, sizeof(err));
-        assert_int_equal(st, KCC_OK);
-        kcc_mesh *m = NULL;
-        assert_int_equal(kcc_level_build_mesh(&lv, &m), KCC_OK);
-        kcc_character_desc d = kcc_character_default_desc();
-        d.half_extents[0] = d.half_extents[2] = 0.47f;
-        d.half_extents[1] = 0.875f;
-        d.step_height = 0.5625f;
+        kcc_character_desc d;
+        kcc_mesh *m = open_wander_level(specs[li], li == 0 && path, &lv, &d);
         for (int c = 0; c < 8; ++c) {
             const float *sp = &lv.spawns[3 * (uint32_t)(c % (int)lv.spawn_count)];
             kcc_character a = make_char(sp[0], sp[1] + d.half_extents[1] + 0.01f, sp[2], &d);
@@ -1077,16 +1086,8 @@ static void the_avx2_build_moves_exactly_like_the_baseline(void **state)
     long compared = 0, slid = 0, pushed = 0;
     for (int li = 0; li < 3; ++li) {
         kcc_level lv;
-        char err[256];
-        kcc_status st = (li == 0 && path) ? kcc_level_load_obj(specs[li], &lv, err, sizeof(err))
-                                          : kcc_level_generate(specs[li], &lv, err, sizeof(err));
-        assert_int_equal(st, KCC_OK);
-        kcc_mesh *m = NULL;
-        assert_int_equal(kcc_level_build_mesh(&lv, &m), KCC_OK);
-        kcc_character_desc d = kcc_character_default_desc();
-        d.half_extents[0] = d.half_extents[2] = 0.47f;
-        d.half_extents[1] = 0.875f;
-        d.step_height = 0.5625f;
+        kcc_character_desc d;
+        kcc_mesh *m = open_wander_level(specs[li], li == 0 && path, &lv, &d);
         for (int c = 0; c < 12; ++c) {
             const float *sp = &lv.spawns[3 * (uint32_t)(c % (int)lv.spawn_count)];
             /* some start a little inside the floor: the push-out runs too */
