@@ -551,6 +551,45 @@ static void wall_of_many_small_triangles_slides_smoothly(void **state)
     kcc_mesh_destroy(m);
 }
 
+/* A flat wall quad split along its diagonal, as level compilers leave them (taken from ctf_inyard:
+ * x 68..78, y -16..-7 in the plane z = 16), and a character walking into it at 46 degrees, a skin
+ * from it. Both triangles are touched at once; the second one, met with the box against its
+ * plane, may only repeat the first one's contact: the character slides the full tangential part of
+ * every step (-0.0575 m in x), z unchanged, never stuck. (Its SAT once tied the face axis with a
+ * box axis and reported that axis as a second normal: averaged with the wall's, it stopped the
+ * slide dead at the seam.) */
+static void flat_wall_split_along_a_diagonal_slides_across_the_seam(void **state)
+{
+    (void)state;
+    scene s = {0};
+    const float f0[3] = {60, -14, 0}, f1[3] = {90, -14, 0}, f2[3] = {90, -14, 16}, f3[3] = {60, -14, 16};
+    sc_quad(&s, f0, f3, f2, f1);
+    const float w0[3] = {78, -7, 16}, w1[3] = {78, -16, 16}, w2[3] = {68, -16, 16}, w3[3] = {68, -7, 16};
+    sc_tri(&s, w0, w1, w2);
+    sc_tri(&s, w2, w3, w0);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character_desc d = kcc_character_default_desc();
+    d.half_extents[0] = d.half_extents[2] = 0.47f;
+    d.half_extents[1] = 0.875f;
+    d.step_height = 0.5625f;
+    d.max_slope_deg = 45.6f;
+    kcc_character ch = make_char(72.6408539f, -13.1230001f, 15.5279999f, &d);
+    kcc_move_result r;
+    kcc_character_move(&ch, m, (vec3){0.0f, -0.0069444445f, 0.0f}, &r);
+    assert_true(r.flags & KCC_MOVE_ON_GROUND);
+    const float z = ch.position[2];
+    assert_float_equal(z, 16.0f - 0.47f - d.skin_width, 1e-4);
+    for (int i = 0; i < 60; ++i) {
+        const float x = ch.position[0];
+        kcc_character_move(&ch, m, (vec3){-0.057531774f, -0.0069444445f, 0.0602871403f}, &r);
+        assert_true((r.flags & KCC_MOVE_STUCK) == 0);
+        assert_true(r.flags & KCC_MOVE_HIT_WALL);
+        assert_float_equal(ch.position[0] - x, -0.057531774f, 1e-4);
+        assert_float_equal(ch.position[2], z, 1e-4);
+    }
+    kcc_mesh_destroy(m);
+}
+
 /* ---------------------------------------------------------------- narrow support, ceilings */
 
 /* Supports narrower than the box, where all four edge rays miss: a 0.1 m beam, a 0.2 m pillar top
@@ -1186,6 +1225,7 @@ int test_group_controller(void)
         cmocka_unit_test(concave_corner_neither_jitters_nor_traps),
         cmocka_unit_test(acute_wedge_stops_without_penetration),
         cmocka_unit_test(wall_of_many_small_triangles_slides_smoothly),
+        cmocka_unit_test(flat_wall_split_along_a_diagonal_slides_across_the_seam),
         cmocka_unit_test(narrow_support_holds_the_character),
         cmocka_unit_test(jumping_into_a_ceiling_stops_and_reports_it),
         cmocka_unit_test(low_tunnel_is_walkable_when_the_box_fits),
