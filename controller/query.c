@@ -488,8 +488,9 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
     float th_of[KCC_MAX_CONTACTS];
     /* Axis-aligned planes already met face first. Another triangle of such a plane (walls are
      * made of several) has the same face axis, so it can only be met at that same time with that
-     * same normal, or later, pushed into the plane: its exact test is skipped (see
-     * docs/controller.md, "Coplanar triangles"). */
+     * same normal, or at an edge of the seam: at that time through a box axis tied with the face
+     * axis, or later, pushed into the plane. None of that is a wall of its own: its exact test is
+     * skipped (see docs/controller.md, "Coplanar triangles"). */
     const kcc_local_tri *faced[KCC_MAX_CONTACTS];
     uint32_t nfaced = 0;
     bounds4 b;
