@@ -52,6 +52,21 @@ static inline float rng_f(test_rng *r, float lo, float hi)
     return lo + (hi - lo) * (float)((double)rng_u32(r) / 4294967296.0);
 }
 
+/* The indices of a grid of cells x cells quads over (cells + 1)^2 vertices numbered row by row, two
+ * triangles a quad (a c b, b c d); idx holds 6 cells^2 entries. Returns the triangle count. */
+static inline uint32_t grid_indices(uint32_t cells, uint32_t *idx)
+{
+    const uint32_t w = cells + 1;
+    uint32_t t = 0;
+    for (uint32_t j = 0; j < cells; ++j)
+        for (uint32_t i = 0; i < cells; ++i) {
+            uint32_t a = j * w + i, b = a + 1, c = a + w, d = c + 1;
+            idx[3 * t] = a, idx[3 * t + 1] = c, idx[3 * t + 2] = b, ++t;
+            idx[3 * t] = b, idx[3 * t + 1] = c, idx[3 * t + 2] = d, ++t;
+        }
+    return t;
+}
+
 /* Runs a cmocka group and adds its size to the total; evaluates to the number of failures. */
 #define KCC_RUN_GROUP(name, tests) \
     (kcc_test_total += (int)(sizeof(tests) / sizeof((tests)[0])), \

@@ -81,13 +81,7 @@ static void make_grid(uint32_t cells, float x0, float y, float z0, float h, floa
             p[1] = y;
             p[2] = z0 + h * (float)j;
         }
-    uint32_t t = 0;
-    for (uint32_t j = 0; j < cells; ++j)
-        for (uint32_t i = 0; i < cells; ++i) {
-            uint32_t a = j * w + i, b = a + 1, c = a + w, d = c + 1;
-            idx[3 * t] = a, idx[3 * t + 1] = c, idx[3 * t + 2] = b, ++t;
-            idx[3 * t] = b, idx[3 * t + 1] = c, idx[3 * t + 2] = d, ++t;
-        }
+    const uint32_t t = grid_indices(cells, idx);
     *out_pos = pos;
     *out_idx = idx;
     *nv = w * w;

@@ -153,13 +153,7 @@ static void scene_grid(scene *s, int u, uint32_t cells, float h, float cell, flo
             q[a1] = grid_at(y0, cell, j);
             q[u] = h;
         }
-    uint32_t t = 0;
-    for (uint32_t j = 0; j < cells; ++j)
-        for (uint32_t i = 0; i < cells; ++i) {
-            uint32_t a = j * w + i, b = a + 1, c = a + w, d = c + 1;
-            idx[3 * t] = a, idx[3 * t + 1] = c, idx[3 * t + 2] = b, ++t;
-            idx[3 * t] = b, idx[3 * t + 1] = c, idx[3 * t + 2] = d, ++t;
-        }
+    const uint32_t t = grid_indices(cells, idx);
     kcc_mesh_desc d;
     memset(&d, 0, sizeof d);
     d.positions = pos;
@@ -207,10 +201,33 @@ static int scenes_build(scene sc[MAX_SCENES])
     return n;
 }
 
-static void scenes_free(scene *sc, int n)
+/* The tests that walk every scene get them, and a move's store, from this fixture (built before
+ * each test, freed after it even when the test fails). */
+typedef struct scenes {
+    scene sc[MAX_SCENES];
+    int n;
+    kcc_local_store *store;
+} scenes;
+
+static int scenes_setup(void **state)
 {
-    for (int i = 0; i < n; ++i)
-        scene_free(&sc[i]);
+    scenes *f = malloc(sizeof *f);
+    assert_non_null(f);
+    f->n = scenes_build(f->sc);
+    f->store = malloc(sizeof *f->store);
+    assert_non_null(f->store);
+    *state = f;
+    return 0;
+}
+
+static int scenes_teardown(void **state)
+{
+    scenes *f = *state;
+    for (int i = 0; i < f->n; ++i)
+        scene_free(&f->sc[i]);
+    free(f->store);
+    free(f);
+    return 0;
 }
 
 static bool boxes_touch(const float alo[3], const float ahi[3], const float blo[3],
@@ -655,11 +672,10 @@ static void random_box(test_rng *r, const kcc_local *L, const vec3 region[2], ve
 
 static void local_gather_holds_exactly_the_live_triangles_touching_the_region(void **state)
 {
-    (void)state;
-    scene sc[MAX_SCENES];
-    const int ns = scenes_build(sc);
-    kcc_local_store *store = malloc(sizeof *store);
-    assert_non_null(store);
+    scenes *f = *state;
+    scene *sc = f->sc;
+    const int ns = f->n;
+    kcc_local_store *store = f->store;
     for (int si = 0; si < ns; ++si) {
         test_rng r = rng_seed(100 + (uint64_t)si);
         uint32_t listed = 0, overflowed = 0, padded = 0;
@@ -679,8 +695,6 @@ static void local_gather_holds_exactly_the_live_triangles_touching_the_region(vo
         assert_true(padded >= 10);
         (void)overflowed;
     }
-    free(store);
-    scenes_free(sc, ns);
 }
 
 static void local_gather_overflows_exactly_past_192_triangles_and_pads_to_four(void **state)
@@ -728,11 +742,10 @@ static void local_gather_overflows_exactly_past_192_triangles_and_pads_to_four(v
 
 static void local_select_returns_exactly_the_entries_whose_bounds_touch_the_box(void **state)
 {
-    (void)state;
-    scene sc[MAX_SCENES];
-    const int ns = scenes_build(sc);
-    kcc_local_store *store = malloc(sizeof *store);
-    assert_non_null(store);
+    scenes *f = *state;
+    scene *sc = f->sc;
+    const int ns = f->n;
+    kcc_local_store *store = f->store;
     for (int si = 0; si < ns; ++si) {
         test_rng r = rng_seed(200 + (uint64_t)si);
         for (int q = 0; q < 40; ++q) {
@@ -761,17 +774,14 @@ static void local_select_returns_exactly_the_entries_whose_bounds_touch_the_box(
             check_select(&sc[si], &L, CB(region));
         }
     }
-    free(store);
-    scenes_free(sc, ns);
 }
 
 static void local_raycast_down4_equals_single_rays_bit_for_bit_and_the_mesh_ray(void **state)
 {
-    (void)state;
-    scene sc[MAX_SCENES];
-    const int ns = scenes_build(sc);
-    kcc_local_store *store = malloc(sizeof *store);
-    assert_non_null(store);
+    scenes *f = *state;
+    scene *sc = f->sc;
+    const int ns = f->n;
+    kcc_local_store *store = f->store;
     for (int si = 0; si < ns; ++si) {
         test_rng r = rng_seed(300 + (uint64_t)si);
         ray_stats st = {0, 0, 0};
@@ -790,8 +800,6 @@ static void local_raycast_down4_equals_single_rays_bit_for_bit_and_the_mesh_ray(
         if (st.hits * 10 < st.rays)
             fail_msg("%s: only %u of %u rays hit", sc[si].name, st.hits, st.rays);
     }
-    free(store);
-    scenes_free(sc, ns);
 }
 
 static void local_raycast_down_through_grid_vertices_and_edges_always_hits(void **state)
@@ -874,11 +882,10 @@ static void local_raycast_down_through_grid_vertices_and_edges_always_hits(void 
 
 static void local_overlaps_agrees_with_the_mesh_overlap_query(void **state)
 {
-    (void)state;
-    scene sc[MAX_SCENES];
-    const int ns = scenes_build(sc);
-    kcc_local_store *store = malloc(sizeof *store);
-    assert_non_null(store);
+    scenes *f = *state;
+    scene *sc = f->sc;
+    const int ns = f->n;
+    kcc_local_store *store = f->store;
     for (int si = 0; si < ns; ++si) {
         const scene *s = &sc[si];
         test_rng r = rng_seed(500 + (uint64_t)si);
@@ -919,17 +926,14 @@ static void local_overlaps_agrees_with_the_mesh_overlap_query(void **state)
         if (yes < 50 || no < 50)
             fail_msg("%s: %u overlapping and %u clear boxes", s->name, yes, no);
     }
-    free(store);
-    scenes_free(sc, ns);
 }
 
 static void local_sweep_finds_the_earliest_contact_and_all_within_the_slop(void **state)
 {
-    (void)state;
-    scene sc[MAX_SCENES];
-    const int ns = scenes_build(sc);
-    kcc_local_store *store = malloc(sizeof *store);
-    assert_non_null(store);
+    scenes *f = *state;
+    scene *sc = f->sc;
+    const int ns = f->n;
+    kcc_local_store *store = f->store;
     for (int si = 0; si < ns; ++si) {
         scene *s = &sc[si];
         test_rng r = rng_seed(600 + (uint64_t)si);
@@ -970,17 +974,14 @@ static void local_sweep_finds_the_earliest_contact_and_all_within_the_slop(void 
         if (st.hits * 10 < st.sweeps)
             fail_msg("%s: only %u of %u sweeps hit", s->name, st.hits, st.sweeps);
     }
-    free(store);
-    scenes_free(sc, ns);
 }
 
 static void local_queries_on_an_overflowing_region_agree_with_the_references(void **state)
 {
-    (void)state;
-    scene sc[MAX_SCENES];
-    const int ns = scenes_build(sc);
-    kcc_local_store *store = malloc(sizeof *store);
-    assert_non_null(store);
+    scenes *f = *state;
+    scene *sc = f->sc;
+    const int ns = f->n;
+    kcc_local_store *store = f->store;
     for (int si = 0; si < ns; ++si) {
         scene *s = &sc[si];
         if (s->n <= KCC_LOCAL_MAX)
@@ -1058,8 +1059,6 @@ static void local_queries_on_an_overflowing_region_agree_with_the_references(voi
                      "t > 0), %u ray hits, %u sweep hits", s->name, regions, through_mesh, later,
                      rs.hits, ss.hits);
     }
-    free(store);
-    scenes_free(sc, ns);
 }
 
 /* The collide layer keeps a sliver whose float normal has no length (kcc_tri_overlap_aabb and the
@@ -1099,14 +1098,14 @@ static void local_queries_report_a_sliver_the_mesh_reports(void **state)
 int test_group_local(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(local_gather_holds_exactly_the_live_triangles_touching_the_region),
+        cmocka_unit_test_setup_teardown(local_gather_holds_exactly_the_live_triangles_touching_the_region, scenes_setup, scenes_teardown),
         cmocka_unit_test(local_gather_overflows_exactly_past_192_triangles_and_pads_to_four),
-        cmocka_unit_test(local_select_returns_exactly_the_entries_whose_bounds_touch_the_box),
-        cmocka_unit_test(local_raycast_down4_equals_single_rays_bit_for_bit_and_the_mesh_ray),
+        cmocka_unit_test_setup_teardown(local_select_returns_exactly_the_entries_whose_bounds_touch_the_box, scenes_setup, scenes_teardown),
+        cmocka_unit_test_setup_teardown(local_raycast_down4_equals_single_rays_bit_for_bit_and_the_mesh_ray, scenes_setup, scenes_teardown),
         cmocka_unit_test(local_raycast_down_through_grid_vertices_and_edges_always_hits),
-        cmocka_unit_test(local_overlaps_agrees_with_the_mesh_overlap_query),
-        cmocka_unit_test(local_sweep_finds_the_earliest_contact_and_all_within_the_slop),
-        cmocka_unit_test(local_queries_on_an_overflowing_region_agree_with_the_references),
+        cmocka_unit_test_setup_teardown(local_overlaps_agrees_with_the_mesh_overlap_query, scenes_setup, scenes_teardown),
+        cmocka_unit_test_setup_teardown(local_sweep_finds_the_earliest_contact_and_all_within_the_slop, scenes_setup, scenes_teardown),
+        cmocka_unit_test_setup_teardown(local_queries_on_an_overflowing_region_agree_with_the_references, scenes_setup, scenes_teardown),
         cmocka_unit_test(local_queries_report_a_sliver_the_mesh_reports),
     };
     return KCC_RUN_GROUP("local", tests);
