@@ -67,7 +67,7 @@ $(BUILD)/libkcc.so: $(LIB_OBJ)
 
 # ---------------------------------------------------------------- dependencies (Debian packages)
 # Each target installs what is missing (apt-get as root, otherwise it says what to install).
-DEPS_BASE  = libcglm-dev libcmocka-dev pkg-config clang libclang-rt-14-dev g++
+DEPS_BASE  = libcglm-dev libcmocka-dev pkg-config clang libclang-rt-14-dev g++ binutils
 DEPS_BENCH = libembree-dev libbullet-dev libode-dev g++
 define apt_install
 	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
