@@ -4,6 +4,7 @@
 #ifndef KCC_COLLIDE_INTERNAL_H
 #define KCC_COLLIDE_INTERNAL_H
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -24,6 +25,19 @@
 #else
 #define KCC_HOT static inline
 #endif
+
+/// The edge function p.x * q.y - p.y * q.x of a watertight ray/triangle test, recomputed in double
+/// where the float one came out zero: the products of two floats are exact in double, and the
+/// difference rounds symmetrically, so the two triangles sharing an edge see exactly opposite
+/// values. A nonzero double below the float range is kept as the smallest float of its sign: its
+/// sign decides inside or outside, and underflow to zero would lose it (a ray beside a triangle
+/// with denormal coordinates would hit it).
+static inline float kcc_edge_fn_exact(float px, float py, float qx, float qy)
+{
+    const double e = (double)px * (double)qy - (double)py * (double)qx;
+    const float f = (float)e;
+    return f != 0.0f || e == 0.0 ? f : e > 0.0 ? FLT_TRUE_MIN : -FLT_TRUE_MIN;
+}
 
 /// Traversal stack size (entries). The builder guarantees depth <= KCC_TREE_MAX_DEPTH (the four-wide
 /// tree is no deeper than the binary one), and a traversal holds at most three pending siblings

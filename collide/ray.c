@@ -36,7 +36,7 @@ static void ray_setup(const float org[3], const float dir[3], ray_pre *r)
 /* The watertight test. Vertices are transformed the same way whichever triangle they belong to,
  * and an edge function of a shared edge is computed from the same two products with the operands
  * swapped, so the two neighbours see exactly opposite values: no ray slips between them. A zero
- * edge function is recomputed in double, where the products are exact. */
+ * edge function is recomputed in double, where the products are exact (kcc_edge_fn_exact). */
 KCC_HOT bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const float c[3],
                            float max_t, float *out_t)
 {
@@ -51,9 +51,9 @@ KCC_HOT bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const
     float V = Ax * Cy - Ay * Cx;
     float W = Bx * Ay - By * Ax;
     if (U == 0.0f || V == 0.0f || W == 0.0f) {
-        U = (float)((double)Cx * (double)By - (double)Cy * (double)Bx);
-        V = (float)((double)Ax * (double)Cy - (double)Ay * (double)Cx);
-        W = (float)((double)Bx * (double)Ay - (double)By * (double)Ax);
+        U = kcc_edge_fn_exact(Cx, Cy, Bx, By);
+        V = kcc_edge_fn_exact(Ax, Ay, Cx, Cy);
+        W = kcc_edge_fn_exact(Bx, By, Ax, Ay);
     }
     if ((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f))
         return false;

@@ -244,14 +244,11 @@ static const kcc_local *candidates(const kcc_local *L, const vec3 region[2], kcc
 }
 
 /* Edge function of the edge (p, q) seen from the ray: zero means the ray passes exactly through the
- * edge's line, where the float value may have the wrong sign: recompute it in double, where the
- * products of these float differences are exact. */
+ * edge's line, where the float value may have the wrong sign: recomputed in double. */
 static inline float edge_fn(float px, float py, float qx, float qy)
 {
     float e = px * qy - py * qx;
-    if (e == 0.0f)
-        e = (float)((double)px * (double)qy - (double)py * (double)qx);
-    return e;
+    return e == 0.0f ? kcc_edge_fn_exact(px, py, qx, qy) : e;
 }
 
 bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 origin, int u,

@@ -676,6 +676,36 @@ static void ray_along_grid_plane_edges_and_through_fan_centre_hits(void **state)
     kcc_mesh_destroy(m);
 }
 
+/* A triangle almost in the plane z = 0, its third vertex raised by the smallest denormal, and rays
+ * down -y beside it, at that same z (found by the fuzzer). Every point of the triangle has x >= 0
+ * and x + y <= 1, so a ray at x < 0, or at x + y > 1 while y stays in [0, 1], misses it. The
+ * watertight test's edge functions are products of the order of 1e-46: zero in float, and nonzero
+ * of opposite signs in double. Rounding the double back to float lost the sign, and the ray hit. */
+static void ray_beside_a_triangle_whose_edge_functions_underflow_misses(void **state)
+{
+    (void)state;
+    const float tiny = 0x1p-149f;
+    const float pos[9] = {0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, -0.0f, 1.0f, tiny};
+    const uint32_t idx[6] = {0, 1, 2, 2, 1, 0}; /* both windings */
+    kcc_mesh *m = build_indexed(pos, 3, idx, 2);
+    const float beside[][2] = {{-0x1.2a17b8p-4f, 0x1.b34634p-1f}, {-0.25f, 0.5f}, {0.5f, 0.85f},
+                               {0.75f, 0.5f}, {-0x1p-20f, 0.75f}};
+    const vec3 down = {0.0f, -1.0f, 0.0f};
+    for (size_t i = 0; i < sizeof beside / sizeof beside[0]; ++i) {
+        const vec3 o = {beside[i][0], beside[i][1], tiny};
+        kcc_ray_hit h;
+        for (int w = 0; w < 2; ++w) {
+            const uint32_t *t = idx + 3 * w;
+            float tt = -1.0f;
+            if (kcc_tri_raycast(pos + 3 * t[0], pos + 3 * t[1], pos + 3 * t[2], o, down, 10.0f, &tt))
+                fail_msg("winding %d: ray from (%a, %a) hits at t %a", w, o[0], o[1], tt);
+        }
+        if (kcc_mesh_raycast(m, o, down, 10.0f, &h))
+            fail_msg("mesh: ray from (%a, %a) hits triangle %u at t %a", o[0], o[1], h.triangle, h.t);
+    }
+    kcc_mesh_destroy(m);
+}
+
 static void ray_ties_go_to_the_lowest_triangle_index(void **state)
 {
     (void)state;
@@ -1445,6 +1475,7 @@ int test_group_collide(void)
         cmocka_unit_test(ray_cast_matches_brute_force_on_random_soups),
         cmocka_unit_test(ray_through_grid_vertices_and_edges_always_hits),
         cmocka_unit_test(ray_along_grid_plane_edges_and_through_fan_centre_hits),
+        cmocka_unit_test(ray_beside_a_triangle_whose_edge_functions_underflow_misses),
         cmocka_unit_test(ray_ties_go_to_the_lowest_triangle_index),
         cmocka_unit_test(ray_max_t_is_inclusive_and_bad_arguments_return_false),
         cmocka_unit_test(box_overlap_matches_clipping_reference_on_random_soups),

@@ -1095,6 +1095,44 @@ static void local_queries_report_a_sliver_the_mesh_reports(void **state)
                  mesh_overlap, local_overlap, mesh_sweep, mesh_sweep ? mh.t : 0.0f, local_sweep);
 }
 
+/* The controller's rays down, beside a triangle whose edge functions underflow (as
+ * ray_beside_a_triangle_whose_edge_functions_underflow_misses in test_collide): every point of
+ * the triangle has x >= 0 and x + y <= 1, so these rays down -y, at the z of its raised vertex,
+ * miss it, one at a time and four at once. */
+static void local_rays_beside_a_triangle_whose_edge_functions_underflow_miss(void **state)
+{
+    (void)state;
+    const float tiny = 0x1p-149f;
+    const float p[18] = {0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, -0.0f, 1.0f, tiny,
+                         -0.0f, 1.0f, tiny, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    scene s;
+    scene_from_soup(&s, p, 2, "denormal");
+    kcc_local_store *store = malloc(sizeof *store);
+    assert_non_null(store);
+    vec3 region[2] = {{-1.0f, -1.0f, -1.0f}, {2.0f, 2.0f, 1.0f}};
+    kcc_local L;
+    kcc_local_gather(&L, store, s.mesh, CB(region));
+    const vec3 o[4] = {{-0x1.2a17b8p-4f, 0x1.b34634p-1f, tiny}, {0.5f, 0.85f, tiny},
+                       {0.75f, 0.5f, tiny}, {-0x1p-20f, 0.75f, tiny}};
+    vec3 rb[2] = {{-1.0f, -1.0f, -1.0f}, {1.0f, 1.0f, 1.0f}};
+    kcc_sel sel;
+    kcc_local_select(&L, CB(rb), &sel);
+    const uint32_t listed = L.count, selected = sel.count;
+    kcc_ray_hit h1[4], h4[4];
+    bool g1[4], g4[4];
+    for (int r = 0; r < 4; ++r)
+        g1[r] = kcc_local_raycast_down(&L, &sel, o[r], 1, 2.0f, &h1[r]);
+    kcc_local_raycast_down4(&L, &sel, o, 1, 2.0f, h4, g4);
+    free(store);
+    scene_free(&s);
+    assert_int_equal(listed, 2);
+    assert_int_equal(selected, 2);
+    for (int r = 0; r < 4; ++r)
+        if (g1[r] || g4[r])
+            fail_msg("ray from (%a, %a): one at a time %s, four at once %s", o[r][0], o[r][1],
+                     g1[r] ? "hit" : "miss", g4[r] ? "hit" : "miss");
+}
+
 int test_group_local(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1107,6 +1145,7 @@ int test_group_local(void)
         cmocka_unit_test_setup_teardown(local_sweep_finds_the_earliest_contact_and_all_within_the_slop, scenes_setup, scenes_teardown),
         cmocka_unit_test_setup_teardown(local_queries_on_an_overflowing_region_agree_with_the_references, scenes_setup, scenes_teardown),
         cmocka_unit_test(local_queries_report_a_sliver_the_mesh_reports),
+        cmocka_unit_test(local_rays_beside_a_triangle_whose_edge_functions_underflow_miss),
     };
     return KCC_RUN_GROUP("local", tests);
 }
