@@ -4,7 +4,6 @@
 #ifndef KCC_COLLIDE_INTERNAL_H
 #define KCC_COLLIDE_INTERNAL_H
 
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -26,17 +25,51 @@
 #define KCC_HOT static inline
 #endif
 
-/// The edge function p.x * q.y - p.y * q.x of a watertight ray/triangle test, recomputed in double
-/// where the float one came out zero: the products of two floats are exact in double, and the
-/// difference rounds symmetrically, so the two triangles sharing an edge see exactly opposite
-/// values. A nonzero double below the float range is kept as the smallest float of its sign: its
-/// sign decides inside or outside, and underflow to zero would lose it (a ray beside a triangle
-/// with denormal coordinates would hit it).
-static inline float kcc_edge_fn_exact(float px, float py, float qx, float qy)
+/// The watertight ray/triangle tests (ray.c, and the controller's rays down) compute the three edge
+/// functions in float. Where one of them is below this magnitude, zero included, float cannot be
+/// trusted with it: zero means the ray passes exactly through an edge's line, where the float sign
+/// may be wrong, and below FLT_MIN the products underflow (a ray beside a triangle with denormal
+/// coordinates hit it). Such a triangle is decided by kcc_edge_hit_exact instead. 2^-100 leaves
+/// room for the depth's products too; real levels have edge functions far above it, or zero.
+#define KCC_EDGE_TINY 0x1p-100f
+
+/// The watertight decision where a float edge function is zero or tiny: x, y are the three
+/// vertices' coordinates across the ray (relative to its origin, sheared onto it), z their depths
+/// along it; fe the float edge functions (edge i faces vertex i), or NULL. An edge function is
+/// recomputed in double where fe is NULL or its float value is zero or tiny: the products of two
+/// floats are exact in double and a difference rounds symmetrically, so two triangles sharing an
+/// edge see exactly opposite values and no ray slips between them. The others keep their float
+/// values. Their signs decide. Returns false when the ray's line misses the triangle or lies in its
+/// plane; otherwise *depth is the depth of the crossing, interpolated from the edge functions in
+/// float, as the float test does (a ray through an edge of an ordinary triangle gets the float
+/// test's depth), or in double where a recomputed one is nonzero but below KCC_EDGE_TINY, which
+/// float would lose.
+static inline bool kcc_edge_hit_exact(const float x[3], const float y[3], const float z[3],
+                                      const float fe[3], float *depth)
 {
-    const double e = (double)px * (double)qy - (double)py * (double)qx;
-    const float f = (float)e;
-    return f != 0.0f || e == 0.0 ? f : e > 0.0 ? FLT_TRUE_MIN : -FLT_TRUE_MIN;
+    double e[3];
+    bool lost = false;
+    for (int i = 0; i < 3; ++i) {
+        const int j = (i + 1) % 3, k = (i + 2) % 3;
+        if (fe && !(fabsf(fe[i]) < KCC_EDGE_TINY)) {
+            e[i] = fe[i];
+        } else {
+            e[i] = (double)x[j] * (double)y[k] - (double)y[j] * (double)x[k];
+            lost = lost || (e[i] != 0.0 && fabs(e[i]) < (double)KCC_EDGE_TINY);
+        }
+    }
+    if ((e[0] < 0.0 || e[1] < 0.0 || e[2] < 0.0) && (e[0] > 0.0 || e[1] > 0.0 || e[2] > 0.0))
+        return false;
+    const double det = e[0] + e[1] + e[2];
+    if (det == 0.0)
+        return false;
+    if (lost) {
+        *depth = (float)((e[0] * z[0] + e[1] * z[1] + e[2] * z[2]) / det);
+        return true;
+    }
+    const float f0 = (float)e[0], f1 = (float)e[1], f2 = (float)e[2];
+    *depth = (f0 * z[0] + f1 * z[1] + f2 * z[2]) / (f0 + f1 + f2);
+    return true;
 }
 
 /// Traversal stack size (entries). The builder guarantees depth <= KCC_TREE_MAX_DEPTH (the four-wide

@@ -35,8 +35,8 @@ static void ray_setup(const float org[3], const float dir[3], ray_pre *r)
 
 /* The watertight test. Vertices are transformed the same way whichever triangle they belong to,
  * and an edge function of a shared edge is computed from the same two products with the operands
- * swapped, so the two neighbours see exactly opposite values: no ray slips between them. A zero
- * edge function is recomputed in double, where the products are exact (kcc_edge_fn_exact). */
+ * swapped, so the two neighbours see exactly opposite values: no ray slips between them. A triangle
+ * with a zero or tiny edge function is decided in double (kcc_edge_hit_exact). */
 KCC_HOT bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const float c[3],
                            float max_t, float *out_t)
 {
@@ -47,22 +47,24 @@ KCC_HOT bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const
     float Ax = A[kx] - r->sx * A[kz], Ay = A[ky] - r->sy * A[kz];
     float Bx = B[kx] - r->sx * B[kz], By = B[ky] - r->sy * B[kz];
     float Cx = C[kx] - r->sx * C[kz], Cy = C[ky] - r->sy * C[kz];
+    float Az = r->sz * A[kz], Bz = r->sz * B[kz], Cz = r->sz * C[kz];
     float U = Cx * By - Cy * Bx;
     float V = Ax * Cy - Ay * Cx;
     float W = Bx * Ay - By * Ax;
-    if (U == 0.0f || V == 0.0f || W == 0.0f) {
-        U = kcc_edge_fn_exact(Cx, Cy, Bx, By);
-        V = kcc_edge_fn_exact(Ax, Ay, Cx, Cy);
-        W = kcc_edge_fn_exact(Bx, By, Ax, Ay);
+    float t;
+    if (fabsf(U) < KCC_EDGE_TINY || fabsf(V) < KCC_EDGE_TINY || fabsf(W) < KCC_EDGE_TINY) {
+        const float x[3] = {Ax, Bx, Cx}, y[3] = {Ay, By, Cy}, z[3] = {Az, Bz, Cz};
+        if (!kcc_edge_hit_exact(x, y, z, NULL, &t))
+            return false;
+    } else {
+        if ((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f))
+            return false;
+        float det = U + V + W;
+        if (det == 0.0f)
+            return false;
+        float T = U * Az + V * Bz + W * Cz;
+        t = T / det;
     }
-    if ((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f))
-        return false;
-    float det = U + V + W;
-    if (det == 0.0f)
-        return false;
-    float Az = r->sz * A[kz], Bz = r->sz * B[kz], Cz = r->sz * C[kz];
-    float T = U * Az + V * Bz + W * Cz;
-    float t = T / det;
     if (!(t >= 0.0f) || !(t <= max_t))
         return false;
     *out_t = t;
@@ -71,8 +73,8 @@ KCC_HOT bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const
 
 #if KCC_SSE
 /* Up to four consecutive triangles of a leaf at once: lane by lane the same float operations in
- * the same order as ray_tri (so bit-identical results); a lane with a zero edge function is redone
- * by ray_tri (the double recompute). Returns the mask of hit lanes; out_t holds their t. */
+ * the same order as ray_tri (so bit-identical results); a lane with a zero or tiny edge function
+ * is redone by ray_tri (decided in double). Returns the mask of hit lanes; out_t holds their t. */
 static inline int ray_tri4(const ray_pre *r, const kcc_tri *t, uint32_t n, float max_t,
                            float out_t[4])
 {
@@ -93,8 +95,10 @@ static inline int ray_tri4(const ray_pre *r, const kcc_tri *t, uint32_t n, float
     __m128 W = _mm_sub_ps(_mm_mul_ps(Bx, Ay), _mm_mul_ps(By, Ax));
     const __m128 zero = _mm_setzero_ps();
     const int active = (1 << n) - 1;
-    int zmask = _mm_movemask_ps(_mm_or_ps(_mm_or_ps(_mm_cmpeq_ps(U, zero), _mm_cmpeq_ps(V, zero)),
-                                          _mm_cmpeq_ps(W, zero))) & active;
+    const __m128 absm = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)), tiny = _mm_set1_ps(KCC_EDGE_TINY);
+    int zmask = _mm_movemask_ps(_mm_or_ps(_mm_or_ps(_mm_cmplt_ps(_mm_and_ps(U, absm), tiny),
+                                                    _mm_cmplt_ps(_mm_and_ps(V, absm), tiny)),
+                                          _mm_cmplt_ps(_mm_and_ps(W, absm), tiny))) & active;
     __m128 neg = _mm_or_ps(_mm_or_ps(_mm_cmplt_ps(U, zero), _mm_cmplt_ps(V, zero)), _mm_cmplt_ps(W, zero));
     __m128 pos = _mm_or_ps(_mm_or_ps(_mm_cmpgt_ps(U, zero), _mm_cmpgt_ps(V, zero)), _mm_cmpgt_ps(W, zero));
     __m128 det = _mm_add_ps(_mm_add_ps(U, V), W);

@@ -243,12 +243,15 @@ static const kcc_local *candidates(const kcc_local *L, const vec3 region[2], kcc
     return scratch->overflow ? NULL : scratch;
 }
 
-/* Edge function of the edge (p, q) seen from the ray: zero means the ray passes exactly through the
- * edge's line, where the float value may have the wrong sign: recomputed in double. */
+/* Edge function of the edge (p, q) seen from the ray, in float. */
 static inline float edge_fn(float px, float py, float qx, float qy)
 {
-    float e = px * qy - py * qx;
-    return e == 0.0f ? kcc_edge_fn_exact(px, py, qx, qy) : e;
+    return px * qy - py * qx;
+}
+
+static inline bool edge_tiny(float e)
+{
+    return fabsf(e) < KCC_EDGE_TINY;
 }
 
 bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 origin, int u,
@@ -276,13 +279,22 @@ bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 o
         const float e0 = edge_fn(bx, by, cx, cy);
         const float e1 = edge_fn(cx, cy, ax, ay);
         const float e2 = edge_fn(ax, ay, bx, by);
-        if ((e0 < 0.0f || e1 < 0.0f || e2 < 0.0f) && (e0 > 0.0f || e1 > 0.0f || e2 > 0.0f))
-            continue;
-        const float det = e0 + e1 + e2;
-        if (det == 0.0f)
-            continue; /* the triangle is edge-on to the ray */
-        /* height of the hit relative to the origin, interpolated; t = -height */
-        const float hz = (e0 * (t->v[0][u] - oz) + e1 * (t->v[1][u] - oz) + e2 * (t->v[2][u] - oz)) / det;
+        const float az = t->v[0][u] - oz, bz = t->v[1][u] - oz, cz = t->v[2][u] - oz;
+        float hz; /* height of the hit relative to the origin, interpolated; t = -height */
+        if (edge_tiny(e0) || edge_tiny(e1) || edge_tiny(e2)) {
+            /* through an edge's line, or underflowing: decided in double */
+            const float x[3] = {ax, bx, cx}, y[3] = {ay, by, cy}, z[3] = {az, bz, cz};
+            const float fe[3] = {e0, e1, e2};
+            if (!kcc_edge_hit_exact(x, y, z, fe, &hz))
+                continue;
+        } else {
+            if ((e0 < 0.0f || e1 < 0.0f || e2 < 0.0f) && (e0 > 0.0f || e1 > 0.0f || e2 > 0.0f))
+                continue;
+            const float det = e0 + e1 + e2;
+            if (det == 0.0f)
+                continue; /* the triangle is edge-on to the ray */
+            hz = (e0 * az + e1 * bz + e2 * cz) / det;
+        }
         const float th = -hz;
         if (!(th >= 0.0f && th <= best))
             continue;
@@ -315,6 +327,7 @@ void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 
         const __m128 OY = _mm_setr_ps(origin[0][ky], origin[1][ky], origin[2][ky], origin[3][ky]);
         const __m128 OZ = _mm_setr_ps(origin[0][u], origin[1][u], origin[2][u], origin[3][u]);
         const __m128 zero = _mm_setzero_ps();
+        const __m128 ABS = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)), TINY = _mm_set1_ps(KCC_EDGE_TINY);
         /* Per lane, kept in registers: the best t so far, its list position and input index, and
          * whether anything was found (a lane updated in memory and read back whole would stall). */
         __m128 B = _mm_set1_ps(max_t), found = zero;
@@ -333,36 +346,46 @@ void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 
             const __m128 AX = _mm_sub_ps(_mm_set1_ps(t->v[0][kx]), OX), AY = _mm_sub_ps(_mm_set1_ps(t->v[0][ky]), OY);
             const __m128 BX = _mm_sub_ps(_mm_set1_ps(t->v[1][kx]), OX), BY = _mm_sub_ps(_mm_set1_ps(t->v[1][ky]), OY);
             const __m128 CX = _mm_sub_ps(_mm_set1_ps(t->v[2][kx]), OX), CY = _mm_sub_ps(_mm_set1_ps(t->v[2][ky]), OY);
-            __m128 E0 = _mm_sub_ps(_mm_mul_ps(BX, CY), _mm_mul_ps(BY, CX));
-            __m128 E1 = _mm_sub_ps(_mm_mul_ps(CX, AY), _mm_mul_ps(CY, AX));
-            __m128 E2 = _mm_sub_ps(_mm_mul_ps(AX, BY), _mm_mul_ps(AY, BX));
-            if (_mm_movemask_ps(_mm_or_ps(_mm_or_ps(_mm_cmpeq_ps(E0, zero), _mm_cmpeq_ps(E1, zero)),
-                                          _mm_cmpeq_ps(E2, zero))) != 0) {
-                /* a ray through an edge's line: those lanes in double, as edge_fn does */
-                _Alignas(16) float ax[4], ay[4], bx[4], by[4], cx[4], cy[4], e[3][4];
-                _mm_store_ps(ax, AX), _mm_store_ps(ay, AY), _mm_store_ps(bx, BX);
-                _mm_store_ps(by, BY), _mm_store_ps(cx, CX), _mm_store_ps(cy, CY);
-                for (int r = 0; r < 4; ++r) {
-                    e[0][r] = edge_fn(bx[r], by[r], cx[r], cy[r]);
-                    e[1][r] = edge_fn(cx[r], cy[r], ax[r], ay[r]);
-                    e[2][r] = edge_fn(ax[r], ay[r], bx[r], by[r]);
-                }
-                E0 = _mm_load_ps(e[0]), E1 = _mm_load_ps(e[1]), E2 = _mm_load_ps(e[2]);
-            }
+            const __m128 AZ = _mm_sub_ps(_mm_set1_ps(t->v[0][u]), OZ);
+            const __m128 BZ = _mm_sub_ps(_mm_set1_ps(t->v[1][u]), OZ);
+            const __m128 CZ = _mm_sub_ps(_mm_set1_ps(t->v[2][u]), OZ);
+            const __m128 E0 = _mm_sub_ps(_mm_mul_ps(BX, CY), _mm_mul_ps(BY, CX));
+            const __m128 E1 = _mm_sub_ps(_mm_mul_ps(CX, AY), _mm_mul_ps(CY, AX));
+            const __m128 E2 = _mm_sub_ps(_mm_mul_ps(AX, BY), _mm_mul_ps(AY, BX));
+            const int tiny = _mm_movemask_ps(m) &
+                _mm_movemask_ps(_mm_or_ps(_mm_or_ps(_mm_cmplt_ps(_mm_and_ps(E0, ABS), TINY),
+                                                    _mm_cmplt_ps(_mm_and_ps(E1, ABS), TINY)),
+                                          _mm_cmplt_ps(_mm_and_ps(E2, ABS), TINY)));
             const __m128 neg = _mm_or_ps(_mm_or_ps(_mm_cmplt_ps(E0, zero), _mm_cmplt_ps(E1, zero)), _mm_cmplt_ps(E2, zero));
             const __m128 pos = _mm_or_ps(_mm_or_ps(_mm_cmpgt_ps(E0, zero), _mm_cmpgt_ps(E1, zero)), _mm_cmpgt_ps(E2, zero));
             const __m128 det = _mm_add_ps(_mm_add_ps(E0, E1), E2);
-            m = _mm_andnot_ps(_mm_and_ps(neg, pos), m);
-            m = _mm_andnot_ps(_mm_cmpeq_ps(det, zero), m); /* edge-on to the ray */
-            if (_mm_movemask_ps(m) == 0)
+            __m128 ok = _mm_andnot_ps(_mm_and_ps(neg, pos), m);
+            ok = _mm_andnot_ps(_mm_cmpeq_ps(det, zero), ok); /* edge-on to the ray */
+            if (tiny == 0 && _mm_movemask_ps(ok) == 0)
                 continue;
-            const __m128 hz = _mm_div_ps(
-                _mm_add_ps(_mm_add_ps(_mm_mul_ps(E0, _mm_sub_ps(_mm_set1_ps(t->v[0][u]), OZ)),
-                                      _mm_mul_ps(E1, _mm_sub_ps(_mm_set1_ps(t->v[1][u]), OZ))),
-                           _mm_mul_ps(E2, _mm_sub_ps(_mm_set1_ps(t->v[2][u]), OZ))),
-                det);
+            __m128 hz = _mm_div_ps(_mm_add_ps(_mm_add_ps(_mm_mul_ps(E0, AZ), _mm_mul_ps(E1, BZ)),
+                                              _mm_mul_ps(E2, CZ)), det);
+            if (tiny != 0) {
+                /* through an edge's line, or underflowing: those lanes decided in double, as
+                 * kcc_local_raycast_down does */
+                _Alignas(16) float ax[4], ay[4], az[4], bx[4], by[4], bz[4], cx[4], cy[4], cz[4], h[4];
+                _Alignas(16) float e0[4], e1[4], e2[4];
+                _Alignas(16) uint32_t okl[4];
+                _mm_store_ps(ax, AX), _mm_store_ps(ay, AY), _mm_store_ps(az, AZ);
+                _mm_store_ps(bx, BX), _mm_store_ps(by, BY), _mm_store_ps(bz, BZ);
+                _mm_store_ps(cx, CX), _mm_store_ps(cy, CY), _mm_store_ps(cz, CZ);
+                _mm_store_ps(e0, E0), _mm_store_ps(e1, E1), _mm_store_ps(e2, E2);
+                _mm_store_ps(h, hz), _mm_store_ps((float *)okl, ok);
+                for (int r = 0; r < 4; ++r)
+                    if (tiny >> r & 1) {
+                        const float x[3] = {ax[r], bx[r], cx[r]}, y[3] = {ay[r], by[r], cy[r]};
+                        const float z[3] = {az[r], bz[r], cz[r]}, fe[3] = {e0[r], e1[r], e2[r]};
+                        okl[r] = kcc_edge_hit_exact(x, y, z, fe, &h[r]) ? UINT32_MAX : 0u;
+                    }
+                hz = _mm_load_ps(h), ok = _mm_load_ps((const float *)okl);
+            }
             const __m128 th = _mm_xor_ps(hz, _mm_set1_ps(-0.0f));
-            m = _mm_and_ps(m, _mm_and_ps(_mm_cmpge_ps(th, zero), _mm_cmple_ps(th, B)));
+            m = _mm_and_ps(ok, _mm_and_ps(_mm_cmpge_ps(th, zero), _mm_cmple_ps(th, B)));
             if (_mm_movemask_ps(m) == 0)
                 continue;
             /* take it when nothing was found yet, when nearer, or at the same t with a lower

@@ -678,9 +678,11 @@ static void ray_along_grid_plane_edges_and_through_fan_centre_hits(void **state)
 
 /* A triangle almost in the plane z = 0, its third vertex raised by the smallest denormal, and rays
  * down -y beside it, at that same z (found by the fuzzer). Every point of the triangle has x >= 0
- * and x + y <= 1, so a ray at x < 0, or at x + y > 1 while y stays in [0, 1], misses it. The
- * watertight test's edge functions are products of the order of 1e-46: zero in float, and nonzero
- * of opposite signs in double. Rounding the double back to float lost the sign, and the ray hit. */
+ * and x + y <= 1, and y >= 0, so a ray at x < 0, or at x + y > 1 while y stays in [0, 1], or
+ * starting at y < 0, misses it. The watertight test's edge functions are products of the order of
+ * 1e-46: zero in float, and nonzero of opposite signs in double. Rounding the double back to float
+ * lost the sign, and the ray hit; and where the signs agree, the depth's products underflowed to a
+ * hit at t = 0 for a crossing behind the origin. */
 static void ray_beside_a_triangle_whose_edge_functions_underflow_misses(void **state)
 {
     (void)state;
@@ -689,10 +691,11 @@ static void ray_beside_a_triangle_whose_edge_functions_underflow_misses(void **s
     const uint32_t idx[6] = {0, 1, 2, 2, 1, 0}; /* both windings */
     kcc_mesh *m = build_indexed(pos, 3, idx, 2);
     const float beside[][2] = {{-0x1.2a17b8p-4f, 0x1.b34634p-1f}, {-0.25f, 0.5f}, {0.5f, 0.85f},
-                               {0.75f, 0.5f}, {-0x1p-20f, 0.75f}};
+                               {0.75f, 0.5f}, {-0x1p-20f, 0.75f}, {0x1.82de48p-1f, -0x1.1f7cd4p-3f},
+                               {0x1.34ec72p-1f, -0x1.5d913p-3f}};
     const vec3 down = {0.0f, -1.0f, 0.0f};
     for (size_t i = 0; i < sizeof beside / sizeof beside[0]; ++i) {
-        const vec3 o = {beside[i][0], beside[i][1], tiny};
+        const vec3 o = {beside[i][0], beside[i][1], beside[i][1] < 0.0f ? 0.0f : tiny};
         kcc_ray_hit h;
         for (int w = 0; w < 2; ++w) {
             const uint32_t *t = idx + 3 * w;

@@ -1097,8 +1097,8 @@ static void local_queries_report_a_sliver_the_mesh_reports(void **state)
 
 /* The controller's rays down, beside a triangle whose edge functions underflow (as
  * ray_beside_a_triangle_whose_edge_functions_underflow_misses in test_collide): every point of
- * the triangle has x >= 0 and x + y <= 1, so these rays down -y, at the z of its raised vertex,
- * miss it, one at a time and four at once. */
+ * the triangle has x >= 0, x + y <= 1 and y >= 0, so these rays down -y, beside it at the z of
+ * its raised vertex or starting below it, miss it, one at a time and four at once. */
 static void local_rays_beside_a_triangle_whose_edge_functions_underflow_miss(void **state)
 {
     (void)state;
@@ -1113,7 +1113,7 @@ static void local_rays_beside_a_triangle_whose_edge_functions_underflow_miss(voi
     kcc_local L;
     kcc_local_gather(&L, store, s.mesh, CB(region));
     const vec3 o[4] = {{-0x1.2a17b8p-4f, 0x1.b34634p-1f, tiny}, {0.5f, 0.85f, tiny},
-                       {0.75f, 0.5f, tiny}, {-0x1p-20f, 0.75f, tiny}};
+                       {0x1.82de48p-1f, -0x1.1f7cd4p-3f, 0.0f}, {-0x1p-20f, 0.75f, tiny}};
     vec3 rb[2] = {{-1.0f, -1.0f, -1.0f}, {1.0f, 1.0f, 1.0f}};
     kcc_sel sel;
     kcc_local_select(&L, CB(rb), &sel);
