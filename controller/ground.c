@@ -1,57 +1,45 @@
 /* ground.c: the ground probe of the published scheme: four rays down the box's vertical edges from
- * step height above the feet to below them, the highest walkable hit is the ground; plus a box sweep
- * over the same range that catches support the rays miss (beams, pillar tops, ridges) and tells
- * whether the box can rest there at all. Reads the local cache only; never moves the character. */
+ * step height above the feet to below them, the highest walkable hit is the ground; the swept lift
+ * that keeps a step up under any ceiling (skipped when nothing is stepped up); and a box sweep over
+ * the same range that catches support the rays miss (beams, pillar tops, ridges) and tells whether
+ * the box can rest there at all. Reads the local cache only; never moves the character. */
 #include <math.h>
 #include <cglm/cglm.h>
 
 #include "controller_internal.h"
 
-void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
-                      float reach, kcc_ground *out, kcc_move_debug *dbg)
+/* The four edge rays from `top` down by `len`: the highest walkable hit, among the triangles in the
+ * column they span. *first_t is the nearest first hit of any ray (len when none hit). */
+typedef struct ray_ground {
+    bool     ok;
+    float    h;
+    vec3     n;
+    uint32_t tri;
+    uint32_t rays;
+    float    first_t;
+} ray_ground;
+
+static void cast_rays(const kcc_character *ch, const kcc_local *L, const vec3 pos, const vec3 box[2],
+                      float top, float len, ray_ground *r, kcc_move_debug *dbg)
 {
     const int u = kcc_up_index(ch), h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
     const float *he = ch->desc.half_extents;
-    const float skin = ch->desc.skin_width;
-    const float feet = pos[u] - he[u];
-    out->found = out->walkable = out->blocked = out->rest_clear = false;
-    out->rays = 0;
-
-    /* Lift by up to `lift` (step height when walking), stopped a skin short of any ceiling. */
-    vec3 box[2];
-    kcc_box_at(ch, pos, box);
-    float lifted = 0.0f;
-    if (lift > 0.0f) {
-        vec3 up = {0.0f, 0.0f, 0.0f};
-        up[u] = lift;
-        kcc_contacts c;
-        if (!kcc_local_sweep(L, (const vec3 *)box, up, 0.0f, &c))
-            lifted = lift;
-        else if (!c.start_overlap)
-            lifted = kcc_maxf(0.0f, c.t * lift - skin);
-        box[0][u] += lifted;
-        box[1][u] += lifted;
-    }
-    const float top = feet + lifted;
-    const float len = lifted + reach;
-    if (!(len > 0.0f))
-        return;
-
-    /* The four edge rays: highest walkable hit, among the triangles in the column they span. */
     kcc_sel column;
     column.count = 0;
     if (!L->overflow) {
         vec3 span[2];
-        glm_vec3_copy(box[0], span[0]);
-        glm_vec3_copy(box[1], span[1]);
+        glm_vec3_copy((float *)box[0], span[0]);
+        glm_vec3_copy((float *)box[1], span[1]);
         span[0][u] = top - len;
         span[1][u] = top;
         kcc_local_select(L, (const vec3 *)span, &column);
     }
-    bool ray_ok = false;
-    float ray_h = -INFINITY;
-    vec3 ray_n = {0.0f, 0.0f, 0.0f};
-    uint32_t ray_tri = 0;
+    r->ok = false;
+    r->h = -INFINITY;
+    glm_vec3_zero(r->n);
+    r->tri = 0;
+    r->rays = 0;
+    r->first_t = len;
     vec3 o[4];
     kcc_ray_hit hits[4];
     bool got[4];
@@ -72,33 +60,100 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         }
         if (!got[i])
             continue;
+        r->first_t = kcc_minf(r->first_t, hit->t);
         vec3 n;
         kcc_facing_up(ch, hit->normal, n);
         if (n[u] < ch->cos_max_slope)
             continue;
         if (dbg)
             dbg->ray_walkable |= 1u << i;
-        out->rays |= 1u << i;
+        r->rays |= 1u << i;
         float h = top - hit->t;
-        if (!ray_ok || h > ray_h || (h == ray_h && n[u] > ray_n[u])) {
-            ray_ok = true;
-            ray_h = h;
-            glm_vec3_copy(n, ray_n);
-            ray_tri = hit->triangle;
+        if (!r->ok || h > r->h || (h == r->h && n[u] > r->n[u])) {
+            r->ok = true;
+            r->h = h;
+            glm_vec3_copy(n, r->n);
+            r->tri = hit->triangle;
+        }
+    }
+}
+
+void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
+                      float reach, kcc_ground *out, kcc_move_debug *dbg)
+{
+    const int u = kcc_up_index(ch);
+    const float *he = ch->desc.half_extents;
+    const float skin = ch->desc.skin_width;
+    const float feet = pos[u] - he[u];
+    out->found = out->walkable = out->blocked = out->rest_clear = false;
+    out->rays = 0;
+    vec3 box[2];
+    kcc_box_at(ch, pos, box);
+    if (!(lift > 0.0f))
+        lift = 0.0f;
+
+    /* The rays first, from the full lift. When every ray's first hit is at or below the feet, the
+     * lift's height does not matter to them: from any height between the feet and the full lift
+     * they meet the same first hits. So when the box resting on the highest walkable one is clear
+     * (the usual case: no step up, nothing under the box higher than the rays' ground), the probe
+     * is done without the lift's sweep. Ground heights are top - t, rounded from this top. */
+    float top = feet + lift, len = lift + reach;
+    if (!(len > 0.0f))
+        return;
+    ray_ground ray;
+    cast_rays(ch, L, pos, (const vec3 *)box, top, len, &ray, dbg);
+    const bool rays_final = lift == 0.0f;
+    bool rest_tested = false;
+    if (!rays_final && ray.first_t >= lift && ray.ok) {
+        rest_tested = true;
+        vec3 rest;
+        glm_vec3_copy((float *)pos, rest);
+        rest[u] = ray.h + skin + he[u];
+        if (!kcc_box_overlaps_at(ch, L, rest)) {
+            out->found = out->walkable = out->rest_clear = true;
+            out->rays = ray.rays;
+            out->height = ray.h;
+            glm_vec3_copy(ray.n, out->normal);
+            out->triangle = ray.tri;
+            return;
         }
     }
 
+    /* Lift by up to `lift` (step height when walking), stopped a skin short of any ceiling; the
+     * rays again from there when that is lower. */
+    float lifted = lift;
+    if (!rays_final) {
+        vec3 up = {0.0f, 0.0f, 0.0f};
+        up[u] = lift;
+        kcc_contacts c;
+        if (kcc_local_sweep(L, (const vec3 *)box, up, 0.0f, &c))
+            lifted = c.start_overlap ? 0.0f : kcc_maxf(0.0f, c.t * lift - skin);
+    }
+    box[0][u] += lifted;
+    box[1][u] += lifted;
+    if (lifted != lift) {
+        rest_tested = false;
+        top = feet + lifted;
+        len = lifted + reach;
+        if (!(len > 0.0f))
+            return;
+        cast_rays(ch, L, pos, (const vec3 *)box, top, len, &ray, dbg);
+    }
+    out->rays = ray.rays;
+    const bool ray_ok = ray.ok;
+    const float ray_h = ray.h;
+
     /* Usual case: the box resting on the highest walkable ray hit is clear of everything, so
      * nothing under it is higher: done without the box sweep. */
-    if (ray_ok) {
+    if (ray_ok && !rest_tested) {
         vec3 rest;
         glm_vec3_copy((float *)pos, rest);
         rest[u] = ray_h + skin + he[u];
         if (!kcc_box_overlaps_at(ch, L, rest)) {
             out->found = out->walkable = out->rest_clear = true;
             out->height = ray_h;
-            glm_vec3_copy(ray_n, out->normal);
-            out->triangle = ray_tri;
+            glm_vec3_copy(ray.n, out->normal);
+            out->triangle = ray.tri;
             return;
         }
     }
@@ -114,8 +169,8 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         /* Rays on the box boundary hit but the sweep grazed past: trust the rays. */
         out->found = out->walkable = true;
         out->height = ray_h;
-        glm_vec3_copy(ray_n, out->normal);
-        out->triangle = ray_tri;
+        glm_vec3_copy(ray.n, out->normal);
+        out->triangle = ray.tri;
         return;
     }
     out->found = true;
@@ -129,8 +184,8 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
     const float eps = 0.5f * skin;
     if (ray_ok && ray_h >= out->height - eps) {
         out->walkable = true;
-        glm_vec3_copy(ray_n, out->normal);
-        out->triangle = ray_tri;
+        glm_vec3_copy(ray.n, out->normal);
+        out->triangle = ray.tri;
     } else {
         out->walkable = c.normal[best][u] >= ch->cos_max_slope;
         glm_vec3_copy(c.normal[best], out->normal);
