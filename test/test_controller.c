@@ -673,6 +673,40 @@ static void low_tunnel_is_walkable_when_the_box_fits(void **state)
     kcc_mesh_destroy(m);
 }
 
+/* A 0.2 m ledge (step height 0.35) at x = 1 under a ceiling: the box (1.8 m) climbs it when the
+ * ceiling leaves room on top (at 2.05 m: 0.05 m above the head on the ledge), and is blocked when
+ * it does not (at 1.9 m: 0.1 m of headroom on the floor, -0.1 m on the ledge), never overlapping
+ * the level on the way: a step up may not pass through a ceiling. */
+static void a_step_up_needs_headroom_for_the_box(void **state)
+{
+    (void)state;
+    const float ceilings[2] = {2.05f, 1.9f};
+    for (int k = 0; k < 2; ++k) {
+        scene s = {0};
+        sc_floor(&s, 0.0f, 10.0f, 2);
+        sc_box(&s, 1.0f, 0.0f, -3.0f, 3.0f, 0.2f, 3.0f);
+        sc_box(&s, -4.0f, ceilings[k], -4.0f, 4.0f, ceilings[k] + 0.1f, 4.0f);
+        kcc_mesh *m = sc_build(&s);
+        kcc_character ch = make_char(-0.5f, HY + SKIN, 0.0f, NULL);
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        uint32_t f = 0;
+        for (int i = 0; i < 60; ++i) {
+            f = drive(&ch, m, &dr, 3.0f, 0.0f, NULL);
+            assert_false(overlaps(&ch, m));
+        }
+        if (k == 0) {
+            assert_float_equal(ch.position[1], 0.2f + HY + SKIN, 1e-4);
+            assert_true(ch.position[0] > 1.5f);
+        } else {
+            assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
+            assert_true(ch.position[0] <= 1.0f - HX + 1e-5f); /* at the riser, never on the tread */
+            assert_true(ch.position[0] >= 1.0f - HX - 0.01f);
+            assert_true(f & (KCC_MOVE_HIT_WALL | KCC_MOVE_STUCK));
+        }
+        kcc_mesh_destroy(m);
+    }
+}
+
 /* ---------------------------------------------------------------- speed */
 
 /* At 60 m/s (1 m per frame) into a 5 cm wall at x = 3.5 the box stops in front of it. */
@@ -1229,6 +1263,7 @@ int test_group_controller(void)
         cmocka_unit_test(narrow_support_holds_the_character),
         cmocka_unit_test(jumping_into_a_ceiling_stops_and_reports_it),
         cmocka_unit_test(low_tunnel_is_walkable_when_the_box_fits),
+        cmocka_unit_test(a_step_up_needs_headroom_for_the_box),
         cmocka_unit_test(high_speed_does_not_tunnel_through_thin_walls),
         cmocka_unit_test(falling_from_great_height_lands_on_a_thin_floor),
         cmocka_unit_test(start_inside_geometry_is_pushed_out),
