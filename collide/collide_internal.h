@@ -4,6 +4,7 @@
 #ifndef KCC_COLLIDE_INTERNAL_H
 #define KCC_COLLIDE_INTERNAL_H
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -301,14 +302,19 @@ typedef struct kcc_pbox {
 #endif
 } kcc_pbox;
 
+/// Infinite bounds are clamped to +-FLT_MAX (no triangle lies beyond): an empty child slot has
+/// bounds +inf .. -inf and no first child, which an infinite query box would otherwise match (the
+/// walk would then revisit the root for ever). NaN bounds stay NaN and match nothing.
 static inline void kcc_pbox_setup(kcc_pbox *q, const float lo[3], const float hi[3])
 {
-    memcpy(q->lo, lo, sizeof q->lo);
-    memcpy(q->hi, hi, sizeof q->hi);
+    for (int k = 0; k < 3; ++k) {
+        q->lo[k] = lo[k] < -FLT_MAX ? -FLT_MAX : lo[k];
+        q->hi[k] = hi[k] > FLT_MAX ? FLT_MAX : hi[k];
+    }
 #if KCC_SSE
     for (int k = 0; k < 3; ++k) {
-        q->v_lo[k] = _mm_set1_ps(lo[k]);
-        q->v_hi[k] = _mm_set1_ps(hi[k]);
+        q->v_lo[k] = _mm_set1_ps(q->lo[k]);
+        q->v_hi[k] = _mm_set1_ps(q->hi[k]);
     }
 #endif
 }

@@ -513,7 +513,8 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
     ch->mesh = mesh;
 
     vec3 d = {0.0f, 0.0f, 0.0f};
-    if (displacement && vec3_finite(displacement))
+    if (displacement && vec3_finite(displacement) && fabsf(displacement[0]) <= KCC_MAX_DISPLACEMENT &&
+        fabsf(displacement[1]) <= KCC_MAX_DISPLACEMENT && fabsf(displacement[2]) <= KCC_MAX_DISPLACEMENT)
         glm_vec3_copy((float *)displacement, d);
     else
         m.flags |= KCC_MOVE_BAD_INPUT;

@@ -13,6 +13,10 @@ extern "C" {
 /// no triangle (m). Moves keep a gap of desc.skin_width, so in practice the box does not touch at all.
 #define KCC_PENETRATION_TOLERANCE 0.001f
 
+/// A displacement with a component beyond +-this (m) is bad input, like NaN or infinity: treated as
+/// no movement (KCC_MOVE_BAD_INPUT). 10 km in one frame is a teleport: set `position` instead.
+#define KCC_MAX_DISPLACEMENT 1e4f
+
 /// Tuning. Get the defaults from kcc_character_default_desc() and change what you need.
 typedef struct kcc_character_desc {
     vec3  half_extents;   ///< m; default 0.3 0.9 0.3; each in [0.01, 100]
@@ -50,7 +54,8 @@ enum {
     KCC_MOVE_ON_STEEP     = 1u << 6,  ///< resting on ground steeper than max_slope_deg (sliding down)
     KCC_MOVE_SNAPPED_DOWN = 1u << 7,  ///< followed the ground down (stairs, downhill)
     KCC_MOVE_PUSHED_OUT   = 1u << 8,  ///< started overlapping the level and was pushed out (partly)
-    KCC_MOVE_BAD_INPUT    = 1u << 9,  ///< displacement was NaN or infinite: treated as no movement
+    KCC_MOVE_BAD_INPUT    = 1u << 9,  ///< displacement was NaN, infinite or beyond KCC_MAX_DISPLACEMENT:
+                                      ///< treated as no movement
     KCC_MOVE_LANDED       = 1u << 10, ///< on ground now, was not before the move
     KCC_MOVE_CONTACT_CAP  = 1u << 11  ///< more triangles nearby than the fixed buffers hold
 };
@@ -123,9 +128,10 @@ typedef struct kcc_move_result {
     uint32_t   ground_rays;    ///< bit i set when edge ray i found walkable ground
 } kcc_move_result;
 
-/// One frame: moves ch by displacement (m; the caller adds gravity and jumps) through mesh. NaN or
-/// infinite input is treated as no movement (KCC_MOVE_BAD_INPUT). NULL ch or mesh: nothing happens.
-/// result may be NULL. Never allocates; characters on different threads never interact.
+/// One frame: moves ch by displacement (m; the caller adds gravity and jumps) through mesh. NaN,
+/// infinite or larger than KCC_MAX_DISPLACEMENT input is treated as no movement
+/// (KCC_MOVE_BAD_INPUT). NULL ch or mesh: nothing happens. result may be NULL. Never allocates;
+/// characters on different threads never interact.
 void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh,
                         const vec3 displacement, kcc_move_result *result);
 

@@ -946,6 +946,37 @@ static void bad_input_gets_a_status_or_a_flag_never_a_crash(void **state)
     kcc_mesh_destroy(m);
 }
 
+/* A displacement beyond KCC_MAX_DISPLACEMENT (10 km) is bad input: no movement. One at the limit is
+ * swept like any other: into a wall at x = 5 it stops a skin in front of it. (2e38 m used to
+ * overflow the cache's region to infinity, which the tree walk did not survive: found by the
+ * controller's fuzzer.) */
+static void displacements_beyond_the_limit_are_bad_input_and_at_it_are_swept(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    sc_box(&s, 5.0f, 0.0f, -10.0f, 6.0f, 3.0f, 10.0f);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(0.0f, HY + SKIN, 0.0f, NULL);
+    const float beyond[3] = {1.5f * KCC_MAX_DISPLACEMENT, -2e38f, 3.4e38f};
+    kcc_move_result r;
+    for (int i = 0; i < 3; ++i) {
+        vec3 d = {0.0f, 0.0f, 0.0f};
+        d[i] = beyond[i];
+        kcc_character_move(&ch, m, d, &r);
+        assert_true(r.flags & KCC_MOVE_BAD_INPUT);
+        assert_float_equal(ch.position[0], 0.0f, 0.0);
+        assert_float_equal(ch.position[1], HY + SKIN, 1e-5);
+        assert_float_equal(ch.position[2], 0.0f, 0.0);
+    }
+    kcc_character_move(&ch, m, (vec3){KCC_MAX_DISPLACEMENT, 0.0f, 0.0f}, &r);
+    assert_false(r.flags & KCC_MOVE_BAD_INPUT);
+    assert_true(r.flags & KCC_MOVE_HIT_WALL);
+    assert_float_equal(ch.position[0], 5.0f - HX - SKIN, 1e-3);
+    assert_false(overlaps(&ch, m));
+    kcc_mesh_destroy(m);
+}
+
 /* ---------------------------------------------------------------- soak */
 
 typedef struct soak_stats {
@@ -1271,6 +1302,7 @@ int test_group_controller(void)
         cmocka_unit_test(z_up_behaves_like_y_up),
         cmocka_unit_test(move_debug_reports_rays_contacts_and_positions),
         cmocka_unit_test(bad_input_gets_a_status_or_a_flag_never_a_crash),
+        cmocka_unit_test(displacements_beyond_the_limit_are_bad_input_and_at_it_are_swept),
         cmocka_unit_test(results_never_depend_on_the_character_cache),
         cmocka_unit_test(the_avx2_build_moves_exactly_like_the_baseline),
         cmocka_unit_test(a_cache_is_never_read_on_another_mesh),

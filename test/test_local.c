@@ -1133,6 +1133,26 @@ static void local_rays_beside_a_triangle_whose_edge_functions_underflow_miss(voi
                      g1[r] ? "hit" : "miss", g4[r] ? "hit" : "miss");
 }
 
+/* The controller's tree query (kcc_mesh_query_slots, unchecked) with infinite bounds answers every
+ * triangle, and with NaN bounds none. An empty child slot has bounds +inf .. -inf, which an infinite
+ * query box used to match, sending the walk back to the root until its stack overflowed. */
+static void tree_query_with_infinite_bounds_answers_every_triangle(void **state)
+{
+    (void)state;
+    const float p[18] = {0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f,
+                         5.0f, 1.0f, 5.0f, 6.0f, 1.0f, 5.0f, 5.0f, 1.0f, 6.0f};
+    scene s;
+    scene_from_soup(&s, p, 2, "two");
+    uint32_t out[8];
+    const float lo[3] = {-INFINITY, -INFINITY, -INFINITY}, hi[3] = {INFINITY, INFINITY, INFINITY};
+    const uint32_t all = kcc_mesh_query_slots(s.mesh, lo, hi, out, 8);
+    const float nlo[3] = {NAN, 0.0f, 0.0f}, nhi[3] = {NAN, 1.0f, 1.0f};
+    const uint32_t none = kcc_mesh_query_slots(s.mesh, nlo, nhi, out, 8);
+    scene_free(&s);
+    assert_int_equal(all, 2);
+    assert_int_equal(none, 0);
+}
+
 int test_group_local(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1146,6 +1166,7 @@ int test_group_local(void)
         cmocka_unit_test_setup_teardown(local_queries_on_an_overflowing_region_agree_with_the_references, scenes_setup, scenes_teardown),
         cmocka_unit_test(local_queries_report_a_sliver_the_mesh_reports),
         cmocka_unit_test(local_rays_beside_a_triangle_whose_edge_functions_underflow_miss),
+        cmocka_unit_test(tree_query_with_infinite_bounds_answers_every_triangle),
     };
     return KCC_RUN_GROUP("local", tests);
 }
