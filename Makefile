@@ -120,14 +120,14 @@ unit: $(BUILD)/kcc_tests
 # ---------------------------------------------------------------- fuzzer (clang libFuzzer)
 # Two ways to run it. `make fuzz` explores: FUZZ_SECONDS from a random seed (FUZZ_SEED=N to pick
 # one), with comparison tracing, keeping what it finds in build/fuzz/corpus-NAME; run it
-# deliberately, for as long as you like, and add a fixed finding to test/fuzz/corpus.
-# `make fuzz-check` (part of `make test`) repeats: FUZZ_RUNS inputs from seed 1 on a fresh corpus
-# grown from test/fuzz/corpus, without comparison tracing (its dictionary picks up heap and stack
-# addresses, which differ from run to run) and without corpus reloads (timed), so every machine
-# and every run executes the same inputs: CI's verdict does not depend on the clock.
+# deliberately, for as long as you like, and add a fixed finding to test/fuzz/corpus/<target>.
+# `make fuzz-check` (part of `make test`) repeats: FUZZ_RUNS_<target> inputs from seed 1 on a fresh
+# corpus grown from test/fuzz/corpus/<target>, without comparison tracing (its dictionary picks up
+# heap and stack addresses, which differ from run to run) and without corpus reloads (timed), so
+# every machine and every run executes the same inputs: CI's verdict does not depend on the clock.
 FUZZ_SECONDS ?= 60
 FUZZ_SEED ?= 0
-FUZZ_RUNS ?= 500000
+FUZZ_RUNS ?= 100000
 FUZZ_SRC = $(sort $(wildcard test/fuzz/*.c))
 FUZZ_BIN = $(FUZZ_SRC:test/fuzz/%.c=$(BUILD)/fuzz/%)
 $(BUILD)/fuzz/%: test/fuzz/%.c $(LIB_SRC) $(LIB_HDR) | deps
@@ -140,20 +140,24 @@ fuzz: $(FUZZ_BIN)
 	  n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus-$$n; \
 	  echo "fuzzing $$n for $(FUZZ_SECONDS) s"; \
 	  $$f -seed=$(FUZZ_SEED) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 -artifact_prefix=$(BUILD)/fuzz/ \
-	      $(BUILD)/fuzz/corpus-$$n test/fuzz/corpus >$(BUILD)/fuzz/$$n.log 2>&1 \
+	      $(BUILD)/fuzz/corpus-$$n test/fuzz/corpus/$$n >$(BUILD)/fuzz/$$n.log 2>&1 \
 	    || { tail -n 40 $(BUILD)/fuzz/$$n.log; echo "fuzzer $$n found a problem"; exit 1; }; \
 	  tail -n 1 $(BUILD)/fuzz/$$n.log; \
 	done
 
+# inputs per target in fuzz-check (about a minute each here)
+FUZZ_RUNS_fuzz_obj  ?= 500000
+FUZZ_RUNS_fuzz_move ?= 100000
+define fuzz_check_one
+n=$(notdir $(1)); c=$(BUILD)/fuzz/check-$$n; rm -rf $$c; mkdir -p $$c; \
+echo "fuzzing $$n: $(2) inputs from seed 1"; \
+$(1) -seed=1 -runs=$(2) -use_cmp=0 -reload=0 -print_final_stats=0 -artifact_prefix=$(BUILD)/fuzz/ \
+    $$c test/fuzz/corpus/$$n >$(BUILD)/fuzz/$$n.check.log 2>&1 \
+  || { tail -n 40 $(BUILD)/fuzz/$$n.check.log; echo "fuzzer $$n found a problem"; exit 1; }; \
+tail -n 1 $(BUILD)/fuzz/$$n.check.log
+endef
 fuzz-check: $(FUZZ_BIN)
-	@for f in $^; do \
-	  n=$$(basename $$f); c=$(BUILD)/fuzz/check-$$n; rm -rf $$c; mkdir -p $$c; \
-	  echo "fuzzing $$n: $(FUZZ_RUNS) inputs from seed 1"; \
-	  $$f -seed=1 -runs=$(FUZZ_RUNS) -use_cmp=0 -reload=0 -print_final_stats=0 -artifact_prefix=$(BUILD)/fuzz/ \
-	      $$c test/fuzz/corpus >$(BUILD)/fuzz/$$n.check.log 2>&1 \
-	    || { tail -n 40 $(BUILD)/fuzz/$$n.check.log; echo "fuzzer $$n found a problem"; exit 1; }; \
-	  tail -n 1 $(BUILD)/fuzz/$$n.check.log; \
-	done
+	@$(foreach f,$(FUZZ_BIN),$(call fuzz_check_one,$(f),$(or $(FUZZ_RUNS_$(notdir $(f))),$(FUZZ_RUNS)));)
 
 # ---------------------------------------------------------------- traces: kcc-replay, goldens, determinism
 # `make replay` replays every golden trace bit-exactly; `make determinism` builds kcc-replay with each

@@ -1,0 +1,188 @@
+/* fuzz_move.c: libFuzzer target for the character controller. The bytes build a small triangle soup
+ * (corners on a 0.25 m grid, so seams, shared edges, coplanar and degenerate triangles are common),
+ * a character description (in range, or raw floats for the validation paths), a start position and
+ * up to 64 moves, some with raw float displacements (NaN, infinities, 1e30) and some retuning the
+ * character between moves. Checks, aborting on failure (libFuzzer reports the input):
+ * init and retune refuse a description exactly when kcc_character_desc_validate does, with its
+ * status (a valid retune may also be refused for overlapping the level); after every move the position is finite, the flags are known bits,
+ * the branch is P0, P1, P2 or P4; and a move that starts with the box clear of the level (touching
+ * nothing) ends with it clear within KCC_PENETRATION_TOLERANCE, as kcc_controller.h promises. (The
+ * soak and the benchmark count a start as clear already when the box shrunk by the tolerance
+ * touches nothing; a box starting within that millimetre of a sharp wedge can be pushed out into
+ * it, which the fuzzer found, so this target checks the promise as written.)
+ * `make fuzz` explores with it, `make fuzz-check` (part of `make test`) repeats a fixed run. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kcc.h"
+
+#define CHECK(cond)                                                               \
+    do {                                                                          \
+        if (!(cond)) {                                                            \
+            fprintf(stderr, "fuzz_move: check failed at line %d: %s\n", __LINE__, \
+                    #cond);                                                       \
+            abort();                                                              \
+        }                                                                         \
+    } while (0)
+
+#define MAX_TRIANGLES 48
+#define MAX_MOVES     64
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t         n;
+} reader;
+
+static uint8_t byte(reader *r)
+{
+    if (r->n == 0)
+        return 0;
+    r->n--;
+    return *r->p++;
+}
+
+static float raw_float(reader *r)
+{
+    uint32_t u = 0;
+    for (int i = 0; i < 4; ++i)
+        u = u << 8 | byte(r);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* A byte on a 0.25 m grid: -32 .. 31.75 m. */
+static float grid(reader *r)
+{
+    return (float)(int8_t)byte(r) * 0.25f;
+}
+
+/* A byte scaled into [lo, hi]. */
+static float scaled(reader *r, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)byte(r) / 255.0f;
+}
+
+static void read_desc(reader *r, kcc_character_desc *d, bool raw)
+{
+    *d = kcc_character_default_desc();
+    if (raw) {
+        for (int k = 0; k < 3; ++k)
+            d->half_extents[k] = raw_float(r);
+        d->step_height = raw_float(r);
+        d->max_slope_deg = raw_float(r);
+        d->skin_width = raw_float(r);
+        d->ground_snap = raw_float(r);
+        d->max_push_out = raw_float(r);
+        d->up_axis = (int)(byte(r) % 4);
+        return;
+    }
+    d->half_extents[0] = scaled(r, 0.05f, 2.0f);
+    d->half_extents[1] = scaled(r, 0.05f, 2.0f);
+    d->half_extents[2] = scaled(r, 0.05f, 2.0f);
+    d->up_axis = byte(r) & 1 ? 2 : 1;
+    d->step_height = scaled(r, 0.0f, 2.0f * d->half_extents[d->up_axis]);
+    d->max_slope_deg = scaled(r, 0.0f, 89.0f);
+    d->skin_width = scaled(r, 0.0001f, 0.05f);
+    d->ground_snap = scaled(r, 0.0f, 2.0f);
+    d->max_push_out = scaled(r, 0.001f, 2.0f);
+}
+
+/* The status of kcc_character_init / kcc_character_set_desc must match the description's own
+ * validation: refused as invalid exactly when it is invalid; a valid retune may be refused only
+ * for overlapping the level. */
+static void check_desc_status(kcc_status s, const kcc_character_desc *d, bool retune)
+{
+    const kcc_status v = kcc_character_desc_validate(d);
+    CHECK(v == KCC_OK || v == KCC_ERR_BAD_DESC || v == KCC_ERR_NON_FINITE);
+    if (v != KCC_OK)
+        CHECK(s == v);
+    else
+        CHECK(s == KCC_OK || (retune && s == KCC_ERR_OVERLAP));
+}
+
+/* The character's box, shrunk by `by` on every side, overlaps (or touches) a triangle. */
+static bool overlaps(const kcc_character *ch, const kcc_mesh *m, float by)
+{
+    vec3 box[2];
+    kcc_character_box(ch, box);
+    for (int k = 0; k < 3; ++k) {
+        box[0][k] += by;
+        box[1][k] -= by;
+    }
+    return kcc_mesh_overlap_aabb(m, (const vec3 *)box, NULL, 0) > 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    reader r = {data, size};
+    const uint32_t n = 1u + byte(&r) % MAX_TRIANGLES;
+    const uint8_t mode = byte(&r);
+    float pos[9 * MAX_TRIANGLES];
+    for (uint32_t i = 0; i < 9 * n; ++i)
+        pos[i] = grid(&r);
+    kcc_mesh_desc md;
+    memset(&md, 0, sizeof md);
+    md.positions = pos;
+    md.vertex_count = 3 * n;
+    md.triangle_count = n;
+    kcc_mesh *m = NULL;
+    kcc_status s = kcc_mesh_build(&md, &m);
+    if (s != KCC_OK) {
+        CHECK(m == NULL);
+        return 0;
+    }
+
+    kcc_character_desc d;
+    read_desc(&r, &d, (mode & 1) != 0);
+    vec3 c = {grid(&r), grid(&r), grid(&r)};
+    kcc_character ch;
+    s = kcc_character_init(&ch, &d, c);
+    check_desc_status(s, &d, false);
+    if (s != KCC_OK) {
+        kcc_mesh_destroy(m);
+        return 0;
+    }
+
+    const uint32_t known = KCC_MOVE_ON_GROUND | KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING |
+                           KCC_MOVE_STEPPED_UP | KCC_MOVE_SLID | KCC_MOVE_STUCK |
+                           KCC_MOVE_ON_STEEP | KCC_MOVE_SNAPPED_DOWN | KCC_MOVE_PUSHED_OUT |
+                           KCC_MOVE_BAD_INPUT | KCC_MOVE_LANDED | KCC_MOVE_CONTACT_CAP;
+    for (int i = 0; i < MAX_MOVES && r.n > 0; ++i) {
+        const uint8_t op = byte(&r);
+        vec3 disp;
+        if (op == 0xff) {
+            /* retune between moves: in range or raw */
+            kcc_character_desc nd;
+            read_desc(&r, &nd, (byte(&r) & 1) != 0);
+            check_desc_status(kcc_character_set_desc(&ch, &nd), &nd, true);
+            continue;
+        }
+        if (op == 0xfe) {
+            for (int k = 0; k < 3; ++k)
+                disp[k] = raw_float(&r);
+        } else {
+            for (int k = 0; k < 3; ++k)
+                disp[k] = (float)(int8_t)byte(&r) * 0.02f; /* up to 2.56 m a move */
+        }
+        const bool clear = !overlaps(&ch, m, 0.0f);
+        kcc_move_result res;
+        kcc_character_move(&ch, m, disp, &res);
+        CHECK(isfinite(ch.position[0]) && isfinite(ch.position[1]) && isfinite(ch.position[2]));
+        CHECK((res.flags & ~known) == 0);
+        CHECK(res.branch == KCC_BRANCH_P0 || res.branch == KCC_BRANCH_P1 ||
+              res.branch == KCC_BRANCH_P2 || res.branch == KCC_BRANCH_P4);
+        if (clear && overlaps(&ch, m, KCC_PENETRATION_TOLERANCE)) {
+            fprintf(stderr, "fuzz_move: move %d by (%a %a %a) started clear and ends overlapping "
+                            "at (%a %a %a), flags %#x branch %d\n",
+                    i, disp[0], disp[1], disp[2], ch.position[0], ch.position[1],
+                    ch.position[2], res.flags, (int)res.branch);
+            abort();
+        }
+    }
+    kcc_mesh_destroy(m);
+    return 0;
+}
