@@ -1061,6 +1061,17 @@ static void local_queries_on_an_overflowing_region_agree_with_the_references(voi
     }
 }
 
+/* A scene of n soup triangles and its local list over region; the store to free afterwards. */
+static kcc_local_store *gather_soup(scene *s, const float *p, uint32_t n, const char *name,
+                                    const vec3 region[2], kcc_local *L)
+{
+    scene_from_soup(s, p, n, name);
+    kcc_local_store *store = malloc(sizeof *store);
+    assert_non_null(store);
+    kcc_local_gather(L, store, s->mesh, region);
+    return store;
+}
+
 /* The collide layer keeps a sliver whose float normal has no length (kcc_tri_overlap_aabb and the
  * mesh queries test it exactly in double); the local list drops such triangles. A box on the
  * sliver's line: the mesh says it overlaps. */
@@ -1070,12 +1081,9 @@ static void local_queries_report_a_sliver_the_mesh_reports(void **state)
     const float p[18] = {-1.0f, 0.0f, -0x1.8c240cp-87f, 1.0f, 0.0f, 1.0f, -1.0f, 0.0f, 0.0f,
                          5.0f, 0.0f, 5.0f, 6.0f, 0.0f, 5.0f, 5.0f, 0.0f, 6.0f};
     scene s;
-    scene_from_soup(&s, p, 2, "sliver");
-    kcc_local_store *store = malloc(sizeof *store);
-    assert_non_null(store);
     vec3 region[2] = {{-2.0f, -1.0f, -2.0f}, {2.0f, 1.0f, 2.0f}};
     kcc_local L;
-    kcc_local_gather(&L, store, s.mesh, CB(region));
+    kcc_local_store *store = gather_soup(&s, p, 2, "sliver", CB(region), &L);
     vec3 on[2] = {{-0.05f, 0.0f, 0.45f}, {0.05f, 0.0f, 0.55f}};
     const bool mesh_overlap = kcc_mesh_overlap_aabb(s.mesh, CB(on), NULL, 0) > 0;
     vec3 above[2] = {{-0.05f, 0.5f, 0.45f}, {0.05f, 0.7f, 0.55f}};
@@ -1106,12 +1114,9 @@ static void local_rays_beside_a_triangle_whose_edge_functions_underflow_miss(voi
     const float p[18] = {0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, -0.0f, 1.0f, tiny,
                          -0.0f, 1.0f, tiny, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
     scene s;
-    scene_from_soup(&s, p, 2, "denormal");
-    kcc_local_store *store = malloc(sizeof *store);
-    assert_non_null(store);
     vec3 region[2] = {{-1.0f, -1.0f, -1.0f}, {2.0f, 2.0f, 1.0f}};
     kcc_local L;
-    kcc_local_gather(&L, store, s.mesh, CB(region));
+    kcc_local_store *store = gather_soup(&s, p, 2, "denormal", CB(region), &L);
     const vec3 o[4] = {{-0x1.2a17b8p-4f, 0x1.b34634p-1f, tiny}, {0.5f, 0.85f, tiny},
                        {0x1.82de48p-1f, -0x1.1f7cd4p-3f, 0.0f}, {-0x1p-20f, 0.75f, tiny}};
     vec3 rb[2] = {{-1.0f, -1.0f, -1.0f}, {1.0f, 1.0f, 1.0f}};
