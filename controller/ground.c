@@ -9,7 +9,8 @@
 #include "controller_internal.h"
 
 /* The four edge rays from `top` down by `len`: the highest walkable hit, among the triangles in the
- * column they span. *first_t is the nearest first hit of any ray (len when none hit). */
+ * column they span; first_t is the nearest first hit of any ray, walkable or not (len when none
+ * hit). */
 typedef struct ray_ground {
     bool     ok;
     float    h;
@@ -78,6 +79,25 @@ static void cast_rays(const kcc_character *ch, const kcc_local *L, const vec3 po
     }
 }
 
+/* The box at pos resting a skin above the rays' ground: when it overlaps nothing, that ground is
+ * the answer (written to out). */
+static bool rests_clear(const kcc_character *ch, const kcc_local *L, const vec3 pos,
+                        const ray_ground *ray, kcc_ground *out)
+{
+    const int u = kcc_up_index(ch);
+    vec3 rest;
+    glm_vec3_copy((float *)pos, rest);
+    rest[u] = ray->h + ch->desc.skin_width + ch->desc.half_extents[u];
+    if (kcc_box_overlaps_at(ch, L, rest))
+        return false;
+    out->found = out->walkable = out->rest_clear = true;
+    out->rays = ray->rays;
+    out->height = ray->h;
+    glm_vec3_copy((float *)ray->n, out->normal);
+    out->triangle = ray->tri;
+    return true;
+}
+
 void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
                       float reach, kcc_ground *out, kcc_move_debug *dbg)
 {
@@ -106,17 +126,8 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
     bool rest_tested = false;
     if (!rays_final && ray.first_t >= lift && ray.ok) {
         rest_tested = true;
-        vec3 rest;
-        glm_vec3_copy((float *)pos, rest);
-        rest[u] = ray.h + skin + he[u];
-        if (!kcc_box_overlaps_at(ch, L, rest)) {
-            out->found = out->walkable = out->rest_clear = true;
-            out->rays = ray.rays;
-            out->height = ray.h;
-            glm_vec3_copy(ray.n, out->normal);
-            out->triangle = ray.tri;
+        if (rests_clear(ch, L, pos, &ray, out))
             return;
-        }
     }
 
     /* Lift by up to `lift` (step height when walking), stopped a skin short of any ceiling; the
@@ -145,18 +156,8 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
 
     /* Usual case: the box resting on the highest walkable ray hit is clear of everything, so
      * nothing under it is higher: done without the box sweep. */
-    if (ray_ok && !rest_tested) {
-        vec3 rest;
-        glm_vec3_copy((float *)pos, rest);
-        rest[u] = ray_h + skin + he[u];
-        if (!kcc_box_overlaps_at(ch, L, rest)) {
-            out->found = out->walkable = out->rest_clear = true;
-            out->height = ray_h;
-            glm_vec3_copy(ray.n, out->normal);
-            out->triangle = ray.tri;
-            return;
-        }
-    }
+    if (ray_ok && !rest_tested && rests_clear(ch, L, pos, &ray, out))
+        return;
 
     /* The whole box swept down over the same range: the first thing it would rest on (a beam or a
      * ridge between the rays, or something in the way that makes the rays' ground unreachable). */
