@@ -627,6 +627,8 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
     /* Result and state. */
     const float feet0 = p0[u] - he[u];
     const float feet1 = fin[u] - he[u];
+    vec3 old_normal;
+    glm_vec3_copy(ch->ground_normal, old_normal);
     ch->on_ground = g.found && g.walkable;
     if (ch->on_ground) {
         m.flags |= KCC_MOVE_ON_GROUND;
@@ -640,14 +642,18 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
         r.ground_triangle = g.triangle;
         r.ground_rays = g.rays;
         if (was_ground) {
-            /* a rise beyond what the old ground plane explains is a step */
-            const float *n = ch->ground_normal;
+            /* a rise beyond what the ground planes explain is a step: the plane under the box
+             * before the move or after it (crossing a crease from a slope onto flatter ground, the
+             * plane before explains the rise) */
+            vec3 mh;
+            glm_vec3_sub(fin, p0, mh);
+            mh[u] = 0.0f;
             float slope_rise = 0.0f;
-            if (n[u] > 1e-3f) {
-                vec3 mh;
-                glm_vec3_sub(fin, p0, mh);
-                mh[u] = 0.0f;
-                slope_rise = kcc_maxf(0.0f, -glm_vec3_dot(mh, (float *)n) / n[u]);
+            const float *planes[2] = {ch->ground_normal, old_normal};
+            for (int k = 0; k < 2; ++k) {
+                const float *n = planes[k];
+                if (n[u] > 1e-3f)
+                    slope_rise = kcc_maxf(slope_rise, -glm_vec3_dot(mh, (float *)n) / n[u]);
             }
             float rise = feet1 - feet0;
             if (rise > slope_rise + 0.02f) {

@@ -293,6 +293,44 @@ static void walkable_slopes_are_walked_up_and_down_without_losing_ground(void **
     }
 }
 
+/* Ramps of 10 to 40 degrees (limit 50) between the floor and a plateau, walked up at 6 m/s: every
+ * frame is on the ground and none reports a step. Crossing onto the plateau, the rise of the frame
+ * comes from the ramp, the plane under the box before the move; judged against the plateau's flat
+ * plane alone, it looked like a step (found by the controller's fuzzer). */
+static void crossing_a_crease_onto_flatter_ground_is_not_a_step(void **state)
+{
+    (void)state;
+    kcc_character_desc d = kcc_character_default_desc();
+    d.max_slope_deg = 50.0f;
+    for (int deg = 10; deg <= 40; deg += 10) {
+        scene s = {0};
+        const float t = tanf((float)deg * 3.14159265f / 180.0f), run = 3.04f, top = run * t;
+        const float f0[3] = {-20, 0, -20}, f1[3] = {0, 0, -20}, f2[3] = {0, 0, 20}, f3[3] = {-20, 0, 20};
+        sc_quad(&s, f0, f3, f2, f1);
+        const float r0[3] = {0, 0, -20}, r1[3] = {run, top, -20}, r2[3] = {run, top, 20},
+                    r3[3] = {0, 0, 20};
+        sc_quad(&s, r0, r3, r2, r1);
+        const float p0[3] = {run, top, -20}, p1[3] = {20, top, -20}, p2[3] = {20, top, 20},
+                    p3[3] = {run, top, 20};
+        sc_quad(&s, p0, p3, p2, p1);
+        kcc_mesh *m = sc_build(&s);
+        kcc_character ch = make_char(-3.0f, HY + SKIN, 0.0f, &d);
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        drive(&ch, m, &dr, 0, 0, NULL);
+        int steps = 0;
+        for (int i = 0; i < 100; ++i) { /* 10 m: up the ramp and 4 m onto the plateau */
+            uint32_t f = drive(&ch, m, &dr, 6.0f, 0.0f, NULL);
+            assert_true(f & KCC_MOVE_ON_GROUND);
+            steps += (f & KCC_MOVE_STEPPED_UP) != 0;
+        }
+        if (steps != 0)
+            fail_msg("%d-degree ramp: %d frames report a step", deg, steps);
+        assert_float_equal(ch.position[0], 7.0f, 1e-3);
+        assert_float_equal(ch.position[1], top + HY + SKIN, 1e-4);
+        kcc_mesh_destroy(m);
+    }
+}
+
 /* Steep slopes (55-85 degrees, limit 50): a character on one slides down with a constant downward
  * displacement s per frame projected on the slope plane: dx = -s sin cos, dy = -s sin^2 (the
  * ramp rises along +x, so down-slope is -x). Walking into it does not climb it. */
@@ -1283,6 +1321,7 @@ int test_group_controller(void)
         cmocka_unit_test(walking_on_a_floor_of_many_triangles_is_smooth),
         cmocka_unit_test(dense_mesh_beyond_the_contact_cache_still_walks_and_blocks),
         cmocka_unit_test(walkable_slopes_are_walked_up_and_down_without_losing_ground),
+        cmocka_unit_test(crossing_a_crease_onto_flatter_ground_is_not_a_step),
         cmocka_unit_test(steep_slopes_slide_down_and_cannot_be_climbed),
         cmocka_unit_test(stairs_are_climbed_and_descended_at_any_frame_rate),
         cmocka_unit_test(ledges_under_step_height_are_climbed_and_higher_ones_block),

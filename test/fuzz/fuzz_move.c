@@ -1,21 +1,26 @@
 /* fuzz_move.c: libFuzzer target for the character controller. The bytes build a small triangle soup
  * (corners on a 0.25 m grid, so seams, shared edges, coplanar and degenerate triangles are common),
  * a character description (in range, or raw floats for the validation paths), a start position and
- * up to 64 moves, some with raw float displacements (NaN, infinities, 1e30) and some retuning the
+ * up to 64 moves, some with raw float displacements (NaN, infinities, 1e38) and some retuning the
  * character between moves. Checks, aborting on failure (libFuzzer reports the input):
- * init and retune refuse a description exactly when kcc_character_desc_validate does, with its
- * status (a valid retune may also be refused for overlapping the level); after every move the position is finite, the flags are known bits,
- * the branch is P0, P1, P2 or P4; and a move that starts with the box clear of the level (touching
- * nothing) ends with it clear within KCC_PENETRATION_TOLERANCE, as kcc_controller.h promises. (The
- * soak and the benchmark count a start as clear already when the box shrunk by the tolerance
- * touches nothing; a box starting within that millimetre of a sharp wedge can be pushed out into
- * it, which the fuzzer found, so this target checks the promise as written.)
+ * - init and retune refuse a description exactly when kcc_character_desc_validate does, with its
+ *   status (a valid retune may also be refused for overlapping the level);
+ * - after every move the position is finite, `moved` is its change, the normals the flags vouch
+ *   for are unit, a step up is a rise, BAD_INPUT comes only from a raw displacement, the flags are
+ *   known bits and the branch is P0, P1, P2 or P4;
+ * - a move that starts with the box clear of the level (touching nothing) ends with it clear within
+ *   KCC_PENETRATION_TOLERANCE, as kcc_controller.h promises. (The soak and the benchmark count a
+ *   start as clear already when the box shrunk by the tolerance touches nothing; a box starting
+ *   within that millimetre of a sharp wedge can be pushed out into it, which this fuzzer found, so
+ *   it checks the promise as written.)
  * `make fuzz` explores with it, `make fuzz-check` (part of `make test`) repeats a fixed run. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cglm/cglm.h>
 
 #include "kcc.h"
 
@@ -169,10 +174,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 disp[k] = (float)(int8_t)byte(&r) * 0.02f; /* up to 2.56 m a move */
         }
         const bool clear = !overlaps(&ch, m, 0.0f);
+        vec3 start;
+        glm_vec3_copy(ch.position, start);
         kcc_move_result res;
         kcc_character_move(&ch, m, disp, &res);
         CHECK(isfinite(ch.position[0]) && isfinite(ch.position[1]) && isfinite(ch.position[2]));
         CHECK((res.flags & ~known) == 0);
+        for (int k = 0; k < 3; ++k)
+            CHECK(res.moved[k] == ch.position[k] - start[k]);
+        if (res.flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP))
+            CHECK(fabsf(glm_vec3_norm(res.ground_normal) - 1.0f) < 1e-3f);
+        if (res.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING))
+            CHECK(fabsf(glm_vec3_norm(res.wall_normal) - 1.0f) < 1e-3f);
+        if (res.flags & KCC_MOVE_STEPPED_UP)
+            CHECK(res.step_up > 0.0f);
+        if (res.flags & KCC_MOVE_BAD_INPUT)
+            CHECK(op == 0xfe);
         CHECK(res.branch == KCC_BRANCH_P0 || res.branch == KCC_BRANCH_P1 ||
               res.branch == KCC_BRANCH_P2 || res.branch == KCC_BRANCH_P4);
         if (clear && overlaps(&ch, m, KCC_PENETRATION_TOLERANCE)) {
