@@ -52,7 +52,7 @@ KCC_HOT bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const
     float V = Ax * Cy - Ay * Cx;
     float W = Bx * Ay - By * Ax;
     float t;
-    if (fabsf(U) < KCC_EDGE_TINY || fabsf(V) < KCC_EDGE_TINY || fabsf(W) < KCC_EDGE_TINY) {
+    if (kcc_edge_tiny(U) || kcc_edge_tiny(V) || kcc_edge_tiny(W)) {
         const float x[3] = {Ax, Bx, Cx}, y[3] = {Ay, By, Cy}, z[3] = {Az, Bz, Cz};
         if (!kcc_edge_hit_exact(x, y, z, NULL, &t))
             return false;
@@ -95,10 +95,7 @@ static inline int ray_tri4(const ray_pre *r, const kcc_tri *t, uint32_t n, float
     __m128 W = _mm_sub_ps(_mm_mul_ps(Bx, Ay), _mm_mul_ps(By, Ax));
     const __m128 zero = _mm_setzero_ps();
     const int active = (1 << n) - 1;
-    const __m128 absm = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)), tiny = _mm_set1_ps(KCC_EDGE_TINY);
-    int zmask = _mm_movemask_ps(_mm_or_ps(_mm_or_ps(_mm_cmplt_ps(_mm_and_ps(U, absm), tiny),
-                                                    _mm_cmplt_ps(_mm_and_ps(V, absm), tiny)),
-                                          _mm_cmplt_ps(_mm_and_ps(W, absm), tiny))) & active;
+    int zmask = kcc_edge_tiny4(U, V, W) & active;
     __m128 neg = _mm_or_ps(_mm_or_ps(_mm_cmplt_ps(U, zero), _mm_cmplt_ps(V, zero)), _mm_cmplt_ps(W, zero));
     __m128 pos = _mm_or_ps(_mm_or_ps(_mm_cmpgt_ps(U, zero), _mm_cmpgt_ps(V, zero)), _mm_cmpgt_ps(W, zero));
     __m128 det = _mm_add_ps(_mm_add_ps(U, V), W);

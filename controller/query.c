@@ -249,11 +249,6 @@ static inline float edge_fn(float px, float py, float qx, float qy)
     return px * qy - py * qx;
 }
 
-static inline bool edge_tiny(float e)
-{
-    return fabsf(e) < KCC_EDGE_TINY;
-}
-
 bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 origin, int u,
                             float max_t, kcc_ray_hit *out)
 {
@@ -281,7 +276,7 @@ bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 o
         const float e2 = edge_fn(ax, ay, bx, by);
         const float az = t->v[0][u] - oz, bz = t->v[1][u] - oz, cz = t->v[2][u] - oz;
         float hz; /* height of the hit relative to the origin, interpolated; t = -height */
-        if (edge_tiny(e0) || edge_tiny(e1) || edge_tiny(e2)) {
+        if (kcc_edge_tiny(e0) || kcc_edge_tiny(e1) || kcc_edge_tiny(e2)) {
             /* through an edge's line, or underflowing: decided in double */
             const float x[3] = {ax, bx, cx}, y[3] = {ay, by, cy}, z[3] = {az, bz, cz};
             const float fe[3] = {e0, e1, e2};
@@ -327,7 +322,6 @@ void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 
         const __m128 OY = _mm_setr_ps(origin[0][ky], origin[1][ky], origin[2][ky], origin[3][ky]);
         const __m128 OZ = _mm_setr_ps(origin[0][u], origin[1][u], origin[2][u], origin[3][u]);
         const __m128 zero = _mm_setzero_ps();
-        const __m128 ABS = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)), TINY = _mm_set1_ps(KCC_EDGE_TINY);
         /* Per lane, kept in registers: the best t so far, its list position and input index, and
          * whether anything was found (a lane updated in memory and read back whole would stall). */
         __m128 B = _mm_set1_ps(max_t), found = zero;
@@ -352,10 +346,7 @@ void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 
             const __m128 E0 = _mm_sub_ps(_mm_mul_ps(BX, CY), _mm_mul_ps(BY, CX));
             const __m128 E1 = _mm_sub_ps(_mm_mul_ps(CX, AY), _mm_mul_ps(CY, AX));
             const __m128 E2 = _mm_sub_ps(_mm_mul_ps(AX, BY), _mm_mul_ps(AY, BX));
-            const int tiny = _mm_movemask_ps(m) &
-                _mm_movemask_ps(_mm_or_ps(_mm_or_ps(_mm_cmplt_ps(_mm_and_ps(E0, ABS), TINY),
-                                                    _mm_cmplt_ps(_mm_and_ps(E1, ABS), TINY)),
-                                          _mm_cmplt_ps(_mm_and_ps(E2, ABS), TINY)));
+            const int tiny = _mm_movemask_ps(m) & kcc_edge_tiny4(E0, E1, E2);
             const __m128 neg = _mm_or_ps(_mm_or_ps(_mm_cmplt_ps(E0, zero), _mm_cmplt_ps(E1, zero)), _mm_cmplt_ps(E2, zero));
             const __m128 pos = _mm_or_ps(_mm_or_ps(_mm_cmpgt_ps(E0, zero), _mm_cmpgt_ps(E1, zero)), _mm_cmpgt_ps(E2, zero));
             const __m128 det = _mm_add_ps(_mm_add_ps(E0, E1), E2);
