@@ -91,7 +91,6 @@ static bool rests_clear(const kcc_character *ch, const kcc_local *L, const vec3 
     if (kcc_box_overlaps_at(ch, L, rest))
         return false;
     out->found = out->walkable = out->rest_clear = true;
-    out->rays = ray->rays;
     out->height = ray->h;
     glm_vec3_copy((float *)ray->n, out->normal);
     out->triangle = ray->tri;
@@ -122,6 +121,7 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         return;
     ray_ground ray;
     cast_rays(ch, L, pos, (const vec3 *)box, top, len, &ray, dbg);
+    out->rays = ray.rays;
     const bool rays_final = lift == 0.0f;
     bool rest_tested = false;
     if (!rays_final && ray.first_t >= lift && ray.ok) {
@@ -149,14 +149,12 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         if (!(len > 0.0f))
             return;
         cast_rays(ch, L, pos, (const vec3 *)box, top, len, &ray, dbg);
+        out->rays = ray.rays;
     }
-    out->rays = ray.rays;
-    const bool ray_ok = ray.ok;
-    const float ray_h = ray.h;
 
     /* Usual case: the box resting on the highest walkable ray hit is clear of everything, so
      * nothing under it is higher: done without the box sweep. */
-    if (ray_ok && !rest_tested && rests_clear(ch, L, pos, &ray, out))
+    if (ray.ok && !rest_tested && rests_clear(ch, L, pos, &ray, out))
         return;
 
     /* The whole box swept down over the same range: the first thing it would rest on (a beam or a
@@ -165,11 +163,11 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
     sweep[u] = -len;
     kcc_contacts c;
     if (!kcc_local_sweep(L, (const vec3 *)box, sweep, 1e-6f, &c)) {
-        if (!ray_ok)
+        if (!ray.ok)
             return;
         /* Rays on the box boundary hit but the sweep grazed past: trust the rays. */
         out->found = out->walkable = true;
-        out->height = ray_h;
+        out->height = ray.h;
         glm_vec3_copy(ray.n, out->normal);
         out->triangle = ray.tri;
         return;
@@ -183,7 +181,7 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         if (c.normal[i][u] > c.normal[best][u])
             best = i;
     const float eps = 0.5f * skin;
-    if (ray_ok && ray_h >= out->height - eps) {
+    if (ray.ok && ray.h >= out->height - eps) {
         out->walkable = true;
         glm_vec3_copy(ray.n, out->normal);
         out->triangle = ray.tri;
