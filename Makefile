@@ -130,34 +130,32 @@ FUZZ_SEED ?= 0
 FUZZ_RUNS ?= 100000
 FUZZ_SRC = $(sort $(wildcard test/fuzz/*.c))
 FUZZ_BIN = $(FUZZ_SRC:test/fuzz/%.c=$(BUILD)/fuzz/%)
-$(BUILD)/fuzz/%: test/fuzz/%.c $(LIB_SRC) $(LIB_HDR) | deps
+$(BUILD)/fuzz/%: test/fuzz/%.c test/fuzz/fuzz.h $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(dir $@)
 	clang -std=c11 -O1 -g $(WARN) $(FPFLAGS) $(INCLUDES) $(CGLM_CFLAGS) \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $< $(LIB_SRC) -o $@ -lm
 
+# One fuzzer run: $(1) the target, $(2) the corpus it grows (from test/fuzz/corpus/<target>),
+# $(3) its log, $(4) libFuzzer's options.
+define fuzz_run
+n=$(notdir $(1)); mkdir -p $(2); echo "fuzzing $$n: $(strip $(4))"; \
+$(1) $(4) -print_final_stats=0 -artifact_prefix=$(BUILD)/fuzz/ \
+    $(2) test/fuzz/corpus/$$n >$(3) 2>&1 \
+  || { tail -n 40 $(3); echo "fuzzer $$n found a problem"; exit 1; }; \
+tail -n 1 $(3)
+endef
+
 fuzz: $(FUZZ_BIN)
-	@for f in $^; do \
-	  n=$$(basename $$f); mkdir -p $(BUILD)/fuzz/corpus-$$n; \
-	  echo "fuzzing $$n for $(FUZZ_SECONDS) s"; \
-	  $$f -seed=$(FUZZ_SEED) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 -artifact_prefix=$(BUILD)/fuzz/ \
-	      $(BUILD)/fuzz/corpus-$$n test/fuzz/corpus/$$n >$(BUILD)/fuzz/$$n.log 2>&1 \
-	    || { tail -n 40 $(BUILD)/fuzz/$$n.log; echo "fuzzer $$n found a problem"; exit 1; }; \
-	  tail -n 1 $(BUILD)/fuzz/$$n.log; \
-	done
+	@$(foreach f,$^,$(call fuzz_run,$(f),$(BUILD)/fuzz/corpus-$(notdir $(f)),\
+	  $(BUILD)/fuzz/$(notdir $(f)).log,-seed=$(FUZZ_SEED) -max_total_time=$(FUZZ_SECONDS));)
 
 # inputs per target in fuzz-check (about a minute each here)
 FUZZ_RUNS_fuzz_obj  ?= 500000
 FUZZ_RUNS_fuzz_move ?= 100000
-define fuzz_check_one
-n=$(notdir $(1)); c=$(BUILD)/fuzz/check-$$n; rm -rf $$c; mkdir -p $$c; \
-echo "fuzzing $$n: $(2) inputs from seed 1"; \
-$(1) -seed=1 -runs=$(2) -use_cmp=0 -reload=0 -print_final_stats=0 -artifact_prefix=$(BUILD)/fuzz/ \
-    $$c test/fuzz/corpus/$$n >$(BUILD)/fuzz/$$n.check.log 2>&1 \
-  || { tail -n 40 $(BUILD)/fuzz/$$n.check.log; echo "fuzzer $$n found a problem"; exit 1; }; \
-tail -n 1 $(BUILD)/fuzz/$$n.check.log
-endef
 fuzz-check: $(FUZZ_BIN)
-	@$(foreach f,$(FUZZ_BIN),$(call fuzz_check_one,$(f),$(or $(FUZZ_RUNS_$(notdir $(f))),$(FUZZ_RUNS)));)
+	@$(foreach f,$^,rm -rf $(BUILD)/fuzz/check-$(notdir $(f)); \
+	  $(call fuzz_run,$(f),$(BUILD)/fuzz/check-$(notdir $(f)),$(BUILD)/fuzz/$(notdir $(f)).check.log,\
+	    -seed=1 -runs=$(or $(FUZZ_RUNS_$(notdir $(f))),$(FUZZ_RUNS)) -use_cmp=0 -reload=0);)
 
 # ---------------------------------------------------------------- traces: kcc-replay, goldens, determinism
 # `make replay` replays every golden trace bit-exactly; `make determinism` builds kcc-replay with each

@@ -22,16 +22,9 @@
 
 #include <cglm/cglm.h>
 
+#include "fuzz.h"
 #include "kcc.h"
 
-#define CHECK(cond)                                                               \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            fprintf(stderr, "fuzz_move: check failed at line %d: %s\n", __LINE__, \
-                    #cond);                                                       \
-            abort();                                                              \
-        }                                                                         \
-    } while (0)
 
 #define MAX_TRIANGLES 48
 #define MAX_MOVES     64

@@ -11,19 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "kcc_level.h"
 #include "level_internal.h"   /* kcc_parse_float */
 
 #define MAX_MESH_TRIANGLES 2000u   /* larger inputs are parsed but not built into a mesh */
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "fuzz_obj: check failed at line %d: %s\n", __LINE__, \
-                    #cond);                                                      \
-            abort();                                                             \
-        }                                                                        \
-    } while (0)
 
 typedef struct rng {
     uint64_t s;
