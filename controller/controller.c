@@ -145,6 +145,7 @@ typedef struct move_ctx {
     uint32_t flags;
     vec3  wall_normal;
     kcc_move_debug *dbg; /* NULL unless kcc_character_move_debug */
+    bool  leaving;      /* the start-overlap push: sweeps ignore what the box overlaps at the start */
     bool  steep;        /* slid along steep ground in the air */
     vec3  steep_normal;
     uint32_t steep_triangle;
@@ -267,7 +268,9 @@ static float advance(move_ctx *m, vec3 pos, const vec3 v, bool upper, kcc_contac
     float reach = len + m->skin;
     glm_vec3_scale((float *)v, reach / len, ext);
     /* contacts within 0.1 mm of the first count as simultaneous */
-    if (!kcc_local_sweep(m->L, (const vec3 *)box, ext, 1e-4f / reach, c)) {
+    const bool hit = m->leaving ? kcc_local_sweep_out(m->L, (const vec3 *)box, ext, 1e-4f / reach, c)
+                                : kcc_local_sweep(m->L, (const vec3 *)box, ext, 1e-4f / reach, c);
+    if (!hit) {
         glm_vec3_add(pos, (float *)v, pos);
         return 1.0f;
     }
@@ -458,6 +461,25 @@ static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 
         m->flags |= KCC_MOVE_CONTACT_CAP;
 }
 
+/* The start-overlap push by `step`, swept: it leaves the triangles the box overlaps and slides along
+ * any it would run into (the other side of a wedge), so it never pushes the box into more of the
+ * level. Leaves the neighbourhood gathered around the push. */
+static void push_out(move_ctx *m, const kcc_mesh *mesh, vec3 pos, const vec3 step)
+{
+    gather(m, mesh, pos, step);
+    move_ctx pm = *m;
+    pm.walking = false;
+    pm.leaving = true;
+    pm.dbg = NULL;
+    kcc_contacts c;
+    float t = advance(&pm, pos, step, false, &c);
+    if (c.count > 0) {
+        vec3 rest;
+        glm_vec3_scale((float *)step, 1.0f - t, rest);
+        slide(&pm, pos, rest, false, &c);
+    }
+}
+
 static void debug_point(kcc_move_debug *dbg, int k, const vec3 p)
 {
     if (!dbg)
@@ -546,7 +568,9 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
             if (len > 0.0f) {
                 float want = len + m.skin;
                 float go = kcc_minf(want, ch->desc.max_push_out);
-                glm_vec3_muladds(push, go / len, p0);
+                vec3 step;
+                glm_vec3_scale(push, go / len, step);
+                push_out(&m, mesh, p0, step);
                 m.flags |= KCC_MOVE_PUSHED_OUT;
                 gather(&m, mesh, p0, d); /* the neighbourhood moved with it */
             }

@@ -77,6 +77,11 @@ typedef struct kcc_contacts {
 } kcc_contacts;
 bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
                      kcc_contacts *out);
+/* The same for a box being pushed out of the level: the triangles it overlaps at the start are not
+ * contacts (the push leaves them), only the ones it would run into. In the overflow mode an overlap
+ * at the first contact hides the rest: then nothing is reported. */
+bool kcc_local_sweep_out(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
+                         kcc_contacts *out);
 
 /* Least-penetration push of box out of the triangles it overlaps, accumulated as planes; returns
  * false when box overlaps nothing. out_push is the translation (m) that frees it, before any cap.

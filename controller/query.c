@@ -462,8 +462,10 @@ static inline bool met_face_first(const kcc_local_tri *const *faced, uint32_t n,
     return false;
 }
 
-bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
-                     kcc_contacts *out)
+/* kcc_local_sweep; `leaving`: the box is being pushed out of what it overlaps at the start, so those
+ * triangles are not contacts (kcc_local_sweep_out). */
+static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop, bool leaving,
+                  kcc_contacts *out)
 {
     vec3 region[2], ctr, half;
     for (int i = 0; i < 3; ++i) {
@@ -480,7 +482,8 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
     const kcc_local *C = candidates(L, (const vec3 *)region, &scratch, &store);
     if (!C) {
         kcc_sweep_hit h;
-        if (!kcc_mesh_sweep_aabb(L->mesh, box, delta, &h))
+        /* the mesh sweep reports the first contact only: leaving, an overlap there hides the rest */
+        if (!kcc_mesh_sweep_aabb(L->mesh, box, delta, &h) || (leaving && h.start_overlap))
             return false;
         out->t = h.t;
         out->count = 1;
@@ -523,7 +526,8 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
         }
         double dt, dn[3];
         bool start;
-        if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], dctr, dhalf, ddelta, 1.0, &dt, dn, &start))
+        if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], dctr, dhalf, ddelta, 1.0, &dt, dn, &start) ||
+            (leaving && start))
             continue;
         float th = (float)dt;
         vec3 n = {(float)dn[0], (float)dn[1], (float)dn[2]};
@@ -551,6 +555,18 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
         }
     }
     return out->count > 0;
+}
+
+bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
+                     kcc_contacts *out)
+{
+    return sweep(L, box, delta, t_slop, false, out);
+}
+
+bool kcc_local_sweep_out(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
+                         kcc_contacts *out)
+{
+    return sweep(L, box, delta, t_slop, true, out);
 }
 
 /* Least-penetration axis of box against one triangle, by the 13 separating axes: the shortest

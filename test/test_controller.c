@@ -837,6 +837,47 @@ static void start_inside_geometry_is_pushed_out(void **state)
     kcc_mesh_destroy(m);
 }
 
+/* The push out of a start overlap is swept: it never pushes the box into a triangle it was clear of.
+ * Feet 5 cm into a floor, head 1 mm under a surface sloping down at 45 degrees towards +x (y = 1.751
+ * at the box's top edge x = 0.3): pushed straight up the box would sink 5 cm into the slope; instead
+ * it slides up its underside (towards -x) and is out of the floor within a few frames (each frame
+ * pushes up to 5.2 cm, of which half is rise along the slope), then rests on the floor. Under a flat
+ * ceiling 1 mm above the head the box does not fit at all (1.751 m < 1.8 m): it is never pushed
+ * into the ceiling either. */
+static void the_push_out_never_pushes_into_more_of_the_level(void **state)
+{
+    (void)state;
+    for (int flat = 0; flat < 2; ++flat) {
+        /* the surface over the box: y = y0 - k x, 1 mm above the box's top at x = 0.3 */
+        const float k = flat ? 0.0f : 1.0f, y0 = 1.751f + 0.3f * k;
+        const float ta[3] = {-3.0f, y0 + 3.0f * k, -3.0f}, tb[3] = {3.0f, y0 - 3.0f * k, -3.0f};
+        const float tc[3] = {3.0f, y0 - 3.0f * k, 3.0f}, td[3] = {-3.0f, y0 + 3.0f * k, 3.0f};
+        scene s = {0}, only = {0};
+        sc_floor(&s, 0.0f, 10.0f, 1);
+        sc_quad(&s, ta, tb, tc, td);
+        sc_quad(&only, ta, tb, tc, td);
+        kcc_mesh *m = sc_build(&s), *top = sc_build(&only);
+        kcc_character ch = make_char(0.0f, HY - 0.05f, 0.0f, NULL);
+        assert_true(overlaps(&ch, m) && !overlaps(&ch, top));
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        uint32_t flags = 0;
+        int frames = 0;
+        for (; frames < 10 && overlaps(&ch, m); ++frames) {
+            flags |= drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
+            assert_false(overlaps(&ch, top));
+        }
+        assert_true(flags & KCC_MOVE_PUSHED_OUT);
+        if (!flat) {
+            assert_true(frames <= 6);
+            assert_true(ch.position[0] < 0.0f); /* along the slope, away from it */
+            rests_on_floor(&ch, m, &dr, 30, 0.0f, 1e-4);
+            assert_false(overlaps(&ch, top));
+        }
+        kcc_mesh_destroy(m);
+        kcc_mesh_destroy(top);
+    }
+}
+
 /* Retuning between frames: a 0.45 m ledge blocks at step height 0.35 and is climbed after raising
  * it to 0.5; growing the box into a wall is refused with KCC_ERR_OVERLAP and changes nothing. */
 static void retuning_between_frames_takes_effect(void **state)
@@ -1337,6 +1378,7 @@ int test_group_controller(void)
         cmocka_unit_test(high_speed_does_not_tunnel_through_thin_walls),
         cmocka_unit_test(falling_from_great_height_lands_on_a_thin_floor),
         cmocka_unit_test(start_inside_geometry_is_pushed_out),
+        cmocka_unit_test(the_push_out_never_pushes_into_more_of_the_level),
         cmocka_unit_test(retuning_between_frames_takes_effect),
         cmocka_unit_test(z_up_behaves_like_y_up),
         cmocka_unit_test(move_debug_reports_rays_contacts_and_positions),
