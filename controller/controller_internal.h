@@ -43,7 +43,7 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
 /* A subset of a kcc_local: the triangles whose bounds overlap some box, in list order. */
 typedef struct kcc_sel {
     uint32_t count;
-    uint8_t  i[KCC_LOCAL_MAX];
+    uint8_t  i[KCC_LOCAL_MAX + 4]; /* + 4: the selection writes a group's four at a time */
 } kcc_sel;
 void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out);
 

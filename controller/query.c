@@ -220,14 +220,26 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
     store_fill(L, store, mesh, slots, n);
 }
 
+/* The set lanes of a four-lane mask, lowest first, one per byte (the rest zero), and how many. */
+static const uint32_t lanes_of[16] = {
+    0x00000000u, 0x00000000u, 0x00000001u, 0x00000100u, 0x00000002u, 0x00000200u, 0x00000201u,
+    0x00020100u, 0x00000003u, 0x00000300u, 0x00000301u, 0x00030100u, 0x00000302u, 0x00030200u,
+    0x00030201u, 0x03020100u};
+static const uint8_t lanes_in[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+
 void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out)
 {
     bounds4 b;
     bounds4_setup(&b, box[0], box[1]);
     uint32_t n = 0;
-    for (uint32_t g = 0; g < L->count; g += 4)
-        for (int m = bounds4_test(L, g, &b); m != 0; m &= m - 1)
-            out->i[n++] = (uint8_t)(g + low_lane(m));
+    /* without a branch per triangle: each group writes four bytes, and keeps as many as matched */
+    for (uint32_t g = 0; g < L->count; g += 4) {
+        const int m = bounds4_test(L, g, &b);
+        const uint32_t v = lanes_of[m] + g * 0x01010101u;
+        for (int k = 0; k < 4; ++k)
+            out->i[n + (uint32_t)k] = (uint8_t)(v >> (8 * k));
+        n += lanes_in[m];
+    }
     out->count = n;
 }
 
