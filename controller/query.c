@@ -127,13 +127,6 @@ static inline int bounds4_test(const kcc_local *L, uint32_t g, const bounds4 *b)
 #endif
 }
 
-/* The lowest set lane of a non-zero four-lane mask. */
-static inline uint32_t low_lane(int mask)
-{
-    int bit = mask & -mask;
-    return (uint32_t)((bit >> 1) - (bit >> 3));
-}
-
 static inline bool box_inside(const float lo[3], const float hi[3], const vec3 box[2])
 {
     return box[0][0] >= lo[0] && box[0][1] >= lo[1] && box[0][2] >= lo[2] && box[1][0] <= hi[0] &&
@@ -430,14 +423,13 @@ bool kcc_local_overlaps(const kcc_local *L, const vec3 box[2])
 {
     if (L->overflow)
         return kcc_mesh_overlap_aabb(L->mesh, box, NULL, 0) > 0;
-    bounds4 b;
-    bounds4_setup(&b, box[0], box[1]);
-    for (uint32_t g = 0; g < L->count; g += 4)
-        for (int m = bounds4_test(L, g, &b); m != 0; m &= m - 1) {
-            const kcc_local_tri *t = &L->tris[g + low_lane(m)];
-            if (kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], box[0], box[1]))
-                return true;
-        }
+    kcc_sel cand;
+    kcc_local_select(L, box, &cand);
+    for (uint32_t s = 0; s < cand.count; ++s) {
+        const kcc_local_tri *t = &L->tris[cand.i[s]];
+        if (kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], box[0], box[1]))
+            return true;
+    }
     return false;
 }
 
@@ -519,11 +511,10 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
      * skipped (see docs/controller.md, "Coplanar triangles"). */
     const kcc_local_tri *faced[KCC_MAX_CONTACTS];
     uint32_t nfaced = 0;
-    bounds4 b;
-    bounds4_setup(&b, region[0], region[1]);
-    for (uint32_t g = 0; g < C->count; g += 4)
-      for (int m = bounds4_test(C, g, &b); m != 0; m &= m - 1) {
-        const kcc_local_tri *t = &C->tris[g + low_lane(m)];
+    kcc_sel cand;
+    kcc_local_select(C, (const vec3 *)region, &cand);
+    for (uint32_t s = 0; s < cand.count; ++s) {
+        const kcc_local_tri *t = &C->tris[cand.i[s]];
         if (!plane_may_touch(t, ctr, half, delta) || met_face_first(faced, nfaced, t))
             continue;
         if (!exact_ready) {
@@ -673,14 +664,13 @@ bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], int u, float c
     const uint32_t cap = KCC_MAX_CONTACTS * 4;
     const kcc_local *C = candidates(L, box, &scratch, &store);
     if (C) {
-        bounds4 b;
-        bounds4_setup(&b, box[0], box[1]);
-        for (uint32_t g = 0; g < C->count; g += 4)
-            for (int m = bounds4_test(C, g, &b); m != 0 && n < cap; m &= m - 1) {
-                const kcc_local_tri *t = &C->tris[g + low_lane(m)];
-                if (tri_mtd(t->v[0], t->v[1], t->v[2], box, u, cos_floor, dirs[n], &depth[n]))
-                    n++;
-            }
+        kcc_sel cand;
+        kcc_local_select(C, box, &cand);
+        for (uint32_t s = 0; s < cand.count && n < cap; ++s) {
+            const kcc_local_tri *t = &C->tris[cand.i[s]];
+            if (tri_mtd(t->v[0], t->v[1], t->v[2], box, u, cos_floor, dirs[n], &depth[n]))
+                n++;
+        }
     } else {
         uint32_t ids[KCC_MAX_CONTACTS * 4];
         uint32_t total = kcc_mesh_overlap_aabb(L->mesh, box, ids, cap);
