@@ -11,6 +11,8 @@ extern "C" {
 
 /// After a move that started clear of the level, the box shrunk by this much on every side overlaps
 /// no triangle (m). Moves keep a gap of desc.skin_width, so in practice the box does not touch at all.
+/// A move that starts overlapping pushes the box out without entering any triangle it did not
+/// touch at its start (beyond this much).
 #define KCC_PENETRATION_TOLERANCE 0.001f
 
 /// A displacement with a component beyond +-this (m) is bad input, like NaN or infinity: treated as
