@@ -12,7 +12,8 @@ extern "C" {
 /// After a move that started clear of the level, the box shrunk by this much on every side overlaps
 /// no triangle (m). Moves keep a gap of desc.skin_width, so in practice the box does not touch at all.
 /// A move that starts overlapping pushes the box out without entering any triangle it did not
-/// touch at its start (beyond this much).
+/// touch at its start (beyond this much), unless the neighbourhood is too dense for the move's
+/// triangle lists (KCC_MOVE_CONTACT_CAP: then the push sees only the first triangle in its way).
 #define KCC_PENETRATION_TOLERANCE 0.001f
 
 /// A displacement with a component beyond +-this (m) is bad input, like NaN or infinity: treated as
