@@ -13,7 +13,7 @@ extern "C" {
 /// no triangle (m). Moves keep a gap of desc.skin_width, so in practice the box does not touch at all.
 /// A move that starts overlapping pushes the box out without entering any triangle it did not
 /// touch at its start (beyond this much), unless the neighbourhood is too dense for the move's
-/// triangle lists (KCC_MOVE_CONTACT_CAP: then the push sees only the first triangle in its way).
+/// triangle lists (KCC_MOVE_CONTACT_CAP: then only the first triangle along the push can stop it).
 #define KCC_PENETRATION_TOLERANCE 0.001f
 
 /// A displacement with a component beyond +-this (m) is bad input, like NaN or infinity: treated as
