@@ -6,8 +6,9 @@
  * - init and retune refuse a description exactly when kcc_character_desc_validate does, with its
  *   status (a valid retune may also be refused for overlapping the level);
  * - after every move the position is finite, `moved` is its change, the normals the flags vouch
- *   for are unit, a step up is a rise, BAD_INPUT comes only from a raw displacement, the flags are
- *   known bits and the branch is P0, P1, P2 or P4;
+ *   for are unit, a step up is a rise (and no higher than step height when the walk ends in P2),
+ *   BAD_INPUT comes only from a raw displacement, the flags are known bits and the branch is P0,
+ *   P1, P2 or P4;
  * - a move never ends overlapping, beyond KCC_PENETRATION_TOLERANCE, a triangle its box did not
  *   touch at the start: from a clear start it ends clear, and the start-overlap push leaves what it
  *   is in without entering anything else. (A push that teleported could push a box sunk under a
@@ -179,6 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         vec3 start;
         glm_vec3_copy(ch.position, start);
         kcc_move_result res;
+        const bool was_ground = ch.on_ground;
         kcc_character_move(&ch, m, disp, &res);
         CHECK(isfinite(ch.position[0]) && isfinite(ch.position[1]) && isfinite(ch.position[2]));
         CHECK((res.flags & ~known) == 0);
@@ -190,6 +192,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(fabsf(glm_vec3_norm(res.wall_normal) - 1.0f) < 1e-3f);
         if (res.flags & KCC_MOVE_STEPPED_UP)
             CHECK(res.step_up > 0.0f);
+        /* a walk that ends where it settled (P2) climbs no more than step height (a slide along a
+         * walkable slope may rise more) */
+        if ((res.flags & KCC_MOVE_STEPPED_UP) && was_ground && disp[ch.desc.up_axis] <= 0.0f &&
+            res.branch == KCC_BRANCH_P2)
+            CHECK(res.step_up <= ch.desc.step_height + 0.25f * ch.desc.skin_width + 1e-4f);
         if (res.flags & KCC_MOVE_BAD_INPUT)
             CHECK(op == 0xfe);
         CHECK(res.branch == KCC_BRANCH_P0 || res.branch == KCC_BRANCH_P1 ||
