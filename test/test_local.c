@@ -514,14 +514,16 @@ static float check_sweep(scene *s, const kcc_local *L, const vec3 box[2], const 
     kcc_sweep_hit mh;
     const bool mgot = kcc_mesh_sweep_aabb(s->mesh, box, delta, &mh);
     stats->sweeps++;
-    /* kcc_local_sweep_out: the same without the triangles the box overlaps at the start (complete
-     * lists only: overflowing, it asks the mesh, whose first contact hides the rest) */
-    vec3 region0[2];
+    /* The sweep's reach: when it overflows, the sweep asks the mesh, which names one triangle. */
+    vec3 region[2];
     for (int k = 0; k < 3; ++k) {
-        region0[0][k] = box[0][k] + fminf(delta[k], 0.0f);
-        region0[1][k] = box[1][k] + fmaxf(delta[k], 0.0f);
+        region[0][k] = box[0][k] + fminf(delta[k], 0.0f);
+        region[1][k] = box[1][k] + fmaxf(delta[k], 0.0f);
     }
-    if (!(L->overflow && ref_count(s, CB(region0)) > KCC_LOCAL_MAX)) {
+    const bool listed = !(L->overflow && ref_count(s, CB(region)) > KCC_LOCAL_MAX);
+    /* kcc_local_sweep_out: the same without the triangles the box overlaps at the start (listed
+     * only: the mesh's first contact hides the rest) */
+    if (listed) {
         float tout = INFINITY;
         for (uint32_t i = 0; i < s->n; ++i)
             if (isfinite(s->st[i]) && !s->ss[i])
@@ -577,14 +579,8 @@ static float check_sweep(scene *s, const kcc_local *L, const vec3 box[2], const 
         for (int a = 0; a < 3; ++a)
             assert_true(fabsf(c.normal[k][a] - s->sn[id][a]) <= 1e-5f);
     }
-    /* Complete unless capped, or unless the sweep's reach overflowed (then it asks the mesh, which
-     * names one triangle). */
-    vec3 region[2];
-    for (int k = 0; k < 3; ++k) {
-        region[0][k] = box[0][k] + fminf(delta[k], 0.0f);
-        region[1][k] = box[1][k] + fmaxf(delta[k], 0.0f);
-    }
-    if (c.count == KCC_MAX_CONTACTS || (L->overflow && ref_count(s, CB(region)) > KCC_LOCAL_MAX))
+    /* Complete unless capped, or unless the sweep's reach overflowed. */
+    if (c.count == KCC_MAX_CONTACTS || !listed)
         return c.t;
     for (uint32_t i = 0; i < s->n; ++i) {
         if (!(s->st[i] <= c.t + t_slop - 1e-6f))
