@@ -40,6 +40,19 @@ define avx2_names
 	nm -g --defined-only $(1) | awk 'NF == 3 && $$3 ~ /^kcc_/ { print $$3, "kcc_avx2_" substr($$3, 5) }' \
 	  | sort -u >$(2)
 endef
+# The AVX2 build of AVX2_SRC in $(BUILD)/DIR (compiled with FLAGS, the AVX2 flags, EXTRA), its
+# names collected and renamed: $(call avx2_variant,DIR,FLAGS,EXTRA).
+# Instantiated for the library (avx2) and for the sanitized tests (san-avx2).
+define avx2_variant
+$(BUILD)/$(1)/%.raw.o: %.c $(LIB_HDR) | deps
+	@mkdir -p $$(dir $$@)
+	$$(CC) $(2) $$(AVX2_FLAGS) $(3) -c $$< -o $$@
+$(BUILD)/$(1)/names.txt: $(AVX2_SRC:%.c=$(BUILD)/$(1)/%.raw.o)
+	$$(call avx2_names,$$^,$$@)
+$(BUILD)/$(1)/%.o: $(BUILD)/$(1)/%.raw.o $(BUILD)/$(1)/names.txt
+	objcopy --redefine-syms=$(BUILD)/$(1)/names.txt $$< $$@
+endef
+$(eval $(call avx2_variant,avx2,$$(CFLAGS_ALL),-fPIC))
 
 .PHONY: all lib test unit fuzz fuzz-check bench run install clean deps deps-bench deps-fuzz
 all: lib $(BUILD)/kcc-replay
@@ -49,14 +62,6 @@ lib: $(BUILD)/libkcc.a $(BUILD)/libkcc.so
 $(BUILD)/obj/%.o: %.c $(LIB_HDR) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(DISPATCH) -fPIC -c $< -o $@
-
-$(BUILD)/avx2/%.raw.o: %.c $(LIB_HDR) | deps
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(AVX2_FLAGS) -fPIC -c $< -o $@
-$(BUILD)/avx2/names.txt: $(AVX2_SRC:%.c=$(BUILD)/avx2/%.raw.o)
-	$(call avx2_names,$^,$@)
-$(BUILD)/avx2/%.o: $(BUILD)/avx2/%.raw.o $(BUILD)/avx2/names.txt
-	objcopy --redefine-syms=$(BUILD)/avx2/names.txt $< $@
 
 $(BUILD)/libkcc.a: $(LIB_OBJ)
 	@rm -f $@
@@ -94,18 +99,11 @@ SAN_FLAGS = $(CFLAGS_ALL) $(SAN) -DKCC_DEBUG -DKCC_LEVELS_DIR='"$(LEVELS)"' \
 ifeq ($(AVX2),1)
 TEST_OBJ += $(AVX2_SRC:%.c=$(BUILD)/san-avx2/%.o)
 endif
+$(eval $(call avx2_variant,san-avx2,$$(SAN_FLAGS)))
 
 $(BUILD)/san/%.o: %.c $(LIB_HDR) test/test.h | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $(DISPATCH) -c $< -o $@
-
-$(BUILD)/san-avx2/%.raw.o: %.c $(LIB_HDR) | deps
-	@mkdir -p $(dir $@)
-	$(CC) $(SAN_FLAGS) $(AVX2_FLAGS) -c $< -o $@
-$(BUILD)/san-avx2/names.txt: $(AVX2_SRC:%.c=$(BUILD)/san-avx2/%.raw.o)
-	$(call avx2_names,$^,$@)
-$(BUILD)/san-avx2/%.o: $(BUILD)/san-avx2/%.raw.o $(BUILD)/san-avx2/names.txt
-	objcopy --redefine-syms=$(BUILD)/san-avx2/names.txt $< $@
 
 $(BUILD)/kcc_tests: $(TEST_OBJ)
 	$(CC) $(SAN) -o $@ $^ -lcmocka $(LDLIBS_ALL)
