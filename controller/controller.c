@@ -396,13 +396,12 @@ static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
         kcc_ground_probe(ch, m->L, pos, ch->desc.step_height + m->skin, reach, g, m->dbg);
         if (g->found && (g->blocked || (!g->walkable && g->height > feet + m->skin)))
             return false;
-        /* The probe looks from step height above the feet, which hover a skin over the ground:
-         * ground found higher than step height above where they stand (give or take a quarter
-         * skin for rounding) is a ledge too high, a wall. */
-        if (g->found && g->walkable &&
-            g->height > feet - m->skin + ch->desc.step_height + 0.25f * m->skin)
-            return false;
         if (g->found && g->walkable) {
+            /* The probe looks from step height above the feet, which hover a skin over the
+             * ground: ground found higher than step height above where they stand (give or take
+             * a quarter skin for rounding) is a ledge too high, a wall. */
+            if (g->height > feet - m->skin + ch->desc.step_height + 0.25f * m->skin)
+                return false;
             pos[u] = g->height + m->skin + ch->desc.half_extents[u];
             return g->rest_clear || !overlaps_at(m, pos); /* the probe may have checked this box */
         }

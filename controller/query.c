@@ -531,11 +531,11 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
          * give up on any later one. Its cut-off lies a little past the window (a millionth, some
          * eight float ulps), so a contact it keeps has the very time it had without the cut-off,
          * and one it drops would have rounded to a float past the window. */
-        const double t_cut = out->count > 0 ? (double)(out->t + t_slop) * (1.0 + 1e-6) + 1e-37 : 1.0;
+        const double cut = (double)(out->t + t_slop) * (1.0 + 1e-6) + 1e-37;
+        const double t_cut = out->count > 0 && cut < 1.0 ? cut : 1.0;
         double dt, dn[3];
         bool start;
-        if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], dctr, dhalf, ddelta, t_cut < 1.0 ? t_cut : 1.0,
-                                    &dt, dn, &start) ||
+        if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], dctr, dhalf, ddelta, t_cut, &dt, dn, &start) ||
             (leaving && start))
             continue;
         float th = (float)dt;
