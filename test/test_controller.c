@@ -431,6 +431,25 @@ static void stairs_are_climbed_and_descended_at_any_frame_rate(void **state)
     }
 }
 
+/* A character (desc d, NULL: defaults) resting on a floor at x = 0 walks along +x at 2 m/s for a
+ * second towards a ledge of height h rising at x = 1, never overlapping the level; where it ends. */
+static void walk_at_ledge(float h, const kcc_character_desc *d, vec3 out)
+{
+    const float skin = d ? d->skin_width : SKIN;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    sc_box(&s, 1.0f, 0.0f, -5.0f, 5.0f, h, 5.0f);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(0.0f, HY + skin, 0.0f, d);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    for (int i = 0; i < 60; ++i) {
+        drive(&ch, m, &dr, 2.0f, 0.0f, NULL);
+        assert_false(overlaps(&ch, m));
+    }
+    glm_vec3_copy(ch.position, out);
+    kcc_mesh_destroy(m);
+}
+
 /* Ledges 1 cm and 1 mm under step height (0.35 m) are climbed; 1 mm and 1 cm over it block (the box
  * stops a skin short of the riser at x = 1: centre x = 1 - 0.3 - skin). The feet hover a skin
  * (2 mm) over the floor: step height counts from the floor, not from the feet. */
@@ -438,45 +457,28 @@ static void ledges_under_step_height_are_climbed_and_higher_ones_block(void **st
 {
     (void)state;
     const float heights[4] = {0.34f, 0.349f, 0.351f, 0.36f};
+    vec3 p;
     for (int k = 0; k < 4; ++k) {
-        scene s = {0};
-        sc_floor(&s, 0.0f, 10.0f, 2);
-        sc_box(&s, 1.0f, 0.0f, -5.0f, 5.0f, heights[k], 5.0f);
-        kcc_mesh *m = sc_build(&s);
-        kcc_character ch = make_char(0.0f, HY + SKIN, 0.0f, NULL);
-        driver dr = {0.0f, 1.0f / 60.0f, 1};
-        for (int i = 0; i < 60; ++i) {
-            drive(&ch, m, &dr, 2.0f, 0.0f, NULL);
-            assert_false(overlaps(&ch, m));
-        }
+        walk_at_ledge(heights[k], NULL, p);
         if (heights[k] < 0.35f) {
-            assert_float_equal(ch.position[1], heights[k] + HY + SKIN, 1e-4);
-            assert_float_equal(ch.position[0], 2.0f, 1e-3);
+            assert_float_equal(p[1], heights[k] + HY + SKIN, 1e-4);
+            assert_float_equal(p[0], 2.0f, 1e-3);
         } else {
-            assert_float_equal(ch.position[1], HY + SKIN, 1e-5);
-            assert_float_equal(ch.position[0], 1.0f - HX - SKIN, 1e-4);
+            assert_float_equal(p[1], HY + SKIN, 1e-5);
+            assert_float_equal(p[0], 1.0f - HX - SKIN, 1e-4);
         }
-        kcc_mesh_destroy(m);
     }
     /* A thick skin (5 cm) does not stretch the step (10 cm): a 9 cm ledge is climbed, a 12 cm one
      * blocks (looking from step height above the feet alone would climb up to 20 cm). */
     kcc_character_desc d = kcc_character_default_desc();
     d.skin_width = 0.05f;
     d.step_height = 0.1f;
-    for (int k = 0; k < 2; ++k) {
-        const float h = k ? 0.12f : 0.09f;
-        scene s = {0};
-        sc_floor(&s, 0.0f, 10.0f, 2);
-        sc_box(&s, 1.0f, 0.0f, -5.0f, 5.0f, h, 5.0f);
-        kcc_mesh *m = sc_build(&s);
-        kcc_character ch = make_char(0.0f, HY + d.skin_width, 0.0f, &d);
-        driver dr = {0.0f, 1.0f / 60.0f, 1};
-        for (int i = 0; i < 60; ++i)
-            drive(&ch, m, &dr, 2.0f, 0.0f, NULL);
-        assert_float_equal(ch.position[1], (k ? 0.0f : h) + HY + d.skin_width, 1e-4);
-        assert_true(k ? ch.position[0] < 1.0f - HX : ch.position[0] > 1.5f);
-        kcc_mesh_destroy(m);
-    }
+    walk_at_ledge(0.09f, &d, p);
+    assert_float_equal(p[1], 0.09f + HY + d.skin_width, 1e-4);
+    assert_true(p[0] > 1.5f);
+    walk_at_ledge(0.12f, &d, p);
+    assert_float_equal(p[1], HY + d.skin_width, 1e-4);
+    assert_true(p[0] < 1.0f - HX);
 }
 
 /* ---------------------------------------------------------------- walls and corners */

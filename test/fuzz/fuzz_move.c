@@ -27,7 +27,6 @@
 #include "fuzz.h"
 #include "kcc.h"
 
-
 #define MAX_TRIANGLES 48
 #define MAX_MOVES     64
 

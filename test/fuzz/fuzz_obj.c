@@ -17,7 +17,6 @@
 
 #define MAX_MESH_TRIANGLES 2000u   /* larger inputs are parsed but not built into a mesh */
 
-
 typedef struct rng {
     uint64_t s;
 } rng;
