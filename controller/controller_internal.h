@@ -40,12 +40,31 @@ void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh
 void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache *cache,
                              const kcc_mesh *mesh, const vec3 region[2], const vec3 grow[2]);
 
-/* A subset of a kcc_local: the triangles whose bounds overlap some box, in list order. */
+/* A subset of a kcc_local: the triangles whose bounds overlap some box, as a bit set over the list
+ * (bit i % 64 of bits[i / 64]: entry i), visited in list order lowest bit first (kcc_ctz64). A set
+ * rather than a list of indices: the cull ORs each group's four bits into a word, where a list
+ * made each group's write wait for the previous group's count. */
+#define KCC_SEL_WORDS (KCC_LOCAL_MAX / 64u)
 typedef struct kcc_sel {
-    uint32_t count;
-    uint8_t  i[KCC_LOCAL_MAX + 4]; /* + 4: the selection writes a group's four at a time */
+    uint32_t words; /* in use: (count + 63) / 64 */
+    uint64_t bits[KCC_SEL_WORDS];
 } kcc_sel;
 void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out);
+
+/* Index of the lowest set bit of x != 0. */
+static inline uint32_t kcc_ctz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (uint32_t)__builtin_ctzll(x);
+#else
+    uint32_t n = 0;
+    while (!(x & 1u)) {
+        x >>= 1;
+        ++n;
+    }
+    return n;
+#endif
+}
 
 /* min/max without libm calls (fminf/fmaxf are not inlined without -ffinite-math-only). Inputs are
  * finite here. */

@@ -26,7 +26,7 @@ static void cast_rays(const kcc_character *ch, const kcc_local *L, const vec3 po
     const int u = kcc_up_index(ch), h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
     const float *he = ch->desc.half_extents;
     kcc_sel column;
-    column.count = 0;
+    column.words = 0;
     if (!L->overflow) {
         vec3 span[2];
         glm_vec3_copy((float *)box[0], span[0]);

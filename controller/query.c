@@ -213,27 +213,19 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
     store_fill(L, store, mesh, slots, n);
 }
 
-/* The set lanes of a four-lane mask, lowest first, one per byte (the rest zero), and how many. */
-static const uint32_t lanes_of[16] = {
-    0x00000000u, 0x00000000u, 0x00000001u, 0x00000100u, 0x00000002u, 0x00000200u, 0x00000201u,
-    0x00020100u, 0x00000003u, 0x00000300u, 0x00000301u, 0x00030100u, 0x00000302u, 0x00030200u,
-    0x00030201u, 0x03020100u};
-static const uint8_t lanes_in[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
-
 void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out)
 {
     bounds4 b;
     bounds4_setup(&b, box[0], box[1]);
-    uint32_t n = 0;
-    /* without a branch per triangle: each group writes four bytes, and keeps as many as matched */
-    for (uint32_t g = 0; g < L->count; g += 4) {
-        const int m = bounds4_test(L, g, &b);
-        const uint32_t v = lanes_of[m] + g * 0x01010101u;
-        for (int k = 0; k < 4; ++k)
-            out->i[n + (uint32_t)k] = (uint8_t)(v >> (8 * k));
-        n += lanes_in[m];
+    const uint32_t words = (L->count + 63u) / 64u;
+    for (uint32_t w = 0; w < words; ++w) {
+        const uint32_t end = L->count < 64u * (w + 1u) ? L->count : 64u * (w + 1u);
+        uint64_t bits = 0;
+        for (uint32_t g = 64u * w; g < end; g += 4)
+            bits |= (uint64_t)bounds4_test(L, g, &b) << (g % 64u);
+        out->bits[w] = bits;
     }
-    out->count = n;
+    out->words = words;
 }
 
 /* The candidates of a query whose reach is `region`: the gathered list, or in overflow mode the
@@ -266,8 +258,9 @@ bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 o
     bool found = false;
     float best = max_t;
     uint32_t best_i = 0;
-    for (uint32_t s = 0; s < sel->count; ++s) {
-        const uint32_t i = sel->i[s];
+    for (uint32_t word = 0; word < sel->words; ++word)
+    for (uint64_t bits = sel->bits[word]; bits != 0; bits &= bits - 1) {
+        const uint32_t i = 64u * word + kcc_ctz64(bits);
         const kcc_local_tri *t = &L->tris[i];
         if (ox < L->lo[kx][i] || ox > L->hi[kx][i] || oy < L->lo[ky][i] || oy > L->hi[ky][i] ||
             L->lo[u][i] > oz || L->hi[u][i] < oz - best)
@@ -331,8 +324,9 @@ void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 
          * whether anything was found (a lane updated in memory and read back whole would stall). */
         __m128 B = _mm_set1_ps(max_t), found = zero;
         __m128i BI = _mm_setzero_si128(), BIDX = _mm_setzero_si128();
-        for (uint32_t s = 0; s < sel->count; ++s) {
-            const uint32_t i = sel->i[s];
+        for (uint32_t word = 0; word < sel->words; ++word)
+        for (uint64_t bits = sel->bits[word]; bits != 0; bits &= bits - 1) {
+            const uint32_t i = 64u * word + kcc_ctz64(bits);
             __m128 m = _mm_and_ps(_mm_cmpge_ps(OX, _mm_set1_ps(L->lo[kx][i])),
                                   _mm_cmple_ps(OX, _mm_set1_ps(L->hi[kx][i])));
             m = _mm_and_ps(m, _mm_and_ps(_mm_cmpge_ps(OY, _mm_set1_ps(L->lo[ky][i])),
@@ -425,8 +419,9 @@ bool kcc_local_overlaps(const kcc_local *L, const vec3 box[2])
         return kcc_mesh_overlap_aabb(L->mesh, box, NULL, 0) > 0;
     kcc_sel cand;
     kcc_local_select(L, box, &cand);
-    for (uint32_t s = 0; s < cand.count; ++s) {
-        const kcc_local_tri *t = &L->tris[cand.i[s]];
+    for (uint32_t word = 0; word < cand.words; ++word)
+    for (uint64_t bits = cand.bits[word]; bits != 0; bits &= bits - 1) {
+        const kcc_local_tri *t = &L->tris[64u * word + kcc_ctz64(bits)];
         if (kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], box[0], box[1]))
             return true;
     }
@@ -513,8 +508,9 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
     uint32_t nfaced = 0;
     kcc_sel cand;
     kcc_local_select(C, (const vec3 *)region, &cand);
-    for (uint32_t s = 0; s < cand.count; ++s) {
-        const kcc_local_tri *t = &C->tris[cand.i[s]];
+    for (uint32_t word = 0; word < cand.words; ++word)
+    for (uint64_t bits = cand.bits[word]; bits != 0; bits &= bits - 1) {
+        const kcc_local_tri *t = &C->tris[64u * word + kcc_ctz64(bits)];
         if (!plane_may_touch(t, ctr, half, delta) || met_face_first(faced, nfaced, t))
             continue;
         if (!exact_ready) {
@@ -672,8 +668,9 @@ bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], int u, float c
     if (C) {
         kcc_sel cand;
         kcc_local_select(C, box, &cand);
-        for (uint32_t s = 0; s < cand.count && n < cap; ++s) {
-            const kcc_local_tri *t = &C->tris[cand.i[s]];
+        for (uint32_t word = 0; word < cand.words; ++word)
+        for (uint64_t bits = cand.bits[word]; bits != 0 && n < cap; bits &= bits - 1) {
+            const kcc_local_tri *t = &C->tris[64u * word + kcc_ctz64(bits)];
             if (tri_mtd(t->v[0], t->v[1], t->v[2], box, u, cos_floor, dirs[n], &depth[n]))
                 n++;
         }
