@@ -451,13 +451,23 @@ static inline int face_axis(const kcc_local_tri *t)
     return -1;
 }
 
-/* True when t lies in the plane of a triangle in faced[0..n) (all axis-aligned). */
-static inline bool met_face_first(const kcc_local_tri *const *faced, uint32_t n, const kcc_local_tri *t)
+/* An axis-aligned plane a sweep met face first: coordinate `at` along `axis`, the box on its upper
+ * side (`above`) or its lower one. */
+typedef struct faced_plane {
+    int   axis;
+    float at;
+    bool  above;
+} faced_plane;
+
+/* True when list entry i lies wholly on the far side of one of the planes faced[0..n), or in it:
+ * its bounds (exact corner extremes) say so. */
+static inline bool behind_faced(const faced_plane *faced, uint32_t n, const kcc_local *C, uint32_t i)
 {
-    for (uint32_t i = 0; i < n; ++i)
-        if (faced[i]->d == t->d && faced[i]->n[0] == t->n[0] && faced[i]->n[1] == t->n[1] &&
-            faced[i]->n[2] == t->n[2])
+    for (uint32_t f = 0; f < n; ++f) {
+        const int k = faced[f].axis;
+        if (faced[f].above ? C->hi[k][i] <= faced[f].at : C->lo[k][i] >= faced[f].at)
             return true;
+    }
     return false;
 }
 
@@ -499,19 +509,21 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
     /* One pass: keep every contact no later than the earliest so far plus the slop; when a
      * strictly earlier one arrives, drop those that fell behind. */
     float th_of[KCC_MAX_CONTACTS];
-    /* Axis-aligned planes already met face first. Another triangle of such a plane (walls are
-     * made of several) has the same face axis, so it can only be met at that same time with that
-     * same normal, or at an edge of the seam: at that time through a box axis tied with the face
-     * axis, or later, pushed into the plane. None of that is a wall of its own: its exact test is
-     * skipped (see docs/controller.md, "Coplanar triangles"). */
-    const kcc_local_tri *faced[KCC_MAX_CONTACTS];
+    /* Axis-aligned planes already met face first. A triangle lying in such a plane (walls are
+     * made of several) or wholly beyond it cannot be reached before the box reaches the plane, and
+     * whatever it adds there (the same face normal, an edge of a seam or of the block behind the
+     * plane) constrains nothing the plane does not: any motion that keeps the box off the plane
+     * keeps it off that triangle. Its exact test is skipped (docs/controller.md, "Coplanar
+     * triangles and what lies behind a wall"). */
+    faced_plane faced[KCC_MAX_CONTACTS];
     uint32_t nfaced = 0;
     kcc_sel cand;
     kcc_local_select(C, (const vec3 *)region, &cand);
     for (uint32_t word = 0; word < cand.words; ++word)
     for (uint64_t bits = cand.bits[word]; bits != 0; bits &= bits - 1) {
-        const kcc_local_tri *t = &C->tris[64u * word + kcc_ctz64(bits)];
-        if (!plane_may_touch(t, ctr, half, delta) || met_face_first(faced, nfaced, t))
+        const uint32_t i = 64u * word + kcc_ctz64(bits);
+        const kcc_local_tri *t = &C->tris[i];
+        if (!plane_may_touch(t, ctr, half, delta) || behind_faced(faced, nfaced, C, i))
             continue;
         if (!exact_ready) {
             for (int k = 0; k < 3; ++k) {
@@ -537,8 +549,12 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
         float th = (float)dt;
         vec3 n = {(float)dn[0], (float)dn[1], (float)dn[2]};
         const int axis = face_axis(t);
-        if (axis >= 0 && !start && fabs(dn[axis]) == 1.0 && nfaced < KCC_MAX_CONTACTS)
-            faced[nfaced++] = t;
+        if (axis >= 0 && !start && fabs(dn[axis]) == 1.0 && nfaced < KCC_MAX_CONTACTS &&
+            t->v[0][axis] == t->v[1][axis] && t->v[0][axis] == t->v[2][axis]) {
+            faced[nfaced].axis = axis;
+            faced[nfaced].at = t->v[0][axis];
+            faced[nfaced++].above = dn[axis] > 0.0;
+        }
         if (th > out->t + t_slop)
             continue;
         if (th < out->t) {

@@ -650,6 +650,37 @@ static void flat_wall_split_along_a_diagonal_slides_across_the_seam(void **state
     kcc_mesh_destroy(m);
 }
 
+/* A wall (the plane z = 1) and, wholly behind its plane, a slanted face of the block behind it (an
+ * edge on the plane at x = 1.7017, rising 0.11 m over 1 m of x). A character walking along the wall
+ * while pushing into it slides at exactly the input's tangential speed, every frame, a skin from the
+ * wall. (The slanted face, touched within the sweep's 0.1 mm window only by a box that has gone
+ * through the wall's plane, once joined the averaged normal: the slide tilted and one frame moved
+ * 5% faster than the input.) */
+static void a_face_behind_a_walls_plane_does_not_deflect_the_slide(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 20.0f, 1);
+    const float w0[3] = {-20, 0, 1}, w1[3] = {20, 0, 1}, w2[3] = {20, 3, 1}, w3[3] = {-20, 3, 1};
+    sc_quad(&s, w0, w3, w2, w1);
+    const float xa = 1.7017f;
+    const float b0[3] = {xa, 0, 1}, b1[3] = {xa, 3, 1}, b2[3] = {xa + 1.0f, 1.5f, 1.11f};
+    sc_tri(&s, b0, b1, b2);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(0.0f, HY + SKIN, 0.0f, NULL);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    for (int i = 0; i < 15; ++i)
+        drive(&ch, m, &dr, 4.0f, 4.0f, NULL);
+    for (int i = 0; i < 45; ++i) {
+        const float x = ch.position[0];
+        const uint32_t f = drive(&ch, m, &dr, 4.0f, 4.0f, NULL);
+        assert_true(f & KCC_MOVE_HIT_WALL);
+        assert_float_equal(ch.position[0] - x, 4.0f / 60.0f, 1e-5);
+        assert_float_equal(ch.position[2], 1.0f - HX - SKIN, 1e-5);
+    }
+    kcc_mesh_destroy(m);
+}
+
 /* ---------------------------------------------------------------- narrow support, ceilings */
 
 /* Supports narrower than the box, where all four edge rays miss: a 0.1 m beam, a 0.2 m pillar top
@@ -1393,6 +1424,7 @@ int test_group_controller(void)
         cmocka_unit_test(acute_wedge_stops_without_penetration),
         cmocka_unit_test(wall_of_many_small_triangles_slides_smoothly),
         cmocka_unit_test(flat_wall_split_along_a_diagonal_slides_across_the_seam),
+        cmocka_unit_test(a_face_behind_a_walls_plane_does_not_deflect_the_slide),
         cmocka_unit_test(narrow_support_holds_the_character),
         cmocka_unit_test(jumping_into_a_ceiling_stops_and_reports_it),
         cmocka_unit_test(low_tunnel_is_walkable_when_the_box_fits),

@@ -466,15 +466,22 @@ static int shared_axis(const scene *s, uint32_t i)
 }
 
 /* True when triangle i may go unreported because reported triangle j, met with normal n, already
- * stands for it: both lie in one axis-aligned plane, j was met face first (n is that unit axis,
- * not at t = 0), and i's own contact is no earlier than j's. */
-static bool repeats_face_contact(const scene *s, uint32_t i, uint32_t j, const vec3 n)
+ * stands for it: j lies in an axis-aligned plane and was met face first (n is that unit axis, not
+ * at t = 0), i lies in that plane or wholly beyond it (on the side away from the box, which n
+ * points to), and i's own contact is no earlier than j's. */
+static bool hidden_by_face_contact(const scene *s, uint32_t i, uint32_t j, const vec3 n)
 {
-    const int a = shared_axis(s, i);
-    if (a < 0 || shared_axis(s, j) != a || s->v[3 * i][a] != s->v[3 * j][a] || s->ss[j])
+    const int a = shared_axis(s, j);
+    if (a < 0 || s->ss[j])
         return false;
     if (!(fabsf(n[a]) == 1.0f && n[(a + 1) % 3] == 0.0f && n[(a + 2) % 3] == 0.0f))
         return false;
+    const float at = s->v[3 * j][a];
+    for (int c = 0; c < 3; ++c) {
+        const float x = s->v[3 * i + (uint32_t)c][a];
+        if (n[a] > 0.0f ? x > at : x < at)
+            return false;
+    }
     return s->st[i] >= s->st[j];
 }
 
@@ -482,7 +489,7 @@ static bool repeats_face_contact(const scene *s, uint32_t i, uint32_t j, const v
  * (within 1e-6), each reported triangle is a contact of its own within t_slop of c.t with the same
  * normal, no triangle twice; nothing hit when no triangle is. When the contacts came from the list
  * (complete) and fewer than KCC_MAX_CONTACTS: every contact within t_slop is reported, but for
- * triangles of an axis-aligned plane already met face first (repeats_face_contact). Also agrees
+ * triangles in or beyond an axis-aligned plane already met face first (hidden_by_face_contact). Also agrees
  * with kcc_mesh_sweep_aabb on hit and t. kcc_local_sweep_out must answer the same over the
  * triangles not overlapped at the start. box and box + delta must lie inside L's region. Returns
  * c.t, or -1 when nothing is hit. */
@@ -586,7 +593,7 @@ static float check_sweep(scene *s, const kcc_local *L, const vec3 box[2], const 
             continue;
         bool in = false;
         for (uint32_t k = 0; k < c.count; ++k)
-            in = in || c.triangle[k] == i || repeats_face_contact(s, i, c.triangle[k], c.normal[k]);
+            in = in || c.triangle[k] == i || hidden_by_face_contact(s, i, c.triangle[k], c.normal[k]);
         if (!in)
             fail_msg("%s: triangle %u touched at t %.9g, within slop %g of t %.9g, not reported "
                      "(%u contacts)", s->name, i, s->st[i], t_slop, c.t, c.count);
