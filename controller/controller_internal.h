@@ -41,9 +41,9 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
                              const kcc_mesh *mesh, const vec3 region[2], const vec3 grow[2]);
 
 /* A subset of a kcc_local: the triangles whose bounds overlap some box, as a bit set over the list
- * (bit i % 64 of bits[i / 64]: entry i), visited in list order lowest bit first (kcc_ctz64). A set
- * rather than a list of indices: the cull ORs each group's four bits into a word, where a list
- * made each group's write wait for the previous group's count. */
+ * (bit i % 64 of bits[i / 64]: entry i). A set rather than a list of indices: the cull ORs each
+ * group's four bits into a word, where a list made each group's write wait for the previous
+ * group's count. */
 #define KCC_SEL_WORDS (KCC_LOCAL_MAX / 64u)
 typedef struct kcc_sel {
     uint32_t words; /* in use: (count + 63) / 64 */
@@ -64,6 +64,33 @@ static inline uint32_t kcc_ctz64(uint64_t x)
     }
     return n;
 #endif
+}
+
+/* A selection's entries in list order:
+ *     uint32_t i;
+ *     for (kcc_sel_iter it = kcc_sel_begin(&sel); kcc_sel_next(&it, &i);) ... */
+typedef struct kcc_sel_iter {
+    const kcc_sel *sel;
+    uint32_t       word;
+    uint64_t       bits; /* of sel->bits[word] not visited yet */
+} kcc_sel_iter;
+
+static inline kcc_sel_iter kcc_sel_begin(const kcc_sel *sel)
+{
+    kcc_sel_iter it = {sel, 0u, sel->words > 0 ? sel->bits[0] : 0u};
+    return it;
+}
+
+static inline bool kcc_sel_next(kcc_sel_iter *it, uint32_t *i)
+{
+    while (it->bits == 0) {
+        if (++it->word >= it->sel->words)
+            return false;
+        it->bits = it->sel->bits[it->word];
+    }
+    *i = 64u * it->word + kcc_ctz64(it->bits);
+    it->bits &= it->bits - 1u;
+    return true;
 }
 
 /* min/max without libm calls (fminf/fmaxf are not inlined without -ffinite-math-only). Inputs are

@@ -258,9 +258,8 @@ bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 o
     bool found = false;
     float best = max_t;
     uint32_t best_i = 0;
-    for (uint32_t word = 0; word < sel->words; ++word)
-    for (uint64_t bits = sel->bits[word]; bits != 0; bits &= bits - 1) {
-        const uint32_t i = 64u * word + kcc_ctz64(bits);
+    uint32_t i;
+    for (kcc_sel_iter it = kcc_sel_begin(sel); kcc_sel_next(&it, &i);) {
         const kcc_local_tri *t = &L->tris[i];
         if (ox < L->lo[kx][i] || ox > L->hi[kx][i] || oy < L->lo[ky][i] || oy > L->hi[ky][i] ||
             L->lo[u][i] > oz || L->hi[u][i] < oz - best)
@@ -324,9 +323,8 @@ void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 
          * whether anything was found (a lane updated in memory and read back whole would stall). */
         __m128 B = _mm_set1_ps(max_t), found = zero;
         __m128i BI = _mm_setzero_si128(), BIDX = _mm_setzero_si128();
-        for (uint32_t word = 0; word < sel->words; ++word)
-        for (uint64_t bits = sel->bits[word]; bits != 0; bits &= bits - 1) {
-            const uint32_t i = 64u * word + kcc_ctz64(bits);
+        uint32_t i;
+        for (kcc_sel_iter it = kcc_sel_begin(sel); kcc_sel_next(&it, &i);) {
             __m128 m = _mm_and_ps(_mm_cmpge_ps(OX, _mm_set1_ps(L->lo[kx][i])),
                                   _mm_cmple_ps(OX, _mm_set1_ps(L->hi[kx][i])));
             m = _mm_and_ps(m, _mm_and_ps(_mm_cmpge_ps(OY, _mm_set1_ps(L->lo[ky][i])),
@@ -419,9 +417,9 @@ bool kcc_local_overlaps(const kcc_local *L, const vec3 box[2])
         return kcc_mesh_overlap_aabb(L->mesh, box, NULL, 0) > 0;
     kcc_sel cand;
     kcc_local_select(L, box, &cand);
-    for (uint32_t word = 0; word < cand.words; ++word)
-    for (uint64_t bits = cand.bits[word]; bits != 0; bits &= bits - 1) {
-        const kcc_local_tri *t = &L->tris[64u * word + kcc_ctz64(bits)];
+    uint32_t i;
+    for (kcc_sel_iter it = kcc_sel_begin(&cand); kcc_sel_next(&it, &i);) {
+        const kcc_local_tri *t = &L->tris[i];
         if (kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], box[0], box[1]))
             return true;
     }
@@ -519,9 +517,8 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
     uint32_t nfaced = 0;
     kcc_sel cand;
     kcc_local_select(C, (const vec3 *)region, &cand);
-    for (uint32_t word = 0; word < cand.words; ++word)
-    for (uint64_t bits = cand.bits[word]; bits != 0; bits &= bits - 1) {
-        const uint32_t i = 64u * word + kcc_ctz64(bits);
+    uint32_t i;
+    for (kcc_sel_iter it = kcc_sel_begin(&cand); kcc_sel_next(&it, &i);) {
         const kcc_local_tri *t = &C->tris[i];
         if (!plane_may_touch(t, ctr, half, delta) || behind_faced(faced, nfaced, C, i))
             continue;
@@ -684,9 +681,9 @@ bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], int u, float c
     if (C) {
         kcc_sel cand;
         kcc_local_select(C, box, &cand);
-        for (uint32_t word = 0; word < cand.words; ++word)
-        for (uint64_t bits = cand.bits[word]; bits != 0 && n < cap; bits &= bits - 1) {
-            const kcc_local_tri *t = &C->tris[64u * word + kcc_ctz64(bits)];
+        uint32_t i;
+        for (kcc_sel_iter it = kcc_sel_begin(&cand); n < cap && kcc_sel_next(&it, &i);) {
+            const kcc_local_tri *t = &C->tris[i];
             if (tri_mtd(t->v[0], t->v[1], t->v[2], box, u, cos_floor, dirs[n], &depth[n]))
                 n++;
         }
