@@ -44,7 +44,7 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
  * (bit i % 64 of bits[i / 64]: entry i). A set rather than a list of indices: the cull ORs each
  * group's four bits into a word, where a list made each group's write wait for the previous
  * group's count. */
-#define KCC_SEL_WORDS (KCC_LOCAL_MAX / 64u)
+#define KCC_SEL_WORDS ((KCC_LOCAL_MAX + 63u) / 64u)
 typedef struct kcc_sel {
     uint32_t words; /* in use: (count + 63) / 64 */
     uint64_t bits[KCC_SEL_WORDS];
