@@ -439,12 +439,12 @@ static inline bool plane_may_touch(const kcc_local_tri *t, const vec3 ctr, const
     return !(kcc_minf(s0, s1) > r + margin || kcc_maxf(s0, s1) < -r - margin);
 }
 
-/* The axis a triangle's plane is perpendicular to (its corners share that coordinate exactly: its
- * stored normal is then exactly a unit axis), or -1. */
+/* The axis a triangle's plane is perpendicular to (its corners share that coordinate exactly), or
+ * -1. */
 static inline int face_axis(const kcc_local_tri *t)
 {
     for (int k = 0; k < 3; ++k)
-        if (t->n[(k + 1) % 3] == 0.0f && t->n[(k + 2) % 3] == 0.0f)
+        if (t->v[0][k] == t->v[1][k] && t->v[0][k] == t->v[2][k])
             return k;
     return -1;
 }
@@ -546,8 +546,7 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
         float th = (float)dt;
         vec3 n = {(float)dn[0], (float)dn[1], (float)dn[2]};
         const int axis = face_axis(t);
-        if (axis >= 0 && !start && fabs(dn[axis]) == 1.0 && nfaced < KCC_MAX_CONTACTS &&
-            t->v[0][axis] == t->v[1][axis] && t->v[0][axis] == t->v[2][axis]) {
+        if (axis >= 0 && !start && fabs(dn[axis]) == 1.0 && nfaced < KCC_MAX_CONTACTS) {
             faced[nfaced].axis = axis;
             faced[nfaced].at = t->v[0][axis];
             faced[nfaced++].above = dn[axis] > 0.0;

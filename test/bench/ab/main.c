@@ -58,7 +58,7 @@ int main(int argc, char **argv)
             double d2 = 0.0;
             for (int k = 0; k < 3; ++k)
                 d2 += ((double)pa[k] - pb[k]) * ((double)pa[k] - pb[k]);
-            apart = sqrt(d2) > apart ? sqrt(d2) : apart;
+            apart = fmax(apart, sqrt(d2));
         }
     }
     const char *name = strrchr(argv[1], '/');
