@@ -9,15 +9,13 @@
 #include "controller_internal.h"
 
 /* The four edge rays from `top` down by `len`: the highest walkable hit, among the triangles in the
- * column they span; first_t is the nearest first hit of any ray, walkable or not (len when none
- * hit). */
+ * column they span. */
 typedef struct ray_ground {
     bool     ok;
     float    h;
     vec3     n;
     uint32_t tri;
     uint32_t rays;
-    float    first_t;
 } ray_ground;
 
 static void cast_rays(const kcc_character *ch, const kcc_local *L, const vec3 pos, const vec3 box[2],
@@ -40,7 +38,6 @@ static void cast_rays(const kcc_character *ch, const kcc_local *L, const vec3 po
     glm_vec3_zero(r->n);
     r->tri = 0;
     r->rays = 0;
-    r->first_t = len;
     vec3 o[4];
     kcc_ray_hit hits[4];
     bool got[4];
@@ -61,7 +58,6 @@ static void cast_rays(const kcc_character *ch, const kcc_local *L, const vec3 po
         }
         if (!got[i])
             continue;
-        r->first_t = kcc_minf(r->first_t, hit->t);
         vec3 n;
         kcc_facing_up(ch, hit->normal, n);
         if (n[u] < ch->cos_max_slope)
@@ -111,29 +107,26 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
     if (!(lift > 0.0f))
         lift = 0.0f;
 
-    /* The rays first, from the full lift. When every ray's first hit is at or below the feet, the
-     * lift's height does not matter to them: from any height between the feet and the full lift
-     * they meet the same first hits. So when the box resting on the highest walkable one is clear
-     * (the usual case: no step up, nothing under the box higher than the rays' ground), the probe
-     * is done without the lift's sweep. Ground heights are top - t, rounded from this top. */
+    /* The rays first, from the full lift. When the box resting on their highest walkable hit is
+     * clear, that is the answer (the usual case), without the lift's sweep: a box rising straight
+     * from pos to that rest (less than its own height) passes only through the box at pos and the
+     * rest box. The rest box is clear, and the box at pos differs from it only below the rest (the
+     * ground being stepped onto) or, when the ground is lower, in a band at its top that the move
+     * has swept clear. So no ceiling stops the lift short of the rest, and nothing can be climbed
+     * through. Ground heights are top - t, rounded from this top. */
     float top = feet + lift, len = lift + reach;
     if (!(len > 0.0f))
         return;
     ray_ground ray;
     cast_rays(ch, L, pos, (const vec3 *)box, top, len, &ray, dbg);
     out->rays = ray.rays;
-    const bool rays_final = lift == 0.0f;
-    bool rest_tested = false;
-    if (!rays_final && ray.first_t >= lift && ray.ok) {
-        rest_tested = true;
-        if (rests_clear(ch, L, pos, &ray, out))
-            return;
-    }
+    if (ray.ok && rests_clear(ch, L, pos, &ray, out))
+        return;
 
     /* Lift by up to `lift` (step height when walking), stopped a skin short of any ceiling; the
      * rays again from there when that is lower. */
     float lifted = lift;
-    if (!rays_final) {
+    if (lift > 0.0f) {
         vec3 up = {0.0f, 0.0f, 0.0f};
         up[u] = lift;
         kcc_contacts c;
@@ -143,19 +136,15 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
     box[0][u] += lifted;
     box[1][u] += lifted;
     if (lifted != lift) {
-        rest_tested = false;
         top = feet + lifted;
         len = lifted + reach;
         if (!(len > 0.0f))
             return;
         cast_rays(ch, L, pos, (const vec3 *)box, top, len, &ray, dbg);
         out->rays = ray.rays;
+        if (ray.ok && rests_clear(ch, L, pos, &ray, out))
+            return;
     }
-
-    /* Usual case: the box resting on the highest walkable ray hit is clear of everything, so
-     * nothing under it is higher: done without the box sweep. */
-    if (ray.ok && !rest_tested && rests_clear(ch, L, pos, &ray, out))
-        return;
 
     /* The whole box swept down over the same range: the first thing it would rest on (a beam or a
      * ridge between the rays, or something in the way that makes the rays' ground unreachable). */
