@@ -411,24 +411,9 @@ void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 
         got[r] = kcc_local_raycast_down(L, sel, origin[r], u, max_t, &out[r]);
 }
 
-bool kcc_local_overlaps(const kcc_local *L, const vec3 box[2])
-{
-    if (L->overflow)
-        return kcc_mesh_overlap_aabb(L->mesh, box, NULL, 0) > 0;
-    kcc_sel cand;
-    kcc_local_select(L, box, &cand);
-    uint32_t i;
-    for (kcc_sel_iter it = kcc_sel_begin(&cand); kcc_sel_next(&it, &i);) {
-        const kcc_local_tri *t = &L->tris[i];
-        if (kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], box[0], box[1]))
-            return true;
-    }
-    return false;
-}
-
 /* False when the box, anywhere along its sweep, stays clear of the triangle's plane by more than a
  * hair: then the exact test cannot report a contact. Floors under a box walking over them and
- * walls beside it are dropped here, in float, before the exact swept test. */
+ * walls beside it are dropped here, in float, before the exact tests (the box at rest: delta 0). */
 static inline bool plane_may_touch(const kcc_local_tri *t, const vec3 ctr, const vec3 half,
                                    const vec3 delta)
 {
@@ -437,6 +422,28 @@ static inline bool plane_may_touch(const kcc_local_tri *t, const vec3 ctr, const
     float s1 = s0 + glm_vec3_dot((float *)t->n, (float *)delta);
     float margin = r * 1e-5f + 1e-6f * (fabsf(t->d) + 1.0f);
     return !(kcc_minf(s0, s1) > r + margin || kcc_maxf(s0, s1) < -r - margin);
+}
+
+bool kcc_local_overlaps(const kcc_local *L, const vec3 box[2])
+{
+    if (L->overflow)
+        return kcc_mesh_overlap_aabb(L->mesh, box, NULL, 0) > 0;
+    kcc_sel cand;
+    kcc_local_select(L, box, &cand);
+    const vec3 still = {0.0f, 0.0f, 0.0f};
+    vec3 ctr, half;
+    for (int k = 0; k < 3; ++k) {
+        ctr[k] = 0.5f * (box[0][k] + box[1][k]);
+        half[k] = 0.5f * (box[1][k] - box[0][k]);
+    }
+    uint32_t i;
+    for (kcc_sel_iter it = kcc_sel_begin(&cand); kcc_sel_next(&it, &i);) {
+        const kcc_local_tri *t = &L->tris[i];
+        if (plane_may_touch(t, ctr, half, still) &&
+            kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], box[0], box[1]))
+            return true;
+    }
+    return false;
 }
 
 /* The axis a triangle's plane is perpendicular to (its corners share that coordinate exactly), or
