@@ -8,27 +8,30 @@
 
 /* The triangles one move looks at: every triangle whose bounds overlap the move's reach (and
  * possibly more: every query culls by its own bounds first), in the mesh's leaf order, so the
- * answers never depend on which extra triangles are present. Bounds are stored as arrays (lo[k][i]:
- * triangle i's minimum along axis k) padded to a multiple of four with empty bounds (lo = +inf,
- * hi = -inf), so every query culls four triangles per SSE compare. A view: the storage is the
- * character's cache or a kcc_local_store. */
+ * answers never depend on which extra triangles are present. Bounds are stored in groups of four
+ * (kcc_cached_bounds), the last padded with empty bounds (lo = +inf, hi = -inf), so every query
+ * culls four triangles per SSE compare and reads the groups in use end to end. A view: the
+ * storage is the character's cache or a kcc_local_store. */
 typedef kcc_cached_tri kcc_local_tri;
 typedef struct kcc_local {
-    const kcc_mesh      *mesh;
-    uint32_t             count;
-    bool                 overflow;  /* more triangles than KCC_LOCAL_MAX: query the mesh directly */
-    const float         *lo[3], *hi[3];
-    const kcc_local_tri *tris;
+    const kcc_mesh          *mesh;
+    uint32_t                 count;
+    bool                     overflow;  /* more triangles than KCC_LOCAL_MAX: query the mesh directly */
+    const kcc_cached_bounds *bounds;    /* (count + 3) / 4 groups */
+    const kcc_local_tri     *tris;
 } kcc_local;
+
+/* Entry i's minimum and maximum along axis k. */
+static inline float kcc_local_lo(const kcc_local *L, int k, uint32_t i) { return L->bounds[i >> 2].lo[k][i & 3u]; }
+static inline float kcc_local_hi(const kcc_local *L, int k, uint32_t i) { return L->bounds[i >> 2].hi[k][i & 3u]; }
 
 /* A move's own storage, when the character's cache cannot hold the neighbourhood. Real arena
  * levels put 3-80 triangles in a character's reach; a denser spot overflows it and every probe
  * then queries the tree directly (same answers). */
 #define KCC_LOCAL_MAX 192u
 typedef struct kcc_local_store {
-    _Alignas(16) float lo[3][KCC_LOCAL_MAX];
-    _Alignas(16) float hi[3][KCC_LOCAL_MAX];
-    kcc_local_tri tris[KCC_LOCAL_MAX];
+    kcc_cached_bounds bounds[KCC_LOCAL_MAX / 4];
+    kcc_local_tri     tris[KCC_LOCAL_MAX];
 } kcc_local_store;
 _Static_assert(KCC_CHARACTER_CACHE % 4 == 0 && KCC_LOCAL_MAX % 4 == 0, "lists pad to groups of four");
 

@@ -16,10 +16,10 @@ static inline void tri_extent(const kcc_tri *t, int k, float *lo, float *hi)
     *hi = kcc_maxf(t->v[0][k], kcc_maxf(t->v[1][k], t->v[2][k]));
 }
 
-/* Copies the triangles in leaf slots slots[0..n) into the arrays and pads the bounds to a multiple
- * of four. Returns n. */
-static uint32_t fill(const kcc_mesh *mesh, const uint32_t *slots, uint32_t n, float *lo[3],
-                     float *hi[3], kcc_local_tri *tris)
+/* Copies the triangles in leaf slots slots[0..n) into tris and their bounds into groups of four,
+ * the last group padded with empty bounds. Returns n. */
+static uint32_t fill(const kcc_mesh *mesh, const uint32_t *slots, uint32_t n,
+                     kcc_cached_bounds *bounds, kcc_local_tri *tris)
 {
     uint32_t j = 0;
     for (uint32_t s = 0; s < n; ++s) {
@@ -31,29 +31,26 @@ static uint32_t fill(const kcc_mesh *mesh, const uint32_t *slots, uint32_t n, fl
         memcpy(t->n, p->n, sizeof t->n);
         t->d = p->d;
         t->index = mesh->tri_id[slot];
-        for (int k = 0; k < 3; ++k) {
-            tri_extent(tri, k, &lo[k][j], &hi[k][j]);
-        }
+        kcc_cached_bounds *b = &bounds[j >> 2];
+        for (int k = 0; k < 3; ++k)
+            tri_extent(tri, k, &b->lo[k][j & 3u], &b->hi[k][j & 3u]);
         ++j;
     }
     for (uint32_t e = j; e % 4u != 0u; ++e)
         for (int k = 0; k < 3; ++k) {
-            lo[k][e] = INFINITY;
-            hi[k][e] = -INFINITY;
+            bounds[e >> 2].lo[k][e & 3u] = INFINITY;
+            bounds[e >> 2].hi[k][e & 3u] = -INFINITY;
         }
     return j;
 }
 
-static void view(kcc_local *L, const kcc_mesh *mesh, uint32_t count, float *lo[3], float *hi[3],
-                 const kcc_local_tri *tris)
+static void view(kcc_local *L, const kcc_mesh *mesh, uint32_t count,
+                 const kcc_cached_bounds *bounds, const kcc_local_tri *tris)
 {
     L->mesh = mesh;
     L->count = count;
     L->overflow = false;
-    for (int k = 0; k < 3; ++k) {
-        L->lo[k] = lo[k];
-        L->hi[k] = hi[k];
-    }
+    L->bounds = bounds;
     L->tris = tris;
 }
 
@@ -67,9 +64,7 @@ static void view_overflow(kcc_local *L, const kcc_mesh *mesh)
 static void store_fill(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh,
                        const uint32_t *slots, uint32_t n)
 {
-    float *lo[3] = {store->lo[0], store->lo[1], store->lo[2]};
-    float *hi[3] = {store->hi[0], store->hi[1], store->hi[2]};
-    view(L, mesh, fill(mesh, slots, n, lo, hi, store->tris), lo, hi, store->tris);
+    view(L, mesh, fill(mesh, slots, n, store->bounds, store->tris), store->bounds, store->tris);
 }
 
 void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh, const vec3 region[2])
@@ -107,21 +102,21 @@ static inline void bounds4_setup(bounds4 *b, const vec3 lo, const vec3 hi)
 
 static inline int bounds4_test(const kcc_local *L, uint32_t g, const bounds4 *b)
 {
+    const kcc_cached_bounds *q = &L->bounds[g >> 2];
 #if KCC_SSE
-    __m128 m = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(&L->lo[0][g]), b->hi[0]),
-                          _mm_cmpge_ps(_mm_loadu_ps(&L->hi[0][g]), b->lo[0]));
-    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(&L->lo[1][g]), b->hi[1]),
-                                 _mm_cmpge_ps(_mm_loadu_ps(&L->hi[1][g]), b->lo[1])));
-    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(&L->lo[2][g]), b->hi[2]),
-                                 _mm_cmpge_ps(_mm_loadu_ps(&L->hi[2][g]), b->lo[2])));
+    __m128 m = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(q->lo[0]), b->hi[0]),
+                          _mm_cmpge_ps(_mm_loadu_ps(q->hi[0]), b->lo[0]));
+    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(q->lo[1]), b->hi[1]),
+                                 _mm_cmpge_ps(_mm_loadu_ps(q->hi[1]), b->lo[1])));
+    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(q->lo[2]), b->hi[2]),
+                                 _mm_cmpge_ps(_mm_loadu_ps(q->hi[2]), b->lo[2])));
     return _mm_movemask_ps(m);
 #else
     int mask = 0;
-    for (uint32_t i = 0; i < 4; ++i) {
-        uint32_t j = g + i;
-        bool in = L->lo[0][j] <= b->hi[0] && L->hi[0][j] >= b->lo[0] && L->lo[1][j] <= b->hi[1] &&
-                  L->hi[1][j] >= b->lo[1] && L->lo[2][j] <= b->hi[2] && L->hi[2][j] >= b->lo[2];
-        mask |= in ? 1 << i : 0;
+    for (int j = 0; j < 4; ++j) {
+        bool in = q->lo[0][j] <= b->hi[0] && q->hi[0][j] >= b->lo[0] && q->lo[1][j] <= b->hi[1] &&
+                  q->hi[1][j] >= b->lo[1] && q->lo[2][j] <= b->hi[2] && q->hi[2][j] >= b->lo[2];
+        mask |= in ? 1 << j : 0;
     }
     return mask;
 #endif
@@ -135,22 +130,18 @@ static inline bool box_inside(const float lo[3], const float hi[3], const vec3 b
 
 static void cache_view(kcc_local *L, const kcc_tri_cache *c, const kcc_mesh *mesh)
 {
-    float *lo[3] = {(float *)c->tri_lo[0], (float *)c->tri_lo[1], (float *)c->tri_lo[2]};
-    float *hi[3] = {(float *)c->tri_hi[0], (float *)c->tri_hi[1], (float *)c->tri_hi[2]};
-    view(L, mesh, c->count, lo, hi, c->tri);
+    view(L, mesh, c->count, c->bounds, c->tri);
 }
 
 /* Refills the cache from the slots of the triangles overlapping box (n of them, n <= capacity). */
 static void cache_fill(kcc_tri_cache *c, const kcc_mesh *mesh, const uint32_t *slots, uint32_t n,
                        const vec3 box[2])
 {
-    float *lo[3] = {c->tri_lo[0], c->tri_lo[1], c->tri_lo[2]};
-    float *hi[3] = {c->tri_hi[0], c->tri_hi[1], c->tri_hi[2]};
     c->mesh = mesh;
     c->key = mesh->key;
     memcpy(c->lo, box[0], sizeof c->lo);
     memcpy(c->hi, box[1], sizeof c->hi);
-    c->count = fill(mesh, slots, n, lo, hi, c->tri);
+    c->count = fill(mesh, slots, n, c->bounds, c->tri);
 }
 
 void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache *c,
@@ -261,8 +252,8 @@ bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 o
     uint32_t i;
     for (kcc_sel_iter it = kcc_sel_begin(sel); kcc_sel_next(&it, &i);) {
         const kcc_local_tri *t = &L->tris[i];
-        if (ox < L->lo[kx][i] || ox > L->hi[kx][i] || oy < L->lo[ky][i] || oy > L->hi[ky][i] ||
-            L->lo[u][i] > oz || L->hi[u][i] < oz - best)
+        if (ox < kcc_local_lo(L, kx, i) || ox > kcc_local_hi(L, kx, i) || oy < kcc_local_lo(L, ky, i) ||
+            oy > kcc_local_hi(L, ky, i) || kcc_local_lo(L, u, i) > oz || kcc_local_hi(L, u, i) < oz - best)
             continue;
         /* vertices relative to the origin, the same floats for every triangle sharing them */
         const float ax = t->v[0][kx] - ox, ay = t->v[0][ky] - oy;
@@ -325,12 +316,12 @@ void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 
         __m128i BI = _mm_setzero_si128(), BIDX = _mm_setzero_si128();
         uint32_t i;
         for (kcc_sel_iter it = kcc_sel_begin(sel); kcc_sel_next(&it, &i);) {
-            __m128 m = _mm_and_ps(_mm_cmpge_ps(OX, _mm_set1_ps(L->lo[kx][i])),
-                                  _mm_cmple_ps(OX, _mm_set1_ps(L->hi[kx][i])));
-            m = _mm_and_ps(m, _mm_and_ps(_mm_cmpge_ps(OY, _mm_set1_ps(L->lo[ky][i])),
-                                         _mm_cmple_ps(OY, _mm_set1_ps(L->hi[ky][i]))));
-            m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_set1_ps(L->lo[u][i]), OZ),
-                                         _mm_cmpge_ps(_mm_set1_ps(L->hi[u][i]), _mm_sub_ps(OZ, B))));
+            __m128 m = _mm_and_ps(_mm_cmpge_ps(OX, _mm_set1_ps(kcc_local_lo(L, kx, i))),
+                                  _mm_cmple_ps(OX, _mm_set1_ps(kcc_local_hi(L, kx, i))));
+            m = _mm_and_ps(m, _mm_and_ps(_mm_cmpge_ps(OY, _mm_set1_ps(kcc_local_lo(L, ky, i))),
+                                         _mm_cmple_ps(OY, _mm_set1_ps(kcc_local_hi(L, ky, i)))));
+            m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_set1_ps(kcc_local_lo(L, u, i)), OZ),
+                                         _mm_cmpge_ps(_mm_set1_ps(kcc_local_hi(L, u, i)), _mm_sub_ps(OZ, B))));
             if (_mm_movemask_ps(m) == 0)
                 continue;
             const kcc_local_tri *t = &L->tris[i];
@@ -470,7 +461,7 @@ static inline bool behind_faced(const faced_plane *faced, uint32_t n, const kcc_
 {
     for (uint32_t f = 0; f < n; ++f) {
         const int k = faced[f].axis;
-        if (faced[f].above ? C->hi[k][i] <= faced[f].at : C->lo[k][i] >= faced[f].at)
+        if (faced[f].above ? kcc_local_hi(C, k, i) <= faced[f].at : kcc_local_lo(C, k, i) >= faced[f].at)
             return true;
     }
     return false;

@@ -313,8 +313,8 @@ static void check_gather(scene *s, const kcc_local *L, const vec3 region[2])
         vec3 *v = &s->v[3 * id];
         assert_memory_equal(t->v, v, sizeof t->v);
         for (int k = 0; k < 3; ++k) {
-            assert_true(L->lo[k][i] == s->lo[id][k]);
-            assert_true(L->hi[k][i] == s->hi[id][k]);
+            assert_true(kcc_local_lo(L, k, i) == s->lo[id][k]);
+            assert_true(kcc_local_hi(L, k, i) == s->hi[id][k]);
         }
         double e0[3], e1[3], cr[3];
         for (int k = 0; k < 3; ++k) {
@@ -341,8 +341,8 @@ static void check_gather(scene *s, const kcc_local *L, const vec3 region[2])
     }
     for (uint32_t e = L->count; e % 4u != 0u; ++e)
         for (int k = 0; k < 3; ++k) {
-            assert_true(L->lo[k][e] == INFINITY);
-            assert_true(L->hi[k][e] == -INFINITY);
+            assert_true(kcc_local_lo(L, k, e) == INFINITY);
+            assert_true(kcc_local_hi(L, k, e) == -INFINITY);
         }
 }
 
