@@ -64,7 +64,7 @@ enum {
 };
 
 /// Triangles a character keeps from its neighbourhood between moves (private; see kcc_character).
-#define KCC_CHARACTER_CACHE 48
+#define KCC_CHARACTER_CACHE 96
 
 /// One cached triangle (private): corners, unit normal, plane offset n . a, input index.
 typedef struct kcc_cached_tri {
@@ -110,7 +110,7 @@ typedef struct kcc_character {
                               ///< next move's start check; never changes an answer)
     const kcc_mesh *clear_mesh;
     uint64_t        clear_key;
-    kcc_tri_cache   cache;    ///< the neighbourhood's triangles (the struct is about 4 KB)
+    kcc_tri_cache   cache;    ///< the neighbourhood's triangles (the struct is about 7.7 KB)
 } kcc_character;
 
 /// Initialises ch from desc (NULL: defaults) with its box centred at center (m). Validates desc.
