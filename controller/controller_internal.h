@@ -187,8 +187,10 @@ typedef struct kcc_ground {
     uint32_t rays;      /* bit i: edge ray i found walkable ground */
 } kcc_ground;
 
-/* Probes under the box centred at pos: lifts it by up to `lift`, then looks down to `reach` below
- * the feet (rays down the four vertical edges plus a box sweep). */
+/* Probes under the box centred at pos, from `lift` above the feet down to `reach` below them (rays
+ * down the four vertical edges, then a box sweep when the box resting on their ground is not
+ * clear). A height found by the box sweep is not checked against the level above it: the caller
+ * checks the box resting there. */
 void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
                       float reach, kcc_ground *out, kcc_move_debug *dbg);
 

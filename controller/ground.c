@@ -1,8 +1,8 @@
 /* ground.c: the ground probe of the published scheme: four rays down the box's vertical edges from
- * step height above the feet to below them, the highest walkable hit is the ground; the swept lift
- * that keeps a step up under any ceiling (skipped when nothing is stepped up); and a box sweep over
- * the same range that catches support the rays miss (beams, pillar tops, ridges) and tells whether
- * the box can rest there at all. Reads the local cache only; never moves the character. */
+ * step height above the feet to below them, the highest walkable hit is the ground; and a box
+ * sweep over the same range that catches support the rays miss (beams, pillar tops, ridges) and
+ * tells whether the box can rest there at all. Reads the local cache only; never moves the
+ * character. */
 #include <math.h>
 #include <cglm/cglm.h>
 
@@ -108,7 +108,7 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         lift = 0.0f;
 
     /* The rays first, from the full lift. When the box resting on their highest walkable hit is
-     * clear, that is the answer (the usual case), without the lift's sweep: a box rising straight
+     * clear, that is the answer (the usual case). The lift needs no sweep: a box rising straight
      * from pos to that rest (less than its own height) passes only through the box at pos and the
      * rest box. The rest box is clear, and the box at pos differs from it only below the rest (the
      * ground being stepped onto) or, when the ground is lower, in a band at its top that the move
@@ -123,31 +123,13 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
     if (ray.ok && rests_clear(ch, L, pos, &ray, out))
         return;
 
-    /* Lift by up to `lift` (step height when walking), stopped a skin short of any ceiling; the
-     * rays again from there when that is lower. */
-    float lifted = lift;
-    if (lift > 0.0f) {
-        vec3 up = {0.0f, 0.0f, 0.0f};
-        up[u] = lift;
-        kcc_contacts c;
-        if (kcc_local_sweep(L, (const vec3 *)box, up, 0.0f, &c))
-            lifted = c.start_overlap ? 0.0f : kcc_maxf(0.0f, c.t * lift - skin);
-    }
-    box[0][u] += lifted;
-    box[1][u] += lifted;
-    if (lifted != lift) {
-        top = feet + lifted;
-        len = lifted + reach;
-        if (!(len > 0.0f))
-            return;
-        cast_rays(ch, L, pos, (const vec3 *)box, top, len, &ray, dbg);
-        out->rays = ray.rays;
-        if (ray.ok && rests_clear(ch, L, pos, &ray, out))
-            return;
-    }
-
-    /* The whole box swept down over the same range: the first thing it would rest on (a beam or a
-     * ridge between the rays, or something in the way that makes the rays' ground unreachable). */
+    /* Otherwise the whole box, lifted by the full lift, swept down over the same range: the first
+     * thing it would rest on (a beam or a ridge between the rays, or something in the way that
+     * makes the rays' ground unreachable). No swept lift first: the callers check the box resting
+     * where this finds (settle, land), and a clear rest box cannot lie beyond a ceiling that would
+     * have stopped the lift, for the same reason as above. */
+    box[0][u] += lift;
+    box[1][u] += lift;
     vec3 sweep = {0.0f, 0.0f, 0.0f};
     sweep[u] = -len;
     kcc_contacts c;

@@ -798,6 +798,49 @@ static void a_step_up_needs_headroom_for_the_box(void **state)
     }
 }
 
+/* The same with a beam 0.1 m wide and 0.2 m high across the way, narrower than the box, so that
+ * while the box straddles it every edge ray passes it and only the probe's box sweep finds it
+ * (the sweep starts from the full step-height lift, inside the low ceiling): with headroom the box
+ * climbs onto it, crosses and comes down; without, it stops at the beam. Never overlapping. */
+static void a_narrow_beam_under_a_ceiling_is_crossed_only_with_headroom(void **state)
+{
+    (void)state;
+    const float ceilings[2] = {2.05f, 1.9f};
+    for (int k = 0; k < 2; ++k) {
+        scene s = {0};
+        sc_floor(&s, 0.0f, 10.0f, 2);
+        sc_box(&s, 1.0f, 0.0f, -3.0f, 1.1f, 0.2f, 3.0f);
+        sc_box(&s, -4.0f, ceilings[k], -4.0f, 4.0f, ceilings[k] + 0.1f, 4.0f);
+        kcc_mesh *m = sc_build(&s);
+        kcc_character ch = make_char(-0.5f, HY + SKIN, 0.0f, NULL);
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        bool on_beam = false;
+        for (int i = 0; i < 90; ++i) {
+            kcc_move_result r;
+            drive(&ch, m, &dr, 3.0f, 0.0f, &r);
+            assert_false(overlaps(&ch, m));
+            if (fabsf(ch.position[1] - (0.2f + HY + SKIN)) < 1e-4f && ch.position[0] - HX < 1.0f &&
+                ch.position[0] + HX > 1.1f) {
+                on_beam = true;
+                assert_true(r.flags & KCC_MOVE_ON_GROUND);
+                /* the beam is the ground, though every edge ray passes it and meets the floor */
+                assert_float_equal(r.ground_height, 0.2f, 1e-4);
+            }
+        }
+        if (k == 0) {
+            assert_true(on_beam);
+            assert_true(ch.position[0] > 2.0f);
+            assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
+        } else {
+            assert_false(on_beam);
+            assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
+            assert_true(ch.position[0] <= 1.0f - HX + 1e-5f);
+            assert_true(ch.position[0] >= 1.0f - HX - 0.01f);
+        }
+        kcc_mesh_destroy(m);
+    }
+}
+
 /* ---------------------------------------------------------------- speed */
 
 /* At 60 m/s (1 m per frame) into a 5 cm wall at x = 3.5 the box stops in front of it. */
@@ -1429,6 +1472,7 @@ int test_group_controller(void)
         cmocka_unit_test(jumping_into_a_ceiling_stops_and_reports_it),
         cmocka_unit_test(low_tunnel_is_walkable_when_the_box_fits),
         cmocka_unit_test(a_step_up_needs_headroom_for_the_box),
+        cmocka_unit_test(a_narrow_beam_under_a_ceiling_is_crossed_only_with_headroom),
         cmocka_unit_test(high_speed_does_not_tunnel_through_thin_walls),
         cmocka_unit_test(falling_from_great_height_lands_on_a_thin_floor),
         cmocka_unit_test(start_inside_geometry_is_pushed_out),
