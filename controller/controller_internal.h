@@ -126,6 +126,11 @@ typedef struct kcc_contacts {
 } kcc_contacts;
 bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
                      kcc_contacts *out);
+/* The same, told that the earliest contact comes no later than t_known (a fraction of delta, 2 when
+ * unknown): the exact test of every triangle stops at that bound's window, so triangles met only
+ * later cost less. Same answers as kcc_local_sweep whenever the bound holds. */
+bool kcc_local_sweep_known(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
+                           float t_known, kcc_contacts *out);
 /* The same for a box being pushed out of the level: the triangles it overlaps at the start are not
  * contacts (the push leaves them), only the ones it would run into. In the overflow mode an overlap
  * at the first contact hides the rest: then nothing is reported. */

@@ -9,13 +9,14 @@
 #include "controller_internal.h"
 
 /* The four edge rays from `top` down by `len`: the highest walkable hit, among the triangles in the
- * column they span. */
+ * column they span; first_t is the nearest hit of any ray, walkable or not (len when none hit). */
 typedef struct ray_ground {
     bool     ok;
     float    h;
     vec3     n;
     uint32_t tri;
     uint32_t rays;
+    float    first_t;
 } ray_ground;
 
 static void cast_rays(const kcc_character *ch, const kcc_local *L, const vec3 pos, const vec3 box[2],
@@ -38,6 +39,7 @@ static void cast_rays(const kcc_character *ch, const kcc_local *L, const vec3 po
     glm_vec3_zero(r->n);
     r->tri = 0;
     r->rays = 0;
+    r->first_t = len;
     vec3 o[4];
     kcc_ray_hit hits[4];
     bool got[4];
@@ -58,6 +60,7 @@ static void cast_rays(const kcc_character *ch, const kcc_local *L, const vec3 po
         }
         if (!got[i])
             continue;
+        r->first_t = kcc_minf(r->first_t, hit->t);
         vec3 n;
         kcc_facing_up(ch, hit->normal, n);
         if (n[u] < ch->cos_max_slope)
@@ -132,8 +135,11 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
     box[1][u] += lift;
     vec3 sweep = {0.0f, 0.0f, 0.0f};
     sweep[u] = -len;
+    /* A ray's hit lies on an edge of the box's bottom face, so the box meets it by then at the
+     * latest (padded for the rounding of the ray's t): the sweep need not look further. */
+    const float known = ray.first_t < len ? (ray.first_t + 1e-4f + 1e-6f * fabsf(top)) / len : 2.0f;
     kcc_contacts c;
-    if (!kcc_local_sweep(L, (const vec3 *)box, sweep, 1e-6f, &c)) {
+    if (!kcc_local_sweep_known(L, (const vec3 *)box, sweep, 1e-6f, known, &c)) {
         if (!ray.ok)
             return;
         /* Rays on the box boundary hit but the sweep grazed past: trust the rays. */

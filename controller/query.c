@@ -470,7 +470,7 @@ static inline bool behind_faced(const faced_plane *faced, uint32_t n, const kcc_
 /* kcc_local_sweep; `leaving`: the box is being pushed out of what it overlaps at the start, so those
  * triangles are not contacts (kcc_local_sweep_out). */
 static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop, bool leaving,
-                  kcc_contacts *out)
+                  float t_known, kcc_contacts *out)
 {
     vec3 region[2], ctr, half;
     for (int i = 0; i < 3; ++i) {
@@ -530,12 +530,13 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
             }
             exact_ready = true;
         }
-        /* Only contacts within the window of the earliest so far can be kept: the exact test may
-         * give up on any later one. Its cut-off lies a little past the window (a millionth, some
+        /* Only contacts within the window of the earliest so far (or of the caller's bound) can be
+         * kept: the exact test may give up on any later one. Its cut-off lies a little past the window (a millionth, some
          * eight float ulps), so a contact it keeps has the very time it had without the cut-off,
          * and one it drops would have rounded to a float past the window. */
-        const double cut = (double)(out->t + t_slop) * (1.0 + 1e-6) + 1e-37;
-        const double t_cut = out->count > 0 && cut < 1.0 ? cut : 1.0;
+        const double cut = (double)((out->count > 0 ? kcc_minf(out->t, t_known) : t_known) + t_slop) *
+                               (1.0 + 1e-6) + 1e-37;
+        const double t_cut = cut < 1.0 ? cut : 1.0;
         double dt, dn[3];
         bool start;
         if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], dctr, dhalf, ddelta, t_cut, &dt, dn, &start) ||
@@ -575,13 +576,19 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
 bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
                      kcc_contacts *out)
 {
-    return sweep(L, box, delta, t_slop, false, out);
+    return sweep(L, box, delta, t_slop, false, 2.0f, out);
+}
+
+bool kcc_local_sweep_known(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
+                           float t_known, kcc_contacts *out)
+{
+    return sweep(L, box, delta, t_slop, false, t_known, out);
 }
 
 bool kcc_local_sweep_out(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
                          kcc_contacts *out)
 {
-    return sweep(L, box, delta, t_slop, true, out);
+    return sweep(L, box, delta, t_slop, true, 2.0f, out);
 }
 
 /* Least-penetration axis of box against one triangle, by the 13 separating axes: the shortest

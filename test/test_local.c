@@ -559,6 +559,20 @@ static float check_sweep(scene *s, const kcc_local *L, const vec3 box[2], const 
                  tmin);
     if (!got)
         return -1.0f;
+    /* told the earliest contact's own time as the bound, or a later one, the sweep gives the same
+     * contacts in the same order */
+    for (int b = 0; b < 2; ++b) {
+        kcc_contacts k;
+        memset(&k, 0, sizeof k);
+        const float known = b == 0 ? c.t : c.t + 0.25f * (1.0f - c.t);
+        const bool kgot = kcc_local_sweep_known(L, box, delta, t_slop, known, &k);
+        if (!kgot || k.count != c.count || k.t != c.t || k.start_overlap != c.start_overlap ||
+            memcmp(k.normal, c.normal, sizeof(vec3) * c.count) != 0 ||
+            memcmp(k.triangle, c.triangle, sizeof(uint32_t) * c.count) != 0)
+            fail_msg("%s: sweep told its earliest contact comes by t %.9g: %d contacts at t %.9g, "
+                     "without the bound %u at %.9g", s->name, known, kgot ? (int)k.count : -1, k.t,
+                     c.count, c.t);
+    }
     stats->hits++;
     stats->multi += c.count > 1;
     stats->starts += c.start_overlap;
