@@ -764,6 +764,26 @@ static void low_tunnel_is_walkable_when_the_box_fits(void **state)
     kcc_mesh_destroy(m);
 }
 
+/* A floor, a 0.2 m ledge from x = 1 to x1 across the way and a 0.1 m slab above at `ceiling`; the
+ * character (step height 0.35) stands at x = -0.5, walking towards +x. */
+static kcc_mesh *ledge_under_ceiling(float x1, float ceiling, kcc_character *ch)
+{
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    sc_box(&s, 1.0f, 0.0f, -3.0f, x1, 0.2f, 3.0f);
+    sc_box(&s, -4.0f, ceiling, -4.0f, 4.0f, ceiling + 0.1f, 4.0f);
+    *ch = make_char(-0.5f, HY + SKIN, 0.0f, NULL);
+    return sc_build(&s);
+}
+
+/* Blocked by the ledge: on the floor, at its riser, never on it. */
+static void stopped_at_the_riser(const kcc_character *ch)
+{
+    assert_float_equal(ch->position[1], HY + SKIN, 1e-4);
+    assert_true(ch->position[0] <= 1.0f - HX + 1e-5f);
+    assert_true(ch->position[0] >= 1.0f - HX - 0.01f);
+}
+
 /* A 0.2 m ledge (step height 0.35) at x = 1 under a ceiling: the box (1.8 m) climbs it when the
  * ceiling leaves room on top (at 2.05 m: 0.05 m above the head on the ledge), and is blocked when
  * it does not (at 1.9 m: 0.1 m of headroom on the floor, -0.1 m on the ledge), never overlapping
@@ -773,12 +793,8 @@ static void a_step_up_needs_headroom_for_the_box(void **state)
     (void)state;
     const float ceilings[2] = {2.05f, 1.9f};
     for (int k = 0; k < 2; ++k) {
-        scene s = {0};
-        sc_floor(&s, 0.0f, 10.0f, 2);
-        sc_box(&s, 1.0f, 0.0f, -3.0f, 3.0f, 0.2f, 3.0f);
-        sc_box(&s, -4.0f, ceilings[k], -4.0f, 4.0f, ceilings[k] + 0.1f, 4.0f);
-        kcc_mesh *m = sc_build(&s);
-        kcc_character ch = make_char(-0.5f, HY + SKIN, 0.0f, NULL);
+        kcc_character ch;
+        kcc_mesh *m = ledge_under_ceiling(3.0f, ceilings[k], &ch);
         driver dr = {0.0f, 1.0f / 60.0f, 1};
         uint32_t f = 0;
         for (int i = 0; i < 60; ++i) {
@@ -789,30 +805,24 @@ static void a_step_up_needs_headroom_for_the_box(void **state)
             assert_float_equal(ch.position[1], 0.2f + HY + SKIN, 1e-4);
             assert_true(ch.position[0] > 1.5f);
         } else {
-            assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
-            assert_true(ch.position[0] <= 1.0f - HX + 1e-5f); /* at the riser, never on the tread */
-            assert_true(ch.position[0] >= 1.0f - HX - 0.01f);
+            stopped_at_the_riser(&ch);
             assert_true(f & (KCC_MOVE_HIT_WALL | KCC_MOVE_STUCK));
         }
         kcc_mesh_destroy(m);
     }
 }
 
-/* The same with a beam 0.1 m wide and 0.2 m high across the way, narrower than the box, so that
- * while the box straddles it every edge ray passes it and only the probe's box sweep finds it
- * (the sweep starts from the full step-height lift, inside the low ceiling): with headroom the box
- * climbs onto it, crosses and comes down; without, it stops at the beam. Never overlapping. */
+/* The same with a beam 0.1 m wide instead of the ledge, narrower than the box, so that while the
+ * box straddles it every edge ray passes it and only the probe's box sweep finds it (the sweep
+ * starts from the full step-height lift, inside the low ceiling): with headroom the box climbs onto
+ * it, crosses and comes down; without, it stops at the beam. Never overlapping. */
 static void a_narrow_beam_under_a_ceiling_is_crossed_only_with_headroom(void **state)
 {
     (void)state;
     const float ceilings[2] = {2.05f, 1.9f};
     for (int k = 0; k < 2; ++k) {
-        scene s = {0};
-        sc_floor(&s, 0.0f, 10.0f, 2);
-        sc_box(&s, 1.0f, 0.0f, -3.0f, 1.1f, 0.2f, 3.0f);
-        sc_box(&s, -4.0f, ceilings[k], -4.0f, 4.0f, ceilings[k] + 0.1f, 4.0f);
-        kcc_mesh *m = sc_build(&s);
-        kcc_character ch = make_char(-0.5f, HY + SKIN, 0.0f, NULL);
+        kcc_character ch;
+        kcc_mesh *m = ledge_under_ceiling(1.1f, ceilings[k], &ch);
         driver dr = {0.0f, 1.0f / 60.0f, 1};
         bool on_beam = false;
         for (int i = 0; i < 90; ++i) {
@@ -833,9 +843,7 @@ static void a_narrow_beam_under_a_ceiling_is_crossed_only_with_headroom(void **s
             assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
         } else {
             assert_false(on_beam);
-            assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
-            assert_true(ch.position[0] <= 1.0f - HX + 1e-5f);
-            assert_true(ch.position[0] >= 1.0f - HX - 0.01f);
+            stopped_at_the_riser(&ch);
         }
         kcc_mesh_destroy(m);
     }
