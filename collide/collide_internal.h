@@ -337,26 +337,35 @@ static inline void kcc_pbox_setup(kcc_pbox *q, const float lo[3], const float hi
 #endif
 }
 
-/// Bit i set when child i's box overlaps the query box (touching counts).
-KCC_HOT int kcc_pbox_test(const kcc_pbox *q, const kcc_node4 *n)
+/// Bit i set when box i of four overlaps the query box (touching counts); the four boxes' bounds
+/// along each axis are given as four minima (xlo, ...) and four maxima (xhi, ...).
+static inline int kcc_pbox_test4(const kcc_pbox *q, const float xlo[4], const float xhi[4],
+                                 const float ylo[4], const float yhi[4], const float zlo[4],
+                                 const float zhi[4])
 {
 #if KCC_SSE
-    __m128 m = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(n->x[0]), q->v_hi[0]),
-                          _mm_cmpge_ps(_mm_loadu_ps(n->x[1]), q->v_lo[0]));
-    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(n->y[0]), q->v_hi[1]),
-                                 _mm_cmpge_ps(_mm_loadu_ps(n->y[1]), q->v_lo[1])));
-    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(n->z[0]), q->v_hi[2]),
-                                 _mm_cmpge_ps(_mm_loadu_ps(n->z[1]), q->v_lo[2])));
+    __m128 m = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(xlo), q->v_hi[0]),
+                          _mm_cmpge_ps(_mm_loadu_ps(xhi), q->v_lo[0]));
+    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(ylo), q->v_hi[1]),
+                                 _mm_cmpge_ps(_mm_loadu_ps(yhi), q->v_lo[1])));
+    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(zlo), q->v_hi[2]),
+                                 _mm_cmpge_ps(_mm_loadu_ps(zhi), q->v_lo[2])));
     return _mm_movemask_ps(m);
 #else
     int mask = 0;
     for (int i = 0; i < 4; ++i) {
-        bool in = n->x[0][i] <= q->hi[0] && n->x[1][i] >= q->lo[0] && n->y[0][i] <= q->hi[1] &&
-                  n->y[1][i] >= q->lo[1] && n->z[0][i] <= q->hi[2] && n->z[1][i] >= q->lo[2];
+        bool in = xlo[i] <= q->hi[0] && xhi[i] >= q->lo[0] && ylo[i] <= q->hi[1] &&
+                  yhi[i] >= q->lo[1] && zlo[i] <= q->hi[2] && zhi[i] >= q->lo[2];
         mask |= in ? 1 << i : 0;
     }
     return mask;
 #endif
+}
+
+/// Bit i set when child i's box overlaps the query box (touching counts).
+KCC_HOT int kcc_pbox_test(const kcc_pbox *q, const kcc_node4 *n)
+{
+    return kcc_pbox_test4(q, n->x[0], n->x[1], n->y[0], n->y[1], n->z[0], n->z[1]);
 }
 
 /* mesh.c */

@@ -78,48 +78,26 @@ void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh
     store_fill(L, store, mesh, slots, total);
 }
 
-/* Bit i set when triangle g + i's bounds overlap [lo, hi] (touching counts); g is a multiple of 4. */
-typedef struct bounds4 {
-#if KCC_SSE
-    __m128 lo[3], hi[3];
-#else
-    float lo[3], hi[3];
-#endif
-} bounds4;
-
-static inline void bounds4_setup(bounds4 *b, const vec3 lo, const vec3 hi)
+/* Bit i set when entry g + i's bounds overlap the query box (touching counts); g is a multiple
+ * of 4. */
+/* The query box of a selection (finite: no clamp, unlike kcc_pbox_setup). */
+static inline void select_setup(kcc_pbox *q, const vec3 box[2])
 {
     for (int k = 0; k < 3; ++k) {
 #if KCC_SSE
-        b->lo[k] = _mm_set1_ps(lo[k]);
-        b->hi[k] = _mm_set1_ps(hi[k]);
+        q->v_lo[k] = _mm_set1_ps(box[0][k]);
+        q->v_hi[k] = _mm_set1_ps(box[1][k]);
 #else
-        b->lo[k] = lo[k];
-        b->hi[k] = hi[k];
+        q->lo[k] = box[0][k];
+        q->hi[k] = box[1][k];
 #endif
     }
 }
 
-static inline int bounds4_test(const kcc_local *L, uint32_t g, const bounds4 *b)
+static inline int bounds4_test(const kcc_local *L, uint32_t g, const kcc_pbox *q)
 {
-    const kcc_cached_bounds *q = &L->bounds[g >> 2];
-#if KCC_SSE
-    __m128 m = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(q->lo[0]), b->hi[0]),
-                          _mm_cmpge_ps(_mm_loadu_ps(q->hi[0]), b->lo[0]));
-    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(q->lo[1]), b->hi[1]),
-                                 _mm_cmpge_ps(_mm_loadu_ps(q->hi[1]), b->lo[1])));
-    m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(q->lo[2]), b->hi[2]),
-                                 _mm_cmpge_ps(_mm_loadu_ps(q->hi[2]), b->lo[2])));
-    return _mm_movemask_ps(m);
-#else
-    int mask = 0;
-    for (int j = 0; j < 4; ++j) {
-        bool in = q->lo[0][j] <= b->hi[0] && q->hi[0][j] >= b->lo[0] && q->lo[1][j] <= b->hi[1] &&
-                  q->hi[1][j] >= b->lo[1] && q->lo[2][j] <= b->hi[2] && q->hi[2][j] >= b->lo[2];
-        mask |= in ? 1 << j : 0;
-    }
-    return mask;
-#endif
+    const kcc_cached_bounds *b = &L->bounds[g >> 2];
+    return kcc_pbox_test4(q, b->lo[0], b->hi[0], b->lo[1], b->hi[1], b->lo[2], b->hi[2]);
 }
 
 static inline bool box_inside(const float lo[3], const float hi[3], const vec3 box[2])
@@ -206,8 +184,8 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
 
 void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out)
 {
-    bounds4 b;
-    bounds4_setup(&b, box[0], box[1]);
+    kcc_pbox b;
+    select_setup(&b, box);
     const uint32_t words = (L->count + 63u) / 64u;
     for (uint32_t w = 0; w < words; ++w) {
         const uint32_t end = L->count < 64u * (w + 1u) ? L->count : 64u * (w + 1u);
