@@ -16,14 +16,20 @@ typedef kcc_cached_tri kcc_local_tri;
 typedef struct kcc_local {
     const kcc_mesh          *mesh;
     uint32_t                 count;
-    bool                     overflow;  /* more triangles than KCC_LOCAL_MAX: query the mesh directly */
-    const kcc_cached_bounds *bounds;    /* (count + 3) / 4 groups */
+    bool                     overflow; /* more than KCC_LOCAL_MAX triangles: query the mesh */
+    const kcc_cached_bounds *bounds;   /* (count + 3) / 4 groups */
     const kcc_local_tri     *tris;
 } kcc_local;
 
 /* Entry i's minimum and maximum along axis k. */
-static inline float kcc_local_lo(const kcc_local *L, int k, uint32_t i) { return L->bounds[i >> 2].lo[k][i & 3u]; }
-static inline float kcc_local_hi(const kcc_local *L, int k, uint32_t i) { return L->bounds[i >> 2].hi[k][i & 3u]; }
+static inline float kcc_local_lo(const kcc_local *L, int k, uint32_t i)
+{
+    return L->bounds[i >> 2].lo[k][i & 3u];
+}
+static inline float kcc_local_hi(const kcc_local *L, int k, uint32_t i)
+{
+    return L->bounds[i >> 2].hi[k][i & 3u];
+}
 
 /* A move's own storage, when the character's cache cannot hold the neighbourhood. Real arena
  * levels put 3-80 triangles in a character's reach; a denser spot overflows it and every probe

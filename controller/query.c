@@ -230,8 +230,9 @@ bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 o
     uint32_t i;
     for (kcc_sel_iter it = kcc_sel_begin(sel); kcc_sel_next(&it, &i);) {
         const kcc_local_tri *t = &L->tris[i];
-        if (ox < kcc_local_lo(L, kx, i) || ox > kcc_local_hi(L, kx, i) || oy < kcc_local_lo(L, ky, i) ||
-            oy > kcc_local_hi(L, ky, i) || kcc_local_lo(L, u, i) > oz || kcc_local_hi(L, u, i) < oz - best)
+        if (ox < kcc_local_lo(L, kx, i) || ox > kcc_local_hi(L, kx, i) ||
+            oy < kcc_local_lo(L, ky, i) || oy > kcc_local_hi(L, ky, i) ||
+            kcc_local_lo(L, u, i) > oz || kcc_local_hi(L, u, i) < oz - best)
             continue;
         /* vertices relative to the origin, the same floats for every triangle sharing them */
         const float ax = t->v[0][kx] - ox, ay = t->v[0][ky] - oy;
@@ -299,7 +300,8 @@ void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 
             m = _mm_and_ps(m, _mm_and_ps(_mm_cmpge_ps(OY, _mm_set1_ps(kcc_local_lo(L, ky, i))),
                                          _mm_cmple_ps(OY, _mm_set1_ps(kcc_local_hi(L, ky, i)))));
             m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_set1_ps(kcc_local_lo(L, u, i)), OZ),
-                                         _mm_cmpge_ps(_mm_set1_ps(kcc_local_hi(L, u, i)), _mm_sub_ps(OZ, B))));
+                                         _mm_cmpge_ps(_mm_set1_ps(kcc_local_hi(L, u, i)),
+                                                      _mm_sub_ps(OZ, B))));
             if (_mm_movemask_ps(m) == 0)
                 continue;
             const kcc_local_tri *t = &L->tris[i];
@@ -439,7 +441,8 @@ static inline bool behind_faced(const faced_plane *faced, uint32_t n, const kcc_
 {
     for (uint32_t f = 0; f < n; ++f) {
         const int k = faced[f].axis;
-        if (faced[f].above ? kcc_local_hi(C, k, i) <= faced[f].at : kcc_local_lo(C, k, i) >= faced[f].at)
+        if (faced[f].above ? kcc_local_hi(C, k, i) <= faced[f].at
+                           : kcc_local_lo(C, k, i) >= faced[f].at)
             return true;
     }
     return false;
@@ -509,11 +512,11 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
             exact_ready = true;
         }
         /* Only contacts within the window of the earliest so far (or of the caller's bound) can be
-         * kept: the exact test may give up on any later one. Its cut-off lies a little past the window (a millionth, some
-         * eight float ulps), so a contact it keeps has the very time it had without the cut-off,
-         * and one it drops would have rounded to a float past the window. */
-        const double cut = (double)((out->count > 0 ? kcc_minf(out->t, t_known) : t_known) + t_slop) *
-                               (1.0 + 1e-6) + 1e-37;
+         * kept: the exact test may give up on any later one. Its cut-off lies a little past the
+         * window (a millionth, some eight float ulps), so a contact it keeps has the very time it
+         * had without the cut-off, and one it drops would have rounded to a float past the window. */
+        const float first = out->count > 0 ? kcc_minf(out->t, t_known) : t_known;
+        const double cut = (double)(first + t_slop) * (1.0 + 1e-6) + 1e-37;
         const double t_cut = cut < 1.0 ? cut : 1.0;
         double dt, dn[3];
         bool start;
