@@ -78,8 +78,6 @@ void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh
     store_fill(L, store, mesh, slots, total);
 }
 
-/* Bit i set when entry g + i's bounds overlap the query box (touching counts); g is a multiple
- * of 4. */
 /* The query box of a selection (finite: no clamp, unlike kcc_pbox_setup). */
 static inline void select_setup(kcc_pbox *q, const vec3 box[2])
 {
@@ -94,6 +92,8 @@ static inline void select_setup(kcc_pbox *q, const vec3 box[2])
     }
 }
 
+/* Bit i set when entry g + i's bounds overlap the query box (touching counts); g is a multiple
+ * of 4. */
 static inline int bounds4_test(const kcc_local *L, uint32_t g, const kcc_pbox *q)
 {
     const kcc_cached_bounds *b = &L->bounds[g >> 2];
