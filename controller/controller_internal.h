@@ -8,27 +8,28 @@
 
 /* The triangles one move looks at: every triangle whose bounds overlap the move's reach (and
  * possibly more: every query culls by its own bounds first), in the mesh's leaf order, so the
- * answers never depend on which extra triangles are present. Bounds are stored in groups of four
+ * answers never depend on which extra triangles are present. Bounds are stored in groups of eight
  * (kcc_cached_bounds), the last padded with empty bounds (lo = +inf, hi = -inf), so every query
- * culls four triangles per SSE compare and reads the groups in use end to end. A view: the
+ * culls eight triangles per AVX compare (four per SSE one) and reads the groups in use end to end.
+ * A view: the
  * storage is the character's cache or a kcc_local_store. */
 typedef kcc_cached_tri kcc_local_tri;
 typedef struct kcc_local {
     const kcc_mesh          *mesh;
     uint32_t                 count;
     bool                     overflow; /* more than KCC_LOCAL_MAX triangles: query the mesh */
-    const kcc_cached_bounds *bounds;   /* (count + 3) / 4 groups */
+    const kcc_cached_bounds *bounds;   /* (count + 7) / 8 groups */
     const kcc_local_tri     *tris;
 } kcc_local;
 
 /* Entry i's minimum and maximum along axis k. */
 static inline float kcc_local_lo(const kcc_local *L, int k, uint32_t i)
 {
-    return L->bounds[i >> 2].lo[k][i & 3u];
+    return L->bounds[i / KCC_CACHE_GROUP].lo[k][i % KCC_CACHE_GROUP];
 }
 static inline float kcc_local_hi(const kcc_local *L, int k, uint32_t i)
 {
-    return L->bounds[i >> 2].hi[k][i & 3u];
+    return L->bounds[i / KCC_CACHE_GROUP].hi[k][i % KCC_CACHE_GROUP];
 }
 
 /* A move's own storage, when the character's cache cannot hold the neighbourhood. Real arena
@@ -36,10 +37,11 @@ static inline float kcc_local_hi(const kcc_local *L, int k, uint32_t i)
  * then queries the tree directly (same answers). */
 #define KCC_LOCAL_MAX 192u
 typedef struct kcc_local_store {
-    kcc_cached_bounds bounds[KCC_LOCAL_MAX / 4];
+    kcc_cached_bounds bounds[KCC_LOCAL_MAX / KCC_CACHE_GROUP];
     kcc_local_tri     tris[KCC_LOCAL_MAX];
 } kcc_local_store;
-_Static_assert(KCC_CHARACTER_CACHE % 4 == 0 && KCC_LOCAL_MAX % 4 == 0, "lists pad to groups of four");
+_Static_assert(KCC_CHARACTER_CACHE % KCC_CACHE_GROUP == 0 && KCC_LOCAL_MAX % KCC_CACHE_GROUP == 0,
+               "lists pad to whole groups");
 
 /* The triangles whose bounds overlap region, gathered into store (L views it). */
 void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh, const vec3 region[2]);

@@ -74,15 +74,17 @@ typedef struct kcc_cached_tri {
     uint32_t index;
 } kcc_cached_tri;
 
-/// Four cached triangles' bounds (private): lo[k][j], hi[k][j] bound triangle 4g + j of group g
-/// along axis k, so one group is culled by four-wide compares and a list's groups lie end to end.
+/// Eight cached triangles' bounds (private): lo[k][j], hi[k][j] bound triangle 8g + j of group g
+/// along axis k, so one group is culled by eight-wide compares (two four-wide ones without AVX)
+/// and a list's groups lie end to end.
+#define KCC_CACHE_GROUP 8
 typedef struct kcc_cached_bounds {
-    float lo[3][4];
-    float hi[3][4];
+    float lo[3][KCC_CACHE_GROUP];
+    float hi[3][KCC_CACHE_GROUP];
 } kcc_cached_bounds;
 
 /// The character's triangle cache (private): every triangle of `mesh` whose bounds overlap
-/// [lo, hi], in the mesh's leaf order, with their bounds in groups of four for culling. A move
+/// [lo, hi], in the mesh's leaf order, with their bounds in groups of eight for culling. A move
 /// whose reach stays inside [lo, hi] reads the level from here and not from the mesh. Results never
 /// depend on it: an empty or stale cache gives the same moves, bit for bit.
 typedef struct kcc_tri_cache {
@@ -90,7 +92,7 @@ typedef struct kcc_tri_cache {
     uint64_t        key;       ///< content hash of that mesh
     float           lo[3], hi[3];
     uint32_t        count;
-    kcc_cached_bounds bounds[KCC_CHARACTER_CACHE / 4];
+    kcc_cached_bounds bounds[KCC_CHARACTER_CACHE / KCC_CACHE_GROUP];
     kcc_cached_tri  tri[KCC_CHARACTER_CACHE];
 } kcc_tri_cache;
 

@@ -8,6 +8,9 @@
 
 #include "controller_internal.h"
 #include "collide_internal.h"
+#if KCC_SSE && defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 /* A triangle's extent along axis k. */
 static inline void tri_extent(const kcc_tri *t, int k, float *lo, float *hi)
@@ -16,7 +19,7 @@ static inline void tri_extent(const kcc_tri *t, int k, float *lo, float *hi)
     *hi = kcc_maxf(t->v[0][k], kcc_maxf(t->v[1][k], t->v[2][k]));
 }
 
-/* Copies the triangles in leaf slots slots[0..n) into tris and their bounds into groups of four,
+/* Copies the triangles in leaf slots slots[0..n) into tris and their bounds into groups of eight,
  * the last group padded with empty bounds. Returns n. */
 static uint32_t fill(const kcc_mesh *mesh, const uint32_t *slots, uint32_t n,
                      kcc_cached_bounds *bounds, kcc_local_tri *tris)
@@ -31,15 +34,15 @@ static uint32_t fill(const kcc_mesh *mesh, const uint32_t *slots, uint32_t n,
         memcpy(t->n, p->n, sizeof t->n);
         t->d = p->d;
         t->index = mesh->tri_id[slot];
-        kcc_cached_bounds *b = &bounds[j >> 2];
+        kcc_cached_bounds *b = &bounds[j / KCC_CACHE_GROUP];
         for (int k = 0; k < 3; ++k)
-            tri_extent(tri, k, &b->lo[k][j & 3u], &b->hi[k][j & 3u]);
+            tri_extent(tri, k, &b->lo[k][j % KCC_CACHE_GROUP], &b->hi[k][j % KCC_CACHE_GROUP]);
         ++j;
     }
-    for (uint32_t e = j; e % 4u != 0u; ++e)
+    for (uint32_t e = j; e % KCC_CACHE_GROUP != 0u; ++e)
         for (int k = 0; k < 3; ++k) {
-            bounds[e >> 2].lo[k][e & 3u] = INFINITY;
-            bounds[e >> 2].hi[k][e & 3u] = -INFINITY;
+            bounds[e / KCC_CACHE_GROUP].lo[k][e % KCC_CACHE_GROUP] = INFINITY;
+            bounds[e / KCC_CACHE_GROUP].hi[k][e % KCC_CACHE_GROUP] = -INFINITY;
         }
     return j;
 }
@@ -78,26 +81,56 @@ void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh
     store_fill(L, store, mesh, slots, total);
 }
 
-/* The query box of a selection (finite: no clamp, unlike kcc_pbox_setup). */
-static inline void select_setup(kcc_pbox *q, const vec3 box[2])
+/* The query box of a selection: eight lanes with AVX, else the tree's four-wide box (finite here:
+ * no clamp, unlike kcc_pbox_setup). */
+typedef struct sel_box {
+#if KCC_SSE && defined(__AVX__)
+    __m256 lo[3], hi[3];
+#else
+    kcc_pbox q;
+#endif
+} sel_box;
+
+static inline void select_setup(sel_box *b, const vec3 box[2])
 {
     for (int k = 0; k < 3; ++k) {
-#if KCC_SSE
-        q->v_lo[k] = _mm_set1_ps(box[0][k]);
-        q->v_hi[k] = _mm_set1_ps(box[1][k]);
+#if KCC_SSE && defined(__AVX__)
+        b->lo[k] = _mm256_set1_ps(box[0][k]);
+        b->hi[k] = _mm256_set1_ps(box[1][k]);
+#elif KCC_SSE
+        b->q.v_lo[k] = _mm_set1_ps(box[0][k]);
+        b->q.v_hi[k] = _mm_set1_ps(box[1][k]);
 #else
-        q->lo[k] = box[0][k];
-        q->hi[k] = box[1][k];
+        b->q.lo[k] = box[0][k];
+        b->q.hi[k] = box[1][k];
 #endif
     }
 }
 
-/* Bit i set when entry g + i's bounds overlap the query box (touching counts); g is a multiple
- * of 4. */
-static inline int bounds4_test(const kcc_local *L, uint32_t g, const kcc_pbox *q)
+#if KCC_SSE && defined(__AVX__)
+/* Lanes whose bounds [lo, hi] along one axis touch the query's [qlo, qhi]. */
+static inline __m256 axis8_test(const float lo[8], const float hi[8], __m256 qlo, __m256 qhi)
 {
-    const kcc_cached_bounds *b = &L->bounds[g >> 2];
-    return kcc_pbox_test4(q, b->lo[0], b->hi[0], b->lo[1], b->hi[1], b->lo[2], b->hi[2]);
+    return _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(lo), qhi, _CMP_LE_OQ),
+                         _mm256_cmp_ps(_mm256_loadu_ps(hi), qlo, _CMP_GE_OQ));
+}
+#endif
+
+/* Bit j set when entry j of group g overlaps the query box (touching counts). */
+static inline uint32_t bounds8_test(const kcc_cached_bounds *g, const sel_box *b)
+{
+#if KCC_SSE && defined(__AVX__)
+    __m256 m = axis8_test(g->lo[0], g->hi[0], b->lo[0], b->hi[0]);
+    m = _mm256_and_ps(m, axis8_test(g->lo[1], g->hi[1], b->lo[1], b->hi[1]));
+    m = _mm256_and_ps(m, axis8_test(g->lo[2], g->hi[2], b->lo[2], b->hi[2]));
+    return (uint32_t)_mm256_movemask_ps(m);
+#else
+    const int low = kcc_pbox_test4(&b->q, g->lo[0], g->hi[0], g->lo[1], g->hi[1], g->lo[2],
+                                   g->hi[2]);
+    const int high = kcc_pbox_test4(&b->q, g->lo[0] + 4, g->hi[0] + 4, g->lo[1] + 4, g->hi[1] + 4,
+                                    g->lo[2] + 4, g->hi[2] + 4);
+    return (uint32_t)(low | high << 4);
+#endif
 }
 
 static inline bool box_inside(const float lo[3], const float hi[3], const vec3 box[2])
@@ -184,14 +217,16 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
 
 void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out)
 {
-    kcc_pbox b;
+    _Static_assert(KCC_CACHE_GROUP == 8, "a group is eight bits of a selection word");
+    sel_box b;
     select_setup(&b, box);
-    const uint32_t words = (L->count + 63u) / 64u;
+    const uint32_t words = (L->count + 63u) / 64u, groups = (L->count + 7u) / 8u;
+    const kcc_cached_bounds *g = L->bounds;
     for (uint32_t w = 0; w < words; ++w) {
-        const uint32_t end = L->count < 64u * (w + 1u) ? L->count : 64u * (w + 1u);
+        const uint32_t n = groups - 8u * w < 8u ? groups - 8u * w : 8u;
         uint64_t bits = 0;
-        for (uint32_t g = 64u * w; g < end; g += 4)
-            bits |= (uint64_t)bounds4_test(L, g, &b) << (g % 64u);
+        for (uint32_t j = 0; j < n; ++j)
+            bits |= (uint64_t)bounds8_test(g++, &b) << (8u * j);
         out->bits[w] = bits;
     }
     out->words = words;

@@ -339,7 +339,7 @@ static void check_gather(scene *s, const kcc_local *L, const vec3 region[2])
         if (!(fabs(t->d - d) <= 1e-5 * scale))
             fail_msg("%s: triangle %u: d %.9g, n . a %.9g", s->name, id, t->d, d);
     }
-    for (uint32_t e = L->count; e % 4u != 0u; ++e)
+    for (uint32_t e = L->count; e % KCC_CACHE_GROUP != 0u; ++e)
         for (int k = 0; k < 3; ++k) {
             assert_true(kcc_local_lo(L, k, e) == INFINITY);
             assert_true(kcc_local_hi(L, k, e) == -INFINITY);
@@ -733,7 +733,7 @@ static void local_gather_holds_exactly_the_live_triangles_touching_the_region(vo
             check_gather(&sc[si], &L, CB(region));
             overflowed += L.overflow;
             listed += !L.overflow && L.count > 0;
-            padded += !L.overflow && L.count % 4u != 0u;
+            padded += !L.overflow && L.count % KCC_CACHE_GROUP != 0u;
         }
         /* not vacuous: most regions list something, some pad */
         assert_true(listed >= 30);
@@ -742,7 +742,7 @@ static void local_gather_holds_exactly_the_live_triangles_touching_the_region(vo
     }
 }
 
-static void local_gather_overflows_exactly_past_192_triangles_and_pads_to_four(void **state)
+static void local_gather_overflows_past_192_triangles_and_pads_whole_groups(void **state)
 {
     (void)state;
     /* Triangle i spans x in [i, i + 0.5] (some tilted, some in a plane of the axes); every fifth
@@ -766,7 +766,8 @@ static void local_gather_overflows_exactly_past_192_triangles_and_pads_to_four(v
     free(p);
     kcc_local_store *store = malloc(sizeof *store);
     assert_non_null(store);
-    static const uint32_t ks[] = {0, 1, 2, 3, 4, 5, 6, 7, 190, 191, 192, 193, 194, 200};
+    static const uint32_t ks[] = {0,  1,  2,  3,   4,   5,   6,   7,   8,   9,
+                                  15, 16, 17, 190, 191, 192, 193, 194, 200};
     for (size_t q = 0; q < sizeof ks / sizeof ks[0]; ++q) {
         const uint32_t k = ks[q];
         vec3 region[2] = {{-0.25f, -1.0f, -1.0f}, {(float)k - 0.25f, 1.0f, 1.0f}};
@@ -1210,7 +1211,7 @@ int test_group_local(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(local_gather_holds_exactly_the_live_triangles_touching_the_region, scenes_setup, scenes_teardown),
-        cmocka_unit_test(local_gather_overflows_exactly_past_192_triangles_and_pads_to_four),
+        cmocka_unit_test(local_gather_overflows_past_192_triangles_and_pads_whole_groups),
         cmocka_unit_test_setup_teardown(local_select_returns_exactly_the_entries_whose_bounds_touch_the_box, scenes_setup, scenes_teardown),
         cmocka_unit_test_setup_teardown(local_raycast_down4_equals_single_rays_bit_for_bit_and_the_mesh_ray, scenes_setup, scenes_teardown),
         cmocka_unit_test(local_raycast_down_through_grid_vertices_and_edges_always_hits),
