@@ -11,8 +11,7 @@
  * answers never depend on which extra triangles are present. Bounds are stored in groups of eight
  * (kcc_cached_bounds), the last padded with empty bounds (lo = +inf, hi = -inf), so every query
  * culls eight triangles per AVX compare (four per SSE one) and reads the groups in use end to end.
- * A view: the
- * storage is the character's cache or a kcc_local_store. */
+ * A view: the storage is the character's cache or a kcc_local_store. */
 typedef kcc_cached_tri kcc_local_tri;
 typedef struct kcc_local {
     const kcc_mesh          *mesh;
