@@ -132,13 +132,24 @@ $(BUILD)/fuzz/%: test/fuzz/%.c test/fuzz/fuzz.h $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(dir $@)
 	clang -std=c11 -O1 -g $(WARN) $(FPFLAGS) $(INCLUDES) $(CGLM_CFLAGS) \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $< $(LIB_SRC) -o $@ -lm
+# The move's AVX2 build (what the library runs on every CPU with AVX2) fuzzed as well, compiled
+# whole with the AVX2 flags, where this machine can run it; it shares fuzz_move's corpus.
+FUZZ_AVX2 ?= $(if $(filter 1,$(AVX2)),$(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && \
+  grep -qw bmi2 /proc/cpuinfo && grep -qw popcnt /proc/cpuinfo && echo 1))
+ifeq ($(FUZZ_AVX2),1)
+FUZZ_BIN += $(BUILD)/fuzz/fuzz_move_avx2
+endif
+$(BUILD)/fuzz/%_avx2: test/fuzz/%.c test/fuzz/fuzz.h $(LIB_SRC) $(LIB_HDR) | deps
+	@mkdir -p $(dir $@)
+	clang -std=c11 -O1 -g $(WARN) $(FPFLAGS) $(INCLUDES) $(CGLM_CFLAGS) $(AVX2_FLAGS) \
+	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $< $(LIB_SRC) -o $@ -lm
 
 # One fuzzer run: $(1) the target, $(2) the corpus it grows (from test/fuzz/corpus/<target>),
 # $(3) its log, $(4) libFuzzer's options.
 define fuzz_run
 n=$(notdir $(1)); mkdir -p $(2); echo "fuzzing $$n: $(strip $(4))"; \
 $(1) $(4) -print_final_stats=0 -artifact_prefix=$(BUILD)/fuzz/ \
-    $(2) test/fuzz/corpus/$$n >$(3) 2>&1 \
+    $(2) test/fuzz/corpus/$${n%_avx2} >$(3) 2>&1 \
   || { tail -n 40 $(3); echo "fuzzer $$n found a problem"; exit 1; }; \
 tail -n 1 $(3)
 endef
