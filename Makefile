@@ -135,7 +135,8 @@ $(BUILD)/fuzz/%: test/fuzz/%.c test/fuzz/fuzz.h $(LIB_SRC) $(LIB_HDR) | deps
 # The move's AVX2 build (what the library runs on every CPU with AVX2) fuzzed as well, compiled
 # whole with the AVX2 flags, where this machine can run it; it shares fuzz_move's corpus.
 FUZZ_AVX2 ?= $(if $(filter 1,$(AVX2)),$(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && \
-  grep -qw bmi1 /proc/cpuinfo && grep -qw bmi2 /proc/cpuinfo && grep -qw popcnt /proc/cpuinfo && echo 1))
+  grep -qw bmi1 /proc/cpuinfo && grep -qw bmi2 /proc/cpuinfo && \
+  grep -qw popcnt /proc/cpuinfo && echo 1))
 ifeq ($(FUZZ_AVX2),1)
 FUZZ_BIN += $(BUILD)/fuzz/fuzz_move_avx2
 endif
