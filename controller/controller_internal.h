@@ -52,7 +52,7 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
 
 /* A subset of a kcc_local: the triangles whose bounds overlap some box, as a bit set over the list
  * (bit i % 64 of bits[i / 64]: entry i). A set rather than a list of indices: the cull ORs each
- * group's four bits into a word, where a list made each group's write wait for the previous
+ * group's eight bits into a word, where a list made each group's write wait for the previous
  * group's count. */
 #define KCC_SEL_WORDS ((KCC_LOCAL_MAX + 63u) / 64u)
 typedef struct kcc_sel {
