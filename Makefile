@@ -128,10 +128,12 @@ FUZZ_SEED ?= 0
 FUZZ_RUNS ?= 100000
 FUZZ_SRC = $(sort $(wildcard test/fuzz/*.c))
 FUZZ_BIN = $(FUZZ_SRC:test/fuzz/%.c=$(BUILD)/fuzz/%)
+# A fuzz target with the whole library, sanitized: $(FUZZ_CC) [EXTRA FLAGS] $< $(LIB_SRC) -o $@ -lm
+FUZZ_CC = clang -std=c11 -O1 -g $(WARN) $(FPFLAGS) $(INCLUDES) $(CGLM_CFLAGS) \
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 $(BUILD)/fuzz/%: test/fuzz/%.c test/fuzz/fuzz.h $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(dir $@)
-	clang -std=c11 -O1 -g $(WARN) $(FPFLAGS) $(INCLUDES) $(CGLM_CFLAGS) \
-	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $< $(LIB_SRC) -o $@ -lm
+	$(FUZZ_CC) $< $(LIB_SRC) -o $@ -lm
 # The move's AVX2 build (what the library runs on every CPU with AVX2) fuzzed as well, compiled
 # whole with the AVX2 flags, where this machine can run it; it shares fuzz_move's corpus.
 FUZZ_AVX2 ?= $(if $(filter 1,$(AVX2)),$(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && \
@@ -142,8 +144,7 @@ FUZZ_BIN += $(BUILD)/fuzz/fuzz_move_avx2
 endif
 $(BUILD)/fuzz/%_avx2: test/fuzz/%.c test/fuzz/fuzz.h $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(dir $@)
-	clang -std=c11 -O1 -g $(WARN) $(FPFLAGS) $(INCLUDES) $(CGLM_CFLAGS) $(AVX2_FLAGS) \
-	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $< $(LIB_SRC) -o $@ -lm
+	$(FUZZ_CC) $(AVX2_FLAGS) $< $(LIB_SRC) -o $@ -lm
 
 # One fuzzer run: $(1) the target, $(2) the corpus it grows (from test/fuzz/corpus/<target>),
 # $(3) its log, $(4) libFuzzer's options.
