@@ -1163,38 +1163,99 @@ static void displacements_beyond_the_limit_are_bad_input_and_at_it_are_swept(voi
 /* ---------------------------------------------------------------- soak */
 
 typedef struct soak_stats {
-    long moves, overlaps, escapes, stuck;
+    long moves, overlaps, escapes, stuck, crossed;
 } soak_stats;
 
-/* Characters wander from the spawn points with a player-like driver (5 m/s, gravity, jumps,
- * heading changes); every frame: no overlap beyond the tolerance (for a character that started
- * clear) and never outside the level's bounds. */
-static void soak_level(const kcc_level *lv, int chars, int frames, soak_stats *st)
+/* A character and a frame rate to soak with. The first is the benchmark's (Quake 3's player box);
+ * the others vary what a game tunes: box size, step height, slope limit, skin, frame rate, speed
+ * and the up axis (the level turned to +Z up). */
+typedef struct soak_config {
+    const char *name;
+    float       half[3]; /* along x, the horizontal axis that is not x, up */
+    float       step, slope, skin;
+    int         hz;
+    float       speed;   /* m/s */
+    int         up;
+} soak_config;
+
+static const soak_config soak_player = {"player", {0.47f, 0.47f, 0.875f}, 0.5625f, 45.6f, 0.002f, 60, 5.0f, 1};
+static const soak_config soak_variants[] = {
+    {"default desc, 30 Hz, 8 m/s", {0.3f, 0.3f, 0.9f}, 0.35f, 45.0f, 0.002f, 30, 8.0f, 1},
+    {"small box, 144 Hz", {0.2f, 0.2f, 0.5f}, 0.2f, 30.0f, 0.001f, 144, 4.0f, 1},
+    {"large box, 120 Hz, 1 cm skin", {0.8f, 0.8f, 1.2f}, 0.5f, 50.0f, 0.01f, 120, 6.0f, 1},
+    {"+Z up, 15 m/s", {0.3f, 0.3f, 0.9f}, 0.35f, 45.0f, 0.002f, 60, 15.0f, 2},
+    {"no step, 360 Hz", {0.25f, 0.25f, 1.0f}, 0.0f, 60.0f, 0.002f, 360, 5.0f, 1},
+};
+
+/* (x, y, z) -> (x, -z, y): a +Y up level turned +Z up, spawn points with it. */
+static void level_to_z_up(kcc_level *lv)
 {
+    for (uint32_t i = 0; i < lv->vertex_count + lv->spawn_count; ++i) {
+        float *p = i < lv->vertex_count ? &lv->positions[3 * i] : &lv->spawns[3 * (i - lv->vertex_count)];
+        const float y = p[1];
+        p[1] = -p[2];
+        p[2] = y;
+    }
+}
+
+/* Characters wander from the spawn points for `seconds` with a player-like driver (gravity, jumps,
+ * heading changes); every frame: no overlap beyond the tolerance (for a character that started
+ * clear), never outside the level's bounds, and a move made wholly in the air without touching
+ * anything went the straight way: the collide layer's sweep along it finds nothing before its
+ * end. */
+static void soak_level(const kcc_level *lv_in, const soak_config *cf, int chars, float seconds,
+                       soak_stats *st)
+{
+    kcc_level lv = *lv_in;
+    float *pos = NULL, *spawns = NULL;
+    if (cf->up == 2) { /* a turned copy */
+        pos = malloc(sizeof(float) * 3 * lv.vertex_count);
+        spawns = malloc(sizeof(float) * 3 * (lv.spawn_count + 1));
+        assert_non_null(pos);
+        assert_non_null(spawns);
+        memcpy(pos, lv.positions, sizeof(float) * 3 * lv.vertex_count);
+        memcpy(spawns, lv.spawns, sizeof(float) * 3 * lv.spawn_count);
+        lv.positions = pos;
+        lv.spawns = spawns;
+        level_to_z_up(&lv);
+    }
     kcc_mesh *m = NULL;
-    assert_int_equal(kcc_level_build_mesh(lv, &m), KCC_OK);
+    assert_int_equal(kcc_level_build_mesh(&lv, &m), KCC_OK);
     vec3 bounds[2];
     kcc_mesh_bounds(m, bounds);
+    const int u = cf->up == 2 ? 2 : 1, side = cf->up == 2 ? 1 : 2;
     kcc_character_desc d = kcc_character_default_desc();
-    d.half_extents[0] = d.half_extents[2] = 0.47f;
-    d.half_extents[1] = 0.875f;
-    d.step_height = 0.5625f;
-    d.max_slope_deg = 45.6f;
+    d.half_extents[0] = cf->half[0];
+    d.half_extents[side] = cf->half[1];
+    d.half_extents[u] = cf->half[2];
+    d.step_height = cf->step;
+    d.ground_snap = cf->step > 0.0f ? cf->step : 0.1f;
+    d.max_slope_deg = cf->slope;
+    d.skin_width = cf->skin;
+    d.up_axis = cf->up;
+    const int frames = (int)(seconds * (float)cf->hz);
+    const uint32_t turn = (uint32_t)(3 * cf->hz / 2), jump = (uint32_t)(2 * cf->hz);
     uint64_t rng = 0x9E3779B97F4A7C15ull;
-    for (int c = 0; c < chars && lv->spawn_count > 0; ++c) {
-        const float *sp = &lv->spawns[3 * (uint32_t)(c % (int)lv->spawn_count)];
-        kcc_character ch = make_char(sp[0], sp[1] + d.half_extents[1] + 0.05f, sp[2], &d);
-        driver dr = {0.0f, 1.0f / 60.0f, 1};
+    for (int c = 0; c < chars && lv.spawn_count > 0; ++c) {
+        const float *sp = &lv.spawns[3 * (uint32_t)(c % (int)lv.spawn_count)];
+        vec3 p = {sp[0], sp[1], sp[2]};
+        p[u] += d.half_extents[u] + 0.05f;
+        kcc_character ch;
+        assert_int_equal(kcc_character_init(&ch, &d, p), KCC_OK);
+        driver dr = {0.0f, 1.0f / (float)cf->hz, cf->up};
         float heading = (float)c;
         bool clear = !overlaps(&ch, m);
         for (int f = 0; f < frames; ++f) {
             rng = rng * 6364136223846793005ull + 1442695040888963407ull;
             uint32_t r = (uint32_t)(rng >> 33);
-            if (r % 90 == 0)
+            if (r % turn == 0)
                 heading += (float)(r % 628) * 0.01f;
+            vec3 before;
+            glm_vec3_copy(ch.position, before);
+            const bool airborne = !ch.on_ground;
             kcc_move_result res;
-            uint32_t fl = drive(&ch, m, &dr, 5.0f * cosf(heading), 5.0f * sinf(heading), &res);
-            if ((fl & KCC_MOVE_ON_GROUND) && r % 120 == 1)
+            uint32_t fl = drive(&ch, m, &dr, cf->speed * cosf(heading), cf->speed * sinf(heading), &res);
+            if ((fl & KCC_MOVE_ON_GROUND) && r % jump == 1)
                 dr.vy = 5.0f;
             if (fl & KCC_MOVE_STUCK) {
                 st->stuck++;
@@ -1204,6 +1265,20 @@ static void soak_level(const kcc_level *lv, int chars, int frames, soak_stats *s
             bool ov = overlaps(&ch, m);
             if (clear && ov)
                 st->overlaps++;
+            if (clear && airborne && fl == 0) {
+                vec3 box[2], path;
+                for (int k = 0; k < 3; ++k) {
+                    box[0][k] = before[k] - d.half_extents[k] + KCC_PENETRATION_TOLERANCE;
+                    box[1][k] = before[k] + d.half_extents[k] - KCC_PENETRATION_TOLERANCE;
+                    path[k] = ch.position[k] - before[k];
+                }
+                kcc_sweep_hit h;
+                if (kcc_mesh_sweep_aabb(m, (const vec3 *)box, path, &h) && !h.start_overlap) {
+                    st->crossed++;
+                    print_message("# soak %s: character %d frame %d crossed triangle %u at t %g\n",
+                                  cf->name, c, f, h.triangle, (double)h.t);
+                }
+            }
             clear = clear || !ov;
             bool outside = false;
             for (int k = 0; k < 3; ++k)
@@ -1215,12 +1290,29 @@ static void soak_level(const kcc_level *lv, int chars, int frames, soak_stats *s
         }
     }
     kcc_mesh_destroy(m);
+    free(pos);
+    free(spawns);
+}
+
+static void soak_add(soak_stats *all, const soak_stats *one)
+{
+    all->moves += one->moves;
+    all->overlaps += one->overlaps;
+    all->escapes += one->escapes;
+    all->stuck += one->stuck;
+    all->crossed += one->crossed;
+}
+
+static void soak_print(const char *what, const char *cfg, const soak_stats *one)
+{
+    printf("# soak %s (%s): %ld moves, %ld overlaps, %ld escapes, %ld crossed, %ld stuck\n", what, cfg,
+           one->moves, one->overlaps, one->escapes, one->crossed, one->stuck);
 }
 
 static void soak_on_every_level_never_penetrates_or_escapes(void **state)
 {
     (void)state;
-    soak_stats st = {0, 0, 0, 0};
+    soak_stats st = {0, 0, 0, 0, 0};
     for (int i = 0; kcc_test_shared_level(i) || i < 5; ++i) {
         const char *path = kcc_test_shared_level(i);
         if (!path)
@@ -1228,21 +1320,24 @@ static void soak_on_every_level_never_penetrates_or_escapes(void **state)
         kcc_level lv;
         char err[256];
         assert_int_equal(kcc_level_load_obj(path, &lv, err, sizeof(err)), KCC_OK);
-        soak_stats one = {0, 0, 0, 0};
-        soak_level(&lv, 16, 1200, &one);
-        printf("# soak %s: %ld moves, %ld overlaps, %ld escapes, %ld stuck\n", path, one.moves,
-               one.overlaps, one.escapes, one.stuck);
-        st.moves += one.moves;
-        st.overlaps += one.overlaps;
-        st.escapes += one.escapes;
-        st.stuck += one.stuck;
+        soak_stats one = {0, 0, 0, 0, 0};
+        soak_level(&lv, &soak_player, 16, 20.0f, &one);
+        soak_print(path, soak_player.name, &one);
+        soak_add(&st, &one);
+        /* the other characters: closed levels (every shared one is) never let them out either */
+        for (size_t v = 0; v < sizeof(soak_variants) / sizeof(soak_variants[0]); ++v) {
+            soak_stats var = {0, 0, 0, 0, 0};
+            soak_level(&lv, &soak_variants[v], 8, 12.0f, &var);
+            soak_print(path, soak_variants[v].name, &var);
+            soak_add(&st, &var);
+        }
         kcc_level_free(&lv);
     }
     /* the maps `make levels` imported, when present: fewer characters each, there are 50 */
     FILE *list = fopen(KCC_IMPORTED_LEVELS_DIR "/levels.txt", "r");
     char name[128];
     long imported = 0;
-    soak_stats all = {0, 0, 0, 0};
+    soak_stats all = {0, 0, 0, 0, 0};
     while (list && fscanf(list, "%127s", name) == 1) {
         char path[512];
         snprintf(path, sizeof(path), "%s/%s.obj", KCC_IMPORTED_LEVELS_DIR, name);
@@ -1250,38 +1345,37 @@ static void soak_on_every_level_never_penetrates_or_escapes(void **state)
         char err[256];
         if (kcc_level_load_obj(path, &lv, err, sizeof(err)) != KCC_OK)
             continue;
-        soak_level(&lv, 4, 600, &all);
+        soak_level(&lv, &soak_player, 4, 10.0f, &all);
         kcc_level_free(&lv);
         imported++;
     }
     if (list)
         fclose(list);
-    if (imported)
-        printf("# soak %ld imported maps: %ld moves, %ld overlaps, %ld escapes, %ld stuck\n", imported,
-               all.moves, all.overlaps, all.escapes, all.stuck);
-    st.moves += all.moves;
-    st.overlaps += all.overlaps;
-    st.escapes += all.escapes;
-    st.stuck += all.stuck;
+    if (imported) {
+        char what[64];
+        snprintf(what, sizeof(what), "%ld imported maps", imported);
+        soak_print(what, soak_player.name, &all);
+    }
+    soak_add(&st, &all);
     static const char *const gen[] = {"arena seed=1", "arena seed=2", "terrain seed=3", "showcase"};
     for (size_t i = 0; i < sizeof(gen) / sizeof(gen[0]); ++i) {
         kcc_level lv;
         char err[256];
         if (kcc_level_generate(gen[i], &lv, err, sizeof(err)) != KCC_OK)
             continue;
-        soak_stats one = {0, 0, 0, 0};
-        soak_level(&lv, 8, 1200, &one);
-        printf("# soak %s: %ld moves, %ld overlaps, %ld escapes, %ld stuck\n", gen[i], one.moves,
-               one.overlaps, one.escapes, one.stuck);
-        st.moves += one.moves;
-        st.overlaps += one.overlaps;
-        st.escapes += one.escapes;
-        st.stuck += one.stuck;
+        soak_stats one = {0, 0, 0, 0, 0};
+        soak_level(&lv, &soak_player, 8, 20.0f, &one);
+        for (size_t v = 0; v < sizeof(soak_variants) / sizeof(soak_variants[0]); ++v)
+            if (soak_variants[v].up == 2)
+                soak_level(&lv, &soak_variants[v], 4, 8.0f, &one);
+        soak_print(gen[i], "player and +Z up", &one);
+        soak_add(&st, &one);
         kcc_level_free(&lv);
     }
     assert_true(st.moves > 0);
     assert_int_equal(st.overlaps, 0);
     assert_int_equal(st.escapes, 0);
+    assert_int_equal(st.crossed, 0);
 }
 
 /* A character's triangle cache and its "last box was clear" note only save work: a twin whose
