@@ -624,7 +624,7 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
             t1 = advance(&m, p1, move, false, &c1);
         }
     }
-    if (!done && c1.count > 0) {
+    while (!done && c1.count > 0) {
         /* p3: slide from the contact along the averaged normal; p4: settle. */
         vec3 rest;
         glm_vec3_scale(move, 1.0f - t1, rest);
@@ -636,6 +636,16 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
             r.branch = KCC_BRANCH_P4;
             m.flags |= KCC_MOVE_SLID;
             done = true;
+        } else if (upper) {
+            /* The box above step height ran into something whose foot, lower down, the settle then
+             * refused: a slope too steep to stand on rising from the floor, a ledge too high. Taken
+             * in one move the upper box had carried the feet into it. Sweep again with the whole
+             * box, which stops at the foot, and slide along that. */
+            upper = false;
+            glm_vec3_copy(p0, p1);
+            t1 = advance(&m, p1, move, false, &c1);
+        } else {
+            break;
         }
     }
     debug_point(m.dbg, 1, p1);

@@ -377,6 +377,40 @@ static void steep_slopes_slide_down_and_cannot_be_climbed(void **state)
     }
 }
 
+/* Running at a steep slope's foot at an angle (20 m/s across, 10 m/s along it, 60 Hz; limit 50):
+ * every frame carries the box 0.33 m toward the slope, more than the band at its foot that lies
+ * under step height (0.35 / tan, 0.03-0.25 m). The box above step height alone would reach past
+ * the foot before meeting the slope, and the settle there refuses the steep ground under the
+ * feet; the move sweeps again with the whole box, stops at the foot (centre x = -HX less a skin)
+ * and slides along it at the full 10 m/s: 1/6 m a frame, on the floor, never stuck. */
+static void running_along_a_steep_slopes_foot_slides_at_full_speed(void **state)
+{
+    (void)state;
+    kcc_character_desc d = kcc_character_default_desc();
+    d.max_slope_deg = 50.0f;
+    for (int deg = 55; deg <= 85; deg += 10) {
+        kcc_mesh *m = ramp_scene((float)deg, false);
+        kcc_character ch = make_char(-3.0f, HY + SKIN, -10.0f, &d);
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        drive(&ch, m, &dr, 0, 0, NULL);
+        for (int i = 0; i < 120; ++i) {
+            kcc_move_result r;
+            const float z0 = ch.position[2];
+            uint32_t f = drive(&ch, m, &dr, 20.0f, 10.0f, &r);
+            assert_false(overlaps(&ch, m));
+            assert_true(f & KCC_MOVE_ON_GROUND);
+            if (i < 9) /* 2.7 m to the foot: 8 frames and part of the ninth */
+                continue;
+            if (f & KCC_MOVE_STUCK)
+                fail_msg("%d-degree slope: stuck at frame %d, x %g", deg, i, (double)ch.position[0]);
+            assert_float_equal(ch.position[2] - z0, 10.0f / 60.0f, 1e-4);
+            assert_true(ch.position[0] > -HX - 2.0f * SKIN && ch.position[0] <= -HX);
+            assert_float_equal(ch.position[1], HY + SKIN, 1e-4);
+        }
+        kcc_mesh_destroy(m);
+    }
+}
+
 /* ---------------------------------------------------------------- stairs and ledges */
 
 /* n steps of riser r and tread w rising along +x from x = 0, each a closed box. */
@@ -1572,6 +1606,7 @@ int test_group_controller(void)
         cmocka_unit_test(walkable_slopes_are_walked_up_and_down_without_losing_ground),
         cmocka_unit_test(crossing_a_crease_onto_flatter_ground_is_not_a_step),
         cmocka_unit_test(steep_slopes_slide_down_and_cannot_be_climbed),
+        cmocka_unit_test(running_along_a_steep_slopes_foot_slides_at_full_speed),
         cmocka_unit_test(stairs_are_climbed_and_descended_at_any_frame_rate),
         cmocka_unit_test(ledges_under_step_height_are_climbed_and_higher_ones_block),
         cmocka_unit_test(walking_into_a_wall_at_an_angle_slides_along_it),
