@@ -608,45 +608,37 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
     memset(&g, 0, sizeof(g));
     vec3 fin;
     bool done = false;
-    if (c1.count == 0) {
-        /* p2: settle; done unless the box at p2 overlaps. */
+    for (;;) {
+        /* No contact: p2, settle where the sweep ended. A contact: p3, slide from it along the
+         * averaged normal, then p4, settle. Done unless the box cannot rest there. */
+        const bool slid = c1.count > 0;
         glm_vec3_copy(p1, fin);
-        bool free2 = settle(&m, fin, dv, &g);
-        debug_point(m.dbg, 2, fin);
-        if (free2) {
-            r.branch = KCC_BRANCH_P2;
-            done = true;
-        } else if (upper) {
-            /* The step-up failed (low ceiling, steep ground, too-high ledge under the box): the
-             * obstacle is a wall; sweep again with the whole box. */
-            upper = false;
-            glm_vec3_copy(p0, p1);
-            t1 = advance(&m, p1, move, false, &c1);
+        if (slid) {
+            vec3 rest;
+            glm_vec3_scale(move, 1.0f - t1, rest);
+            slide(&m, fin, rest, upper, &c1);
         }
-    }
-    while (!done && c1.count > 0) {
-        /* p3: slide from the contact along the averaged normal; p4: settle. */
-        vec3 rest;
-        glm_vec3_scale(move, 1.0f - t1, rest);
-        glm_vec3_copy(p1, fin);
-        slide(&m, fin, rest, upper, &c1);
-        bool free4 = settle(&m, fin, dv, &g);
-        debug_point(m.dbg, 4, fin);
-        if (free4) {
-            r.branch = KCC_BRANCH_P4;
-            m.flags |= KCC_MOVE_SLID;
+        const bool rests = settle(&m, fin, dv, &g);
+        debug_point(m.dbg, slid ? 4 : 2, fin);
+        if (rests) {
+            r.branch = slid ? KCC_BRANCH_P4 : KCC_BRANCH_P2;
+            if (slid)
+                m.flags |= KCC_MOVE_SLID;
             done = true;
-        } else if (upper) {
-            /* The box above step height ran into something whose foot, lower down, the settle then
-             * refused: a slope too steep to stand on rising from the floor, a ledge too high. Taken
-             * in one move the upper box had carried the feet into it. Sweep again with the whole
-             * box, which stops at the foot, and slide along that. */
-            upper = false;
-            glm_vec3_copy(p0, p1);
-            t1 = advance(&m, p1, move, false, &c1);
-        } else {
             break;
         }
+        if (!upper)
+            break;
+        /* Only the box above step height was swept, and what lies lower down refused the box: a
+         * step-up under a low ceiling or onto steep ground or a ledge too high, or, in a long move,
+         * the foot of a slope too steep to stand on that the upper box passed over before meeting
+         * the slope. Sweep again with the whole box, which stops at the obstacle, and slide along
+         * it. */
+        upper = false;
+        glm_vec3_copy(p0, p1);
+        t1 = advance(&m, p1, move, false, &c1);
+        if (c1.count == 0)
+            break;
     }
     debug_point(m.dbg, 1, p1);
     if (!done) {
