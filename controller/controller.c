@@ -504,25 +504,15 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
     kcc_character_move_debug(ch, mesh, displacement, result, NULL);
 }
 
-void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
-                              kcc_move_result *result, kcc_move_debug *debug)
+/* One move of the scheme by d (checked finite and in range; `flags` carries BAD_INPUT), from a
+ * character whose position is finite. Returns false when the move was the start-overlap push alone
+ * (the box is still embedded). */
+static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, uint32_t flags,
+                      kcc_move_result *result, kcc_move_debug *debug)
 {
-#if KCC_AVX2_VARIANT
-    if (kcc_isa_avx2()) { /* this very function, compiled for AVX2: same results, faster */
-        kcc_avx2_character_move_debug(ch, mesh, displacement, result, debug);
-        return;
-    }
-#endif
     kcc_move_result r;
     memset(&r, 0, sizeof(r));
     r.branch = KCC_BRANCH_P0;
-    if (!ch || !mesh) {
-        if (result) {
-            r.flags = KCC_MOVE_BAD_INPUT;
-            *result = r;
-        }
-        return;
-    }
     kcc_local L;
     kcc_local_store store; /* ~15 KB of stack, used only when the character's cache cannot serve */
     move_ctx m;
@@ -535,23 +525,12 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
         memset(debug, 0, sizeof(*debug));
     m.u = kcc_up_index(ch);
     m.skin = ch->desc.skin_width;
+    m.flags = flags;
     const int u = m.u;
     const float *he = ch->desc.half_extents;
     ch->mesh = mesh;
-
-    vec3 d = {0.0f, 0.0f, 0.0f};
-    if (displacement && vec3_finite(displacement) && fabsf(displacement[0]) <= KCC_MAX_DISPLACEMENT &&
-        fabsf(displacement[1]) <= KCC_MAX_DISPLACEMENT && fabsf(displacement[2]) <= KCC_MAX_DISPLACEMENT)
-        glm_vec3_copy((float *)displacement, d);
-    else
-        m.flags |= KCC_MOVE_BAD_INPUT;
-    if (!vec3_finite(ch->position)) { /* a corrupted character: nothing sensible to do */
-        m.flags |= KCC_MOVE_BAD_INPUT;
-        r.flags = m.flags;
-        if (result)
-            *result = r;
-        return;
-    }
+    vec3 d;
+    glm_vec3_copy((float *)d_in, d);
 
     vec3 p0;
     glm_vec3_copy(ch->position, p0);
@@ -565,6 +544,7 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
     bool known_clear = ch->clear_mesh == mesh && ch->clear_key == mesh->key &&
                        memcmp(ch->clear_at, p0, sizeof(vec3)) == 0;
     bool start_clear = known_clear || !overlaps_at(&m, p0);
+    bool embedded = false;
     if (!start_clear) {
         vec3 box[2], push;
         kcc_box_at(ch, p0, box);
@@ -586,6 +566,7 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
         if (overlaps_at(&m, p0)) {
             glm_vec3_zero(d);
             dv = 0.0f;
+            embedded = true;
         } else {
             start_clear = true;
         }
@@ -723,6 +704,99 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
             m.flags |= KCC_MOVE_STUCK;
     }
     r.flags |= m.flags;
+    *result = r;
+    return !embedded;
+}
+
+/* A walking move longer than the box's narrower half width runs as that many equal sub-moves (at
+ * most KCC_MAX_SUBSTEPS), each the whole scheme. A move climbs at most step_height and snaps down at
+ * most ground_snap: one that carried the box over several stairs at once would meet their combined
+ * rise as a ledge too high going up, and leave the ground going down. */
+#define KCC_MAX_SUBSTEPS 8u
+
+static uint32_t substeps(const kcc_character *ch, const vec3 d)
+{
+    const int u = kcc_up_index(ch), h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
+    if (!ch->on_ground || !(d[u] <= 0.0f))
+        return 1u;
+    const float len = sqrtf(d[h0] * d[h0] + d[h1] * d[h1]);
+    const float part = kcc_minf(ch->desc.half_extents[h0], ch->desc.half_extents[h1]);
+    if (!(len > part))
+        return 1u;
+    const float n = ceilf(len / part);
+    return n < (float)KCC_MAX_SUBSTEPS ? (uint32_t)n : KCC_MAX_SUBSTEPS;
+}
+
+void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
+                              kcc_move_result *result, kcc_move_debug *debug)
+{
+#if KCC_AVX2_VARIANT
+    if (kcc_isa_avx2()) { /* this very function, compiled for AVX2: same results, faster */
+        kcc_avx2_character_move_debug(ch, mesh, displacement, result, debug);
+        return;
+    }
+#endif
+    kcc_move_result r;
+    memset(&r, 0, sizeof(r));
+    r.branch = KCC_BRANCH_P0;
+    r.flags = KCC_MOVE_BAD_INPUT;
+    if (!ch || !mesh || !vec3_finite(ch->position)) { /* nothing sensible to do */
+        if (debug)
+            memset(debug, 0, sizeof(*debug));
+        if (result)
+            *result = r;
+        return;
+    }
+    vec3 d = {0.0f, 0.0f, 0.0f};
+    uint32_t flags = KCC_MOVE_BAD_INPUT;
+    if (displacement && vec3_finite(displacement) && fabsf(displacement[0]) <= KCC_MAX_DISPLACEMENT &&
+        fabsf(displacement[1]) <= KCC_MAX_DISPLACEMENT && fabsf(displacement[2]) <= KCC_MAX_DISPLACEMENT) {
+        glm_vec3_copy((float *)displacement, d);
+        flags = 0u;
+    }
+    const uint32_t n = substeps(ch, d);
+    if (n == 1u) {
+        move_once(ch, mesh, d, flags, &r, debug);
+        if (result)
+            *result = r;
+        return;
+    }
+
+    /* Sub-moves: the result is the whole move's. Flags of what happened along the way add up; the
+     * ground, the branch and the debug record are the last sub-move's; landing and being stuck are
+     * judged over the whole move. */
+    const int u = kcc_up_index(ch);
+    vec3 p0, part;
+    glm_vec3_copy(ch->position, p0);
+    glm_vec3_scale(d, 1.0f / (float)n, part);
+    uint32_t seen = 0u;
+    float step_up = 0.0f;
+    vec3 wall_normal = {0.0f, 0.0f, 0.0f};
+    for (uint32_t i = 0; i < n; ++i) {
+        const bool was_ground = ch->on_ground;
+        const bool free = move_once(ch, mesh, part, i == 0 ? flags : 0u, &r, debug);
+        seen |= r.flags;
+        if (r.flags & KCC_MOVE_STEPPED_UP)
+            step_up += r.step_up;
+        if (r.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING))
+            glm_vec3_copy(r.wall_normal, wall_normal);
+        /* Not moved and the same footing: every further sub-move would repeat this one exactly. */
+        if (!free || (r.moved[0] == 0.0f && r.moved[1] == 0.0f && r.moved[2] == 0.0f &&
+                      ch->on_ground == was_ground))
+            break;
+    }
+    const uint32_t last = KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP | KCC_MOVE_LANDED | KCC_MOVE_STUCK;
+    r.flags = (seen & ~last) | (r.flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP));
+    r.step_up = step_up;
+    glm_vec3_copy(wall_normal, r.wall_normal);
+    glm_vec3_sub(ch->position, p0, r.moved);
+    vec3 want, got;
+    glm_vec3_copy(d, want);
+    glm_vec3_copy(r.moved, got);
+    want[u] = got[u] = 0.0f;
+    const float wl = glm_vec3_norm(want);
+    if (wl > 1e-5f && glm_vec3_norm(got) < 0.01f * wl + 1e-5f)
+        r.flags |= KCC_MOVE_STUCK;
     if (result)
         *result = r;
 }

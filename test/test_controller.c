@@ -465,6 +465,82 @@ static void stairs_are_climbed_and_descended_at_any_frame_rate(void **state)
     }
 }
 
+/* Sprinting at 10-20 m/s at 30 and 60 Hz carries the box over up to two treads a frame (risers
+ * 0.2 m, treads 0.3 m, step height 0.35: two risers at once are a ledge too high, and a drop too
+ * deep to snap down). Nothing blocks the way, so every frame up the stairs advances the full
+ * speed / rate and ends on the ground, up to the top (centre 3.0 + 0.9 + skin); every frame down
+ * them does the same back to the floor. */
+static void sprinting_over_several_treads_a_frame_keeps_pace_and_ground(void **state)
+{
+    (void)state;
+    static const int hz[] = {30, 60};
+    static const float speed[] = {10.0f, 15.0f, 20.0f};
+    kcc_mesh *m = stairs_scene(15, 0.2f, 0.3f, false); /* the top tread runs from x = 4.2 */
+    for (size_t k = 0; k < sizeof(hz) / sizeof(hz[0]); ++k)
+        for (size_t j = 0; j < sizeof(speed) / sizeof(speed[0]); ++j) {
+            kcc_character ch = make_char(-2.0f, HY + SKIN, 0.0f, NULL);
+            driver dr = {0.0f, 1.0f / (float)hz[k], 1};
+            drive(&ch, m, &dr, 0, 0, NULL);
+            const float step = speed[j] / (float)hz[k];
+            for (int dir = 1; dir >= -1; dir -= 2) {
+                const float end = dir > 0 ? 7.0f : -1.0f;
+                while (dir > 0 ? ch.position[0] < end : ch.position[0] > end) {
+                    const float x = ch.position[0];
+                    uint32_t f = drive(&ch, m, &dr, (float)dir * speed[j], 0.0f, NULL);
+                    assert_true(f & KCC_MOVE_ON_GROUND);
+                    assert_float_equal(ch.position[0] - x, (float)dir * step, 1e-4);
+                    assert_false(overlaps(&ch, m));
+                }
+                assert_float_equal(ch.position[1], (dir > 0 ? 3.0f : 0.0f) + HY + SKIN, 1e-4);
+            }
+        }
+    kcc_mesh_destroy(m);
+}
+
+/* A walking move of 0.9 or 1.2 m (three or more sub-moves for the default box) reports the whole
+ * move: into a wall face at x = 1 it stops a skin short (x = 1 - 0.3 - skin), hit the wall and slid
+ * but is not stuck, having moved 0.498 m; pushing on, it is stuck. Onto a 0.3 m step it climbs
+ * 0.3 m once; off the step's far edge it snaps down 0.3 m, on the ground all along. */
+static void a_long_walking_move_reports_the_whole_move(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 30.0f, 2);
+    sc_box(&s, 1.0f, 0.0f, -3.0f, 2.0f, 3.0f, 3.0f);
+    sc_box(&s, -1.0f, 0.0f, 4.0f, 3.0f, 0.3f, 8.0f);
+    kcc_mesh *m = sc_build(&s);
+    const vec3 rest = {0.0f, -0.01f, 0.0f}, run = {0.9f, -0.01f, 0.0f}, far = {1.2f, -0.01f, 0.0f};
+    kcc_move_result r;
+
+    kcc_character ch = make_char(0.2f, HY + SKIN, 0.0f, NULL);
+    kcc_character_move(&ch, m, rest, &r);
+    kcc_character_move(&ch, m, run, &r);
+    assert_float_equal(ch.position[0], 1.0f - HX - SKIN, 1e-4);
+    assert_float_equal(r.moved[0], 1.0f - HX - SKIN - 0.2f, 1e-4);
+    assert_int_equal(r.flags, KCC_MOVE_ON_GROUND | KCC_MOVE_HIT_WALL | KCC_MOVE_SLID);
+    assert_float_equal(r.wall_normal[0], -1.0f, 1e-6);
+    kcc_character_move(&ch, m, run, &r);
+    assert_true(r.flags & KCC_MOVE_STUCK);
+    assert_true(r.flags & KCC_MOVE_HIT_WALL);
+    assert_float_equal(r.moved[0], 0.0f, 1e-6);
+
+    ch = make_char(-2.0f, HY + SKIN, 6.0f, NULL);
+    kcc_character_move(&ch, m, rest, &r);
+    kcc_character_move(&ch, m, run, &r);
+    assert_int_equal(r.flags, KCC_MOVE_ON_GROUND | KCC_MOVE_STEPPED_UP);
+    assert_float_equal(r.step_up, 0.3f, 1e-4);
+    assert_float_equal(r.moved[0], 0.9f, 1e-5);
+    assert_float_equal(r.moved[1], 0.3f, 1e-4);
+
+    ch = make_char(2.5f, 0.3f + HY + SKIN, 6.0f, NULL);
+    kcc_character_move(&ch, m, rest, &r);
+    kcc_character_move(&ch, m, far, &r);
+    assert_int_equal(r.flags, KCC_MOVE_ON_GROUND | KCC_MOVE_SNAPPED_DOWN);
+    assert_float_equal(r.moved[0], 1.2f, 1e-5);
+    assert_float_equal(r.moved[1], -0.3f, 1e-4);
+    kcc_mesh_destroy(m);
+}
+
 /* A character (desc d, NULL: defaults) resting on a floor at x = 0 walks along +x at 2 m/s for a
  * second towards a ledge of height h rising at x = 1, never overlapping the level; where it ends. */
 static void walk_at_ledge(float h, const kcc_character_desc *d, vec3 out)
@@ -1608,6 +1684,8 @@ int test_group_controller(void)
         cmocka_unit_test(steep_slopes_slide_down_and_cannot_be_climbed),
         cmocka_unit_test(running_along_a_steep_slopes_foot_slides_at_full_speed),
         cmocka_unit_test(stairs_are_climbed_and_descended_at_any_frame_rate),
+        cmocka_unit_test(sprinting_over_several_treads_a_frame_keeps_pace_and_ground),
+        cmocka_unit_test(a_long_walking_move_reports_the_whole_move),
         cmocka_unit_test(ledges_under_step_height_are_climbed_and_higher_ones_block),
         cmocka_unit_test(walking_into_a_wall_at_an_angle_slides_along_it),
         cmocka_unit_test(concave_corner_neither_jitters_nor_traps),
