@@ -357,6 +357,11 @@ static void slide(move_ctx *m, vec3 pos, const vec3 remaining, bool upper, const
         if (np < 5 && averaged_normal(m, &c, planes[np]))
             np++;
         clip_planes(m, rest, (const vec3 *)planes, np, v);
+        /* Walking, a slide turned back against the input stops (Quake's rule): in an obtuse corner
+         * the slide along one wall runs into the other, and the slide along that one leads away
+         * from the first, backwards; taking it would leave the corner and walk back in next frame. */
+        if (m->walking && glm_vec3_dot(v, (float *)remaining) <= 0.0f)
+            return;
     }
 }
 

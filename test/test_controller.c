@@ -660,6 +660,45 @@ static void concave_corner_neither_jitters_nor_traps(void **state)
     kcc_mesh_destroy(m);
 }
 
+/* An obtuse corner: a wall facing -x at x = 1 (z < 0) meets one facing (-1, 0, -1) / sqrt 2 along
+ * x + z = 1 (x < 1) at 135 degrees. Pushed into it by inputs between the two walls' slide
+ * directions (+x with some +z, less than the x), sliding along either wall leads into the other:
+ * the box stays in the corner, 0.7 to 1 skin from the first wall (a skin along the diagonal or
+ * along x) and touching the second with its corner (x + z = 1 - 2 * 0.3, less up to three skins),
+ * exactly still frame after frame, stuck, never overlapping; at 5 m/s (60 Hz) and 10 m/s (30 Hz). */
+static void obtuse_corner_holds_still(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    sc_box(&s, 1.0f, 0.0f, -10.0f, 1.5f, 3.0f, 0.0f);
+    const float a[3] = {1.0f, 0.0f, 0.0f}, b[3] = {-9.0f, 0.0f, 10.0f}, c[3] = {-9.0f, 3.0f, 10.0f},
+                d[3] = {1.0f, 3.0f, 0.0f};
+    sc_quad(&s, a, b, c, d);
+    kcc_mesh *m = sc_build(&s);
+    const float dirs[3][2] = {{0.995f, 0.0995f}, {0.894f, 0.447f}, {0.8f, 0.6f}};
+    for (int rate = 0; rate < 2; ++rate)
+        for (int k = 0; k < 3; ++k) {
+            const float speed = rate ? 10.0f : 5.0f;
+            kcc_character ch = make_char(-1.0f, HY + SKIN, -1.0f, NULL);
+            driver dr = {0.0f, rate ? 1.0f / 30.0f : 1.0f / 60.0f, 1};
+            for (int i = 0; i < (rate ? 90 : 180); ++i) { /* 3 s */
+                drive(&ch, m, &dr, speed * dirs[k][0], speed * dirs[k][1], NULL);
+                assert_false(overlaps(&ch, m));
+            }
+            vec3 p;
+            glm_vec3_copy(ch.position, p);
+            assert_in_range(1e4f * p[0], 1e4f * (1.0f - HX - SKIN) - 1.0f, 1e4f * (1.0f - HX - 0.7f * SKIN));
+            assert_float_equal(p[0] + p[2], 1.0f - 2.0f * HX - 1.5f * SKIN, 1.5 * SKIN);
+            for (int i = 0; i < 30; ++i) {
+                uint32_t f = drive(&ch, m, &dr, speed * dirs[k][0], speed * dirs[k][1], NULL);
+                assert_true(f & KCC_MOVE_STUCK);
+                assert_true(ch.position[0] == p[0] && ch.position[1] == p[1] && ch.position[2] == p[2]);
+            }
+        }
+    kcc_mesh_destroy(m);
+}
+
 /* An acute wedge (two walls meeting at 30 degrees, opening towards -x): pushed into its tip the box
  * stops without penetrating either wall and backs out freely. */
 static void acute_wedge_stops_without_penetration(void **state)
@@ -1689,6 +1728,7 @@ int test_group_controller(void)
         cmocka_unit_test(ledges_under_step_height_are_climbed_and_higher_ones_block),
         cmocka_unit_test(walking_into_a_wall_at_an_angle_slides_along_it),
         cmocka_unit_test(concave_corner_neither_jitters_nor_traps),
+        cmocka_unit_test(obtuse_corner_holds_still),
         cmocka_unit_test(acute_wedge_stops_without_penetration),
         cmocka_unit_test(wall_of_many_small_triangles_slides_smoothly),
         cmocka_unit_test(flat_wall_split_along_a_diagonal_slides_across_the_seam),
