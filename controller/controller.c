@@ -498,6 +498,17 @@ static void debug_point(kcc_move_debug *dbg, int k, const vec3 p)
     dbg->tried |= 1u << k;
 }
 
+/* STUCK: a move that wanted to go sideways (want) and went (got) less than 1% of it. */
+static bool stuck(int u, const vec3 want, const vec3 got)
+{
+    vec3 w, g;
+    glm_vec3_copy((float *)want, w);
+    glm_vec3_copy((float *)got, g);
+    w[u] = g[u] = 0.0f;
+    const float wl = glm_vec3_norm(w);
+    return wl > 1e-5f && glm_vec3_norm(g) < 0.01f * wl + 1e-5f;
+}
+
 static bool vec3_finite(const vec3 v)
 {
     return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
@@ -698,16 +709,10 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
     ch->clear_key = mesh->key;
     glm_vec3_copy(fin, ch->clear_at);
     glm_vec3_copy(m.wall_normal, r.wall_normal);
-    {
-        vec3 want, got;
-        glm_vec3_copy(move, want);
-        want[u] = 0.0f;
-        glm_vec3_sub(fin, p0, got);
-        got[u] = 0.0f;
-        float wl = glm_vec3_norm(want);
-        if (wl > 1e-5f && glm_vec3_norm(got) < 0.01f * wl + 1e-5f)
-            m.flags |= KCC_MOVE_STUCK;
-    }
+    vec3 went; /* from p0 after any push-out */
+    glm_vec3_sub(fin, p0, went);
+    if (stuck(u, move, went))
+        m.flags |= KCC_MOVE_STUCK;
     r.flags |= m.flags;
     *result = r;
     return !embedded;
@@ -795,12 +800,7 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
     r.step_up = step_up;
     glm_vec3_copy(wall_normal, r.wall_normal);
     glm_vec3_sub(ch->position, p0, r.moved);
-    vec3 want, got;
-    glm_vec3_copy(d, want);
-    glm_vec3_copy(r.moved, got);
-    want[u] = got[u] = 0.0f;
-    const float wl = glm_vec3_norm(want);
-    if (wl > 1e-5f && glm_vec3_norm(got) < 0.01f * wl + 1e-5f)
+    if (stuck(u, d, r.moved))
         r.flags |= KCC_MOVE_STUCK;
     if (result)
         *result = r;
