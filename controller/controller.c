@@ -325,6 +325,27 @@ static void clip_planes(const move_ctx *m, const vec3 v_in, const vec3 *planes, 
     glm_vec3_copy((float *)v_in, out);
 }
 
+/* True when v's horizontal part points against the horizontal part of the input. */
+static bool turned_back(const move_ctx *m, const vec3 v, const vec3 input)
+{
+    float dot = 0.0f, in2 = 0.0f;
+    for (int k = 0; k < 3; ++k)
+        if (k != m->u) {
+            dot += v[k] * input[k];
+            in2 += input[k] * input[k];
+        }
+    return in2 > 0.0f && dot <= 0.0f;
+}
+
+/* True when none of the planes is steep ground (see clip()): walls and overhangs only. */
+static bool walls_only(const move_ctx *m, const vec3 *planes, uint32_t np)
+{
+    for (uint32_t i = 0; i < np; ++i)
+        if (planes[i][m->u] > 1e-4f)
+            return false;
+    return true;
+}
+
 /* The slide (p3): from the first contact, the rest of the motion along the tangent of the averaged
  * normal, then up to three more sweeps clipping against every plane met. */
 static void slide(move_ctx *m, vec3 pos, const vec3 remaining, bool upper, const kcc_contacts *first)
@@ -362,6 +383,14 @@ static void slide(move_ctx *m, vec3 pos, const vec3 remaining, bool upper, const
          * from the first, backwards; taking it would leave the corner and walk back in next frame. */
         if (m->walking && glm_vec3_dot(v, (float *)remaining) <= 0.0f)
             return;
+        /* In the air the same corner turns the horizontal part back while the vertical part goes
+         * on: among walls (no steep floor, whose slide down may lead away from the input), that
+         * part is dropped and the vertical part kept. */
+        if (!m->walking && turned_back(m, v, remaining) && walls_only(m, (const vec3 *)planes, np)) {
+            for (int k = 0; k < 3; ++k)
+                if (k != m->u)
+                    v[k] = 0.0f;
+        }
     }
 }
 

@@ -699,6 +699,47 @@ static void obtuse_corner_holds_still(void **state)
     kcc_mesh_destroy(m);
 }
 
+/* The same corner met in the air (tall walls, falling from high up): the box holds its place in the
+ * corner horizontally, frame after frame, while it falls exactly as fast as the input says. It
+ * failed before the air rule in slide(): a sawtooth of 2-7 cm along the walls. */
+static void obtuse_corner_holds_still_in_the_air(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    sc_box(&s, 1.0f, 0.0f, -10.0f, 1.5f, 60.0f, 0.0f);
+    const float a[3] = {1.0f, 0.0f, 0.0f}, b[3] = {-9.0f, 0.0f, 10.0f}, c[3] = {-9.0f, 60.0f, 10.0f},
+                d[3] = {1.0f, 60.0f, 0.0f};
+    sc_quad(&s, a, b, c, d);
+    kcc_mesh *m = sc_build(&s);
+    const float dirs[3][2] = {{0.995f, 0.0995f}, {0.894f, 0.447f}, {0.8f, 0.6f}};
+    for (int rate = 0; rate < 2; ++rate)
+        for (int k = 0; k < 3; ++k) {
+            const float speed = rate ? 10.0f : 5.0f, dt = rate ? 1.0f / 30.0f : 1.0f / 60.0f;
+            kcc_character ch = make_char(-1.0f, 55.0f, -1.0f, NULL);
+            driver dr = {0.0f, dt, 1};
+            const int frames = rate ? 90 : 180; /* 3 s: about 44 m of fall */
+            vec3 last = {0.0f, 0.0f, 0.0f};
+            for (int i = 0; i < frames; ++i) {
+                const float want = (dr.vy - G * dt) * dt;
+                kcc_move_result r;
+                drive(&ch, m, &dr, speed * dirs[k][0], speed * dirs[k][1], &r);
+                assert_false(overlaps(&ch, m));
+                assert_false(r.flags & KCC_MOVE_ON_GROUND);
+                assert_float_equal(r.moved[1], want, 1e-5); /* float rounding at 55 m */
+                if (i >= 2 * frames / 3) { /* in the corner (the slowest arrives after 1.5 s) */
+                    assert_true(ch.position[0] == last[0] && ch.position[2] == last[2]);
+                    assert_in_range(1e4f * ch.position[0], 1e4f * (1.0f - HX - SKIN) - 1.0f,
+                                    1e4f * (1.0f - HX - 0.7f * SKIN));
+                    assert_float_equal(ch.position[0] + ch.position[2], 1.0f - 2.0f * HX - 1.5f * SKIN,
+                                       1.5 * SKIN);
+                }
+                glm_vec3_copy(ch.position, last);
+            }
+        }
+    kcc_mesh_destroy(m);
+}
+
 /* An acute wedge (two walls meeting at 30 degrees, opening towards -x): pushed into its tip the box
  * stops without penetrating either wall and backs out freely. */
 static void acute_wedge_stops_without_penetration(void **state)
@@ -1730,6 +1771,7 @@ int test_group_controller(void)
         cmocka_unit_test(walking_into_a_wall_at_an_angle_slides_along_it),
         cmocka_unit_test(concave_corner_neither_jitters_nor_traps),
         cmocka_unit_test(obtuse_corner_holds_still),
+        cmocka_unit_test(obtuse_corner_holds_still_in_the_air),
         cmocka_unit_test(acute_wedge_stops_without_penetration),
         cmocka_unit_test(wall_of_many_small_triangles_slides_smoothly),
         cmocka_unit_test(flat_wall_split_along_a_diagonal_slides_across_the_seam),
