@@ -290,39 +290,64 @@ static float advance(move_ctx *m, vec3 pos, const vec3 v, bool upper, kcc_contac
     return t;
 }
 
-/* Quake-style clipping of v against every plane met so far: one plane, two (slide along their
- * crease), three (stop). */
+/* True when v goes into none of the planes, except plane `skip`. */
+static bool clear_of_planes(const vec3 v, const vec3 *planes, uint32_t np, uint32_t skip)
+{
+    for (uint32_t j = 0; j < np; ++j)
+        if (j != skip && glm_vec3_dot((float *)v, (float *)planes[j]) < -1e-7f)
+            return false;
+    return true;
+}
+
+/* Quake-style clipping of v against every plane met so far: along one plane when that goes into
+ * none of the others, else along the crease of two, else stop. */
 static void clip_planes(const move_ctx *m, const vec3 v_in, const vec3 *planes, uint32_t np, vec3 out)
 {
-    for (uint32_t i = 0; i < np; ++i) {
+    /* the first plane v goes into; none: v as it is */
+    uint32_t first = np;
+    for (uint32_t i = 0; i < np && first == np; ++i)
+        if (glm_vec3_dot((float *)v_in, (float *)planes[i]) < 0.0f)
+            first = i;
+    if (first == np) {
+        glm_vec3_copy((float *)v_in, out);
+        return;
+    }
+    /* Along one plane: the first whose clip goes into no other plane. Trying only the first plane v
+     * goes into missed the slide along the foot of a steep slope in a corner with a wall: the
+     * averaged normal of the two led into the slope, and the crease of that average with the
+     * slope stopped the box. */
+    for (uint32_t i = first; i < np; ++i) {
         if (glm_vec3_dot((float *)v_in, (float *)planes[i]) >= 0.0f)
             continue;
         vec3 v;
         clip(m, v_in, planes[i], v);
-        for (uint32_t j = 0; j < np; ++j) {
-            if (j == i || glm_vec3_dot(v, (float *)planes[j]) >= -1e-7f)
-                continue;
-            /* into a second plane: slide along the crease of the two */
-            vec3 dir;
-            glm_vec3_cross((float *)planes[i], (float *)planes[j], dir);
-            float dl = glm_vec3_norm(dir);
-            if (dl < 1e-6f) { /* parallel planes facing each other */
-                glm_vec3_zero(out);
-                return;
-            }
-            glm_vec3_scale(dir, 1.0f / dl, dir);
-            glm_vec3_scale(dir, glm_vec3_dot(dir, (float *)v_in), v);
-            for (uint32_t k = 0; k < np; ++k)
-                if (k != i && k != j && glm_vec3_dot(v, (float *)planes[k]) < -1e-7f) {
-                    glm_vec3_zero(out); /* a third plane: wedged */
-                    return;
-                }
-            break;
+        if (clear_of_planes(v, planes, np, i)) {
+            glm_vec3_copy(v, out);
+            return;
         }
-        glm_vec3_copy(v, out);
+    }
+    /* Along the crease of the first plane and the first other plane its clip goes into, unless
+     * that goes into a third: wedged. */
+    vec3 v;
+    clip(m, v_in, planes[first], v);
+    uint32_t j = 0;
+    while (j == first || glm_vec3_dot(v, (float *)planes[j]) >= -1e-7f)
+        ++j;
+    vec3 dir;
+    glm_vec3_cross((float *)planes[first], (float *)planes[j], dir);
+    float dl = glm_vec3_norm(dir);
+    if (dl < 1e-6f) { /* parallel planes facing each other */
+        glm_vec3_zero(out);
         return;
     }
-    glm_vec3_copy((float *)v_in, out);
+    glm_vec3_scale(dir, 1.0f / dl, dir);
+    glm_vec3_scale(dir, glm_vec3_dot(dir, (float *)v_in), v);
+    for (uint32_t k = 0; k < np; ++k)
+        if (k != first && k != j && glm_vec3_dot(v, (float *)planes[k]) < -1e-7f) {
+            glm_vec3_zero(out);
+            return;
+        }
+    glm_vec3_copy(v, out);
 }
 
 /* True when v's horizontal part points against the horizontal part of the input. */

@@ -411,6 +411,48 @@ static void running_along_a_steep_slopes_foot_slides_at_full_speed(void **state)
     }
 }
 
+/* A wall meeting a steep slope's foot (69 degrees, foot along z at x = 1) at 61 degrees, as in
+ * oa_dm4. Walking almost straight into the slope from along the wall, the box slides up the wall
+ * into the corner and on out of it along the foot, at the tangential part of the input. Before, in
+ * the corner the slide along the averaged normal of the wall and the slope led into the slope, and
+ * the crease of that average with the slope stopped the box there for good, from every start. */
+static void leaving_a_corner_along_a_steep_slopes_foot(void **state)
+{
+    (void)state;
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    const float s0[3] = {1.0f, 0.0f, -1.0f}, s1[3] = {1.0f, 0.0f, 6.0f}, s2[3] = {1.562f, 1.5f, 6.0f},
+                s3[3] = {1.562f, 1.5f, -1.0f};
+    sc_quad(&s, s0, s1, s2, s3);
+    const float tx = 0.49f, tz = 0.872f; /* along the wall; its normal (-0.872, 0, 0.49) faces the box */
+    const float w0[3] = {1.0f + 10.0f * tx, 0.0f, -1.0f + 10.0f * tz}, w1[3] = {1.0f - 10.0f * tx, 0.0f, -1.0f - 10.0f * tz},
+                w2[3] = {1.0f - 10.0f * tx, 3.0f, -1.0f - 10.0f * tz}, w3[3] = {1.0f + 10.0f * tx, 3.0f, -1.0f + 10.0f * tz};
+    sc_quad(&s, w0, w1, w2, w3);
+    kcc_mesh *m = sc_build(&s);
+    const float a = 0.05f, speed = 5.0f; /* along the foot: 0.25 m/s */
+    for (int k = 0; k < 8; ++k) {
+        kcc_character ch = make_char(0.01f * (float)k, HY + SKIN, 0.3f, NULL);
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        for (int i = 0; i < 60; ++i) /* onto the wall, and down along it away from the slope */
+            drive(&ch, m, &dr, 0.7071f * speed, -0.7071f * speed, NULL);
+        assert_true(ch.position[2] < -1.0f);
+        for (int i = 0; i < 120; ++i) {
+            const float z0 = ch.position[2];
+            uint32_t f = drive(&ch, m, &dr, cosf(a) * speed, sinf(a) * speed, NULL);
+            assert_false(overlaps(&ch, m));
+            assert_true(f & KCC_MOVE_ON_GROUND);
+            if (i >= 3 && (f & KCC_MOVE_STUCK))
+                fail_msg("start %d: stuck at frame %d, x %g z %g", k, i, (double)ch.position[0],
+                         (double)ch.position[2]);
+            if (i >= 90) { /* long since along the foot */
+                assert_float_equal(ch.position[2] - z0, sinf(a) * speed / 60.0f, 1e-5);
+                assert_true(ch.position[0] > 1.0f - HX - 2.0f * SKIN && ch.position[0] < 1.0f - HX + 2.0f * SKIN);
+            }
+        }
+    }
+    kcc_mesh_destroy(m);
+}
+
 /* ---------------------------------------------------------------- stairs and ledges */
 
 /* n steps of riser r and tread w rising along +x from x = 0, each a closed box. */
@@ -1764,6 +1806,7 @@ int test_group_controller(void)
         cmocka_unit_test(crossing_a_crease_onto_flatter_ground_is_not_a_step),
         cmocka_unit_test(steep_slopes_slide_down_and_cannot_be_climbed),
         cmocka_unit_test(running_along_a_steep_slopes_foot_slides_at_full_speed),
+        cmocka_unit_test(leaving_a_corner_along_a_steep_slopes_foot),
         cmocka_unit_test(stairs_are_climbed_and_descended_at_any_frame_rate),
         cmocka_unit_test(sprinting_over_several_treads_a_frame_keeps_pace_and_ground),
         cmocka_unit_test(a_long_walking_move_reports_the_whole_move),
