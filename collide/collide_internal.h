@@ -19,11 +19,14 @@
 #define KCC_SSE 0
 #endif
 
-/// Hot helpers are forced inline where the compiler allows it (gcc and clang both do).
+/// Hot helpers are forced inline where the compiler allows it (gcc and clang both do); rare paths
+/// are kept out of line, so they do not crowd the hot code around them.
 #if defined(__GNUC__)
 #define KCC_HOT static inline __attribute__((always_inline))
+#define KCC_RARE static __attribute__((noinline, cold))
 #else
 #define KCC_HOT static inline
+#define KCC_RARE static
 #endif
 
 /// The watertight ray/triangle tests (ray.c, and the controller's rays down) compute the three edge

@@ -135,6 +135,14 @@ void kcc_character_box(const kcc_character *ch, vec3 out[2])
  * steep ground is a wall for walking and a slide for gravity; the slide starts at the first contact
  * and clips against up to four planes. */
 
+/* The contacts (normal, triangle) with steep ground and walls (not ceilings) a move met in the air,
+ * which together may hold the box up, as in a funnel. */
+typedef struct held {
+    uint32_t n;
+    vec3     normal[KCC_MAX_CONTACTS];
+    uint32_t triangle[KCC_MAX_CONTACTS];
+} held;
+
 typedef struct move_ctx {
     kcc_character *ch;
     kcc_local *L;
@@ -149,6 +157,7 @@ typedef struct move_ctx {
     bool  steep;        /* slid along steep ground in the air */
     vec3  steep_normal;
     uint32_t steep_triangle;
+    struct held *held;  /* shared by the copies a move makes of its context */
 } move_ctx;
 
 /* The box that sweeps: in walking mode only the part above step height (lower obstacles are steps,
@@ -214,6 +223,18 @@ static void clip(const move_ctx *m, const vec3 v, const vec3 n, vec3 out)
     glm_vec3_muladds((float *)n, -vn, out);
 }
 
+/* Notes a steep or wall contact met in the air, once per triangle. */
+static void hold(held *h, const vec3 n, uint32_t triangle)
+{
+    for (uint32_t j = 0; j < h->n; ++j)
+        if (h->triangle[j] == triangle)
+            return;
+    if (h->n < KCC_MAX_CONTACTS) {
+        glm_vec3_copy((float *)n, h->normal[h->n]);
+        h->triangle[h->n++] = triangle;
+    }
+}
+
 /* The averaged normal of the triangles touched first (near-parallel normals counted once, so a wall
  * of many small triangles weighs what one triangle does). False when they cancel out. */
 static bool averaged_normal(move_ctx *m, const kcc_contacts *c, vec3 out)
@@ -233,6 +254,8 @@ static bool averaged_normal(move_ctx *m, const kcc_contacts *c, vec3 out)
         float nu = c->normal[i][m->u];
         if (nu >= m->ch->cos_max_slope)
             continue;
+        if (!m->walking && !m->leaving && nu >= -0.01f)
+            hold(m->held, c->normal[i], c->triangle[i]);
         if (!m->walking && nu > 0.01f) {
             m->steep = true;
             glm_vec3_copy((float *)c->normal[i], m->steep_normal);
@@ -590,6 +613,9 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
     m.ch = ch;
     m.L = &L;
     m.store = &store;
+    held contacts_held;
+    contacts_held.n = 0;
+    m.held = &contacts_held;
     m.dbg = debug;
     if (debug)
         memset(debug, 0, sizeof(*debug));
@@ -704,6 +730,21 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
         /* still report what is under the box */
         kcc_ground_probe(ch, &L, fin, 0.0f, 2.0f * m.skin + 1e-3f, &g, m.dbg);
         g.walkable = g.walkable && !g.blocked && g.height <= fin[u] - he[u];
+    }
+
+    /* A funnel: falling, the box was stopped (it came down less than half the way) by steep ground
+     * and walls that hold it up together. It stands there: on the ground, facing up the way they do
+     * together, instead of hanging with the caller's fall speed growing frame after frame. */
+    vec3 up_between;
+    if (!(g.found && g.walkable) && dv < 0.0f && fin[u] - p0[u] > 0.5f * dv &&
+        kcc_ground_held(ch, mesh, (const vec3 *)contacts_held.normal, contacts_held.triangle,
+                        contacts_held.n, up_between)) {
+        g.found = g.walkable = true;
+        g.blocked = false;
+        g.height = fin[u] - he[u] - m.skin;
+        glm_vec3_copy(up_between, g.normal);
+        g.triangle = contacts_held.triangle[0];
+        g.rays = 0;
     }
 
     /* Result and state. */

@@ -129,6 +129,7 @@ typedef struct kcc_contacts {
     uint32_t count;
     vec3     normal[KCC_MAX_CONTACTS];
     uint32_t triangle[KCC_MAX_CONTACTS];
+    float    t_each[KCC_MAX_CONTACTS];  /* each one's own time (>= t) */
     bool     start_overlap;             /* the earliest contact overlapped at t = 0 */
 } kcc_contacts;
 bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
@@ -205,6 +206,12 @@ typedef struct kcc_ground {
  * checks the box resting there. */
 void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
                       float reach, kcc_ground *out, kcc_move_debug *dbg);
+
+/* True when the triangles of the contacts (normals facing the box, input indices) hold the box up
+ * together, as the two steep sides of a V-shaped gully do: it can slide down none of their faces,
+ * nor down a crease of two steeper than the slope limit. out_normal: their faces' normalised sum. */
+bool kcc_ground_held(const kcc_character *ch, const kcc_mesh *mesh, const vec3 *contact_normals,
+                     const uint32_t *triangles, uint32_t count, vec3 out_normal);
 
 /* ---- which build of the move runs (isa.c) ---- */
 /* True when moves run the AVX2 build (chosen once: the CPU, and KCC_ISA=baseline to refuse it). */

@@ -7,6 +7,7 @@
 #include <cglm/cglm.h>
 
 #include "controller_internal.h"
+#include "collide_internal.h"
 
 /* The four edge rays from `top` down by `len`: the highest walkable hit, among the triangles in the
  * column they span; first_t is the nearest hit of any ray, walkable or not (len when none hit). */
@@ -96,6 +97,96 @@ static bool rests_clear(const kcc_character *ch, const kcc_local *L, const vec3 
     return true;
 }
 
+bool kcc_ground_held(const kcc_character *ch, const kcc_mesh *mesh, const vec3 *contact_normals,
+                     const uint32_t *triangles, uint32_t count, vec3 out_normal)
+{
+    const int u = kcc_up_index(ch);
+    /* The faces' own normals, distinct, each turned to the side its contact faces: a contact on a
+     * triangle's edge (inside a flat quad, say) reports an edge's normal that no face has. */
+    vec3 normals[KCC_MAX_CONTACTS];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < count && n < KCC_MAX_CONTACTS; ++i) {
+        vec3 f;
+        glm_vec3_copy(mesh->planes[mesh->tri_slot[triangles[i]]].n, f);
+        if (glm_vec3_dot(f, (float *)contact_normals[i]) < 0.0f)
+            glm_vec3_negate(f);
+        bool dup = false;
+        for (uint32_t j = 0; j < n && !dup; ++j)
+            dup = glm_vec3_dot(f, normals[j]) > 0.999f;
+        if (!dup)
+            glm_vec3_copy(f, normals[n++]);
+    }
+    if (n < 2)
+        return false;
+    const float c = ch->cos_max_slope, sin_max = sqrtf(kcc_maxf(0.0f, 1.0f - c * c));
+    /* Down along one plane, or straight down past a wall, into none of the others: it slides. */
+    for (uint32_t i = 0; i < n; ++i) {
+        if (normals[i][u] >= c)
+            return false; /* ground by itself, not a funnel */
+        vec3 d = {0.0f, 0.0f, 0.0f};
+        d[u] = -1.0f;
+        glm_vec3_muladds(normals[i], kcc_maxf(0.0f, normals[i][u]), d);
+        glm_vec3_normalize(d);
+        bool blocked = false;
+        for (uint32_t j = 0; j < n && !blocked; ++j)
+            blocked = j != i && glm_vec3_dot(d, normals[j]) < -1e-4f;
+        if (!blocked)
+            return false;
+    }
+    /* Down along the crease of two, steeper than the slope limit, into none of the others: it
+     * slides too. A gentler crease is a gully floor one can stand on. */
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t j = i + 1; j < n; ++j) {
+            vec3 d;
+            glm_vec3_cross(normals[i], normals[j], d);
+            const float dl = glm_vec3_norm(d);
+            if (!(dl > 1e-4f))
+                continue;
+            glm_vec3_scale(d, (d[u] > 0.0f ? -1.0f : 1.0f) / dl, d);
+            if (!(d[u] < -sin_max))
+                continue;
+            bool blocked = false;
+            for (uint32_t k = 0; k < n && !blocked; ++k)
+                blocked = k != i && k != j && glm_vec3_dot(d, normals[k]) < -1e-4f;
+            if (!blocked)
+                return false;
+        }
+    glm_vec3_zero(out_normal);
+    for (uint32_t i = 0; i < n; ++i)
+        glm_vec3_add(out_normal, normals[i], out_normal);
+    const float len = glm_vec3_norm(out_normal);
+    if (!(len > 1e-4f) || out_normal[u] <= 0.0f)
+        return false;
+    glm_vec3_scale(out_normal, 1.0f / len, out_normal);
+    return true;
+}
+
+/* Steep ground on two sides of the box, as in a V-shaped gully: neither side is ground, but the
+ * box cannot slide down either. The faces the lifted box meets going down within `window` (m) of
+ * its first contact, each within two skins of the box (along its own normal) where the box meets
+ * the first, are checked to hold it up together. */
+KCC_RARE void funnel(const kcc_character *ch, const kcc_local *L, const vec3 box[2], const vec3 sweep,
+                     float len, float window, kcc_ground *out)
+{
+    const int u = kcc_up_index(ch);
+    kcc_contacts c;
+    if (!kcc_local_sweep(L, box, sweep, window / len, &c) || c.start_overlap)
+        return;
+    vec3 near[KCC_MAX_CONTACTS], n;
+    uint32_t tri[KCC_MAX_CONTACTS], count = 0;
+    for (uint32_t i = 0; i < c.count; ++i) {
+        const float *f = L->mesh->planes[L->mesh->tri_slot[c.triangle[i]]].n;
+        if ((c.t_each[i] - c.t) * len * fabsf(f[u]) > 2.0f * ch->desc.skin_width)
+            continue;
+        glm_vec3_copy(c.normal[i], near[count]);
+        tri[count++] = c.triangle[i];
+    }
+    if (!kcc_ground_held(ch, L->mesh, (const vec3 *)near, tri, count, n))
+        return;
+    out->walkable = true;
+    glm_vec3_copy(n, out->normal);
+}
+
 void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
                       float reach, kcc_ground *out, kcc_move_debug *dbg)
 {
@@ -166,5 +257,7 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         out->walkable = c.normal[best][u] >= ch->cos_max_slope;
         glm_vec3_copy(c.normal[best], out->normal);
         out->triangle = c.triangle[best];
+        if (!out->walkable && !c.start_overlap)
+            funnel(ch, L, (const vec3 *)box, sweep, len, 16.0f * skin, out);
     }
 }

@@ -506,7 +506,7 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
         /* the mesh sweep reports the first contact only: leaving, an overlap there hides the rest */
         if (!kcc_mesh_sweep_aabb(L->mesh, box, delta, &h) || (leaving && h.start_overlap))
             return false;
-        out->t = h.t;
+        out->t = out->t_each[0] = h.t;
         out->count = 1;
         out->start_overlap = h.start_overlap;
         glm_vec3_copy(h.normal, out->normal[0]);
@@ -520,7 +520,6 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
     bool exact_ready = false;
     /* One pass: keep every contact no later than the earliest so far plus the slop; when a
      * strictly earlier one arrives, drop those that fell behind. */
-    float th_of[KCC_MAX_CONTACTS];
     /* Axis-aligned planes already met face first. A triangle lying in such a plane (walls are
      * made of several) or wholly beyond it cannot be reached before the box reaches the plane, and
      * whatever it adds there (the same face normal, an edge of a seam or of the block behind the
@@ -572,8 +571,8 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
             out->t = th;
             uint32_t w = 0;
             for (uint32_t k = 0; k < out->count; ++k)
-                if (th_of[k] <= th + t_slop) {
-                    th_of[w] = th_of[k];
+                if (out->t_each[k] <= th + t_slop) {
+                    out->t_each[w] = out->t_each[k];
                     glm_vec3_copy(out->normal[k], out->normal[w]);
                     out->triangle[w++] = out->triangle[k];
                 }
@@ -581,7 +580,7 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
             out->start_overlap = start;
         }
         if (out->count < KCC_MAX_CONTACTS) {
-            th_of[out->count] = th;
+            out->t_each[out->count] = th;
             glm_vec3_copy(n, out->normal[out->count]);
             out->triangle[out->count++] = t->index;
         }

@@ -411,6 +411,76 @@ static void running_along_a_steep_slopes_foot_slides_at_full_speed(void **state)
     }
 }
 
+/* A V-shaped gully along x: sides at `a` and `b` degrees meeting on the line y = -x tan(tilt), z = 0,
+ * rising 3 m. */
+static kcc_mesh *gully_scene(float a, float b, float tilt)
+{
+    scene s = {0};
+    const float ta = tanf(a * 3.14159265f / 180.0f), tb = tanf(b * 3.14159265f / 180.0f);
+    const float tt = tanf(tilt * 3.14159265f / 180.0f), L = 20.0f, H = 3.0f;
+    const float a0[3] = {-L, L * tt, 0.0f}, a1[3] = {L, -L * tt, 0.0f}, a2[3] = {L, H - L * tt, H / ta},
+                a3[3] = {-L, H + L * tt, H / ta};
+    const float b0[3] = {-L, L * tt, 0.0f}, b1[3] = {-L, H + L * tt, -H / tb},
+                b2[3] = {L, H - L * tt, -H / tb}, b3[3] = {L, -L * tt, 0.0f};
+    sc_quad(&s, a0, a1, a2, a3);
+    sc_quad(&s, b0, b1, b2, b3);
+    return sc_build(&s);
+}
+
+/* A funnel: two sides too steep to stand on, but together they hold the box up (Godot's and Jolt's
+ * funnels). Dropped in, the box lands and stands, on the ground every frame, so the caller's fall
+ * speed does not grow while it hangs there; it walks along the gully, down a gentle one too, and
+ * jumps out of it. A gully whose floor line is steeper than the slope limit still slides. Before,
+ * the box hung in every one of these, sliding and never on the ground. */
+static void a_gully_of_steep_slopes_holds_the_box(void **state)
+{
+    (void)state;
+    const float sides[3][2] = {{70.0f, 70.0f}, {60.0f, 85.0f}, {80.0f, 55.0f}};
+    for (int k = 0; k < 3; ++k)
+        for (int t = 0; t < 2; ++t) {
+            const float tilt = t ? 10.0f : 0.0f;
+            kcc_mesh *m = gully_scene(sides[k][0], sides[k][1], tilt);
+            kcc_character ch = make_char(-10.0f, 4.0f + 10.0f * tanf(tilt * 3.14159265f / 180.0f), 0.0f, NULL);
+            driver dr = {0.0f, 1.0f / 60.0f, 1};
+            int landed = -1;
+            for (int i = 0; i < 240; ++i) {
+                kcc_move_result r;
+                const float x0 = ch.position[0];
+                uint32_t f = drive(&ch, m, &dr, i >= 90 ? 3.0f : 0.0f, 0.0f, &r);
+                assert_false(overlaps(&ch, m));
+                if (landed < 0 && (f & KCC_MOVE_ON_GROUND))
+                    landed = i;
+                if (landed < 0)
+                    continue;
+                if (!(f & KCC_MOVE_ON_GROUND))
+                    fail_msg("%g/%g-degree gully, tilt %g: off the ground at frame %d (landed at %d)",
+                             (double)sides[k][0], (double)sides[k][1], (double)tilt, i, landed);
+                assert_true(r.ground_normal[1] >= cosf(45.0f * 3.14159265f / 180.0f));
+                if (i >= 91) /* walking along it at full speed */
+                    assert_float_equal(ch.position[0] - x0, 3.0f / 60.0f, 1e-4);
+            }
+            assert_in_range(landed, 1, 60);
+            if (k == 0 && t == 0) { /* symmetric: resting on both sides a skin above, facing straight up */
+                const float rest = HX * tanf(70.0f * 3.14159265f / 180.0f) + SKIN + HY;
+                assert_float_equal(ch.position[1], rest, 1e-4);
+                assert_float_equal(ch.position[2], 0.0f, 1e-5);
+                /* and a jump leaves it */
+                dr.vy = 5.0f;
+                drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
+                assert_true(ch.position[1] > rest + 0.05f);
+            }
+            kcc_mesh_destroy(m);
+        }
+    /* floor line at 50 degrees, steeper than the 45-degree limit: slides down, never on the ground */
+    kcc_mesh *m = gully_scene(70.0f, 70.0f, 50.0f);
+    kcc_character ch = make_char(-10.0f, 4.0f + 10.0f * tanf(50.0f * 3.14159265f / 180.0f), 0.0f, NULL);
+    driver dr = {0.0f, 1.0f / 60.0f, 1};
+    for (int i = 0; i < 120; ++i)
+        assert_false(drive(&ch, m, &dr, 0.0f, 0.0f, NULL) & KCC_MOVE_ON_GROUND);
+    assert_true(ch.position[0] > -5.0f); /* slid some 8 m along it in 2 s */
+    kcc_mesh_destroy(m);
+}
+
 /* A wall meeting a steep slope's foot (69 degrees, foot along z at x = 1) at 61 degrees, as in
  * oa_dm4. Walking almost straight into the slope from along the wall, the box slides up the wall
  * into the corner and on out of it along the foot, at the tangential part of the input. Before, in
@@ -1806,6 +1876,7 @@ int test_group_controller(void)
         cmocka_unit_test(crossing_a_crease_onto_flatter_ground_is_not_a_step),
         cmocka_unit_test(steep_slopes_slide_down_and_cannot_be_climbed),
         cmocka_unit_test(running_along_a_steep_slopes_foot_slides_at_full_speed),
+        cmocka_unit_test(a_gully_of_steep_slopes_holds_the_box),
         cmocka_unit_test(leaving_a_corner_along_a_steep_slopes_foot),
         cmocka_unit_test(stairs_are_climbed_and_descended_at_any_frame_rate),
         cmocka_unit_test(sprinting_over_several_treads_a_frame_keeps_pace_and_ground),
