@@ -209,7 +209,8 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
 
 /* True when the triangles of the contacts (normals facing the box, input indices) hold the box up
  * together, as the two steep sides of a V-shaped gully do: it can slide down none of their faces,
- * nor down a crease of two steeper than the slope limit. out_normal: their faces' normalised sum. */
+ * nor down a crease of two steeper than the slope limit, and their faces' normals add up to a
+ * walkable direction (out_normal, unit). */
 bool kcc_ground_held(const kcc_character *ch, const kcc_mesh *mesh, const vec3 *contact_normals,
                      const uint32_t *triangles, uint32_t count, vec3 out_normal);
 

@@ -155,7 +155,7 @@ bool kcc_ground_held(const kcc_character *ch, const kcc_mesh *mesh, const vec3 *
     for (uint32_t i = 0; i < n; ++i)
         glm_vec3_add(out_normal, normals[i], out_normal);
     const float len = glm_vec3_norm(out_normal);
-    if (!(len > 1e-4f) || out_normal[u] <= 0.0f)
+    if (!(len > 1e-4f) || out_normal[u] < c * len) /* ground reports a walkable normal */
         return false;
     glm_vec3_scale(out_normal, 1.0f / len, out_normal);
     return true;
