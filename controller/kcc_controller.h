@@ -48,7 +48,8 @@ typedef enum kcc_branch {
 
 /// kcc_move_result.flags
 enum {
-    KCC_MOVE_ON_GROUND    = 1u << 0,  ///< standing on walkable ground after the move
+    KCC_MOVE_ON_GROUND    = 1u << 0,  ///< standing on walkable ground after the move, or held up by
+                                      ///< steep faces together (a funnel)
     KCC_MOVE_HIT_WALL     = 1u << 1,  ///< sideways motion was blocked or deflected by a surface
     KCC_MOVE_HIT_CEILING  = 1u << 2,  ///< upward motion was stopped by a surface above
     KCC_MOVE_STEPPED_UP   = 1u << 3,  ///< climbed a ledge or stair (result.step_up says how much)

@@ -778,24 +778,31 @@ static void concave_corner_neither_jitters_nor_traps(void **state)
  * the box stays in the corner, 0.7 to 1 skin from the first wall (a skin along the diagonal or
  * along x) and touching the second with its corner (x + z = 1 - 2 * 0.3, less up to three skins),
  * exactly still frame after frame, stuck, never overlapping; at 5 m/s (60 Hz) and 10 m/s (30 Hz). */
+static kcc_mesh *obtuse_corner_scene(float height)
+{
+    scene s = {0};
+    sc_floor(&s, 0.0f, 10.0f, 2);
+    sc_box(&s, 1.0f, 0.0f, -10.0f, 1.5f, height, 0.0f);
+    const float a[3] = {1.0f, 0.0f, 0.0f}, b[3] = {-9.0f, 0.0f, 10.0f}, c[3] = {-9.0f, height, 10.0f},
+                d[3] = {1.0f, height, 0.0f};
+    sc_quad(&s, a, b, c, d);
+    return sc_build(&s);
+}
+
+/* Inputs into it, between the two walls' slide directions. */
+static const float obtuse_dirs[3][2] = {{0.995f, 0.0995f}, {0.894f, 0.447f}, {0.8f, 0.6f}};
+
 static void obtuse_corner_holds_still(void **state)
 {
     (void)state;
-    scene s = {0};
-    sc_floor(&s, 0.0f, 10.0f, 2);
-    sc_box(&s, 1.0f, 0.0f, -10.0f, 1.5f, 3.0f, 0.0f);
-    const float a[3] = {1.0f, 0.0f, 0.0f}, b[3] = {-9.0f, 0.0f, 10.0f}, c[3] = {-9.0f, 3.0f, 10.0f},
-                d[3] = {1.0f, 3.0f, 0.0f};
-    sc_quad(&s, a, b, c, d);
-    kcc_mesh *m = sc_build(&s);
-    const float dirs[3][2] = {{0.995f, 0.0995f}, {0.894f, 0.447f}, {0.8f, 0.6f}};
+    kcc_mesh *m = obtuse_corner_scene(3.0f);
     for (int rate = 0; rate < 2; ++rate)
         for (int k = 0; k < 3; ++k) {
             const float speed = rate ? 10.0f : 5.0f;
             kcc_character ch = make_char(-1.0f, HY + SKIN, -1.0f, NULL);
             driver dr = {0.0f, rate ? 1.0f / 30.0f : 1.0f / 60.0f, 1};
             for (int i = 0; i < (rate ? 90 : 180); ++i) { /* 3 s */
-                drive(&ch, m, &dr, speed * dirs[k][0], speed * dirs[k][1], NULL);
+                drive(&ch, m, &dr, speed * obtuse_dirs[k][0], speed * obtuse_dirs[k][1], NULL);
                 assert_false(overlaps(&ch, m));
             }
             vec3 p;
@@ -803,7 +810,7 @@ static void obtuse_corner_holds_still(void **state)
             assert_in_range(1e4f * p[0], 1e4f * (1.0f - HX - SKIN) - 1.0f, 1e4f * (1.0f - HX - 0.7f * SKIN));
             assert_float_equal(p[0] + p[2], 1.0f - 2.0f * HX - 1.5f * SKIN, 1.5 * SKIN);
             for (int i = 0; i < 30; ++i) {
-                uint32_t f = drive(&ch, m, &dr, speed * dirs[k][0], speed * dirs[k][1], NULL);
+                uint32_t f = drive(&ch, m, &dr, speed * obtuse_dirs[k][0], speed * obtuse_dirs[k][1], NULL);
                 assert_true(f & KCC_MOVE_STUCK);
                 assert_true(ch.position[0] == p[0] && ch.position[1] == p[1] && ch.position[2] == p[2]);
             }
@@ -817,14 +824,7 @@ static void obtuse_corner_holds_still(void **state)
 static void obtuse_corner_holds_still_in_the_air(void **state)
 {
     (void)state;
-    scene s = {0};
-    sc_floor(&s, 0.0f, 10.0f, 2);
-    sc_box(&s, 1.0f, 0.0f, -10.0f, 1.5f, 60.0f, 0.0f);
-    const float a[3] = {1.0f, 0.0f, 0.0f}, b[3] = {-9.0f, 0.0f, 10.0f}, c[3] = {-9.0f, 60.0f, 10.0f},
-                d[3] = {1.0f, 60.0f, 0.0f};
-    sc_quad(&s, a, b, c, d);
-    kcc_mesh *m = sc_build(&s);
-    const float dirs[3][2] = {{0.995f, 0.0995f}, {0.894f, 0.447f}, {0.8f, 0.6f}};
+    kcc_mesh *m = obtuse_corner_scene(60.0f);
     for (int rate = 0; rate < 2; ++rate)
         for (int k = 0; k < 3; ++k) {
             const float speed = rate ? 10.0f : 5.0f, dt = rate ? 1.0f / 30.0f : 1.0f / 60.0f;
@@ -835,7 +835,7 @@ static void obtuse_corner_holds_still_in_the_air(void **state)
             for (int i = 0; i < frames; ++i) {
                 const float want = (dr.vy - G * dt) * dt;
                 kcc_move_result r;
-                drive(&ch, m, &dr, speed * dirs[k][0], speed * dirs[k][1], &r);
+                drive(&ch, m, &dr, speed * obtuse_dirs[k][0], speed * obtuse_dirs[k][1], &r);
                 assert_false(overlaps(&ch, m));
                 assert_false(r.flags & KCC_MOVE_ON_GROUND);
                 assert_float_equal(r.moved[1], want, 1e-5); /* float rounding at 55 m */
