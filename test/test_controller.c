@@ -820,7 +820,7 @@ static void obtuse_corner_holds_still(void **state)
 
 /* The same corner met in the air (tall walls, falling from high up): the box holds its place in the
  * corner horizontally, frame after frame, while it falls exactly as fast as the input says. It
- * failed before the air rule in slide(): a sawtooth of 2-7 cm along the walls. */
+ * failed before the air rule in slide(): a sawtooth of 3-13 cm along the walls. */
 static void obtuse_corner_holds_still_in_the_air(void **state)
 {
     (void)state;

@@ -191,11 +191,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(fabsf(glm_vec3_norm(res.wall_normal) - 1.0f) < 1e-3f);
         if (res.flags & KCC_MOVE_STEPPED_UP)
             CHECK(res.step_up > 0.0f);
-        /* a walk that ends where it settled (P2) climbs no more than step height per pass (a
-         * slide along a walkable slope may rise more); a walk longer than the box's narrower half
-         * width runs as that many passes, at most eight (docs/controller.md) */
+        /* a walk that never slid (every pass ended where it settled, P2) climbs no more than step
+         * height per pass (a slide along a walkable slope may rise more, in any pass); a walk
+         * longer than the box's narrower half width runs as that many passes, at most eight
+         * (docs/controller.md) */
         if ((res.flags & KCC_MOVE_STEPPED_UP) && was_ground && disp[ch.desc.up_axis] <= 0.0f &&
-            res.branch == KCC_BRANCH_P2) {
+            !(res.flags & KCC_MOVE_SLID)) {
             const int u = ch.desc.up_axis == 2 ? 2 : 1, h1 = u == 2 ? 1 : 2;
             const float walk = sqrtf(disp[0] * disp[0] + disp[h1] * disp[h1]);
             const float part = fminf(ch.desc.half_extents[0], ch.desc.half_extents[h1]);
