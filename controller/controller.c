@@ -313,15 +313,6 @@ static float advance(move_ctx *m, vec3 pos, const vec3 v, bool upper, kcc_contac
     return t;
 }
 
-/* True when v goes into none of the planes, except plane `skip`. */
-static bool clear_of_planes(const vec3 v, const vec3 *planes, uint32_t np, uint32_t skip)
-{
-    for (uint32_t j = 0; j < np; ++j)
-        if (j != skip && glm_vec3_dot((float *)v, (float *)planes[j]) < -1e-7f)
-            return false;
-    return true;
-}
-
 /* Quake-style clipping of v against every plane met so far: along one plane when that goes into
  * none of the others, else along the crease of two, else stop. */
 static void clip_planes(const move_ctx *m, const vec3 v_in, const vec3 *planes, uint32_t np, vec3 out)
@@ -344,7 +335,7 @@ static void clip_planes(const move_ctx *m, const vec3 v_in, const vec3 *planes, 
             continue;
         vec3 v;
         clip(m, v_in, planes[i], v);
-        if (clear_of_planes(v, planes, np, i)) {
+        if (kcc_into_none(v, planes, np, i, i, 1e-7f)) {
             glm_vec3_copy(v, out);
             return;
         }
@@ -365,12 +356,10 @@ static void clip_planes(const move_ctx *m, const vec3 v_in, const vec3 *planes, 
     }
     glm_vec3_scale(dir, 1.0f / dl, dir);
     glm_vec3_scale(dir, glm_vec3_dot(dir, (float *)v_in), v);
-    for (uint32_t k = 0; k < np; ++k)
-        if (k != first && k != j && glm_vec3_dot(v, (float *)planes[k]) < -1e-7f) {
-            glm_vec3_zero(out);
-            return;
-        }
-    glm_vec3_copy(v, out);
+    if (kcc_into_none(v, planes, np, first, j, 1e-7f))
+        glm_vec3_copy(v, out);
+    else
+        glm_vec3_zero(out);
 }
 
 /* True when v's horizontal part points against the horizontal part of the input. */

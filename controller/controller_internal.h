@@ -61,6 +61,17 @@ typedef struct kcc_sel {
 } kcc_sel;
 void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out);
 
+/* True when v goes into none of the n planes (v . plane < -eps), planes skip_a and skip_b aside. */
+static inline bool kcc_into_none(const vec3 v, const vec3 *planes, uint32_t n, uint32_t skip_a,
+                                 uint32_t skip_b, float eps)
+{
+    for (uint32_t j = 0; j < n; ++j)
+        if (j != skip_a && j != skip_b &&
+            v[0] * planes[j][0] + v[1] * planes[j][1] + v[2] * planes[j][2] < -eps)
+            return false;
+    return true;
+}
+
 /* Index of the lowest set bit of x != 0. */
 static inline uint32_t kcc_ctz64(uint64_t x)
 {

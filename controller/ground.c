@@ -97,6 +97,12 @@ static bool rests_clear(const kcc_character *ch, const kcc_local *L, const vec3 
     return true;
 }
 
+/* The unit normal of input triangle `id`'s face. */
+static inline const float *face_normal(const kcc_mesh *mesh, uint32_t id)
+{
+    return mesh->planes[mesh->tri_slot[id]].n;
+}
+
 bool kcc_ground_held(const kcc_character *ch, const kcc_mesh *mesh, const vec3 *contact_normals,
                      const uint32_t *triangles, uint32_t count, vec3 out_normal)
 {
@@ -107,7 +113,7 @@ bool kcc_ground_held(const kcc_character *ch, const kcc_mesh *mesh, const vec3 *
     uint32_t n = 0;
     for (uint32_t i = 0; i < count && n < KCC_MAX_CONTACTS; ++i) {
         vec3 f;
-        glm_vec3_copy(mesh->planes[mesh->tri_slot[triangles[i]]].n, f);
+        glm_vec3_copy((float *)face_normal(mesh, triangles[i]), f);
         if (glm_vec3_dot(f, (float *)contact_normals[i]) < 0.0f)
             glm_vec3_negate(f);
         bool dup = false;
@@ -127,10 +133,7 @@ bool kcc_ground_held(const kcc_character *ch, const kcc_mesh *mesh, const vec3 *
         d[u] = -1.0f;
         glm_vec3_muladds(normals[i], kcc_maxf(0.0f, normals[i][u]), d);
         glm_vec3_normalize(d);
-        bool blocked = false;
-        for (uint32_t j = 0; j < n && !blocked; ++j)
-            blocked = j != i && glm_vec3_dot(d, normals[j]) < -1e-4f;
-        if (!blocked)
+        if (kcc_into_none(d, (const vec3 *)normals, n, i, i, 1e-4f))
             return false;
     }
     /* Down along the crease of two, steeper than the slope limit, into none of the others: it
@@ -145,10 +148,7 @@ bool kcc_ground_held(const kcc_character *ch, const kcc_mesh *mesh, const vec3 *
             glm_vec3_scale(d, (d[u] > 0.0f ? -1.0f : 1.0f) / dl, d);
             if (!(d[u] < -sin_max))
                 continue;
-            bool blocked = false;
-            for (uint32_t k = 0; k < n && !blocked; ++k)
-                blocked = k != i && k != j && glm_vec3_dot(d, normals[k]) < -1e-4f;
-            if (!blocked)
+            if (kcc_into_none(d, (const vec3 *)normals, n, i, j, 1e-4f))
                 return false;
         }
     glm_vec3_zero(out_normal);
@@ -175,7 +175,7 @@ KCC_RARE void funnel(const kcc_character *ch, const kcc_local *L, const vec3 box
     vec3 near[KCC_MAX_CONTACTS], n;
     uint32_t tri[KCC_MAX_CONTACTS], count = 0;
     for (uint32_t i = 0; i < c.count; ++i) {
-        const float *f = L->mesh->planes[L->mesh->tri_slot[c.triangle[i]]].n;
+        const float *f = face_normal(L->mesh, c.triangle[i]);
         if ((c.t_each[i] - c.t) * len * fabsf(f[u]) > 2.0f * ch->desc.skin_width)
             continue;
         glm_vec3_copy(c.normal[i], near[count]);
