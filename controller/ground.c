@@ -161,10 +161,26 @@ bool kcc_ground_held(const kcc_character *ch, const kcc_mesh *mesh, const vec3 *
     return true;
 }
 
-/* Steep ground on two sides of the box, as in a V-shaped gully: neither side is ground, but the
- * box cannot slide down either. The faces the lifted box meets going down within `window` (m) of
- * its first contact, each within two skins of the box (along its own normal) where the box meets
- * the first, are checked to hold it up together. */
+/* Adds to near/tri (at most KCC_MAX_CONTACTS) the faces of the sweep c (of the box by delta) that
+ * lie within two skins of the box swept to t0 (a fraction of delta), measured along each face's
+ * own normal: a face met later at a glancing angle is still right there. */
+static void add_near(const kcc_character *ch, const kcc_mesh *mesh, const kcc_contacts *c,
+                     const vec3 delta, float t0, vec3 *near, uint32_t *tri, uint32_t *count)
+{
+    for (uint32_t i = 0; i < c->count && *count < KCC_MAX_CONTACTS; ++i) {
+        const float *f = face_normal(mesh, c->triangle[i]);
+        if ((c->t_each[i] - t0) * fabsf(glm_vec3_dot((float *)f, (float *)delta)) > 2.0f * ch->desc.skin_width)
+            continue;
+        glm_vec3_copy((float *)c->normal[i], near[*count]);
+        tri[(*count)++] = c->triangle[i];
+    }
+}
+
+/* Steep ground that cannot be slid down, as in a V-shaped gully or a steep slope leaning on a
+ * wall: no face is ground, but together they hold the box up. The faces the lifted box meets going
+ * down within `window` (m) of its first contact, each within two skins of it (see add_near), and
+ * the faces the box resting there would run into sliding down each of them within `window`, are
+ * checked to hold it up together. The slide's faces are the walls a downward sweep cannot see. */
 KCC_RARE void funnel(const kcc_character *ch, const kcc_local *L, const vec3 box[2], const vec3 sweep,
                      float len, float window, kcc_ground *out)
 {
@@ -174,12 +190,28 @@ KCC_RARE void funnel(const kcc_character *ch, const kcc_local *L, const vec3 box
         return;
     vec3 near[KCC_MAX_CONTACTS], n;
     uint32_t tri[KCC_MAX_CONTACTS], count = 0;
-    for (uint32_t i = 0; i < c.count; ++i) {
-        const float *f = face_normal(L->mesh, c.triangle[i]);
-        if ((c.t_each[i] - c.t) * len * fabsf(f[u]) > 2.0f * ch->desc.skin_width)
+    add_near(ch, L->mesh, &c, sweep, c.t, near, tri, &count);
+    /* The box where it meets them, a skin above, slid down along each face. */
+    vec3 rest[2];
+    for (int k = 0; k < 2; ++k) {
+        glm_vec3_copy((float *)box[k], rest[k]);
+        glm_vec3_muladds((float *)sweep, c.t, rest[k]);
+        rest[k][u] += ch->desc.skin_width;
+    }
+    const uint32_t faces = count;
+    for (uint32_t i = 0; i < faces && count < KCC_MAX_CONTACTS; ++i) {
+        const float *f = face_normal(L->mesh, tri[i]);
+        vec3 down = {0.0f, 0.0f, 0.0f}, slide;
+        down[u] = -1.0f;
+        glm_vec3_copy(down, slide);
+        glm_vec3_muladds((float *)f, -glm_vec3_dot((float *)f, down), slide);
+        const float sl = glm_vec3_norm(slide);
+        if (!(sl > 1e-3f))
             continue;
-        glm_vec3_copy(c.normal[i], near[count]);
-        tri[count++] = c.triangle[i];
+        glm_vec3_scale(slide, window / sl, slide);
+        kcc_contacts s;
+        if (kcc_local_sweep(L, (const vec3 *)rest, slide, 1.0f, &s) && !s.start_overlap)
+            add_near(ch, L->mesh, &s, slide, 0.0f, near, tri, &count);
     }
     if (!kcc_ground_held(ch, L->mesh, (const vec3 *)near, tri, count, n))
         return;

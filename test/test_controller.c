@@ -481,6 +481,83 @@ static void a_gully_of_steep_slopes_holds_the_box(void **state)
     kcc_mesh_destroy(m);
 }
 
+/* A steep slope (rising along -x from its foot at x = 0) leaning on a vertical wall at x = 0: the
+ * box slides down the slope into the wall and can go no further, so it stands there (Jolt's and
+ * Godot's funnel). Two callers: one that adds gravity every frame, one that adds none while on the
+ * ground. From the frame it lands: on the ground every frame, resting against the wall (a gap of at
+ * most two skins) on the slope a skin above its surface (height worked out by hand from the gap),
+ * and walking along the wedge at full speed. Before, the second caller's box was on the ground every
+ * other frame (the probe's downward sweep sees only the slope; the wall showed up only in the slide
+ * of a falling move), and the first one's left the ground for a frame after landing. A wall along
+ * the slope's fall line holds nothing: the box slides down beside it. */
+static void a_steep_slope_leaning_on_a_wall_holds_the_box(void **state)
+{
+    (void)state;
+    const float angles[3] = {60.0f, 70.0f, 80.0f}, L = 20.0f, H = 4.0f;
+    for (int k = 0; k < 3; ++k)
+        for (int caller = 0; caller < 2; ++caller) {
+            const float ta = tanf(angles[k] * 3.14159265f / 180.0f);
+            scene s = {0};
+            const float s0[3] = {0.0f, 0.0f, -L}, s1[3] = {0.0f, 0.0f, L}, s2[3] = {-H / ta, H, L},
+                        s3[3] = {-H / ta, H, -L};
+            const float w0[3] = {0.0f, 0.0f, -L}, w1[3] = {0.0f, H, -L}, w2[3] = {0.0f, H, L},
+                        w3[3] = {0.0f, 0.0f, L};
+            sc_quad(&s, s0, s1, s2, s3);
+            sc_quad(&s, w0, w1, w2, w3);
+            kcc_mesh *m = sc_build(&s);
+            kcc_character ch = make_char(-0.5f * H / ta, H + 1.0f, -10.0f, NULL);
+            const float dt = 1.0f / 60.0f;
+            float vy = 0.0f;
+            int landed = -1;
+            for (int i = 0; i < 300; ++i) {
+                if (!(caller == 1 && ch.on_ground))
+                    vy -= G * dt;
+                const float vz = i >= 150 ? 3.0f : 0.0f, z0 = ch.position[2];
+                kcc_move_result r;
+                kcc_character_move(&ch, m, (vec3){0.0f, vy * dt, vz * dt}, &r);
+                if ((r.flags & KCC_MOVE_ON_GROUND) && vy < 0.0f)
+                    vy = 0.0f;
+                assert_false(overlaps(&ch, m));
+                if (landed < 0 && (r.flags & KCC_MOVE_ON_GROUND))
+                    landed = i;
+                if (landed < 0)
+                    continue;
+                if (!(r.flags & KCC_MOVE_ON_GROUND))
+                    fail_msg("%g-degree slope, caller %d: off the ground at frame %d (landed at %d)",
+                             (double)angles[k], caller, i, landed);
+                if (i < 120)
+                    continue;
+                const float gap = -HX - ch.position[0];
+                assert_in_range(gap * 1e6f, 0.0, 2.0 * SKIN * 1e6);
+                assert_float_equal(ch.position[1], (2.0f * HX + gap) * ta + SKIN + HY, 1e-4);
+                if (i >= 151)
+                    assert_float_equal(ch.position[2] - z0, 3.0f * dt, 1e-5);
+            }
+            assert_in_range(landed, 1, 90);
+            kcc_mesh_destroy(m);
+        }
+    /* the wall along the fall line (the plane z = 0, the box beside it): down the slope it goes */
+    scene s = {0};
+    const float ta = tanf(70.0f * 3.14159265f / 180.0f);
+    const float s0[3] = {0.0f, 0.0f, -L}, s1[3] = {0.0f, 0.0f, L}, s2[3] = {-H / ta, H, L}, s3[3] = {-H / ta, H, -L};
+    const float w0[3] = {-L, -1.0f, 0.0f}, w1[3] = {-L, H, 0.0f}, w2[3] = {L, H, 0.0f}, w3[3] = {L, -1.0f, 0.0f};
+    sc_quad(&s, s0, s1, s2, s3);
+    sc_quad(&s, w0, w1, w2, w3);
+    kcc_mesh *m = sc_build(&s);
+    kcc_character ch = make_char(-1.0f, (1.0f + HX) * ta + HY + 0.01f, HX + SKIN, NULL); /* just above it */
+    float vy = 0.0f;
+    for (int i = 0; i < 60; ++i) {
+        if (!ch.on_ground)
+            vy -= G / 60.0f;
+        kcc_move_result r;
+        kcc_character_move(&ch, m, (vec3){0.0f, vy / 60.0f, 0.0f}, &r);
+        assert_false(r.flags & KCC_MOVE_ON_GROUND);
+        assert_false(overlaps(&ch, m));
+    }
+    assert_true(ch.position[1] < HY); /* slid down past the foot (3.6 m) within a second */
+    kcc_mesh_destroy(m);
+}
+
 /* A wall meeting a steep slope's foot (69 degrees, foot along z at x = 1) at 61 degrees, as in
  * oa_dm4. Walking almost straight into the slope from along the wall, the box slides up the wall
  * into the corner and on out of it along the foot, at the tangential part of the input. Before, in
@@ -1877,6 +1954,7 @@ int test_group_controller(void)
         cmocka_unit_test(steep_slopes_slide_down_and_cannot_be_climbed),
         cmocka_unit_test(running_along_a_steep_slopes_foot_slides_at_full_speed),
         cmocka_unit_test(a_gully_of_steep_slopes_holds_the_box),
+        cmocka_unit_test(a_steep_slope_leaning_on_a_wall_holds_the_box),
         cmocka_unit_test(leaving_a_corner_along_a_steep_slopes_foot),
         cmocka_unit_test(stairs_are_climbed_and_descended_at_any_frame_rate),
         cmocka_unit_test(sprinting_over_several_treads_a_frame_keeps_pace_and_ground),
