@@ -484,10 +484,14 @@ static int sweep_core(const float a[3], const float b[3], const float c[3], cons
         *out_start = false;
         return true;
     }
-    /* Overlapping (or touching) at t = 0: least penetration axis, if delta pushes deeper. */
+    /* Overlapping (or touching) at t = 0: least penetration axis, if delta pushes deeper. A delta
+     * within a millionth of a radian of parallel to that axis's plane does not: that much is the
+     * rounding of a direction computed in float (a slide along a slope's foot whose line is off
+     * the axes), and counting it stopped such slides for good. */
     if (!track_pen)
         return -1;
-    if (!st.has_pen || !(st.pen_dot < 0.0))
+    const double dlen = sqrt(delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2]);
+    if (!st.has_pen || !(st.pen_dot < -1e-6 * dlen))
         return false;
     double inv = 1.0 / sqrt(st.pen_ax[0] * st.pen_ax[0] + st.pen_ax[1] * st.pen_ax[1] +
                             st.pen_ax[2] * st.pen_ax[2]);
