@@ -86,7 +86,7 @@ typedef struct kcc_sweep_hit {
 /// separating-axis test over the same 13 axes). Only approaching contacts count: a triangle whose contact
 /// normal n has dot(n, delta) >= 0 is ignored. A triangle the box already overlaps at t = 0 is reported
 /// at t = 0 with start_overlap and the axis of least penetration as normal, if delta pushes deeper
-/// along that axis; otherwise it is ignored. Ties go to the lowest triangle index. False on no contact.
+/// along that axis (dot(normal, delta) < -1e-6 |delta|); otherwise it is ignored. Ties go to the lowest triangle index. False on no contact.
 bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
                          kcc_sweep_hit *hit);
 

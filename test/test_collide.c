@@ -1189,6 +1189,10 @@ static void sweep_touching_at_start_reports_t0_only_when_moving_into_the_surface
     assert_float_equal(h.normal[1], 1.0f, 1e-7f);
     assert_false(kcc_mesh_sweep_aabb(m, CB(sunk), (vec3){0, 0.1f, 0.2f}, &h)); /* moving out */
     assert_false(kcc_mesh_sweep_aabb(m, CB(sunk), (vec3){0, 0, 0}, &h));
+    /* Along it, 1e-7 rad downward (the rounding of a direction in float): not deeper; 1e-5 rad is. */
+    assert_false(kcc_mesh_sweep_aabb(m, CB(sunk), (vec3){1.0f, -1e-7f, 0}, &h));
+    assert_true(kcc_mesh_sweep_aabb(m, CB(sunk), (vec3){1.0f, -1e-5f, 0}, &h));
+    assert_true(h.start_overlap);
     kcc_mesh_destroy(m);
 }
 
