@@ -149,6 +149,8 @@ typedef struct move_ctx {
     kcc_local_store *store;
     int   u;
     bool  walking;      /* on walkable ground and not moving up: horizontal moves, step-up, snap */
+    float rise;         /* m: how high walking looks for ground in this move: step_height, plus
+                           the rise of the ground plane under the box over the move (walk_rise) */
     float skin;
     uint32_t flags;
     vec3  wall_normal;
@@ -160,13 +162,13 @@ typedef struct move_ctx {
     struct held *held;  /* shared by the copies a move makes of its context */
 } move_ctx;
 
-/* The box that sweeps: in walking mode only the part above step height (lower obstacles are steps,
- * handled by the ground probe); otherwise the whole box. */
+/* The box that sweeps: in walking mode only the part above the move's rise (lower obstacles are
+ * steps or the slope walked up, handled by the ground probe); otherwise the whole box. */
 static void sweep_box(const move_ctx *m, const vec3 pos, bool upper, vec3 out[2])
 {
     kcc_box_at(m->ch, pos, out);
     if (upper)
-        out[0][m->u] += kcc_minf(m->ch->desc.step_height, out[1][m->u] - out[0][m->u] - m->skin);
+        out[0][m->u] += m->rise;
 }
 
 /* A contact normal as the move should see it. Walking: steep ground and ceilings are walls (they
@@ -456,7 +458,44 @@ static bool land(move_ctx *m, vec3 pos, kcc_ground *g)
 /* Settles pos onto the ground (p2 / p4). Walking: lift by step height, look down ground_snap; in the
  * air: look a little below the feet. Falls with the displacement's vertical part where a walking
  * character finds no ground. False when the box cannot rest here (it would overlap). */
-static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
+/* How far the plane with unit normal n (facing up) rises along the horizontal part of d (m, >= 0). */
+static float plane_rise(int u, const vec3 n, const vec3 d)
+{
+    if (!(n[u] > 1e-3f))
+        return 0.0f;
+    vec3 h;
+    glm_vec3_copy((float *)d, h);
+    h[u] = 0.0f;
+    return kcc_maxf(0.0f, -glm_vec3_dot(h, (float *)n) / n[u]);
+}
+
+/* How high a walking move by d looks for ground: step_height, plus the rise of the ground plane the
+ * box stands on over d, so that walking up a walkable slope never meets the slope as a ledge, however
+ * small step_height is (with none, a box once stood still on a 10-degree slope) and however far the
+ * move goes. Under the box's height (the ground probe's lift needs no sweep below that). */
+static float walk_rise(const kcc_character *ch, const vec3 d)
+{
+    const int u = kcc_up_index(ch);
+    const float step = ch->desc.step_height;
+    if (!ch->on_ground || !(d[u] <= 0.0f) || ch->ground_normal[u] == 1.0f)
+        return step;
+    const float cap = 2.0f * ch->desc.half_extents[u] - 2.0f * ch->desc.skin_width;
+    return kcc_maxf(step, kcc_minf(step + plane_rise(u, ch->ground_normal, d), cap));
+}
+
+/* How much of a walk's rise from the start to pos the ground explains: the rise of the plane stood
+ * on before the move and of the one found under pos (n), whichever is less, and no more than the
+ * move looked for. A ledge's flat top explains none of it, so a ledge higher than step_height
+ * still blocks on a slope. */
+static float slope_rise(const move_ctx *m, const vec3 p0, const vec3 pos, const vec3 n)
+{
+    vec3 d;
+    glm_vec3_sub((float *)pos, (float *)p0, d);
+    const float r = kcc_minf(plane_rise(m->u, m->ch->ground_normal, d), plane_rise(m->u, n, d));
+    return kcc_minf(r, m->rise - m->ch->desc.step_height);
+}
+
+static bool settle(move_ctx *m, const vec3 p0, vec3 pos, float dv, kcc_ground *g)
 {
     const kcc_character *ch = m->ch;
     const int u = m->u;
@@ -464,14 +503,16 @@ static bool settle(move_ctx *m, vec3 pos, float dv, kcc_ground *g)
     g->found = g->walkable = false;
     if (m->walking) {
         float reach = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height) + m->skin;
-        kcc_ground_probe(ch, m->L, pos, ch->desc.step_height + m->skin, reach, g, m->dbg);
+        kcc_ground_probe(ch, m->L, pos, m->rise + m->skin, reach, g, m->dbg);
         if (g->found && (g->blocked || (!g->walkable && g->height > feet + m->skin)))
             return false;
         if (g->found && g->walkable) {
-            /* The probe looks from step height above the feet, which hover a skin over the
-             * ground: ground found higher than step height above where they stand (give or take
-             * a quarter skin for rounding) is a ledge too high, a wall. */
-            if (g->height > feet - m->skin + ch->desc.step_height + 0.25f * m->skin)
+            /* The feet hover a skin over the ground: ground found higher than step_height above
+             * where they stand, beyond what the slope walked up explains (give or take a quarter
+             * skin, at most half a millimetre, for rounding), is a ledge too high, a wall. */
+            const float over = g->height - (feet - m->skin + ch->desc.step_height +
+                                            kcc_minf(0.25f * m->skin, 0.5f * KCC_PENETRATION_TOLERANCE));
+            if (over > 0.0f && !(m->rise > ch->desc.step_height && over <= slope_rise(m, p0, pos, g->normal)))
                 return false;
             pos[u] = g->height + m->skin + ch->desc.half_extents[u];
             return g->rest_clear || !overlaps_at(m, pos); /* the probe may have checked this box */
@@ -525,7 +566,7 @@ static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 
         region[0][i] -= reach;
         region[1][i] += reach;
     }
-    region[1][m->u] += ch->desc.step_height + m->skin;
+    region[1][m->u] += m->rise + m->skin;
     region[0][m->u] -= snap + m->skin;
     vec3 grow[2];
     for (int i = 0; i < 3; ++i) {
@@ -621,6 +662,7 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
     glm_vec3_copy(ch->position, p0);
     const bool was_ground = ch->on_ground;
     float dv = d[u];
+    m.rise = walk_rise(ch, d);
 
     gather(&m, mesh, p0, d);
 
@@ -662,7 +704,7 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
     glm_vec3_copy(d, move);
     if (m.walking)
         move[u] = 0.0f; /* gravity on walkable ground only presses the feet down */
-    bool upper = m.walking && ch->desc.step_height > 0.0f;
+    bool upper = m.walking && m.rise > 0.0f;
 
     /* p1: the displacement, swept. */
     vec3 p1;
@@ -684,7 +726,7 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
             glm_vec3_scale(move, 1.0f - t1, rest);
             slide(&m, fin, rest, upper, &c1);
         }
-        const bool rests = settle(&m, fin, dv, &g);
+        const bool rests = settle(&m, p0, fin, dv, &g);
         debug_point(m.dbg, slid ? 4 : 2, fin);
         if (rests) {
             r.branch = slid ? KCC_BRANCH_P4 : KCC_BRANCH_P2;

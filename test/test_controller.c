@@ -255,6 +255,83 @@ static float ramp_rest_y(float x, float deg)
     return fmaxf(0.0f, (x + HX) * t) + HY + SKIN;
 }
 
+/* A plane y = x tan(a) (a of 10, 30 and 44 degrees, limit 45) walked straight up from x = -10
+ * with step_height 0, 0.5 mm and 5 cm, at 1 and 6 m/s, 30, 120 and 360 Hz: on the ground every
+ * frame, the full horizontal speed every frame, the box resting a skin above the plane under its
+ * uphill edge: y = (x + HX) tan(a) + skin + HY. Before, a step_height under the slope's rise per
+ * move made the slope a ledge: at 10 degrees, 1 m/s, 120 Hz, step 0, the box never moved; else it
+ * slid up at v cos^2(a). Also a 65-degree slope (limit 70) at 10 m/s, 60 Hz with the default 0.35
+ * m step (a rise of 0.357 m a move). A riser on a 30-degree slope is still a step: walked into at
+ * 6 m/s, 0.33 m is climbed, 0.37 m blocks (the slope's rise is not counted into a ledge's). */
+static void walking_up_a_slope_keeps_its_speed_whatever_the_step_height(void **state)
+{
+    (void)state;
+    const float angles[3] = {10.0f, 30.0f, 44.0f}, steps[3] = {0.0f, 0.0005f, 0.05f}, speeds[2] = {1.0f, 6.0f},
+                rates[3] = {30.0f, 120.0f, 360.0f};
+    for (int k = 0; k < 4; ++k) {
+        const float deg = k < 3 ? angles[k] : 65.0f, t = tanf(deg * 3.14159265f / 180.0f);
+        scene s = {0};
+        const float a[3] = {-20.0f, -20.0f * t, -20.0f}, b[3] = {20.0f, 20.0f * t, -20.0f},
+                    c[3] = {20.0f, 20.0f * t, 20.0f}, e[3] = {-20.0f, -20.0f * t, 20.0f};
+        sc_quad(&s, a, e, c, b);
+        kcc_mesh *m = sc_build(&s);
+        for (int st = 0; st < (k < 3 ? 3 : 1); ++st)
+            for (int v = 0; v < (k < 3 ? 2 : 1); ++v)
+                for (int h = 0; h < (k < 3 ? 3 : 1); ++h) {
+                    kcc_character_desc d = kcc_character_default_desc();
+                    float speed = speeds[v], hz = rates[h];
+                    if (k < 3) {
+                        d.step_height = steps[st];
+                    } else {
+                        d.max_slope_deg = 70.0f;
+                        speed = 10.0f;
+                        hz = 60.0f;
+                    }
+                    kcc_character ch = make_char(-10.0f, (HX - 10.0f) * t + SKIN + HY, 0.0f, &d);
+                    driver dr = {0.0f, 1.0f / hz, 1};
+                    drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
+                    for (int i = 0; i < (int)hz; ++i) { /* one second: 6 m at most, on the plane */
+                        const float x0 = ch.position[0];
+                        uint32_t f = drive(&ch, m, &dr, speed, 0.0f, NULL);
+                        if (!(f & KCC_MOVE_ON_GROUND) || fabsf(ch.position[0] - x0 - speed / hz) > 1e-4f)
+                            fail_msg("%g-degree slope, step %g, %g m/s at %g Hz: frame %d went %g m, flags 0x%x",
+                                     (double)deg, (double)d.step_height, (double)speed, (double)hz, i,
+                                     (double)(ch.position[0] - x0), f);
+                        assert_float_equal(ch.position[1], (ch.position[0] + HX) * t + SKIN + HY, 1e-4);
+                    }
+                }
+        kcc_mesh_destroy(m);
+    }
+    /* A riser at x = 5 on a 30-degree slope, a plateau on top */
+    const float t = tanf(30.0f * 3.14159265f / 180.0f), risers[2] = {0.33f, 0.37f};
+    for (int k = 0; k < 2; ++k) {
+        const float y0 = 5.0f * t, y1 = y0 + risers[k];
+        scene s = {0};
+        const float a[3] = {-20.0f, -20.0f * t, -20.0f}, b[3] = {5.0f, y0, -20.0f}, c[3] = {5.0f, y0, 20.0f},
+                    e[3] = {-20.0f, -20.0f * t, 20.0f};
+        const float r0[3] = {5.0f, y1, -20.0f}, r1[3] = {5.0f, y1, 20.0f}, q0[3] = {20.0f, y1, -20.0f},
+                    q1[3] = {20.0f, y1, 20.0f};
+        sc_quad(&s, a, e, c, b);
+        sc_quad(&s, b, c, r1, r0);
+        sc_quad(&s, r0, r1, q1, q0);
+        kcc_mesh *m = sc_build(&s);
+        kcc_character ch = make_char(2.0f, (2.0f + HX) * t + SKIN + HY, 0.0f, NULL);
+        driver dr = {0.0f, 1.0f / 60.0f, 1};
+        for (int i = 0; i < 60; ++i) {
+            drive(&ch, m, &dr, 6.0f, 0.0f, NULL);
+            assert_false(overlaps(&ch, m));
+        }
+        if (k == 0) { /* on the plateau */
+            assert_float_equal(ch.position[1], y1 + SKIN + HY, 1e-4);
+            assert_true(ch.position[0] > 7.0f);
+        } else { /* against the riser, on the slope */
+            assert_true(ch.position[0] < 5.0f - HX);
+            assert_true(ch.position[1] < y0 + SKIN + HY + 1e-4f);
+        }
+        kcc_mesh_destroy(m);
+    }
+}
+
 /* Walkable slopes (5-45 degrees, limit 50): walking up at 4 m/s keeps the full horizontal speed and
  * the height the ramp gives; walking down keeps the character on the ground every frame; standing
  * still with gravity does not creep. */
@@ -832,6 +909,15 @@ static void ledges_under_step_height_are_climbed_and_higher_ones_block(void **st
     walk_at_ledge(0.12f, &d, p);
     assert_float_equal(p[1], HY + d.skin_width, 1e-4);
     assert_true(p[0] < 1.0f - HX);
+    /* 1 mm over the default step with a 2 and a 5 cm skin blocks (the rounding allowance was a
+     * quarter skin: 5 and 12.5 mm) */
+    for (int k = 0; k < 2; ++k) {
+        d = kcc_character_default_desc();
+        d.skin_width = k ? 0.05f : 0.02f;
+        walk_at_ledge(0.351f, &d, p);
+        assert_float_equal(p[1], HY + d.skin_width, 1e-4);
+        assert_true(p[0] < 1.0f - HX);
+    }
 }
 
 /* ---------------------------------------------------------------- walls and corners */
@@ -2004,6 +2090,7 @@ int test_group_controller(void)
         cmocka_unit_test(walking_on_a_floor_of_many_triangles_is_smooth),
         cmocka_unit_test(dense_mesh_beyond_the_contact_cache_still_walks_and_blocks),
         cmocka_unit_test(walkable_slopes_are_walked_up_and_down_without_losing_ground),
+        cmocka_unit_test(walking_up_a_slope_keeps_its_speed_whatever_the_step_height),
         cmocka_unit_test(crossing_a_crease_onto_flatter_ground_is_not_a_step),
         cmocka_unit_test(steep_slopes_slide_down_and_cannot_be_climbed),
         cmocka_unit_test(running_along_a_steep_slopes_foot_slides_at_full_speed),
