@@ -483,6 +483,33 @@ static inline bool behind_faced(const faced_plane *faced, uint32_t n, const kcc_
     return false;
 }
 
+/* A contact met on an edge or corner of a triangle whose plane the box touches at that moment is a
+ * face contact: n becomes the face normal, on the box's side. The box cannot go into the triangle
+ * but through its plane, so the plane says all the contact does; the edge's own axis (often a box
+ * axis) is a ghost. Without this, the corner of a box sliding along a flat wall of small triangles
+ * off the axes met a seam's edge at the same time as the wall, and the seam's box-axis normal,
+ * averaged in, turned the slide into the wall and stopped it for good. "Touching" allows the
+ * contacts' window (the box may be up to 0.2 mm across the plane when the edge is met). */
+static inline void face_if_touching(const kcc_local_tri *t, const double ctr[3], const double half[3],
+                                    const double delta[3], double dt, vec3 n)
+{
+    const double f[3] = {t->n[0], t->n[1], t->n[2]};
+    if (fabs(f[0] * n[0] + f[1] * n[1] + f[2] * n[2]) > 0.9999)
+        return;
+    /* the box centre at the contact, relative to the first corner (float inputs, double sums) */
+    double s = 0.0, r = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        s += f[k] * (ctr[k] + delta[k] * dt - (double)t->v[0][k]);
+        r += half[k] * fabs(f[k]);
+    }
+    const double gap = fabs(s) - r; /* the box's nearest point to the plane: > 0 clear of it */
+    if (!(gap <= 1e-5 && gap >= -2e-4))
+        return;
+    const float sign = s > 0.0 ? 1.0f : -1.0f;
+    for (int k = 0; k < 3; ++k)
+        n[k] = sign * t->n[k];
+}
+
 /* kcc_local_sweep; `leaving`: the box is being pushed out of what it overlaps at the start, so those
  * triangles are not contacts (kcc_local_sweep_out). */
 static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop, bool leaving,
@@ -559,6 +586,8 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
             continue;
         float th = (float)dt;
         vec3 n = {(float)dn[0], (float)dn[1], (float)dn[2]};
+        if (!start)
+            face_if_touching(t, dctr, dhalf, ddelta, dt, n);
         const int axis = face_axis(t);
         if (axis >= 0 && !start && fabs(dn[axis]) == 1.0 && nfaced < KCC_MAX_CONTACTS) {
             faced[nfaced].axis = axis;
