@@ -465,6 +465,46 @@ static bool land(move_ctx *m, vec3 pos, kcc_ground *g)
 /* Settles pos onto the ground (p2 / p4). Walking: lift by step height, look down ground_snap; in the
  * air: look a little below the feet. Falls with the displacement's vertical part where a walking
  * character finds no ground. False when the box cannot rest here (it would overlap). */
+/* Walking along the foot of a steep face, the box can end with an edge over its lip, a hair above
+ * the walkable ground it stood on: the ground probe then finds the steep face the highest thing
+ * under it, and the box would hang there a frame, off the ground, and slide off the next one (a
+ * grounded flag flickering every other frame). Instead it follows the steep face down, as it
+ * follows stairs down, onto walkable ground within `reach`: a fall swept down and slid along the
+ * steep face. True, with pos and g updated, when that ends resting on walkable ground. */
+KCC_RARE bool off_a_steep_lip(move_ctx *m, vec3 pos, float reach, kcc_ground *g)
+{
+    const int u = m->u;
+    move_ctx air = *m;
+    air.walking = false;
+    air.dbg = NULL;
+    vec3 p, fall = {0.0f, 0.0f, 0.0f};
+    glm_vec3_copy(pos, p);
+    fall[u] = -reach;
+    kcc_contacts c;
+    float t = advance(&air, p, fall, false, &c);
+    if (c.count == 0 || c.start_overlap)
+        return false;
+    /* the steepest face met: slide down along it (walkable ground met first: land there) */
+    uint32_t k = 0;
+    for (uint32_t i = 1; i < c.count; ++i)
+        if (c.normal[i][u] < c.normal[k][u])
+            k = i;
+    if (c.normal[k][u] < m->ch->cos_max_slope) {
+        if (!(c.normal[k][u] > 1e-3f))
+            return false; /* a wall: nothing to follow down */
+        vec3 rest, v;
+        glm_vec3_scale(fall, 1.0f - t, rest);
+        clip(&air, rest, c.normal[k], v);
+        advance(&air, p, v, false, &c);
+    }
+    kcc_ground landed;
+    if (!land(&air, p, &landed) || !(landed.found && landed.walkable))
+        return false;
+    glm_vec3_copy(p, pos);
+    *g = landed;
+    return true;
+}
+
 /* How far the plane with unit normal n (facing up) rises along the horizontal part of d (m, >= 0). */
 static float plane_rise(int u, const vec3 n, const vec3 d)
 {
@@ -524,6 +564,8 @@ static bool settle(move_ctx *m, const vec3 p0, vec3 pos, float dv, kcc_ground *g
             pos[u] = g->height + m->skin + ch->desc.half_extents[u];
             return g->rest_clear || !overlaps_at(m, pos); /* the probe may have checked this box */
         }
+        if (g->found && off_a_steep_lip(m, pos, reach, g))
+            return true;
         /* Walked off the ground (or onto steep ground): fall this frame. */
         if (dv < 0.0f) {
             move_ctx air = *m;
