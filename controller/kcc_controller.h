@@ -23,7 +23,7 @@ extern "C" {
 /// Tuning. Get the defaults from kcc_character_default_desc() and change what you need.
 typedef struct kcc_character_desc {
     vec3  half_extents;   ///< m; default 0.3 0.9 0.3; each in [0.01, 100]
-    float step_height;    ///< m; highest ledge climbed without jumping; default 0.35; [0, 2*half height]
+    float step_height;    ///< m; highest ledge climbed without jumping; default 0.35; [0, 1.8*half height]
     float max_slope_deg;  ///< degrees; steepest walkable ground; default 45; [0, 89]
     int   up_axis;        ///< 1: +Y (default), 2: +Z
     float skin_width;     ///< m; gap kept between box and level; default 0.002; [0.0001, 0.05]
