@@ -169,7 +169,7 @@ static void sweep_box(const move_ctx *m, const vec3 pos, bool upper, vec3 out[2]
 {
     kcc_box_at(m->ch, pos, out);
     if (upper)
-        out[0][m->u] += m->rise;
+        out[0][m->u] += kcc_minf(m->rise, out[1][m->u] - out[0][m->u] - m->skin);
 }
 
 /* A contact normal as the move should see it. Walking: steep ground and ceilings are walls (they
@@ -462,9 +462,6 @@ static bool land(move_ctx *m, vec3 pos, kcc_ground *g)
     return !overlaps_at(m, pos);
 }
 
-/* Settles pos onto the ground (p2 / p4). Walking: lift by step height, look down ground_snap; in the
- * air: look a little below the feet. Falls with the displacement's vertical part where a walking
- * character finds no ground. False when the box cannot rest here (it would overlap). */
 /* Walking along the foot of a steep face, the box can end with an edge over its lip, a hair above
  * the walkable ground it stood on: the ground probe then finds the steep face the highest thing
  * under it, and the box would hang there a frame, off the ground, and slide off the next one (a
@@ -542,6 +539,10 @@ static float slope_rise(const move_ctx *m, const vec3 p0, const vec3 pos, const 
     return kcc_minf(r, m->rise - m->ch->desc.step_height);
 }
 
+/* Settles pos onto the ground (p2 / p4). Walking (from p0): lift by the move's rise, look down
+ * ground_snap; in the air: look a little below the feet. Falls with the displacement's vertical part
+ * where a walking character finds no ground. False when the box cannot rest here (it would
+ * overlap). */
 static bool settle(move_ctx *m, const vec3 p0, vec3 pos, float dv, kcc_ground *g)
 {
     const kcc_character *ch = m->ch;
