@@ -149,7 +149,8 @@ typedef struct move_ctx {
     kcc_local_store *store;
     int   u;
     bool  walking;      /* on walkable ground and not moving up: horizontal moves, step-up, snap */
-    float short_by;     /* m: how much nearer than a skin the last advance's contact was (<= skin) */
+    float short_by;     /* m: how much nearer than a skin the last advance's contact was (<= skin), */
+    vec3  short_n;      /* along this normal (the contact the motion closed on most) */
     float rise;         /* m: how high walking looks for ground in this move: step_height, plus
                            the rise of the ground plane under the box over the move (walk_rise) */
     float skin;
@@ -301,12 +302,22 @@ static float advance(move_ctx *m, vec3 pos, const vec3 v, bool upper, kcc_contac
         return 1.0f;
     }
     float closing = 0.0f; /* cosine between v and the most opposing contact normal */
-    for (uint32_t i = 0; i < c->count; ++i)
-        closing = kcc_maxf(closing, -glm_vec3_dot((float *)v, c->normal[i]) / len);
+    uint32_t most = 0;
+    for (uint32_t i = 0; i < c->count; ++i) {
+        const float ci = -glm_vec3_dot((float *)v, c->normal[i]) / len;
+        if (ci > closing) {
+            closing = ci;
+            most = i;
+        }
+    }
     float travel = c->t * reach;
     if (closing > 0.0f)
         travel -= m->skin / closing;
+    /* nearer than a skin by more than a hundredth of one (less is rounding, not worth a nudge) */
     m->short_by = travel < 0.0f ? kcc_minf(-travel * closing, m->skin) : 0.0f;
+    if (m->short_by < 0.01f * m->skin)
+        m->short_by = 0.0f;
+    glm_vec3_copy(c->normal[most], m->short_n);
     if (travel >= len) { /* the surface stays more than a skin away: no contact this move */
         c->count = 0;
         glm_vec3_add(pos, (float *)v, pos);
@@ -403,7 +414,7 @@ static void slide(move_ctx *m, vec3 pos, const vec3 remaining, bool upper, const
     /* A box nearer than a skin to what it slides along (float rounding of positions off the axes
      * takes it a few micrometres nearer each frame) leaves along the normal to a skin: the gap
      * would otherwise shrink frame by frame until the box touched the wall and stuck there. */
-    glm_vec3_muladds(planes[0], m->short_by, v);
+    glm_vec3_muladds(m->short_n, m->short_by, v);
     if (m->dbg) {
         kcc_move_debug *dbg = m->dbg;
         dbg->contact_count = first->count < KCC_DEBUG_MAX_CONTACTS ? first->count : KCC_DEBUG_MAX_CONTACTS;
@@ -423,7 +434,7 @@ static void slide(move_ctx *m, vec3 pos, const vec3 remaining, bool upper, const
         if (np < 5 && averaged_normal(m, &c, planes[np]))
             np++;
         clip_planes(m, rest, (const vec3 *)planes, np, v);
-        glm_vec3_muladds(planes[np - 1], m->short_by, v);
+        glm_vec3_muladds(m->short_n, m->short_by, v);
         /* Walking, a slide turned back against the input stops (Quake's rule): in an obtuse corner
          * the slide along one wall runs into the other, and the slide along that one leads away
          * from the first, backwards; taking it would leave the corner and walk back in next frame. */

@@ -489,7 +489,8 @@ static inline bool behind_faced(const faced_plane *faced, uint32_t n, const kcc_
  * axis) is a ghost. Without this, the corner of a box sliding along a flat wall of small triangles
  * off the axes met a seam's edge at the same time as the wall, and the seam's box-axis normal,
  * averaged in, turned the slide into the wall and stopped it for good. "Touching" allows the
- * contacts' window (the box may be up to 0.2 mm across the plane when the edge is met). */
+ * contacts' window (the box may be up to 0.2 mm across the plane when the edge is met). Only
+ * for a plane the motion goes into. */
 static inline void face_if_touching(const kcc_local_tri *t, const double ctr[3], const double half[3],
                                     const double delta[3], double dt, vec3 n)
 {
@@ -504,6 +505,11 @@ static inline void face_if_touching(const kcc_local_tri *t, const double ctr[3],
     }
     const double gap = fabs(s) - r; /* the box's nearest point to the plane: > 0 clear of it */
     if (!(gap <= 1e-5 && gap >= -2e-4))
+        return;
+    /* only a face the motion goes into: a plane the box merely lies along (the side of a ledge
+     * flush with the box's side, landed on) says nothing about the contact */
+    const double into = (s > 0.0 ? -1.0 : 1.0) * (f[0] * delta[0] + f[1] * delta[1] + f[2] * delta[2]);
+    if (!(into > 1e-6 * sqrt(delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2])))
         return;
     const float sign = s > 0.0 ? 1.0f : -1.0f;
     for (int k = 0; k < 3; ++k)

@@ -1346,6 +1346,31 @@ static void a_face_behind_a_walls_plane_does_not_deflect_the_slide(void **state)
 
 /* ---------------------------------------------------------------- narrow support, ceilings */
 
+/* A block whose side face lies in the plane of the box's side (x = 0.3, the box centred at x = 0),
+ * 10 and 1 cm wide, the box dropped onto it from 0.5 to 3 m at 30, 60 and 144 Hz, no horizontal
+ * input: it lands on the block's top (feet a skin above y = 1) without moving sideways. The side
+ * face is no contact of the landing: it lies along the motion. (An unlanded change of session 13
+ * took it for one and shoved the box off the 1 cm block.) */
+static void landing_on_a_block_flush_with_the_box_side_stays_put(void **state)
+{
+    (void)state;
+    const float widths[2] = {0.1f, 0.01f}, rates[3] = {30.0f, 60.0f, 144.0f}, drops[3] = {0.5f, 1.0f, 3.0f};
+    for (int w = 0; w < 2; ++w)
+        for (int h = 0; h < 3; ++h) {
+            scene s = {0};
+            sc_box(&s, -30.0f, -11.0f, -30.0f, 30.0f, -10.0f, 30.0f);
+            sc_box(&s, HX - widths[w], -10.0f, -5.0f, HX, 1.0f, 5.0f);
+            kcc_mesh *m = sc_build(&s);
+            kcc_character ch = make_char(0.0f, 1.0f + HY + drops[h], 0.0f, NULL);
+            driver dr = {0.0f, 1.0f / rates[h], 1};
+            for (int i = 0; i < (int)(2.0f * rates[h]); ++i)
+                drive(&ch, m, &dr, 0.0f, 0.0f, NULL);
+            assert_float_equal(ch.position[0], 0.0f, 0.0);
+            assert_float_equal(ch.position[1], 1.0f + SKIN + HY, 1e-4);
+            kcc_mesh_destroy(m);
+        }
+}
+
 /* Supports narrower than the box, where all four edge rays miss: a 0.1 m beam, a 0.2 m pillar top
  * and the ridge of a 30-degree roof. The character stays on top (centre = top + 0.9 + skin). */
 static void narrow_support_holds_the_character(void **state)
@@ -2258,6 +2283,7 @@ int test_group_controller(void)
         cmocka_unit_test(flat_wall_split_along_a_diagonal_slides_across_the_seam),
         cmocka_unit_test(a_face_behind_a_walls_plane_does_not_deflect_the_slide),
         cmocka_unit_test(narrow_support_holds_the_character),
+        cmocka_unit_test(landing_on_a_block_flush_with_the_box_side_stays_put),
         cmocka_unit_test(jumping_into_a_ceiling_stops_and_reports_it),
         cmocka_unit_test(low_tunnel_is_walkable_when_the_box_fits),
         cmocka_unit_test(a_step_up_needs_headroom_for_the_box),

@@ -486,9 +486,9 @@ static bool hidden_by_face_contact(const scene *s, uint32_t i, uint32_t j, const
 }
 
 /* Whether the box swept by delta to t touches the plane of triangle v (its nearest point within
- * 1e-5 m in front of the plane or 2e-4 m across it): 1 clearly, -1 clearly not, 0 too close to
- * the band's edges to tell apart from rounding; face is the unit face normal on the box's side,
- * from the corners in double. */
+ * 1e-5 m in front of the plane or 2e-4 m across it) while delta goes into it: 1 clearly, -1
+ * clearly not, 0 too close to the bands' edges to tell apart from rounding; face is the unit face
+ * normal on the box's side, from the corners in double. */
 static int touches_plane(const vec3 *v, const vec3 box[2], const vec3 delta, float t, vec3 face)
 {
     double e1[3], e2[3], f[3];
@@ -507,12 +507,17 @@ static int touches_plane(const vec3 *v, const vec3 box[2], const vec3 delta, flo
         sd += f[k] * (ctr - v[0][k]);
         r += 0.5 * ((double)box[1][k] - box[0][k]) * fabs(f[k]);
     }
-    for (int k = 0; k < 3; ++k)
+    double into = 0.0, dl = 0.0;
+    for (int k = 0; k < 3; ++k) {
         face[k] = (float)(sd > 0.0 ? f[k] : -f[k]);
-    const double gap = fabs(sd) - r, m = 2e-6;
-    if (gap <= 1e-5 - m && gap >= -2e-4 + m)
+        into -= (sd > 0.0 ? f[k] : -f[k]) * delta[k];
+        dl += (double)delta[k] * delta[k];
+    }
+    /* and only a plane the motion goes into */
+    const double gap = fabs(sd) - r, m = 2e-6, in = into / sqrt(dl);
+    if (gap <= 1e-5 - m && gap >= -2e-4 + m && in > 1e-6 + m)
         return 1;
-    if (gap > 1e-5 + m || gap < -2e-4 - m)
+    if (gap > 1e-5 + m || gap < -2e-4 - m || in < 1e-6 - m)
         return -1;
     return 0;
 }
