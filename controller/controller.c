@@ -513,6 +513,61 @@ KCC_RARE bool off_a_steep_lip(move_ctx *m, vec3 pos, float reach, kcc_ground *g)
     return true;
 }
 
+/* A walk whose probe finds only a steep face under the box, in front of walkable ground a little
+ * further on: the raked riser of a stair (a face a few degrees off vertical), or a steep bump no
+ * higher than a step. A move shorter than the riser's rake leaves the box's front over the steep
+ * face and short of the tread, so the step is refused and the box stops at the riser's foot, move
+ * after move: the stair was climbed at 30 Hz and not at 240 (Jolt's stair-walk look-ahead covers
+ * the same). The ground is looked for ahead along the walk, as far as a steep face no higher than
+ * step_height can run (at most the box's half width), with the part of the box above the move's
+ * rise swept there. `up`: the steep face rose above the feet: walkable ground ahead no higher than
+ * step_height above the ground stood on, and not under the steep face, is stepped onto here and
+ * now. Otherwise (the box stands over the steep face already, on a step taken early): walkable
+ * ground ahead at the height it stands keeps it there. True, with pos and g updated, when so. */
+KCC_RARE bool step_ahead(move_ctx *m, const vec3 p0, vec3 pos, float reach, bool up, kcc_ground *g)
+{
+    const kcc_character *ch = m->ch;
+    const int u = m->u, h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
+    const float *he = ch->desc.half_extents;
+    vec3 dir;
+    glm_vec3_sub(pos, (float *)p0, dir);
+    dir[u] = 0.0f;
+    const float len = glm_vec3_norm(dir);
+    if (!(len > 1e-6f))
+        return false;
+    const float c = ch->cos_max_slope, s = sqrtf(kcc_maxf(0.0f, 1.0f - c * c));
+    const float run = s > 1e-6f ? ch->desc.step_height * c / s : 0.0f; /* of the steepest face */
+    const float look = kcc_minf(run + 2.0f * m->skin, kcc_minf(he[h0], he[h1]));
+    glm_vec3_scale(dir, look / len, dir);
+    vec3 box[2], ahead;
+    sweep_box(m, pos, true, box);
+    kcc_contacts hit;
+    float go = 1.0f;
+    if (kcc_local_sweep(m->L, (const vec3 *)box, dir, 1e-4f / look, &hit))
+        go = hit.t - m->skin / look;
+    if (!(go > 0.0f))
+        return false;
+    glm_vec3_copy(pos, ahead);
+    glm_vec3_muladds(dir, go, ahead);
+    kcc_ground ga;
+    kcc_ground_probe(ch, m->L, ahead, m->rise + m->skin, reach, &ga, NULL);
+    if (!(ga.found && ga.walkable && !ga.blocked))
+        return false;
+    const float base = pos[u] - he[u] - m->skin; /* the ground the box stands on */
+    if (up ? !(ga.height <= base + ch->desc.step_height + 0.5f * KCC_PENETRATION_TOLERANCE &&
+               ga.height >= g->height - 0.5f * m->skin)
+           : !(fabsf(ga.height - base) <= 0.5f * m->skin))
+        return false;
+    vec3 rest;
+    glm_vec3_copy(pos, rest);
+    rest[u] = ga.height + m->skin + he[u];
+    if (overlaps_at(m, rest))
+        return false;
+    glm_vec3_copy(rest, pos);
+    *g = ga;
+    return true;
+}
+
 /* How far the plane with unit normal n (facing up) rises along the horizontal part of d (m, >= 0). */
 static float plane_rise(int u, const vec3 n, const vec3 d)
 {
@@ -564,7 +619,7 @@ static bool settle(move_ctx *m, const vec3 p0, vec3 pos, float dv, kcc_ground *g
         float reach = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height) + m->skin;
         kcc_ground_probe(ch, m->L, pos, m->rise + m->skin, reach, g, m->dbg);
         if (g->found && (g->blocked || (!g->walkable && g->height > feet + m->skin)))
-            return false;
+            return !g->blocked && step_ahead(m, p0, pos, reach, true, g);
         if (g->found && g->walkable) {
             /* The feet hover a skin over the ground: ground found higher than step_height above
              * where they stand, beyond what the slope walked up explains (give or take a quarter
@@ -576,7 +631,7 @@ static bool settle(move_ctx *m, const vec3 p0, vec3 pos, float dv, kcc_ground *g
             pos[u] = g->height + m->skin + ch->desc.half_extents[u];
             return g->rest_clear || !overlaps_at(m, pos); /* the probe may have checked this box */
         }
-        if (g->found && off_a_steep_lip(m, pos, reach, g))
+        if (g->found && (step_ahead(m, p0, pos, reach, false, g) || off_a_steep_lip(m, pos, reach, g)))
             return true;
         /* Walked off the ground (or onto steep ground): fall this frame. */
         if (dv < 0.0f) {

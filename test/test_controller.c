@@ -793,6 +793,61 @@ static kcc_mesh *stairs_scene(int n, float r, float w, bool zup)
     return sc_build(&s);
 }
 
+/* A 0.18 m step whose riser leans back (its top `rake` behind its foot: 1, 3 and 6 cm, faces of 84-87
+ * degrees, steeper than the limit) walked up and down at 1, 2 and 5 m/s, 30 to 360 Hz: up, the step
+ * is climbed (feet a skin over 0.18 within 1.5 s, STEPPED_UP reported) and no frame is STUCK once
+ * over it; down, the ground every frame. Before, a move shorter than the rake left the box's front
+ * over the steep riser and short of the tread, the step was refused and the box stood at the
+ * riser's foot for good (1 cm rake: 240 Hz at 1 and 2 m/s, 144 Hz at 1 m/s). A steep bump no
+ * higher than a step (0.3 m at 60 degrees, walkable on top) is climbed the same at every rate; a
+ * higher one (0.5 m) never. */
+static void a_raked_riser_is_a_step_at_any_frame_rate(void **state)
+{
+    (void)state;
+    const float rakes[3] = {0.01f, 0.03f, 0.06f}, speeds[3] = {1.0f, 2.0f, 5.0f},
+                rates[5] = {30.0f, 60.0f, 144.0f, 240.0f, 360.0f};
+    for (int k = 0; k < 5; ++k) {
+        /* k < 3: a riser raked by rakes[k], 0.18 high; k = 3, 4: a 60-degree face 0.3 and 0.5 high */
+        const float h = k < 3 ? 0.18f : (k == 3 ? 0.3f : 0.5f);
+        const float run = k < 3 ? rakes[k] : h / tanf(60.0f * 3.14159265f / 180.0f);
+        scene s = {0};
+        sc_box(&s, -10.0f, -1.0f, -10.0f, 0.0f, 0.0f, 10.0f);
+        const float a[3] = {0.0f, 0.0f, -10.0f}, b[3] = {run, h, -10.0f}, c[3] = {run, h, 10.0f}, d[3] = {0.0f, 0.0f, 10.0f};
+        const float e[3] = {10.0f, h, -10.0f}, f[3] = {10.0f, h, 10.0f};
+        sc_quad(&s, a, d, c, b);
+        sc_quad(&s, b, c, f, e);
+        kcc_mesh *m = sc_build(&s);
+        for (int down = 0; down < (k < 3 ? 2 : 1); ++down)
+            for (int v = 0; v < 3; ++v)
+                for (int r = 0; r < 5; ++r) {
+                    kcc_character ch = make_char(down ? 1.0f : -1.0f, (down ? h : 0.0f) + SKIN + HY, 0.0f, NULL);
+                    driver dr = {0.0f, 1.0f / rates[r], 1};
+                    bool stepped = false;
+                    const int n = (int)(1.5f * rates[r]);
+                    for (int i = 0; i < n; ++i) {
+                        kcc_move_result res;
+                        uint32_t fl = drive(&ch, m, &dr, down ? -speeds[v] : speeds[v], 0.0f, &res);
+                        assert_false(overlaps(&ch, m));
+                        stepped = stepped || (fl & KCC_MOVE_STEPPED_UP);
+                        if (down && !(fl & KCC_MOVE_ON_GROUND))
+                            fail_msg("down a %g m rake at %g m/s, %g Hz: off the ground at frame %d",
+                                     (double)run, (double)speeds[v], (double)rates[r], i);
+                        if (!down && k < 4 && ch.position[1] > h && (fl & KCC_MOVE_STUCK))
+                            fail_msg("up a %g m high, %g m run face at %g m/s, %g Hz: stuck at frame %d",
+                                     (double)h, (double)run, (double)speeds[v], (double)rates[r], i);
+                    }
+                    if (down)
+                        continue;
+                    if (k < 4 && !(stepped && fabsf(ch.position[1] - (h + SKIN + HY)) < 1e-4f))
+                        fail_msg("up a %g m high, %g m run face at %g m/s, %g Hz: not climbed (y %g)",
+                                 (double)h, (double)run, (double)speeds[v], (double)rates[r], (double)ch.position[1]);
+                    if (k == 4)
+                        assert_float_equal(ch.position[1], SKIN + HY, 1e-4);
+                }
+        kcc_mesh_destroy(m);
+    }
+}
+
 /* Stairs of 10 risers 0.3 m, treads 0.3 m, step height 0.35: climbed at 3 m/s at every rate from
  * 30 to 360 Hz, reaching the top (centre y = 3.0 + 0.9 + skin) in about the time 3 m of travel
  * takes; then back down walking and running (9 m/s), grounded every frame. */
@@ -2269,6 +2324,7 @@ int test_group_controller(void)
         cmocka_unit_test(leaving_a_corner_along_a_steep_slopes_foot),
         cmocka_unit_test(walking_down_along_a_steep_faces_foot_stays_on_the_ground),
         cmocka_unit_test(stairs_are_climbed_and_descended_at_any_frame_rate),
+        cmocka_unit_test(a_raked_riser_is_a_step_at_any_frame_rate),
         cmocka_unit_test(sprinting_over_several_treads_a_frame_keeps_pace_and_ground),
         cmocka_unit_test(a_long_walking_move_reports_the_whole_move),
         cmocka_unit_test(ledges_under_step_height_are_climbed_and_higher_ones_block),
