@@ -128,8 +128,9 @@ FUZZ_SEED ?= 0
 FUZZ_RUNS ?= 100000
 FUZZ_SRC = $(sort $(wildcard test/fuzz/*.c))
 FUZZ_BIN = $(FUZZ_SRC:test/fuzz/%.c=$(BUILD)/fuzz/%)
-# A fuzz target with the whole library, sanitized: $(FUZZ_CC) [EXTRA FLAGS] $< $(LIB_SRC) -o $@ -lm
-FUZZ_CC = clang -std=c11 -O1 -g $(WARN) $(FPFLAGS) $(INCLUDES) $(CGLM_CFLAGS) \
+# A fuzz target with the whole library, sanitized and with KCC_DEBUG checks (a move query reaching
+# outside its list's region aborts): $(FUZZ_CC) [EXTRA FLAGS] $< $(LIB_SRC) -o $@ -lm
+FUZZ_CC = clang -std=c11 -O1 -g $(WARN) $(FPFLAGS) $(INCLUDES) $(CGLM_CFLAGS) -DKCC_DEBUG \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 $(BUILD)/fuzz/%: test/fuzz/%.c test/fuzz/fuzz.h $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(dir $@)

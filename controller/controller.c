@@ -135,6 +135,13 @@ void kcc_character_box(const kcc_character *ch, vec3 out[2])
  * steep ground is a wall for walking and a slide for gravity; the slide starts at the first contact
  * and clips against up to four planes. */
 
+/* How much wider than a move's reach the character's cache is refilled: a margin (m) all around,
+ * plus this many moves like the current one all around and ahead along it. Tuned on the shared
+ * levels for instructions per move; they change speed only, never an answer. */
+#define KCC_CACHE_MARGIN 0.1f
+#define KCC_CACHE_MOVES  1.0f
+#define KCC_CACHE_LEAD   6.0f
+
 /* The contacts (normal, triangle) with steep ground and walls (not ceilings) a move met in the air,
  * which together may hold the box up, as in a funnel. */
 typedef struct held {
@@ -473,6 +480,38 @@ static bool land(move_ctx *m, vec3 pos, kcc_ground *g)
     return !overlaps_at(m, pos);
 }
 
+/* Makes the move's triangle list hold, besides the move's own region, everything near the box on
+ * its way from a to b: the hull of the box at both, grown by pad on every side, by `below` more
+ * under its feet and by the move's rise above its top. The rare paths that reach beyond the region
+ * gathered for the move (looking ahead, following a steep face down) call it before they query, so
+ * that they see every triangle they can touch, whatever the character's cache happens to hold (a
+ * slide down a steep face went into a wall outside the region when the cache did not hold it). */
+static void cover(move_ctx *m, const vec3 a, const vec3 b, float pad, float below)
+{
+    kcc_local *L = m->L;
+    if (L->overflow)
+        return; /* every query asks the tree for its own region */
+    const float *he = m->ch->desc.half_extents;
+    vec3 need[2];
+    bool inside = true;
+    for (int k = 0; k < 3; ++k) {
+        need[0][k] = kcc_minf(a[k], b[k]) - he[k] - pad - (k == m->u ? below : 0.0f);
+        need[1][k] = kcc_maxf(a[k], b[k]) + he[k] + pad + (k == m->u ? m->rise + m->skin : 0.0f);
+        inside = inside && need[0][k] >= L->region[0][k] && need[1][k] <= L->region[1][k];
+    }
+    if (inside)
+        return;
+    vec3 grow[2];
+    for (int k = 0; k < 3; ++k) {
+        need[0][k] = kcc_minf(need[0][k], L->region[0][k]);
+        need[1][k] = kcc_maxf(need[1][k], L->region[1][k]);
+        grow[0][k] = grow[1][k] = KCC_CACHE_MARGIN;
+    }
+    kcc_local_neighbourhood(L, m->store, &m->ch->cache, L->mesh, (const vec3 *)need, (const vec3 *)grow);
+    if (L->overflow)
+        m->flags |= KCC_MOVE_CONTACT_CAP;
+}
+
 /* Walking along the foot of a steep face, the box can end with an edge over its lip, a hair above
  * the walkable ground it stood on: the ground probe then finds the steep face the highest thing
  * under it, and the box would hang there a frame, off the ground, and slide off the next one (a
@@ -482,6 +521,8 @@ static bool land(move_ctx *m, vec3 pos, kcc_ground *g)
 KCC_RARE bool off_a_steep_lip(move_ctx *m, vec3 pos, float reach, kcc_ground *g)
 {
     const int u = m->u;
+    /* the fall and the slide together go no further than reach; landing looks a little lower */
+    cover(m, pos, pos, reach + 2.0f * m->skin + 0.01f, reach + 2.0f * m->skin + 0.01f);
     move_ctx air = *m;
     air.walking = false;
     air.dbg = NULL;
@@ -540,6 +581,8 @@ KCC_RARE bool step_ahead(move_ctx *m, const vec3 p0, vec3 pos, float reach, bool
     const float look = kcc_minf(run + 2.0f * m->skin, kcc_minf(he[h0], he[h1]));
     glm_vec3_scale(dir, look / len, dir);
     vec3 box[2], ahead;
+    glm_vec3_add(pos, dir, ahead);
+    cover(m, pos, ahead, 2.0f * m->skin + 0.01f, reach + 2.0f * m->skin + 0.01f);
     sweep_box(m, pos, true, box);
     kcc_contacts hit;
     float go = 1.0f;
@@ -660,13 +703,6 @@ static bool settle(move_ctx *m, const vec3 p0, vec3 pos, float dv, kcc_ground *g
         return !overlaps_at(m, pos); /* moving up: not landing this frame */
     return land(m, pos, g);
 }
-
-/* How much wider than a move's reach the character's cache is refilled: a margin (m) all around,
- * plus this many moves like the current one all around and ahead along it. Tuned on the shared
- * levels for instructions per move; they change speed only, never an answer. */
-#define KCC_CACHE_MARGIN 0.1f
-#define KCC_CACHE_MOVES  1.0f
-#define KCC_CACHE_LEAD   6.0f
 
 /* The move's triangles: everything the box can reach from p0 with this displacement, a step up and
  * a snap down, from the character's cache or one tree query. */

@@ -19,6 +19,10 @@ typedef struct kcc_local {
     bool                     overflow; /* more than KCC_LOCAL_MAX triangles: query the mesh */
     const kcc_cached_bounds *bounds;   /* (count + 7) / 8 groups */
     const kcc_local_tri     *tris;
+    vec3                     region[2]; /* the region asked for: the list holds every triangle
+                                           whose bounds overlap it (a cache may hold more), so a
+                                           query must stay inside it to get the same answer from
+                                           any cache (checked in KCC_DEBUG builds) */
 } kcc_local;
 
 /* Entry i's minimum and maximum along axis k. */
@@ -44,6 +48,9 @@ _Static_assert(KCC_CHARACTER_CACHE % KCC_CACHE_GROUP == 0 && KCC_LOCAL_MAX % KCC
 
 /* The triangles whose bounds overlap region, gathered into store (L views it). */
 void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh, const vec3 region[2]);
+/* A list that holds nothing and sends every query to the tree, for its own region (the overflow
+ * mode): for the rare queries whose reach is not known when the move gathers its list. */
+void kcc_local_tree(kcc_local *L, const kcc_mesh *mesh);
 /* The same through the character's cache: L views the cache when it covers region (refilled around
  * region, grown by grow[0] below and grow[1] above on each axis, when it does not), else store.
  * Same triangles in the same order either way, apart from extra ones outside region. */

@@ -198,6 +198,9 @@ KCC_RARE void funnel(const kcc_character *ch, const kcc_local *L, const vec3 box
         glm_vec3_muladds((float *)sweep, c.t, rest[k]);
         rest[k][u] += ch->desc.skin_width;
     }
+    /* The slides reach up to `window` beyond the probe's region: they ask the tree. */
+    kcc_local tree;
+    kcc_local_tree(&tree, L->mesh);
     const uint32_t faces = count;
     for (uint32_t i = 0; i < faces && count < KCC_MAX_CONTACTS; ++i) {
         const float *f = face_normal(L->mesh, tri[i]);
@@ -210,7 +213,7 @@ KCC_RARE void funnel(const kcc_character *ch, const kcc_local *L, const vec3 box
             continue;
         glm_vec3_scale(slide, window / sl, slide);
         kcc_contacts s;
-        if (kcc_local_sweep(L, (const vec3 *)rest, slide, 1.0f, &s) && !s.start_overlap)
+        if (kcc_local_sweep(&tree, (const vec3 *)rest, slide, 1.0f, &s) && !s.start_overlap)
             add_near(ch, L->mesh, &s, slide, 0.0f, near, tri, &count);
     }
     if (!kcc_ground_held(ch, L->mesh, (const vec3 *)near, tri, count, n))

@@ -48,8 +48,9 @@ static uint32_t fill(const kcc_mesh *mesh, const uint32_t *slots, uint32_t n,
 }
 
 static void view(kcc_local *L, const kcc_mesh *mesh, uint32_t count,
-                 const kcc_cached_bounds *bounds, const kcc_local_tri *tris)
+                 const kcc_cached_bounds *bounds, const kcc_local_tri *tris, const vec3 region[2])
 {
+    memcpy(L->region, region, sizeof L->region);
     L->mesh = mesh;
     L->count = count;
     L->overflow = false;
@@ -64,10 +65,15 @@ static void view_overflow(kcc_local *L, const kcc_mesh *mesh)
     L->overflow = true;
 }
 
-static void store_fill(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh,
-                       const uint32_t *slots, uint32_t n)
+void kcc_local_tree(kcc_local *L, const kcc_mesh *mesh)
 {
-    view(L, mesh, fill(mesh, slots, n, store->bounds, store->tris), store->bounds, store->tris);
+    view_overflow(L, mesh);
+}
+
+static void store_fill(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh,
+                       const uint32_t *slots, uint32_t n, const vec3 region[2])
+{
+    view(L, mesh, fill(mesh, slots, n, store->bounds, store->tris), store->bounds, store->tris, region);
 }
 
 void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh, const vec3 region[2])
@@ -78,7 +84,7 @@ void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh
         view_overflow(L, mesh);
         return;
     }
-    store_fill(L, store, mesh, slots, total);
+    store_fill(L, store, mesh, slots, total, region);
 }
 
 /* The query box of a selection: eight lanes with AVX, else the tree's four-wide box (finite here:
@@ -139,9 +145,9 @@ static inline bool box_inside(const float lo[3], const float hi[3], const vec3 b
            box[1][1] <= hi[1] && box[1][2] <= hi[2];
 }
 
-static void cache_view(kcc_local *L, const kcc_tri_cache *c, const kcc_mesh *mesh)
+static void cache_view(kcc_local *L, const kcc_tri_cache *c, const kcc_mesh *mesh, const vec3 region[2])
 {
-    view(L, mesh, c->count, c->bounds, c->tri);
+    view(L, mesh, c->count, c->bounds, c->tri, region);
 }
 
 /* Refills the cache from the slots of the triangles overlapping box (n of them, n <= capacity). */
@@ -159,7 +165,7 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
                              const kcc_mesh *mesh, const vec3 region[2], const vec3 grow[2])
 {
     if (c->mesh == mesh && c->key == mesh->key && box_inside(c->lo, c->hi, region)) {
-        cache_view(L, c, mesh);
+        cache_view(L, c, mesh, region);
         return;
     }
     /* Refill around the region, grown, so that the next moves find it again. */
@@ -204,7 +210,7 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
     const vec3 *cover = (const vec3 *)wide;
     if (n <= KCC_CHARACTER_CACHE) {
         cache_fill(c, mesh, slots, n, cover);
-        cache_view(L, c, mesh);
+        cache_view(L, c, mesh, region);
         return;
     }
     c->mesh = NULL;
@@ -212,12 +218,19 @@ void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache
         view_overflow(L, mesh);
         return;
     }
-    store_fill(L, store, mesh, slots, n);
+    store_fill(L, store, mesh, slots, n, region);
 }
 
 void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out)
 {
     _Static_assert(KCC_CACHE_GROUP == 8, "a group is eight bits of a selection word");
+#ifdef KCC_DEBUG
+    /* a query that reaches outside the list's region (0.1 mm of rounding aside) may miss a triangle
+     * that another cache would hold: its answer would depend on the cache */
+    const vec3 slack[2] = {{box[0][0] + 1e-4f, box[0][1] + 1e-4f, box[0][2] + 1e-4f},
+                           {box[1][0] - 1e-4f, box[1][1] - 1e-4f, box[1][2] - 1e-4f}};
+    KCC_ASSERT(L->overflow || box_inside(L->region[0], L->region[1], slack));
+#endif
     sel_box b;
     select_setup(&b, box);
     const uint32_t words = (L->count + 63u) / 64u, groups = (L->count + 7u) / 8u;

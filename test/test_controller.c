@@ -793,6 +793,60 @@ static kcc_mesh *stairs_scene(int n, float r, float w, bool zup)
     return sc_build(&s);
 }
 
+/* Walking off a platform's lip down a steep face (0.3 m at 60 degrees) onto a floor that ends at a
+ * wall a few centimetres ahead of the box: the box follows the face down, sliding up to 13 cm away
+ * from it, further than the move's own reach, so the wall lies outside the region gathered for the
+ * move. The slide must see it all the same, whatever the character's cache holds: the box ends a
+ * skin short of the wall, never overlapping: held by the face and the wall where the floor is
+ * narrower than the box, grounded every frame, and on the floor, dropped to, where the floor is
+ * wider (0.3 m down is more than a snap's fall along the face takes it). Before, the slide
+ * queried a list that the region bounded (a KCC_DEBUG check now aborts such a query) and went into
+ * the wall when the cache did not hold it (found on oa_shouse: 1 cm into a wall). */
+static void following_a_steep_face_down_sees_a_wall_beyond_the_move(void **state)
+{
+    (void)state;
+    const float h = 0.3f, run = h / tanf(60.0f * 3.14159265f / 180.0f);
+    const float gaps[5] = {0.03f, 0.06f, 0.09f, 0.12f, 0.2f}, rates[3] = {60.0f, 144.0f, 240.0f};
+    for (int gi = 0; gi < 5; ++gi) {
+        /* the box's front is 0.6 m ahead of its back edge, which leaves the lip at x = 0 */
+        const float wall = -2.0f * HX - gaps[gi];
+        scene s = {0};
+        const float p0[3] = {0.0f, 0.0f, -5.0f}, p1[3] = {0.0f, 0.0f, 5.0f}, p2[3] = {5.0f, 0.0f, 5.0f},
+                    p3[3] = {5.0f, 0.0f, -5.0f};
+        sc_quad(&s, p0, p1, p2, p3);
+        const float f0[3] = {-run, -h, -5.0f}, f1[3] = {-run, -h, 5.0f};
+        sc_quad(&s, f0, f1, p1, p0);
+        const float w0[3] = {wall, -h, -5.0f}, w1[3] = {wall, -h, 5.0f};
+        sc_quad(&s, w0, w1, f1, f0);
+        const float t0[3] = {wall, 3.0f, -5.0f}, t1[3] = {wall, 3.0f, 5.0f};
+        sc_quad(&s, w0, t0, t1, w1);
+        kcc_mesh *m = sc_build(&s);
+        /* against the wall, a skin short; on the floor when it is wider than the box, else held by
+         * the face and the wall together (a funnel), its back edge a skin above the face */
+        const float back = wall + 2.0f * HX + SKIN;
+        const bool held = back > -run;
+        const float feet = held ? back * (h / run) : -h;
+        for (int r = 0; r < 3; ++r)
+            for (int wipe = 0; wipe < 2; ++wipe) {
+                kcc_character ch = make_char(0.2f, SKIN + HY, 0.0f, NULL);
+                driver dr = {0.0f, 1.0f / rates[r], 1};
+                for (int i = 0; i < (int)rates[r]; ++i) {
+                    if (wipe)
+                        memset(&ch.cache, 0, sizeof(ch.cache));
+                    const uint32_t fl = drive(&ch, m, &dr, -1.5f, 0.0f, NULL);
+                    /* a floor 0.3 m down is more than a snap's fall along the face: it is dropped to */
+                    if (overlaps(&ch, m) || (held && !(fl & KCC_MOVE_ON_GROUND)))
+                        fail_msg("gap %g, %g Hz, frame %d: %s", (double)gaps[gi], (double)rates[r], i,
+                                 overlaps(&ch, m) ? "overlaps" : "off the ground");
+                }
+                assert_true(ch.on_ground);
+                assert_float_equal(ch.position[0], wall + HX + SKIN, 1e-4);
+                assert_float_equal(ch.position[1], feet + SKIN + HY, 1e-4);
+            }
+        kcc_mesh_destroy(m);
+    }
+}
+
 /* A 0.18 m step whose riser leans back (its top `rake` behind its foot: 1, 3 and 6 cm, faces of 84-87
  * degrees, steeper than the limit) walked up and down at 1, 2 and 5 m/s, 30 to 360 Hz: up, the step
  * is climbed (feet a skin over 0.18 within 1.5 s, STEPPED_UP reported) and no frame is STUCK once
@@ -2324,6 +2378,7 @@ int test_group_controller(void)
         cmocka_unit_test(leaving_a_corner_along_a_steep_slopes_foot),
         cmocka_unit_test(walking_down_along_a_steep_faces_foot_stays_on_the_ground),
         cmocka_unit_test(stairs_are_climbed_and_descended_at_any_frame_rate),
+        cmocka_unit_test(following_a_steep_face_down_sees_a_wall_beyond_the_move),
         cmocka_unit_test(a_raked_riser_is_a_step_at_any_frame_rate),
         cmocka_unit_test(sprinting_over_several_treads_a_frame_keeps_pace_and_ground),
         cmocka_unit_test(a_long_walking_move_reports_the_whole_move),
