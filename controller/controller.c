@@ -705,21 +705,30 @@ static bool settle(move_ctx *m, const vec3 p0, vec3 pos, float dv, kcc_ground *g
 }
 
 /* The move's triangles: everything the box can reach from p0 with this displacement, a step up and
- * a snap down, from the character's cache or one tree query. */
+ * a snap down, from the character's cache or one tree query. Along any axis the box goes no further
+ * than the displacement's horizontal and vertical lengths together: walking, the horizontal part
+ * (slid along what it meets, or swept again with the whole box) and then, off the ground, the fall
+ * (slid likewise); each of those chains of swept legs nudges the box back to a skin from what it
+ * slides along at most four times, and each sweep looks a skin past its end. (The KCC_DEBUG build
+ * checks every query against the region; the rarer paths that reach further widen it: cover.) */
 static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 d)
 {
     const kcc_character *ch = m->ch;
+    const int u = m->u;
     const float snap = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height);
     const float len = glm_vec3_norm((float *)d);
-    const float reach = len + m->skin + 0.01f;
+    float h2 = 0.0f;
+    for (int i = 0; i < 3; ++i)
+        h2 += i == u ? 0.0f : d[i] * d[i];
+    const float reach = sqrtf(h2) + fabsf(d[u]) + 10.0f * m->skin + 0.01f;
     vec3 region[2];
     kcc_box_at(ch, p0, region);
     for (int i = 0; i < 3; ++i) {
         region[0][i] -= reach;
         region[1][i] += reach;
     }
-    region[1][m->u] += m->rise + m->skin;
-    region[0][m->u] -= snap + m->skin;
+    region[1][u] += m->rise + m->skin;
+    region[0][u] -= snap + m->skin;
     vec3 grow[2];
     for (int i = 0; i < 3; ++i) {
         grow[0][i] = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * len + KCC_CACHE_LEAD * kcc_maxf(0.0f, -d[i]);
