@@ -192,7 +192,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (res.flags & KCC_MOVE_STEPPED_UP)
             CHECK(res.step_up > 0.0f);
         /* a walk that never slid (every pass ended where it settled, P2) climbs no more than step
-         * height per pass (a slide along a walkable slope may rise more, in any pass); a walk
+         * height per pass, plus what a walkable slope rises over the way it went (a walk up a
+         * slope onto a ledge; a slide along a walkable slope may rise more, in any pass); a walk
          * longer than the box's narrower half width runs as that many passes, at most eight
          * (docs/controller.md) */
         if ((res.flags & KCC_MOVE_STEPPED_UP) && was_ground && disp[ch.desc.up_axis] <= 0.0f &&
@@ -201,7 +202,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             const float walk = sqrtf(disp[0] * disp[0] + disp[h1] * disp[h1]);
             const float part = fminf(ch.desc.half_extents[0], ch.desc.half_extents[h1]);
             const float passes = walk > part ? fminf(ceilf(walk / part), 8.0f) : 1.0f;
-            CHECK(res.step_up <= passes * (ch.desc.step_height + 0.25f * ch.desc.skin_width + 1e-4f));
+            const float went = sqrtf(res.moved[0] * res.moved[0] + res.moved[h1] * res.moved[h1]);
+            const float slope = went * tanf(ch.desc.max_slope_deg * 3.14159265f / 180.0f);
+            CHECK(res.step_up <= passes * (ch.desc.step_height + 0.25f * ch.desc.skin_width + 1e-4f) +
+                                     slope * 1.0001f);
         }
         if (res.flags & KCC_MOVE_BAD_INPUT)
             CHECK(op == 0xfe);
