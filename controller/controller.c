@@ -648,6 +648,16 @@ static float slope_rise(const move_ctx *m, const vec3 p0, const vec3 pos, const 
     return kcc_minf(r, m->rise - m->ch->desc.step_height);
 }
 
+/* True when the walk from p0 to pos goes into the face with normal n (facing up) horizontally. */
+static bool walked_into(int u, const vec3 p0, const vec3 pos, const vec3 n)
+{
+    float dot = 0.0f;
+    for (int k = 0; k < 3; ++k)
+        if (k != u)
+            dot += (pos[k] - p0[k]) * n[k];
+    return dot < 0.0f;
+}
+
 /* Settles pos onto the ground (p2 / p4). Walking (from p0): lift by the move's rise, look down
  * ground_snap; in the air: look a little below the feet. Falls with the displacement's vertical part
  * where a walking character finds no ground. False when the box cannot rest here (it would
@@ -676,6 +686,12 @@ static bool settle(move_ctx *m, const vec3 p0, vec3 pos, float dv, kcc_ground *g
         }
         if (g->found && (step_ahead(m, p0, pos, reach, false, g) || off_a_steep_lip(m, pos, reach, g)))
             return true;
+        /* Steep ground that the walk went into, no higher than the feet yet: the foot of a steep
+         * face on rising ground, which the upper box passed over. It is a wall, as higher up:
+         * the whole box slides along the foot. (Stepping onto it and falling off it the next move
+         * flickered the grounded flag every other move along such a foot.) */
+        if (g->found && !g->walkable && walked_into(m->u, p0, pos, g->normal))
+            return false;
         /* Walked off the ground (or onto steep ground): fall this frame. */
         if (dv < 0.0f) {
             move_ctx air = *m;
@@ -788,6 +804,75 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
     kcc_character_move_debug(ch, mesh, displacement, result, NULL);
 }
 
+/* A walk into steep ground lying lower than the move's rise (a face the upper box passed over and the
+ * ground probe then refused) whose slide with the whole box made no headway: in a V-shaped gully of
+ * steep faces whose floor line rises along the walk, the whole box sliding along one face ran into
+ * the rising floor line at once, and the box stood still unless it walked exactly along the gully
+ * (15 of 16 headings stuck in a gully of oa_shouse at 5 and 20 m/s). The walk is clipped against
+ * the face as against a wall and swept with the upper box again; the ground probe then lifts the
+ * box along the floor line as on any walk. When that walk ends against a second steep face, it goes
+ * along the crease of the two instead, the gully's floor line (the first face's wall drifts into
+ * the second in a long move). True, with pos and g, when one of them rests. */
+KCC_RARE bool along_steep(move_ctx *m, const vec3 p0, const vec3 move, const vec3 n, float dv, vec3 pos,
+                          kcc_ground *g)
+{
+    const int u = m->u;
+    vec3 nh, v;
+    glm_vec3_copy((float *)n, nh);
+    nh[u] = 0.0f;
+    const float l = glm_vec3_norm(nh);
+    if (!(l > 1e-4f))
+        return false;
+    glm_vec3_scale(nh, 1.0f / l, nh);
+    const float into = glm_vec3_dot((float *)move, nh);
+    if (!(into < 0.0f))
+        return false;
+    /* along the crease of the face and the ground stood on (a gully's floor line when that is a
+     * funnel), else as along a wall */
+    vec3 axis;
+    glm_vec3_cross((float *)n, m->ch->ground_normal, axis);
+    axis[u] = 0.0f;
+    const float al = glm_vec3_norm(axis);
+    if (al > 1e-4f) {
+        glm_vec3_scale(axis, glm_vec3_dot((float *)move, axis) / (al * al), v);
+    } else {
+        glm_vec3_copy((float *)move, v);
+        glm_vec3_muladds(nh, -into, v);
+    }
+    for (int k = 0;; ++k) {
+        if (stuck(u, move, v)) /* head-on: nothing left to walk */
+            return false;
+        glm_vec3_copy((float *)p0, pos);
+        kcc_contacts c;
+        const float t = advance(m, pos, v, true, &c);
+        if (c.count > 0) {
+            vec3 rest;
+            glm_vec3_scale(v, 1.0f - t, rest);
+            slide(m, pos, rest, true, &c);
+        }
+        if (settle(m, p0, pos, dv, g))
+            return true;
+        if (k == 1 || !(g->found && !g->walkable && !g->blocked))
+            return false;
+        /* the gully's floor line: the crease of the two faces, level */
+        glm_vec3_cross((float *)n, g->normal, axis);
+        axis[u] = 0.0f;
+        const float cl = glm_vec3_norm(axis);
+        if (!(cl > 1e-4f))
+            return false;
+        glm_vec3_scale(axis, glm_vec3_dot((float *)move, axis) / (cl * cl), v);
+    }
+}
+
+/* How far v goes sideways (m). */
+static float sideways(int u, const vec3 v)
+{
+    vec3 h;
+    glm_vec3_copy((float *)v, h);
+    h[u] = 0.0f;
+    return glm_vec3_norm(h);
+}
+
 /* One move of the scheme by d (checked finite and in range; `flags` carries BAD_INPUT), from a
  * character whose position is finite. Returns false when the move was the start-overlap push alone
  * (the box is still embedded). */
@@ -875,8 +960,8 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
 
     kcc_ground g;
     memset(&g, 0, sizeof(g));
-    vec3 fin;
-    bool done = false;
+    vec3 fin, steep_n;
+    bool done = false, steep_seen = false;
     for (;;) {
         /* No contact: p2, settle where the sweep ended. A contact: p3, slide from it along the
          * averaged normal, then p4, settle. Done unless the box cannot rest there. */
@@ -898,6 +983,10 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
         }
         if (!upper)
             break;
+        if (g.found && !g.walkable && !g.blocked) { /* steep ground refused the box */
+            steep_seen = true;
+            glm_vec3_copy(g.normal, steep_n);
+        }
         /* Only the box above step height was swept, and what lies lower down refused the box: a
          * step-up under a low ceiling or onto steep ground or a ledge too high, or, in a long move,
          * the foot of a slope too steep to stand on that the upper box passed over before meeting
@@ -908,6 +997,24 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
         t1 = advance(&m, p1, move, false, &c1);
         if (c1.count == 0)
             break;
+    }
+    if (steep_seen) {
+        /* the whole box's slide along the steep ground made no headway: along it as along a wall */
+        vec3 alt, went0;
+        kcc_ground ga;
+        if (done)
+            glm_vec3_sub(fin, p0, went0);
+        if ((!done || stuck(u, move, went0)) && along_steep(&m, p0, move, steep_n, dv, alt, &ga)) {
+            vec3 went1;
+            glm_vec3_sub(alt, p0, went1);
+            if (!done || sideways(u, went1) > sideways(u, went0)) {
+                glm_vec3_copy(alt, fin);
+                g = ga;
+                r.branch = KCC_BRANCH_P4;
+                m.flags |= KCC_MOVE_SLID;
+                done = true;
+            }
+        }
     }
     debug_point(m.dbg, 1, p1);
     if (!done) {

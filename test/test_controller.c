@@ -738,6 +738,107 @@ static void walking_down_along_a_steep_faces_foot_stays_on_the_ground(void **sta
             }
 }
 
+/* Walkable ground rising toward a steep face (0, 8 and 16 degrees; faces of 57, 70 and 85
+ * degrees, foot along z at x = 0), falling 10 degrees, level or rising 10 degrees along the foot,
+ * walked along at 4 m/s pressing into the face at 0.5 m/s, at 60, 144 and 240 Hz: on the ground
+ * every frame after landing, never STUCK, and at least 95% of the 4 m/s along the foot. Before, a
+ * move that took the box's lower edge a few millimetres into the face's foot (the upper box passes
+ * over it) found the face under the feet, took it for steep ground walked onto and fell; the next
+ * move landed again: the grounded flag flickered every other frame, or the box rode the face in
+ * the air for half a second (18 of these 81 walks, up to 815 of 960 frames). */
+static void walking_along_a_steep_faces_foot_on_tilted_ground_stays_on_the_ground(void **state)
+{
+    (void)state;
+    const float steep[3] = {57.0f, 70.0f, 85.0f}, across[3] = {0.0f, 8.0f, 16.0f}, along[3] = {-10.0f, 0.0f, 10.0f},
+                rates[3] = {60.0f, 144.0f, 240.0f}, L = 30.0f;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+            for (int c = 0; c < 3; ++c) {
+                const float ts = tanf(steep[a] * 3.14159265f / 180.0f), tx = tanf(across[b] * 3.14159265f / 180.0f),
+                            tz = tanf(along[c] * 3.14159265f / 180.0f);
+                /* ground y = -tx x + tz z for x >= 0, the face y = -ts x + tz z for x in [-3, 0] */
+                scene s = {0};
+                const float g0[3] = {0.0f, -tz * L, -L}, g1[3] = {L, -tx * L - tz * L, -L},
+                            g2[3] = {L, -tx * L + tz * L, L}, g3[3] = {0.0f, tz * L, L};
+                const float f0[3] = {-3.0f, 3.0f * ts - tz * L, -L}, f3[3] = {-3.0f, 3.0f * ts + tz * L, L};
+                sc_quad(&s, g0, g3, g2, g1);
+                sc_quad(&s, f0, f3, g3, g0);
+                kcc_mesh *m = sc_build(&s);
+                for (int r = 0; r < 3; ++r) {
+                    kcc_character ch = make_char(0.5f, -0.2f * tx - 20.0f * tz + SKIN + HY + 0.05f, -20.0f, NULL);
+                    driver dr = {0.0f, 1.0f / rates[r], 1};
+                    const int n = (int)(2.0f * rates[r]), start = (int)(0.1f * rates[r]);
+                    float z0 = 0.0f;
+                    for (int i = 0; i < n; ++i) {
+                        const bool go = i >= start;
+                        if (i == start)
+                            z0 = ch.position[2];
+                        const uint32_t fl = drive(&ch, m, &dr, go ? -0.5f : 0.0f, go ? 4.0f : 0.0f, NULL);
+                        assert_false(overlaps(&ch, m));
+                        if (go && !(fl & KCC_MOVE_ON_GROUND))
+                            fail_msg("%g-degree face, ground %g degrees across and %g along, %g Hz: off the "
+                                     "ground at frame %d", (double)steep[a], (double)across[b], (double)along[c],
+                                     (double)rates[r], i);
+                        if (go && (fl & KCC_MOVE_STUCK))
+                            fail_msg("%g-degree face, ground %g degrees across and %g along, %g Hz: stuck at "
+                                     "frame %d", (double)steep[a], (double)across[b], (double)along[c],
+                                     (double)rates[r], i);
+                    }
+                    assert_true(ch.position[2] - z0 >= 0.95f * 4.0f * (float)(n - start) / rates[r]);
+                }
+                kcc_mesh_destroy(m);
+            }
+}
+
+/* A V-shaped gully of steep faces (50/55 and 60/70 degrees) whose floor line rises 0, 2 and 5
+ * degrees along +x, walked up at 10, 22.5 and 45 degrees to the floor line at 4 and 10 m/s, 60 Hz:
+ * on the ground every frame, never STUCK, and along the floor line at least 95% of the input's part
+ * along it. Before, a walk at any angle to a rising floor line stood still for good (24 of these 36
+ * walks): the upper box passed over the faces, the ground probe refused the one walked into, and
+ * the whole box, sliding along that face as along a wall, ran into the rising floor line at once
+ * (15 of 16 headings stuck in such a gully of oa_shouse). */
+static void walking_up_a_gully_of_steep_faces_at_an_angle(void **state)
+{
+    (void)state;
+    const float side_a[2] = {50.0f, 60.0f}, side_b[2] = {55.0f, 70.0f}, rise[3] = {0.0f, 2.0f, 5.0f},
+                angle[3] = {10.0f, 22.5f, 45.0f}, speed[2] = {4.0f, 10.0f}, L = 30.0f, dt = 1.0f / 60.0f;
+    for (int a = 0; a < 2; ++a)
+        for (int k = 0; k < 3; ++k) {
+            const float t1 = tanf(side_a[a] * 3.14159265f / 180.0f), t2 = tanf(side_b[a] * 3.14159265f / 180.0f),
+                        tr = tanf(rise[k] * 3.14159265f / 180.0f);
+            /* the floor line along x at z = 0, y = tr x; y = tr x + t1 z for z > 0, tr x - t2 z below */
+            scene s = {0};
+            const float c0[3] = {-L, -tr * L, 0.0f}, c1[3] = {L, tr * L, 0.0f};
+            const float a0[3] = {-L, -tr * L + 3.0f * t1, 3.0f}, a1[3] = {L, tr * L + 3.0f * t1, 3.0f};
+            const float b0[3] = {-L, -tr * L + 3.0f * t2, -3.0f}, b1[3] = {L, tr * L + 3.0f * t2, -3.0f};
+            sc_quad(&s, c0, a0, a1, c1);
+            sc_quad(&s, c0, c1, b1, b0);
+            kcc_mesh *m = sc_build(&s);
+            for (int j = 0; j < 3; ++j)
+                for (int q = 0; q < 2; ++q) {
+                    kcc_character ch = make_char(-10.0f, -10.0f * tr + HX * fmaxf(t1, t2) + HY + 0.1f, 0.0f, NULL);
+                    driver dr = {0.0f, dt, 1};
+                    const float an = angle[j] * 3.14159265f / 180.0f;
+                    float x0 = 0.0f;
+                    for (int i = 0; i < 180; ++i) {
+                        const bool go = i >= 30;
+                        if (i == 30)
+                            x0 = ch.position[0];
+                        const uint32_t fl = drive(&ch, m, &dr, go ? cosf(an) * speed[q] : 0.0f,
+                                                  go ? sinf(an) * speed[q] : 0.0f, NULL);
+                        assert_false(overlaps(&ch, m));
+                        if (go && (!(fl & KCC_MOVE_ON_GROUND) || (fl & KCC_MOVE_STUCK)))
+                            fail_msg("faces %g/%g, floor rising %g degrees, walked at %g degrees, %g m/s: %s at "
+                                     "frame %d", (double)side_a[a], (double)side_b[a], (double)rise[k],
+                                     (double)angle[j], (double)speed[q],
+                                     (fl & KCC_MOVE_STUCK) ? "stuck" : "off the ground", i);
+                    }
+                    assert_true(ch.position[0] - x0 >= 0.95f * cosf(an) * speed[q] * 150.0f * dt);
+                }
+            kcc_mesh_destroy(m);
+        }
+}
+
 /* A wall meeting a steep slope's foot (69 degrees, foot along z at x = 1) at 61 degrees, as in
  * oa_dm4. Walking almost straight into the slope from along the wall, the box slides up the wall
  * into the corner and on out of it along the foot, at the tangential part of the input. Before, in
@@ -2377,6 +2478,8 @@ int test_group_controller(void)
         cmocka_unit_test(a_steep_slope_leaning_on_a_wall_holds_the_box),
         cmocka_unit_test(leaving_a_corner_along_a_steep_slopes_foot),
         cmocka_unit_test(walking_down_along_a_steep_faces_foot_stays_on_the_ground),
+        cmocka_unit_test(walking_along_a_steep_faces_foot_on_tilted_ground_stays_on_the_ground),
+        cmocka_unit_test(walking_up_a_gully_of_steep_faces_at_an_angle),
         cmocka_unit_test(stairs_are_climbed_and_descended_at_any_frame_rate),
         cmocka_unit_test(following_a_steep_face_down_sees_a_wall_beyond_the_move),
         cmocka_unit_test(a_raked_riser_is_a_step_at_any_frame_rate),
