@@ -592,9 +592,10 @@ KCC_RARE bool step_ahead(move_ctx *m, const vec3 p0, vec3 pos, float reach, bool
         return false;
     glm_vec3_copy(pos, ahead);
     glm_vec3_muladds(dir, go, ahead);
+    /* a tread: the rays' walkable ground with the box resting on it clear (no box sweep: on
+     * terrain of cliffs, looking ahead past one with it cost a fifth of every move) */
     kcc_ground ga;
-    kcc_ground_probe(ch, m->L, ahead, m->rise + m->skin, reach, &ga, NULL);
-    if (!(ga.found && ga.walkable && !ga.blocked))
+    if (!kcc_ground_rays(ch, m->L, ahead, m->rise + m->skin, reach, &ga))
         return false;
     const float base = pos[u] - he[u] - m->skin; /* the ground the box stands on */
     if (up ? !(ga.height <= base + ch->desc.step_height + 0.5f * KCC_PENETRATION_TOLERANCE &&

@@ -48,9 +48,10 @@ _Static_assert(KCC_CHARACTER_CACHE % KCC_CACHE_GROUP == 0 && KCC_LOCAL_MAX % KCC
 
 /* The triangles whose bounds overlap region, gathered into store (L views it). */
 void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh, const vec3 region[2]);
-/* A list that holds nothing and sends every query to the tree, for its own region (the overflow
- * mode): for the rare queries whose reach is not known when the move gathers its list. */
-void kcc_local_tree(kcc_local *L, const kcc_mesh *mesh);
+/* For a rare sweep of box by delta whose reach is not known when the move gathers its list: L when
+ * the sweep stays inside L's region, else `tree` made a list that holds nothing and sends every
+ * query to the tree for its own region (the overflow mode). */
+const kcc_local *kcc_local_for(const kcc_local *L, const vec3 box[2], const vec3 delta, kcc_local *tree);
 /* The same through the character's cache: L views the cache when it covers region (refilled around
  * region, grown by grow[0] below and grow[1] above on each axis, when it does not), else store.
  * Same triangles in the same order either way, apart from extra ones outside region. */
@@ -224,6 +225,10 @@ typedef struct kcc_ground {
  * checks the box resting there. */
 void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
                       float reach, kcc_ground *out, kcc_move_debug *dbg);
+/* The probe's first step alone: true, with out, when the four rays find walkable ground and the box
+ * resting on the highest of it overlaps nothing. */
+bool kcc_ground_rays(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift, float reach,
+                     kcc_ground *out);
 
 /* True when the triangles of the contacts (normals facing the box, input indices) hold the box up
  * together, as the two steep sides of a V-shaped gully do: it can slide down none of their faces,

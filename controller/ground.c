@@ -198,9 +198,8 @@ KCC_RARE void funnel(const kcc_character *ch, const kcc_local *L, const vec3 box
         glm_vec3_muladds((float *)sweep, c.t, rest[k]);
         rest[k][u] += ch->desc.skin_width;
     }
-    /* The slides reach up to `window` beyond the probe's region: they ask the tree. */
+    /* The slides may reach up to `window` past the list's region: those ask the tree. */
     kcc_local tree;
-    kcc_local_tree(&tree, L->mesh);
     const uint32_t faces = count;
     for (uint32_t i = 0; i < faces && count < KCC_MAX_CONTACTS; ++i) {
         const float *f = face_normal(L->mesh, tri[i]);
@@ -213,13 +212,32 @@ KCC_RARE void funnel(const kcc_character *ch, const kcc_local *L, const vec3 box
             continue;
         glm_vec3_scale(slide, window / sl, slide);
         kcc_contacts s;
-        if (kcc_local_sweep(&tree, (const vec3 *)rest, slide, 1.0f, &s) && !s.start_overlap)
+        const kcc_local *S = kcc_local_for(L, (const vec3 *)rest, slide, &tree);
+        if (kcc_local_sweep(S, (const vec3 *)rest, slide, 1.0f, &s) && !s.start_overlap)
             add_near(ch, L->mesh, &s, slide, 0.0f, near, tri, &count);
     }
     if (!kcc_ground_held(ch, L->mesh, (const vec3 *)near, tri, count, n))
         return;
     out->walkable = true;
     glm_vec3_copy(n, out->normal);
+}
+
+bool kcc_ground_rays(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift, float reach,
+                     kcc_ground *out)
+{
+    const int u = kcc_up_index(ch);
+    out->found = out->walkable = out->blocked = out->rest_clear = false;
+    out->rays = 0;
+    vec3 box[2];
+    kcc_box_at(ch, pos, box);
+    lift = lift > 0.0f ? lift : 0.0f;
+    const float top = pos[u] - ch->desc.half_extents[u] + lift, len = lift + reach;
+    if (!(len > 0.0f))
+        return false;
+    ray_ground ray;
+    cast_rays(ch, L, pos, (const vec3 *)box, top, len, &ray, NULL);
+    out->rays = ray.rays;
+    return ray.ok && rests_clear(ch, L, pos, &ray, out);
 }
 
 void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,

@@ -65,11 +65,6 @@ static void view_overflow(kcc_local *L, const kcc_mesh *mesh)
     L->overflow = true;
 }
 
-void kcc_local_tree(kcc_local *L, const kcc_mesh *mesh)
-{
-    view_overflow(L, mesh);
-}
-
 static void store_fill(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh,
                        const uint32_t *slots, uint32_t n, const vec3 region[2])
 {
@@ -143,6 +138,19 @@ static inline bool box_inside(const float lo[3], const float hi[3], const vec3 b
 {
     return box[0][0] >= lo[0] && box[0][1] >= lo[1] && box[0][2] >= lo[2] && box[1][0] <= hi[0] &&
            box[1][1] <= hi[1] && box[1][2] <= hi[2];
+}
+
+const kcc_local *kcc_local_for(const kcc_local *L, const vec3 box[2], const vec3 delta, kcc_local *tree)
+{
+    vec3 reach[2];
+    for (int k = 0; k < 3; ++k) {
+        reach[0][k] = box[0][k] + kcc_minf(delta[k], 0.0f);
+        reach[1][k] = box[1][k] + kcc_maxf(delta[k], 0.0f);
+    }
+    if (L->overflow || box_inside(L->region[0], L->region[1], (const vec3 *)reach))
+        return L;
+    view_overflow(tree, L->mesh);
+    return tree;
 }
 
 static void cache_view(kcc_local *L, const kcc_tri_cache *c, const kcc_mesh *mesh, const vec3 region[2])
