@@ -809,11 +809,12 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
  * ground probe then refused) whose slide with the whole box made no headway: in a V-shaped gully of
  * steep faces whose floor line rises along the walk, the whole box sliding along one face ran into
  * the rising floor line at once, and the box stood still unless it walked exactly along the gully
- * (15 of 16 headings stuck in a gully of oa_shouse at 5 and 20 m/s). The walk is clipped against
- * the face as against a wall and swept with the upper box again; the ground probe then lifts the
- * box along the floor line as on any walk. When that walk ends against a second steep face, it goes
- * along the crease of the two instead, the gully's floor line (the first face's wall drifts into
- * the second in a long move). True, with pos and g, when one of them rests. */
+ * (15 of 16 headings stuck in a gully of oa_shouse at 5 and 20 m/s). The walk goes along the
+ * crease of the face and the ground stood on instead (the gully's floor line when that ground is a
+ * funnel, whose normal is the faces' sum; the face's foot line on a plane), or as along a wall
+ * where they are parallel, swept with the upper box again; the ground probe then lifts the box
+ * along the floor line as on any walk. When that walk ends against a second steep face, it goes
+ * along the crease of the two. True, with pos and g, when one of them rests. */
 KCC_RARE bool along_steep(move_ctx *m, const vec3 p0, const vec3 move, const vec3 n, float dv, vec3 pos,
                           kcc_ground *g)
 {
@@ -1000,7 +1001,7 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
             break;
     }
     if (steep_seen) {
-        /* the whole box's slide along the steep ground made no headway: along it as along a wall */
+        /* the whole box's slide along the steep ground made no headway: along its crease */
         vec3 alt, went0;
         kcc_ground ga;
         if (done)
