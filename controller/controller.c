@@ -164,7 +164,8 @@ typedef struct move_ctx {
     uint32_t flags;
     vec3  wall_normal;
     kcc_move_debug *dbg; /* NULL unless kcc_character_move_debug */
-    bool  leaving;      /* the start-overlap push: sweeps ignore what the box overlaps at the start */
+    const uint32_t *left; /* the start-overlap push: the triangles it leaves (n_left), which its */
+    uint32_t n_left;      /* sweeps do not meet where the box overlaps them; NULL otherwise */
     bool  steep;        /* slid along steep ground in the air */
     vec3  steep_normal;
     uint32_t steep_triangle;
@@ -265,7 +266,7 @@ static bool averaged_normal(move_ctx *m, const kcc_contacts *c, vec3 out)
         float nu = c->normal[i][m->u];
         if (nu >= m->ch->cos_max_slope)
             continue;
-        if (!m->walking && !m->leaving && nu >= -0.01f)
+        if (!m->walking && !m->left && nu >= -0.01f)
             hold(m->held, c->normal[i], c->triangle[i]);
         if (!m->walking && nu > 0.01f) {
             m->steep = true;
@@ -302,7 +303,7 @@ static float advance(move_ctx *m, vec3 pos, const vec3 v, bool upper, kcc_contac
     float reach = len + m->skin;
     glm_vec3_scale((float *)v, reach / len, ext);
     /* contacts within 0.1 mm of the first count as simultaneous */
-    const bool hit = m->leaving ? kcc_local_sweep_out(m->L, (const vec3 *)box, ext, 1e-4f / reach, c)
+    const bool hit = m->left ? kcc_local_sweep_out(m->L, (const vec3 *)box, ext, 1e-4f / reach, m->left, m->n_left, c)
                                 : kcc_local_sweep(m->L, (const vec3 *)box, ext, 1e-4f / reach, c);
     if (!hit) {
         glm_vec3_add(pos, (float *)v, pos);
@@ -756,15 +757,18 @@ static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 
         m->flags |= KCC_MOVE_CONTACT_CAP;
 }
 
-/* The start-overlap push by `step`, swept: it leaves the triangles the box overlaps and slides along
- * any it would run into (the other side of a wedge), so it never pushes the box into more of the
- * level. Leaves the neighbourhood gathered around the push. */
-static void push_out(move_ctx *m, const kcc_mesh *mesh, vec3 pos, const vec3 step)
+/* The start-overlap push by `step`, swept: it leaves the triangles the box overlaps (left, n_left of
+ * them) and slides along any other it would run into (the other side of a wedge, or a face the box
+ * only grazed at the start), so it never pushes the box into more of the level. Leaves the
+ * neighbourhood gathered around the push. */
+static void push_out(move_ctx *m, const kcc_mesh *mesh, vec3 pos, const vec3 step, const uint32_t *left,
+                     uint32_t n_left)
 {
     gather(m, mesh, pos, step);
     move_ctx pm = *m;
     pm.walking = false;
-    pm.leaving = true;
+    pm.left = left;
+    pm.n_left = n_left;
     pm.dbg = NULL;
     kcc_contacts c;
     float t = advance(&pm, pos, step, false, &c);
@@ -923,14 +927,15 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
     if (!start_clear) {
         vec3 box[2], push;
         kcc_box_at(ch, p0, box);
-        if (kcc_local_penetration(&L, (const vec3 *)box, u, ch->cos_max_slope, push)) {
+        uint32_t left[KCC_MAX_LEFT], n_left = 0;
+        if (kcc_local_penetration(&L, (const vec3 *)box, u, ch->cos_max_slope, push, left, &n_left)) {
             float len = glm_vec3_norm(push);
             if (len > 0.0f) {
                 float want = len + m.skin;
                 float go = kcc_minf(want, ch->desc.max_push_out);
                 vec3 step;
                 glm_vec3_scale(push, go / len, step);
-                push_out(&m, mesh, p0, step);
+                push_out(&m, mesh, p0, step, left, n_left);
                 m.flags |= KCC_MOVE_PUSHED_OUT;
                 gather(&m, mesh, p0, d); /* the neighbourhood moved with it */
             }

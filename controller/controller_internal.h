@@ -158,17 +158,23 @@ bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, fl
  * later cost less. Same answers as kcc_local_sweep whenever the bound holds. */
 bool kcc_local_sweep_known(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
                            float t_known, kcc_contacts *out);
-/* The same for a box being pushed out of the level: the triangles it overlaps at the start are not
- * contacts (the push leaves them), only the ones it would run into. In the overflow mode an overlap
- * at the first contact hides the rest: then nothing is reported. */
+/* The same for a box being pushed out of the level: the triangles `left` (input indices, n_left of
+ * them: what the push leaves) are not contacts where the box overlaps them at the start, only what
+ * it runs into; any other triangle is met as by kcc_local_sweep, also one the box already touches
+ * or grazes there. In the overflow mode an overlap with a left triangle at the first contact hides
+ * the rest: then nothing is reported. */
 bool kcc_local_sweep_out(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
-                         kcc_contacts *out);
+                         const uint32_t *left, uint32_t n_left, kcc_contacts *out);
 
 /* Least-penetration push of box out of the triangles it overlaps, accumulated as planes; returns
  * false when box overlaps nothing. out_push is the translation (m) that frees it, before any cap.
- * Triangles whose normal is within the slope limit (cos_floor) of the up axis u push up, never down. */
+ * Triangles whose normal is within the slope limit (cos_floor) of the up axis u push up, never down.
+ * The triangles it pushes out of (input indices, at most KCC_MAX_LEFT; not those it overlaps by no
+ * more than the rounding of the box's coordinates, a millionth of their magnitude) go to out_left,
+ * their number to out_n_left. */
+#define KCC_MAX_LEFT (KCC_MAX_CONTACTS * 4u)
 bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], int u, float cos_floor,
-                           vec3 out_push);
+                           vec3 out_push, uint32_t *out_left, uint32_t *out_n_left);
 
 /* ---- helpers in the character's up-axis frame, and the ground probe ---- */
 static inline int kcc_up_index(const kcc_character *ch) { return ch->desc.up_axis == 2 ? 2 : 1; }

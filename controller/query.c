@@ -537,10 +537,19 @@ static inline void face_if_touching(const kcc_local_tri *t, const double ctr[3],
         n[k] = sign * t->n[k];
 }
 
-/* kcc_local_sweep; `leaving`: the box is being pushed out of what it overlaps at the start, so those
- * triangles are not contacts (kcc_local_sweep_out). */
-static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop, bool leaving,
-                  float t_known, kcc_contacts *out)
+/* True when triangle id is one of the n in list. */
+static bool listed(const uint32_t *list, uint32_t n, uint32_t id)
+{
+    for (uint32_t k = 0; k < n; ++k)
+        if (list[k] == id)
+            return true;
+    return false;
+}
+
+/* kcc_local_sweep; `left` (n_left of them): the box is being pushed out of these, so where it
+ * overlaps them at the start they are not contacts (kcc_local_sweep_out). */
+static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
+                  const uint32_t *left, uint32_t n_left, float t_known, kcc_contacts *out)
 {
     vec3 region[2], ctr, half;
     for (int i = 0; i < 3; ++i) {
@@ -558,7 +567,8 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
     if (!C) {
         kcc_sweep_hit h;
         /* the mesh sweep reports the first contact only: leaving, an overlap there hides the rest */
-        if (!kcc_mesh_sweep_aabb(L->mesh, box, delta, &h) || (leaving && h.start_overlap))
+        if (!kcc_mesh_sweep_aabb(L->mesh, box, delta, &h) ||
+            (h.start_overlap && listed(left, n_left, h.triangle)))
             return false;
         out->t = out->t_each[0] = h.t;
         out->count = 1;
@@ -609,7 +619,7 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
         double dt, dn[3];
         bool start;
         if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], dctr, dhalf, ddelta, t_cut, &dt, dn, &start) ||
-            (leaving && start))
+            (start && listed(left, n_left, t->index)))
             continue;
         float th = (float)dt;
         vec3 n = {(float)dn[0], (float)dn[1], (float)dn[2]};
@@ -647,19 +657,19 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
 bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
                      kcc_contacts *out)
 {
-    return sweep(L, box, delta, t_slop, false, 2.0f, out);
+    return sweep(L, box, delta, t_slop, NULL, 0u, 2.0f, out);
 }
 
 bool kcc_local_sweep_known(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
                            float t_known, kcc_contacts *out)
 {
-    return sweep(L, box, delta, t_slop, false, t_known, out);
+    return sweep(L, box, delta, t_slop, NULL, 0u, t_known, out);
 }
 
 bool kcc_local_sweep_out(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
-                         kcc_contacts *out)
+                         const uint32_t *left, uint32_t n_left, kcc_contacts *out)
 {
-    return sweep(L, box, delta, t_slop, true, 2.0f, out);
+    return sweep(L, box, delta, t_slop, left, n_left, 2.0f, out);
 }
 
 /* Least-penetration axis of box against one triangle, by the 13 separating axes: the shortest
@@ -744,14 +754,21 @@ static bool tri_mtd(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2],
 }
 
 bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], int u, float cos_floor,
-                           vec3 out_push)
+                           vec3 out_push, uint32_t *out_left, uint32_t *out_n_left)
 {
     kcc_local scratch;
     kcc_local_store store;
-    vec3 dirs[KCC_MAX_CONTACTS * 4];
-    float depth[KCC_MAX_CONTACTS * 4];
-    uint32_t n = 0;
-    const uint32_t cap = KCC_MAX_CONTACTS * 4;
+    vec3 dirs[KCC_MAX_LEFT];
+    float depth[KCC_MAX_LEFT];
+    uint32_t n = 0, n_left = 0;
+    const uint32_t cap = KCC_MAX_LEFT;
+    /* An overlap no deeper than the rounding of the box's coordinates is a touch: the push meets
+     * such a triangle like any other instead of leaving it (a push once went 6 cm into a triangle
+     * the box overlapped by 7e-9 m). */
+    float scale = 1.0f;
+    for (int k = 0; k < 3; ++k)
+        scale = kcc_maxf(scale, kcc_maxf(fabsf(box[0][k]), fabsf(box[1][k])));
+    const float touch = 1e-6f * scale;
     const kcc_local *C = candidates(L, box, &scratch, &store);
     if (C) {
         kcc_sel cand;
@@ -759,18 +776,25 @@ bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], int u, float c
         uint32_t i;
         for (kcc_sel_iter it = kcc_sel_begin(&cand); n < cap && kcc_sel_next(&it, &i);) {
             const kcc_local_tri *t = &C->tris[i];
-            if (tri_mtd(t->v[0], t->v[1], t->v[2], box, u, cos_floor, dirs[n], &depth[n]))
+            if (tri_mtd(t->v[0], t->v[1], t->v[2], box, u, cos_floor, dirs[n], &depth[n])) {
+                if (depth[n] > touch)
+                    out_left[n_left++] = t->index;
                 n++;
+            }
         }
     } else {
-        uint32_t ids[KCC_MAX_CONTACTS * 4];
+        uint32_t ids[KCC_MAX_LEFT];
         uint32_t total = kcc_mesh_overlap_aabb(L->mesh, box, ids, cap);
         for (uint32_t i = 0; i < total && i < cap; ++i) {
             vec3 v[3];
-            if (kcc_mesh_triangle(L->mesh, ids[i], v) && tri_mtd(v[0], v[1], v[2], box, u, cos_floor, dirs[n], &depth[n]))
+            if (kcc_mesh_triangle(L->mesh, ids[i], v) && tri_mtd(v[0], v[1], v[2], box, u, cos_floor, dirs[n], &depth[n])) {
+                if (depth[n] > touch)
+                    out_left[n_left++] = ids[i];
                 n++;
+            }
         }
     }
+    *out_n_left = n_left;
     if (n == 0)
         return false;
     /* Each triangle asks push . dir >= depth: satisfy the planes in turn a few times

@@ -571,8 +571,16 @@ static float check_sweep(scene *s, const kcc_local *L, const vec3 box[2], const 
         for (uint32_t i = 0; i < s->n; ++i)
             if (isfinite(s->st[i]) && !s->ss[i])
                 tout = fminf(tout, s->st[i]);
+        /* what the box overlaps at the start (the triangles whose contact is a start overlap) is
+         * what it leaves */
+        uint32_t *left = malloc(sizeof(uint32_t) * (s->n + 1u)), n_left = 0;
+        assert_non_null(left);
+        for (uint32_t i = 0; i < s->n; ++i)
+            if (isfinite(s->st[i]) && s->ss[i])
+                left[n_left++] = i;
         kcc_contacts co;
-        const bool gout = kcc_local_sweep_out(L, box, delta, t_slop, &co);
+        const bool gout = kcc_local_sweep_out(L, box, delta, t_slop, left, n_left, &co);
+        free(left);
         if (gout != isfinite(tout) || (gout && !(fabsf(co.t - tout) <= 1e-6f)))
             fail_msg("%s: leaving box (%a %a %a)-(%a %a %a) delta (%a %a %a): local %d t %.9g, "
                      "earliest contact not overlapping at the start %.9g", s->name, box[0][0],
