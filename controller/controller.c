@@ -172,6 +172,15 @@ typedef struct move_ctx {
     struct held *held;  /* shared by the copies a move makes of its context */
 } move_ctx;
 
+/* How far v goes sideways (m). */
+static float sideways(int u, const vec3 v)
+{
+    vec3 h;
+    glm_vec3_copy((float *)v, h);
+    h[u] = 0.0f;
+    return glm_vec3_norm(h);
+}
+
 /* The box that sweeps: in walking mode only the part above the move's rise (lower obstacles are
  * steps or the slope walked up, handled by the ground probe); otherwise the whole box. */
 static void sweep_box(const move_ctx *m, const vec3 pos, bool upper, vec3 out[2])
@@ -481,6 +490,15 @@ static bool land(move_ctx *m, vec3 pos, kcc_ground *g)
     return !overlaps_at(m, pos);
 }
 
+/* The move's triangle list for region, from the character's cache (refilled around region grown
+ * by grow when it does not cover it) or one tree query; CONTACT_CAP when even that overflows. */
+static void neighbourhood(move_ctx *m, const kcc_mesh *mesh, const vec3 region[2], const vec3 grow[2])
+{
+    kcc_local_neighbourhood(m->L, m->store, &m->ch->cache, mesh, region, grow);
+    if (m->L->overflow)
+        m->flags |= KCC_MOVE_CONTACT_CAP;
+}
+
 /* Makes the move's triangle list hold, besides the move's own region, everything near the box on
  * its way from a to b: the hull of the box at both, grown by pad on every side, by `below` more
  * under its feet and by the move's rise above its top. The rare paths that reach beyond the region
@@ -508,9 +526,7 @@ static void cover(move_ctx *m, const vec3 a, const vec3 b, float pad, float belo
         need[1][k] = kcc_maxf(need[1][k], L->region[1][k]);
         grow[0][k] = grow[1][k] = KCC_CACHE_MARGIN;
     }
-    kcc_local_neighbourhood(L, m->store, &m->ch->cache, L->mesh, (const vec3 *)need, (const vec3 *)grow);
-    if (L->overflow)
-        m->flags |= KCC_MOVE_CONTACT_CAP;
+    neighbourhood(m, L->mesh, (const vec3 *)need, (const vec3 *)grow);
 }
 
 /* Walking along the foot of a steep face, the box can end with an edge over its lip, a hair above
@@ -735,10 +751,7 @@ static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 
     const int u = m->u;
     const float snap = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height);
     const float len = glm_vec3_norm((float *)d);
-    float h2 = 0.0f;
-    for (int i = 0; i < 3; ++i)
-        h2 += i == u ? 0.0f : d[i] * d[i];
-    const float reach = sqrtf(h2) + fabsf(d[u]) + 10.0f * m->skin + 0.01f;
+    const float reach = sideways(u, d) + fabsf(d[u]) + 10.0f * m->skin + 0.01f;
     vec3 region[2];
     kcc_box_at(ch, p0, region);
     for (int i = 0; i < 3; ++i) {
@@ -752,9 +765,7 @@ static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 
         grow[0][i] = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * len + KCC_CACHE_LEAD * kcc_maxf(0.0f, -d[i]);
         grow[1][i] = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * len + KCC_CACHE_LEAD * kcc_maxf(0.0f, d[i]);
     }
-    kcc_local_neighbourhood(m->L, m->store, &m->ch->cache, mesh, (const vec3 *)region, (const vec3 *)grow);
-    if (m->L->overflow)
-        m->flags |= KCC_MOVE_CONTACT_CAP;
+    neighbourhood(m, mesh, (const vec3 *)region, (const vec3 *)grow);
 }
 
 /* The start-overlap push by `step`, swept: it leaves the triangles the box overlaps (left, n_left of
@@ -790,12 +801,8 @@ static void debug_point(kcc_move_debug *dbg, int k, const vec3 p)
 /* STUCK: a move that wanted to go sideways (want) and went (got) less than 1% of it. */
 static bool stuck(int u, const vec3 want, const vec3 got)
 {
-    vec3 w, g;
-    glm_vec3_copy((float *)want, w);
-    glm_vec3_copy((float *)got, g);
-    w[u] = g[u] = 0.0f;
-    const float wl = glm_vec3_norm(w);
-    return wl > 1e-5f && glm_vec3_norm(g) < 0.01f * wl + 1e-5f;
+    const float wl = sideways(u, want);
+    return wl > 1e-5f && sideways(u, got) < 0.01f * wl + 1e-5f;
 }
 
 static bool vec3_finite(const vec3 v)
@@ -807,6 +814,20 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
                         kcc_move_result *result)
 {
     kcc_character_move_debug(ch, mesh, displacement, result, NULL);
+}
+
+/* move projected onto the level direction of the crease of the planes with normals a and b (v).
+ * False when the crease is (nearly) vertical or the planes parallel. */
+static bool along_crease(int u, const vec3 a, const vec3 b, const vec3 move, vec3 v)
+{
+    vec3 axis;
+    glm_vec3_cross((float *)a, (float *)b, axis);
+    axis[u] = 0.0f;
+    const float al = glm_vec3_norm(axis);
+    if (!(al > 1e-4f))
+        return false;
+    glm_vec3_scale(axis, glm_vec3_dot((float *)move, axis) / (al * al), v);
+    return true;
 }
 
 /* A walk into steep ground lying lower than the move's rise (a face the upper box passed over and the
@@ -835,13 +856,7 @@ KCC_RARE bool along_steep(move_ctx *m, const vec3 p0, const vec3 move, const vec
         return false;
     /* along the crease of the face and the ground stood on (a gully's floor line when that is a
      * funnel), else as along a wall */
-    vec3 axis;
-    glm_vec3_cross((float *)n, m->ch->ground_normal, axis);
-    axis[u] = 0.0f;
-    const float al = glm_vec3_norm(axis);
-    if (al > 1e-4f) {
-        glm_vec3_scale(axis, glm_vec3_dot((float *)move, axis) / (al * al), v);
-    } else {
+    if (!along_crease(u, n, m->ch->ground_normal, move, v)) {
         glm_vec3_copy((float *)move, v);
         glm_vec3_muladds(nh, -into, v);
     }
@@ -860,23 +875,10 @@ KCC_RARE bool along_steep(move_ctx *m, const vec3 p0, const vec3 move, const vec
             return true;
         if (k == 1 || !(g->found && !g->walkable && !g->blocked))
             return false;
-        /* the gully's floor line: the crease of the two faces, level */
-        glm_vec3_cross((float *)n, g->normal, axis);
-        axis[u] = 0.0f;
-        const float cl = glm_vec3_norm(axis);
-        if (!(cl > 1e-4f))
+        /* the gully's floor line: the crease of the two faces */
+        if (!along_crease(u, n, g->normal, move, v))
             return false;
-        glm_vec3_scale(axis, glm_vec3_dot((float *)move, axis) / (cl * cl), v);
     }
-}
-
-/* How far v goes sideways (m). */
-static float sideways(int u, const vec3 v)
-{
-    vec3 h;
-    glm_vec3_copy((float *)v, h);
-    h[u] = 0.0f;
-    return glm_vec3_norm(h);
 }
 
 /* One move of the scheme by d (checked finite and in range; `flags` carries BAD_INPUT), from a

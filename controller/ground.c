@@ -222,59 +222,63 @@ KCC_RARE void funnel(const kcc_character *ch, const kcc_local *L, const vec3 box
     glm_vec3_copy(n, out->normal);
 }
 
-bool kcc_ground_rays(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift, float reach,
-                     kcc_ground *out)
+/* The probe's first step: out reset, then the four rays from `lift` above the feet (lift below zero
+ * taken as zero, written back) down to `reach` below them. True when their ground is the answer
+ * (out written: the box resting on their highest walkable hit is clear), or when there is nothing to
+ * probe; otherwise box, ray, top and len are set for the box sweep.
+ *
+ * The rays come first, from the full lift. When the box resting on their highest walkable hit is
+ * clear, that is the answer (the usual case). The lift needs no sweep: a box rising straight from
+ * pos to that rest (less than its own height) passes only through the box at pos and the rest box.
+ * The rest box is clear, and the box at pos differs from it only below the rest (the ground being
+ * stepped onto) or, when the ground is lower, in a band at its top that the move has swept clear.
+ * So no ceiling stops the lift short of the rest, and nothing can be climbed through. Ground
+ * heights are top - t, rounded from this top. */
+static bool first_rays(const kcc_character *ch, const kcc_local *L, const vec3 pos, float *lift,
+                       float reach, kcc_ground *out, vec3 box[2], ray_ground *ray, float *top,
+                       float *len, kcc_move_debug *dbg)
 {
     const int u = kcc_up_index(ch);
     out->found = out->walkable = out->blocked = out->rest_clear = false;
     out->rays = 0;
-    vec3 box[2];
     kcc_box_at(ch, pos, box);
-    lift = lift > 0.0f ? lift : 0.0f;
-    const float top = pos[u] - ch->desc.half_extents[u] + lift, len = lift + reach;
-    if (!(len > 0.0f))
-        return false;
+    if (!(*lift > 0.0f))
+        *lift = 0.0f;
+    *top = pos[u] - ch->desc.half_extents[u] + *lift;
+    *len = *lift + reach;
+    if (!(*len > 0.0f))
+        return true;
+    cast_rays(ch, L, pos, (const vec3 *)box, *top, *len, ray, dbg);
+    out->rays = ray->rays;
+    return ray->ok && rests_clear(ch, L, pos, ray, out);
+}
+
+bool kcc_ground_rays(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift, float reach,
+                     kcc_ground *out)
+{
+    vec3 box[2];
     ray_ground ray;
-    cast_rays(ch, L, pos, (const vec3 *)box, top, len, &ray, NULL);
-    out->rays = ray.rays;
-    return ray.ok && rests_clear(ch, L, pos, &ray, out);
+    float top, len;
+    first_rays(ch, L, pos, &lift, reach, out, box, &ray, &top, &len, NULL);
+    return out->rest_clear;
 }
 
 void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
                       float reach, kcc_ground *out, kcc_move_debug *dbg)
 {
     const int u = kcc_up_index(ch);
-    const float *he = ch->desc.half_extents;
     const float skin = ch->desc.skin_width;
-    const float feet = pos[u] - he[u];
-    out->found = out->walkable = out->blocked = out->rest_clear = false;
-    out->rays = 0;
     vec3 box[2];
-    kcc_box_at(ch, pos, box);
-    if (!(lift > 0.0f))
-        lift = 0.0f;
-
-    /* The rays first, from the full lift. When the box resting on their highest walkable hit is
-     * clear, that is the answer (the usual case). The lift needs no sweep: a box rising straight
-     * from pos to that rest (less than its own height) passes only through the box at pos and the
-     * rest box. The rest box is clear, and the box at pos differs from it only below the rest (the
-     * ground being stepped onto) or, when the ground is lower, in a band at its top that the move
-     * has swept clear. So no ceiling stops the lift short of the rest, and nothing can be climbed
-     * through. Ground heights are top - t, rounded from this top. */
-    float top = feet + lift, len = lift + reach;
-    if (!(len > 0.0f))
-        return;
     ray_ground ray;
-    cast_rays(ch, L, pos, (const vec3 *)box, top, len, &ray, dbg);
-    out->rays = ray.rays;
-    if (ray.ok && rests_clear(ch, L, pos, &ray, out))
+    float top, len;
+    if (first_rays(ch, L, pos, &lift, reach, out, box, &ray, &top, &len, dbg))
         return;
 
     /* Otherwise the whole box, lifted by the full lift, swept down over the same range: the first
      * thing it would rest on (a beam or a ridge between the rays, or something in the way that
      * makes the rays' ground unreachable). No swept lift first: the callers check the box resting
      * where this finds (settle, land), and a clear rest box cannot lie beyond a ceiling that would
-     * have stopped the lift, for the same reason as above. */
+     * have stopped the lift, for the same reason as the rays' (first_rays). */
     box[0][u] += lift;
     box[1][u] += lift;
     vec3 sweep = {0.0f, 0.0f, 0.0f};
