@@ -1558,9 +1558,9 @@ static void a_face_behind_a_walls_plane_does_not_deflect_the_slide(void **state)
 
 /* A block whose side face lies in the plane of the box's side (x = 0.3, the box centred at x = 0),
  * 10 and 1 cm wide, the box dropped onto it from 0.5 to 3 m at 30, 60 and 144 Hz, no horizontal
- * input: it lands on the block's top (feet a skin above y = 1) without moving sideways. The side
- * face is no contact of the landing: it lies along the motion. (An unlanded change of session 13
- * took it for one and shoved the box off the 1 cm block.) */
+ * input: it lands on the block's top (feet a skin above y = 1) without moving sideways. Rule: a
+ * face that lies along the motion is no contact of it, so the landing never takes the side face
+ * for a wall and never shoves the box off the 1 cm block. */
 static void landing_on_a_block_flush_with_the_box_side_stays_put(void **state)
 {
     (void)state;
