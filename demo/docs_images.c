@@ -370,24 +370,24 @@ static bool draw_slide(const char *dir)
     scene s;
     memset(&s, 0, sizeof(s));
     const float feet = 0.6f, run = 1.0f / tanf(70.0f * 3.14159265f / 180.0f);   /* m across per m up */
-    const float w0[3] = {1.0f, 0.3f, -0.9f}, w1[3] = {1.0f, 0.3f, 0.0f}, w2[3] = {1.0f, 2.5f, 0.0f},
-                w3[3] = {1.0f, 2.5f, -0.9f};
+    const float w0[3] = {1.0f, 0.3f, -1.2f}, w1[3] = {1.0f, 0.3f, 0.0f}, w2[3] = {1.0f, 2.5f, 0.0f},
+                w3[3] = {1.0f, 2.5f, -1.2f};
     scene_quad(&s, w0, w1, w2, w3);
-    const float s0[3] = {1.0f + (0.3f - feet) * run, 0.3f, 0.0f}, s1[3] = {s0[0], 0.3f, 0.9f};
-    const float s2[3] = {1.0f + (2.5f - feet) * run, 2.5f, 0.9f}, s3[3] = {s2[0], 2.5f, 0.0f};
+    const float s0[3] = {1.0f + (0.3f - feet) * run, 0.3f, 0.0f}, s1[3] = {s0[0], 0.3f, 1.2f};
+    const float s2[3] = {1.0f + (2.5f - feet) * run, 2.5f, 1.2f}, s3[3] = {s2[0], 2.5f, 0.0f};
     scene_quad(&s, s0, s1, s2, s3);
     if (!scene_build(&s))
         return false;
     const kcc_character_desc d = kcc_character_default_desc();
     kcc_character ch;
-    const float start[3] = {0.45f, feet + d.half_extents[1], -0.1f};
+    const float start[3] = {0.45f, feet + d.half_extents[1], -0.4f};
     kcc_character_init(&ch, &d, start);
     traced_move m;
-    const float disp[3] = {0.6f, 0.0f, 0.3f};
+    const float disp[3] = {0.5f, 0.0f, 0.8f};
     traced(&ch, &s, disp, &m);
     describe("slide", &m);
     picture p;
-    const float frame[2][3] = {{0.1f, 0.3f, -0.9f}, {1.8f, 2.5f, 0.9f}};
+    const float frame[2][3] = {{0.1f, 0.3f, -1.2f}, {1.8f, 2.5f, 1.2f}};
     if (!picture_begin(&p, &s, frame, -62.0f, 20.0f)) {
         kcc_mesh_destroy(s.mesh);
         return false;
