@@ -674,33 +674,41 @@ bool demo_parse_float(const char *text, float *out)
     return true;
 }
 
-/* "AxB" with both parts parsed whole by parse_one; sep is the separator. */
-static bool parse_pair_u32(const char *text, char sep, uint32_t min, uint32_t max, uint32_t out[2])
+/* Splits "A<sep>B" into first (a copy of A) and *second (B, inside text); false without sep or when A
+ * does not fit. */
+static bool split_pair(const char *text, char sep, char *first, size_t first_size, const char **second)
 {
     const char *mid = strchr(text, sep);
-    char first[32];
-    if (!mid || (size_t)(mid - text) >= sizeof(first))
+    if (!mid || (size_t)(mid - text) >= first_size)
         return false;
     memcpy(first, text, (size_t)(mid - text));
     first[mid - text] = '\0';
+    *second = mid + 1;
+    return true;
+}
+
+/* "AxB" (sep 'x') with both parts parsed whole by demo_parse_u32 within [min, max]. */
+static bool parse_pair_u32(const char *text, char sep, uint32_t min, uint32_t max, uint32_t out[2])
+{
+    char first[32];
+    const char *second;
     uint32_t a, b;
-    if (!demo_parse_u32(first, min, max, &a) || !demo_parse_u32(mid + 1, min, max, &b))
+    if (!split_pair(text, sep, first, sizeof(first), &second) || !demo_parse_u32(first, min, max, &a) ||
+        !demo_parse_u32(second, min, max, &b))
         return false;
     out[0] = a;
     out[1] = b;
     return true;
 }
 
+/* "A,B" (sep ',') with both parts parsed whole by demo_parse_float. */
 static bool parse_pair_float(const char *text, char sep, float out[2])
 {
-    const char *mid = strchr(text, sep);
     char first[64];
-    if (!mid || (size_t)(mid - text) >= sizeof(first))
-        return false;
-    memcpy(first, text, (size_t)(mid - text));
-    first[mid - text] = '\0';
+    const char *second;
     float a, b;
-    if (!demo_parse_float(first, &a) || !demo_parse_float(mid + 1, &b))
+    if (!split_pair(text, sep, first, sizeof(first), &second) || !demo_parse_float(first, &a) ||
+        !demo_parse_float(second, &b))
         return false;
     out[0] = a;
     out[1] = b;

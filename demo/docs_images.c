@@ -242,41 +242,36 @@ static void describe(const char *name, const traced_move *m)
 /* Edge rays on a step: a box walking 0.3 m towards a 0.3 m step (under step_height 0.35 m) ends
  * with its front over the tread: the front rays hit the tread, the back rays the floor, and the box
  * settles on the highest walkable hit. */
-static bool draw_step(const char *dir)
+static void step_geometry(scene *s)
 {
-    scene s;
-    memset(&s, 0, sizeof(s));
-    scene_floor(&s, -1.2f, 0.5f, -1.0f, 1.0f);
-    scene_block(&s, 0.5f, 1.8f, 0.3f, -1.0f, 1.0f);
-    if (!scene_build(&s))
-        return false;
+    scene_floor(s, -1.2f, 0.5f, -1.0f, 1.0f);
+    scene_block(s, 0.5f, 1.8f, 0.3f, -1.0f, 1.0f);
+}
+
+static void step_draw(const scene *s, picture *p)
+{
     kcc_character ch;
-    stand(&ch, &s, 0.1f, 0.0f, 0.0f);
+    stand(&ch, s, 0.1f, 0.0f, 0.0f);
     traced_move m;
     const float disp[3] = {0.3f, -0.003f, 0.0f};
-    traced(&ch, &s, disp, &m);
+    traced(&ch, s, disp, &m);
     describe("step", &m);
     const kcc_character_desc d = kcc_character_default_desc();
-    picture p;
-    const float frame[2][3] = {{-0.5f, 0.0f, -0.6f}, {1.3f, 1.9f, 0.6f}};
-    if (!picture_begin(&p, &s, frame, -28.0f, 18.0f)) {
-        kcc_mesh_destroy(s.mesh);
-        return false;
-    }
     float b0[2][3], b1[2][3];
     box_at(&d, m.before, b0);
     box_at(&d, m.after, b1);
-    raster_draw_box(&p.img, &p.view, (const float(*)[3])b0, C_BEFORE, 1);
-    raster_draw_box(&p.img, &p.view, (const float(*)[3])b1, C_AFTER, 2);
-    draw_rays(&p, &m.dbg);
+    raster_draw_box(&p->img, &p->view, (const float(*)[3])b0, C_BEFORE, 1);
+    raster_draw_box(&p->img, &p->view, (const float(*)[3])b1, C_AFTER, 2);
+    draw_rays(p, &m.dbg);
     const float tread[3] = {1.3f, 0.3f, -0.9f}, riser[3] = {0.5f, 0.1f, 0.9f};
-    label(&p, tread, 0, -4, "tread, 0.30 m up", C_TEXT);
-    label(&p, riser, 6, 8, "riser", C_TEXT);
-    label(&p, b0[1], -60, -14, "before", C_BEFORE);
+    label(p, tread, 0, -4, "tread, 0.30 m up", C_TEXT);
+    label(p, riser, 6, 8, "riser", C_TEXT);
+    label(p, b0[1], -60, -14, "before", C_BEFORE);
     char text[96];
     snprintf(text, sizeof(text), "after: stepped up %.2f m", (double)m.result.step_up);
-    label(&p, b1[1], 8, -4, text, C_AFTER);
-    label(&p, m.dbg.ray_from[0], -150, -4, "rays start 0.35 m above the feet", C_WALK);
+    label(p, b1[1], 8, -4, text, C_AFTER);
+    snprintf(text, sizeof(text), "rays start %.2f m above the feet", (double)d.step_height);
+    label(p, m.dbg.ray_from[0], -150, -4, text, C_WALK);
     float labelled[4];
     int n_labelled = 0;
     for (int i = 0; i < 4; ++i) {
@@ -287,41 +282,34 @@ static bool draw_step(const char *dir)
             continue;
         labelled[n_labelled++] = m.dbg.ray_to[i][1];
         snprintf(text, sizeof(text), "hit at %.2f m", (double)m.dbg.ray_to[i][1]);
-        label(&p, m.dbg.ray_to[i], 8, -2, text, C_WALK);
+        label(p, m.dbg.ray_to[i], 8, -2, text, C_WALK);
     }
-    title(&p, "Edge rays on a step", "four rays down the box's vertical edges, from step_height above the feet");
-    legend(&p, C_BEFORE, "box before the move");
-    legend(&p, C_AFTER, "box after: settled on the highest walkable hit");
-    legend(&p, C_WALK, "edge ray and its walkable hit");
-    bool ok = picture_end(&p, dir, "scheme_step.png");
-    kcc_mesh_destroy(s.mesh);
-    return ok;
+    title(p, "Edge rays on a step", "four rays down the box's vertical edges, from step_height above the feet");
+    legend(p, C_BEFORE, "box before the move");
+    legend(p, C_AFTER, "box after: settled on the highest walkable hit");
+    legend(p, C_WALK, "edge ray and its walkable hit");
 }
 
 /* The upper box at a ledge too high: walking, the move sweeps only the part of the box above
  * step_height (the lower band is the ground probe's); a 0.8 m ledge reaches into that part and stops
  * it, a skin short of the face. */
-static bool draw_ledge(const char *dir)
+#define LEDGE_FACE_X 0.5f   /* m: where the ledge's face stands */
+
+static void ledge_geometry(scene *s)
 {
-    scene s;
-    memset(&s, 0, sizeof(s));
-    scene_floor(&s, -1.4f, 0.5f, -1.0f, 1.0f);
-    scene_block(&s, 0.5f, 1.6f, 0.8f, -1.0f, 1.0f);
-    if (!scene_build(&s))
-        return false;
+    scene_floor(s, -1.4f, LEDGE_FACE_X, -1.0f, 1.0f);
+    scene_block(s, LEDGE_FACE_X, 1.6f, 0.8f, -1.0f, 1.0f);
+}
+
+static void ledge_draw(const scene *s, picture *p)
+{
     kcc_character ch;
-    stand(&ch, &s, -0.45f, 0.0f, 0.0f);
+    stand(&ch, s, -0.45f, 0.0f, 0.0f);
     traced_move m;
     const float disp[3] = {0.8f, -0.003f, 0.0f};
-    traced(&ch, &s, disp, &m);
+    traced(&ch, s, disp, &m);
     describe("ledge", &m);
     const kcc_character_desc d = kcc_character_default_desc();
-    picture p;
-    const float frame[2][3] = {{-1.0f, 0.0f, -0.5f}, {1.6f, 1.9f, 0.5f}};
-    if (!picture_begin(&p, &s, frame, -12.0f, 8.0f)) {
-        kcc_mesh_destroy(s.mesh);
-        return false;
-    }
     float b0[2][3], b1[2][3], wish[2][3], upper[2][3], band[2][3];
     const float wished[3] = {m.before[0] + disp[0], m.before[1], m.before[2] + disp[2]};
     box_at(&d, m.before, b0);
@@ -333,73 +321,68 @@ static bool draw_ledge(const char *dir)
     upper[0][1] = feet + d.step_height;
     band[1][1] = feet + d.step_height;
     wish[0][1] = upper[0][1];
-    raster_draw_box(&p.img, &p.view, (const float(*)[3])b0, C_BEFORE, 1);
-    raster_draw_box(&p.img, &p.view, (const float(*)[3])wish, C_DIM, 1);
-    raster_draw_box(&p.img, &p.view, (const float(*)[3])band, C_BAND, 2);
-    raster_draw_box(&p.img, &p.view, (const float(*)[3])upper, C_P1, 3);
+    raster_draw_box(&p->img, &p->view, (const float(*)[3])b0, C_BEFORE, 1);
+    raster_draw_box(&p->img, &p->view, (const float(*)[3])wish, C_DIM, 1);
+    raster_draw_box(&p->img, &p->view, (const float(*)[3])band, C_BAND, 2);
+    raster_draw_box(&p->img, &p->view, (const float(*)[3])upper, C_P1, 3);
     const float from[3] = {m.before[0], b0[1][1] + 0.12f, m.before[2]};
-    arrow(&p, from, disp, C_TEXT);
-    label(&p, from, -20, -16, "the walk: 0.80 m", C_TEXT);
-    label(&p, b0[1], -110, 10, "before", C_BEFORE);
-    label(&p, wish[1], 8, 0, "where the upper box wanted to go", C_DIM);
+    arrow(p, from, disp, C_TEXT);
+    label(p, from, -20, -16, "the walk: 0.80 m", C_TEXT);
+    label(p, b0[1], -110, 10, "before", C_BEFORE);
+    label(p, wish[1], 8, 0, "where the upper box wanted to go", C_DIM);
     char text[128];
-    snprintf(text, sizeof(text), "upper box: stopped %.0f mm short of the face", 1e3 * (double)d.skin_width);
-    label(&p, wish[1], 8, 16, text, C_P1);
+    snprintf(text, sizeof(text), "upper box: stopped %.1f mm short of the face", 1e3 * ((double)LEDGE_FACE_X - (double)b1[1][0]));
+    label(p, wish[1], 8, 16, text, C_P1);
     snprintf(text, sizeof(text), "lower band, step_height %.2f m:", (double)d.step_height);
     const float band_label[3] = {band[0][0], band[1][1], band[1][2]};
-    label(&p, band_label, -200, -6, text, C_BAND);
-    label(&p, band_label, -200, 6, "left to the ground probe", C_BAND);
+    label(p, band_label, -200, -6, text, C_BAND);
+    label(p, band_label, -200, 6, "left to the ground probe", C_BAND);
     const float top[3] = {1.0f, 0.8f, -1.0f};
-    label(&p, top, -40, -16, "ledge 0.80 m: higher than step_height", C_TEXT);
-    title(&p, "The upper box at a ledge too high", "walking, only the box above step_height is swept along the move");
-    legend(&p, C_BEFORE, "box before the move");
-    legend(&p, C_BAND, "lower band (feet to step_height): the rays' business");
-    legend(&p, C_P1, "upper box, swept: the ledge's face stops it");
-    snprintf(text, sizeof(text), "result: branch P%d, HIT_WALL, the box stays on the floor", (int)m.result.branch);
-    legend(&p, C_TEXT, text);
-    bool ok = picture_end(&p, dir, "scheme_ledge.png");
-    kcc_mesh_destroy(s.mesh);
-    return ok;
+    label(p, top, -40, -16, "ledge 0.80 m: higher than step_height", C_TEXT);
+    title(p, "The upper box at a ledge too high", "walking, only the box above step_height is swept along the move");
+    legend(p, C_BEFORE, "box before the move");
+    legend(p, C_BAND, "lower band (feet to step_height): the rays' business");
+    legend(p, C_P1, "upper box, swept: the ledge's face stops it");
+    char flags[KCC_TRACE_FLAGS_CHARS];
+    kcc_trace_flags_to_text(m.result.flags, flags, sizeof(flags));
+    snprintf(text, sizeof(text), "result: branch P%d, %.90s", (int)m.result.branch, flags);
+    legend(p, C_TEXT, text);
 }
 
 /* A slide along an averaged normal: a box in the air moving into a wall and, beside it, a 70-degree
  * slope whose foot it meets in the same instant: both are first contacts, their normals are averaged,
  * and the rest of the move slides along the average's tangent. */
-static bool draw_slide(const char *dir)
+#define SLIDE_FEET 0.6f   /* m: the height of the box's feet, where the slope's plane meets the wall's */
+
+static void slide_geometry(scene *s)
 {
-    scene s;
-    memset(&s, 0, sizeof(s));
-    const float feet = 0.6f, run = 1.0f / tanf(70.0f * 3.14159265f / 180.0f);   /* m across per m up */
+    const float run = 1.0f / tanf(70.0f * 3.14159265f / 180.0f);   /* m across per m up */
     const float w0[3] = {1.0f, 0.3f, -1.2f}, w1[3] = {1.0f, 0.3f, 0.0f}, w2[3] = {1.0f, 2.5f, 0.0f},
                 w3[3] = {1.0f, 2.5f, -1.2f};
-    scene_quad(&s, w0, w1, w2, w3);
-    const float s0[3] = {1.0f + (0.3f - feet) * run, 0.3f, 0.0f}, s1[3] = {s0[0], 0.3f, 1.2f};
-    const float s2[3] = {1.0f + (2.5f - feet) * run, 2.5f, 1.2f}, s3[3] = {s2[0], 2.5f, 0.0f};
-    scene_quad(&s, s0, s1, s2, s3);
-    if (!scene_build(&s))
-        return false;
+    scene_quad(s, w0, w1, w2, w3);
+    const float s0[3] = {1.0f + (0.3f - SLIDE_FEET) * run, 0.3f, 0.0f}, s1[3] = {s0[0], 0.3f, 1.2f};
+    const float s2[3] = {1.0f + (2.5f - SLIDE_FEET) * run, 2.5f, 1.2f}, s3[3] = {s2[0], 2.5f, 0.0f};
+    scene_quad(s, s0, s1, s2, s3);
+}
+
+static void slide_draw(const scene *s, picture *p)
+{
     const kcc_character_desc d = kcc_character_default_desc();
     kcc_character ch;
-    const float start[3] = {0.45f, feet + d.half_extents[1], -0.4f};
+    const float start[3] = {0.45f, SLIDE_FEET + d.half_extents[1], -0.4f};
     kcc_character_init(&ch, &d, start);
     traced_move m;
     const float disp[3] = {0.5f, 0.0f, 0.8f};
-    traced(&ch, &s, disp, &m);
+    traced(&ch, s, disp, &m);
     describe("slide", &m);
-    picture p;
-    const float frame[2][3] = {{0.1f, 0.3f, -1.2f}, {1.8f, 2.5f, 1.2f}};
-    if (!picture_begin(&p, &s, frame, -62.0f, 20.0f)) {
-        kcc_mesh_destroy(s.mesh);
-        return false;
-    }
-    draw_contacts(&p, &s, &m.dbg);
+    draw_contacts(p, s, &m.dbg);
     float b0[2][3], b1[2][3], b4[2][3];
     box_at(&d, m.before, b0);
     box_at(&d, m.dbg.p1, b1);
     box_at(&d, m.after, b4);
-    raster_draw_box(&p.img, &p.view, (const float(*)[3])b0, C_BEFORE, 1);
-    raster_draw_box(&p.img, &p.view, (const float(*)[3])b1, C_P1, 2);
-    raster_draw_box(&p.img, &p.view, (const float(*)[3])b4, C_AFTER, 2);
+    raster_draw_box(&p->img, &p->view, (const float(*)[3])b0, C_BEFORE, 1);
+    raster_draw_box(&p->img, &p->view, (const float(*)[3])b1, C_P1, 2);
+    raster_draw_box(&p->img, &p->view, (const float(*)[3])b4, C_AFTER, 2);
     /* Both arrows from the middle of the face that met the two surfaces. */
     const float face[3] = {b1[1][0], m.dbg.p1[1], m.dbg.p1[2]};
     float normal[3], slid[3];
@@ -407,44 +390,50 @@ static bool draw_slide(const char *dir)
         normal[i] = 0.9f * m.dbg.averaged_normal[i];
         slid[i] = m.dbg.slide[i];
     }
-    arrow(&p, face, normal, C_NORMAL);
-    arrow(&p, face, slid, C_SLIDE);
-    label(&p, w3, 10, 10, "wall", C_TEXT);
-    label(&p, s2, 10, 10, "slope, 70 degrees (steep)", C_TEXT);
-    label(&p, b0[0], -70, -10, "before", C_BEFORE);
-    label(&p, b1[0], -150, -40, "p1: both met at once", C_P1);
-    label(&p, b4[1], 10, 40, "p4: after the slide", C_AFTER);
+    arrow(p, face, normal, C_NORMAL);
+    arrow(p, face, slid, C_SLIDE);
+    const float wall_top[3] = {1.0f, 2.5f, -1.2f}, slope_top[3] = {1.7f, 2.5f, 1.2f};
+    label(p, wall_top, 10, 10, "wall", C_TEXT);
+    label(p, slope_top, 10, 10, "slope, 70 degrees (steep)", C_TEXT);
+    label(p, b0[0], -70, -10, "before", C_BEFORE);
+    label(p, b1[0], -150, -40, "p1: both met at once", C_P1);
+    label(p, b4[1], 10, 40, "p4: after the slide", C_AFTER);
     char text[160];
     snprintf(text, sizeof(text), "averaged normal (%.2f, %.2f, %.2f)", (double)m.dbg.averaged_normal[0],
              (double)m.dbg.averaged_normal[1], (double)m.dbg.averaged_normal[2]);
-    label(&p, face, -250, 20, text, C_NORMAL);
-    title(&p, "A slide along the averaged normal", "a box moving into a wall and a steep slope it meets in the same instant");
-    legend(&p, C_BEFORE, "box before the move");
-    legend(&p, C_P1, "p1: the swept box stops at the first contacts");
-    legend(&p, C_CONTACT, "first contacts: their normals are averaged (parallel ones once)");
-    legend(&p, C_NORMAL, "averaged normal");
-    legend(&p, C_SLIDE, "slide: the rest of the move along the average's tangent");
-    legend(&p, C_AFTER, "p4: where the slide ends, settled");
-    bool ok = picture_end(&p, dir, "scheme_slide.png");
-    kcc_mesh_destroy(s.mesh);
-    return ok;
+    label(p, face, -250, 20, text, C_NORMAL);
+    title(p, "A slide along the averaged normal", "a box moving into a wall and a steep slope it meets in the same instant");
+    legend(p, C_BEFORE, "box before the move");
+    legend(p, C_P1, "p1: the swept box stops at the first contacts");
+    legend(p, C_CONTACT, "first contacts: their normals are averaged (parallel ones once)");
+    legend(p, C_NORMAL, "averaged normal");
+    legend(p, C_SLIDE, "slide: the rest of the move along the average's tangent");
+    legend(p, C_AFTER, "p4: where the slide ends, settled");
 }
 
 /* A funnel: a box dropped into a V-shaped gully of two 70-degree faces. Neither face is walkable
  * (the limit is 45 degrees), yet the box can slide down neither: together they hold it, so it
  * stands there, on the ground, with the faces' normalised sum as its ground normal. */
-static bool draw_funnel(const char *dir)
+#define FUNNEL_HALF 0.9f   /* m: half the gully's width at its rim */
+
+static float funnel_rise(void)
 {
-    scene s;
-    memset(&s, 0, sizeof(s));
-    const float rise = tanf(70.0f * 3.14159265f / 180.0f), half = 0.9f;   /* m up per m across; m wide */
+    return tanf(70.0f * 3.14159265f / 180.0f);   /* m up per m across */
+}
+
+static void funnel_geometry(scene *s)
+{
+    const float rise = funnel_rise(), half = FUNNEL_HALF;
     const float l0[3] = {-half, half * rise, -1.0f}, l1[3] = {-half, half * rise, 1.0f};
     const float v0[3] = {0.0f, 0.0f, -1.0f}, v1[3] = {0.0f, 0.0f, 1.0f};
     const float r0[3] = {half, half * rise, -1.0f}, r1[3] = {half, half * rise, 1.0f};
-    scene_quad(&s, l0, l1, v1, v0);
-    scene_quad(&s, v0, v1, r1, r0);
-    if (!scene_build(&s))
-        return false;
+    scene_quad(s, l0, l1, v1, v0);
+    scene_quad(s, v0, v1, r1, r0);
+}
+
+static void funnel_draw(const scene *s, picture *p)
+{
+    const float rise = funnel_rise();
     const kcc_character_desc d = kcc_character_default_desc();
     kcc_character ch;
     const float start[3] = {0.05f, 3.2f, 0.0f};
@@ -457,51 +446,78 @@ static bool draw_funnel(const char *dir)
         vy -= 9.81f / 60.0f;
         const float disp[3] = {0.0f, vy / 60.0f, 0.0f};
         memcpy(path[frames], ch.position, sizeof(path[frames]));
-        traced(&ch, &s, disp, &m);
+        traced(&ch, s, disp, &m);
         if (m.result.flags & KCC_MOVE_ON_GROUND)
             break;
     }
     describe("funnel", &m);
-    picture p;
-    const float frame[2][3] = {{-half, 0.0f, -0.6f}, {half, 3.2f, 0.6f}};
-    if (!picture_begin(&p, &s, frame, -14.0f, 10.0f)) {
-        kcc_mesh_destroy(s.mesh);
-        return false;
-    }
     for (uint32_t i = 0; i < frames; i += 2)
-        dot(&p, path[i], C_BEFORE);
+        dot(p, path[i], C_BEFORE);
     float b1[2][3];
     box_at(&d, m.after, b1);
-    raster_draw_box(&p.img, &p.view, (const float(*)[3])b1, C_AFTER, 2);
-    /* Each face's normal at the corner of the box that rests on it, and their sum: the ground. */
+    raster_draw_box(&p->img, &p->view, (const float(*)[3])b1, C_AFTER, 2);
+    /* Each face's normal, drawn on the face, and their sum: the ground the result reports. */
     const float left_n[3] = {rise / sqrtf(1.0f + rise * rise), 1.0f / sqrtf(1.0f + rise * rise), 0.0f};
     const float right_n[3] = {-left_n[0], left_n[1], 0.0f};
-    const float left_c[3] = {b1[0][0], b1[0][1], 0.0f}, right_c[3] = {b1[1][0], b1[0][1], 0.0f};
+    const float left_c[3] = {-0.42f, 0.42f * rise, 0.0f}, right_c[3] = {0.42f, 0.42f * rise, 0.0f};
     float ln[3], rn[3], gn[3];
     for (int i = 0; i < 3; ++i) {
         ln[i] = 0.6f * left_n[i];
         rn[i] = 0.6f * right_n[i];
         gn[i] = 0.8f * m.result.ground_normal[i];
     }
-    arrow(&p, left_c, ln, C_STEEP);
-    arrow(&p, right_c, rn, C_STEEP);
+    arrow(p, left_c, ln, C_STEEP);
+    arrow(p, right_c, rn, C_STEEP);
     const float feet[3] = {m.after[0], b1[0][1], 0.0f};
-    arrow(&p, feet, gn, C_WALK);
+    arrow(p, feet, gn, C_WALK);
     char text[160];
     snprintf(text, sizeof(text), "ground normal (%.2f, %.2f, %.2f)", (double)m.result.ground_normal[0],
              (double)m.result.ground_normal[1], (double)m.result.ground_normal[2]);
-    label(&p, feet, 30, -90, text, C_WALK);
-    const float left_mid[3] = {-0.6f, 0.6f * rise, 1.0f}, right_mid[3] = {0.6f, 0.6f * rise, 1.0f};
-    label(&p, left_mid, -80, 0, "70 degrees", C_TEXT);
-    label(&p, right_mid, 40, 40, "70 degrees", C_TEXT);
-    snprintf(text, sizeof(text), "landed after %u frames: ON_GROUND", frames);
-    label(&p, b1[1], 10, 0, text, C_AFTER);
-    title(&p, "A funnel holds the box", "two steep faces, neither walkable (limit 45 degrees), hold the box together");
-    legend(&p, C_BEFORE, "the fall, every other frame (60 Hz)");
-    legend(&p, C_STEEP, "each face's normal: too steep to stand on alone");
-    legend(&p, C_WALK, "ground normal: the faces' normalised sum");
-    legend(&p, C_AFTER, "the box at rest: it stands, walks and jumps as on any ground");
-    bool ok = picture_end(&p, dir, "scheme_funnel.png");
+    label(p, feet, 12, -70, text, C_WALK);
+    label(p, left_c, -76, -4, "70 degrees", C_STEEP);
+    label(p, right_c, 12, -4, "70 degrees", C_STEEP);
+    char flags[KCC_TRACE_FLAGS_CHARS];
+    kcc_trace_flags_to_text(m.result.flags, flags, sizeof(flags));
+    snprintf(text, sizeof(text), "after %u frames: %.120s", frames + 1, flags);
+    label(p, b1[1], 10, 0, text, C_AFTER);
+    title(p, "A funnel holds the box", "two steep faces, neither walkable (limit 45 degrees), hold the box together");
+    legend(p, C_BEFORE, "the fall, every other frame (60 Hz)");
+    legend(p, C_STEEP, "each face's normal: too steep to stand on alone");
+    legend(p, C_WALK, "ground normal: the faces' normalised sum");
+    legend(p, C_AFTER, "the box at rest: it stands, walks and jumps as on any ground");
+}
+
+/* ------------------------------------------------------------------ the program */
+
+typedef struct situation {
+    const char *file;
+    float       frame[2][3];   /* m: what the picture frames */
+    float       yaw, pitch;    /* degrees, as raster_view_frame takes them */
+    void (*geometry)(scene *s);
+    void (*draw)(const scene *s, picture *p);   /* runs the move and draws it over the scene */
+} situation;
+
+static const situation situations[] = {
+    {"scheme_step.png", {{-0.5f, 0.0f, -0.6f}, {1.3f, 1.9f, 0.6f}}, -28.0f, 18.0f, step_geometry, step_draw},
+    {"scheme_ledge.png", {{-1.0f, 0.0f, -0.5f}, {1.6f, 1.9f, 0.5f}}, -12.0f, 8.0f, ledge_geometry, ledge_draw},
+    {"scheme_slide.png", {{0.1f, 0.3f, -1.2f}, {1.8f, 2.5f, 1.2f}}, -62.0f, 20.0f, slide_geometry, slide_draw},
+    {"scheme_funnel.png", {{-FUNNEL_HALF, 0.0f, -0.6f}, {FUNNEL_HALF, 3.2f, 0.6f}}, -14.0f, 10.0f, funnel_geometry,
+     funnel_draw},
+};
+
+static bool make_picture(const situation *sit, const char *dir)
+{
+    scene s;
+    memset(&s, 0, sizeof(s));
+    sit->geometry(&s);
+    if (!scene_build(&s))
+        return false;
+    picture p;
+    bool ok = picture_begin(&p, &s, sit->frame, sit->yaw, sit->pitch);
+    if (ok) {
+        sit->draw(&s, &p);
+        ok = picture_end(&p, dir, sit->file);
+    }
     kcc_mesh_destroy(s.mesh);
     return ok;
 }
@@ -513,9 +529,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: kcc-docs-images [DIR]   (writes DIR/scheme_*.png; default docs/img)\n");
         return 2;
     }
-    bool ok = draw_step(dir);
-    ok = draw_ledge(dir) && ok;
-    ok = draw_slide(dir) && ok;
-    ok = draw_funnel(dir) && ok;
+    bool ok = true;
+    for (size_t i = 0; i < sizeof(situations) / sizeof(situations[0]); ++i)
+        ok = make_picture(&situations[i], dir) && ok;
     return ok ? 0 : 1;
 }

@@ -422,6 +422,20 @@ static void headless_showcase_writes_a_picture_that_is_not_blank(void **state)
     free(px);
 }
 
+/* A mesh of one quad: four corners (x y z each) and its two triangles. */
+static kcc_mesh *quad_mesh(const float corners[12], const uint32_t triangles[6])
+{
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof(d));
+    d.positions = corners;
+    d.vertex_count = 4;
+    d.indices = triangles;
+    d.triangle_count = 2;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    return m;
+}
+
 static void penetration_of_a_box_sunk_10_cm_into_a_floor_is_10_cm(void **state)
 {
     (void)state;
@@ -429,14 +443,7 @@ static void penetration_of_a_box_sunk_10_cm_into_a_floor_is_10_cm(void **state)
      * its bottom by s, so it clears the floor just past s = 0.1 m. */
     const float pos[12] = {-5, 0, -5, 5, 0, -5, 5, 0, 5, -5, 0, 5};
     const uint32_t idx[6] = {0, 2, 1, 0, 3, 2};
-    kcc_mesh_desc d;
-    memset(&d, 0, sizeof(d));
-    d.positions = pos;
-    d.vertex_count = 4;
-    d.indices = idx;
-    d.triangle_count = 2;
-    kcc_mesh *m = NULL;
-    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    kcc_mesh *m = quad_mesh(pos, idx);
     const float sunk[2][3] = {{-0.5f, -0.1f, -0.5f}, {0.5f, 0.9f, 0.5f}};
     const float clear[2][3] = {{-0.5f, 0.01f, -0.5f}, {0.5f, 1.01f, 0.5f}};
     float p = demo_penetration(m, sunk);
@@ -607,14 +614,7 @@ static void chase_camera_stops_in_front_of_a_wall_between_it_and_the_character(v
      * touches the wall when its back face reaches z = -2: centre at z = -1.9. */
     const float pos[12] = {-3, -3, -2, 3, -3, -2, 3, 3, -2, -3, 3, -2};
     const uint32_t idx[6] = {0, 1, 2, 0, 2, 3};
-    kcc_mesh_desc d;
-    memset(&d, 0, sizeof(d));
-    d.positions = pos;
-    d.vertex_count = 4;
-    d.indices = idx;
-    d.triangle_count = 2;
-    kcc_mesh *wall = NULL;
-    assert_int_equal(kcc_mesh_build(&d, &wall), KCC_OK);
+    kcc_mesh *wall = quad_mesh(pos, idx);
     const float head[3] = {0.0f, 1.5f, 0.0f}, back[3] = {0.0f, 0.0f, -1.0f};
     float eye[3];
     float used = demo_camera_place(wall, head, back, 4.5f, 0.1f, eye);
