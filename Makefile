@@ -262,9 +262,9 @@ DEPS_DEMO     = libglfw3-dev libgl-dev libpng-dev xvfb unzip
 DEMO_CORE     = demo/q3bsp.c demo/raster.c demo/app.c
 DEMO_HDR      = $(wildcard demo/*.h)
 DEMO_LEVELS   = $(BUILD)/levels
-.PHONY: tools levels demo-check deps-demo
+.PHONY: tools levels demo-check deps-demo docs-images
 all: tools
-tools: $(BUILD)/kcc-demo $(BUILD)/kcc-bsp2obj
+tools: $(BUILD)/kcc-demo $(BUILD)/kcc-bsp2obj $(BUILD)/kcc-docs-images
 deps: deps-demo
 deps-demo:
 	$(call apt_install,$(DEPS_DEMO))
@@ -274,6 +274,14 @@ $(BUILD)/kcc-bsp2obj: demo/bsp2obj.c demo/q3bsp.c $(DEMO_HDR) $(BUILD)/libkcc.a
 $(BUILD)/kcc-demo: demo/main.c demo/viewer.c $(DEMO_CORE) $(DEMO_HDR) $(BUILD)/libkcc.a
 	$(CC) $(CFLAGS_ALL) -Idemo demo/main.c demo/viewer.c $(DEMO_CORE) $(BUILD)/libkcc.a -o $@ \
 	  -lglfw -lGL -lpng $(LDLIBS_ALL)
+
+# The pictures of docs/controller.md, drawn from real moves (kcc_character_move_debug) by the demo's
+# renderer: `make docs-images` rewrites docs/img/scheme_*.png (not part of `make test`; the program
+# is built by `make` / `make tools`, so it keeps compiling).
+$(BUILD)/kcc-docs-images: demo/docs_images.c demo/raster.c $(DEMO_HDR) $(BUILD)/libkcc.a
+	$(CC) $(CFLAGS_ALL) -Idemo demo/docs_images.c demo/raster.c $(BUILD)/libkcc.a -o $@ -lpng $(LDLIBS_ALL)
+docs-images: $(BUILD)/kcc-docs-images
+	$(BUILD)/kcc-docs-images docs/img
 
 # The window-free demo code is tested inside the one test binary (test/test_demo.c).
 $(BUILD)/kcc_tests: $(DEMO_CORE:%.c=$(BUILD)/san/%.o)

@@ -1,6 +1,8 @@
 /* demo/app.c: kcc-demo without a window: opening levels (generated, OBJ, BSP), the movement rules,
- * wandering characters, penetration measurement, and the headless run that prints a summary and
- * renders the level with the characters' paths. Allocates per run; no global state. */
+ * key latching and the chase camera of the viewer, the command line, wandering characters,
+ * penetration measurement, and the headless run that prints a summary and renders the level with the
+ * characters' paths. Allocates per run; no global state. */
+#define _XOPEN_SOURCE 700   /* realpath, mkdir */
 #include "app.h"
 #include "q3bsp.h"
 
@@ -9,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
 
 /* ------------------------------------------------------------------ levels */
 
@@ -43,8 +48,10 @@ kcc_status demo_level_open(const char *arg, demo_level *out, char *err, size_t e
     } else if (ends_with(arg, ".obj")) {
         s = kcc_level_load_obj(arg, &lv.level, err, err_size);
         snprintf(lv.name, sizeof(lv.name), "%.*s", (int)(strlen(base) - 4), base);
-        if (strlen(arg) + 5 < sizeof(lv.trace_level))
-            snprintf(lv.trace_level, sizeof(lv.trace_level), "obj %s", arg);
+        /* A trace resolves a relative level path against its own directory: name the file absolutely. */
+        char absolute[PATH_MAX];
+        if (s == KCC_OK && realpath(arg, absolute) && strlen(absolute) + 5 < sizeof(lv.trace_level))
+            snprintf(lv.trace_level, sizeof(lv.trace_level), "obj %s", absolute);
     } else {
         s = kcc_level_generate(arg, &lv.level, err, err_size);
         lv.generated = true;
@@ -214,8 +221,8 @@ demo_headless_opts demo_headless_default_opts(void)
 {
     demo_headless_opts o;
     memset(&o, 0, sizeof(o));
-    o.characters = 16;
-    o.frames = 1800;
+    o.characters = DEMO_DEFAULT_CHARACTERS;
+    o.frames = DEMO_DEFAULT_FRAMES;
     o.seed = 1;
     o.width = 960;
     o.height = 600;
@@ -312,7 +319,7 @@ static int render_png(const render_in *r, const demo_headless_opts *o)
     const uint8_t bg[3] = {28, 31, 38};
     if (raster_image_init(&img, o->width, o->height, bg) != KCC_OK) {
         fprintf(stderr, "kcc-demo: bad picture size %ux%u\n", o->width, o->height);
-        return 1;
+        return DEMO_EXIT_ERROR;
     }
     raster_view v;
     raster_view_frame(&v, (const float(*)[3])bounds, o->yaw, o->pitch, o->width, o->height, 14.0f);
@@ -357,11 +364,11 @@ static int render_png(const render_in *r, const demo_headless_opts *o)
     raster_image_free(&img);
     if (s != KCC_OK) {
         fprintf(stderr, "kcc-demo: %s: cannot write the picture (%s)\n", o->png, kcc_status_str(s));
-        return 1;
+        return DEMO_EXIT_ERROR;
     }
     if (!o->quiet)
         printf("  wrote %s (%ux%u)\n", o->png, o->width, o->height);
-    return 0;
+    return DEMO_EXIT_OK;
 }
 
 typedef struct wanderer {
@@ -385,7 +392,7 @@ static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
         free(w);
         free(paths);
         fprintf(stderr, "kcc-demo: out of memory\n");
-        return 1;
+        return DEMO_EXIT_ERROR;
     }
     /* Wanderers start at the spawn points (the showcase has one in front of each feature), then at
      * random places. */
@@ -396,7 +403,7 @@ static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
         free(starts);
         free(w);
         free(paths);
-        return 1;
+        return DEMO_EXIT_ERROR;
     }
     uint32_t rng = o->seed * 747796405u + 2891336453u;
     for (uint32_t i = 0; i < n; ++i) {
@@ -503,9 +510,11 @@ static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
         printf("  %.3f ms per frame of %u characters (%.2f us per move, with the penetration check)\n",
                1e3 * dt / (double)(o->frames ? o->frames : 1), n, 1e6 * dt / (double)(moves ? moves : 1));
     }
-    if (over_tol > 0)
-        fprintf(stderr, "kcc-demo: WARNING: %llu moves left the box deeper in the level than the tolerance\n",
+    if (over_tol > 0) {
+        fprintf(stderr, "kcc-demo: %llu moves left the box deeper in the level than the tolerance\n",
                 (unsigned long long)over_tol);
+        rc = DEMO_EXIT_PROBLEM;
+    }
     if (o->png) {
         char title[256], sub[256];
         snprintf(title, sizeof(title), "kcc: %.200s", lv->name);
@@ -513,7 +522,8 @@ static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
                  (double)o->frames / 60.0);
         /* Imported arenas carry sky and outer brushes far beyond the playable space: frame the paths. */
         render_in ri = {lv, paths, n, lv->generated ? 0.0f : 4.0f, &desc, title, sub};
-        rc = render_png(&ri, o);
+        int png_rc = render_png(&ri, o);
+        rc = png_rc > rc ? png_rc : rc;
     }
     for (uint32_t i = 0; i < n; ++i)
         free(paths[i].p);
@@ -530,14 +540,14 @@ static int run_trace(const demo_level *lv, const kcc_trace *tr, const demo_headl
     kcc_status s = kcc_trace_build_level(tr, &mesh, err, sizeof(err));
     if (s != KCC_OK) {
         fprintf(stderr, "kcc-demo: %s\n", err);
-        return 1;
+        return DEMO_EXIT_ERROR;
     }
     kcc_trace_outcome *out = calloc(tr->step_count ? tr->step_count : 1, sizeof(kcc_trace_outcome));
     path pa = {NULL, 0, 0};
     if (!out) {
         kcc_mesh_destroy(mesh);
         fprintf(stderr, "kcc-demo: out of memory\n");
-        return 1;
+        return DEMO_EXIT_ERROR;
     }
     kcc_trace_report rep;
     s = kcc_trace_replay(tr, mesh, 0.0f, out, &rep);
@@ -545,7 +555,7 @@ static int run_trace(const demo_level *lv, const kcc_trace *tr, const demo_headl
         fprintf(stderr, "kcc-demo: %s: replay failed: %s\n", tr->name, kcc_status_str(s));
         free(out);
         kcc_mesh_destroy(mesh);
-        return 1;
+        return DEMO_EXIT_ERROR;
     }
     const float hy = tr->desc.half_extents[1];
     float first[3] = {tr->start[0], tr->start[1] - hy, tr->start[2]};
@@ -562,15 +572,17 @@ static int run_trace(const demo_level *lv, const kcc_trace *tr, const demo_headl
     if (!o->quiet) {
         printf("kcc-demo headless: trace %s on %s: %u frames, %u steps\n", tr->name, lv->name, rep.frames,
                rep.steps);
-        if (rep.diverged) {
-            char line[512];
-            kcc_trace_format_divergence(tr, &rep, line, sizeof(line));
-            printf("  %u steps diverge from the recorded outcome; first: %s\n", rep.diverged, line);
-        } else {
+        if (!rep.diverged)
             printf("  replays exactly (every position bit for bit, every flag)\n");
-        }
     }
-    int rc = 0;
+    /* A divergence is the run's finding: on stderr even with --quiet, and exit status 1 (kcc-replay's). */
+    int rc = DEMO_EXIT_OK;
+    if (rep.diverged) {
+        char line[512];
+        kcc_trace_format_divergence(tr, &rep, line, sizeof(line));
+        fprintf(stderr, "kcc-demo: %u steps diverge from the recorded outcome; first: %s\n", rep.diverged, line);
+        rc = DEMO_EXIT_PROBLEM;
+    }
     if (o->png) {
         char title[256], sub[256];
         const char *base = strrchr(tr->name, '/');
@@ -578,7 +590,8 @@ static int run_trace(const demo_level *lv, const kcc_trace *tr, const demo_headl
         snprintf(sub, sizeof(sub), "level %.150s, %u frames (%.1f s); green: start, red: end", lv->name, rep.frames,
                  (double)rep.frames / 60.0);
         render_in ri = {lv, &pa, 1, 6.0f, &tr->desc, title, sub};
-        rc = render_png(&ri, o);
+        int png_rc = render_png(&ri, o);
+        rc = png_rc > rc ? png_rc : rc;
     }
     free(pa.p);
     free(out);
@@ -595,7 +608,7 @@ int demo_headless_run(const demo_headless_opts *o)
         kcc_status s = kcc_trace_load(o->trace, &tr, err, sizeof(err));
         if (s != KCC_OK) {
             fprintf(stderr, "kcc-demo: %s\n", err);
-            return 1;
+            return DEMO_EXIT_ERROR;
         }
         if (!level)
             level = tr->level;
@@ -607,10 +620,287 @@ int demo_headless_run(const demo_headless_opts *o)
     if (s != KCC_OK) {
         fprintf(stderr, "kcc-demo: %s (%s)\n", err[0] ? err : level, kcc_status_str(s));
         kcc_trace_free(tr);
-        return 1;
+        return DEMO_EXIT_ERROR;
     }
     int rc = tr ? run_trace(&lv, tr, o) : run_wanderers(&lv, o);
     demo_level_close(&lv);
     kcc_trace_free(tr);
     return rc;
+}
+
+/* ------------------------------------------------------------------ command line */
+
+demo_viewer_opts demo_viewer_default_opts(void)
+{
+    demo_viewer_opts o;
+    memset(&o, 0, sizeof(o));
+    o.width = 1280;
+    o.height = 720;
+    return o;
+}
+
+bool demo_parse_u32(const char *text, uint32_t min, uint32_t max, uint32_t *out)
+{
+    if (!text || !text[0])
+        return false;
+    uint64_t value = 0;
+    for (const char *c = text; *c; ++c) {
+        if (*c < '0' || *c > '9')
+            return false;
+        value = value * 10u + (uint64_t)(*c - '0');
+        if (value > max)   /* also stops the overflow of value: max < 2^32 */
+            return false;
+    }
+    if (value < min)
+        return false;
+    *out = (uint32_t)value;
+    return true;
+}
+
+bool demo_parse_float(const char *text, float *out)
+{
+    if (!text || !text[0])
+        return false;
+    /* decimal only: strtof would also take blanks, hex, "inf" and "nan" */
+    for (const char *c = text; *c; ++c)
+        if (!((*c >= '0' && *c <= '9') || *c == '.' || *c == '-' || *c == '+' || *c == 'e' || *c == 'E'))
+            return false;
+    char *end = NULL;
+    errno = 0;
+    float value = strtof(text, &end);
+    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(value))
+        return false;
+    *out = value;
+    return true;
+}
+
+/* Splits "A<sep>B" into first (a copy of A) and *second (B, inside text); false without sep or when A
+ * does not fit. */
+static bool split_pair(const char *text, char sep, char *first, size_t first_size, const char **second)
+{
+    const char *mid = strchr(text, sep);
+    if (!mid || (size_t)(mid - text) >= first_size)
+        return false;
+    memcpy(first, text, (size_t)(mid - text));
+    first[mid - text] = '\0';
+    *second = mid + 1;
+    return true;
+}
+
+/* "AxB" (sep 'x') with both parts parsed whole by demo_parse_u32 within [min, max]. */
+static bool parse_pair_u32(const char *text, char sep, uint32_t min, uint32_t max, uint32_t out[2])
+{
+    char first[32];
+    const char *second;
+    uint32_t a, b;
+    if (!split_pair(text, sep, first, sizeof(first), &second) || !demo_parse_u32(first, min, max, &a) ||
+        !demo_parse_u32(second, min, max, &b))
+        return false;
+    out[0] = a;
+    out[1] = b;
+    return true;
+}
+
+/* "A,B" (sep ',') with both parts parsed whole by demo_parse_float. */
+static bool parse_pair_float(const char *text, char sep, float out[2])
+{
+    char first[64];
+    const char *second;
+    float a, b;
+    if (!split_pair(text, sep, first, sizeof(first), &second) || !demo_parse_float(first, &a) ||
+        !demo_parse_float(second, &b))
+        return false;
+    out[0] = a;
+    out[1] = b;
+    return true;
+}
+
+void demo_cli_usage(FILE *f)
+{
+    const demo_headless_opts h = demo_headless_default_opts();
+    const demo_viewer_opts v = demo_viewer_default_opts();
+    fprintf(f,
+            "usage: kcc-demo [options]\n"
+            "  --level L         level: a generator spec (default \"showcase\"; also \"arena seed=3\" ...),\n"
+            "                    an .obj file (with its .spawns) or a Quake 3 .bsp file\n"
+            "  --headless        no window: run wandering characters (or --trace) and print a summary\n"
+            "  --trace T         headless: replay trace T and draw its path; viewer: the trace P replays\n"
+            "  --png OUT.png     headless: write the picture (also used when no display is available)\n"
+            "  --record T        viewer: the trace file F5 records to (default %s/LEVEL-TIME.trace)\n"
+            "  --spawn N         viewer: start at spawn point N (default %u)\n"
+            "  --screenshot OUT  viewer: walk forward 90 frames, save OUT.png and quit (docs, checks)\n"
+            "  --characters N    headless wanderers, 1..%u (default %u)\n"
+            "  --frames N        headless frames per wanderer at 60 Hz, 1..%u (default %u = %.0f s)\n"
+            "  --seed N          headless random seed (default %u)\n"
+            "  --size WxH        picture or window size, 16..8192 (default %ux%u / %ux%u)\n"
+            "  --view YAW,PITCH  headless camera, degrees (default %.0f,%.0f)\n"
+            "  --cut M           headless: hide geometry higher than M above the highest path point\n"
+            "  --quiet           headless: no summary\n"
+            "Exit status: 0 fine, 1 the run found a problem (a trace diverges, a box deeper in the level\n"
+            "than the tolerance), 2 usage or bad input. KCC_ISA=baseline|avx2 picks the build of the move.\n",
+            DEMO_OUTPUT_DIR, v.spawn, DEMO_MAX_CHARACTERS, h.characters, DEMO_MAX_FRAMES, h.frames,
+            (double)h.frames * (double)DEMO_DT, h.seed, h.width, h.height, v.width, v.height, (double)h.yaw,
+            (double)h.pitch);
+}
+
+/* One option with a value; false with a message in err when the value is not what it wants. */
+static bool cli_value(demo_cli *c, const char *opt, const char *val, char *err, size_t err_size)
+{
+    demo_headless_opts *h = &c->headless;
+    uint32_t pair[2];
+    float fpair[2];
+    const char *wants = NULL;
+    if (strcmp(opt, "--level") == 0) {
+        h->level = c->viewer.level = val;
+    } else if (strcmp(opt, "--trace") == 0) {
+        h->trace = c->viewer.trace = val;
+    } else if (strcmp(opt, "--png") == 0) {
+        h->png = val;
+    } else if (strcmp(opt, "--record") == 0) {
+        c->viewer.record = val;
+    } else if (strcmp(opt, "--screenshot") == 0) {
+        c->viewer.screenshot = val;
+    } else if (strcmp(opt, "--spawn") == 0) {
+        wants = demo_parse_u32(val, 0, UINT32_MAX, &c->viewer.spawn) ? NULL : "a spawn index 0..4294967295";
+    } else if (strcmp(opt, "--characters") == 0) {
+        wants = demo_parse_u32(val, 1, DEMO_MAX_CHARACTERS, &h->characters) ? NULL : "a whole number 1..10000";
+    } else if (strcmp(opt, "--frames") == 0) {
+        wants = demo_parse_u32(val, 1, DEMO_MAX_FRAMES, &h->frames) ? NULL : "a whole number 1..10000000";
+    } else if (strcmp(opt, "--seed") == 0) {
+        wants = demo_parse_u32(val, 0, UINT32_MAX, &h->seed) ? NULL : "a whole number 0..4294967295";
+    } else if (strcmp(opt, "--size") == 0) {
+        wants = parse_pair_u32(val, 'x', 16, 8192, pair) ? NULL : "WxH, each a whole number 16..8192";
+        if (!wants) {
+            h->width = c->viewer.width = pair[0];
+            h->height = c->viewer.height = pair[1];
+        }
+    } else if (strcmp(opt, "--view") == 0) {
+        wants = parse_pair_float(val, ',', fpair) ? NULL : "YAW,PITCH in degrees";
+        if (!wants) {
+            h->yaw = fpair[0];
+            h->pitch = fpair[1];
+        }
+    } else if (strcmp(opt, "--cut") == 0) {
+        wants = demo_parse_float(val, &h->cut) ? NULL : "a finite number of metres";
+    } else {
+        snprintf(err, err_size, "unknown option %s", opt);
+        return false;
+    }
+    if (wants)
+        snprintf(err, err_size, "%s wants %s, got '%s'", opt, wants, val);
+    return wants == NULL;
+}
+
+int demo_cli_parse(int argc, char *const *argv, demo_cli *out, char *err, size_t err_size)
+{
+    demo_cli c;
+    memset(&c, 0, sizeof(c));
+    c.headless = demo_headless_default_opts();
+    c.viewer = demo_viewer_default_opts();
+    for (int i = 1; i < argc; ++i) {
+        const char *opt = argv[i];
+        if (strcmp(opt, "--headless") == 0) {
+            c.run_headless = true;
+        } else if (strcmp(opt, "--quiet") == 0) {
+            c.headless.quiet = true;
+        } else if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
+            c.help = true;
+        } else if (strncmp(opt, "--", 2) != 0) {
+            snprintf(err, err_size, "unexpected argument '%s' (options start with --)", opt);
+            return DEMO_EXIT_ERROR;
+        } else if (i + 1 >= argc) {
+            snprintf(err, err_size, "%s needs a value (or is unknown)", opt);
+            return DEMO_EXIT_ERROR;
+        } else if (!cli_value(&c, opt, argv[++i], err, err_size)) {
+            return DEMO_EXIT_ERROR;
+        }
+    }
+    *out = c;
+    return DEMO_EXIT_OK;
+}
+
+bool demo_isa_request_valid(const char *value)
+{
+    return !value || !value[0] || strcmp(value, "baseline") == 0 || strcmp(value, "avx2") == 0;
+}
+
+/* ------------------------------------------------------------------ viewer logic */
+
+void demo_keys_event(demo_keys *keys, demo_key key, bool down)
+{
+    if ((unsigned)key >= DEMO_KEY_COUNT)
+        return;
+    const uint32_t bit = 1u << key;
+    if (down) {
+        keys->held |= bit;
+        keys->tapped |= bit;
+    } else {
+        keys->held &= ~bit;
+    }
+}
+
+demo_input demo_keys_input(demo_keys *keys, float yaw)
+{
+    const uint32_t on = keys->held | keys->tapped;
+    keys->tapped = 0;
+    demo_input in;
+    memset(&in, 0, sizeof(in));
+    in.yaw = yaw;
+    in.forward = (float)((on >> DEMO_KEY_FORWARD) & 1u) - (float)((on >> DEMO_KEY_BACK) & 1u);
+    in.right = (float)((on >> DEMO_KEY_RIGHT) & 1u) - (float)((on >> DEMO_KEY_LEFT) & 1u);
+    in.jump = (on >> DEMO_KEY_JUMP) & 1u;
+    in.run = (on >> DEMO_KEY_RUN) & 1u;
+    return in;
+}
+
+float demo_camera_place(const kcc_mesh *mesh, const float target[3], const float back[3], float distance,
+                        float probe, float eye[3])
+{
+    vec3 box[2], delta;
+    for (int i = 0; i < 3; ++i) {
+        box[0][i] = target[i] - probe;
+        box[1][i] = target[i] + probe;
+        delta[i] = back[i] * distance;
+    }
+    kcc_sweep_hit hit;
+    float used = distance;
+    if (mesh && kcc_mesh_sweep_aabb(mesh, (const vec3 *)box, delta, &hit))
+        used = hit.t * distance;
+    for (int i = 0; i < 3; ++i)
+        eye[i] = target[i] + back[i] * used;
+    return used;
+}
+
+bool demo_output_path(const char *dir, const char *level_name, const char *stamp, const char *ext, char *out,
+                      size_t out_size)
+{
+    char name[128];
+    size_t n = 0;
+    for (const char *c = level_name; *c && n + 1 < sizeof(name); ++c) {
+        bool keep = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                    *c == '-' || *c == '.';
+        name[n++] = keep ? *c : '_';
+    }
+    name[n] = '\0';
+    int len = snprintf(out, out_size, "%s/%s-%s.%s", dir, name, stamp, ext);
+    return len > 0 && (size_t)len < out_size;
+}
+
+bool demo_make_dir(const char *dir)
+{
+    char made[1024];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof(made))
+        return false;
+    memcpy(made, dir, n + 1);
+    for (size_t i = 1; i <= n; ++i) {
+        if (made[i] != '/' && made[i] != '\0')
+            continue;
+        char keep = made[i];
+        made[i] = '\0';
+        if (mkdir(made, 0777) != 0 && errno != EEXIST)
+            return false;
+        made[i] = keep;
+    }
+    return true;
 }

@@ -1,11 +1,15 @@
 /* demo/app.h: what kcc-demo's viewer and headless mode share: opening a level by name (a generated
- * spec, an OBJ or a Quake 3 BSP), the player's movement rules (60 Hz, walk/run/jump/gravity), the
- * wandering characters of the headless showcase, and the headless picture. No window, no GL. */
+ * spec, an OBJ or a Quake 3 BSP), the player's movement rules (60 Hz, walk/run/jump/gravity), key
+ * latching, the chase camera's placement, the command line, the wandering characters of the headless
+ * showcase, and the headless picture. No window, no GL: test/test_demo.c tests all of it. */
 #ifndef KCC_DEMO_APP_H
 #define KCC_DEMO_APP_H
 
 #include "kcc.h"
 #include "raster.h"
+#include "viewer.h"
+
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,7 +26,8 @@ typedef struct demo_level {
     kcc_level level;
     kcc_mesh *mesh;
     char      name[256];                      ///< for titles: the spec or the file's base name
-    char      trace_level[KCC_TRACE_LEVEL_MAX]; ///< "gen SPEC" / "obj PATH"; "" for a BSP (export first)
+    char      trace_level[KCC_TRACE_LEVEL_MAX]; ///< "gen SPEC" / "obj ABSOLUTE-PATH" (a trace written
+                                              ///< anywhere finds it); "" for a BSP (export first)
     bool      generated;
     bool      from_bsp;
     float     bounds[2][3];                   ///< m, of all triangles
@@ -66,13 +71,23 @@ uint32_t demo_find_starts(const demo_level *lv, const kcc_character_desc *desc, 
 /// triangle, to 1 um (an upper bound); 0 when the box overlaps nothing.
 float demo_penetration(const kcc_mesh *mesh, const float box[2][3]);
 
+/// kcc-demo's and kcc-replay's exit status: 0 all fine, 1 the run found a problem (a trace diverges,
+/// a move left the box deeper in the level than KCC_PENETRATION_TOLERANCE), 2 usage or bad input
+/// (a bad option, a level or trace that cannot be read, a picture that cannot be written).
+enum { DEMO_EXIT_OK = 0, DEMO_EXIT_PROBLEM = 1, DEMO_EXIT_ERROR = 2 };
+
+#define DEMO_DEFAULT_CHARACTERS 16u    ///< headless wanderers
+#define DEMO_DEFAULT_FRAMES     1800u  ///< headless frames per wanderer (30 s at 60 Hz)
+#define DEMO_MAX_CHARACTERS     10000u
+#define DEMO_MAX_FRAMES         10000000u
+
 /// Headless options (kcc-demo --headless ...).
 typedef struct demo_headless_opts {
     const char *level;        ///< spec or path; NULL: the trace's level, else "showcase"
     const char *trace;        ///< replay this trace instead of wandering characters
     const char *png;          ///< output picture; NULL: none
-    uint32_t characters;      ///< wanderers; default 24
-    uint32_t frames;          ///< per wanderer; default 1800 (30 s)
+    uint32_t characters;      ///< wanderers; default DEMO_DEFAULT_CHARACTERS
+    uint32_t frames;          ///< per wanderer; default DEMO_DEFAULT_FRAMES
     uint32_t seed;
     uint32_t width, height;   ///< picture pixels; default 960 x 600
     float    yaw, pitch;      ///< degrees; default 30, 50
@@ -81,9 +96,75 @@ typedef struct demo_headless_opts {
 } demo_headless_opts;
 
 demo_headless_opts demo_headless_default_opts(void);
-/// Runs the headless showcase or trace replay, prints a summary, writes the picture. Returns an exit
-/// code: 0 fine, 1 error (message on stderr), 3 the run found a problem (penetration, trace diverged).
+/// Runs the headless showcase or trace replay, prints a summary, writes the picture. Returns a
+/// DEMO_EXIT_* status (messages on stderr).
 int demo_headless_run(const demo_headless_opts *o);
+
+/* ------------------------------------------------------------------ command line */
+
+/// Parses `text` whole as a decimal integer in [min, max]: digits only (no sign, no blanks, nothing
+/// after them), no overflow. False (out untouched) otherwise.
+bool demo_parse_u32(const char *text, uint32_t min, uint32_t max, uint32_t *out);
+/// Parses `text` whole as a finite decimal number. False (out untouched) otherwise.
+bool demo_parse_float(const char *text, float *out);
+
+/// kcc-demo's command line, parsed.
+typedef struct demo_cli {
+    demo_headless_opts headless;
+    demo_viewer_opts   viewer;
+    bool               run_headless;   ///< --headless
+    bool               help;           ///< -h / --help
+} demo_cli;
+
+/// Parses kcc-demo's arguments (argv[1..argc-1]) over the defaults. DEMO_EXIT_OK, or DEMO_EXIT_ERROR
+/// with a one-line message in err (the option and what it wants).
+int demo_cli_parse(int argc, char *const *argv, demo_cli *out, char *err, size_t err_size);
+/// Writes kcc-demo's usage text, with the defaults read from demo_headless_default_opts() and
+/// demo_viewer_default_opts().
+void demo_cli_usage(FILE *f);
+
+/// True when `value` (KCC_ISA from the environment, NULL when unset) is a request the library knows:
+/// unset, empty, "baseline" or "avx2". The library reads KCC_ISA itself and never prints; the tools
+/// warn on stderr about anything else (a typo silently runs the default build of the move).
+bool demo_isa_request_valid(const char *value);
+
+/* ------------------------------------------------------------------ viewer logic */
+
+/// The keys the viewer's simulation reads.
+typedef enum demo_key {
+    DEMO_KEY_FORWARD, DEMO_KEY_BACK, DEMO_KEY_LEFT, DEMO_KEY_RIGHT, DEMO_KEY_JUMP, DEMO_KEY_RUN,
+    DEMO_KEY_COUNT
+} demo_key;
+
+/// Key state between window events and simulation frames: `held` follows press and release events;
+/// `tapped` latches every press until the next simulation frame consumes it, so a key pressed and
+/// released between two frames still acts for one frame.
+typedef struct demo_keys {
+    uint32_t held;     ///< bit k: key k is down
+    uint32_t tapped;   ///< bit k: key k went down since the last demo_keys_input
+} demo_keys;
+
+/// One key event (from the window's key callback).
+void demo_keys_event(demo_keys *keys, demo_key key, bool down);
+/// The input of the next simulation frame: keys held or tapped since the last call; consumes the taps.
+demo_input demo_keys_input(demo_keys *keys, float yaw);
+
+/// Where the chase camera goes: from `target` (m, the character's head) back along the unit vector
+/// `back` up to `distance` (m), pulled in to where a box of half size `probe` (m) swept along that
+/// line (kcc_mesh_sweep_aabb) first touches the level, so no wall stands between the camera and the
+/// character. Writes the eye position; returns the distance used.
+float demo_camera_place(const kcc_mesh *mesh, const float target[3], const float back[3], float distance,
+                        float probe, float eye[3]);
+
+/// Where the viewer writes the files it makes (F5 traces, K screenshots), relative to the current
+/// directory; /build/ is in .gitignore.
+#define DEMO_OUTPUT_DIR "build/viewer"
+/// Formats DIR/LEVEL-STAMP.EXT into out: the level's name with every character other than letters,
+/// digits, '-' and '.' turned into '_' ("arena seed=3" -> "arena_seed_3"). False when it does not fit.
+bool demo_output_path(const char *dir, const char *level_name, const char *stamp, const char *ext, char *out,
+                      size_t out_size);
+/// Makes directory `dir` and its missing parents. False (with errno) when one cannot be made.
+bool demo_make_dir(const char *dir);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define DEG (3.14159265f / 180.0f)
 #define TRAIL 600   /* frames of trail (10 s) */
@@ -27,11 +28,13 @@ typedef struct viewer {
     double      mx, my;
     bool        have_mouse;
     bool        show_rays, show_tris, show_normals, show_help, show_trail;
+    demo_keys   keys;                 /* movement keys: held, and taps latched until the next frame */
     float       trail[TRAIL][3];      /* m, feet positions of the last frames */
     uint8_t     trail_branch[TRAIL];
     uint32_t    trail_n, trail_at;
     uint32_t    spawn_index;
     /* recording */
+    char        record_path[1024];    /* the trace F5 writes (or wrote last); "" before the first */
     FILE       *rec_file;
     kcc_trace_writer rec;
     bool        recording;
@@ -50,15 +53,6 @@ typedef struct viewer {
     bool        want_shot;
     char        shot_path[1024];
 } viewer;
-
-demo_viewer_opts demo_viewer_default_opts(void)
-{
-    demo_viewer_opts o;
-    memset(&o, 0, sizeof(o));
-    o.width = 1280;
-    o.height = 720;
-    return o;
-}
 
 static void say(viewer *v, const char *text)
 {
@@ -191,30 +185,55 @@ static void stop_recording(viewer *v)
     v->rec_file = NULL;
     v->recording = false;
     char line[512];
-    snprintf(line, sizeof(line), "recorded %u frames to %s%s%s", v->rec.frames, v->o->record,
+    snprintf(line, sizeof(line), "recorded %u frames to %.400s%s%s", v->rec.frames, v->record_path,
              s == KCC_OK ? "" : ": ", s == KCC_OK ? "" : kcc_status_str(s));
     say(v, line);
 }
 
+/* Names a file the viewer writes: DEMO_OUTPUT_DIR/LEVEL-TIME[-fFRAME].EXT (see docs/demo.md). */
+static bool output_path(viewer *v, const char *ext, bool with_frame, char *out, size_t out_size)
+{
+    char stamp[64];
+    time_t now = time(NULL);
+    struct tm *tm = localtime(&now);
+    if (!tm || strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", tm) == 0)
+        snprintf(stamp, sizeof(stamp), "%lld", (long long)now);
+    if (with_frame) {
+        size_t n = strlen(stamp);
+        snprintf(stamp + n, sizeof(stamp) - n, "-f%u", v->frame);
+    }
+    if (!demo_make_dir(DEMO_OUTPUT_DIR) || !demo_output_path(DEMO_OUTPUT_DIR, v->lv.name, stamp, ext, out, out_size)) {
+        char line[256];
+        snprintf(line, sizeof(line), "cannot make %s/ to write the %s file in", DEMO_OUTPUT_DIR, ext);
+        say(v, line);
+        return false;
+    }
+    return true;
+}
+
 static void start_recording(viewer *v)
 {
-    char level[KCC_TRACE_LEVEL_MAX + 8], err[512];
+    char level[KCC_TRACE_LEVEL_MAX + 8], err[1200];
+    if (v->o->record)
+        snprintf(v->record_path, sizeof(v->record_path), "%s", v->o->record);
+    else if (!output_path(v, "trace", false, v->record_path, sizeof(v->record_path)))
+        return;
     if (v->lv.trace_level[0]) {
         snprintf(level, sizeof(level), "%s", v->lv.trace_level);
     } else {
         /* A BSP level: traces name OBJ files, so write one beside the trace. */
-        char obj[1024];
-        snprintf(obj, sizeof(obj), "%s.obj", v->o->record);
+        char obj[1040];
+        snprintf(obj, sizeof(obj), "%s.obj", v->record_path);
         if (demo_level_export(&v->lv, obj, err, sizeof(err)) != KCC_OK) {
             say(v, err);
             return;
         }
         const char *base = strrchr(obj, '/');
-        snprintf(level, sizeof(level), "obj %s", base ? base + 1 : obj);
+        snprintf(level, sizeof(level), "obj %.500s", base ? base + 1 : obj);
     }
-    v->rec_file = fopen(v->o->record, "w");
+    v->rec_file = fopen(v->record_path, "w");
     if (!v->rec_file) {
-        snprintf(err, sizeof(err), "cannot write %s", v->o->record);
+        snprintf(err, sizeof(err), "cannot write %s", v->record_path);
         say(v, err);
         return;
     }
@@ -230,7 +249,7 @@ static void start_recording(viewer *v)
         return;
     }
     v->recording = true;
-    snprintf(err, sizeof(err), "recording to %s (F5 stops)", v->o->record);
+    snprintf(err, sizeof(err), "recording to %s (F5 stops)", v->record_path);
     say(v, err);
 }
 
@@ -245,8 +264,12 @@ static void stop_replay(viewer *v)
 
 static void start_replay(viewer *v)
 {
-    const char *path = v->o->trace ? v->o->trace : v->o->record;
+    const char *path = v->o->trace ? v->o->trace : v->record_path;
     char err[512] = "";
+    if (!path[0]) {
+        say(v, "nothing to replay: record a trace with F5 first (or start with --trace T)");
+        return;
+    }
     stop_recording(v);
     stop_replay(v);
     kcc_trace *tr = NULL;
@@ -263,7 +286,7 @@ static void start_replay(viewer *v)
     kcc_mesh_destroy(mesh);
     if (s != KCC_OK || !out) {
         if (!err[0])
-            snprintf(err, sizeof(err), "%s: replay failed: %s", path, kcc_status_str(s));
+            snprintf(err, sizeof(err), "%.400s: replay failed: %s", path, kcc_status_str(s));
         say(v, err);
         free(out);
         kcc_trace_free(tr);
@@ -279,7 +302,7 @@ static void start_replay(viewer *v)
     v->play_step = 0;
     v->playing = true;
     v->trail_n = 0;
-    snprintf(err, sizeof(err), "replaying %s: %u frames, %s", path, rep.frames,
+    snprintf(err, sizeof(err), "replaying %.400s: %u frames, %s", path, rep.frames,
              rep.diverged ? "DIVERGES from the recorded outcome" : "matches the recording exactly");
     say(v, err);
 }
@@ -303,11 +326,33 @@ static void retune(viewer *v, float dstep, float dslope)
     }
 }
 
+/* The movement keys as the simulation knows them; DEMO_KEY_COUNT for the others. */
+static demo_key movement_key(int key)
+{
+    switch (key) {
+    case GLFW_KEY_W: return DEMO_KEY_FORWARD;
+    case GLFW_KEY_S: return DEMO_KEY_BACK;
+    case GLFW_KEY_A: return DEMO_KEY_LEFT;
+    case GLFW_KEY_D: return DEMO_KEY_RIGHT;
+    case GLFW_KEY_SPACE: return DEMO_KEY_JUMP;
+    case GLFW_KEY_LEFT_SHIFT:
+    case GLFW_KEY_RIGHT_SHIFT: return DEMO_KEY_RUN;
+    default: return DEMO_KEY_COUNT;
+    }
+}
+
+/* Key events, not polling: a key pressed and released between two simulation frames is latched
+ * (demo_keys) and still acts in the next one. */
 static void key_cb(GLFWwindow *w, int key, int scancode, int action, int mods)
 {
     (void)scancode;
     (void)mods;
     viewer *v = glfwGetWindowUserPointer(w);
+    demo_key mk = movement_key(key);
+    if (mk != DEMO_KEY_COUNT && action != GLFW_REPEAT) {
+        demo_keys_event(&v->keys, mk, action == GLFW_PRESS);
+        return;
+    }
     if (action != GLFW_PRESS && !(action == GLFW_REPEAT && key >= GLFW_KEY_1 && key <= GLFW_KEY_4))
         return;
     switch (key) {
@@ -336,8 +381,7 @@ static void key_cb(GLFWwindow *w, int key, int scancode, int action, int mods)
         break;
     case GLFW_KEY_F12:
     case GLFW_KEY_K:
-        v->want_shot = true;
-        snprintf(v->shot_path, sizeof(v->shot_path), "kcc-demo-%u.png", v->frame);
+        v->want_shot = output_path(v, "png", true, v->shot_path, sizeof(v->shot_path));
         break;
     case GLFW_KEY_BACKSPACE: respawn(v, true); break;
     case GLFW_KEY_TAB:
@@ -394,17 +438,11 @@ static void step_inner(viewer *v, bool scripted)
         }
         return;
     }
-    demo_input in;
-    memset(&in, 0, sizeof(in));
-    in.yaw = v->yaw;
+    demo_input in = demo_keys_input(&v->keys, v->yaw);
     if (scripted) {
+        memset(&in, 0, sizeof(in));
+        in.yaw = v->yaw;
         in.forward = 1.0f;
-    } else {
-        GLFWwindow *w = v->win;
-        in.forward = (float)(glfwGetKey(w, GLFW_KEY_W) == GLFW_PRESS) - (float)(glfwGetKey(w, GLFW_KEY_S) == GLFW_PRESS);
-        in.right = (float)(glfwGetKey(w, GLFW_KEY_D) == GLFW_PRESS) - (float)(glfwGetKey(w, GLFW_KEY_A) == GLFW_PRESS);
-        in.run = glfwGetKey(w, GLFW_KEY_LEFT_SHIFT) == GLFW_PRESS || glfwGetKey(w, GLFW_KEY_RIGHT_SHIFT) == GLFW_PRESS;
-        in.jump = glfwGetKey(w, GLFW_KEY_SPACE) == GLFW_PRESS;
     }
     demo_mover_step(&v->m, v->lv.mesh, &in);
     if (v->recording) {
@@ -581,7 +619,7 @@ static void draw_hud(viewer *v, int w, int h, const char *branch_text)
         snprintf(lines[nl++], 256, "ground green, wall blue  rays: green walkable, orange other hit, grey miss");
     }
     if (v->recording)
-        snprintf(lines[nl++], 256, "REC %s  frame %u", v->o->record, v->rec.frames);
+        snprintf(lines[nl++], 256, "REC %.200s  frame %u", v->record_path, v->rec.frames);
     if (v->playing)
         snprintf(lines[nl++], 256, "REPLAY step %u / %u", v->play_step, v->tr->step_count);
     if (v->msg[0] && glfwGetTime() < v->msg_until)
@@ -647,14 +685,11 @@ static void render(viewer *v, int w, int h)
     float d[3] = {-sinf(v->yaw) * cosf(v->pitch), sinf(v->pitch), -cosf(v->yaw) * cosf(v->pitch)};
     float eye[3];
     if (v->third_person) {
-        /* Orbit behind the character; pull in where the level is in the way. */
-        vec3 target = {p[0], p[1] + 0.6f, p[2]}, back = {-d[0], -d[1], -d[2]};
-        float dist = 4.5f;
-        kcc_ray_hit hit;
-        if (kcc_mesh_raycast(v->lv.mesh, target, back, dist, &hit))
-            dist = fmaxf(hit.t - 0.2f, 0.3f);
-        for (int i = 0; i < 3; ++i)
-            eye[i] = target[i] + back[i] * dist;
+        /* Orbit behind the character's head, pulled in where the level is in the way: a 10 cm box
+         * swept from the head towards the camera stops at the first wall (the eye keeps 10 cm from
+         * it, more than the near plane). */
+        const float target[3] = {p[0], p[1] + 0.6f, p[2]}, back[3] = {-d[0], -d[1], -d[2]};
+        demo_camera_place(v->lv.mesh, target, back, 4.5f, 0.1f, eye);
     } else {
         eye[0] = p[0];
         eye[1] = p[1] + 0.7f * v->m.ch.desc.half_extents[1];
@@ -739,11 +774,9 @@ int demo_viewer_run(const demo_viewer_opts *o)
     viewer *v = calloc(1, sizeof(viewer));
     if (!v) {
         glfwTerminate();
-        return 1;
+        return DEMO_EXIT_ERROR;
     }
     demo_viewer_opts oo = *o;
-    if (!oo.record)
-        oo.record = "kcc-demo.trace";
     v->o = &oo;
     v->win = glfwCreateWindow((int)o->width, (int)o->height, "kcc-demo", NULL, NULL);
     if (!v->win) {
@@ -757,7 +790,9 @@ int demo_viewer_run(const demo_viewer_opts *o)
     glfwSetKeyCallback(v->win, key_cb);
     v->desc = kcc_character_default_desc();
     v->third_person = true;
-    v->show_rays = v->show_tris = v->show_normals = v->show_help = v->show_trail = true;
+    /* The ground rays only; the other overlays are a key away (--screenshot draws them all). */
+    v->show_rays = v->show_help = true;
+    v->show_tris = v->show_normals = v->show_trail = o->screenshot != NULL;
     v->pitch = -0.35f;
     v->yaw = 3.14159265f;   /* look along +Z: the showcase's features lie beyond its spawn points */
     build_grid_texture(v);
@@ -765,7 +800,7 @@ int demo_viewer_run(const demo_viewer_opts *o)
         glfwDestroyWindow(v->win);
         glfwTerminate();
         free(v);
-        return 1;
+        return DEMO_EXIT_ERROR;
     }
     if (!o->screenshot) {
         v->captured = true;

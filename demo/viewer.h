@@ -11,14 +11,16 @@
 typedef struct demo_viewer_opts {
     const char *level;        ///< NULL: "showcase"
     const char *trace;        ///< the trace P replays (NULL: the last one recorded)
-    const char *record;       ///< where F5 records (default "kcc-demo.trace")
+    const char *record;       ///< where F5 records; NULL: DEMO_OUTPUT_DIR/LEVEL-TIME.trace (app.h)
     const char *screenshot;   ///< save a screenshot after a few frames and quit
     uint32_t width, height;   ///< window pixels
     uint32_t spawn;           ///< the spawn point to start at (modulo the level's count)
 } demo_viewer_opts;
 
+/// The defaults (1280 x 720, spawn 0, no trace, no screenshot); defined in app.c, window-free.
 demo_viewer_opts demo_viewer_default_opts(void);
-/// Runs the viewer until the window closes. Returns 0, 1 on errors, or DEMO_VIEWER_NO_DISPLAY.
+/// Runs the viewer until the window closes. Returns 0, 2 when the level cannot be opened (kcc-demo's
+/// DEMO_EXIT_ERROR), or DEMO_VIEWER_NO_DISPLAY.
 int demo_viewer_run(const demo_viewer_opts *o);
 
 #endif

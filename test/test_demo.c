@@ -1,6 +1,7 @@
 /* test_demo.c: the window-free parts of the demo: the Quake 3 BSP importer on tiny BSP files built
  * here byte by byte (a box brush checked by hand, patches, bad input), the software rasterizer and
- * its PNG output (decoded back with libpng's own reader), and the headless showcase picture. */
+ * its PNG output (decoded back with libpng's own reader), the headless showcase picture and exit
+ * statuses, kcc-demo's command line, the viewer's key latching, chase camera and output paths. */
 #include "test.h"
 #include "../demo/q3bsp.h"
 #include "../demo/raster.h"
@@ -421,6 +422,20 @@ static void headless_showcase_writes_a_picture_that_is_not_blank(void **state)
     free(px);
 }
 
+/* A mesh of one quad: four corners (x y z each) and its two triangles. */
+static kcc_mesh *quad_mesh(const float corners[12], const uint32_t triangles[6])
+{
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof(d));
+    d.positions = corners;
+    d.vertex_count = 4;
+    d.indices = triangles;
+    d.triangle_count = 2;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    return m;
+}
+
 static void penetration_of_a_box_sunk_10_cm_into_a_floor_is_10_cm(void **state)
 {
     (void)state;
@@ -428,14 +443,7 @@ static void penetration_of_a_box_sunk_10_cm_into_a_floor_is_10_cm(void **state)
      * its bottom by s, so it clears the floor just past s = 0.1 m. */
     const float pos[12] = {-5, 0, -5, 5, 0, -5, 5, 0, 5, -5, 0, 5};
     const uint32_t idx[6] = {0, 2, 1, 0, 3, 2};
-    kcc_mesh_desc d;
-    memset(&d, 0, sizeof(d));
-    d.positions = pos;
-    d.vertex_count = 4;
-    d.indices = idx;
-    d.triangle_count = 2;
-    kcc_mesh *m = NULL;
-    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    kcc_mesh *m = quad_mesh(pos, idx);
     const float sunk[2][3] = {{-0.5f, -0.1f, -0.5f}, {0.5f, 0.9f, 0.5f}};
     const float clear[2][3] = {{-0.5f, 0.01f, -0.5f}, {0.5f, 1.01f, 0.5f}};
     float p = demo_penetration(m, sunk);
@@ -466,6 +474,174 @@ static void demo_walk_covers_five_metres_a_second_on_flat_ground(void **state)
     demo_level_close(&lv);
 }
 
+
+/* ------------------------------------------------------------------ tools and viewer logic */
+
+static int parse_args(demo_cli *cli, const char *a, const char *b)
+{
+    char *argv[4] = {(char *)"kcc-demo", (char *)a, (char *)b, NULL};
+    char err[256] = "";
+    int rc = demo_cli_parse(b ? 3 : 2, argv, cli, err, sizeof(err));
+    if (rc != DEMO_EXIT_OK)
+        assert_true(strlen(err) > 10);   /* a message naming what is wrong */
+    return rc;
+}
+
+static void cli_numbers_are_parsed_whole_or_rejected(void **state)
+{
+    (void)state;
+    demo_cli cli;
+    static const char *const bad[][2] = {
+        {"--frames", "abc"}, {"--characters", "5x"}, {"--frames", "-3"}, {"--characters", "0"},
+        {"--frames", "99999999999999999999"}, {"--seed", "4294967296"}, {"--seed", " 7"},
+        {"--characters", "10001"}, {"--spawn", "+1"}, {"--size", "100x"}, {"--size", "64x64x"},
+        {"--size", "8x600"}, {"--view", "30"}, {"--view", "30,nan"}, {"--cut", "0x10"}, {"--cut", "inf"},
+        {"--cut", ""}, {"--bogus", "1"}, {"--frames", NULL},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); ++i)
+        assert_int_equal(parse_args(&cli, bad[i][0], bad[i][1]), DEMO_EXIT_ERROR);
+    assert_int_equal(parse_args(&cli, "--frames", "0012"), DEMO_EXIT_OK);
+    assert_int_equal(cli.headless.frames, 12);
+    assert_int_equal(parse_args(&cli, "--seed", "4294967295"), DEMO_EXIT_OK);
+    assert_int_equal(cli.headless.seed, 4294967295u);
+    assert_int_equal(parse_args(&cli, "--size", "640x400"), DEMO_EXIT_OK);
+    assert_int_equal(cli.headless.width, 640);
+    assert_int_equal(cli.viewer.height, 400);
+    assert_int_equal(parse_args(&cli, "--view", "-15.5,2e1"), DEMO_EXIT_OK);
+    assert_true(cli.headless.yaw == -15.5f && cli.headless.pitch == 20.0f);
+    assert_int_equal(parse_args(&cli, "--headless", NULL), DEMO_EXIT_OK);
+    assert_true(cli.run_headless);
+    assert_int_equal(cli.headless.characters, 16);   /* the documented default, from the issue */
+}
+
+static void cli_help_states_the_defaults_the_code_uses(void **state)
+{
+    (void)state;
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    demo_cli_usage(f);
+    char text[4096];
+    rewind(f);
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    const demo_headless_opts h = demo_headless_default_opts();
+    char want[128];
+    snprintf(want, sizeof(want), "headless wanderers, 1..%u (default %u)", DEMO_MAX_CHARACTERS, h.characters);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof(want), "(default %u = 30 s)", h.frames);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof(want), "(default %ux%u / 1280x720)", h.width, h.height);
+    assert_non_null(strstr(text, want));
+    assert_null(strstr(text, "default 24"));
+}
+
+static void isa_requests_other_than_baseline_avx2_or_empty_are_invalid(void **state)
+{
+    (void)state;
+    assert_true(demo_isa_request_valid(NULL));
+    assert_true(demo_isa_request_valid(""));
+    assert_true(demo_isa_request_valid("baseline"));
+    assert_true(demo_isa_request_valid("avx2"));
+    assert_false(demo_isa_request_valid("bogus"));
+    assert_false(demo_isa_request_valid("AVX2"));
+    assert_false(demo_isa_request_valid("baseline "));
+}
+
+static int headless_trace_status(const char *text)
+{
+    char path[512];
+    temp_png_path(path, sizeof(path), "trace");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    demo_headless_opts o = demo_headless_default_opts();
+    o.trace = path;
+    o.quiet = true;
+    int rc = demo_headless_run(&o);
+    remove(path);
+    return rc;
+}
+
+static void headless_trace_exits_as_kcc_replay_does(void **state)
+{
+    (void)state;
+    const char *head = "kcc-trace 1\nlevel gen flat\ndesc half_extents=0.3,0.9,0.3 step_height=0.35 "
+                       "max_slope_deg=45 up_axis=1 skin_width=0.002 ground_snap=0.35 max_push_out=0.2\n"
+                       "start 1 30 1\n";
+    char text[1024];
+    /* 30 m up, 1 cm down: nothing near, so the box goes exactly by the displacement (1 29.99 1). */
+    snprintf(text, sizeof(text), "%sf 0 -0.01 0 | 1 29.99 1 | -\nend 1\n", head);
+    assert_int_equal(headless_trace_status(text), DEMO_EXIT_OK);
+    snprintf(text, sizeof(text), "%sf 0 -0.01 0 | 1 28 1 | -\nend 1\n", head);
+    assert_int_equal(headless_trace_status(text), DEMO_EXIT_PROBLEM);
+    snprintf(text, sizeof(text), "%sf 0 -0.01 0 | 1 29.99 1 | -\nend 2\n", head);   /* truncated */
+    assert_int_equal(headless_trace_status(text), DEMO_EXIT_ERROR);
+    demo_headless_opts o = demo_headless_default_opts();
+    o.level = "no-such-generator";
+    o.quiet = true;
+    assert_int_equal(demo_headless_run(&o), DEMO_EXIT_ERROR);
+}
+
+static void a_key_tapped_between_two_frames_acts_in_the_next_one(void **state)
+{
+    (void)state;
+    demo_keys keys;
+    memset(&keys, 0, sizeof(keys));
+    demo_keys_event(&keys, DEMO_KEY_JUMP, true);    /* tapped: down and up before the frame */
+    demo_keys_event(&keys, DEMO_KEY_JUMP, false);
+    demo_keys_event(&keys, DEMO_KEY_FORWARD, true); /* held across frames */
+    demo_input in = demo_keys_input(&keys, 0.5f);
+    assert_true(in.jump);
+    assert_true(in.forward == 1.0f && in.right == 0.0f && in.yaw == 0.5f);
+    in = demo_keys_input(&keys, 0.5f);              /* the tap is consumed; the held key stays */
+    assert_false(in.jump);
+    assert_true(in.forward == 1.0f);
+    demo_keys_event(&keys, DEMO_KEY_FORWARD, false);
+    demo_keys_event(&keys, DEMO_KEY_LEFT, true);
+    in = demo_keys_input(&keys, 0.0f);
+    assert_true(in.forward == 0.0f && in.right == -1.0f && !in.run);
+    demo_keys_event(&keys, DEMO_KEY_COUNT, true);   /* not a key: ignored */
+    assert_int_equal(keys.tapped, 0);
+}
+
+static void chase_camera_stops_in_front_of_a_wall_between_it_and_the_character(void **state)
+{
+    (void)state;
+    /* A wall in the plane z = -2 (x, y in [-3, 3]); the head at (0, 1.5, 0) looks along +z, so the
+     * camera wants to be 4.5 m behind it at z = -4.5. A 0.1 m box swept from the head along -z
+     * touches the wall when its back face reaches z = -2: centre at z = -1.9. */
+    const float pos[12] = {-3, -3, -2, 3, -3, -2, 3, 3, -2, -3, 3, -2};
+    const uint32_t idx[6] = {0, 1, 2, 0, 2, 3};
+    kcc_mesh *wall = quad_mesh(pos, idx);
+    const float head[3] = {0.0f, 1.5f, 0.0f}, back[3] = {0.0f, 0.0f, -1.0f};
+    float eye[3];
+    float used = demo_camera_place(wall, head, back, 4.5f, 0.1f, eye);
+    assert_true(fabsf(used - 1.9f) < 1e-4f);
+    assert_true(eye[0] == 0.0f && eye[1] == 1.5f && fabsf(eye[2] + 1.9f) < 1e-4f);
+    /* Looking the other way, nothing is behind: the full distance. */
+    const float ahead[3] = {0.0f, 0.0f, 1.0f};
+    assert_true(demo_camera_place(wall, head, ahead, 4.5f, 0.1f, eye) == 4.5f);
+    assert_true(eye[2] == 4.5f);
+    /* Beside the wall (x = 5): the line to the camera passes it. */
+    const float side[3] = {5.0f, 1.5f, 0.0f};
+    assert_true(demo_camera_place(wall, side, back, 4.5f, 0.1f, eye) == 4.5f);
+    kcc_mesh_destroy(wall);
+}
+
+static void viewer_output_paths_name_the_level_safely(void **state)
+{
+    (void)state;
+    char out[64];
+    assert_true(demo_output_path("build/viewer", "arena seed=3", "20261126-120000", "trace", out, sizeof(out)));
+    assert_string_equal(out, "build/viewer/arena_seed_3-20261126-120000.trace");
+    assert_true(demo_output_path("d", "../x/y", "1", "png", out, sizeof(out)));
+    assert_string_equal(out, "d/.._x_y-1.png");
+    assert_false(demo_output_path("build/viewer", "a-very-long-level-name-indeed", "20261126-120000", "trace",
+                                  out, 40));
+}
+
 int test_group_demo(void)
 {
     const struct CMUnitTest tests[] = {
@@ -480,6 +656,13 @@ int test_group_demo(void)
         cmocka_unit_test(headless_showcase_writes_a_picture_that_is_not_blank),
         cmocka_unit_test(penetration_of_a_box_sunk_10_cm_into_a_floor_is_10_cm),
         cmocka_unit_test(demo_walk_covers_five_metres_a_second_on_flat_ground),
+        cmocka_unit_test(cli_numbers_are_parsed_whole_or_rejected),
+        cmocka_unit_test(cli_help_states_the_defaults_the_code_uses),
+        cmocka_unit_test(isa_requests_other_than_baseline_avx2_or_empty_are_invalid),
+        cmocka_unit_test(headless_trace_exits_as_kcc_replay_does),
+        cmocka_unit_test(a_key_tapped_between_two_frames_acts_in_the_next_one),
+        cmocka_unit_test(chase_camera_stops_in_front_of_a_wall_between_it_and_the_character),
+        cmocka_unit_test(viewer_output_paths_name_the_level_safely),
     };
     return KCC_RUN_GROUP("demo", tests);
 }
