@@ -9,6 +9,13 @@ BUILD   ?= build
 PREFIX  ?= /usr/local
 LEVELS  ?= ../shared/levels
 
+# The library's version, the one place it is written: kcc.pc, the CMake package and the shared
+# library's name take it from here. The SONAME carries the major number (libkcc.so.0, a link to
+# libkcc.so.0.1.0); libkcc.so, a link to the SONAME, is what -lkcc finds at link time.
+VERSION = 0.1.0
+SONAME  = libkcc.so.$(firstword $(subst ., ,$(VERSION)))
+SHLIB   = libkcc.so.$(VERSION)
+
 # Determinism: no fast-math, no fused multiply-add contraction, SSE2 floats (x86-64 default).
 FPFLAGS  = -ffp-contract=off -fno-fast-math -fno-math-errno
 WARN     = -Wall -Wextra -Werror -Wshadow -Wpedantic -Wno-unused-function
@@ -67,12 +74,15 @@ $(BUILD)/libkcc.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libkcc.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDLIBS_ALL)
+$(BUILD)/$(SHLIB): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS_ALL)
+$(BUILD)/libkcc.so: $(BUILD)/$(SHLIB)
+	ln -sf $(SHLIB) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
 
 # ---------------------------------------------------------------- dependencies (Debian packages)
 # Each target installs what is missing (apt-get as root, otherwise it says what to install).
-DEPS_BASE  = libcglm-dev libcmocka-dev pkg-config clang libclang-rt-14-dev g++ binutils
+DEPS_BASE  = libcglm-dev libcmocka-dev pkg-config clang libclang-rt-14-dev g++ binutils cmake
 DEPS_BENCH = libembree-dev libbullet-dev libode-dev g++
 define apt_install
 	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -314,26 +324,52 @@ levels: $(BUILD)/kcc-bsp2obj
 	  echo "levels: $$n maps imported into $(DEMO_LEVELS) (OBJ + .spawns; names in levels.txt)"
 
 # ---------------------------------------------------------------- install
+# What API.md lists (headers under include/kcc/, libkcc.a, libkcc.so, lib/pkgconfig/kcc.pc) plus the
+# SONAME links and the CMake package lib/cmake/kcc (find_package(kcc): kcc::kcc, kcc::kcc_static).
+# The CMake files find the prefix from where they are, so DESTDIR staging and moved trees work.
+LIBDIR = $(DESTDIR)$(PREFIX)/lib
 install: lib $(BUILD)/kcc-replay
-	install -d $(DESTDIR)$(PREFIX)/include/kcc $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/include/kcc $(LIBDIR)/pkgconfig $(LIBDIR)/cmake/kcc $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(PUB_HDR) $(DESTDIR)$(PREFIX)/include/kcc/
-	install -m 644 $(BUILD)/libkcc.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libkcc.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(BUILD)/libkcc.a $(LIBDIR)/
+	install -m 755 $(BUILD)/$(SHLIB) $(LIBDIR)/
+	ln -sf $(SHLIB) $(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(LIBDIR)/libkcc.so
 	install -m 755 $(BUILD)/kcc-replay $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|' docs/kcc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/kcc.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' docs/kcc.pc.in >$(LIBDIR)/pkgconfig/kcc.pc
+	pointer=$$($(CC) -dM -E -x c /dev/null | awk '$$2 == "__SIZEOF_POINTER__" { print $$3 }'); \
+	for f in kccConfig kccConfigVersion; do \
+	  sed -e 's|@VERSION@|$(VERSION)|' -e 's|@SHLIB@|$(SHLIB)|' -e 's|@SONAME@|$(SONAME)|' \
+	    -e "s|@SIZEOF_POINTER@|$$pointer|" cmake/$$f.cmake.in >$(LIBDIR)/cmake/kcc/$$f.cmake || exit 1; done
 
-# A program outside the build, compiled against an installed copy with pkg-config.
+# The installed copy used the way a program outside the repository uses it, each program run with
+# no environment variables (env -i): test/install/app.c built with pkg-config against libkcc.so
+# (found at run time through the rpath to pkg-config's libdir; it needs the SONAME, libkcc.so.0),
+# with `pkg-config --static` against libkcc.a (Libs.private brings -lm; no libkcc.so needed), and
+# with CMake (test/install/CMakeLists.txt: find_package(kcc), kcc::kcc and kcc::kcc_static). The
+# installed headers also compile as C++.
+IC     = $(abspath $(BUILD))/install-check
+IC_PC  = PKG_CONFIG_PATH=$(IC)/lib/pkgconfig pkg-config
+IC_CC  = $(CC) -std=c11 -Wall -Wextra -Werror test/install/app.c
 .PHONY: install-check
 install-check: lib
-	@rm -rf $(BUILD)/install-check
-	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD))/install-check >/dev/null
-	PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check/lib/pkgconfig $(CC) -std=c11 -Wall -Wextra -Werror \
-	  test/install/app.c $$(PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check/lib/pkgconfig pkg-config --cflags --libs kcc) \
-	  -o $(BUILD)/install-check/app
-	LD_LIBRARY_PATH=$(abspath $(BUILD))/install-check/lib $(BUILD)/install-check/app
-	@# the installed headers are also C++ headers
+	@rm -rf $(IC)
+	@$(MAKE) --no-print-directory install PREFIX=$(IC) >/dev/null
+	$(IC_CC) $$($(IC_PC) --cflags --libs kcc) -Wl,-rpath,$$($(IC_PC) --variable=libdir kcc) -o $(IC)/app-shared
+	$(IC_CC) $$($(IC_PC) --cflags kcc) \
+	  $$($(IC_PC) --static --libs kcc | sed 's/-lkcc\b/-Wl,-Bstatic -lkcc -Wl,-Bdynamic/') -o $(IC)/app-static
+	@cmake -S test/install -B $(IC)/cmake -DCMAKE_PREFIX_PATH=$(IC) -DCMAKE_C_COMPILER=$(CC) \
+	  >$(IC)/cmake.log 2>&1 && cmake --build $(IC)/cmake >>$(IC)/cmake.log 2>&1 \
+	  || { cat $(IC)/cmake.log; echo "install-check: the CMake build against the installed kcc failed"; exit 1; }
+	@readelf -d $(IC)/app-shared | grep -q 'NEEDED.*\[$(SONAME)\]' \
+	  || { echo "install-check: app-shared does not load $(SONAME)"; exit 1; }
+	@for a in app-static cmake/app_cmake_static; do ! readelf -d $(IC)/$$a | grep -q 'NEEDED.*libkcc' \
+	  || { echo "install-check: $$a loads libkcc.so instead of linking libkcc.a"; exit 1; }; done
+	@for a in app-shared app-static cmake/app_cmake cmake/app_cmake_static; do \
+	  env -i $(IC)/$$a >$(IC)/run.log 2>&1 || { cat $(IC)/run.log; echo "install-check: $$a failed"; exit 1; }; \
+	  echo "install-check: $$a: $$(cat $(IC)/run.log)"; done
 	echo '#include <kcc/kcc.h>' | $(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only \
-	  $$(PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check/lib/pkgconfig pkg-config --cflags kcc) -
+	  $$($(IC_PC) --cflags kcc) -
 
 clean:
 	rm -rf $(BUILD)
