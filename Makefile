@@ -59,7 +59,10 @@ $(BUILD)/$(1)/names.txt: $(AVX2_SRC:%.c=$(BUILD)/$(1)/%.raw.o)
 $(BUILD)/$(1)/%.o: $(BUILD)/$(1)/%.raw.o $(BUILD)/$(1)/names.txt
 	objcopy --redefine-syms=$(BUILD)/$(1)/names.txt $$< $$@
 endef
-$(eval $(call avx2_variant,avx2,$$(CFLAGS_ALL),-fPIC))
+# The library's objects keep their symbols hidden (VISIBILITY) except the KCC_API functions of the
+# public headers; the AVX2 copies (kcc_avx2_*) are internal, so there KCC_API marks nothing.
+VISIBILITY = -fvisibility=hidden
+$(eval $(call avx2_variant,avx2,$$(CFLAGS_ALL),-fPIC $$(VISIBILITY) -DKCC_API=))
 
 .PHONY: all lib test unit fuzz fuzz-check bench run install clean deps deps-bench deps-fuzz
 all: lib $(BUILD)/kcc-replay
@@ -68,7 +71,7 @@ lib: $(BUILD)/libkcc.a $(BUILD)/libkcc.so
 
 $(BUILD)/obj/%.o: %.c $(LIB_HDR) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(DISPATCH) -fPIC -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(DISPATCH) -fPIC $(VISIBILITY) -c $< -o $@
 
 $(BUILD)/libkcc.a: $(LIB_OBJ)
 	@rm -f $@
@@ -347,7 +350,9 @@ install: lib $(BUILD)/kcc-replay
 # (found at run time through the rpath to pkg-config's libdir; it needs the SONAME, libkcc.so.0),
 # with `pkg-config --static` against libkcc.a (Libs.private brings -lm; no libkcc.so needed), and
 # with CMake (test/install/CMakeLists.txt: find_package(kcc), kcc::kcc and kcc::kcc_static). The
-# installed headers also compile as C++.
+# installed headers also compile as C++, and libkcc.so exports exactly the functions they declare
+# (every name followed by "(" in the preprocessed headers): a declaration without KCC_API, or an
+# internal function that is not hidden, fails here.
 IC     = $(abspath $(BUILD))/install-check
 IC_PC  = PKG_CONFIG_PATH=$(IC)/lib/pkgconfig pkg-config
 IC_CC  = $(CC) -std=c11 -Wall -Wextra -Werror test/install/app.c
@@ -370,6 +375,17 @@ install-check: lib
 	  echo "install-check: $$a: $$(cat $(IC)/run.log)"; done
 	echo '#include <kcc/kcc.h>' | $(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only \
 	  $$($(IC_PC) --cflags kcc) -
+	@echo '#include <kcc/kcc.h>' | $(CC) -E -P $$($(IC_PC) --cflags kcc) -x c - \
+	  | grep -o '\bkcc_[A-Za-z0-9_]*[[:space:]]*(' | tr -d ' \t(' | sort -u >$(IC)/declared.txt
+	@nm -D --defined-only $(IC)/lib/libkcc.so | awk '{ print $$NF }' | sort -u >$(IC)/exported.txt
+	@comm -23 $(IC)/declared.txt $(IC)/exported.txt >$(IC)/unexported.txt; \
+	comm -13 $(IC)/declared.txt $(IC)/exported.txt >$(IC)/leaked.txt; \
+	[ -s $(IC)/declared.txt ] || { echo "install-check: no function found in the installed headers"; exit 1; }; \
+	[ ! -s $(IC)/unexported.txt ] || { echo "install-check: declared in the installed headers but not exported by" \
+	  "libkcc.so (KCC_API missing?):" $$(cat $(IC)/unexported.txt); exit 1; }; \
+	[ ! -s $(IC)/leaked.txt ] || { echo "install-check: exported by libkcc.so but declared in no installed header" \
+	  "(an internal symbol; make it static or hidden):" $$(cat $(IC)/leaked.txt); exit 1; }; \
+	echo "install-check: libkcc.so exports the $$(wc -l <$(IC)/declared.txt) functions the installed headers declare, nothing else"
 
 clean:
 	rm -rf $(BUILD)
