@@ -9,6 +9,13 @@ BUILD   ?= build
 PREFIX  ?= /usr/local
 LEVELS  ?= ../shared/levels
 
+# The library's version, the one place it is written: kcc.pc, the CMake package and the shared
+# library's name take it from here. The SONAME carries the major number (libkcc.so.0, a link to
+# libkcc.so.0.1.0); libkcc.so, a link to the SONAME, is what -lkcc finds at link time.
+VERSION = 0.1.0
+SONAME  = libkcc.so.$(firstword $(subst ., ,$(VERSION)))
+SHLIB   = libkcc.so.$(VERSION)
+
 # Determinism: no fast-math, no fused multiply-add contraction, SSE2 floats (x86-64 default).
 FPFLAGS  = -ffp-contract=off -fno-fast-math -fno-math-errno
 WARN     = -Wall -Wextra -Werror -Wshadow -Wpedantic -Wno-unused-function
@@ -52,7 +59,10 @@ $(BUILD)/$(1)/names.txt: $(AVX2_SRC:%.c=$(BUILD)/$(1)/%.raw.o)
 $(BUILD)/$(1)/%.o: $(BUILD)/$(1)/%.raw.o $(BUILD)/$(1)/names.txt
 	objcopy --redefine-syms=$(BUILD)/$(1)/names.txt $$< $$@
 endef
-$(eval $(call avx2_variant,avx2,$$(CFLAGS_ALL),-fPIC))
+# The library's objects keep their symbols hidden (VISIBILITY) except the KCC_API functions of the
+# public headers; the AVX2 copies (kcc_avx2_*) are internal, so there KCC_API marks nothing.
+VISIBILITY = -fvisibility=hidden
+$(eval $(call avx2_variant,avx2,$$(CFLAGS_ALL),-fPIC $$(VISIBILITY) -DKCC_API=))
 
 .PHONY: all lib test unit fuzz fuzz-check bench run install clean deps deps-bench deps-fuzz
 all: lib $(BUILD)/kcc-replay
@@ -61,18 +71,21 @@ lib: $(BUILD)/libkcc.a $(BUILD)/libkcc.so
 
 $(BUILD)/obj/%.o: %.c $(LIB_HDR) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(DISPATCH) -fPIC -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(DISPATCH) -fPIC $(VISIBILITY) -c $< -o $@
 
 $(BUILD)/libkcc.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libkcc.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDLIBS_ALL)
+$(BUILD)/$(SHLIB): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS_ALL)
+$(BUILD)/libkcc.so: $(BUILD)/$(SHLIB)
+	ln -sf $(SHLIB) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
 
 # ---------------------------------------------------------------- dependencies (Debian packages)
 # Each target installs what is missing (apt-get as root, otherwise it says what to install).
-DEPS_BASE  = libcglm-dev libcmocka-dev pkg-config clang libclang-rt-14-dev g++ binutils
+DEPS_BASE  = libcglm-dev libcmocka-dev pkg-config clang libclang-rt-14-dev g++ binutils cmake
 DEPS_BENCH = libembree-dev libbullet-dev libode-dev g++
 define apt_install
 	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -94,8 +107,12 @@ deps-bench: deps
 SAN       = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TEST_SRC  = $(sort $(wildcard test/*.c))
 TEST_OBJ  = $(LIB_SRC:%.c=$(BUILD)/san/%.o) $(TEST_SRC:%.c=$(BUILD)/san/%.o)
-SAN_FLAGS = $(CFLAGS_ALL) $(SAN) -DKCC_DEBUG -DKCC_LEVELS_DIR='"$(LEVELS)"' \
-            -DKCC_IMPORTED_LEVELS_DIR='"$(BUILD)/levels"'
+# The tests find the real levels by absolute paths fixed here (from any working directory): the
+# shared levels (LEVELS) and the maps `make levels` imports. $(BUILD)/san/levels-dirs.txt holds them
+# and changes only when they do, so the test objects are rebuilt exactly then.
+LEVELS_DIRS = $(abspath $(LEVELS)) $(abspath $(BUILD))/levels
+SAN_FLAGS = $(CFLAGS_ALL) $(SAN) -DKCC_DEBUG -DKCC_LEVELS_DIR='"$(word 1,$(LEVELS_DIRS))"' \
+            -DKCC_IMPORTED_LEVELS_DIR='"$(word 2,$(LEVELS_DIRS))"'
 ifeq ($(AVX2),1)
 TEST_OBJ += $(AVX2_SRC:%.c=$(BUILD)/san-avx2/%.o)
 endif
@@ -105,10 +122,18 @@ $(BUILD)/san/%.o: %.c $(LIB_HDR) test/test.h | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) $(DISPATCH) -c $< -o $@
 
+.PHONY: FORCE
+$(BUILD)/san/levels-dirs.txt: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(LEVELS_DIRS)' | cmp -s - $@ || echo '$(LEVELS_DIRS)' >$@
+$(TEST_SRC:%.c=$(BUILD)/san/%.o): $(BUILD)/san/levels-dirs.txt
+
 $(BUILD)/kcc_tests: $(TEST_OBJ)
 	$(CC) $(SAN) -o $@ $^ -lcmocka $(LDLIBS_ALL)
 
-# `make unit T=pattern` runs only the tests whose names match the pattern.
+# `make unit T=pattern` runs only the tests whose names match the pattern. The closing line reads
+# "tests: N passed, M failed, K skipped", followed by which real levels the run had. With CI=true
+# in the environment (CI sets it) a test that finds the shared levels missing fails.
 # `make unit KCC_ISA=baseline` runs them with the baseline build of the move (see AVX2 above).
 UNIT_LOG = $(BUILD)/unit$(if $(KCC_ISA),-$(KCC_ISA)).log
 unit: $(BUILD)/kcc_tests
@@ -224,6 +249,8 @@ test: deps
 	$(MAKE) --no-print-directory determinism
 	@echo "make test: fuzz, install-check, replay, determinism and demo-check passed; the unit tests:"
 	@grep -H '^tests:' $(BUILD)/unit*.log
+	@! grep -q '^tests: .* [1-9][0-9]* skipped' $(BUILD)/unit*.log \
+	  || echo "make test: some unit tests were skipped (their reasons are in $(BUILD)/unit*.log)"
 
 # ---------------------------------------------------------------- benchmarks (never timed tests)
 BENCH_C   = $(sort $(wildcard test/bench/*.c))
@@ -308,26 +335,65 @@ levels: $(BUILD)/kcc-bsp2obj
 	  echo "levels: $$n maps imported into $(DEMO_LEVELS) (OBJ + .spawns; names in levels.txt)"
 
 # ---------------------------------------------------------------- install
+# What API.md lists (headers under include/kcc/, libkcc.a, libkcc.so, lib/pkgconfig/kcc.pc) plus the
+# SONAME links and the CMake package lib/cmake/kcc (find_package(kcc): kcc::kcc, kcc::kcc_static).
+# The CMake files find the prefix from where they are, so DESTDIR staging and moved trees work.
+LIBDIR = $(DESTDIR)$(PREFIX)/lib
 install: lib $(BUILD)/kcc-replay
-	install -d $(DESTDIR)$(PREFIX)/include/kcc $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/include/kcc $(LIBDIR)/pkgconfig $(LIBDIR)/cmake/kcc $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(PUB_HDR) $(DESTDIR)$(PREFIX)/include/kcc/
-	install -m 644 $(BUILD)/libkcc.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libkcc.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(BUILD)/libkcc.a $(LIBDIR)/
+	install -m 755 $(BUILD)/$(SHLIB) $(LIBDIR)/
+	ln -sf $(SHLIB) $(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(LIBDIR)/libkcc.so
 	install -m 755 $(BUILD)/kcc-replay $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|' docs/kcc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/kcc.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' docs/kcc.pc.in >$(LIBDIR)/pkgconfig/kcc.pc
+	pointer=$$($(CC) -dM -E -x c /dev/null | awk '$$2 == "__SIZEOF_POINTER__" { print $$3 }'); \
+	for f in kccConfig kccConfigVersion; do \
+	  sed -e 's|@VERSION@|$(VERSION)|' -e 's|@SHLIB@|$(SHLIB)|' -e 's|@SONAME@|$(SONAME)|' \
+	    -e "s|@SIZEOF_POINTER@|$$pointer|" cmake/$$f.cmake.in >$(LIBDIR)/cmake/kcc/$$f.cmake || exit 1; done
 
-# A program outside the build, compiled against an installed copy with pkg-config.
+# The installed copy used the way a program outside the repository uses it, each program run with
+# no environment variables (env -i): test/install/app.c built with pkg-config against libkcc.so
+# (found at run time through the rpath to pkg-config's libdir; it needs the SONAME, libkcc.so.0),
+# with `pkg-config --static` against libkcc.a (Libs.private brings -lm; no libkcc.so needed), and
+# with CMake (test/install/CMakeLists.txt: find_package(kcc), kcc::kcc and kcc::kcc_static). The
+# installed headers also compile as C++, and libkcc.so exports exactly the functions they declare
+# (every name followed by "(" in the preprocessed headers): a declaration without KCC_API, or an
+# internal function that is not hidden, fails here.
+IC     = $(abspath $(BUILD))/install-check
+IC_PC  = PKG_CONFIG_PATH=$(IC)/lib/pkgconfig pkg-config
+IC_CC  = $(CC) -std=c11 -Wall -Wextra -Werror test/install/app.c
 .PHONY: install-check
 install-check: lib
-	@rm -rf $(BUILD)/install-check
-	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD))/install-check >/dev/null
-	PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check/lib/pkgconfig $(CC) -std=c11 -Wall -Wextra -Werror \
-	  test/install/app.c $$(PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check/lib/pkgconfig pkg-config --cflags --libs kcc) \
-	  -o $(BUILD)/install-check/app
-	LD_LIBRARY_PATH=$(abspath $(BUILD))/install-check/lib $(BUILD)/install-check/app
-	@# the installed headers are also C++ headers
+	@rm -rf $(IC)
+	@$(MAKE) --no-print-directory install PREFIX=$(IC) >/dev/null
+	$(IC_CC) $$($(IC_PC) --cflags --libs kcc) -Wl,-rpath,$$($(IC_PC) --variable=libdir kcc) -o $(IC)/app-shared
+	$(IC_CC) $$($(IC_PC) --cflags kcc) \
+	  $$($(IC_PC) --static --libs kcc | sed 's/-lkcc\b/-Wl,-Bstatic -lkcc -Wl,-Bdynamic/') -o $(IC)/app-static
+	@cmake -S test/install -B $(IC)/cmake -DCMAKE_PREFIX_PATH=$(IC) -DCMAKE_C_COMPILER=$(CC) \
+	  >$(IC)/cmake.log 2>&1 && cmake --build $(IC)/cmake >>$(IC)/cmake.log 2>&1 \
+	  || { cat $(IC)/cmake.log; echo "install-check: the CMake build against the installed kcc failed"; exit 1; }
+	@readelf -d $(IC)/app-shared | grep -q 'NEEDED.*\[$(SONAME)\]' \
+	  || { echo "install-check: app-shared does not load $(SONAME)"; exit 1; }
+	@for a in app-static cmake/app_cmake_static; do ! readelf -d $(IC)/$$a | grep -q 'NEEDED.*libkcc' \
+	  || { echo "install-check: $$a loads libkcc.so instead of linking libkcc.a"; exit 1; }; done
+	@for a in app-shared app-static cmake/app_cmake cmake/app_cmake_static; do \
+	  env -i $(IC)/$$a >$(IC)/run.log 2>&1 || { cat $(IC)/run.log; echo "install-check: $$a failed"; exit 1; }; \
+	  echo "install-check: $$a: $$(cat $(IC)/run.log)"; done
 	echo '#include <kcc/kcc.h>' | $(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only \
-	  $$(PKG_CONFIG_PATH=$(abspath $(BUILD))/install-check/lib/pkgconfig pkg-config --cflags kcc) -
+	  $$($(IC_PC) --cflags kcc) -
+	@echo '#include <kcc/kcc.h>' | $(CC) -E -P $$($(IC_PC) --cflags kcc) -x c - \
+	  | grep -o '\bkcc_[A-Za-z0-9_]*[[:space:]]*(' | tr -d ' \t(' | sort -u >$(IC)/declared.txt
+	@nm -D --defined-only $(IC)/lib/libkcc.so | awk '{ print $$NF }' | sort -u >$(IC)/exported.txt
+	@comm -23 $(IC)/declared.txt $(IC)/exported.txt >$(IC)/unexported.txt; \
+	comm -13 $(IC)/declared.txt $(IC)/exported.txt >$(IC)/leaked.txt; \
+	[ -s $(IC)/declared.txt ] || { echo "install-check: no function found in the installed headers"; exit 1; }; \
+	[ ! -s $(IC)/unexported.txt ] || { echo "install-check: declared in the installed headers but not exported by" \
+	  "libkcc.so (KCC_API missing?):" $$(cat $(IC)/unexported.txt); exit 1; }; \
+	[ ! -s $(IC)/leaked.txt ] || { echo "install-check: exported by libkcc.so but declared in no installed header" \
+	  "(an internal symbol; make it static or hidden):" $$(cat $(IC)/leaked.txt); exit 1; }; \
+	echo "install-check: libkcc.so exports the $$(wc -l <$(IC)/declared.txt) functions the installed headers declare, nothing else"
 
 clean:
 	rm -rf $(BUILD)

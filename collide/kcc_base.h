@@ -8,6 +8,26 @@
 #include <stdint.h>
 #include <cglm/types.h>
 
+/// KCC_API marks each public function: libkcc.so is built with -fvisibility=hidden and exports
+/// exactly these (make install-check compares its exports with the installed headers). On Windows
+/// define KCC_BUILD_DLL to build kcc as a DLL and KCC_DLL to use that DLL; defining KCC_API
+/// beforehand replaces all of this.
+#ifndef KCC_API
+#  if defined(_WIN32) || defined(__CYGWIN__)
+#    if defined(KCC_BUILD_DLL)
+#      define KCC_API __declspec(dllexport)
+#    elif defined(KCC_DLL)
+#      define KCC_API __declspec(dllimport)
+#    else
+#      define KCC_API
+#    endif
+#  elif defined(__GNUC__) || defined(__clang__)
+#    define KCC_API __attribute__((visibility("default")))
+#  else
+#    define KCC_API
+#  endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -35,7 +55,7 @@ typedef enum kcc_status {
 } kcc_status;
 
 /// A human-readable name for a status. Never NULL, also for values out of range.
-const char *kcc_status_str(kcc_status s);
+KCC_API const char *kcc_status_str(kcc_status s);
 
 /// Allocator hook: all zero means malloc/free. Only build/create functions allocate.
 typedef struct kcc_allocator {

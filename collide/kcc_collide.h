@@ -25,12 +25,12 @@ typedef struct kcc_mesh_desc {
 
 /// Builds the mesh and its tree (binned SAH, deterministic). Copies what it needs.
 /// Errors: NULL desc/out/positions, zero triangles, bad stride, index out of range, NaN/inf.
-kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh);
+KCC_API kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh);
 /// Frees everything the mesh owns. NULL is fine.
-void       kcc_mesh_destroy(kcc_mesh *mesh);
-uint32_t   kcc_mesh_triangle_count(const kcc_mesh *mesh);
+KCC_API void       kcc_mesh_destroy(kcc_mesh *mesh);
+KCC_API uint32_t   kcc_mesh_triangle_count(const kcc_mesh *mesh);
 /// Every byte the mesh owns (vertices, tree, the struct itself).
-size_t     kcc_mesh_memory_bytes(const kcc_mesh *mesh);
+KCC_API size_t     kcc_mesh_memory_bytes(const kcc_mesh *mesh);
 
 /// Statistics of the built tree, for benchmarks and docs.
 typedef struct kcc_mesh_stats {
@@ -42,13 +42,13 @@ typedef struct kcc_mesh_stats {
     size_t   tree_bytes;       ///< tree nodes plus per-triangle index/reorder arrays
     size_t   vertex_bytes;     ///< triangle vertex data
 } kcc_mesh_stats;
-void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out);
+KCC_API void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out);
 
 /// Bounds of all non-degenerate triangles (m). out[0] = min, out[1] = max.
-void kcc_mesh_bounds(const kcc_mesh *mesh, vec3 out[2]);
+KCC_API void kcc_mesh_bounds(const kcc_mesh *mesh, vec3 out[2]);
 
 /// Copies triangle i's corners (input winding) into out. False when i is out of range.
-bool kcc_mesh_triangle(const kcc_mesh *mesh, uint32_t i, vec3 out[3]);
+KCC_API bool kcc_mesh_triangle(const kcc_mesh *mesh, uint32_t i, vec3 out[3]);
 
 typedef struct kcc_ray_hit {
     float    t;          ///< hit point = origin + t * dir
@@ -60,18 +60,18 @@ typedef struct kcc_ray_hit {
 /// Closest hit with 0 <= t <= max_t, either face. dir need not be unit length but must be non-zero
 /// and finite. Watertight: a ray through an edge or vertex shared by two triangles hits one of them.
 /// Returns false (hit untouched) on a miss or invalid arguments. Ties go to the lowest triangle index.
-bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir,
+KCC_API bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir,
                       float max_t, kcc_ray_hit *hit);
 
 /// Exact triangle/box intersection (13 separating axes; touching counts as overlap). Returns how many
 /// triangles overlap the box; writes the first `capacity` of them. out_triangles may be NULL when
 /// capacity is 0. Degenerate triangles are never reported.
-uint32_t kcc_mesh_overlap_aabb(const kcc_mesh *mesh, const vec3 box[2],
+KCC_API uint32_t kcc_mesh_overlap_aabb(const kcc_mesh *mesh, const vec3 box[2],
                                uint32_t *out_triangles, uint32_t capacity);
 
 /// Bounds-only query: triangles whose bounding box overlaps `box` (a superset of the exact answer;
 /// cheap candidate gathering). Same return convention as kcc_mesh_overlap_aabb.
-uint32_t kcc_mesh_query_bounds(const kcc_mesh *mesh, const vec3 box[2],
+KCC_API uint32_t kcc_mesh_query_bounds(const kcc_mesh *mesh, const vec3 box[2],
                                uint32_t *out_triangles, uint32_t capacity);
 
 /// First contact of a box translated along delta.
@@ -87,18 +87,18 @@ typedef struct kcc_sweep_hit {
 /// normal n has dot(n, delta) >= 0 is ignored. A triangle the box already overlaps at t = 0 is reported
 /// at t = 0 with start_overlap and the axis of least penetration as normal, if delta pushes deeper
 /// along that axis (dot(normal, delta) < -1e-6 |delta|); otherwise it is ignored. Ties go to the lowest triangle index. False on no contact.
-bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
+KCC_API bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
                          kcc_sweep_hit *hit);
 
 /* Per-triangle primitives (the exact tests the mesh queries use; handy for tests and tools). */
 
 /// Exact SAT overlap of triangle abc with box (touching counts). Degenerate triangles never overlap.
-bool kcc_tri_overlap_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2]);
+KCC_API bool kcc_tri_overlap_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2]);
 /// Watertight ray/triangle intersection (either face); writes t on a hit with 0 <= t <= max_t.
-bool kcc_tri_raycast(const vec3 a, const vec3 b, const vec3 c, const vec3 origin, const vec3 dir,
+KCC_API bool kcc_tri_raycast(const vec3 a, const vec3 b, const vec3 c, const vec3 origin, const vec3 dir,
                      float max_t, float *out_t);
 /// Swept box vs one triangle, same semantics as kcc_mesh_sweep_aabb.
-bool kcc_tri_sweep_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2],
+KCC_API bool kcc_tri_sweep_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2],
                         const vec3 delta, float *out_t, vec3 out_normal, bool *out_start_overlap);
 
 #ifdef __cplusplus

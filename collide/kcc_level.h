@@ -22,23 +22,23 @@ typedef struct kcc_level {
 /// Parses OBJ text: `v x y z [w]` and `f` lines (polygons fan-triangulated; `i`, `i/t`, `i//n`, `i/t/n`
 /// and negative indices); every other line is ignored. On failure writes "line N: what" into err
 /// (if non-NULL) and returns KCC_ERR_PARSE, leaving out untouched.
-kcc_status kcc_level_parse_obj(const char *text, size_t length, kcc_level *out,
+KCC_API kcc_status kcc_level_parse_obj(const char *text, size_t length, kcc_level *out,
                                char *err, size_t err_size);
 /// Reads and parses an OBJ file; errors name the file ("path:N: what"). Also reads spawn points from
 /// the file with the same stem and extension .spawns (one `x y z` a line) when it exists.
-kcc_status kcc_level_load_obj(const char *path, kcc_level *out, char *err, size_t err_size);
+KCC_API kcc_status kcc_level_load_obj(const char *path, kcc_level *out, char *err, size_t err_size);
 
 /// Generates a named procedural level. spec is the name followed by optional `key=value` parameters,
 /// e.g. "arena seed=3", "terrain seed=7 size=48", "showcase". Unknown names or keys: KCC_ERR_NOT_FOUND;
 /// bad values: KCC_ERR_BAD_DESC (err says which). Same spec, same triangles, bit for bit.
-kcc_status kcc_level_generate(const char *spec, kcc_level *out, char *err, size_t err_size);
+KCC_API kcc_status kcc_level_generate(const char *spec, kcc_level *out, char *err, size_t err_size);
 /// The names kcc_level_generate knows, NULL-terminated.
-const char *const *kcc_level_names(void);
+KCC_API const char *const *kcc_level_names(void);
 
 /// Builds a mesh over the level's triangles.
-kcc_status kcc_level_build_mesh(const kcc_level *level, kcc_mesh **out_mesh);
+KCC_API kcc_status kcc_level_build_mesh(const kcc_level *level, kcc_mesh **out_mesh);
 /// Frees what the level owns and zeroes it. NULL is fine.
-void kcc_level_free(kcc_level *level);
+KCC_API void kcc_level_free(kcc_level *level);
 
 #ifdef __cplusplus
 }

@@ -34,9 +34,9 @@ typedef struct kcc_character_desc {
 } kcc_character_desc;
 
 /// The defaults listed above.
-kcc_character_desc kcc_character_default_desc(void);
+KCC_API kcc_character_desc kcc_character_default_desc(void);
 /// Checks every field against its range: KCC_OK or KCC_ERR_BAD_DESC / KCC_ERR_NON_FINITE.
-kcc_status kcc_character_desc_validate(const kcc_character_desc *desc);
+KCC_API kcc_status kcc_character_desc_validate(const kcc_character_desc *desc);
 
 /// Which branch of the scheme produced the final position of a move.
 typedef enum kcc_branch {
@@ -117,14 +117,14 @@ typedef struct kcc_character {
 } kcc_character;
 
 /// Initialises ch from desc (NULL: defaults) with its box centred at center (m). Validates desc.
-kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center);
+KCC_API kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center);
 
 /// Retunes between frames. The box keeps its feet where they are; a box that would newly overlap the
 /// level is refused with KCC_ERR_OVERLAP. The level checked is the mesh of the character's last move
 /// (borrowed: it must still be alive); before any move there is nothing to check against.
-kcc_status kcc_character_set_desc(kcc_character *ch, const kcc_character_desc *desc);
+KCC_API kcc_status kcc_character_set_desc(kcc_character *ch, const kcc_character_desc *desc);
 /// The same against an explicit mesh (NULL: no overlap check).
-kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character_desc *desc,
+KCC_API kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character_desc *desc,
                                           const kcc_mesh *mesh);
 
 /// What one move did.
@@ -144,7 +144,7 @@ typedef struct kcc_move_result {
 /// infinite or larger than KCC_MAX_DISPLACEMENT input is treated as no movement
 /// (KCC_MOVE_BAD_INPUT). NULL ch or mesh: nothing happens. result may be NULL. Never allocates;
 /// characters on different threads never interact.
-void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh,
+KCC_API void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh,
                         const vec3 displacement, kcc_move_result *result);
 
 /// What a move looked at, for debug drawing (kcc_character_move_debug). Costs a few stores per probe.
@@ -163,16 +163,16 @@ typedef struct kcc_move_debug {
 } kcc_move_debug;
 
 /// kcc_character_move that also fills debug (may be NULL). Same result, same determinism.
-void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
+KCC_API void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
                               kcc_move_result *result, kcc_move_debug *debug);
 
 /// The instruction set moves run on: "avx2" (x86-64 CPUs with AVX2, when the library was built with
 /// its AVX2 variant, the default there) or "baseline". Both give the same results bit for bit.
 /// Chosen at the first move; KCC_ISA=baseline in the environment forces the baseline.
-const char *kcc_character_isa(void);
+KCC_API const char *kcc_character_isa(void);
 
 /// The character's box (m), box[0] = min, box[1] = max.
-void kcc_character_box(const kcc_character *ch, vec3 out[2]);
+KCC_API void kcc_character_box(const kcc_character *ch, vec3 out[2]);
 
 #ifdef __cplusplus
 }

@@ -45,33 +45,33 @@ typedef struct kcc_trace_writer {
 /// start is the centre the character was initialised at (m). The FILE is borrowed and not closed.
 /// Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_BAD_DESC (bad level string or desc), KCC_ERR_NON_FINITE,
 /// KCC_ERR_IO (write failed).
-kcc_status kcc_trace_begin(kcc_trace_writer *w, FILE *file, const char *level,
+KCC_API kcc_status kcc_trace_begin(kcc_trace_writer *w, FILE *file, const char *level,
                            const kcc_character_desc *desc, const vec3 start);
 /// The same into a caller buffer of `capacity` bytes (borrowed until kcc_trace_end). Running out of
 /// room gives KCC_ERR_BUFFER_TOO_SMALL; the buffer is never overrun.
-kcc_status kcc_trace_begin_buffer(kcc_trace_writer *w, char *buffer, size_t capacity,
+KCC_API kcc_status kcc_trace_begin_buffer(kcc_trace_writer *w, char *buffer, size_t capacity,
                                   const char *level, const kcc_character_desc *desc,
                                   const vec3 start);
 /// Records one frame: the displacement passed to kcc_character_move, and the character and result
 /// it produced (call right after the move). One line; no allocation. Every recording call returns
 /// KCC_ERR_NULL_ARGUMENT for a writer that was never begun or has ended (sticky after the end) and
 /// for NULL arguments (sticky: the trace would miss a step).
-kcc_status kcc_trace_record(kcc_trace_writer *w, const vec3 displacement, const kcc_character *ch,
+KCC_API kcc_status kcc_trace_record(kcc_trace_writer *w, const vec3 displacement, const kcc_character *ch,
                             const kcc_move_result *result);
 /// Records a retune: the desc passed to kcc_character_set_desc and the status it returned. Only the
 /// fields that differ from the trace's current tuning are written.
-kcc_status kcc_trace_set_desc(kcc_trace_writer *w, const kcc_character_desc *desc,
+KCC_API kcc_status kcc_trace_set_desc(kcc_trace_writer *w, const kcc_character_desc *desc,
                               kcc_status status);
 /// Records a re-initialisation (kcc_character_init with the current tuning at center, m), e.g. a
 /// respawn. Written as another `start` line.
-kcc_status kcc_trace_restart(kcc_trace_writer *w, const vec3 center);
+KCC_API kcc_status kcc_trace_restart(kcc_trace_writer *w, const vec3 center);
 /// Writes a `# text` comment line (text without newlines).
-kcc_status kcc_trace_comment(kcc_trace_writer *w, const char *text);
+KCC_API kcc_status kcc_trace_comment(kcc_trace_writer *w, const char *text);
 /// Ends the trace with `end <frames>` (a trace without it is treated as truncated) and flushes the
 /// FILE. Returns the writer's sticky status: KCC_OK when the whole trace was written.
-kcc_status kcc_trace_end(kcc_trace_writer *w);
+KCC_API kcc_status kcc_trace_end(kcc_trace_writer *w);
 /// Bytes written so far (the text length in buffer mode).
-size_t kcc_trace_writer_length(const kcc_trace_writer *w);
+KCC_API size_t kcc_trace_writer_length(const kcc_trace_writer *w);
 
 // ------------------------------------------------------------------------------ loading, replay
 
@@ -120,16 +120,16 @@ typedef struct kcc_trace {
 /// line or field), KCC_ERR_VERSION (unsupported version), KCC_ERR_NOT_FOUND (the OBJ file does not
 /// exist), KCC_ERR_BAD_DESC (desc out of range) or KCC_ERR_OUT_OF_MEMORY, writes "name:LINE: what"
 /// into err (if non-NULL) and leaves *out untouched. Allocates.
-kcc_status kcc_trace_parse(const char *text, size_t length, const char *name, kcc_trace **out,
+KCC_API kcc_status kcc_trace_parse(const char *text, size_t length, const char *name, kcc_trace **out,
                            char *err, size_t err_size);
 /// Reads and parses a trace file (KCC_ERR_IO when it cannot be read; messages start with the path).
-kcc_status kcc_trace_load(const char *path, kcc_trace **out, char *err, size_t err_size);
+KCC_API kcc_status kcc_trace_load(const char *path, kcc_trace **out, char *err, size_t err_size);
 /// Frees a trace. NULL is fine.
-void kcc_trace_free(kcc_trace *trace);
+KCC_API void kcc_trace_free(kcc_trace *trace);
 
 /// Loads or generates the trace's level and builds its mesh (free with kcc_mesh_destroy). Errors
 /// from the level reader are passed on with the message prefixed by "name:LINE: level: ".
-kcc_status kcc_trace_build_level(const kcc_trace *trace, kcc_mesh **out_mesh, char *err,
+KCC_API kcc_status kcc_trace_build_level(const kcc_trace *trace, kcc_mesh **out_mesh, char *err,
                                  size_t err_size);
 
 /// What actually happened at one step of a replay.
@@ -163,36 +163,36 @@ typedef struct kcc_trace_report {
 /// what happened at every step. Returns KCC_OK when the replay ran (check report.diverged);
 /// KCC_ERR_NULL_ARGUMENT, KCC_ERR_NON_FINITE (tolerance NaN/inf or negative) or the status of
 /// kcc_character_init otherwise. Never allocates.
-kcc_status kcc_trace_replay(const kcc_trace *trace, const kcc_mesh *mesh, float tolerance,
+KCC_API kcc_status kcc_trace_replay(const kcc_trace *trace, const kcc_mesh *mesh, float tolerance,
                             kcc_trace_outcome *outcomes, kcc_trace_report *out);
 
 /// Formats the first divergence of a report as one line: "name:LINE: frame N: expected position
 /// (x y z) flags F, got (x y z) flags G". Returns the length it needed (snprintf-style).
-int kcc_trace_format_divergence(const kcc_trace *trace, const kcc_trace_report *report, char *buf,
+KCC_API int kcc_trace_format_divergence(const kcc_trace *trace, const kcc_trace_report *report, char *buf,
                                 size_t size);
 
 /// Writes the trace's text with every expected outcome replaced by outcomes (from kcc_trace_replay;
 /// NULL keeps the stored ones). Everything else (comments, spacing, displacement text) is copied
 /// unchanged. Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_IO.
-kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outcome *outcomes, FILE *out);
+KCC_API kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outcome *outcomes, FILE *out);
 
 // ------------------------------------------------------------------------------------- helpers
 
 /// Writes v so that kcc_trace_text_to_float reads back the same bits ("%.9g", '.' decimal point;
 /// -0 stays -0, subnormals are exact; NaN is "nan", infinities "inf"/"-inf"). out has
 /// KCC_TRACE_FLOAT_CHARS bytes. Returns the length.
-int kcc_trace_float_to_text(float v, char *out);
+KCC_API int kcc_trace_float_to_text(float v, char *out);
 /// Parses one whole number token (no surrounding text). Accepts decimal and C hex floats and
 /// nan/inf; returns false on anything else or on overflow to infinity from finite digits.
-bool kcc_trace_text_to_float(const char *text, float *out);
+KCC_API bool kcc_trace_text_to_float(const char *text, float *out);
 /// Flag names joined by '|', e.g. "ON_GROUND|SLID"; "-" when zero; unknown bits as hex.
-int kcc_trace_flags_to_text(uint32_t flags, char *out, size_t size);
+KCC_API int kcc_trace_flags_to_text(uint32_t flags, char *out, size_t size);
 /// Parses what kcc_trace_flags_to_text writes (names, hex numbers, '-'). False on unknown names.
-bool kcc_trace_text_to_flags(const char *text, uint32_t *out);
+KCC_API bool kcc_trace_text_to_flags(const char *text, uint32_t *out);
 /// The name of a status as written in traces ("KCC_OK", "KCC_ERR_OVERLAP", ...).
-const char *kcc_trace_status_name(kcc_status s);
+KCC_API const char *kcc_trace_status_name(kcc_status s);
 /// The name of desc field i in `desc`/`set` lines (half_extents, step_height, ...), NULL past the end.
-const char *kcc_trace_desc_field(uint32_t i);
+KCC_API const char *kcc_trace_desc_field(uint32_t i);
 
 #ifdef __cplusplus
 }

@@ -15,16 +15,22 @@
 
 #include "kcc.h"
 
-#ifndef KCC_LEVELS_DIR
-#define KCC_LEVELS_DIR "../shared/levels"
-#endif
-/* The Quake 3 maps `make levels` imports (with a levels.txt list), when present. */
-#ifndef KCC_IMPORTED_LEVELS_DIR
-#define KCC_IMPORTED_LEVELS_DIR "build/levels"
+/* Where the real levels are, as absolute paths the Makefile passes (so the binary finds them from
+ * any working directory): KCC_LEVELS_DIR the shared levels (the Makefile's LEVELS), and
+ * KCC_IMPORTED_LEVELS_DIR the Quake 3 maps `make levels` imports (with a levels.txt list). */
+#if !defined(KCC_LEVELS_DIR) || !defined(KCC_IMPORTED_LEVELS_DIR)
+#error "KCC_LEVELS_DIR and KCC_IMPORTED_LEVELS_DIR: build the tests with make, which passes both"
 #endif
 
-/* Totals over all groups, for the closing "N passed, N failed" line. */
+/* Totals over all groups, for the closing "tests: N passed, M failed, K skipped" line. */
 extern int kcc_test_total;
+extern int kcc_test_skipped;
+
+/* A test skips with cmocka's skip(), which the suite routes through kcc_test_skip to count it: a
+ * skipped test shows in the closing line as skipped, never as passed. */
+void kcc_test_skip(const char *file, int line);
+#undef skip
+#define skip() kcc_test_skip(__FILE__, __LINE__)
 
 /* A small fixed-seed PRNG (xorshift64) for the test inputs. `salt` keeps each file's sequences its
  * own. */
@@ -81,7 +87,10 @@ int test_group_local(void);
 int test_group_trace(void);
 int test_group_demo(void);
 
-/* The five shared levels when ../shared/levels is present; returns the path of level i or NULL. */
+/* The path of shared level i (0..4) in KCC_LEVELS_DIR, or NULL when i is out of range or the file
+ * is missing. A missing file is reported once (where the levels belong) and shows in the closing
+ * tally; with CI=true in the environment it fails the calling test, since CI runs every test on
+ * the shared levels. */
 const char *kcc_test_shared_level(int i);
 
 #endif
