@@ -258,11 +258,12 @@ static float ramp_rest_y(float x, float deg)
 /* A plane y = x tan(a) (a of 10, 30 and 44 degrees, limit 45) walked straight up from x = -10
  * with step_height 0, 0.5 mm and 5 cm, at 1 and 6 m/s, 30, 120 and 360 Hz: on the ground every
  * frame, the full horizontal speed every frame, the box resting a skin above the plane under its
- * uphill edge: y = (x + HX) tan(a) + skin + HY. Before, a step_height under the slope's rise per
- * move made the slope a ledge: at 10 degrees, 1 m/s, 120 Hz, step 0, the box never moved; else it
- * slid up at v cos^2(a). Also a 65-degree slope (limit 70) at 10 m/s, 60 Hz with the default 0.35
- * m step (a rise of 0.357 m a move). A riser on a 30-degree slope is still a step: walked into at
- * 6 m/s, 0.33 m is climbed, 0.37 m blocks (the slope's rise is not counted into a ledge's). */
+ * uphill edge: y = (x + HX) tan(a) + skin + HY. Rule: a walk looks for ground step_height plus the
+ * rise of the plane stood on above the feet, so the slope's own rise is never a ledge, whatever the
+ * step height (0 included). Also a 65-degree slope (limit 70) at 10 m/s, 60 Hz with the default
+ * 0.35 m step (a rise of 0.357 m a move). A riser on a 30-degree slope is still a step: walked
+ * into at 6 m/s, 0.33 m is climbed, 0.37 m blocks (the slope's rise is not counted into a
+ * ledge's). */
 static void walking_up_a_slope_keeps_its_speed_whatever_the_step_height(void **state)
 {
     (void)state;
@@ -371,9 +372,9 @@ static void walkable_slopes_are_walked_up_and_down_without_losing_ground(void **
 }
 
 /* Ramps of 10 to 40 degrees (limit 50) between the floor and a plateau, walked up at 6 m/s: every
- * frame is on the ground and none reports a step. Crossing onto the plateau, the rise of the frame
- * comes from the ramp, the plane under the box before the move; judged against the plateau's flat
- * plane alone, it looked like a step (found by the controller's fuzzer). */
+ * frame is on the ground and none reports a step. Rule: crossing onto the plateau, the frame's rise
+ * is judged against the larger of the rises of the two ground planes (the ramp under the box at the
+ * start, the plateau at the end), so a rise the ramp explains is no step. */
 static void crossing_a_crease_onto_flatter_ground_is_not_a_step(void **state)
 {
     (void)state;
@@ -491,10 +492,10 @@ static void running_along_a_steep_slopes_foot_slides_at_full_speed(void **state)
 /* The same along a foot that lies off the axes: a floor and a 50 or 75-degree slope whose foot
  * line through the origin is turned by phi (every 20 degrees), walked into at 24, 52 and 66
  * degrees off its uphill direction at 5 and 9 m/s, 360 Hz. Once at the foot, the box slides along
- * it at the tangential part of the input (within 2%), on the floor, never stuck. Before, the walk
- * left an edge of the box in the foot, within the overlap checks' half-skin slack; a later slide
- * along the foot, parallel to it but for the rounding of its direction in float, then counted as
- * going deeper into the slope and was refused: 8 of these 216 walks stopped for good. */
+ * it at the tangential part of the input (within 2%), on the floor, never stuck. Rule: a box with
+ * an edge in the foot (within the overlap checks' half-skin slack) that slides within a millionth
+ * of a radian of parallel to the foot's plane does not go deeper into the slope: the slide is
+ * taken. */
 static void sliding_along_a_steep_foot_off_the_axes_never_sticks(void **state)
 {
     (void)state;
@@ -561,8 +562,8 @@ static kcc_mesh *gully_scene(float a, float b, float tilt)
 /* A funnel: two sides too steep to stand on, but together they hold the box up (Godot's and Jolt's
  * funnels). Dropped in, the box lands and stands, on the ground every frame, so the caller's fall
  * speed does not grow while it hangs there; it walks along the gully, down a gentle one too, and
- * jumps out of it. A gully whose floor line is steeper than the slope limit still slides. Before,
- * the box hung in every one of these, sliding and never on the ground. */
+ * jumps out of it. A gully whose floor line is steeper than the slope limit still slides. Rule:
+ * steep faces that hold the box up together are ground, and a fall they stop lands on them. */
 static void a_gully_of_steep_slopes_holds_the_box(void **state)
 {
     (void)state;
@@ -617,10 +618,10 @@ static void a_gully_of_steep_slopes_holds_the_box(void **state)
  * Godot's funnel). Two callers: one that adds gravity every frame, one that adds none while on the
  * ground. From the frame it lands: on the ground every frame, resting against the wall (a gap of at
  * most two skins) on the slope a skin above its surface (height worked out by hand from the gap),
- * and walking along the wedge at full speed. Before, the second caller's box was on the ground every
- * other frame (the probe's downward sweep sees only the slope; the wall showed up only in the slide
- * of a falling move), and the first one's left the ground for a frame after landing. A wall along
- * the slope's fall line holds nothing: the box slides down beside it. */
+ * and walking along the wedge at full speed. Rule: the funnel check counts the faces the resting
+ * box would meet sliding down the slope (the wall, which the probe's downward sweep does not see),
+ * for both callers alike. A wall along the slope's fall line holds nothing: the box slides down
+ * beside it. */
 static void a_steep_slope_leaning_on_a_wall_holds_the_box(void **state)
 {
     (void)state;
@@ -693,11 +694,9 @@ static void a_steep_slope_leaning_on_a_wall_holds_the_box(void **state)
  * rising along -x) along a crease that falls with it, as terrain often does. The box walks down
  * along the crease at 5 m/s pressing into the steep face at 1 m/s, for callers that add gravity
  * every frame and on the ground none. On the ground every frame, and the full 5 m/s along the
- * crease (at least). Before, the walk along the steep face (taken as a
- * wall) and down the ground left an edge of the box over the face's lip, a hair above the ground;
- * the probe found the steep face the highest thing under the box, which then rode the lip in the
- * air: in a 6 s walk, off the ground in 272-297 of the last 299 frames in most of these, and two
- * of them stopped for good. */
+ * crease (at least). Rule: a walk that leaves an edge of the box over the face's lip, with only the
+ * steep face under the box, follows the face down (swept, sliding along it) onto the walkable
+ * ground within max(ground_snap, step_height), as it follows stairs down. */
 static void walking_down_along_a_steep_faces_foot_stays_on_the_ground(void **state)
 {
     (void)state;
@@ -741,11 +740,9 @@ static void walking_down_along_a_steep_faces_foot_stays_on_the_ground(void **sta
 /* Walkable ground rising toward a steep face (0, 8 and 16 degrees; faces of 57, 70 and 85
  * degrees, foot along z at x = 0), falling 10 degrees, level or rising 10 degrees along the foot,
  * walked along at 4 m/s pressing into the face at 0.5 m/s, at 60, 144 and 240 Hz: on the ground
- * every frame after landing, never STUCK, and at least 95% of the 4 m/s along the foot. Before, a
- * move that took the box's lower edge a few millimetres into the face's foot (the upper box passes
- * over it) found the face under the feet, took it for steep ground walked onto and fell; the next
- * move landed again: the grounded flag flickered every other frame, or the box rode the face in
- * the air for half a second (18 of these 81 walks, up to 815 of 960 frames). */
+ * every frame after landing, never STUCK, and at least 95% of the 4 m/s along the foot. Rule: steep
+ * ground the walk goes into is a wall at any height under the step (the upper box passes over the
+ * foot): the whole box slides along the foot and never takes the face for ground walked onto. */
 static void walking_along_a_steep_faces_foot_on_tilted_ground_stays_on_the_ground(void **state)
 {
     (void)state;
@@ -793,10 +790,9 @@ static void walking_along_a_steep_faces_foot_on_tilted_ground_stays_on_the_groun
 /* A V-shaped gully of steep faces (50/55 and 60/70 degrees) whose floor line rises 0, 2 and 5
  * degrees along +x, walked up at 10, 22.5 and 45 degrees to the floor line at 4 and 10 m/s, 60 Hz:
  * on the ground every frame, never STUCK, and along the floor line at least 95% of the input's part
- * along it. Before, a walk at any angle to a rising floor line stood still for good (24 of these 36
- * walks): the upper box passed over the faces, the ground probe refused the one walked into, and
- * the whole box, sliding along that face as along a wall, ran into the rising floor line at once
- * (15 of 16 headings stuck in such a gully of oa_shouse). */
+ * along it. Rule: when the whole box's slide along the face walked into makes no headway (it runs
+ * into the rising floor line), the walk goes along the crease of that face and the ground stood on
+ * (here the floor line), or of two faces. */
 static void walking_up_a_gully_of_steep_faces_at_an_angle(void **state)
 {
     (void)state;
@@ -841,9 +837,9 @@ static void walking_up_a_gully_of_steep_faces_at_an_angle(void **state)
 
 /* A wall meeting a steep slope's foot (69 degrees, foot along z at x = 1) at 61 degrees, as in
  * oa_dm4. Walking almost straight into the slope from along the wall, the box slides up the wall
- * into the corner and on out of it along the foot, at the tangential part of the input. Before, in
- * the corner the slide along the averaged normal of the wall and the slope led into the slope, and
- * the crease of that average with the slope stopped the box there for good, from every start. */
+ * into the corner and on out of it along the foot, at the tangential part of the input. Rule: the
+ * slide goes along the first plane met whose clip leads into no other (here the slope's foot), not
+ * only the first it goes into (the averaged normal, whose crease with the slope is a dead end). */
 static void leaving_a_corner_along_a_steep_slopes_foot(void **state)
 {
     (void)state;
@@ -900,9 +896,9 @@ static kcc_mesh *stairs_scene(int n, float r, float w, bool zup)
  * move. The slide must see it all the same, whatever the character's cache holds: the box ends a
  * skin short of the wall, never overlapping: held by the face and the wall where the floor is
  * narrower than the box, grounded every frame, and on the floor, dropped to, where the floor is
- * wider (0.3 m down is more than a snap's fall along the face takes it). Before, the slide
- * queried a list that the region bounded (a KCC_DEBUG check now aborts such a query) and went into
- * the wall when the cache did not hold it (found on oa_shouse: 1 cm into a wall). */
+ * wider (0.3 m down is more than a snap's fall along the face takes it). Rule: a path that reaches
+ * past the region gathered for the move widens the move's triangle list before it queries, so it
+ * sees the wall whatever the cache holds (KCC_DEBUG builds abort a query outside the list). */
 static void following_a_steep_face_down_sees_a_wall_beyond_the_move(void **state)
 {
     (void)state;
@@ -951,9 +947,9 @@ static void following_a_steep_face_down_sees_a_wall_beyond_the_move(void **state
 /* A 0.18 m step whose riser leans back (its top `rake` behind its foot: 1, 3 and 6 cm, faces of 84-87
  * degrees, steeper than the limit) walked up and down at 1, 2 and 5 m/s, 30 to 360 Hz: up, the step
  * is climbed (feet a skin over 0.18 within 1.5 s, STEPPED_UP reported) and no frame is STUCK once
- * over it; down, the ground every frame. Before, a move shorter than the rake left the box's front
- * over the steep riser and short of the tread, the step was refused and the box stood at the
- * riser's foot for good (1 cm rake: 240 Hz at 1 and 2 m/s, 144 Hz at 1 m/s). A steep bump no
+ * over it; down, the ground every frame. Rule: when the probe finds only the steep riser under a
+ * walk, it looks ahead along the walk (at most the box's narrower half width) for walkable ground
+ * within a step and steps onto it, so a move shorter than the rake climbs too. A steep bump no
  * higher than a step (0.3 m at 60 degrees, walkable on top) is climbed the same at every rate; a
  * higher one (0.5 m) never. */
 static void a_raked_riser_is_a_step_at_any_frame_rate(void **state)
@@ -1168,8 +1164,8 @@ static void ledges_under_step_height_are_climbed_and_higher_ones_block(void **st
     walk_at_ledge(0.12f, &d, p);
     assert_float_equal(p[1], HY + d.skin_width, 1e-4);
     assert_true(p[0] < 1.0f - HX);
-    /* 1 mm over the default step with a 2 and a 5 cm skin blocks (the rounding allowance was a
-     * quarter skin: 5 and 12.5 mm) */
+    /* 1 mm over the default step with a 2 and a 5 cm skin blocks: the rounding allowance is a
+     * quarter skin capped at 0.5 mm, not the 5 and 12.5 mm a quarter of these skins would be */
     for (int k = 0; k < 2; ++k) {
         d = kcc_character_default_desc();
         d.skin_width = k ? 0.05f : 0.02f;
@@ -1184,9 +1180,9 @@ static void ledges_under_step_height_are_climbed_and_higher_ones_block(void **st
 /* A flat wall through the origin turned 73 degrees, tiled from 373 x 29 quads (0.21 x 0.38 m) over
  * 80 x 11 m, each quad split along its own diagonal (hashed), walked along at 6 m/s pressing in at
  * 30 degrees, 60 Hz, for 5 s: 6 cos 30 m/s along it every frame after the contact (within 0.5%),
- * never STUCK. Before, the box's corner met a seam's edge just as it met the wall; the seam's
- * contact normal, a box axis, was averaged in and turned the slide into the wall: it stalled
- * at frame 41 and stuck (in 245 of 300 frames of the same walk with another tiling). */
+ * never STUCK. Rule: a contact on a seam's edge, met while the box touches the wall's plane, is the
+ * wall's face contact: the edge's own axis (a box axis) never joins the averaged normal, which it
+ * would turn into the wall. */
 static void sliding_along_a_tiled_wall_off_the_axes_never_catches_on_seams(void **state)
 {
     (void)state;
@@ -1232,10 +1228,9 @@ static void sliding_along_a_tiled_wall_off_the_axes_never_catches_on_seams(void 
  * origin (c = 1000 and 5000 m, where floats step by 61 and 488 micrometres), walked along at 6 m/s
  * pressing into it at 10, 30 and 60 degrees, 60 Hz, for 25 s. The gap to the wall stays a skin
  * and the tangential speed 6 cos(angle) (within 0.5%), both within two steps of the position
- * rounding, never STUCK.
- * Before, the rounding of each slide took the box a few micrometres nearer the wall every frame,
- * nothing took it back out, and once it touched the wall it stuck for good: after 1.5 s at
- * c = 1000, yaw 17, 60 degrees. */
+ * rounding, never STUCK. Rule: a slide that starts nearer than a skin to the wall also leaves along
+ * its normal by the difference, so the rounding of positions off the axes never walks the box into
+ * the wall. */
 static void a_long_slide_along_a_wall_off_the_axes_keeps_its_gap(void **state)
 {
     (void)state;
@@ -1390,8 +1385,9 @@ static void obtuse_corner_holds_still(void **state)
 }
 
 /* The same corner met in the air (tall walls, falling from high up): the box holds its place in the
- * corner horizontally, frame after frame, while it falls exactly as fast as the input says. It
- * failed before the air rule in slide(): a sawtooth of 3-13 cm along the walls. */
+ * corner horizontally, frame after frame, while it falls exactly as fast as the input says.
+ * Rule: in the air among walls, a leg of the slide that turns back against the input keeps only
+ * its vertical part, so the box neither saws along the walls nor slows its fall. */
 static void obtuse_corner_holds_still_in_the_air(void **state)
 {
     (void)state;
@@ -1488,9 +1484,8 @@ static void wall_of_many_small_triangles_slides_smoothly(void **state)
  * x 68..78, y -16..-7 in the plane z = 16), and a character walking into it at 46 degrees, a skin
  * from it. Both triangles are touched at once; the second one, met with the box against its
  * plane, may only repeat the first one's contact: the character slides the full tangential part of
- * every step (-0.0575 m in x), z unchanged, never stuck. (Its SAT once tied the face axis with a
- * box axis and reported that axis as a second normal: averaged with the wall's, it stopped the
- * slide dead at the seam.) */
+ * every step (-0.0575 m in x), z unchanged, never stuck. (A box axis reported for the second
+ * triangle, averaged with the wall's normal, would stop the slide dead at the seam.) */
 static void flat_wall_split_along_a_diagonal_slides_across_the_seam(void **state)
 {
     (void)state;
@@ -1526,9 +1521,9 @@ static void flat_wall_split_along_a_diagonal_slides_across_the_seam(void **state
 /* A wall (the plane z = 1) and, wholly behind its plane, a slanted face of the block behind it (an
  * edge on the plane at x = 1.7017, rising 0.11 m over 1 m of x). A character walking along the wall
  * while pushing into it slides at exactly the input's tangential speed, every frame, a skin from the
- * wall. (The slanted face, touched within the sweep's 0.1 mm window only by a box that has gone
- * through the wall's plane, once joined the averaged normal: the slide tilted and one frame moved
- * 5% faster than the input.) */
+ * wall. Rule: when a sweep meets the wall's axis-aligned plane face first, a triangle wholly beyond
+ * that plane is not tested, so the slanted face (which only a box gone through the wall's plane
+ * touches, within the sweep's 0.1 mm window) never joins the averaged normal. */
 static void a_face_behind_a_walls_plane_does_not_deflect_the_slide(void **state)
 {
     (void)state;
@@ -1974,7 +1969,7 @@ static void move_debug_reports_rays_contacts_and_positions(void **state)
         }
         assert_true(dbg.tried & (1u << 1));
     }
-    /* against the wall now (z = 1 - 0.3 - skin): the last move slid */
+    /* against the wall (z = 1 - 0.3 - skin): the last move slid */
     assert_int_equal(rb.branch, KCC_BRANCH_P4);
     assert_true(dbg.contact_count >= 1);
     assert_float_equal(dbg.averaged_normal[2], -1.0f, 1e-5);
@@ -2028,9 +2023,8 @@ static void bad_input_gets_a_status_or_a_flag_never_a_crash(void **state)
 }
 
 /* A displacement beyond KCC_MAX_DISPLACEMENT (10 km) is bad input: no movement. One at the limit is
- * swept like any other: into a wall at x = 5 it stops a skin in front of it. (2e38 m used to
- * overflow the cache's region to infinity, which the tree walk did not survive: found by the
- * controller's fuzzer.) */
+ * swept like any other: into a wall at x = 5 it stops a skin in front of it. The limit keeps every
+ * region a move computes finite (2e38 m would grow the cache's region to infinity). */
 static void displacements_beyond_the_limit_are_bad_input_and_at_it_are_swept(void **state)
 {
     (void)state;
