@@ -112,14 +112,14 @@ typedef struct obj_state {
     uint64_t last_vertex_line;  /* the line of the last v statement */
 } obj_state;
 
-/* The index part of a face vertex, [t, ie), as a 1-based index into the vertices so far (negative
- * indices resolved); false with a message when it is 0 or out of range. */
-static bool face_index(obj_state *st, const char *t, const char *ie, uint64_t line, uint64_t *out,
-                       parse_error *pe)
+/* The index part of a face vertex, [t, ie), read as `read` with value idx, as a 1-based index into
+ * the vertices so far (negative indices resolved); false with a message when it is 0 or out of
+ * range. */
+static bool face_index(obj_state *st, const char *t, const char *ie, kcc_num_result read,
+                       int64_t idx, uint64_t line, uint64_t *out, parse_error *pe)
 {
     uint32_t vc = st->b.level.vertex_count;
-    int64_t idx = 0;
-    bool in_range = kcc_text_to_int(t, ie, -INT64_MAX, INT64_MAX, &idx) == KCC_NUM_OK;
+    bool in_range = read == KCC_NUM_OK;
     bool neg = *t == '-';
     if (in_range && idx == 0)
         return fail(pe, line, KCC_ERR_PARSE, "face index 0 is invalid (indices start at 1)");
@@ -147,7 +147,9 @@ static bool face_vertex(obj_state *st, const char *t, const char *te, uint64_t l
 {
     const char *s1 = memchr(t, '/', (size_t)(te - t));
     const char *ie = s1 ? s1 : te;
-    bool ok = is_int(t, ie);
+    int64_t value = 0;
+    kcc_num_result read = kcc_text_to_int(t, ie, -INT64_MAX, INT64_MAX, &value);
+    bool ok = read != KCC_NUM_SYNTAX;
     if (ok && s1) {
         const char *s2 = memchr(s1 + 1, '/', (size_t)(te - s1 - 1));
         if (s2)   /* i//n or i/t/n: t may be empty, n may not */
@@ -162,7 +164,7 @@ static bool face_vertex(obj_state *st, const char *t, const char *te, uint64_t l
                     "bad face vertex '%s' (expected i, i/t, i//n or i/t/n)", ex);
     }
     uint64_t idx = 0;
-    if (!face_index(st, t, ie, line, &idx, pe))
+    if (!face_index(st, t, ie, read, value, line, &idx, pe))
         return false;
     if (idx > st->max_index) {
         st->max_index = idx;
@@ -272,10 +274,11 @@ typedef struct line_reader {
     uint64_t     line;    /* lines delivered so far */
 } line_reader;
 
-static bool deliver(line_reader *r, const char *s, const char *e)
+/* Delivers line [s, e); `nul` is the first NUL byte of the text at or after s, or NULL. */
+static bool deliver(line_reader *r, const char *s, const char *e, const char *nul)
 {
     r->line++;
-    if (memchr(s, '\0', (size_t)(e - s)))
+    if (nul && nul <= e)
         return fail(r->pe, r->line, KCC_ERR_PARSE, "NUL byte: binary data, not a text file");
     return r->fn(r->ctx, s, e, r->line, r->pe);
 }
@@ -294,6 +297,7 @@ static bool feed_lines(line_reader *r, const char *text, size_t length, bool fin
     const char *nl = p;                 /* the next \n at or after p (end: none), kept across */
     bool nl_known = false;              /* lines so that \r-only files stay linear */
     const bool has_cr = memchr(text, '\r', length) != NULL;
+    const char *nul = memchr(text, '\0', length);   /* any NUL fails the line that holds it */
     while (p < end) {
         if (!nl_known || nl < p) {
             nl = memchr(p, '\n', (size_t)(end - p));
@@ -308,7 +312,7 @@ static bool feed_lines(line_reader *r, const char *text, size_t length, bool fin
             e = cr;
         if (e == end && !final)
             break;
-        if (!deliver(r, p, e))
+        if (!deliver(r, p, e, nul))
             return false;
         p = e + 1;
     }
