@@ -650,10 +650,13 @@ static kcc_status parse_int_text(parser *p, const char *s, const char *e, int64_
     return KCC_OK;
 }
 
-static kcc_status parse_int_token(parser *p, uint32_t i, int64_t min, int64_t max, const char *what,
-                                  int64_t *out)
+// A line of two fields, `usage` (e.g. "end <frame count>"), whose second is an integer.
+static kcc_status int_line(parser *p, const char *usage, int64_t min, int64_t max, const char *what,
+                           int64_t *out)
 {
-    return parse_int_text(p, p->text + p->tok_begin[i], p->text + p->tok_end[i], min, max, what, out);
+    if (p->ntok != 2)
+        return fail(p, KCC_ERR_PARSE, "expected '%s'", usage);
+    return parse_int_text(p, p->text + p->tok_begin[1], p->text + p->tok_end[1], min, max, what, out);
 }
 
 static kcc_status parse_status(parser *p, uint32_t i, kcc_status *out)
@@ -781,10 +784,8 @@ static kcc_status header_line(parser *p, const char *t0)
     if (!tok_is(p, 0, "kcc-trace"))
         return fail(p, KCC_ERR_PARSE, "not a kcc trace: expected 'kcc-trace %d', found '%s'",
                     KCC_TRACE_VERSION, t0);
-    if (p->ntok != 2)
-        return fail(p, KCC_ERR_PARSE, "expected 'kcc-trace <version>'");
     int64_t version;
-    kcc_status st = parse_int_token(p, 1, 0, INT32_MAX, "version", &version);
+    kcc_status st = int_line(p, "kcc-trace <version>", 0, INT32_MAX, "version", &version);
     if (st != KCC_OK)
         return st;
     if (version != KCC_TRACE_VERSION)
@@ -941,10 +942,8 @@ static kcc_status set_line(parser *p)
 // `end N`: N must be the number of frames read.
 static kcc_status end_line(parser *p)
 {
-    if (p->ntok != 2)
-        return fail(p, KCC_ERR_PARSE, "expected 'end <frame count>'");
     int64_t n;
-    kcc_status st = parse_int_token(p, 1, 0, UINT32_MAX, "frame count", &n);
+    kcc_status st = int_line(p, "end <frame count>", 0, UINT32_MAX, "frame count", &n);
     if (st != KCC_OK)
         return st;
     if (n != (int64_t)p->trace->frame_count)
