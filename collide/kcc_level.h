@@ -20,13 +20,26 @@ typedef struct kcc_level {
 } kcc_level;
 
 /// Parses OBJ text: `v x y z [w]` and `f` lines (polygons fan-triangulated; `i`, `i/t`, `i//n`, `i/t/n`
-/// and negative indices); every other line is ignored. On failure writes "line N: what" into err
-/// (if non-NULL) and returns KCC_ERR_PARSE, leaving out untouched.
+/// and negative indices); other statements are ignored. Refuses what is not an OBJ level: NUL bytes
+/// or a statement keyword that is not UTF-8 text (binary data), no face at all
+/// (KCC_ERR_NO_TRIANGLES), and a last vertex that no face uses (a file cut short). On failure writes
+/// "line N: what" into err (if non-NULL) and returns the status (KCC_ERR_PARSE unless noted),
+/// leaving out untouched.
 KCC_API kcc_status kcc_level_parse_obj(const char *text, size_t length, kcc_level *out,
                                char *err, size_t err_size);
-/// Reads and parses an OBJ file; errors name the file ("path:N: what"). Also reads spawn points from
-/// the file with the same stem and extension .spawns (one `x y z` a line) when it exists.
+/// Reads and parses an OBJ file, then its spawn points (kcc_level_load_spawns); errors name the file
+/// ("path:N: what"). A bad spawn file fails the whole load with an error naming the spawn file;
+/// kcc_level_load_obj_geometry then still loads the geometry alone.
 KCC_API kcc_status kcc_level_load_obj(const char *path, kcc_level *out, char *err, size_t err_size);
+/// Reads and parses an OBJ file without its spawn file (spawn_count 0). The file is read once in
+/// 1 MiB pieces: a line longer than that fails (KCC_ERR_TOO_LARGE) unless it holds a comment,
+/// whose rest is skipped, so memory stays bounded whatever the comments.
+KCC_API kcc_status kcc_level_load_obj_geometry(const char *path, kcc_level *out, char *err,
+                                       size_t err_size);
+/// Reads the spawn file beside the OBJ file at path (the same stem, extension .spawns: one `x y z`
+/// a line) into level, replacing its spawn points. No such file: KCC_OK, level unchanged. Errors
+/// name the spawn file ("dir/name.spawns:N: what") and leave level unchanged.
+KCC_API kcc_status kcc_level_load_spawns(const char *path, kcc_level *level, char *err, size_t err_size);
 
 /// Generates a named procedural level. spec is the name followed by optional `key=value` parameters,
 /// e.g. "arena seed=3", "terrain seed=7 size=48", "showcase". Unknown names or keys: KCC_ERR_NOT_FOUND;
@@ -37,6 +50,10 @@ KCC_API const char *const *kcc_level_names(void);
 
 /// Builds a mesh over the level's triangles.
 KCC_API kcc_status kcc_level_build_mesh(const kcc_level *level, kcc_mesh **out_mesh);
+/// A content hash of the level's triangles: 64-bit FNV-1a over the bit patterns (little-endian) of
+/// the nine corner coordinates of every triangle, in order. The same triangles give the same hash
+/// whatever their indexing and spawn points; traces store it to notice a level that changed.
+KCC_API uint64_t kcc_level_hash(const kcc_level *level);
 /// Frees what the level owns and zeroes it. NULL is fine.
 KCC_API void kcc_level_free(kcc_level *level);
 

@@ -1,5 +1,5 @@
 /* level_common.c: the kcc_level builder shared by the OBJ reader and the generators, plus
- * kcc_level_free and kcc_level_build_mesh. Owns no state; allocates only level arrays. */
+ * kcc_level_free, kcc_level_hash and kcc_level_build_mesh. Owns no state; allocates only level arrays. */
 #include "level_internal.h"
 
 #include <stdlib.h>
@@ -138,6 +138,26 @@ void kcc_level_free(kcc_level *level)
     free(level->indices);
     free(level->spawns);
     memset(level, 0, sizeof(*level));
+}
+
+uint64_t kcc_level_hash(const kcc_level *level)
+{
+    uint64_t h = 0xcbf29ce484222325ull;                 /* FNV-1a 64 offset basis */
+    if (!level || !level->positions || !level->indices)
+        return h;
+    for (size_t i = 0; i < 3u * (size_t)level->triangle_count; ++i) {
+        uint32_t v = level->indices[i];
+        for (int k = 0; k < 3; ++k) {
+            float f = v < level->vertex_count ? level->positions[3u * (size_t)v + k] : 0.0f;
+            uint32_t bits;
+            memcpy(&bits, &f, sizeof bits);
+            for (int byte = 0; byte < 4; ++byte) {
+                h ^= (bits >> (8 * byte)) & 0xffu;
+                h *= 0x100000001b3ull;                  /* FNV-1a 64 prime */
+            }
+        }
+    }
+    return h;
 }
 
 kcc_status kcc_level_build_mesh(const kcc_level *level, kcc_mesh **out_mesh)

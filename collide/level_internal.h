@@ -1,10 +1,12 @@
 /* level_internal.h: shared by the level readers and generators (collide/obj.c, level_common.c,
- * levels.c, showcase.c) and their tests: the growable level builder and the number parser.
+ * levelgen.c, showcase.c) and their tests: the growable level builder and the generators' helpers;
+ * the number readers come from text_internal.h.
  * Never installed; not part of the public API. */
 #ifndef KCC_LEVEL_INTERNAL_H
 #define KCC_LEVEL_INTERNAL_H
 
 #include "kcc_level.h"
+#include "text_internal.h"
 
 /// Largest vertex / triangle count a level may hold: 3 * count must fit a uint32_t, so that
 /// flat index arithmetic (3 * i + k) can never wrap in the mesh or in callers.
@@ -29,17 +31,6 @@ void     kcc_lb_spawn(kcc_level_builder *b, float x, float y, float z);
 kcc_status kcc_lb_finish(kcc_level_builder *b, kcc_level *out);
 void     kcc_lb_discard(kcc_level_builder *b);
 
-/// Parses one decimal number spanning exactly [s, end): [+-]digits[.digits][(e|E)[+-]digits]
-/// (".5" and "5." too). Correctly rounded to float (round half to even) whatever the locale, so
-/// any float printed with "%.9g" reads back bit-exactly. Values below half the smallest
-/// subnormal become a signed zero.
-typedef enum kcc_num_result {
-    KCC_NUM_OK = 0,
-    KCC_NUM_SYNTAX,      ///< not a decimal number
-    KCC_NUM_NON_FINITE,  ///< inf / nan spelled out
-    KCC_NUM_RANGE,       ///< magnitude beyond FLT_MAX (would round to infinity)
-} kcc_num_result;
-kcc_num_result kcc_parse_float(const char *s, const char *end, float *out);
 
 /// The OBJ parser with explicit vertex / triangle limits (tests use small ones to reach the
 /// "too large" path). Same contract as kcc_level_parse_obj otherwise.

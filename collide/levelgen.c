@@ -328,7 +328,7 @@ kcc_status kcc_level_generate(const char *spec, kcc_level *out, char *err, size_
             }
         } else {
             bit = 4;
-            ok = kcc_parse_float(v, te, &prm.scale) == KCC_NUM_OK && prm.scale >= 0.01f &&
+            ok = kcc_text_to_float(v, te, 0, &prm.scale) == KCC_NUM_OK && prm.scale >= 0.01f &&
                  prm.scale <= 100.0f;
             if (!ok) {
                 set_err(err, err_size, "%s: scale must be a number from 0.01 to 100%s", tok, "");

@@ -1,398 +1,13 @@
-/* obj.c: the OBJ and .spawns readers behind kcc_level_parse_obj / kcc_level_load_obj, and the
- * locale-independent, correctly rounded decimal-to-float parser they share. Reads `v` and `f`
- * lines, ignores the rest; never trusts a count from the input; allocates only the level arrays
- * (grown geometrically) and the file buffer. No global state. */
+/* obj.c: the OBJ and .spawns readers behind kcc_level_parse_obj / kcc_level_load_obj (numbers
+ * through text_internal.h). Reads `v` and `f` lines, ignores the rest; never trusts a count
+ * from the input; allocates only the level arrays (grown geometrically) and the file buffer.
+ * No global state. */
 #include "level_internal.h"
 
-#include <float.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------------------------------------ */
-/* Decimal to float.                                                                          */
-/*                                                                                            */
-/* Fast path (almost every number in a level file): at most 19 significant digits w and a    */
-/* decimal exponent |e| <= 22 with w <= 2^53, so w and 10^|e| are exact doubles and one IEEE   */
-/* multiply or divide gives the correctly rounded double d. Rounding d to float then gives    */
-/* the correctly rounded float unless d sits exactly on a midpoint between two floats (every  */
-/* float midpoint is a double, and rounding is monotonic), which is checked; those rare cases */
-/* and everything else go to the exact path: compare the decimal value against float          */
-/* midpoints with big integers and step to the right float.                                   */
-/* ------------------------------------------------------------------------------------------ */
-
-/* A float midpoint has at most 113 significant decimal digits (odd 25-bit integer times 2^-150
- * at worst), so keeping 120 digits plus a sticky non-zero digit decides every rounding exactly. */
-#define NUM_MAX_DIGITS 120
-#define BIG_LIMBS      56     /* 1792 bits; the largest operand needs under 800 */
-
-typedef struct big {
-    uint32_t w[BIG_LIMBS];    /* little-endian limbs */
-    int n;                    /* limbs in use */
-} big;
-
-static void big_set_u32(big *b, uint32_t v)
-{
-    b->w[0] = v;
-    b->n = v ? 1 : 0;
-}
-
-static void big_mul_add(big *b, uint32_t m, uint32_t add)
-{
-    uint64_t carry = add;
-    for (int i = 0; i < b->n; ++i) {
-        uint64_t t = (uint64_t)b->w[i] * m + carry;
-        b->w[i] = (uint32_t)t;
-        carry = t >> 32;
-    }
-    if (carry && b->n < BIG_LIMBS)
-        b->w[b->n++] = (uint32_t)carry;
-}
-
-static void big_mul_pow10(big *b, int e)
-{
-    while (e >= 9) {
-        big_mul_add(b, 1000000000u, 0);
-        e -= 9;
-    }
-    static const uint32_t p10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
-                                    100000000};
-    if (e > 0)
-        big_mul_add(b, p10[e], 0);
-}
-
-static void big_shl(big *b, int bits)
-{
-    if (b->n == 0 || bits <= 0)
-        return;
-    int limbs = bits / 32, r = bits % 32;
-    if (b->n + limbs + 1 > BIG_LIMBS)
-        return;                    /* cannot happen within the clamped exponent range */
-    b->w[b->n] = 0;
-    int n = b->n + 1;
-    for (int i = n - 1; i >= 0; --i) {
-        uint32_t hi = b->w[i] << r;
-        if (r && i > 0)
-            hi |= b->w[i - 1] >> (32 - r);
-        b->w[i + limbs] = hi;
-    }
-    for (int i = 0; i < limbs; ++i)
-        b->w[i] = 0;
-    b->n = n + limbs;
-    while (b->n > 0 && b->w[b->n - 1] == 0)
-        b->n--;
-}
-
-static int big_cmp(const big *a, const big *b)
-{
-    if (a->n != b->n)
-        return a->n < b->n ? -1 : 1;
-    for (int i = a->n - 1; i >= 0; --i)
-        if (a->w[i] != b->w[i])
-            return a->w[i] < b->w[i] ? -1 : 1;
-    return 0;
-}
-
-typedef struct decimal {
-    uint8_t digits[NUM_MAX_DIGITS + 1];  /* significant digits, first one non-zero */
-    int     count;
-    int     exp10;                        /* value = digits * 10^exp10 */
-} decimal;
-
-/* Sign of (decimal value) - (2m+1) * 2^(q-1), the midpoint above the float mantissa m * 2^q. */
-static int cmp_midpoint(const decimal *d, uint32_t m, int q)
-{
-    big lhs, rhs;
-    big_set_u32(&lhs, 0);
-    for (int i = 0; i < d->count; ++i)
-        big_mul_add(&lhs, 10, d->digits[i]);     /* 0 * 10 + digit seeds an empty number */
-    big_set_u32(&rhs, 2u * m + 1u);
-    int p = q - 1;
-    if (d->exp10 >= 0)
-        big_mul_pow10(&lhs, d->exp10);
-    else
-        big_mul_pow10(&rhs, -d->exp10);
-    if (p >= 0)
-        big_shl(&rhs, p);
-    else
-        big_shl(&lhs, -p);
-    return big_cmp(&lhs, &rhs);
-}
-
-static void float_parts(uint32_t bits, uint32_t *m, int *q)
-{
-    uint32_t ef = bits >> 23, frac = bits & 0x7fffffu;
-    if (ef == 0) {
-        *m = frac;
-        *q = -149;
-    } else {
-        *m = frac | 0x800000u;
-        *q = (int)ef - 150;
-    }
-}
-
-static float bits_to_float(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, sizeof(f));
-    return f;
-}
-
-static uint32_t float_to_bits(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof(b));
-    return b;
-}
-
-/* Exact rounding of a positive decimal, starting from an estimate (at most a few floats away).
- * Returns false when the value rounds to infinity. */
-static bool decimal_to_float_exact(const decimal *d, float estimate, float *out)
-{
-    uint32_t b = float_to_bits(estimate);
-    if (b > 0x7f7fffffu)
-        b = 0x7f7fffffu;
-    for (int iter = 0; iter < 64; ++iter) {
-        uint32_t m;
-        int q;
-        float_parts(b, &m, &q);
-        int up = cmp_midpoint(d, m, q);             /* against the midpoint above b */
-        if (up > 0 || (up == 0 && (b & 1u))) {
-            if (b == 0x7f7fffffu)
-                return false;                       /* at or past FLT_MAX + half an ulp */
-            b++;
-            continue;
-        }
-        if (b > 0) {
-            float_parts(b - 1u, &m, &q);
-            int down = cmp_midpoint(d, m, q);       /* against the midpoint below b */
-            if (down < 0 || (down == 0 && (b & 1u))) {
-                b--;
-                continue;
-            }
-        }
-        break;
-    }
-    *out = bits_to_float(b);
-    return true;
-}
-
-static const double pow10_exact[23] = {
-    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-};
-
-/* An estimate of w * 10^e (a few double ulps off at most; e within [-200, 60]). */
-static double scale_pow10(double w, int e)
-{
-    while (e > 22) {
-        w *= 1e22;
-        e -= 22;
-    }
-    while (e < -22) {
-        w /= 1e22;
-        e += 22;
-    }
-    return e >= 0 ? w * pow10_exact[e] : w / pow10_exact[-e];
-}
-
-/* True when the double d lies exactly halfway between two adjacent floats. */
-static bool is_float_midpoint(double d)
-{
-    float f = (float)d;
-    if ((double)f == d)
-        return false;
-    uint32_t b = float_to_bits(f);
-    /* the neighbour of f on d's side (d > 0 here) */
-    uint32_t nb = (double)f < d ? b + 1u : b - 1u;
-    if (nb >= 0x7f800000u)
-        return d == (double)FLT_MAX + 0x1p103;      /* halfway to 2^128 */
-    double mid = ((double)f + (double)bits_to_float(nb)) * 0.5;
-    return d == mid;
-}
-
-/* The general path: any number of digits, any exponent. */
-static kcc_num_result parse_float_full(const char *s, const char *end, float *out)
-{
-    const char *p = s;
-    bool neg = false;
-    if (p < end && (*p == '+' || *p == '-')) {
-        neg = *p == '-';
-        p++;
-    }
-    if (p < end && (*p == 'i' || *p == 'I' || *p == 'n' || *p == 'N')) {
-        /* inf, infinity, nan, nan(...) */
-        static const char *const words[] = {"inf", "infinity", "nan"};
-        size_t len = (size_t)(end - p);
-        for (int k = 0; k < 3; ++k) {
-            size_t wl = strlen(words[k]);
-            if (len < wl)
-                continue;
-            bool same = true;
-            for (size_t i = 0; i < wl; ++i)
-                if ((p[i] | 0x20) != words[k][i])
-                    same = false;
-            if (same && (len == wl || (k == 2 && p[3] == '(' && end[-1] == ')')))
-                return KCC_NUM_NON_FINITE;
-        }
-        return KCC_NUM_SYNTAX;
-    }
-
-    decimal d;
-    d.count = 0;
-    int64_t dexp = 0;        /* decimal exponent of the kept digits (64-bit: inputs are huge) */
-    uint64_t w = 0;          /* the first 19 significant digits */
-    bool sticky = false;     /* a non-zero digit beyond NUM_MAX_DIGITS */
-    int any_digit = 0;
-    bool seen_point = false;
-    for (; p < end; ++p) {
-        char c = *p;
-        if (c == '.') {
-            if (seen_point)
-                return KCC_NUM_SYNTAX;
-            seen_point = true;
-            continue;
-        }
-        if (c < '0' || c > '9')
-            break;
-        any_digit = 1;
-        int v = c - '0';
-        if (d.count == 0 && v == 0) {
-            if (seen_point && dexp > -1000000000000000)
-                dexp--;                  /* leading zero after the point */
-            continue;
-        }
-        if (d.count < NUM_MAX_DIGITS) {
-            d.digits[d.count++] = (uint8_t)v;
-            if (d.count <= 19)
-                w = w * 10u + (uint64_t)v;
-            if (seen_point)
-                dexp--;
-        } else {
-            if (v)
-                sticky = true;
-            if (!seen_point && dexp < 1000000000000000)
-                dexp++;
-        }
-    }
-    if (!any_digit)
-        return KCC_NUM_SYNTAX;
-    int64_t exp_part = 0;
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        p++;
-        bool eneg = false;
-        if (p < end && (*p == '+' || *p == '-')) {
-            eneg = *p == '-';
-            p++;
-        }
-        if (p >= end || *p < '0' || *p > '9')
-            return KCC_NUM_SYNTAX;
-        for (; p < end && *p >= '0' && *p <= '9'; ++p)
-            if (exp_part < 1000000000000000)
-                exp_part = exp_part * 10 + (*p - '0');
-        if (eneg)
-            exp_part = -exp_part;
-    }
-    if (p != end)
-        return KCC_NUM_SYNTAX;
-
-    if (d.count == 0) {
-        *out = neg ? -0.0f : 0.0f;
-        return KCC_NUM_OK;
-    }
-    /* dexp and exp_part saturate near +-1e16 (beyond any input that fits in memory), so the
-     * sum cannot overflow; then clamp far outside the float range */
-    int64_t e = dexp + exp_part;
-    if (e > 100000)
-        e = 100000;
-    if (e < -100000)
-        e = -100000;
-    int64_t order = d.count + e;                    /* value in [10^(order-1), 10^order) */
-    if (order - 1 > 38)
-        return KCC_NUM_RANGE;                       /* >= 1e39 > FLT_MAX */
-    if (order < -46) {                              /* < 1e-46, below half the least subnormal */
-        *out = neg ? -0.0f : 0.0f;
-        return KCC_NUM_OK;
-    }
-    d.exp10 = (int)e;
-    if (sticky) {                                   /* "slightly more than the kept digits" */
-        d.digits[d.count++] = 1;
-        d.exp10--;
-    }
-
-    float f;
-    if (d.count <= 19 && w <= (1ull << 53) && d.exp10 >= -22 && d.exp10 <= 22) {
-        double dv = d.exp10 >= 0 ? (double)w * pow10_exact[d.exp10]
-                                 : (double)w / pow10_exact[-d.exp10];
-        const double limit = (double)FLT_MAX + 0x1p103;   /* halfway from FLT_MAX to 2^128 */
-        if (dv > limit)
-            return KCC_NUM_RANGE;
-        if (dv < limit && !is_float_midpoint(dv)) {
-            f = (float)dv;
-            *out = neg ? -f : f;
-            return KCC_NUM_OK;
-        }
-    }
-    int dropped = d.count > 19 ? d.count - 19 : 0;
-    double est = scale_pow10((double)w, d.exp10 + dropped);
-    float fe = est > (double)FLT_MAX ? FLT_MAX : (float)est;
-    if (!decimal_to_float_exact(&d, fe, &f))
-        return KCC_NUM_RANGE;
-    *out = neg ? -f : f;
-    return KCC_NUM_OK;
-}
-
-/* The common case in level files, decided in one pass: at most 19 significant digits and an
- * exponent that keeps w * 10^e on the exact-double fast path; everything else is re-read by
- * parse_float_full. */
-kcc_num_result kcc_parse_float(const char *s, const char *end, float *out)
-{
-    const char *p = s;
-    bool neg = false;
-    if (p < end && (*p == '+' || *p == '-')) {
-        neg = *p == '-';
-        p++;
-    }
-    uint64_t w = 0;
-    int nd = 0, e = 0;
-    bool any = false, point = false;
-    for (; p < end; ++p) {
-        char c = *p;
-        if (c >= '0' && c <= '9') {
-            any = true;
-            if (nd == 0 && c == '0') {
-                e -= point ? 1 : 0;
-                if (e < -300)
-                    return parse_float_full(s, end, out);
-                continue;
-            }
-            if (nd == 19)
-                return parse_float_full(s, end, out);
-            w = w * 10u + (uint64_t)(c - '0');
-            nd++;
-            e -= point ? 1 : 0;
-        } else if (c == '.' && !point) {
-            point = true;
-        } else {
-            break;
-        }
-    }
-    if (!any || p != end || w > (1ull << 53))
-        return parse_float_full(s, end, out);          /* exponent, syntax error, inf, nan ... */
-    if (w == 0) {
-        *out = neg ? -0.0f : 0.0f;
-        return KCC_NUM_OK;
-    }
-    if (e < -22)
-        return parse_float_full(s, end, out);
-    double dv = (double)w / pow10_exact[-e];           /* e <= 0 here: no exponent part */
-    if (is_float_midpoint(dv))
-        return parse_float_full(s, end, out);
-    float f = (float)dv;
-    *out = neg ? -f : f;
-    return KCC_NUM_OK;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Line reader                                                                                */
@@ -466,7 +81,7 @@ static bool parse_numbers(const char *p, const char *end, float *vals, int min_c
         if (n >= max_count)
             return fail(pe, line, KCC_ERR_PARSE, "too many numbers (at most %d)", max_count);
         float v = 0.0f;
-        kcc_num_result r = kcc_parse_float(t, te, &v);
+        kcc_num_result r = kcc_text_to_float(t, te, 0, &v);
         if (r != KCC_NUM_OK) {
             excerpt(t, te, ex, sizeof(ex));
             if (r == KCC_NUM_SYNTAX)
@@ -483,57 +98,64 @@ static bool parse_numbers(const char *p, const char *end, float *vals, int min_c
     return true;
 }
 
-/* Parses a decimal integer with optional sign spanning [s, e); saturates at +-2^40. */
-static bool parse_int(const char *s, const char *e, int64_t *out)
+/* True when [s, e) is an integer (any size): the t and n of a face vertex are checked, not used. */
+static bool is_int(const char *s, const char *e)
 {
-    bool neg = false;
-    if (s < e && (*s == '+' || *s == '-')) {
-        neg = *s == '-';
-        s++;
-    }
-    if (s >= e)
-        return false;
-    int64_t v = 0;
-    for (; s < e; ++s) {
-        if (*s < '0' || *s > '9')
-            return false;
-        if (v < ((int64_t)1 << 40))
-            v = v * 10 + (*s - '0');
-    }
-    *out = neg ? -v : v;
-    return true;
+    int64_t ignored;
+    return kcc_text_to_int(s, e, -INT64_MAX, INT64_MAX, &ignored) != KCC_NUM_SYNTAX;
 }
 
 typedef struct obj_state {
     kcc_level_builder b;
-    uint64_t max_index;       /* largest positive (1-based) index seen */
-    uint64_t max_index_line;  /* the first line that used it */
+    uint64_t max_index;         /* largest 1-based index any face used */
+    uint64_t max_index_line;    /* the first line that used it */
+    uint64_t last_vertex_line;  /* the line of the last v statement */
 } obj_state;
+
+/* The index part of a face vertex, [t, ie), read as `read` with value idx, as a 1-based index into
+ * the vertices so far (negative indices resolved); false with a message when it is 0 or out of
+ * range. */
+static bool face_index(obj_state *st, const char *t, const char *ie, kcc_num_result read,
+                       int64_t idx, uint64_t line, uint64_t *out, parse_error *pe)
+{
+    uint32_t vc = st->b.level.vertex_count;
+    bool in_range = read == KCC_NUM_OK;
+    bool neg = *t == '-';
+    if (in_range && idx == 0)
+        return fail(pe, line, KCC_ERR_PARSE, "face index 0 is invalid (indices start at 1)");
+    if (in_range && neg && -idx <= (int64_t)vc) {
+        *out = (uint64_t)((int64_t)vc + idx + 1);
+        return true;
+    }
+    if (!in_range || neg || idx > (int64_t)st->b.max_vertices) {
+        char ex[32];
+        excerpt(t, ie, ex, sizeof(ex));               /* the digits as written */
+        if (neg)
+            return fail(pe, line, KCC_ERR_PARSE,
+                        "face index %s is out of range (%lu vertices so far)", ex,
+                        (unsigned long)vc);
+        return fail(pe, line, KCC_ERR_PARSE, "face index %s is out of range", ex);
+    }
+    *out = (uint64_t)idx;
+    return true;
+}
 
 /* One vertex reference of an f line: i, i/t, i//n or i/t/n. Resolves to a 0-based index or
  * checks later (positive indices may refer to vertices defined further down). */
 static bool face_vertex(obj_state *st, const char *t, const char *te, uint64_t line,
                         uint32_t *out, parse_error *pe)
 {
-    /* the index: [-]digits, read in one pass up to the end of the token or a '/' */
-    const char *q = t;
-    bool neg = q < te && *q == '-';
-    q += (q < te && (*q == '-' || *q == '+')) ? 1 : 0;
-    int64_t idx = 0, other;
-    const char *digits = q;
-    for (; q < te && *q >= '0' && *q <= '9'; ++q)
-        if (idx < ((int64_t)1 << 40))
-            idx = idx * 10 + (*q - '0');
-    idx = neg ? -idx : idx;
-    const char *s1 = q < te && *q == '/' ? q : NULL;
-    const char *ie = q;
-    bool ok = q > digits && (q == te || s1);
+    const char *s1 = memchr(t, '/', (size_t)(te - t));
+    const char *ie = s1 ? s1 : te;
+    int64_t value = 0;
+    kcc_num_result read = kcc_text_to_int(t, ie, -INT64_MAX, INT64_MAX, &value);
+    bool ok = read != KCC_NUM_SYNTAX;
     if (ok && s1) {
         const char *s2 = memchr(s1 + 1, '/', (size_t)(te - s1 - 1));
         if (s2)   /* i//n or i/t/n: t may be empty, n may not */
-            ok = (s2 == s1 + 1 || parse_int(s1 + 1, s2, &other)) && parse_int(s2 + 1, te, &other);
+            ok = (s2 == s1 + 1 || is_int(s1 + 1, s2)) && is_int(s2 + 1, te);
         else
-            ok = parse_int(s1 + 1, te, &other);
+            ok = is_int(s1 + 1, te);
     }
     if (!ok) {
         char ex[32];
@@ -541,24 +163,11 @@ static bool face_vertex(obj_state *st, const char *t, const char *te, uint64_t l
         return fail(pe, line, KCC_ERR_PARSE,
                     "bad face vertex '%s' (expected i, i/t, i//n or i/t/n)", ex);
     }
-    uint32_t vc = st->b.level.vertex_count;
-    if (idx == 0)
-        return fail(pe, line, KCC_ERR_PARSE, "face index 0 is invalid (indices start at 1)");
-    if (idx < 0 && -idx <= (int64_t)vc) {
-        *out = (uint32_t)((int64_t)vc + idx);
-        return true;
-    }
-    if (idx < 0 || idx > (int64_t)st->b.max_vertices) {
-        char ex[32];
-        excerpt(t, ie, ex, sizeof(ex));   /* the digits as written (idx saturates) */
-        if (idx < 0)
-            return fail(pe, line, KCC_ERR_PARSE,
-                        "face index %s is out of range (%lu vertices so far)", ex,
-                        (unsigned long)vc);
-        return fail(pe, line, KCC_ERR_PARSE, "face index %s is out of range", ex);
-    }
-    if ((uint64_t)idx > st->max_index) {
-        st->max_index = (uint64_t)idx;
+    uint64_t idx = 0;
+    if (!face_index(st, t, ie, read, value, line, &idx, pe))
+        return false;
+    if (idx > st->max_index) {
+        st->max_index = idx;
         st->max_index_line = line;
     }
     *out = (uint32_t)(idx - 1);
@@ -608,38 +217,26 @@ static bool vertex_line(obj_state *st, const char *p, const char *end, uint64_t 
                     (unsigned long)st->b.max_vertices);
     if (st->b.status != KCC_OK)
         return fail(pe, line, st->b.status, "out of memory");
+    st->last_vertex_line = line;
     return true;
 }
 
-/* Calls fn on each line [s, e) with its 1-based number. Lines end at \n, \r\n or a lone \r. */
-typedef bool (*line_fn)(void *ctx, const char *s, const char *e, uint64_t line, parse_error *pe);
-
-static bool for_each_line(const char *text, size_t length, line_fn fn, void *ctx,
-                          parse_error *pe)
+/* True when [s, e) is UTF-8 text without control characters (a keyword of a text file). */
+static bool is_text(const char *s, const char *e)
 {
-    if (length == 0)
-        return true;                    /* text may be NULL then: not even NULL + 0 */
-    const char *p = text, *end = text + length;
-    uint64_t line = 1;
-    const char *nl = p;                 /* the next \n at or after p (end: none), kept across */
-    bool nl_known = false;              /* lines so that \r-only files stay linear */
-    const bool has_cr = length > 0 && memchr(text, '\r', length) != NULL;
-    while (p < end) {
-        if (!nl_known || nl < p) {
-            nl = memchr(p, '\n', (size_t)(end - p));
-            if (!nl)
-                nl = end;
-            nl_known = true;
-        }
-        const char *e = nl;
-        /* a \r right before the \n (CRLF) is a blank; any other \r ends the line */
-        const char *cr = has_cr ? memchr(p, '\r', (size_t)(e - p)) : NULL;
-        if (cr && cr + 1 < e)
-            e = cr;
-        if (!fn(ctx, p, e, line, pe))
+    while (s < e) {
+        unsigned char c = (unsigned char)*s++;
+        if (c < 0x20 || c == 0x7f)
             return false;
-        p = e + 1;
-        line++;
+        if (c < 0x80)
+            continue;
+        int more = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2
+                 : c >= 0xf0 && c <= 0xf4 ? 3 : -1;
+        if (more < 0 || e - s < more)
+            return false;
+        for (int k = 0; k < more; ++k)
+            if (((unsigned char)*s++ & 0xc0) != 0x80)
+                return false;
     }
     return true;
 }
@@ -654,29 +251,173 @@ static bool obj_line(void *ctx, const char *s, const char *e, uint64_t line, par
         return vertex_line(st, p, e, line, pe);
     if (te - t == 1 && *t == 'f')
         return face_line(st, p, e, line, pe);
+    if (!is_text(t, te)) {
+        char ex[32];
+        excerpt(t, te, ex, sizeof(ex));
+        return fail(pe, line, KCC_ERR_PARSE,
+                    "statement '%s' is not UTF-8 text: binary data, not an OBJ file", ex);
+    }
     return true;                                   /* vn, vt, o, g, s, usemtl, mtllib, ... */
 }
 
-static bool parse_obj_text(const char *text, size_t length, uint32_t max_vertices,
-                           uint32_t max_triangles, kcc_level *out, parse_error *pe)
+/* ------------------------------------------------------------------------------------------ */
+/* Lines                                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Called on each line [s, e) with its 1-based number. */
+typedef bool (*line_fn)(void *ctx, const char *s, const char *e, uint64_t line, parse_error *pe);
+
+typedef struct line_reader {
+    line_fn      fn;
+    void        *ctx;
+    parse_error *pe;
+    uint64_t     line;    /* lines delivered so far */
+} line_reader;
+
+/* Delivers line [s, e); `nul` is the first NUL byte of the text at or after s, or NULL. */
+static bool deliver(line_reader *r, const char *s, const char *e, const char *nul)
 {
-    obj_state st;
-    memset(&st, 0, sizeof(st));
-    kcc_lb_init(&st.b);
-    st.b.max_vertices = max_vertices;
-    st.b.max_triangles = max_triangles;
-    if (!for_each_line(text, length, obj_line, &st, pe)) {
-        kcc_lb_discard(&st.b);
+    r->line++;
+    if (nul && nul <= e)
+        return fail(r->pe, r->line, KCC_ERR_PARSE, "NUL byte: binary data, not a text file");
+    return r->fn(r->ctx, s, e, r->line, r->pe);
+}
+
+/* Delivers the complete lines of [text, text + length): lines end at \n, \r\n or a lone \r. With
+ * `final` the text ends the file, so its last line needs no end; otherwise a last line without
+ * one (or ending in a \r that may start a \r\n) is left for the next call. *consumed: the bytes
+ * delivered. */
+static bool feed_lines(line_reader *r, const char *text, size_t length, bool final,
+                       size_t *consumed)
+{
+    *consumed = 0;
+    if (length == 0)
+        return true;                    /* text may be NULL then: not even NULL + 0 */
+    const char *p = text, *end = text + length;
+    const char *nl = p;                 /* the next \n at or after p (end: none), kept across */
+    bool nl_known = false;              /* lines so that \r-only files stay linear */
+    const bool has_cr = memchr(text, '\r', length) != NULL;
+    const char *nul = memchr(text, '\0', length);   /* any NUL fails the line that holds it */
+    while (p < end) {
+        if (!nl_known || nl < p) {
+            nl = memchr(p, '\n', (size_t)(end - p));
+            if (!nl)
+                nl = end;
+            nl_known = true;
+        }
+        const char *e = nl;
+        /* a \r right before the \n (CRLF) is a blank; any other \r ends the line */
+        const char *cr = has_cr ? memchr(p, '\r', (size_t)(e - p)) : NULL;
+        if (cr && cr + 1 < e)
+            e = cr;
+        if (e == end && !final)
+            break;
+        if (!deliver(r, p, e, nul))
+            return false;
+        p = e + 1;
+    }
+    *consumed = (size_t)((p < end ? p : end) - text);
+    return true;
+}
+
+/* Reading a file keeps at most LINE_BUFFER bytes of it: a longer line fails, unless it holds a
+ * comment, whose rest is read and dropped (a comment of any length costs one read). */
+#define LINE_BUFFER (1u << 20)
+
+/* The pending line buf[0, *have) fills the buffer. Keeps it up to its '#' and drops the rest of
+ * the line from the file, leaving the line's end in the buffer. */
+static bool skip_long_comment(FILE *f, line_reader *r, char *buf, size_t *have)
+{
+    const char *hash = memchr(buf, '#', *have);
+    if (!hash)
+        return fail(r->pe, r->line + 1, KCC_ERR_TOO_LARGE, "line longer than %u bytes",
+                    (unsigned)LINE_BUFFER);
+    if (memchr(buf, '\0', (size_t)(hash - buf)))
+        return fail(r->pe, r->line + 1, KCC_ERR_PARSE, "NUL byte: binary data, not a text file");
+    size_t keep = (size_t)(hash - buf) + 1;
+    for (;;) {
+        size_t got = fread(buf + keep, 1, LINE_BUFFER - keep, f);
+        const char *s = buf + keep, *e = s + got;
+        const char *nl = memchr(s, '\n', got), *cr = memchr(s, '\r', got);
+        const char *stop = nl && (!cr || nl < cr) ? nl : cr;
+        if (memchr(s, '\0', (size_t)((stop ? stop : e) - s)))
+            return fail(r->pe, r->line + 1, KCC_ERR_PARSE, "NUL byte: binary data, not a text file");
+        if (stop || got == 0) {
+            memmove(buf + keep, stop ? stop : e, (size_t)(e - (stop ? stop : e)));
+            *have = keep + (size_t)(e - (stop ? stop : e));
+            return true;
+        }
+    }
+}
+
+/* Delivers every line of a file, reading it once through one LINE_BUFFER. */
+static bool read_lines(FILE *f, line_reader *r, kcc_status *io_error)
+{
+    char *buf = malloc(LINE_BUFFER);
+    if (!buf) {
+        *io_error = KCC_ERR_OUT_OF_MEMORY;
         return false;
     }
-    if (st.max_index > st.b.level.vertex_count) {
-        fail(pe, st.max_index_line, KCC_ERR_PARSE,
+    size_t have = 0;
+    bool ok = true;
+    for (;;) {
+        size_t want = LINE_BUFFER - have, got = fread(buf + have, 1, want, f);
+        have += got;
+        bool eof = got < want;
+        if (eof && ferror(f)) {
+            *io_error = KCC_ERR_IO;
+            ok = false;
+            break;
+        }
+        size_t used = 0;
+        ok = feed_lines(r, buf, have, eof, &used);
+        if (!ok || eof)
+            break;
+        memmove(buf, buf + used, have - used);
+        have -= used;
+        if (have == LINE_BUFFER && !(ok = skip_long_comment(f, r, buf, &have)))
+            break;
+    }
+    free(buf);
+    return ok;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* OBJ text                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+static void obj_begin(obj_state *st, uint32_t max_vertices, uint32_t max_triangles)
+{
+    memset(st, 0, sizeof(*st));
+    kcc_lb_init(&st->b);
+    st->b.max_vertices = max_vertices;
+    st->b.max_triangles = max_triangles;
+}
+
+/* The checks that need the whole file, then the level. `lines`: how many the file has. */
+static bool obj_finish(obj_state *st, uint64_t lines, kcc_level *out, parse_error *pe)
+{
+    const kcc_level *l = &st->b.level;
+    bool ok = false;
+    if (st->max_index > l->vertex_count)
+        fail(pe, st->max_index_line, KCC_ERR_PARSE,
              "face index %llu is out of range (the file has %lu vertices)",
-             (unsigned long long)st.max_index, (unsigned long)st.b.level.vertex_count);
-        kcc_lb_discard(&st.b);
+             (unsigned long long)st->max_index, (unsigned long)l->vertex_count);
+    else if (l->triangle_count == 0 && lines == 0)
+        fail(pe, 1, KCC_ERR_NO_TRIANGLES, "empty: no faces, not an OBJ level");
+    else if (l->triangle_count == 0)
+        fail(pe, lines, KCC_ERR_NO_TRIANGLES, "no faces in %llu lines (%lu vertices): not an OBJ "
+             "level", (unsigned long long)lines, (unsigned long)l->vertex_count);
+    else if (st->max_index < l->vertex_count)
+        fail(pe, st->last_vertex_line, KCC_ERR_PARSE, "the last vertex (%lu) is used by no face: "
+             "the file looks truncated", (unsigned long)l->vertex_count);
+    else
+        ok = true;
+    if (!ok) {
+        kcc_lb_discard(&st->b);
         return false;
     }
-    kcc_status s = kcc_lb_finish(&st.b, out);
+    kcc_status s = kcc_lb_finish(&st->b, out);
     if (s != KCC_OK)
         return fail(pe, 0, s, "out of memory");
     return true;
@@ -710,13 +451,19 @@ kcc_status kcc_level_parse_obj_limited(const char *text, size_t length, kcc_leve
         set_err(err, err_size, "NULL argument");
         return KCC_ERR_NULL_ARGUMENT;
     }
-    if (max_vertices > KCC_LEVEL_MAX_VERTICES)
-        max_vertices = KCC_LEVEL_MAX_VERTICES;
-    if (max_triangles > KCC_LEVEL_MAX_TRIANGLES)
-        max_triangles = KCC_LEVEL_MAX_TRIANGLES;
+    obj_state st;
+    obj_begin(&st, max_vertices < KCC_LEVEL_MAX_VERTICES ? max_vertices : KCC_LEVEL_MAX_VERTICES,
+              max_triangles < KCC_LEVEL_MAX_TRIANGLES ? max_triangles : KCC_LEVEL_MAX_TRIANGLES);
     parse_error pe;
     memset(&pe, 0, sizeof(pe));
-    if (!parse_obj_text(text, length, max_vertices, max_triangles, out, &pe)) {
+    line_reader r = {obj_line, &st, &pe, 0};
+    size_t used;
+    if (!feed_lines(&r, text, length, true, &used)) {
+        kcc_lb_discard(&st.b);
+        report(&pe, NULL, err, err_size);
+        return pe.status;
+    }
+    if (!obj_finish(&st, r.line, out, &pe)) {
         report(&pe, NULL, err, err_size);
         return pe.status;
     }
@@ -734,70 +481,62 @@ kcc_status kcc_level_parse_obj(const char *text, size_t length, kcc_level *out, 
 /* Files                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Reads a whole file. 1 on success, 0 when it cannot be opened, -1 on a read error or OOM. */
-static int read_file(const char *path, char **out, size_t *out_len, kcc_status *st)
+/* Reads the file at path line by line into fn. False with pe filled (line 0 for "cannot open"
+ * and read errors); *missing tells a file that does not exist from one that cannot be read. */
+static bool read_file_lines(const char *path, line_fn fn, void *ctx, uint64_t *lines,
+                            parse_error *pe, bool *missing)
 {
+    *missing = false;
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    size_t cap = 1u << 16, len = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        fclose(f);
-        *st = KCC_ERR_OUT_OF_MEMORY;
-        return -1;
+    if (!f) {
+        *missing = true;
+        return fail(pe, 0, KCC_ERR_IO, "cannot open");
     }
-    for (;;) {
-        if (len == cap) {
-            if (cap > SIZE_MAX / 2) {
-                free(buf);
-                fclose(f);
-                *st = KCC_ERR_TOO_LARGE;
-                return -1;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                *st = KCC_ERR_OUT_OF_MEMORY;
-                return -1;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    bool bad = ferror(f) != 0;
+    line_reader r = {fn, ctx, pe, 0};
+    kcc_status io = KCC_OK;
+    bool ok = read_lines(f, &r, &io);
     fclose(f);
-    if (bad) {
-        free(buf);
-        *st = KCC_ERR_IO;
-        return -1;
-    }
-    *out = buf;
-    *out_len = len;
-    return 1;
+    *lines = r.line;
+    if (!ok && io != KCC_OK)
+        return fail(pe, 0, io, "%s", io == KCC_ERR_IO ? "read error" : kcc_status_str(io));
+    return ok;
 }
 
-typedef struct spawn_state {
-    kcc_level_builder b;
-} spawn_state;
+kcc_status kcc_level_load_obj_geometry(const char *path, kcc_level *out, char *err,
+                                       size_t err_size)
+{
+    if (!path || !out) {
+        set_err(err, err_size, "NULL argument");
+        return KCC_ERR_NULL_ARGUMENT;
+    }
+    obj_state st;
+    obj_begin(&st, KCC_LEVEL_MAX_VERTICES, KCC_LEVEL_MAX_TRIANGLES);
+    parse_error pe;
+    memset(&pe, 0, sizeof(pe));
+    uint64_t lines = 0;
+    bool missing;
+    bool ok = read_file_lines(path, obj_line, &st, &lines, &pe, &missing);
+    if (!ok)
+        kcc_lb_discard(&st.b);
+    if (!ok || !obj_finish(&st, lines, out, &pe)) {
+        report(&pe, path, err, err_size);
+        return pe.status;
+    }
+    return KCC_OK;
+}
 
 static bool spawn_line(void *ctx, const char *s, const char *e, uint64_t line, parse_error *pe)
 {
-    spawn_state *st = ctx;
+    kcc_level_builder *b = ctx;
     const char *t, *te, *p = s;
     if (!next_token(&p, e, &t, &te))
         return true;                                /* blank or comment */
     float v[3];
     if (!parse_numbers(s, e, v, 3, 3, "3", line, pe))
         return false;
-    kcc_lb_spawn(&st->b, v[0], v[1], v[2]);
-    if (st->b.status != KCC_OK)
-        return fail(pe, line, st->b.status, "out of memory");
+    kcc_lb_spawn(b, v[0], v[1], v[2]);
+    if (b->status != KCC_OK)
+        return fail(pe, line, b->status, "out of memory");
     return true;
 }
 
@@ -825,75 +564,56 @@ static char *spawns_path(const char *path)
     return sp;
 }
 
-kcc_status kcc_level_load_obj(const char *path, kcc_level *out, char *err, size_t err_size)
+kcc_status kcc_level_load_spawns(const char *path, kcc_level *level, char *err, size_t err_size)
 {
-    if (!path || !out) {
+    if (!path || !level) {
         set_err(err, err_size, "NULL argument");
         return KCC_ERR_NULL_ARGUMENT;
     }
-    char *text = NULL;
-    size_t len = 0;
-    kcc_status st = KCC_OK;
-    parse_error pe;
-    memset(&pe, 0, sizeof(pe));
-    int r = read_file(path, &text, &len, &st);
-    if (r <= 0) {
-        pe.status = r == 0 ? KCC_ERR_IO : st;
-        snprintf(pe.msg, sizeof(pe.msg), "%s",
-                 r == 0 ? "cannot open" : st == KCC_ERR_IO ? "read error" : kcc_status_str(st));
-        report(&pe, path, err, err_size);
-        return pe.status;
-    }
-    kcc_level level;
-    bool ok = parse_obj_text(text, len, KCC_LEVEL_MAX_VERTICES, KCC_LEVEL_MAX_TRIANGLES, &level,
-                             &pe);
-    free(text);
-    if (!ok) {
-        report(&pe, path, err, err_size);
-        return pe.status;
-    }
-
     char *sp = spawns_path(path);
     if (!sp) {
-        kcc_level_free(&level);
         set_err(err, err_size, "out of memory");
         return KCC_ERR_OUT_OF_MEMORY;
     }
-    r = read_file(sp, &text, &len, &st);
-    if (r < 0) {
-        pe.status = st;
-        pe.line = 0;
-        snprintf(pe.msg, sizeof(pe.msg), "%s",
-                 st == KCC_ERR_IO ? "read error" : kcc_status_str(st));
+    kcc_level_builder b;
+    kcc_lb_init(&b);
+    parse_error pe;
+    memset(&pe, 0, sizeof(pe));
+    uint64_t lines = 0;
+    bool missing;
+    bool ok = read_file_lines(sp, spawn_line, &b, &lines, &pe, &missing);
+    kcc_level spawns;
+    kcc_status st = KCC_OK;
+    if (ok)
+        st = kcc_lb_finish(&b, &spawns);
+    else
+        kcc_lb_discard(&b);
+    if (!ok && !missing)
         report(&pe, sp, err, err_size);
-        free(sp);
+    else if (st != KCC_OK)
+        set_err(err, err_size, "out of memory");
+    free(sp);
+    if (!ok)
+        return missing ? KCC_OK : pe.status;        /* no spawns file: no spawn points */
+    if (st != KCC_OK)
+        return st;
+    free(level->spawns);
+    level->spawns = spawns.spawns;
+    level->spawn_count = spawns.spawn_count;
+    return KCC_OK;
+}
+
+kcc_status kcc_level_load_obj(const char *path, kcc_level *out, char *err, size_t err_size)
+{
+    kcc_level level;
+    kcc_status st = kcc_level_load_obj_geometry(path, &level, err, err_size);
+    if (st != KCC_OK)
+        return st;
+    st = kcc_level_load_spawns(path, &level, err, err_size);
+    if (st != KCC_OK) {
         kcc_level_free(&level);
         return st;
     }
-    if (r > 0) {
-        spawn_state ss;
-        kcc_lb_init(&ss.b);
-        ok = for_each_line(text, len, spawn_line, &ss, &pe);
-        free(text);
-        if (!ok) {
-            report(&pe, sp, err, err_size);
-            free(sp);
-            kcc_lb_discard(&ss.b);
-            kcc_level_free(&level);
-            return pe.status;
-        }
-        kcc_level sl;
-        kcc_status fs = kcc_lb_finish(&ss.b, &sl);
-        if (fs != KCC_OK) {
-            free(sp);
-            kcc_level_free(&level);
-            set_err(err, err_size, "out of memory");
-            return fs;
-        }
-        level.spawns = sl.spawns;
-        level.spawn_count = sl.spawn_count;
-    }
-    free(sp);
     *out = level;
     return KCC_OK;
 }

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include "kcc_controller.h"
+#include "kcc_level.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,6 +37,7 @@ typedef struct kcc_trace_writer {
     kcc_character_desc desc;///< the tuning the trace says the character has now
     uint32_t frames;        ///< frames recorded
     kcc_status status;      ///< first error; sticky: once set, every call returns it
+    size_t   header_length; ///< bytes kcc_trace_begin wrote
     bool     begun, ended;
 } kcc_trace_writer;
 
@@ -52,6 +54,11 @@ KCC_API kcc_status kcc_trace_begin(kcc_trace_writer *w, FILE *file, const char *
 KCC_API kcc_status kcc_trace_begin_buffer(kcc_trace_writer *w, char *buffer, size_t capacity,
                                   const char *level, const kcc_character_desc *desc,
                                   const vec3 start);
+/// Records the content hash of the level's triangles (kcc_level_hash of the level the trace names)
+/// as a `level_hash` line, so that a replay on a level that has changed since is reported as such
+/// (kcc_trace_check_level_hash) rather than as a divergence at some frame. Call it right after
+/// kcc_trace_begin (KCC_ERR_BAD_DESC, not sticky, once anything else was written).
+KCC_API kcc_status kcc_trace_level_hash(kcc_trace_writer *w, uint64_t level_hash);
 /// Records one frame: the displacement passed to kcc_character_move, and the character and result
 /// it produced (call right after the move). One line; no allocation. Every recording call returns
 /// KCC_ERR_NULL_ARGUMENT for a writer that was never begun or has ended (sticky after the end) and
@@ -106,6 +113,9 @@ typedef struct kcc_trace {
     kcc_trace_level_kind level_kind;
     char    *level;               ///< OBJ path (resolved against the trace's directory) or gen spec
     uint32_t level_line;
+    bool     has_level_hash;      ///< the trace records its level's content hash
+    uint64_t level_hash;          ///< kcc_level_hash of the level it was recorded on
+    uint32_t level_hash_line;
     kcc_character_desc desc;      ///< tuning at the start
     vec3     start;               ///< m, initial centre
     kcc_trace_step *steps;
@@ -115,8 +125,8 @@ typedef struct kcc_trace {
     size_t   text_length;
 } kcc_trace;
 
-/// Parses trace text. `name` (the file name, or any label) prefixes every message and is the base
-/// for relative OBJ paths. On failure returns KCC_ERR_PARSE (malformed, truncated, bad number, missing
+/// Parses trace text (a UTF-8 byte order mark at the start is skipped). `name` (the file name, or
+/// any label) prefixes every message and is the base for relative OBJ paths. On failure returns KCC_ERR_PARSE (malformed, truncated, bad number, missing
 /// line or field), KCC_ERR_VERSION (unsupported version), KCC_ERR_NOT_FOUND (the OBJ file does not
 /// exist), KCC_ERR_BAD_DESC (desc out of range) or KCC_ERR_OUT_OF_MEMORY, writes "name:LINE: what"
 /// into err (if non-NULL) and leaves *out untouched. Allocates.
@@ -127,10 +137,19 @@ KCC_API kcc_status kcc_trace_load(const char *path, kcc_trace **out, char *err, 
 /// Frees a trace. NULL is fine.
 KCC_API void kcc_trace_free(kcc_trace *trace);
 
-/// Loads or generates the trace's level and builds its mesh (free with kcc_mesh_destroy). Errors
-/// from the level reader are passed on with the message prefixed by "name:LINE: level: ".
+/// Loads or generates the trace's level (free with kcc_level_free) and checks it against the
+/// trace's level_hash when it has one (kcc_trace_check_level_hash). Errors from the level reader
+/// are passed on with the message prefixed by "name:LINE: level: ".
+KCC_API kcc_status kcc_trace_load_level(const kcc_trace *trace, kcc_level *out_level, char *err,
+                                size_t err_size);
+/// kcc_trace_load_level, then builds the level's mesh (free with kcc_mesh_destroy).
 KCC_API kcc_status kcc_trace_build_level(const kcc_trace *trace, kcc_mesh **out_mesh, char *err,
                                  size_t err_size);
+/// KCC_OK when the trace records no level hash or records level_hash; otherwise KCC_ERR_VERSION
+/// (the level changed since the trace was recorded) with "name:LINE: level 'L' has changed since
+/// the trace was recorded ..." in err. For callers that keep levels between traces.
+KCC_API kcc_status kcc_trace_check_level_hash(const kcc_trace *trace, uint64_t level_hash, char *err,
+                                      size_t err_size);
 
 /// What actually happened at one step of a replay.
 typedef struct kcc_trace_outcome {
@@ -182,12 +201,14 @@ KCC_API kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outco
 /// -0 stays -0, subnormals are exact; NaN is "nan", infinities "inf"/"-inf"). out has
 /// KCC_TRACE_FLOAT_CHARS bytes. Returns the length.
 KCC_API int kcc_trace_float_to_text(float v, char *out);
-/// Parses one whole number token (no surrounding text). Accepts decimal and C hex floats and
-/// nan/inf; returns false on anything else or on overflow to infinity from finite digits.
+/// Parses one whole number token (no surrounding text): decimal and C hex floats, correctly rounded
+/// whatever the locale, and nan/inf; false on anything else or on overflow to infinity from finite
+/// digits (out untouched).
 KCC_API bool kcc_trace_text_to_float(const char *text, float *out);
 /// Flag names joined by '|', e.g. "ON_GROUND|SLID"; "-" when zero; unknown bits as hex.
 KCC_API int kcc_trace_flags_to_text(uint32_t flags, char *out, size_t size);
-/// Parses what kcc_trace_flags_to_text writes (names, hex numbers, '-'). False on unknown names.
+/// Parses what kcc_trace_flags_to_text writes (names, hex numbers, '-'), with any blanks around each
+/// '|' ("ON_GROUND | SLID"). False on unknown names or an empty one.
 KCC_API bool kcc_trace_text_to_flags(const char *text, uint32_t *out);
 /// The name of a status as written in traces ("KCC_OK", "KCC_ERR_OVERLAP", ...).
 KCC_API const char *kcc_trace_status_name(kcc_status s);

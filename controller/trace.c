@@ -1,8 +1,10 @@
 /* trace.c: the input-trace format (docs/traces.md): the writer engines call alongside their moves, the
- * parser (allocates the kcc_trace), the replayer (no allocation) and the rewrite used by --update.
- * Owns no global state; never calls setlocale; never prints. */
+ * parser (allocates the kcc_trace; numbers through collide/text_internal.h), the level check against
+ * the recorded level_hash, the replayer (no allocation) and the rewrite used by --update. Owns no
+ * global state; never calls setlocale; never prints. */
 #include "kcc_trace.h"
 #include "kcc_level.h"
+#include "text_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -83,8 +85,8 @@ const char *kcc_trace_desc_field(uint32_t i)
 
 // ------------------------------------------------------------------------------------- numbers
 
-// The C library formats and parses with the LC_NUMERIC decimal point. Traces always use '.', so a
-// program that called setlocale() still reads and writes the same text.
+// The C library formats with the LC_NUMERIC decimal point. Traces always use '.', so a program that
+// called setlocale() still writes the same text (and reads it: kcc_text_to_float knows no locale).
 static void to_c_decimal(char *s)
 {
     const char *dp = localeconv()->decimal_point;
@@ -118,35 +120,9 @@ int kcc_trace_float_to_text(float v, char *out)
 
 bool kcc_trace_text_to_float(const char *text, float *out)
 {
-    size_t n = text ? strlen(text) : 0;
-    char buf[96];
-    if (n == 0 || n > 64 || isspace((unsigned char)text[0]))
-        return false;
-    // Put the locale's decimal point where the text has '.' (see to_c_decimal).
-    const char *dp = localeconv()->decimal_point;
-    size_t dpn = (dp && dp[0]) ? strlen(dp) : 1;
-    size_t k = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if (text[i] == '.' && dp && dp[0] && !(dp[0] == '.' && dpn == 1)) {
-            if (k + dpn >= sizeof buf)
-                return false;
-            memcpy(buf + k, dp, dpn);
-            k += dpn;
-        } else {
-            if (k + 1 >= sizeof buf)
-                return false;
-            buf[k++] = text[i];
-        }
-    }
-    buf[k] = '\0';
-    char *end = NULL;
-    errno = 0;
-    float v = strtof(buf, &end);
-    if (end == buf || *end != '\0')
-        return false;
-    // Finite digits that overflow give inf: a bad number. ERANGE on underflow is fine: the result
-    // is the correctly rounded subnormal (or zero).
-    if (isinf(v) && !strpbrk(text, "iI"))
+    float v = 0.0f;
+    if (!text || !out ||
+        kcc_text_to_float(text, text + strlen(text), KCC_NUM_HEX | KCC_NUM_NAN_INF, &v) != KCC_NUM_OK)
         return false;
     *out = v;
     return true;
@@ -178,48 +154,63 @@ int kcc_trace_flags_to_text(uint32_t flags, char *out, size_t size)
     return (int)len;
 }
 
-bool kcc_trace_text_to_flags(const char *text, uint32_t *out)
+// One flag: a name or a hex number 0x1..0xffffffff, spanning [s, s + n).
+static bool flag_from_text(const char *s, size_t n, uint32_t *flags)
 {
-    if (!text || !out || !text[0])
+    for (size_t i = 0; i < FLAG_NAME_COUNT; ++i) {
+        if (strlen(flag_names[i].name) == n && memcmp(flag_names[i].name, s, n) == 0) {
+            *flags |= flag_names[i].bit;
+            return true;
+        }
+    }
+    if (n < 3 || n > 10 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
         return false;
-    if (strcmp(text, "-") == 0 || strcmp(text, "0") == 0) {
+    uint32_t v = 0;
+    for (size_t i = 2; i < n; ++i) {
+        int c = (unsigned char)s[i], d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else return false;
+        v = v * 16u + (uint32_t)d;
+    }
+    *flags |= v;
+    return true;
+}
+
+// Flags joined by '|' with any blanks (spaces, tabs) around each one, spanning [s, s + n).
+static bool flags_from_text(const char *s, size_t n, uint32_t *out)
+{
+    const char *p = s, *end = s + n;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        ++p;
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+        --end;
+    if (end - p == 1 && (*p == '-' || *p == '0')) {
         *out = 0;
         return true;
     }
     uint32_t flags = 0;
-    const char *p = text;
     for (;;) {
-        const char *bar = strchr(p, '|');
-        size_t n = bar ? (size_t)(bar - p) : strlen(p);
-        if (n == 0)
+        const char *bar = memchr(p, '|', (size_t)(end - p));
+        const char *b = p, *e = bar ? bar : end;
+        while (b < e && (*b == ' ' || *b == '\t'))
+            ++b;
+        while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+            --e;
+        if (!flag_from_text(b, (size_t)(e - b), &flags))
             return false;
-        bool known = false;
-        for (size_t i = 0; i < FLAG_NAME_COUNT && !known; ++i) {
-            if (strlen(flag_names[i].name) == n && memcmp(flag_names[i].name, p, n) == 0) {
-                flags |= flag_names[i].bit;
-                known = true;
-            }
-        }
-        if (!known) {
-            if (n < 3 || n > 10 || p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
-                return false;
-            uint32_t v = 0;
-            for (size_t i = 2; i < n; ++i) {
-                int c = (unsigned char)p[i], d;
-                if (c >= '0' && c <= '9') d = c - '0';
-                else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-                else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-                else return false;
-                v = v * 16u + (uint32_t)d;
-            }
-            flags |= v;
-        }
         if (!bar)
             break;
         p = bar + 1;
     }
     *out = flags;
     return true;
+}
+
+bool kcc_trace_text_to_flags(const char *text, uint32_t *out)
+{
+    return text && out && flags_from_text(text, strlen(text), out);
 }
 
 static bool vec3_finite(const float *v)
@@ -373,6 +364,7 @@ static kcc_status begin(kcc_trace_writer *w, FILE *file, char *buffer, size_t ca
     lb_vec3(&b, start);
     lb_str(&b, "\n");
     emit(w, b.text, b.len);
+    w->header_length = w->length;
     return w->status;
 }
 
@@ -400,6 +392,19 @@ static kcc_status writer_ready(kcc_trace_writer *w)
         return KCC_ERR_NULL_ARGUMENT;
     if (w->ended && w->status == KCC_OK)
         w->status = KCC_ERR_NULL_ARGUMENT;
+    return w->status;
+}
+
+kcc_status kcc_trace_level_hash(kcc_trace_writer *w, uint64_t level_hash)
+{
+    kcc_status st = writer_ready(w);
+    if (st != KCC_OK)
+        return st;
+    if (w->length != w->header_length)
+        return KCC_ERR_BAD_DESC;   // not sticky: nothing was written
+    char line[40];
+    int n = snprintf(line, sizeof line, "level_hash %016llx\n", (unsigned long long)level_hash);
+    emit(w, line, (size_t)n);
     return w->status;
 }
 
@@ -508,6 +513,11 @@ size_t kcc_trace_writer_length(const kcc_trace_writer *w)
 #define MAX_TOKENS 40
 #define MAX_TOKEN_CHARS 200
 
+// Where the parser is in the file's fixed order of lines.
+typedef enum parse_state {
+    WANT_HEADER, WANT_LEVEL, WANT_DESC, WANT_START, IN_BODY, AFTER_END
+} parse_state;
+
 typedef struct parser {
     const char *name;
     char       *err;
@@ -518,6 +528,9 @@ typedef struct parser {
     uint32_t    tok_begin[MAX_TOKENS], tok_end[MAX_TOKENS];
     uint32_t    ntok;
     uint32_t    content_end;     // end of the line's content (before comment and trailing blanks)
+    kcc_trace  *trace;           // what the lines fill in
+    parse_state state;
+    uint32_t    step_cap;        // steps the trace's array holds
 } parser;
 
 static kcc_status fail(parser *p, kcc_status st, const char *fmt, ...)
@@ -551,7 +564,13 @@ static bool tok_is(const parser *p, uint32_t i, const char *s)
     return strlen(s) == n && memcmp(p->text + p->tok_begin[i], s, n) == 0;
 }
 
-// Splits [begin, end) into tokens. Fails on control characters (binary data, NUL bytes).
+static bool is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r';
+}
+
+// Splits [begin, end) into tokens: runs of non-blanks, and every '|' a token of its own whatever
+// the spacing around it. Fails on control characters (binary data, NUL bytes).
 static kcc_status tokenize(parser *p, uint32_t begin, uint32_t end)
 {
     const char *t = p->text;
@@ -565,36 +584,44 @@ static kcc_status tokenize(parser *p, uint32_t begin, uint32_t end)
         if (c < 0x20 && c != '\t' && c != '\r')
             return fail(p, KCC_ERR_PARSE, "unexpected control character (byte %u): not a text trace", c);
     }
-    while (ce > begin && (t[ce - 1] == ' ' || t[ce - 1] == '\t' || t[ce - 1] == '\r'))
+    while (ce > begin && is_blank(t[ce - 1]))
         --ce;
     p->content_end = ce;
     p->ntok = 0;
     uint32_t i = begin;
     for (;;) {
-        while (i < ce && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r'))
+        while (i < ce && is_blank(t[i]))
             ++i;
         if (i >= ce)
             break;
         if (p->ntok == MAX_TOKENS)
             return fail(p, KCC_ERR_PARSE, "too many fields on one line (at most %d)", MAX_TOKENS);
         p->tok_begin[p->ntok] = i;
-        while (i < ce && t[i] != ' ' && t[i] != '\t' && t[i] != '\r')
+        if (t[i] == '|')
             ++i;
+        else
+            while (i < ce && !is_blank(t[i]) && t[i] != '|')
+                ++i;
         p->tok_end[p->ntok++] = i;
     }
     return KCC_OK;
 }
 
-// Parses token i as a float. finite_only rejects nan/inf (positions, tuning at the start).
-static kcc_status parse_float(parser *p, uint32_t i, bool finite_only, const char *what, float *out)
+// Parses [s, e) as a float (decimal, C hex, inf/nan). finite_only rejects nan/inf (positions,
+// tuning at the start).
+static kcc_status parse_float_text(parser *p, const char *s, const char *e, bool finite_only,
+                                   const char *what, float *out)
 {
-    char t[MAX_TOKEN_CHARS + 1];
-    tok(p, i, t);
-    float v;
-    if (p->tok_end[i] - p->tok_begin[i] > MAX_TOKEN_CHARS || !kcc_trace_text_to_float(t, &v))
-        return fail(p, KCC_ERR_PARSE, "bad number '%s' for %s", t, what);
+    float v = 0.0f;
+    int n = (int)(e - s);
+    kcc_num_result r = kcc_text_to_float(s, e, KCC_NUM_HEX | KCC_NUM_NAN_INF, &v);
+    if (r == KCC_NUM_RANGE)
+        return fail(p, KCC_ERR_PARSE, "number '%.*s' for %s is out of range (overflows float)", n,
+                    s, what);
+    if (r != KCC_NUM_OK)
+        return fail(p, KCC_ERR_PARSE, "bad number '%.*s' for %s", n, s, what);
     if (finite_only && !isfinite(v))
-        return fail(p, KCC_ERR_PARSE, "%s must be finite, found '%s'", what, t);
+        return fail(p, KCC_ERR_PARSE, "%s must be finite, found '%.*s'", what, n, s);
     *out = v;
     return KCC_OK;
 }
@@ -602,11 +629,34 @@ static kcc_status parse_float(parser *p, uint32_t i, bool finite_only, const cha
 static kcc_status parse_vec3(parser *p, uint32_t first, bool finite_only, const char *what, float *out)
 {
     for (uint32_t k = 0; k < 3; ++k) {
-        kcc_status st = parse_float(p, first + k, finite_only, what, &out[k]);
+        const char *s = p->text + p->tok_begin[first + k], *e = p->text + p->tok_end[first + k];
+        kcc_status st = parse_float_text(p, s, e, finite_only, what, &out[k]);
         if (st != KCC_OK)
             return st;
     }
     return KCC_OK;
+}
+
+// Parses [s, e) as a decimal integer within [min, max], or fails naming `what`.
+static kcc_status parse_int_text(parser *p, const char *s, const char *e, int64_t min, int64_t max,
+                                 const char *what, int64_t *out)
+{
+    kcc_num_result r = kcc_text_to_int(s, e, min, max, out);
+    if (r == KCC_NUM_RANGE)
+        return fail(p, KCC_ERR_PARSE, "%s '%.*s' is out of range (%lld to %lld)", what, (int)(e - s),
+                    s, (long long)min, (long long)max);
+    if (r != KCC_NUM_OK)
+        return fail(p, KCC_ERR_PARSE, "bad %s '%.*s' (expected an integer)", what, (int)(e - s), s);
+    return KCC_OK;
+}
+
+// A line of two fields, `usage` (e.g. "end <frame count>"), whose second is an integer.
+static kcc_status int_line(parser *p, const char *usage, int64_t min, int64_t max, const char *what,
+                           int64_t *out)
+{
+    if (p->ntok != 2)
+        return fail(p, KCC_ERR_PARSE, "expected '%s'", usage);
+    return parse_int_text(p, p->text + p->tok_begin[1], p->text + p->tok_end[1], min, max, what, out);
 }
 
 static kcc_status parse_status(parser *p, uint32_t i, kcc_status *out)
@@ -619,13 +669,43 @@ static kcc_status parse_status(parser *p, uint32_t i, kcc_status *out)
             return KCC_OK;
         }
     }
-    char *end = NULL;
-    long v = strtol(t, &end, 10);
-    if (t[0] && *end == '\0' && v >= 0 && v < 100000) {
+    int64_t v;
+    if (kcc_text_to_int(t, t + strlen(t), 0, 99999, &v) == KCC_NUM_OK) {
         *out = (kcc_status)v;
         return KCC_OK;
     }
     return fail(p, KCC_ERR_PARSE, "unknown status '%s' (expected a name like KCC_OK)", t);
+}
+
+// Parses one field value: an integer, or count comma-separated floats.
+static kcc_status parse_field_value(parser *p, const desc_field *df, const char *value,
+                                    bool finite_only, char *base)
+{
+    const char *end = value + strlen(value);
+    if (df->is_int) {
+        int64_t v;
+        kcc_status st = parse_int_text(p, value, end, -1000000, 1000000, df->name, &v);
+        if (st != KCC_OK)
+            return st;
+        int iv = (int)v;
+        memcpy(base, &iv, sizeof iv);
+        return KCC_OK;
+    }
+    const char *s = value;
+    for (uint32_t k = 0; k < df->count; ++k) {
+        const char *comma = strchr(s, ',');
+        if ((k + 1 < df->count) != (comma != NULL))
+            return fail(p, KCC_ERR_PARSE, "%s needs %u comma-separated numbers, found '%s'",
+                        df->name, (unsigned)df->count, value);
+        const char *e = comma ? comma : end;
+        float v = 0.0f;
+        kcc_status st = parse_float_text(p, s, e, finite_only, df->name, &v);
+        if (st != KCC_OK)
+            return st;
+        memcpy(base + k * sizeof(float), &v, sizeof v);
+        s = comma ? comma + 1 : e;
+    }
+    return KCC_OK;
 }
 
 // Parses `key=value` tokens [first, last) into d, marking the given fields in *mask.
@@ -639,7 +719,6 @@ static kcc_status parse_fields(parser *p, uint32_t first, uint32_t last, bool fi
         if (!eq)
             return fail(p, KCC_ERR_PARSE, "expected key=value, found '%s'", t);
         *eq = '\0';
-        const char *value = eq + 1;
         uint32_t f = 0;
         while (f < DESC_FIELD_COUNT && strcmp(desc_fields[f].name, t) != 0)
             ++f;
@@ -647,36 +726,10 @@ static kcc_status parse_fields(parser *p, uint32_t first, uint32_t last, bool fi
             return fail(p, KCC_ERR_PARSE, "unknown desc field '%s'", t);
         if (*mask & (1u << f))
             return fail(p, KCC_ERR_PARSE, "desc field '%s' given twice", t);
-        const desc_field *df = &desc_fields[f];
-        char *base = (char *)d + df->offset;
-        if (df->is_int) {
-            char *end = NULL;
-            errno = 0;
-            long v = strtol(value, &end, 10);
-            if (!value[0] || *end != '\0' || errno != 0 || v < -1000000 || v > 1000000)
-                return fail(p, KCC_ERR_PARSE, "bad integer '%s' for %s", value, df->name);
-            int iv = (int)v;
-            memcpy(base, &iv, sizeof iv);
-        } else {
-            const char *s = value;
-            for (uint32_t k = 0; k < df->count; ++k) {
-                const char *comma = strchr(s, ',');
-                size_t n = comma ? (size_t)(comma - s) : strlen(s);
-                if ((k + 1 < df->count) != (comma != NULL))
-                    return fail(p, KCC_ERR_PARSE, "%s needs %u comma-separated numbers, found '%s'",
-                                df->name, (unsigned)df->count, value);
-                char num[MAX_TOKEN_CHARS + 1];
-                memcpy(num, s, n);
-                num[n] = '\0';
-                float v;
-                if (!kcc_trace_text_to_float(num, &v))
-                    return fail(p, KCC_ERR_PARSE, "bad number '%s' for %s", num, df->name);
-                if (finite_only && !isfinite(v))
-                    return fail(p, KCC_ERR_PARSE, "%s must be finite, found '%s'", df->name, num);
-                memcpy(base + k * sizeof(float), &v, sizeof v);
-                s = comma ? comma + 1 : s + n;
-            }
-        }
+        kcc_status st = parse_field_value(p, &desc_fields[f], eq + 1, finite_only,
+                                          (char *)d + desc_fields[f].offset);
+        if (st != KCC_OK)
+            return st;
         *mask |= 1u << f;
     }
     return KCC_OK;
@@ -708,215 +761,272 @@ static char *resolve_obj_path(const char *name, const char *path, size_t n)
     return d;
 }
 
-static kcc_status push_step(kcc_trace *t, uint32_t *cap, const kcc_trace_step *s)
+static kcc_status push_step(parser *p, const kcc_trace_step *s)
 {
-    if (t->step_count == *cap) {
-        uint32_t nc = *cap ? *cap * 2 : 256;
-        if (nc < *cap)
-            return KCC_ERR_TOO_LARGE;
-        kcc_trace_step *ns = realloc(t->steps, (size_t)nc * sizeof *ns);
-        if (!ns)
-            return KCC_ERR_OUT_OF_MEMORY;
+    kcc_trace *t = p->trace;
+    if (t->step_count == p->step_cap) {
+        uint32_t nc = p->step_cap ? p->step_cap * 2 : 256;
+        kcc_trace_step *ns = nc < p->step_cap ? NULL : realloc(t->steps, (size_t)nc * sizeof *ns);
+        if (!ns) {
+            kcc_status st = nc < p->step_cap ? KCC_ERR_TOO_LARGE : KCC_ERR_OUT_OF_MEMORY;
+            return fail(p, st, "%s", kcc_status_str(st));
+        }
         t->steps = ns;
-        *cap = nc;
+        p->step_cap = nc;
     }
     t->steps[t->step_count++] = *s;
     return KCC_OK;
 }
 
-enum { WANT_HEADER, WANT_LEVEL, WANT_DESC, WANT_START, IN_BODY, AFTER_END };
-
-static kcc_status parse_lines(parser *p, kcc_trace *t, size_t length)
+// `kcc-trace <version>`: the first statement.
+static kcc_status header_line(parser *p, const char *t0)
 {
-    const char *text = p->text;
-    int state = WANT_HEADER;
-    uint32_t cap = 0;
-    uint32_t pos = 0;
-    p->line = 0;
-    while (pos < length) {
-        uint32_t eol = pos;
-        while (eol < length && text[eol] != '\n')
-            ++eol;
-        p->line++;
-        kcc_status st = tokenize(p, pos, eol);
+    if (!tok_is(p, 0, "kcc-trace"))
+        return fail(p, KCC_ERR_PARSE, "not a kcc trace: expected 'kcc-trace %d', found '%s'",
+                    KCC_TRACE_VERSION, t0);
+    int64_t version;
+    kcc_status st = int_line(p, "kcc-trace <version>", 0, INT32_MAX, "version", &version);
+    if (st != KCC_OK)
+        return st;
+    if (version != KCC_TRACE_VERSION)
+        return fail(p, KCC_ERR_VERSION, "trace format version %lld is not supported (this library "
+                    "reads version %d)", (long long)version, KCC_TRACE_VERSION);
+    p->state = WANT_LEVEL;
+    return KCC_OK;
+}
+
+// `level obj <path>` (the path runs to the end of the content) or `level gen <spec>`.
+static kcc_status level_line(parser *p, const char *t0)
+{
+    kcc_trace *t = p->trace;
+    if (!tok_is(p, 0, "level"))
+        return fail(p, KCC_ERR_PARSE, "expected the 'level' line, found '%s'", t0);
+    if (p->ntok < 3 || (!tok_is(p, 1, "obj") && !tok_is(p, 1, "gen")))
+        return fail(p, KCC_ERR_PARSE, "expected 'level obj <path>' or 'level gen <spec>'");
+    const char *rest = p->text + p->tok_begin[2];
+    size_t n = p->content_end - p->tok_begin[2];
+    if (n >= KCC_TRACE_LEVEL_MAX)
+        return fail(p, KCC_ERR_PARSE, "level description too long");
+    t->level_line = p->line;
+    bool obj = tok_is(p, 1, "obj");
+    t->level_kind = obj ? KCC_TRACE_LEVEL_OBJ : KCC_TRACE_LEVEL_GEN;
+    t->level = obj ? resolve_obj_path(p->name, rest, n) : dup_range(rest, n);
+    if (!t->level)
+        return fail(p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
+    if (obj) {
+        FILE *f = fopen(t->level, "rb");
+        if (!f)
+            return fail(p, KCC_ERR_NOT_FOUND, "level file '%s' not found", t->level);
+        fclose(f);
+    }
+    p->state = WANT_DESC;
+    return KCC_OK;
+}
+
+// `level_hash <16 hex digits>`: optional, once, between the level line and the first step.
+static kcc_status level_hash_line(parser *p)
+{
+    kcc_trace *t = p->trace;
+    if (p->state < WANT_DESC || t->step_count > 0 || t->has_level_hash)
+        return fail(p, KCC_ERR_PARSE, "'level_hash' belongs once between the 'level' line and the "
+                    "first step");
+    const char *s = p->text + p->tok_begin[1 % p->ntok];
+    uint64_t h = 0;
+    bool ok = p->ntok == 2 && p->tok_end[1] - p->tok_begin[1] == 16;
+    for (int i = 0; ok && i < 16; ++i) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        ok = d >= 0;
+        h = h * 16u + (uint64_t)(d & 15);
+    }
+    if (!ok)
+        return fail(p, KCC_ERR_PARSE, "expected 'level_hash' and 16 lowercase hex digits");
+    t->has_level_hash = true;
+    t->level_hash = h;
+    t->level_hash_line = p->line;
+    return KCC_OK;
+}
+
+// `desc key=value ...`: every field, within the documented ranges.
+static kcc_status desc_line(parser *p, const char *t0)
+{
+    if (!tok_is(p, 0, "desc"))
+        return fail(p, KCC_ERR_PARSE, "expected the 'desc' line, found '%s'", t0);
+    uint32_t mask = 0;
+    kcc_character_desc d = kcc_character_default_desc();
+    kcc_status st = parse_fields(p, 1, p->ntok, true, &d, &mask);
+    if (st != KCC_OK)
+        return st;
+    for (uint32_t f = 0; f < DESC_FIELD_COUNT; ++f)
+        if (!(mask & (1u << f)))
+            return fail(p, KCC_ERR_PARSE, "desc is missing field '%s'", desc_fields[f].name);
+    st = kcc_character_desc_validate(&d);
+    if (st != KCC_OK)
+        return fail(p, st, "desc rejected: %s", kcc_status_str(st));
+    p->trace->desc = d;
+    p->state = WANT_START;
+    return KCC_OK;
+}
+
+// `start x y z`: the initial centre (the first one) or a restart step.
+static kcc_status start_line(parser *p)
+{
+    if (p->ntok != 4)
+        return fail(p, KCC_ERR_PARSE, "expected 'start x y z'");
+    float c[3];
+    kcc_status st = parse_vec3(p, 1, true, "start position", c);
+    if (st != KCC_OK)
+        return st;
+    if (p->state == WANT_START) {
+        memcpy(p->trace->start, c, sizeof c);
+        p->state = IN_BODY;
+        return KCC_OK;
+    }
+    kcc_trace_step s = { .kind = KCC_TRACE_START, .line = p->line, .has_expected = true };
+    memcpy(s.vec, c, sizeof c);
+    s.cut_begin = s.cut_end = p->content_end;
+    return push_step(p, &s);
+}
+
+// `f dx dy dz [| px py pz | FLAGS]`; FLAGS may have blanks around its '|'.
+static kcc_status frame_line(parser *p)
+{
+    if (p->ntok != 4 && p->ntok < 10)
+        return fail(p, KCC_ERR_PARSE, "incomplete frame line: expected 'f dx dy dz | px py pz | flags'");
+    kcc_trace_step s = { .kind = KCC_TRACE_MOVE, .line = p->line };
+    kcc_status st = parse_vec3(p, 1, false, "displacement", s.vec);
+    if (st != KCC_OK)
+        return st;
+    s.cut_begin = s.cut_end = p->tok_end[3];
+    if (p->ntok >= 10) {
+        if (!tok_is(p, 4, "|") || !tok_is(p, 8, "|"))
+            return fail(p, KCC_ERR_PARSE, "expected 'f dx dy dz | px py pz | flags'");
+        st = parse_vec3(p, 5, true, "expected position", s.expected_position);
         if (st != KCC_OK)
             return st;
-        uint32_t line_start = pos;
-        pos = eol < length ? eol + 1 : eol;
-        if (p->ntok == 0)
-            continue;
-        (void)line_start;
-        char t0[MAX_TOKEN_CHARS + 1];
-        tok(p, 0, t0);
-        // Only the level line carries free text (a path); elsewhere a huge field is garbage, and
-        // cutting it could turn it into a different valid one.
-        for (uint32_t i = 0; i < p->ntok && !tok_is(p, 0, "level"); ++i)
-            if (p->tok_end[i] - p->tok_begin[i] > MAX_TOKEN_CHARS)
-                return fail(p, KCC_ERR_PARSE, "field %u is longer than %d characters", (unsigned)i + 1,
-                            MAX_TOKEN_CHARS);
-
-        if (state == WANT_HEADER) {
-            if (!tok_is(p, 0, "kcc-trace"))
-                return fail(p, KCC_ERR_PARSE, "not a kcc trace: expected 'kcc-trace %d', found '%s'",
-                            KCC_TRACE_VERSION, t0);
-            if (p->ntok != 2)
-                return fail(p, KCC_ERR_PARSE, "expected 'kcc-trace <version>'");
-            char v[MAX_TOKEN_CHARS + 1];
-            tok(p, 1, v);
-            char *end = NULL;
-            long ver = strtol(v, &end, 10);
-            if (!v[0] || *end != '\0')
-                return fail(p, KCC_ERR_PARSE, "bad version '%s'", v);
-            if (ver != KCC_TRACE_VERSION)
-                return fail(p, KCC_ERR_VERSION, "trace format version %s is not supported (this library "
-                            "reads version %d)", v, KCC_TRACE_VERSION);
-            state = WANT_LEVEL;
-            continue;
-        }
-        if (state == AFTER_END)
-            return fail(p, KCC_ERR_PARSE, "unexpected '%s' after the 'end' line", t0);
-        if (state == WANT_LEVEL) {
-            if (!tok_is(p, 0, "level"))
-                return fail(p, KCC_ERR_PARSE, "expected the 'level' line, found '%s'", t0);
-            if (p->ntok < 3 || (!tok_is(p, 1, "obj") && !tok_is(p, 1, "gen")))
-                return fail(p, KCC_ERR_PARSE, "expected 'level obj <path>' or 'level gen <spec>'");
-            const char *rest = text + p->tok_begin[2];
-            size_t n = p->content_end - p->tok_begin[2];
-            if (n >= KCC_TRACE_LEVEL_MAX)
-                return fail(p, KCC_ERR_PARSE, "level description too long");
-            t->level_line = p->line;
-            if (tok_is(p, 1, "obj")) {
-                t->level_kind = KCC_TRACE_LEVEL_OBJ;
-                t->level = resolve_obj_path(p->name, rest, n);
-                if (!t->level)
-                    return fail(p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
-                FILE *f = fopen(t->level, "rb");
-                if (!f)
-                    return fail(p, KCC_ERR_NOT_FOUND, "level file '%s' not found", t->level);
-                fclose(f);
-            } else {
-                t->level_kind = KCC_TRACE_LEVEL_GEN;
-                t->level = dup_range(rest, n);
-                if (!t->level)
-                    return fail(p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
-            }
-            state = WANT_DESC;
-            continue;
-        }
-        if (state == WANT_DESC) {
-            if (!tok_is(p, 0, "desc"))
-                return fail(p, KCC_ERR_PARSE, "expected the 'desc' line, found '%s'", t0);
-            uint32_t mask = 0;
-            kcc_character_desc d = kcc_character_default_desc();
-            st = parse_fields(p, 1, p->ntok, true, &d, &mask);
-            if (st != KCC_OK)
-                return st;
-            for (uint32_t f = 0; f < DESC_FIELD_COUNT; ++f)
-                if (!(mask & (1u << f)))
-                    return fail(p, KCC_ERR_PARSE, "desc is missing field '%s'", desc_fields[f].name);
-            st = kcc_character_desc_validate(&d);
-            if (st != KCC_OK)
-                return fail(p, st, "desc rejected: %s", kcc_status_str(st));
-            t->desc = d;
-            state = WANT_START;
-            continue;
-        }
-        if (state == WANT_START && !tok_is(p, 0, "start"))
-            return fail(p, KCC_ERR_PARSE, "expected the 'start' line, found '%s'", t0);
-
-        kcc_trace_step s;
-        memset(&s, 0, sizeof s);
-        s.line = p->line;
-        if (tok_is(p, 0, "start")) {
-            if (p->ntok != 4)
-                return fail(p, KCC_ERR_PARSE, "expected 'start x y z'");
-            float c[3];
-            st = parse_vec3(p, 1, true, "start position", c);
-            if (st != KCC_OK)
-                return st;
-            if (state == WANT_START) {
-                memcpy(t->start, c, sizeof c);
-                state = IN_BODY;
-                continue;
-            }
-            s.kind = KCC_TRACE_START;
-            memcpy(s.vec, c, sizeof c);
-            s.has_expected = true;
-            s.cut_begin = s.cut_end = p->content_end;
-        } else if (tok_is(p, 0, "f")) {
-            if (p->ntok != 4 && p->ntok != 10)
-                return fail(p, KCC_ERR_PARSE, p->ntok < 10 ? "incomplete frame line: expected "
-                            "'f dx dy dz | px py pz | flags'" : "too many fields on a frame line");
-            s.kind = KCC_TRACE_MOVE;
-            st = parse_vec3(p, 1, false, "displacement", s.vec);
-            if (st != KCC_OK)
-                return st;
-            s.cut_begin = s.cut_end = p->tok_end[3];
-            if (p->ntok == 10) {
-                if (!tok_is(p, 4, "|") || !tok_is(p, 8, "|"))
-                    return fail(p, KCC_ERR_PARSE, "expected 'f dx dy dz | px py pz | flags'");
-                st = parse_vec3(p, 5, true, "expected position", s.expected_position);
-                if (st != KCC_OK)
-                    return st;
-                char ft[MAX_TOKEN_CHARS + 1];
-                if (!kcc_trace_text_to_flags(tok(p, 9, ft), &s.expected_flags))
-                    return fail(p, KCC_ERR_PARSE, "bad flags '%s'", ft);
-                s.has_expected = true;
-                s.cut_end = p->tok_end[9];
-            }
-            t->frame_count++;
-        } else if (tok_is(p, 0, "set")) {
-            s.kind = KCC_TRACE_SET;
-            uint32_t last = p->ntok;
-            if (p->ntok >= 2 && tok_is(p, p->ntok - 2, "|"))
-                last = p->ntok - 2;
-            for (uint32_t i = 1; i < p->ntok; ++i)
-                if (tok_is(p, i, "|") && i != last)
-                    return fail(p, KCC_ERR_PARSE, "expected 'set key=value ... | STATUS'");
-            st = parse_fields(p, 1, last, false, &s.desc, &s.set_fields);
-            if (st != KCC_OK)
-                return st;
-            s.cut_begin = s.cut_end = p->tok_end[last - 1];
-            if (last != p->ntok) {
-                st = parse_status(p, p->ntok - 1, &s.expected_status);
-                if (st != KCC_OK)
-                    return st;
-                s.has_expected = true;
-                s.cut_end = p->tok_end[p->ntok - 1];
-            }
-        } else if (tok_is(p, 0, "end")) {
-            char v[MAX_TOKEN_CHARS + 1];
-            if (p->ntok != 2)
-                return fail(p, KCC_ERR_PARSE, "expected 'end <frame count>'");
-            tok(p, 1, v);
-            char *end = NULL;
-            errno = 0;
-            unsigned long n = strtoul(v, &end, 10);
-            if (!v[0] || v[0] == '-' || *end != '\0' || errno != 0)
-                return fail(p, KCC_ERR_PARSE, "bad frame count '%s'", v);
-            if (n != t->frame_count)
-                return fail(p, KCC_ERR_PARSE, "truncated or edited: 'end' says %s frames, the file "
-                            "has %u", v, (unsigned)t->frame_count);
-            state = AFTER_END;
-            continue;
-        } else {
-            return fail(p, KCC_ERR_PARSE, "unknown line '%s' (expected f, set, start or end)", t0);
-        }
-        st = push_step(t, &cap, &s);
-        if (st != KCC_OK)
-            return fail(p, st, "%s", kcc_status_str(st));
+        const char *flags = p->text + p->tok_begin[9];
+        size_t n = p->content_end - p->tok_begin[9];
+        if (!flags_from_text(flags, n, &s.expected_flags))
+            return fail(p, KCC_ERR_PARSE, "bad flags '%.*s'", (int)n, flags);
+        s.has_expected = true;
+        s.cut_end = p->content_end;
     }
+    p->trace->frame_count++;
+    return push_step(p, &s);
+}
+
+// `set key=value ... [| STATUS]`.
+static kcc_status set_line(parser *p)
+{
+    kcc_trace_step s = { .kind = KCC_TRACE_SET, .line = p->line };
+    uint32_t last = p->ntok;
+    if (p->ntok >= 2 && tok_is(p, p->ntok - 2, "|"))
+        last = p->ntok - 2;
+    for (uint32_t i = 1; i < p->ntok; ++i)
+        if (tok_is(p, i, "|") && i != last)
+            return fail(p, KCC_ERR_PARSE, "expected 'set key=value ... | STATUS'");
+    kcc_status st = parse_fields(p, 1, last, false, &s.desc, &s.set_fields);
+    if (st != KCC_OK)
+        return st;
+    s.cut_begin = s.cut_end = p->tok_end[last - 1];
+    if (last != p->ntok) {
+        st = parse_status(p, p->ntok - 1, &s.expected_status);
+        if (st != KCC_OK)
+            return st;
+        s.has_expected = true;
+        s.cut_end = p->tok_end[p->ntok - 1];
+    }
+    return push_step(p, &s);
+}
+
+// `end N`: N must be the number of frames read.
+static kcc_status end_line(parser *p)
+{
+    int64_t n;
+    kcc_status st = int_line(p, "end <frame count>", 0, UINT32_MAX, "frame count", &n);
+    if (st != KCC_OK)
+        return st;
+    if (n != (int64_t)p->trace->frame_count)
+        return fail(p, KCC_ERR_PARSE, "truncated or edited: 'end' says %lld frames, the file "
+                    "has %u", (long long)n, (unsigned)p->trace->frame_count);
+    p->state = AFTER_END;
+    return KCC_OK;
+}
+
+// One line with at least one token, dispatched by the parser's state and its first token.
+static kcc_status statement(parser *p)
+{
+    char t0[MAX_TOKEN_CHARS + 1];
+    tok(p, 0, t0);
+    // Only the level line carries free text (a path); elsewhere a huge field is garbage, and
+    // cutting it could turn it into a different valid one.
+    for (uint32_t i = 0; i < p->ntok && !tok_is(p, 0, "level"); ++i)
+        if (p->tok_end[i] - p->tok_begin[i] > MAX_TOKEN_CHARS)
+            return fail(p, KCC_ERR_PARSE, "field %u is longer than %d characters", (unsigned)i + 1,
+                        MAX_TOKEN_CHARS);
+    switch (p->state) {
+    case WANT_HEADER: return header_line(p, t0);
+    case WANT_LEVEL: return level_line(p, t0);
+    case AFTER_END: return fail(p, KCC_ERR_PARSE, "unexpected '%s' after the 'end' line", t0);
+    default: break;
+    }
+    if (tok_is(p, 0, "level_hash"))
+        return level_hash_line(p);
+    if (p->state == WANT_DESC)
+        return desc_line(p, t0);
+    if (p->state == WANT_START && !tok_is(p, 0, "start"))
+        return fail(p, KCC_ERR_PARSE, "expected the 'start' line, found '%s'", t0);
+    if (tok_is(p, 0, "start"))
+        return start_line(p);
+    if (tok_is(p, 0, "f"))
+        return frame_line(p);
+    if (tok_is(p, 0, "set"))
+        return set_line(p);
+    if (tok_is(p, 0, "end"))
+        return end_line(p);
+    return fail(p, KCC_ERR_PARSE, "unknown line '%s' (expected f, set, start or end)", t0);
+}
+
+// The text ended: fine only after the `end` line.
+static kcc_status end_of_text(parser *p)
+{
     if (p->line == 0)
         p->line = 1;
-    switch (state) {
+    switch (p->state) {
     case WANT_HEADER: return fail(p, KCC_ERR_PARSE, "empty file: expected 'kcc-trace %d'", KCC_TRACE_VERSION);
     case WANT_LEVEL: return fail(p, KCC_ERR_PARSE, "truncated: missing the 'level' line");
     case WANT_DESC: return fail(p, KCC_ERR_PARSE, "truncated: missing the 'desc' line");
     case WANT_START: return fail(p, KCC_ERR_PARSE, "truncated: missing the 'start' line");
     case IN_BODY: return fail(p, KCC_ERR_PARSE, "truncated: missing the 'end' line after frame %u",
-                              (unsigned)t->frame_count);
+                              (unsigned)p->trace->frame_count);
     default: return KCC_OK;
     }
+}
+
+// A UTF-8 byte order mark at the very start (editors add one) is skipped.
+static uint32_t skip_bom(const char *text, size_t length)
+{
+    return length >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3u : 0u;
+}
+
+static kcc_status parse_lines(parser *p, size_t length)
+{
+    const char *text = p->text;
+    uint32_t pos = skip_bom(text, length);
+    p->line = 0;
+    p->state = WANT_HEADER;
+    while (pos < length) {
+        const char *nl = memchr(text + pos, '\n', length - pos);
+        uint32_t eol = nl ? (uint32_t)(nl - text) : (uint32_t)length;
+        p->line++;
+        kcc_status st = tokenize(p, pos, eol);
+        pos = eol < length ? eol + 1 : eol;
+        if (st == KCC_OK && p->ntok > 0)
+            st = statement(p);
+        if (st != KCC_OK)
+            return st;
+    }
+    return end_of_text(p);
 }
 
 kcc_status kcc_trace_parse(const char *text, size_t length, const char *name, kcc_trace **out,
@@ -949,7 +1059,8 @@ kcc_status kcc_trace_parse(const char *text, size_t length, const char *name, kc
         return fail(&p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
     }
     p.text = t->text;   // a private, NUL-terminated copy
-    kcc_status st = parse_lines(&p, t, length);
+    p.trace = t;
+    kcc_status st = parse_lines(&p, length);
     if (st != KCC_OK) {
         kcc_trace_free(t);
         return st;
@@ -1018,12 +1129,28 @@ void kcc_trace_free(kcc_trace *trace)
     free(trace);
 }
 
-kcc_status kcc_trace_build_level(const kcc_trace *trace, kcc_mesh **out_mesh, char *err,
-                                 size_t err_size)
+kcc_status kcc_trace_check_level_hash(const kcc_trace *trace, uint64_t level_hash, char *err,
+                                      size_t err_size)
+{
+    if (!trace)
+        return KCC_ERR_NULL_ARGUMENT;
+    if (!trace->has_level_hash || trace->level_hash == level_hash)
+        return KCC_OK;
+    if (err && err_size)
+        snprintf(err, err_size, "%s:%u: level '%s' has changed since the trace was recorded (its "
+                 "triangles hash to %016llx, the trace recorded %016llx): re-record the trace, or "
+                 "delete its level_hash line to replay it on the new level", trace->name,
+                 (unsigned)trace->level_hash_line, trace->level, (unsigned long long)level_hash,
+                 (unsigned long long)trace->level_hash);
+    return KCC_ERR_VERSION;
+}
+
+kcc_status kcc_trace_load_level(const kcc_trace *trace, kcc_level *out_level, char *err,
+                                size_t err_size)
 {
     if (err && err_size)
         err[0] = '\0';
-    if (!trace || !out_mesh)
+    if (!trace || !out_level)
         return KCC_ERR_NULL_ARGUMENT;
     kcc_level level;
     memset(&level, 0, sizeof level);
@@ -1037,6 +1164,24 @@ kcc_status kcc_trace_build_level(const kcc_trace *trace, kcc_mesh **out_mesh, ch
                      e[0] ? e : kcc_status_str(st));
         return st;
     }
+    st = kcc_trace_check_level_hash(trace, kcc_level_hash(&level), err, err_size);
+    if (st != KCC_OK) {
+        kcc_level_free(&level);
+        return st;
+    }
+    *out_level = level;
+    return KCC_OK;
+}
+
+kcc_status kcc_trace_build_level(const kcc_trace *trace, kcc_mesh **out_mesh, char *err,
+                                 size_t err_size)
+{
+    if (!out_mesh)
+        return KCC_ERR_NULL_ARGUMENT;
+    kcc_level level;
+    kcc_status st = kcc_trace_load_level(trace, &level, err, err_size);
+    if (st != KCC_OK)
+        return st;
     st = kcc_level_build_mesh(&level, out_mesh);
     kcc_level_free(&level);
     if (st != KCC_OK && err && err_size)

@@ -1,7 +1,9 @@
 /* replay.c: kcc-replay, the command-line replayer of input traces (docs/traces.md). Replays each file
  * through the controller and reports the first divergence per file; can rewrite expected outcomes
- * (--update) and print the replayed positions (--print). Exit 0 when every frame of every file
- * matches, 1 when some file diverges, 2 on usage errors or unreadable/bad files. */
+ * (--update, listing the frames it changed) and print the replayed positions (--print). Exit 0 when
+ * every frame of every file matches, 1 when some file diverges, 2 on usage errors or a file that
+ * cannot be replayed (unreadable, malformed, its level missing or changed); kcc-demo uses the same
+ * three statuses. */
 #include "kcc.h"
 
 #include <errno.h>
@@ -10,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { EXIT_PASS = 0, EXIT_DIVERGED = 1, EXIT_BAD_INPUT = 2 };
+
 static void usage(FILE *to)
 {
     fprintf(to,
@@ -17,23 +21,45 @@ static void usage(FILE *to)
             "Replays kcc input traces and checks every frame against its expected outcome.\n"
             "  --tolerance M   accept position differences up to M metres per component\n"
             "                  (default 0: bit-exact); flags and retune statuses always match exactly\n"
-            "  --update        rewrite the expected outcomes in each FILE with the replayed ones\n"
+            "  --update        rewrite the expected outcomes in each FILE with the replayed ones and\n"
+            "                  list the frames that changed (on stderr)\n"
             "  --print         write the replayed outcome of every step to stdout\n"
             "  --verbose, -v   one line per file even when it matches\n"
             "  --isa           print the instruction set moves run on (avx2 or baseline) and exit;\n"
             "                  KCC_ISA=baseline in the environment forces the baseline\n"
             "  --help, -h      this text\n"
-            "Exit status: 0 all frames match (or were updated), 1 a trace diverges, 2 an error.\n");
+            "Exit status: 0 every frame of every FILE matches (or was updated); 1 a trace diverges;\n"
+            "2 a usage error or a FILE that cannot be replayed (unreadable, malformed, its level\n"
+            "missing or changed since it was recorded), reported as FILE:LINE: what.\n");
 }
 
-// Meshes already built, keyed by level kind and description: golden sets reuse a few levels.
+// Meshes already built, keyed by level kind and description, with the content hash of their
+// triangles: golden sets reuse a few levels.
 #define CACHE_SIZE 16
 typedef struct mesh_cache {
     char     *key[CACHE_SIZE];
     kcc_mesh *mesh[CACHE_SIZE];
+    uint64_t  hash[CACHE_SIZE];
     int       count;
 } mesh_cache;
 
+static void cache_add(mesh_cache *c, char *key, kcc_mesh *mesh, uint64_t hash)
+{
+    if (c->count == CACHE_SIZE) {   // evict the oldest
+        free(c->key[0]);
+        kcc_mesh_destroy(c->mesh[0]);
+        memmove(c->key, c->key + 1, (CACHE_SIZE - 1) * sizeof c->key[0]);
+        memmove(c->mesh, c->mesh + 1, (CACHE_SIZE - 1) * sizeof c->mesh[0]);
+        memmove(c->hash, c->hash + 1, (CACHE_SIZE - 1) * sizeof c->hash[0]);
+        c->count--;
+    }
+    c->key[c->count] = key;
+    c->mesh[c->count] = mesh;
+    c->hash[c->count++] = hash;
+}
+
+// The trace's level as a mesh, checked against the trace's level_hash (a changed level is an
+// error naming the level, not a divergence).
 static kcc_status cached_level(mesh_cache *c, const kcc_trace *t, kcc_mesh **out, char *err,
                                size_t err_size)
 {
@@ -42,28 +68,29 @@ static kcc_status cached_level(mesh_cache *c, const kcc_trace *t, kcc_mesh **out
     for (int i = 0; i < c->count; ++i) {
         if (strcmp(c->key[i], key) == 0) {
             *out = c->mesh[i];
-            return KCC_OK;
+            return kcc_trace_check_level_hash(t, c->hash[i], err, err_size);
         }
     }
-    kcc_mesh *m = NULL;
-    kcc_status st = kcc_trace_build_level(t, &m, err, err_size);
+    kcc_level level;
+    kcc_status st = kcc_trace_load_level(t, &level, err, err_size);
     if (st != KCC_OK)
         return st;
-    if (c->count == CACHE_SIZE) {   // evict the oldest
-        free(c->key[0]);
-        kcc_mesh_destroy(c->mesh[0]);
-        memmove(c->key, c->key + 1, (CACHE_SIZE - 1) * sizeof c->key[0]);
-        memmove(c->mesh, c->mesh + 1, (CACHE_SIZE - 1) * sizeof c->mesh[0]);
-        c->count--;
-    }
-    size_t n = strlen(key) + 1;
-    c->key[c->count] = malloc(n);
-    if (!c->key[c->count]) {
+    uint64_t hash = kcc_level_hash(&level);
+    kcc_mesh *m = NULL;
+    st = kcc_level_build_mesh(&level, &m);
+    kcc_level_free(&level);
+    char *k = st == KCC_OK ? malloc(strlen(key) + 1) : NULL;
+    if (st == KCC_OK && !k) {
         kcc_mesh_destroy(m);
-        return KCC_ERR_OUT_OF_MEMORY;
+        st = KCC_ERR_OUT_OF_MEMORY;
     }
-    memcpy(c->key[c->count], key, n);
-    c->mesh[c->count++] = m;
+    if (st != KCC_OK) {
+        snprintf(err, err_size, "%s:%u: level: cannot build its mesh: %s", t->name,
+                 (unsigned)t->level_line, kcc_status_str(st));
+        return st;
+    }
+    memcpy(k, key, strlen(key) + 1);
+    cache_add(c, k, m, hash);
     *out = m;
     return KCC_OK;
 }
@@ -112,7 +139,7 @@ static int update_file(const char *path, const kcc_trace *t, const kcc_trace_out
     char *tmp = malloc(n + 16);
     if (!tmp) {
         fprintf(stderr, "%s: out of memory\n", path);
-        return 2;
+        return EXIT_BAD_INPUT;
     }
     snprintf(tmp, n + 16, "%s.update-tmp", path);
     FILE *f = fopen(tmp, "wb");
@@ -124,117 +151,224 @@ static int update_file(const char *path, const kcc_trace *t, const kcc_trace_out
                 st != KCC_OK ? kcc_status_str(st) : strerror(errno));
         remove(tmp);
         free(tmp);
-        return 2;
+        return EXIT_BAD_INPUT;
     }
     free(tmp);
-    return 0;
+    return EXIT_PASS;
+}
+
+// Whether --update changes the text of step s: a missing outcome, or one not bit for bit equal.
+static bool step_changes(const kcc_trace_step *s, const kcc_trace_outcome *o)
+{
+    if (s->kind == KCC_TRACE_START)
+        return false;
+    if (!s->has_expected)
+        return true;
+    if (s->kind == KCC_TRACE_SET)
+        return s->expected_status != o->status;
+    return memcmp(s->expected_position, o->position, sizeof o->position) != 0 ||
+           s->expected_flags != o->flags;
+}
+
+// Prints "N" or "N-M" on stderr.
+static void print_range(uint32_t first, uint32_t last)
+{
+    if (first == last)
+        fprintf(stderr, "%u", (unsigned)first);
+    else
+        fprintf(stderr, "%u-%u", (unsigned)first, (unsigned)last);
+}
+
+// Lists on stderr the runs of steps --update changes: "frames 3-5 (lines 8-10)", "retune (line
+// 12)"; at most 12 runs, then a count of the rest. Returns how many steps change.
+static uint32_t report_changes(const char *path, const kcc_trace *t, const kcc_trace_outcome *o)
+{
+    enum { LISTED = 12 };
+    uint32_t changed = 0, runs = 0, frame = 0;
+    for (uint32_t i = 0; i < t->step_count; ++i)
+        changed += step_changes(&t->steps[i], &o[i]);
+    if (changed == 0)
+        return 0;
+    fprintf(stderr, "%s: updated %u of %u steps:", path, (unsigned)changed, (unsigned)t->step_count);
+    for (uint32_t i = 0; i < t->step_count;) {
+        const kcc_trace_step *s = &t->steps[i];
+        if (!step_changes(s, &o[i])) {
+            frame += s->kind == KCC_TRACE_MOVE;
+            ++i;
+            continue;
+        }
+        uint32_t j = i, first_frame = frame;
+        while (j < t->step_count && t->steps[j].kind == s->kind && step_changes(&t->steps[j], &o[j]))
+            frame += t->steps[j++].kind == KCC_TRACE_MOVE;
+        const char *plural = j - i > 1 ? "s" : "";
+        if (runs++ < LISTED) {
+            fputs(runs > 1 ? ", " : " ", stderr);
+            if (s->kind == KCC_TRACE_MOVE) {
+                fprintf(stderr, "frame%s ", plural);
+                print_range(first_frame, frame - 1);
+                fputs(" (line", stderr);
+            } else {
+                fprintf(stderr, "retune%s (line", plural);
+            }
+            fprintf(stderr, "%s ", plural);
+            print_range(s->line, t->steps[j - 1].line);
+            fputc(')', stderr);
+        }
+        i = j;
+    }
+    if (runs > LISTED)
+        fprintf(stderr, ", and %u more", (unsigned)(runs - LISTED));
+    fputc('\n', stderr);
+    return changed;
+}
+
+typedef struct options {
+    float tolerance;   // m
+    bool  update, print, verbose;
+} options;
+
+typedef struct totals {
+    int           files, matched, diverged, errors;
+    uint32_t      updated_steps;
+    unsigned long frames;
+} totals;
+
+// Replays (or updates) one file; returns its exit status.
+static int replay_file(const char *path, const options *opt, mesh_cache *cache, totals *tot)
+{
+    char err[1024] = "";
+    kcc_trace *t = NULL;
+    kcc_mesh *mesh = NULL;
+    tot->files++;
+    kcc_status st = kcc_trace_load(path, &t, err, sizeof err);
+    if (st == KCC_OK)
+        st = cached_level(cache, t, &mesh, err, sizeof err);
+    kcc_trace_outcome *o = NULL;
+    kcc_trace_report r;
+    if (st == KCC_OK) {
+        o = calloc(t->step_count ? t->step_count : 1, sizeof *o);
+        st = o ? kcc_trace_replay(t, mesh, opt->tolerance, o, &r) : KCC_ERR_OUT_OF_MEMORY;
+        if (st != KCC_OK)
+            snprintf(err, sizeof err, "%s: cannot replay: %s", path, kcc_status_str(st));
+    }
+    int code = EXIT_PASS;
+    if (st != KCC_OK) {
+        fprintf(stderr, "%s (%s)\n", err[0] ? err : path, kcc_trace_status_name(st));
+        tot->errors++;
+        code = EXIT_BAD_INPUT;
+    } else {
+        tot->frames += r.frames;
+        if (opt->print)
+            print_outcomes(t, o);
+        if (opt->update) {
+            uint32_t changed = report_changes(path, t, o);
+            tot->updated_steps += changed;
+            code = changed ? update_file(path, t, o) : EXIT_PASS;
+            tot->errors += code != EXIT_PASS;
+            if (!changed && opt->verbose)
+                fprintf(stderr, "%s: up to date (%u steps)\n", path, (unsigned)r.steps);
+        } else if (r.diverged) {
+            char msg[1024], e[KCC_TRACE_FLOAT_CHARS];
+            kcc_trace_format_divergence(t, &r, msg, sizeof msg);
+            kcc_trace_float_to_text(r.max_error, e);
+            fprintf(stderr, "%s\n%s: %u of %u steps diverge; largest position difference %s m\n",
+                    msg, path, (unsigned)r.diverged, (unsigned)r.steps, e);
+            tot->diverged++;
+            code = EXIT_DIVERGED;
+        } else {
+            tot->matched++;
+            if (opt->verbose)
+                fprintf(stderr, "%s: %u frames match\n", path, (unsigned)r.frames);
+        }
+    }
+    free(o);
+    kcc_trace_free(t);
+    return code;
+}
+
+// Reads the options; returns -1 to go on (files from *first_file), or an exit status.
+static int parse_args(int argc, char **argv, options *opt, int *first_file)
+{
+    *first_file = argc;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0 || a[0] != '-' || a[1] == '\0') {
+            *first_file = strcmp(a, "--") == 0 ? i + 1 : i;
+            break;
+        }
+        if (strcmp(a, "--update") == 0) {
+            opt->update = true;
+        } else if (strcmp(a, "--print") == 0) {
+            opt->print = true;
+        } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+            opt->verbose = true;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return EXIT_PASS;
+        } else if (strcmp(a, "--isa") == 0) {
+            printf("%s\n", kcc_character_isa());
+            return EXIT_PASS;
+        } else if (strncmp(a, "--tolerance", 11) == 0 && (a[11] == '=' || a[11] == '\0')) {
+            const char *v = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[++i] : "");
+            float tol = 0.0f;
+            if (!kcc_trace_text_to_float(v, &tol) || !(tol >= 0.0f) || tol == INFINITY) {
+                fprintf(stderr, "kcc-replay: --tolerance needs a number of metres >= 0, got '%s'\n", v);
+                return EXIT_BAD_INPUT;
+            }
+            opt->tolerance = tol;
+        } else {
+            fprintf(stderr, "kcc-replay: unknown option '%s'\n", a);
+            usage(stderr);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    if (*first_file >= argc) {
+        fprintf(stderr, "kcc-replay: no trace file given\n");
+        usage(stderr);
+        return EXIT_BAD_INPUT;
+    }
+    return -1;
+}
+
+static void print_summary(const options *opt, const totals *tot)
+{
+    if (opt->update) {
+        fprintf(stderr, "kcc-replay: %d trace%s, %u steps updated, %d error%s\n", tot->files,
+                tot->files == 1 ? "" : "s", (unsigned)tot->updated_steps, tot->errors,
+                tot->errors == 1 ? "" : "s");
+        return;
+    }
+    if (tot->matched == tot->files) {
+        fprintf(stderr, "kcc-replay: %d trace%s, %lu frames: all match\n", tot->files,
+                tot->files == 1 ? "" : "s", tot->frames);
+        return;
+    }
+    fprintf(stderr, "kcc-replay: %d trace%s: %d match, %d diverge%s, %d could not be replayed "
+            "(%lu frames replayed): %s\n", tot->files, tot->files == 1 ? "" : "s", tot->matched,
+            tot->diverged, tot->diverged == 1 ? "s" : "", tot->errors, tot->frames,
+            tot->errors ? "ERRORS" : "DIVERGED");
 }
 
 int main(int argc, char **argv)
 {
-    float tolerance = 0.0f;
-    bool update = false, print = false, verbose = false;
+    options opt = { .tolerance = 0.0f };
     int first_file = argc;
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            first_file = i + 1;
-            break;
-        }
-        if (a[0] != '-' || a[1] == '\0') {
-            first_file = i;
-            break;
-        }
-        if (strcmp(a, "--update") == 0) {
-            update = true;
-        } else if (strcmp(a, "--print") == 0) {
-            print = true;
-        } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
-            verbose = true;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--isa") == 0) {
-            printf("%s\n", kcc_character_isa());
-            return 0;
-        } else if (strncmp(a, "--tolerance", 11) == 0 && (a[11] == '=' || a[11] == '\0')) {
-            const char *v = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[++i] : "");
-            if (!kcc_trace_text_to_float(v, &tolerance) || !(tolerance >= 0.0f) ||
-                tolerance == INFINITY) {
-                fprintf(stderr, "kcc-replay: --tolerance needs a number of metres >= 0, got '%s'\n", v);
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "kcc-replay: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (first_file >= argc) {
-        usage(stderr);
-        return 2;
-    }
+    int code = parse_args(argc, argv, &opt, &first_file);
+    if (code >= 0)
+        return code;
     mesh_cache cache;
     memset(&cache, 0, sizeof cache);
-    int worst = 0, files = 0, diverged_files = 0;
-    unsigned long frames = 0;
+    totals tot;
+    memset(&tot, 0, sizeof tot);
+    int worst = EXIT_PASS;
     for (int i = first_file; i < argc; ++i) {
-        const char *path = argv[i];
-        char err[1024];
-        kcc_trace *t = NULL;
-        kcc_mesh *mesh = NULL;
-        kcc_status st = kcc_trace_load(path, &t, err, sizeof err);
-        if (st == KCC_OK)
-            st = cached_level(&cache, t, &mesh, err, sizeof err);
-        if (st != KCC_OK) {
-            fprintf(stderr, "%s (%s)\n", err[0] ? err : path, kcc_status_str(st));
-            kcc_trace_free(t);
-            worst = 2;
-            continue;
-        }
-        kcc_trace_outcome *o = calloc(t->step_count ? t->step_count : 1, sizeof *o);
-        kcc_trace_report r;
-        st = o ? kcc_trace_replay(t, mesh, tolerance, o, &r) : KCC_ERR_OUT_OF_MEMORY;
-        if (st != KCC_OK) {
-            fprintf(stderr, "%s: cannot replay: %s\n", path, kcc_status_str(st));
-            free(o);
-            kcc_trace_free(t);
-            worst = 2;
-            continue;
-        }
-        files++;
-        frames += r.frames;
-        if (print)
-            print_outcomes(t, o);
-        if (update) {
-            int u = update_file(path, t, o);
-            if (u)
-                worst = u;
-            else if (verbose || r.diverged)
-                fprintf(stderr, "%s: updated (%u of %u steps changed)\n", path, (unsigned)r.diverged,
-                        (unsigned)r.steps);
-        } else if (r.diverged) {
-            char msg[1024];
-            kcc_trace_format_divergence(t, &r, msg, sizeof msg);
-            char e[KCC_TRACE_FLOAT_CHARS];
-            kcc_trace_float_to_text(r.max_error, e);
-            fprintf(stderr, "%s\n%s: %u of %u steps diverge; largest position difference %s m\n", msg,
-                    path, (unsigned)r.diverged, (unsigned)r.steps, e);
-            diverged_files++;
-            if (worst < 1)
-                worst = 1;
-        } else if (verbose) {
-            fprintf(stderr, "%s: %u frames match\n", path, (unsigned)r.frames);
-        }
-        free(o);
-        kcc_trace_free(t);
+        int c = replay_file(argv[i], &opt, &cache, &tot);
+        worst = c > worst ? c : worst;
     }
     for (int i = 0; i < cache.count; ++i) {
         free(cache.key[i]);
         kcc_mesh_destroy(cache.mesh[i]);
     }
-    if (!update)
-        fprintf(stderr, "kcc-replay: %d trace%s, %lu frames: %s\n", files, files == 1 ? "" : "s",
-                frames, worst == 0 ? "all match" : diverged_files ? "DIVERGED" : "ERRORS");
+    print_summary(&opt, &tot);
     return worst;
 }

@@ -151,15 +151,36 @@ static void crlf_tabs_and_a_missing_final_newline_are_accepted(void **state)
     expect_error(cr, strlen(cr), KCC_ERR_PARSE, "line 3: expected 3 coordinates");
 }
 
-static void empty_text_is_an_empty_level(void **state)
+static void text_without_faces_is_refused_as_no_level(void **state)
 {
     (void)state;
     kcc_level l;
-    assert_int_equal(kcc_level_parse_obj("", 0, &l, NULL, 0), KCC_OK);
-    assert_int_equal(l.vertex_count, 0);
-    assert_int_equal(l.triangle_count, 0);
+    assert_int_equal(kcc_level_parse_obj("", 0, &l, NULL, 0), KCC_ERR_NO_TRIANGLES);
+    assert_int_equal(kcc_level_parse_obj(NULL, 0, &l, NULL, 0), KCC_ERR_NO_TRIANGLES);
+    const char *only_vertices = "v 0 0 0\nv 1 0 0\n# no faces\n";
+    expect_error(only_vertices, strlen(only_vertices), KCC_ERR_NO_TRIANGLES,
+                 "line 3: no faces in 3 lines (2 vertices)");
+    const char *prose = "This is a README, not a level.\nIt has words, and no faces.\n";
+    expect_error(prose, strlen(prose), KCC_ERR_NO_TRIANGLES, "line 2: no faces");
+}
+
+static void a_last_vertex_no_face_uses_is_refused_as_truncated(void **state)
+{
+    (void)state;
+    /* cut after a vertex of the next object: its faces never came */
+    const char *cut = "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\nv 5 5 5\nv 6 5 5\n";
+    expect_error(cut, strlen(cut), KCC_ERR_PARSE,
+                 "line 6: the last vertex (5) is used by no face: the file looks truncated");
+    /* cut inside the faces: the faces read use the first vertices only */
+    const char *in_faces = "v 0 0 0\nv 1 0 0\nv 0 0 1\nv 1 0 1\nf 1 2 3\n";
+    expect_error(in_faces, strlen(in_faces), KCC_ERR_PARSE, "line 4: the last vertex (4)");
+    /* the last vertex used by an earlier face (forward reference) or a negative index is fine */
+    const char *fwd = "f 1 2 3\nv 0 0 0\nv 1 0 0\nv 0 0 1\n";
+    const char *neg = "v 0 0 0\nv 1 0 0\nv 0 0 1\nf -3 -2 -1\n";
+    kcc_level l;
+    assert_int_equal(parse(fwd, &l, NULL, 0), KCC_OK);
     kcc_level_free(&l);
-    assert_int_equal(kcc_level_parse_obj(NULL, 0, &l, NULL, 0), KCC_OK);
+    assert_int_equal(parse(neg, &l, NULL, 0), KCC_OK);
     kcc_level_free(&l);
 }
 
@@ -204,21 +225,39 @@ static void malformed_files_fail_with_the_line_and_the_reason(void **state)
         expect_error(cases[i].text, strlen(cases[i].text), KCC_ERR_PARSE, cases[i].want);
 }
 
-static void embedded_nul_bytes_are_data_not_the_end_of_the_text(void **state)
+static void nul_bytes_anywhere_are_binary_data_refused_at_their_line(void **state)
 {
     (void)state;
-    /* a NUL inside a number is an error on its line; inside a comment it is ignored */
     const char bad[] = "v 0 0 0\nv 1\0 0 0\n";
-    expect_error(bad, sizeof(bad) - 1, KCC_ERR_PARSE, "line 2: '1?' is not a number");
-    const char ok[] = "# \0 comment\nv 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n";
-    kcc_level l;
-    assert_int_equal(kcc_level_parse_obj(ok, sizeof(ok) - 1, &l, NULL, 0), KCC_OK);
-    assert_int_equal(l.triangle_count, 1);
-    kcc_level_free(&l);
+    expect_error(bad, sizeof(bad) - 1, KCC_ERR_PARSE, "line 2: NUL byte: binary data");
+    const char in_comment[] = "v 0 0 0\n# \0 comment\nv 1 0 0\nv 0 0 1\nf 1 2 3\n";
+    expect_error(in_comment, sizeof(in_comment) - 1, KCC_ERR_PARSE, "line 2: NUL byte");
     /* the length is honoured: text after it is never read */
+    kcc_level l;
     const char cut[] = "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\nf 1 2 9";
     assert_int_equal(kcc_level_parse_obj(cut, strlen(cut) - 8, &l, NULL, 0), KCC_OK);
     assert_int_equal(l.triangle_count, 1);
+    kcc_level_free(&l);
+}
+
+static void binary_headers_are_refused_at_their_first_line(void **state)
+{
+    (void)state;
+    /* the first bytes of an ELF program and of a PNG image */
+    const char elf[] = "\x7f" "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0\x01\0\0\0";
+    expect_error(elf, sizeof(elf) - 1, KCC_ERR_PARSE, "line 1: NUL byte: binary data");
+    const char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    expect_error(png, sizeof(png) - 1, KCC_ERR_PARSE,
+                 "line 1: statement '?PNG' is not UTF-8 text: binary data");
+    /* a control byte or a broken UTF-8 sequence in a keyword, without any NUL */
+    const char ctl[] = "\x1a\x02 1 2\nv 0 0 0\n";
+    expect_error(ctl, sizeof(ctl) - 1, KCC_ERR_PARSE, "line 1: statement '?\?' is not UTF-8");
+    const char broken[] = "v 0 0 0\ng\xc3\x28 x\n";
+    expect_error(broken, sizeof(broken) - 1, KCC_ERR_PARSE, "line 2: statement 'g?(' is not UTF-8");
+    /* UTF-8 text in keywords and comments is text */
+    const char utf8[] = "# caf\xc3\xa9 \xe2\x82\xac\nm\xc3\xa9sh 1\nv 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n";
+    kcc_level l;
+    assert_int_equal(kcc_level_parse_obj(utf8, sizeof(utf8) - 1, &l, NULL, 0), KCC_OK);
     kcc_level_free(&l);
 }
 
@@ -277,14 +316,14 @@ static void decimal_numbers_round_to_the_nearest_float(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
         float f = -1.0f;
         const char *t = cases[i].text;
-        assert_int_equal(kcc_parse_float(t, t + strlen(t), &f), KCC_NUM_OK);
+        assert_int_equal(kcc_text_to_float(t, t + strlen(t), 0, &f), KCC_NUM_OK);
         if (float_bits(f) != cases[i].bits)
             fail_msg("%s read as 0x%08x, want 0x%08x", t, (unsigned)float_bits(f),
                      (unsigned)cases[i].bits);
     }
     float f;
     const char *big = "3.4028236e38";    /* past FLT_MAX + half an ulp */
-    assert_int_equal(kcc_parse_float(big, big + strlen(big), &f), KCC_NUM_RANGE);
+    assert_int_equal(kcc_text_to_float(big, big + strlen(big), 0, &f), KCC_NUM_RANGE);
 }
 
 static void megabyte_mantissas_and_exponents_cancel_exactly(void **state)
@@ -297,12 +336,12 @@ static void megabyte_mantissas_and_exponents_cancel_exactly(void **state)
     b[0] = '1';                                     /* 1 000...000 e-1099990 = 1e10 */
     memset(b + 1, '0', ZEROS);
     strcpy(b + 1 + ZEROS, "e-1099990");
-    assert_int_equal(kcc_parse_float(b, b + strlen(b), &f), KCC_NUM_OK);
+    assert_int_equal(kcc_text_to_float(b, b + strlen(b), 0, &f), KCC_NUM_OK);
     assert_true(f == 1e10f);
     memcpy(b, "0.", 2);                             /* 0.000...0001 e1099990 = 1e-11 */
     memset(b + 2, '0', ZEROS);
     strcpy(b + 2 + ZEROS, "1e1099990");
-    assert_int_equal(kcc_parse_float(b, b + strlen(b), &f), KCC_NUM_OK);
+    assert_int_equal(kcc_text_to_float(b, b + strlen(b), 0, &f), KCC_NUM_OK);
     assert_true(f == 1e-11f);
     free(b);
 }
@@ -320,9 +359,87 @@ static void floats_printed_with_9_digits_read_back_bit_exactly(void **state)
         float f = bits_float(b);
         int n = snprintf(buf, sizeof(buf), "%.9g", (double)f);
         float g = 0.0f;
-        assert_int_equal(kcc_parse_float(buf, buf + n, &g), KCC_NUM_OK);
+        assert_int_equal(kcc_text_to_float(buf, buf + n, 0, &g), KCC_NUM_OK);
         if (float_bits(g) != b)
             fail_msg("%s read as 0x%08x, want 0x%08x", buf, (unsigned)float_bits(g), (unsigned)b);
+    }
+}
+
+/* Every form strtof reads whole (hex, inf/nan, exponents, long mantissas, subnormals, overflow,
+ * signs) reads the same with hex and inf/nan allowed; decimal-only refuses hex and names inf/nan
+ * as non-finite. strtof (glibc, C locale) is the reference. */
+static void the_number_reader_agrees_with_strtof_on_edge_cases(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {
+        "0", "-0", "+0", "+1.5", "-.5", "5.", "1e10", "1E-10", "1e+38", "+3.4028235e38",
+        "3.40282357e38", "3.4028236e38", "-3.5e38", "1e39", "1e-38", "1.1754942e-38",
+        "1.17549421e-38", "1.4e-45", "7.006492e-46", "7.0064923e-46", "7.0064924e-46", "2e-45",
+        "1e-50", "0.000000000000000000000000000000000000000000001401298464324817",
+        "123456789012345678901234567890123456789", "1.00000011920928955078125",
+        "1.000000119209289550781250000000000000000001", "0x1p0", "0x1.8p1", "-0X.8P-1",
+        "0x1.fffffep127", "0x1.ffffffp127", "0x1p128", "0x1p-149", "0x1p-150", "0x1.8p-150",
+        "0x0.000002p-126", "0xffffffffffffffffffffp0", "0x1.000001p0", "0x1.0000010000001p0",
+        "0x10", "0x", "0x.p1", "0x1p", "inf", "-INF", "Infinity", "nan", "-nan", "NaN(123_ab)",
+        "nan()", "nan(!)", "infin", "1e", "1e+", ".", "+", "-", "..5", "1..5", "1.5.", "e5",
+        "1,5", "1 ", " 1", "١", "0e9999999999999999999999", "1e-9999999999999999999999",
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        const char *s = cases[i], *e = s + strlen(s);
+        char *end = NULL;
+        float ref = strtof(s, &end);
+        bool whole = end == e && e > s && s[0] != ' ';
+        float all = -42.0f, dec = -42.0f;
+        kcc_num_result r = kcc_text_to_float(s, e, KCC_NUM_HEX | KCC_NUM_NAN_INF, &all);
+        kcc_num_result rd = kcc_text_to_float(s, e, 0, &dec);
+        if (!whole) {
+            if (r != KCC_NUM_SYNTAX || rd != KCC_NUM_SYNTAX)
+                fail_msg("'%s': strtof refuses it, we read %d / %d", s, (int)r, (int)rd);
+            continue;
+        }
+        bool hex = strchr(s, 'x') || strchr(s, 'X');
+        if (isinf(ref) && !strpbrk(s, "iI")) {
+            assert_int_equal(r, KCC_NUM_RANGE);     /* finite digits past FLT_MAX */
+            assert_int_equal(rd, hex ? KCC_NUM_SYNTAX : KCC_NUM_RANGE);
+            continue;
+        }
+        assert_int_equal(r, KCC_NUM_OK);
+        if (isnan(ref)) {
+            assert_true(isnan(all) && signbit(all) == signbit(ref));
+        } else if (float_bits(all) != float_bits(ref)) {
+            fail_msg("'%s' read as 0x%08x, strtof 0x%08x", s, (unsigned)float_bits(all),
+                     (unsigned)float_bits(ref));
+        }
+        if (hex)
+            assert_int_equal(rd, KCC_NUM_SYNTAX);
+        else if (!isfinite(ref))
+            assert_int_equal(rd, KCC_NUM_NON_FINITE);
+        else
+            assert_int_equal(float_bits(dec), float_bits(ref));
+    }
+}
+
+static void integers_read_whole_within_their_range(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        kcc_num_result r;
+        int64_t value;
+    } cases[] = {
+        {"0", KCC_NUM_OK, 0},           {"+7", KCC_NUM_OK, 7},         {"-7", KCC_NUM_OK, -7},
+        {"1000", KCC_NUM_OK, 1000},     {"1001", KCC_NUM_RANGE, 0},    {"-1001", KCC_NUM_RANGE, 0},
+        {"99999999999999999999999", KCC_NUM_RANGE, 0},                  {"", KCC_NUM_SYNTAX, 0},
+        {"-", KCC_NUM_SYNTAX, 0},       {"1.0", KCC_NUM_SYNTAX, 0},    {"5x", KCC_NUM_SYNTAX, 0},
+        {" 5", KCC_NUM_SYNTAX, 0},      {"0x10", KCC_NUM_SYNTAX, 0},   {"1e3", KCC_NUM_SYNTAX, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+        const char *s = cases[i].text;
+        int64_t v = 12345;
+        kcc_num_result r = kcc_text_to_int(s, s + strlen(s), -1000, 1000, &v);
+        if (r != cases[i].r)
+            fail_msg("'%s': result %d, want %d", s, (int)r, (int)cases[i].r);
+        assert_true(v == (r == KCC_NUM_OK ? cases[i].value : 12345));
     }
 }
 
@@ -426,6 +543,99 @@ static void file_errors_name_the_file_and_line(void **state)
     assert_int_equal(kcc_level_load_obj(NULL, &l, err, sizeof(err)), KCC_ERR_NULL_ARGUMENT);
     const char *names[] = {"bad.obj", "good.obj", "good.spawns"};
     scratch_remove(&s, names, 3);
+}
+
+static void a_bad_spawns_file_fails_the_load_and_the_geometry_still_loads(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    char obj[128], sp[128], want[256], err[256] = "";
+    scratch_write(&s, "arena.obj", "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n", obj, sizeof(obj));
+    scratch_write(&s, "arena.spawns", "1 2 3\n4 five 6\n", sp, sizeof(sp));
+    kcc_level l;
+    memset(&l, 0, sizeof(l));
+    assert_int_equal(kcc_level_load_obj(obj, &l, err, sizeof(err)), KCC_ERR_PARSE);
+    snprintf(want, sizeof(want), "%s:2: 'five' is not a number", sp);
+    assert_string_equal(err, want);
+    assert_null(l.positions);                       /* untouched */
+    /* the geometry alone, then the spawn file's error again from its own call */
+    assert_int_equal(kcc_level_load_obj_geometry(obj, &l, err, sizeof(err)), KCC_OK);
+    assert_int_equal(l.triangle_count, 1);
+    assert_int_equal(l.spawn_count, 0);
+    assert_int_equal(kcc_level_load_spawns(obj, &l, err, sizeof(err)), KCC_ERR_PARSE);
+    assert_string_equal(err, want);
+    assert_int_equal(l.spawn_count, 0);
+    scratch_write(&s, "arena.spawns", "1 2 3\n", sp, sizeof(sp));
+    assert_int_equal(kcc_level_load_spawns(obj, &l, err, sizeof(err)), KCC_OK);
+    assert_int_equal(l.spawn_count, 1);
+    kcc_level_free(&l);
+    const char *names[] = {"arena.obj", "arena.spawns"};
+    scratch_remove(&s, names, 2);
+}
+
+/* Writes a file of `size` bytes: prefix, then `fill` up to size - strlen(suffix), then suffix
+ * (sizeof-style: a suffix may hold NUL bytes, its last byte is left out). */
+#define write_big_file(path, prefix, fill, size, suffix) \
+    write_big_file_n(path, prefix, fill, size, suffix, sizeof(suffix) - 1)
+static void write_big_file_n(const char *path, const char *prefix, char fill, size_t size,
+                             const char *suffix, size_t suffix_len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(prefix, f);
+    char block[4096];
+    memset(block, fill, sizeof(block));
+    size_t left = size - strlen(prefix) - suffix_len;
+    while (left > 0) {
+        size_t n = left < sizeof(block) ? left : sizeof(block);
+        assert_int_equal(fwrite(block, 1, n, f), n);
+        left -= n;
+    }
+    assert_int_equal(fwrite(suffix, 1, suffix_len, f), suffix_len);
+    fclose(f);
+}
+
+static void comment_lines_of_any_length_load_and_other_long_lines_fail(void **state)
+{
+    (void)state;
+    scratch s;
+    scratch_make(&s);
+    char path[128], want[256], err[256] = "";
+    kcc_level l;
+    /* a 5 MB comment (five times the reader's buffer) after a vertex, then the rest */
+    snprintf(path, sizeof(path), "%s/long.obj", s.dir);
+    write_big_file(path, "v 0 0 0\nv 1 0 0 # ", 'x', 5u << 20, "\r\nv 0 0 1\nf 1 2 3\n");
+    assert_int_equal(kcc_level_load_obj(path, &l, err, sizeof(err)), KCC_OK);
+    assert_int_equal(l.vertex_count, 3);
+    assert_true(l.positions[3] == 1.0f);
+    assert_int_equal(l.triangle_count, 1);
+    kcc_level_free(&l);
+    /* the same with a NUL deep inside the comment: binary, at the comment's line */
+    write_big_file(path, "v 0 0 0\n# ", 'x', 3u << 20, "\0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n");
+    assert_int_equal(kcc_level_load_obj(path, &l, err, sizeof(err)), KCC_ERR_PARSE);
+    snprintf(want, sizeof(want), "%s:2: NUL byte: binary data", path);
+    assert_non_null(strstr(err, want));
+    /* a 2 MB line without a comment is no OBJ statement: refused, not buffered */
+    write_big_file(path, "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\nvt ", '1', 2u << 20, "\n");
+    assert_int_equal(kcc_level_load_obj(path, &l, err, sizeof(err)), KCC_ERR_TOO_LARGE);
+    snprintf(want, sizeof(want), "%s:5: line longer than 1048576 bytes", path);
+    assert_string_equal(err, want);
+    const char *names[] = {"long.obj"};
+    scratch_remove(&s, names, 1);
+}
+
+static void programs_and_pictures_are_not_levels(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    kcc_level l;
+    /* a program: the first NUL is on line 1 of any ELF file */
+    kcc_status st = kcc_level_load_obj("/bin/ls", &l, err, sizeof(err));
+    if (st == KCC_ERR_IO)
+        skip();                                     /* no /bin/ls here */
+    assert_int_equal(st, KCC_ERR_PARSE);
+    assert_string_equal(err, "/bin/ls:1: NUL byte: binary data, not a text file");
 }
 
 static void shared_levels_load_with_their_published_counts(void **state)
@@ -725,17 +935,24 @@ int test_group_level(void)
         cmocka_unit_test(slash_forms_use_the_position_index),
         cmocka_unit_test(other_statements_blank_lines_and_comments_are_ignored),
         cmocka_unit_test(crlf_tabs_and_a_missing_final_newline_are_accepted),
-        cmocka_unit_test(empty_text_is_an_empty_level),
+        cmocka_unit_test(text_without_faces_is_refused_as_no_level),
+        cmocka_unit_test(a_last_vertex_no_face_uses_is_refused_as_truncated),
         cmocka_unit_test(malformed_files_fail_with_the_line_and_the_reason),
-        cmocka_unit_test(embedded_nul_bytes_are_data_not_the_end_of_the_text),
+        cmocka_unit_test(nul_bytes_anywhere_are_binary_data_refused_at_their_line),
+        cmocka_unit_test(binary_headers_are_refused_at_their_first_line),
         cmocka_unit_test(counts_beyond_the_limits_fail_as_too_large),
         cmocka_unit_test(error_messages_are_truncated_to_the_buffer),
         cmocka_unit_test(decimal_numbers_round_to_the_nearest_float),
         cmocka_unit_test(megabyte_mantissas_and_exponents_cancel_exactly),
         cmocka_unit_test(floats_printed_with_9_digits_read_back_bit_exactly),
+        cmocka_unit_test(the_number_reader_agrees_with_strtof_on_edge_cases),
+        cmocka_unit_test(integers_read_whole_within_their_range),
         cmocka_unit_test(loading_a_file_reads_the_spawns_file_beside_it),
         cmocka_unit_test(a_file_without_spawns_file_has_no_spawns),
         cmocka_unit_test(file_errors_name_the_file_and_line),
+        cmocka_unit_test(a_bad_spawns_file_fails_the_load_and_the_geometry_still_loads),
+        cmocka_unit_test(comment_lines_of_any_length_load_and_other_long_lines_fail),
+        cmocka_unit_test(programs_and_pictures_are_not_levels),
         cmocka_unit_test(shared_levels_load_with_their_published_counts),
         cmocka_unit_test(every_named_level_is_the_same_bit_for_bit_each_time),
         cmocka_unit_test(different_seeds_give_different_arenas),

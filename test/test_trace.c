@@ -586,6 +586,78 @@ static void missing_trace_file_is_an_io_error_naming_it(void **state)
     assert_int_equal(strncmp(err, "/nonexistent/dir/x.trace: ", 26), 0);
 }
 
+static void a_byte_order_mark_at_the_start_is_skipped_and_kept(void **state)
+{
+    (void)state;
+    char text[1024];
+    int n = snprintf(text, sizeof text, "\xEF\xBB\xBF%sf 0 0 0 | 0 1 0 | -\nend 1\n", good_head);
+    kcc_trace *t = NULL;
+    char err[256] = "";
+    assert_int_equal(kcc_trace_parse(text, (size_t)n, "bom.trace", &t, err, sizeof err), KCC_OK);
+    assert_int_equal(t->frame_count, 1);
+    assert_int_equal(t->steps[0].line, 5);
+    // rewriting keeps it: the text comes back byte for byte
+    char out[1024] = "";
+    FILE *f = fmemopen(out, sizeof out, "w");
+    assert_non_null(f);
+    assert_int_equal(kcc_trace_write(t, NULL, f), KCC_OK);
+    fclose(f);
+    assert_string_equal(out, text);
+    kcc_trace_free(t);
+    // a BOM anywhere else is not text the trace format knows
+    snprintf(text, sizeof text, "kcc-trace 1\n\xEF\xBB\xBFlevel gen arena\n");
+    expect_error(text, KCC_ERR_PARSE, 2, "expected the 'level' line");
+}
+
+static void flags_and_separators_read_with_any_spacing(void **state)
+{
+    (void)state;
+    static const char *const frames[] = {
+        "f 0.5 0 0 | 0 1 0 | ON_GROUND|SLID",
+        "f 0.5 0 0 | 0 1 0 | ON_GROUND | SLID",
+        "f 0.5 0 0 | 0 1 0 | ON_GROUND\t|  SLID",
+        "f 0.5 0 0|0 1 0|ON_GROUND |SLID",
+        "f 0.5 0 0 |0 1 0| ON_GROUND| SLID   # comment",
+    };
+    for (size_t i = 0; i < sizeof frames / sizeof frames[0]; ++i) {
+        char text[1024];
+        int n = snprintf(text, sizeof text, "%s%s\nset step_height=0.2|KCC_OK\nend 1\n", good_head,
+                         frames[i]);
+        kcc_trace *t = NULL;
+        char err[256] = "";
+        if (kcc_trace_parse(text, (size_t)n, "s.trace", &t, err, sizeof err) != KCC_OK)
+            fail_msg("'%s': %s", frames[i], err);
+        assert_true(t->steps[0].has_expected);
+        assert_int_equal(t->steps[0].expected_flags, KCC_MOVE_ON_GROUND | KCC_MOVE_SLID);
+        assert_true(t->steps[0].vec[0] == 0.5f && t->steps[0].expected_position[1] == 1.0f);
+        assert_true(t->steps[1].has_expected && t->steps[1].expected_status == KCC_OK);
+        kcc_trace_free(t);
+    }
+    uint32_t f = 0;
+    assert_true(kcc_trace_text_to_flags(" ON_GROUND | SLID ", &f));
+    assert_int_equal(f, KCC_MOVE_ON_GROUND | KCC_MOVE_SLID);
+    assert_false(kcc_trace_text_to_flags("ON_GROUND | | SLID", &f));
+    assert_false(kcc_trace_text_to_flags("ON GROUND", &f));
+    char text[1024];
+    snprintf(text, sizeof text, "%sf 0 0 0 | 0 1 0 | ON_GROUND | \nend 1\n", good_head);
+    expect_error(text, KCC_ERR_PARSE, 5, "bad flags 'ON_GROUND |'");
+}
+
+static void integers_are_read_whole_or_refused_naming_the_field(void **state)
+{
+    (void)state;
+    char text[1024];
+    expect_error("kcc-trace 1x\n", KCC_ERR_PARSE, 1, "bad version '1x'");
+    expect_error("kcc-trace 99999999999999999999\n", KCC_ERR_PARSE, 1, "version");
+    snprintf(text, sizeof text, "%sf 0 0 0 | 0 1 0 | -\nend 1.0\n", good_head);
+    expect_error(text, KCC_ERR_PARSE, 6, "bad frame count '1.0'");
+    snprintf(text, sizeof text, "%sf 0 0 0 | 0 1 0 | -\nend -1\n", good_head);
+    expect_error(text, KCC_ERR_PARSE, 6, "frame count '-1' is out of range");
+    expect_error("kcc-trace 1\nlevel gen arena\ndesc half_extents=0.3,0.9,0.3 step_height=0.35 "
+                 "max_slope_deg=45 up_axis=1.0 skin_width=0.002 ground_snap=0.35 max_push_out=0.2\n",
+                 KCC_ERR_PARSE, 3, "bad up_axis '1.0'");
+}
+
 // ---------------------------------------------------------------------------- files and levels
 
 static void trace_written_to_a_file_replays_on_its_obj_level_next_to_it(void **state)
@@ -664,6 +736,81 @@ static void unknown_generated_level_is_reported_at_the_level_line(void **state)
     kcc_trace_free(t);
 }
 
+// FNV-1a 64 over the corners' float bytes, written out here as the reference.
+static uint64_t reference_hash(const float *corners, size_t count)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < count; ++i) {
+        uint32_t bits = float_bits(corners[i]);
+        for (int b = 0; b < 4; ++b)
+            h = (h ^ ((bits >> (8 * b)) & 0xffu)) * 1099511628211ull;
+    }
+    return h;
+}
+
+static void level_hash_covers_the_triangles_not_their_indexing(void **state)
+{
+    (void)state;
+    const float shared[] = {0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 1};
+    const uint32_t shared_idx[] = {0, 1, 2, 2, 1, 3};
+    const float corners[] = {0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0, 1};
+    kcc_level a = {.positions = (float *)shared, .vertex_count = 4,
+                   .indices = (uint32_t *)shared_idx, .triangle_count = 2};
+    assert_true(kcc_level_hash(&a) == reference_hash(corners, 18));
+    const uint32_t soup_idx[] = {0, 1, 2, 3, 4, 5};
+    kcc_level b = {.positions = (float *)corners, .vertex_count = 6,
+                   .indices = (uint32_t *)soup_idx, .triangle_count = 2};
+    assert_true(kcc_level_hash(&b) == kcc_level_hash(&a));
+    float moved[12];
+    memcpy(moved, shared, sizeof moved);
+    moved[10] = 1e-7f;                              // one corner up by 0.1 micrometre
+    a.positions = moved;
+    assert_true(kcc_level_hash(&a) != kcc_level_hash(&b));
+}
+
+static void a_changed_level_is_reported_as_such_not_as_a_divergence(void **state)
+{
+    (void)state;
+    kcc_level level;
+    char err[512] = "";
+    assert_int_equal(kcc_level_generate("arena seed=1", &level, err, sizeof err), KCC_OK);
+    uint64_t hash = kcc_level_hash(&level);
+    kcc_level_free(&level);
+    char text[2048];
+    kcc_trace_writer w;
+    vec3 start = {0.0f, 1.0f, 0.0f};
+    assert_int_equal(kcc_trace_begin_buffer(&w, text, sizeof text, "gen arena seed=1", NULL, start),
+                     KCC_OK);
+    assert_int_equal(kcc_trace_level_hash(&w, hash), KCC_OK);
+    assert_int_equal(kcc_trace_level_hash(&w, hash), KCC_ERR_BAD_DESC);   // once, right after begin
+    assert_int_equal(kcc_trace_end(&w), KCC_OK);
+    kcc_trace *t = NULL;
+    assert_int_equal(kcc_trace_parse(text, strlen(text), "h.trace", &t, err, sizeof err), KCC_OK);
+    assert_true(t->has_level_hash && t->level_hash == hash);
+    assert_int_equal(t->level_hash_line, 5);
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_trace_build_level(t, &mesh, err, sizeof err), KCC_OK);
+    kcc_mesh_destroy(mesh);
+    kcc_trace_free(t);
+    // the same trace recorded on another version of the level
+    char *digits = strstr(text, "level_hash ") + 11;
+    digits[15] = digits[15] == '0' ? '1' : '0';
+    assert_int_equal(kcc_trace_parse(text, strlen(text), "h.trace", &t, err, sizeof err), KCC_OK);
+    mesh = NULL;
+    assert_int_equal(kcc_trace_build_level(t, &mesh, err, sizeof err), KCC_ERR_VERSION);
+    assert_null(mesh);
+    const char *want = "h.trace:5: level 'arena seed=1' has changed since the trace was recorded";
+    assert_int_equal(strncmp(err, want, strlen(want)), 0);
+    assert_int_equal(kcc_trace_check_level_hash(t, hash, err, sizeof err), KCC_ERR_VERSION);
+    kcc_trace_free(t);
+    // misplaced or malformed hash lines
+    char bad[1024];
+    snprintf(bad, sizeof bad, "%sf 0 0 0 | 0 1 0 | -\nlevel_hash 0123456789abcdef\nend 1\n", good_head);
+    expect_error(bad, KCC_ERR_PARSE, 6, "'level_hash' belongs once");
+    snprintf(bad, sizeof bad, "%slevel_hash 0123456789ABCDEF\nend 0\n", good_head);
+    expect_error(bad, KCC_ERR_PARSE, 5, "16 lowercase hex digits");
+}
+
 static void mutated_traces_never_crash_and_errors_name_the_file(void **state)
 {
     (void)state;
@@ -739,6 +886,11 @@ int test_group_trace(void)
         cmocka_unit_test(missing_trace_file_is_an_io_error_naming_it),
         cmocka_unit_test(trace_written_to_a_file_replays_on_its_obj_level_next_to_it),
         cmocka_unit_test(unknown_generated_level_is_reported_at_the_level_line),
+        cmocka_unit_test(a_byte_order_mark_at_the_start_is_skipped_and_kept),
+        cmocka_unit_test(flags_and_separators_read_with_any_spacing),
+        cmocka_unit_test(integers_are_read_whole_or_refused_naming_the_field),
+        cmocka_unit_test(level_hash_covers_the_triangles_not_their_indexing),
+        cmocka_unit_test(a_changed_level_is_reported_as_such_not_as_a_divergence),
         cmocka_unit_test(mutated_traces_never_crash_and_errors_name_the_file),
     };
     return KCC_RUN_GROUP("trace", tests);

@@ -5,6 +5,7 @@
  * The first whitespace-delimited token also goes through the number parser, checked against
  * glibc's correctly rounded strtof (the fuzzer runs in the "C" locale).
  * Any inconsistency aborts, which libFuzzer reports with the input. `make fuzz` runs it. */
+#include <ctype.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
 
 #include "fuzz.h"
 #include "kcc_level.h"
-#include "level_internal.h"   /* kcc_parse_float */
+#include "level_internal.h"   /* kcc_text_to_float */
 
 #define MAX_MESH_TRIANGLES 2000u   /* larger inputs are parsed but not built into a mesh */
 
@@ -165,7 +166,9 @@ static void check_sweep(const kcc_level *l, const kcc_mesh *m, const vec3 box[2]
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* kcc_parse_float against strtof on one token (plain decimals only: strtof reads more forms). */
+/* kcc_text_to_float against strtof on one token: with hex and inf/nan allowed it reads exactly
+ * the tokens strtof reads whole, to the same bits (any NaN for a NaN); decimal-only, it refuses
+ * hex and names inf/nan as non-finite. */
 static void check_number(const uint8_t *data, size_t size)
 {
     size_t n = 0;
@@ -174,18 +177,26 @@ static void check_number(const uint8_t *data, size_t size)
     char tok[65];
     memcpy(tok, data, n);
     tok[n] = '\0';
-    float f = 0.0f;
-    kcc_num_result r = kcc_parse_float(tok, tok + n, &f);
-    if (r == KCC_NUM_SYNTAX || r == KCC_NUM_NON_FINITE)
-        return;
+    float all = 0.0f, dec = 0.0f;
+    kcc_num_result r = kcc_text_to_float(tok, tok + n, KCC_NUM_HEX | KCC_NUM_NAN_INF, &all);
+    kcc_num_result rd = kcc_text_to_float(tok, tok + n, 0, &dec);
     char *endp = NULL;
     float ref = strtof(tok, &endp);
-    CHECK(endp == tok + n);
-    if (r == KCC_NUM_RANGE) {
+    bool whole = n > 0 && endp == tok + n && !isspace((unsigned char)tok[0]);
+    CHECK((r != KCC_NUM_SYNTAX) == whole);
+    if (r == KCC_NUM_RANGE)
         CHECK(isinf(ref));
-        return;
-    }
-    CHECK(memcmp(&f, &ref, sizeof(f)) == 0);
+    else if (r == KCC_NUM_OK && isnan(ref))
+        CHECK(isnan(all));
+    else if (r == KCC_NUM_OK)
+        CHECK(memcmp(&all, &ref, sizeof(all)) == 0);
+    bool hex = memchr(tok, 'x', n) || memchr(tok, 'X', n);
+    if (rd == KCC_NUM_OK || rd == KCC_NUM_RANGE)
+        CHECK(!hex && rd == r && (rd != KCC_NUM_OK || memcmp(&dec, &all, sizeof(dec)) == 0));
+    else if (rd == KCC_NUM_NON_FINITE)
+        CHECK(r == KCC_NUM_OK && !isfinite(all));
+    else
+        CHECK(r == KCC_NUM_SYNTAX || hex);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -198,13 +209,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (st != KCC_OK) {
         /* a clear message: "line N: what" (or out of memory), always terminated */
         CHECK(memchr(err, '\0', sizeof(err)) != NULL);
-        CHECK(st == KCC_ERR_PARSE || st == KCC_ERR_TOO_LARGE || st == KCC_ERR_OUT_OF_MEMORY);
+        CHECK(st == KCC_ERR_PARSE || st == KCC_ERR_TOO_LARGE || st == KCC_ERR_OUT_OF_MEMORY ||
+              st == KCC_ERR_NO_TRIANGLES);
         CHECK(strncmp(err, "line ", 5) == 0 || st == KCC_ERR_OUT_OF_MEMORY);
         return 0;
     }
-    /* well formed: indices in range, coordinates finite */
-    for (uint32_t i = 0; i < 3u * l.triangle_count; ++i)
+    CHECK(memchr(data, '\0', size) == NULL);          /* binary input never loads */
+    /* well formed: faces, indices in range, the last vertex used, coordinates finite */
+    CHECK(l.triangle_count > 0);
+    uint32_t highest = 0;
+    for (uint32_t i = 0; i < 3u * l.triangle_count; ++i) {
         CHECK(l.indices[i] < l.vertex_count);
+        highest = l.indices[i] > highest ? l.indices[i] : highest;
+    }
+    CHECK(highest + 1u == l.vertex_count);
     for (uint32_t i = 0; i < 3u * l.vertex_count; ++i)
         CHECK(isfinite(l.positions[i]));
     CHECK(l.spawn_count == 0);
