@@ -6,7 +6,6 @@
 #include <cglm/cglm.h>
 
 #include "controller_internal.h"
-#include "collide_internal.h"
 
 #define KCC_PI 3.14159265358979323846
 
@@ -57,7 +56,7 @@ kcc_status kcc_character_desc_validate(const kcc_character_desc *d)
 static void apply_desc(kcc_character *ch, const kcc_character_desc *d)
 {
     ch->desc = *d;
-    ch->clear_mesh = NULL; /* the box changed */
+    kcc_character_priv(ch)->clear_owner = NULL; /* the box changed */
     /* cos() in double, rounded once: the same float on every compiler and optimisation level. */
     double c = cos((double)d->max_slope_deg * (KCC_PI / 180.0));
     ch->cos_max_slope = (float)c;
@@ -84,7 +83,7 @@ kcc_status kcc_character_set_desc(kcc_character *ch, const kcc_character_desc *d
 {
     if (!ch)
         return KCC_ERR_NULL_ARGUMENT;
-    return kcc_character_set_desc_checked(ch, desc, ch->mesh);
+    return kcc_character_set_desc_checked(ch, desc, NULL);
 }
 
 kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character_desc *desc,
@@ -154,6 +153,7 @@ typedef struct move_ctx {
     kcc_character *ch;
     kcc_local *L;
     kcc_local_store *store;
+    const kcc_local_source *source;
     int   u;
     bool  walking;      /* on walkable ground and not moving up: horizontal moves, step-up, snap */
     float short_by;     /* m: how much nearer than a skin the last advance's contact was (<= skin), */
@@ -492,9 +492,9 @@ static bool land(move_ctx *m, vec3 pos, kcc_ground *g)
 
 /* The move's triangle list for region, from the character's cache (refilled around region grown
  * by grow when it does not cover it) or one tree query; CONTACT_CAP when even that overflows. */
-static void neighbourhood(move_ctx *m, const kcc_mesh *mesh, const vec3 region[2], const vec3 grow[2])
+static void neighbourhood(move_ctx *m, const vec3 region[2], const vec3 grow[2])
 {
-    kcc_local_neighbourhood(m->L, m->store, &m->ch->cache, mesh, region, grow);
+    kcc_local_gather_cached(m->L, m->store, &kcc_character_priv(m->ch)->cache, m->source, region, grow);
     if (m->L->overflow)
         m->flags |= KCC_MOVE_CONTACT_CAP;
 }
@@ -526,7 +526,7 @@ static void cover(move_ctx *m, const vec3 a, const vec3 b, float pad, float belo
         need[1][k] = kcc_maxf(need[1][k], L->region[1][k]);
         grow[0][k] = grow[1][k] = KCC_CACHE_MARGIN;
     }
-    neighbourhood(m, L->mesh, (const vec3 *)need, (const vec3 *)grow);
+    neighbourhood(m, (const vec3 *)need, (const vec3 *)grow);
 }
 
 /* Walking along the foot of a steep face, the box can end with an edge over its lip, a hair above
@@ -745,7 +745,7 @@ static bool settle(move_ctx *m, const vec3 p0, vec3 pos, float dv, kcc_ground *g
  * (slid likewise); each of those chains of swept legs nudges the box back to a skin from what it
  * slides along at most four times, and each sweep looks a skin past its end. (The KCC_DEBUG build
  * checks every query against the region; the rarer paths that reach further widen it: cover.) */
-static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 d)
+static void gather(move_ctx *m, const vec3 p0, const vec3 d)
 {
     const kcc_character *ch = m->ch;
     const int u = m->u;
@@ -765,17 +765,17 @@ static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 
         grow[0][i] = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * len + KCC_CACHE_LEAD * kcc_maxf(0.0f, -d[i]);
         grow[1][i] = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * len + KCC_CACHE_LEAD * kcc_maxf(0.0f, d[i]);
     }
-    neighbourhood(m, mesh, (const vec3 *)region, (const vec3 *)grow);
+    neighbourhood(m, (const vec3 *)region, (const vec3 *)grow);
 }
 
 /* The start-overlap push by `step`, swept: it leaves the triangles the box overlaps (left, n_left of
  * them) and slides along any other it would run into (the other side of a wedge, or a face the box
  * only grazed at the start), so it never pushes the box into more of the level. Leaves the
  * neighbourhood gathered around the push. */
-static void push_out(move_ctx *m, const kcc_mesh *mesh, vec3 pos, const vec3 step, const uint32_t *left,
+static void push_out(move_ctx *m, vec3 pos, const vec3 step, const uint32_t *left,
                      uint32_t n_left)
 {
-    gather(m, mesh, pos, step);
+    gather(m, pos, step);
     move_ctx pm = *m;
     pm.walking = false;
     pm.left = left;
@@ -897,6 +897,10 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
     m.ch = ch;
     m.L = &L;
     m.store = &store;
+    kcc_local_source source;
+    kcc_local_source_mesh(&source, mesh);
+    m.source = &source;
+    kcc_character_private *priv = kcc_character_priv(ch);
     held contacts_held;
     contacts_held.n = 0;
     m.held = &contacts_held;
@@ -908,7 +912,6 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
     m.flags = flags;
     const int u = m.u;
     const float *he = ch->desc.half_extents;
-    ch->mesh = mesh;
     vec3 d;
     glm_vec3_copy((float *)d_in, d);
 
@@ -918,18 +921,18 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
     float dv = d[u];
     m.rise = walk_rise(ch, d);
 
-    gather(&m, mesh, p0, d);
+    gather(&m, p0, d);
 
     /* Start state: a box overlapping the level is pushed out, at most max_push_out per move. The
      * previous move may have checked this very box already. */
-    bool known_clear = ch->clear_mesh == mesh && ch->clear_key == mesh->key &&
-                       memcmp(ch->clear_at, p0, sizeof(vec3)) == 0;
+    bool known_clear = priv->clear_owner == source.owner && priv->clear_key == source.key &&
+                       memcmp(priv->clear_at, p0, sizeof(vec3)) == 0;
     bool start_clear = known_clear || !overlaps_at(&m, p0);
     bool embedded = false;
     if (!start_clear) {
         vec3 box[2], push;
         kcc_box_at(ch, p0, box);
-        uint32_t left[KCC_MAX_LEFT], n_left = 0;
+        uint32_t left[KCC_MAX_OVERLAPPED], n_left = 0;
         if (kcc_local_penetration(&L, (const vec3 *)box, u, ch->cos_max_slope, push, left, &n_left)) {
             float len = glm_vec3_norm(push);
             if (len > 0.0f) {
@@ -937,9 +940,9 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
                 float go = kcc_minf(want, ch->desc.max_push_out);
                 vec3 step;
                 glm_vec3_scale(push, go / len, step);
-                push_out(&m, mesh, p0, step, left, n_left);
+                push_out(&m, p0, step, left, n_left);
                 m.flags |= KCC_MOVE_PUSHED_OUT;
-                gather(&m, mesh, p0, d); /* the neighbourhood moved with it */
+                gather(&m, p0, d); /* the neighbourhood moved with it */
             }
         }
         /* Still embedded (the push was capped): this move is the push alone. Moving on would let
@@ -1045,7 +1048,7 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
      * together, instead of hanging with the caller's fall speed growing frame after frame. */
     vec3 up_between;
     if (!(g.found && g.walkable) && dv < 0.0f && fin[u] - p0[u] > 0.5f * dv &&
-        kcc_ground_held(ch, mesh, (const vec3 *)contacts_held.normal, contacts_held.triangle,
+        kcc_ground_held(ch, &L, (const vec3 *)contacts_held.normal, contacts_held.triangle,
                         contacts_held.n, up_between)) {
         g.found = g.walkable = true;
         g.blocked = false;
@@ -1108,9 +1111,9 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, 
     glm_vec3_sub(fin, ch->position, r.moved);
     glm_vec3_copy(fin, ch->position);
     /* every branch but P0 checked its box; P0 keeps p0, clear when the start check said so */
-    ch->clear_mesh = (r.branch != KCC_BRANCH_P0 || start_clear) ? mesh : NULL;
-    ch->clear_key = mesh->key;
-    glm_vec3_copy(fin, ch->clear_at);
+    priv->clear_owner = (r.branch != KCC_BRANCH_P0 || start_clear) ? source.owner : NULL;
+    priv->clear_key = source.key;
+    glm_vec3_copy(fin, priv->clear_at);
     glm_vec3_copy(m.wall_normal, r.wall_normal);
     vec3 went; /* from p0 after any push-out */
     glm_vec3_sub(fin, p0, went);

@@ -7,7 +7,6 @@
 #include <cglm/cglm.h>
 
 #include "controller_internal.h"
-#include "collide_internal.h"
 
 /* The four edge rays from `top` down by `len`: the highest walkable hit, among the triangles in the
  * column they span; first_t is the nearest hit of any ray, walkable or not (len when none hit). */
@@ -20,20 +19,20 @@ typedef struct ray_ground {
     float    first_t;
 } ray_ground;
 
-static void cast_rays(const kcc_character *ch, const kcc_local *L, const vec3 pos, const vec3 box[2],
+static void cast_rays(const kcc_character *ch, const kcc_local *list, const vec3 pos, const vec3 box[2],
                       float top, float len, ray_ground *r, kcc_move_debug *dbg)
 {
     const int u = kcc_up_index(ch), h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
     const float *he = ch->desc.half_extents;
     kcc_sel column;
     column.words = 0;
-    if (!L->overflow) {
+    if (!list->overflow) {
         vec3 span[2];
         glm_vec3_copy((float *)box[0], span[0]);
         glm_vec3_copy((float *)box[1], span[1]);
         span[0][u] = top - len;
         span[1][u] = top;
-        kcc_local_select(L, (const vec3 *)span, &column);
+        kcc_local_select(list, (const vec3 *)span, &column);
     }
     r->ok = false;
     r->h = -INFINITY;
@@ -49,7 +48,7 @@ static void cast_rays(const kcc_character *ch, const kcc_local *L, const vec3 po
         o[i][h0] = pos[h0] + ((i & 1) ? he[h0] : -he[h0]);
         o[i][h1] = pos[h1] + ((i & 2) ? he[h1] : -he[h1]);
     }
-    kcc_local_raycast_down4(L, &column, (const vec3 *)o, u, len, hits, got);
+    kcc_local_raycast_down4(list, &column, (const vec3 *)o, u, len, hits, got);
     for (int i = 0; i < 4; ++i) {
         const kcc_ray_hit *hit = &hits[i];
         if (dbg) {
@@ -81,14 +80,14 @@ static void cast_rays(const kcc_character *ch, const kcc_local *L, const vec3 po
 
 /* The box at pos resting a skin above the rays' ground: when it overlaps nothing, that ground is
  * the answer (written to out). */
-static bool rests_clear(const kcc_character *ch, const kcc_local *L, const vec3 pos,
+static bool rests_clear(const kcc_character *ch, const kcc_local *list, const vec3 pos,
                         const ray_ground *ray, kcc_ground *out)
 {
     const int u = kcc_up_index(ch);
     vec3 rest;
     glm_vec3_copy((float *)pos, rest);
     rest[u] = ray->h + ch->desc.skin_width + ch->desc.half_extents[u];
-    if (kcc_box_overlaps_at(ch, L, rest))
+    if (kcc_box_overlaps_at(ch, list, rest))
         return false;
     out->found = out->walkable = out->rest_clear = true;
     out->height = ray->h;
@@ -97,13 +96,7 @@ static bool rests_clear(const kcc_character *ch, const kcc_local *L, const vec3 
     return true;
 }
 
-/* The unit normal of input triangle `id`'s face. */
-static inline const float *face_normal(const kcc_mesh *mesh, uint32_t id)
-{
-    return mesh->planes[mesh->tri_slot[id]].n;
-}
-
-bool kcc_ground_held(const kcc_character *ch, const kcc_mesh *mesh, const vec3 *contact_normals,
+bool kcc_ground_held(const kcc_character *ch, const kcc_local *list, const vec3 *contact_normals,
                      const uint32_t *triangles, uint32_t count, vec3 out_normal)
 {
     const int u = kcc_up_index(ch);
@@ -113,7 +106,7 @@ bool kcc_ground_held(const kcc_character *ch, const kcc_mesh *mesh, const vec3 *
     uint32_t n = 0;
     for (uint32_t i = 0; i < count && n < KCC_MAX_CONTACTS; ++i) {
         vec3 f;
-        glm_vec3_copy((float *)face_normal(mesh, triangles[i]), f);
+        kcc_local_face_normal(list, triangles[i], f);
         if (glm_vec3_dot(f, (float *)contact_normals[i]) < 0.0f)
             glm_vec3_negate(f);
         bool dup = false;
@@ -164,12 +157,13 @@ bool kcc_ground_held(const kcc_character *ch, const kcc_mesh *mesh, const vec3 *
 /* Adds to near/tri (at most KCC_MAX_CONTACTS) the faces of the sweep c (of the box by delta) that
  * lie within two skins of the box swept to t0 (a fraction of delta), measured along each face's
  * own normal: a face met later at a glancing angle is still right there. */
-static void add_near(const kcc_character *ch, const kcc_mesh *mesh, const kcc_contacts *c,
+static void add_near(const kcc_character *ch, const kcc_local *list, const kcc_contacts *c,
                      const vec3 delta, float t0, vec3 *near, uint32_t *tri, uint32_t *count)
 {
     for (uint32_t i = 0; i < c->count && *count < KCC_MAX_CONTACTS; ++i) {
-        const float *f = face_normal(mesh, c->triangle[i]);
-        if ((c->t_each[i] - t0) * fabsf(glm_vec3_dot((float *)f, (float *)delta)) > 2.0f * ch->desc.skin_width)
+        vec3 f;
+        kcc_local_face_normal(list, c->triangle[i], f);
+        if ((c->t_each[i] - t0) * fabsf(glm_vec3_dot(f, (float *)delta)) > 2.0f * ch->desc.skin_width)
             continue;
         glm_vec3_copy((float *)c->normal[i], near[*count]);
         tri[(*count)++] = c->triangle[i];
@@ -181,16 +175,16 @@ static void add_near(const kcc_character *ch, const kcc_mesh *mesh, const kcc_co
  * down within `window` (m) of its first contact, each within two skins of it (see add_near), and
  * the faces the box resting there would run into sliding down each of them within `window`, are
  * checked to hold it up together. The slide's faces are the walls a downward sweep cannot see. */
-KCC_RARE void funnel(const kcc_character *ch, const kcc_local *L, const vec3 box[2], const vec3 sweep,
+KCC_RARE void funnel(const kcc_character *ch, const kcc_local *list, const vec3 box[2], const vec3 sweep,
                      float len, float window, kcc_ground *out)
 {
     const int u = kcc_up_index(ch);
     kcc_contacts c;
-    if (!kcc_local_sweep(L, box, sweep, window / len, &c) || c.start_overlap)
+    if (!kcc_local_sweep(list, box, sweep, window / len, &c) || c.start_overlap)
         return;
     vec3 near[KCC_MAX_CONTACTS], n;
     uint32_t tri[KCC_MAX_CONTACTS], count = 0;
-    add_near(ch, L->mesh, &c, sweep, c.t, near, tri, &count);
+    add_near(ch, list, &c, sweep, c.t, near, tri, &count);
     /* The box where it meets them, a skin above, slid down along each face. */
     vec3 rest[2];
     for (int k = 0; k < 2; ++k) {
@@ -202,21 +196,21 @@ KCC_RARE void funnel(const kcc_character *ch, const kcc_local *L, const vec3 box
     kcc_local tree;
     const uint32_t faces = count;
     for (uint32_t i = 0; i < faces && count < KCC_MAX_CONTACTS; ++i) {
-        const float *f = face_normal(L->mesh, tri[i]);
-        vec3 down = {0.0f, 0.0f, 0.0f}, slide;
+        vec3 f, down = {0.0f, 0.0f, 0.0f}, slide;
+        kcc_local_face_normal(list, tri[i], f);
         down[u] = -1.0f;
         glm_vec3_copy(down, slide);
-        glm_vec3_muladds((float *)f, -glm_vec3_dot((float *)f, down), slide);
+        glm_vec3_muladds(f, -glm_vec3_dot(f, down), slide);
         const float sl = glm_vec3_norm(slide);
         if (!(sl > 1e-3f))
             continue;
         glm_vec3_scale(slide, window / sl, slide);
         kcc_contacts s;
-        const kcc_local *S = kcc_local_for(L, (const vec3 *)rest, slide, &tree);
+        const kcc_local *S = kcc_local_for_sweep(list, (const vec3 *)rest, slide, &tree);
         if (kcc_local_sweep(S, (const vec3 *)rest, slide, 1.0f, &s) && !s.start_overlap)
-            add_near(ch, L->mesh, &s, slide, 0.0f, near, tri, &count);
+            add_near(ch, list, &s, slide, 0.0f, near, tri, &count);
     }
-    if (!kcc_ground_held(ch, L->mesh, (const vec3 *)near, tri, count, n))
+    if (!kcc_ground_held(ch, list, (const vec3 *)near, tri, count, n))
         return;
     out->walkable = true;
     glm_vec3_copy(n, out->normal);
@@ -234,7 +228,7 @@ KCC_RARE void funnel(const kcc_character *ch, const kcc_local *L, const vec3 box
  * stepped onto) or, when the ground is lower, in a band at its top that the move has swept clear.
  * So no ceiling stops the lift short of the rest, and nothing can be climbed through. Ground
  * heights are top - t, rounded from this top. */
-static bool first_rays(const kcc_character *ch, const kcc_local *L, const vec3 pos, float *lift,
+static bool first_rays(const kcc_character *ch, const kcc_local *list, const vec3 pos, float *lift,
                        float reach, kcc_ground *out, vec3 box[2], ray_ground *ray, float *top,
                        float *len, kcc_move_debug *dbg)
 {
@@ -248,22 +242,22 @@ static bool first_rays(const kcc_character *ch, const kcc_local *L, const vec3 p
     *len = *lift + reach;
     if (!(*len > 0.0f))
         return true;
-    cast_rays(ch, L, pos, (const vec3 *)box, *top, *len, ray, dbg);
+    cast_rays(ch, list, pos, (const vec3 *)box, *top, *len, ray, dbg);
     out->rays = ray->rays;
-    return ray->ok && rests_clear(ch, L, pos, ray, out);
+    return ray->ok && rests_clear(ch, list, pos, ray, out);
 }
 
-bool kcc_ground_rays(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift, float reach,
+bool kcc_ground_rays(const kcc_character *ch, const kcc_local *list, const vec3 pos, float lift, float reach,
                      kcc_ground *out)
 {
     vec3 box[2];
     ray_ground ray;
     float top, len;
-    first_rays(ch, L, pos, &lift, reach, out, box, &ray, &top, &len, NULL);
+    first_rays(ch, list, pos, &lift, reach, out, box, &ray, &top, &len, NULL);
     return out->rest_clear;
 }
 
-void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 pos, float lift,
+void kcc_ground_probe(const kcc_character *ch, const kcc_local *list, const vec3 pos, float lift,
                       float reach, kcc_ground *out, kcc_move_debug *dbg)
 {
     const int u = kcc_up_index(ch);
@@ -271,7 +265,7 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
     vec3 box[2];
     ray_ground ray;
     float top, len;
-    if (first_rays(ch, L, pos, &lift, reach, out, box, &ray, &top, &len, dbg))
+    if (first_rays(ch, list, pos, &lift, reach, out, box, &ray, &top, &len, dbg))
         return;
 
     /* Otherwise the whole box, lifted by the full lift, swept down over the same range: the first
@@ -287,7 +281,7 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
      * latest (padded for the rounding of the ray's t): the sweep need not look further. */
     const float known = ray.first_t < len ? (ray.first_t + 1e-4f + 1e-6f * fabsf(top)) / len : 2.0f;
     kcc_contacts c;
-    if (!kcc_local_sweep_known(L, (const vec3 *)box, sweep, 1e-6f, known, &c)) {
+    if (!kcc_local_sweep_known(list, (const vec3 *)box, sweep, 1e-6f, known, &c)) {
         if (!ray.ok)
             return;
         /* Rays on the box boundary hit but the sweep grazed past: trust the rays. */
@@ -315,6 +309,6 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *L, const vec3 po
         glm_vec3_copy(c.normal[best], out->normal);
         out->triangle = c.triangle[best];
         if (!out->walkable && !c.start_overlap)
-            funnel(ch, L, (const vec3 *)box, sweep, len, 16.0f * skin, out);
+            funnel(ch, list, (const vec3 *)box, sweep, len, 16.0f * skin, out);
     }
 }

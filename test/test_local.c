@@ -1,13 +1,13 @@
-/* test_local.c: owns the tests of the controller's private local triangle list (kcc_local_gather,
+/* test_local.c: owns the tests of the move's local triangle list (kcc_local_gather,
  * kcc_local_select, kcc_local_raycast_down(4), kcc_local_overlaps, kcc_local_sweep and the overflow
- * path; controller_internal.h, controller/query.c), checked against brute force over the mesh's
+ * path; kcc_local_internal.h, collide/local.c), checked against brute force over the mesh's
  * triangles (kcc_mesh_triangle, kcc_tri_*) and the public mesh queries on random soups, grid floors
  * (+Y and +Z up) and the shared level oa_dm1 when present. */
 #include "test.h"
 #include <cglm/cglm.h>
 
 #include "collide_internal.h"    /* tri_slot: the mesh's leaf order, to check the list's order */
-#include "controller_internal.h"
+#include "kcc_local_internal.h"
 
 /* C11 does not convert vec3 * to const vec3 * implicitly (pedantic): boxes go through CB. */
 #define CB(...) ((const vec3 *)(__VA_ARGS__))
@@ -30,6 +30,7 @@ static uint32_t rng_below(test_rng *r, uint32_t n)
 typedef struct scene {
     const char *name;
     kcc_mesh   *mesh;
+    kcc_local_source src;  /* the mesh as a neighbourhood source */
     uint32_t    n;
     vec3       *v;         /* 3 corners per triangle (kcc_mesh_triangle) */
     vec3       *lo, *hi;   /* each triangle's bounds: min / max of its corners */
@@ -49,6 +50,7 @@ typedef struct scene {
 static void scene_finish(scene *s, const char *name)
 {
     s->name = name;
+    kcc_local_source_mesh(&s->src, s->mesh);
     s->n = kcc_mesh_triangle_count(s->mesh);
     s->v = malloc(sizeof(vec3) * 3 * s->n);
     s->lo = malloc(sizeof(vec3) * s->n);
@@ -267,7 +269,7 @@ static void small_region(test_rng *r, const scene *s, kcc_local *L, kcc_local_st
     float hmax = 1.6f;
     for (;;) {
         random_region(r, s, 0.3f, hmax, out);
-        kcc_local_gather(L, store, s->mesh, CB(out));
+        kcc_local_gather(L, store, &s->src, CB(out));
         if (!L->overflow)
             return;
         hmax = fmaxf(0.35f, 0.8f * hmax);
@@ -284,7 +286,7 @@ static void small_region(test_rng *r, const scene *s, kcc_local *L, kcc_local_st
 static void check_gather(scene *s, const kcc_local *L, const vec3 region[2])
 {
     const uint32_t nref = ref_count(s, region);
-    assert_ptr_equal(L->mesh, s->mesh);
+    assert_ptr_equal(L->source, &s->src);
     if (nref > KCC_LOCAL_MAX) {
         if (!L->overflow)
             fail_msg("%s: %u triangles in the region, no overflow (count %u)", s->name, nref,
@@ -339,7 +341,7 @@ static void check_gather(scene *s, const kcc_local *L, const vec3 region[2])
         if (!(fabs(t->d - d) <= 1e-5 * scale))
             fail_msg("%s: triangle %u: d %.9g, n . a %.9g", s->name, id, t->d, d);
     }
-    for (uint32_t e = L->count; e % KCC_CACHE_GROUP != 0u; ++e)
+    for (uint32_t e = L->count; e % KCC_LOCAL_GROUP != 0u; ++e)
         for (int k = 0; k < 3; ++k) {
             assert_true(kcc_local_lo(L, k, e) == INFINITY);
             assert_true(kcc_local_hi(L, k, e) == -INFINITY);
@@ -788,11 +790,11 @@ static void local_gather_holds_exactly_the_live_triangles_touching_the_region(vo
             random_region(&r, &sc[si], 0.2f, q < 100 ? 1.8f : 6.0f, region);
             kcc_local L;
             memset(store, 0x5A, sizeof *store);
-            kcc_local_gather(&L, store, sc[si].mesh, CB(region));
+            kcc_local_gather(&L, store, &sc[si].src, CB(region));
             check_gather(&sc[si], &L, CB(region));
             overflowed += L.overflow;
             listed += !L.overflow && L.count > 0;
-            padded += !L.overflow && L.count % KCC_CACHE_GROUP != 0u;
+            padded += !L.overflow && L.count % KCC_LOCAL_GROUP != 0u;
         }
         /* not vacuous: most regions list something, some pad */
         assert_true(listed >= 30);
@@ -832,7 +834,7 @@ static void local_gather_overflows_past_192_triangles_and_pads_whole_groups(void
         vec3 region[2] = {{-0.25f, -1.0f, -1.0f}, {(float)k - 0.25f, 1.0f, 1.0f}};
         kcc_local L;
         memset(store, 0x5A, sizeof *store);
-        kcc_local_gather(&L, store, s.mesh, CB(region));
+        kcc_local_gather(&L, store, &s.src, CB(region));
         check_gather(&s, &L, CB(region));
         if (k > KCC_LOCAL_MAX) {
             assert_true(L.overflow);
@@ -935,7 +937,7 @@ static void local_raycast_down_through_grid_vertices_and_edges_always_hits(void 
             region[0][u] = s->grid_h - 1.0f;
             region[1][u] = s->grid_h + 1.0f;
             kcc_local L;
-            kcc_local_gather(&L, store, s->mesh, CB(region));
+            kcc_local_gather(&L, store, &s->src, CB(region));
             assert_true(L.overflow == whole);
             /* Points on the lines: every vertex; points on the edges of each axis; the float
              * midpoint of each diagonal; one float step off a vertex each way. */
@@ -1114,7 +1116,7 @@ static void local_queries_on_an_overflowing_region_agree_with_the_references(voi
             if (ref_count(s, CB(region)) <= KCC_LOCAL_MAX)
                 continue;
             kcc_local L;
-            kcc_local_gather(&L, store, s->mesh, CB(region));
+            kcc_local_gather(&L, store, &s->src, CB(region));
             check_gather(s, &L, CB(region));
             assert_true(L.overflow);
             regions++;
@@ -1176,7 +1178,7 @@ static kcc_local_store *gather_soup(scene *s, const float *p, uint32_t n, const 
     scene_from_soup(s, p, n, name);
     kcc_local_store *store = malloc(sizeof *store);
     assert_non_null(store);
-    kcc_local_gather(L, store, s->mesh, region);
+    kcc_local_gather(L, store, &s->src, region);
     return store;
 }
 

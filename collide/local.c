@@ -1,85 +1,147 @@
-/* query.c: the triangles a move looks at: the character's cache (refilled by one tree query when the
- * move reaches outside it) or a move's own list, and the rays, overlaps and sweeps that run on that
- * short list, four triangles' bounds per compare first. When the neighbourhood overflows even the
- * move's list, each probe queries the tree instead. */
+/* local.c: the short list of world-space triangles a move runs on (kcc_local_internal.h): filled by
+ * a neighbourhood source (a mesh's is here) into a character's cache or a move's own store, and the
+ * rays, overlaps, sweeps and the start-overlap push that run on it, eight triangles' bounds per
+ * compare first. When the neighbourhood overflows even the move's store, each query asks the
+ * source instead. */
 #include <math.h>
 #include <string.h>
 #include <cglm/cglm.h>
 
-#include "controller_internal.h"
+#include "kcc_local_internal.h"
 #include "collide_internal.h"
 #if KCC_SSE && defined(__AVX__)
 #include <immintrin.h>
 #endif
 
-/* A triangle's extent along axis k. */
-static inline void tri_extent(const kcc_tri *t, int k, float *lo, float *hi)
-{
-    *lo = kcc_minf(t->v[0][k], kcc_minf(t->v[1][k], t->v[2][k]));
-    *hi = kcc_maxf(t->v[0][k], kcc_maxf(t->v[1][k], t->v[2][k]));
-}
+/* ------------------------------------------------------------------------------------------------
+ * A mesh as a neighbourhood source: its triangles in leaf order, its queries for the overflow mode. */
 
-/* Copies the triangles in leaf slots slots[0..n) into tris and their bounds into groups of eight,
- * the last group padded with empty bounds. Returns n. */
-static uint32_t fill(const kcc_mesh *mesh, const uint32_t *slots, uint32_t n,
-                     kcc_cached_bounds *bounds, kcc_local_tri *tris)
+static uint32_t mesh_gather(const kcc_local_source *src, const vec3 region[2], kcc_local_tri *out,
+                            uint32_t capacity)
 {
-    uint32_t j = 0;
-    for (uint32_t s = 0; s < n; ++s) {
-        const uint32_t slot = slots[s];
-        const kcc_plane *p = &mesh->planes[slot];
-        const kcc_tri *tri = &mesh->tris[slot];
-        kcc_local_tri *t = &tris[j];
-        memcpy(t->v, tri->v, sizeof t->v);
-        memcpy(t->n, p->n, sizeof t->n);
-        t->d = p->d;
-        t->index = mesh->tri_id[slot];
-        kcc_cached_bounds *b = &bounds[j / KCC_CACHE_GROUP];
-        for (int k = 0; k < 3; ++k)
-            tri_extent(tri, k, &b->lo[k][j % KCC_CACHE_GROUP], &b->hi[k][j % KCC_CACHE_GROUP]);
-        ++j;
-    }
-    for (uint32_t e = j; e % KCC_CACHE_GROUP != 0u; ++e)
-        for (int k = 0; k < 3; ++k) {
-            bounds[e / KCC_CACHE_GROUP].lo[k][e % KCC_CACHE_GROUP] = INFINITY;
-            bounds[e / KCC_CACHE_GROUP].hi[k][e % KCC_CACHE_GROUP] = -INFINITY;
-        }
-    return j;
-}
-
-static void view(kcc_local *L, const kcc_mesh *mesh, uint32_t count,
-                 const kcc_cached_bounds *bounds, const kcc_local_tri *tris, const vec3 region[2])
-{
-    memcpy(L->region, region, sizeof L->region);
-    L->mesh = mesh;
-    L->count = count;
-    L->overflow = false;
-    L->bounds = bounds;
-    L->tris = tris;
-}
-
-static void view_overflow(kcc_local *L, const kcc_mesh *mesh)
-{
-    memset(L, 0, sizeof *L);
-    L->mesh = mesh;
-    L->overflow = true;
-}
-
-static void store_fill(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh,
-                       const uint32_t *slots, uint32_t n, const vec3 region[2])
-{
-    view(L, mesh, fill(mesh, slots, n, store->bounds, store->tris), store->bounds, store->tris, region);
-}
-
-void kcc_local_gather(kcc_local *L, kcc_local_store *store, const kcc_mesh *mesh, const vec3 region[2])
-{
+    const kcc_mesh *mesh = src->owner;
     uint32_t slots[KCC_LOCAL_MAX];
-    uint32_t total = kcc_mesh_query_slots(mesh, region[0], region[1], slots, KCC_LOCAL_MAX);
+    KCC_ASSERT(capacity <= KCC_LOCAL_MAX);
+    const uint32_t total = kcc_mesh_query_slots(mesh, region[0], region[1], slots, capacity);
+    if (total > capacity)
+        return total;
+    for (uint32_t j = 0; j < total; ++j) {
+        const uint32_t slot = slots[j];
+        const kcc_plane *plane = &mesh->planes[slot];
+        kcc_local_tri *tri = &out[j];
+        memcpy(tri->v, mesh->tris[slot].v, sizeof tri->v);
+        memcpy(tri->n, plane->n, sizeof tri->n);
+        tri->d = plane->d;
+        tri->index = mesh->tri_id[slot];
+    }
+    return total;
+}
+
+static bool mesh_raycast(const kcc_local_source *src, const vec3 origin, const vec3 dir, float max_t,
+                         kcc_ray_hit *out)
+{
+    return kcc_mesh_raycast(src->owner, origin, dir, max_t, out);
+}
+
+static uint32_t mesh_overlap(const kcc_local_source *src, const vec3 box[2], uint32_t *out_ids,
+                             uint32_t capacity)
+{
+    return kcc_mesh_overlap_aabb(src->owner, box, out_ids, capacity);
+}
+
+static bool mesh_sweep(const kcc_local_source *src, const vec3 box[2], const vec3 delta,
+                       kcc_sweep_hit *out)
+{
+    return kcc_mesh_sweep_aabb(src->owner, box, delta, out);
+}
+
+static bool mesh_triangle(const kcc_local_source *src, uint32_t id, vec3 out_corners[3])
+{
+    return kcc_mesh_triangle(src->owner, id, out_corners);
+}
+
+static void mesh_face_normal(const kcc_local_source *src, uint32_t id, vec3 out)
+{
+    const kcc_mesh *mesh = src->owner;
+    memcpy(out, mesh->planes[mesh->tri_slot[id]].n, sizeof(vec3));
+}
+
+static const kcc_local_source_ops mesh_source_ops = {
+    mesh_gather, mesh_raycast, mesh_overlap, mesh_sweep, mesh_triangle, mesh_face_normal,
+};
+
+void kcc_local_source_mesh(kcc_local_source *out, const kcc_mesh *mesh)
+{
+    out->ops = &mesh_source_ops;
+    out->owner = mesh;
+    out->key = mesh->key;
+}
+
+void kcc_local_face_normal(const kcc_local *list, uint32_t id, vec3 out)
+{
+    list->source->ops->face_normal(list->source, id, out);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Filling a list: the source's triangles, their bounds in groups of eight, views. */
+
+/* A triangle's extent along axis k. */
+static inline void tri_extent(const kcc_local_tri *tri, int k, float *lo, float *hi)
+{
+    *lo = kcc_minf(tri->v[0][k], kcc_minf(tri->v[1][k], tri->v[2][k]));
+    *hi = kcc_maxf(tri->v[0][k], kcc_maxf(tri->v[1][k], tri->v[2][k]));
+}
+
+/* The bounds of tris[0..n) in groups of eight, the last group padded with empty bounds. */
+static void fill_bounds(const kcc_local_tri *tris, uint32_t n, kcc_local_bounds *bounds)
+{
+    for (uint32_t j = 0; j < n; ++j) {
+        kcc_local_bounds *group = &bounds[j / KCC_LOCAL_GROUP];
+        for (int k = 0; k < 3; ++k)
+            tri_extent(&tris[j], k, &group->lo[k][j % KCC_LOCAL_GROUP], &group->hi[k][j % KCC_LOCAL_GROUP]);
+    }
+    for (uint32_t e = n; e % KCC_LOCAL_GROUP != 0u; ++e)
+        for (int k = 0; k < 3; ++k) {
+            bounds[e / KCC_LOCAL_GROUP].lo[k][e % KCC_LOCAL_GROUP] = INFINITY;
+            bounds[e / KCC_LOCAL_GROUP].hi[k][e % KCC_LOCAL_GROUP] = -INFINITY;
+        }
+}
+
+static void view(kcc_local *list, const kcc_local_source *src, uint32_t count,
+                 const kcc_local_bounds *bounds, const kcc_local_tri *tris, const vec3 region[2])
+{
+    memcpy(list->region, region, sizeof list->region);
+    list->source = src;
+    list->count = count;
+    list->overflow = false;
+    list->bounds = bounds;
+    list->tris = tris;
+}
+
+static void view_overflow(kcc_local *list, const kcc_local_source *src)
+{
+    memset(list, 0, sizeof *list);
+    list->source = src;
+    list->overflow = true;
+}
+
+/* Views store->tris[0..n) (filled by the source), their bounds computed into store->bounds. */
+static void view_store(kcc_local *list, kcc_local_store *store, const kcc_local_source *src,
+                       uint32_t n, const vec3 region[2])
+{
+    fill_bounds(store->tris, n, store->bounds);
+    view(list, src, n, store->bounds, store->tris, region);
+}
+
+void kcc_local_gather(kcc_local *list, kcc_local_store *store, const kcc_local_source *source,
+                      const vec3 region[2])
+{
+    const uint32_t total = source->ops->gather(source, region, store->tris, KCC_LOCAL_MAX);
     if (total > KCC_LOCAL_MAX) {
-        view_overflow(L, mesh);
+        view_overflow(list, source);
         return;
     }
-    store_fill(L, store, mesh, slots, total, region);
+    view_store(list, store, source, total, region);
 }
 
 /* The query box of a selection: eight lanes with AVX, else the tree's four-wide box (finite here:
@@ -118,7 +180,7 @@ static inline __m256 axis8_test(const float lo[8], const float hi[8], __m256 qlo
 #endif
 
 /* Bit j set when entry j of group g overlaps the query box (touching counts). */
-static inline uint32_t bounds8_test(const kcc_cached_bounds *g, const sel_box *b)
+static inline uint32_t bounds8_test(const kcc_local_bounds *g, const sel_box *b)
 {
 #if KCC_SSE && defined(__AVX__)
     __m256 m = axis8_test(g->lo[0], g->hi[0], b->lo[0], b->hi[0]);
@@ -140,109 +202,104 @@ static inline bool box_inside(const float lo[3], const float hi[3], const vec3 b
            box[1][1] <= hi[1] && box[1][2] <= hi[2];
 }
 
-const kcc_local *kcc_local_for(const kcc_local *L, const vec3 box[2], const vec3 delta, kcc_local *tree)
+const kcc_local *kcc_local_for_sweep(const kcc_local *list, const vec3 box[2], const vec3 delta,
+                                     kcc_local *overflow)
 {
     vec3 reach[2];
     for (int k = 0; k < 3; ++k) {
         reach[0][k] = box[0][k] + kcc_minf(delta[k], 0.0f);
         reach[1][k] = box[1][k] + kcc_maxf(delta[k], 0.0f);
     }
-    if (L->overflow || box_inside(L->region[0], L->region[1], (const vec3 *)reach))
-        return L;
-    view_overflow(tree, L->mesh);
-    return tree;
+    if (list->overflow || box_inside(list->region[0], list->region[1], (const vec3 *)reach))
+        return list;
+    view_overflow(overflow, list->source);
+    return overflow;
 }
 
-static void cache_view(kcc_local *L, const kcc_tri_cache *c, const kcc_mesh *mesh, const vec3 region[2])
+/* Keeps, of tris[0..n) (more than the cache holds), those whose bounds overlap region grown by half
+ * of grow, else a quarter of it, else none (cover: the box kept), in order; returns how many. */
+static uint32_t shrink_to_cache(kcc_local_tri *tris, uint32_t n, const vec3 region[2],
+                                const vec3 grow[2], vec3 cover[2])
 {
-    view(L, mesh, c->count, c->bounds, c->tri, region);
+    float tlo[3][KCC_LOCAL_MAX], thi[3][KCC_LOCAL_MAX];
+    for (uint32_t i = 0; i < n; ++i)
+        for (int k = 0; k < 3; ++k)
+            tri_extent(&tris[i], k, &tlo[k][i], &thi[k][i]);
+    bool in[KCC_LOCAL_MAX];
+    uint32_t kept = n;
+    for (int step = 1; step <= 3 && kept > KCC_LOCAL_CACHE_MAX; ++step) {
+        const float part = step == 3 ? 0.0f : 1.0f / (float)(2 * step);
+        for (int k = 0; k < 3; ++k) {
+            cover[0][k] = region[0][k] - part * grow[0][k];
+            cover[1][k] = region[1][k] + part * grow[1][k];
+        }
+        kept = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            in[i] = tlo[0][i] <= cover[1][0] && thi[0][i] >= cover[0][0] && tlo[1][i] <= cover[1][1] &&
+                    thi[1][i] >= cover[0][1] && tlo[2][i] <= cover[1][2] && thi[2][i] >= cover[0][2];
+            kept += in[i];
+        }
+    }
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < n; ++i)
+        if (in[i])
+            tris[w++] = tris[i];
+    return w;
 }
 
-/* Refills the cache from the slots of the triangles overlapping box (n of them, n <= capacity). */
-static void cache_fill(kcc_tri_cache *c, const kcc_mesh *mesh, const uint32_t *slots, uint32_t n,
-                       const vec3 box[2])
+void kcc_local_gather_cached(kcc_local *list, kcc_local_store *store, kcc_local_cache *cache,
+                             const kcc_local_source *source, const vec3 region[2], const vec3 grow[2])
 {
-    c->mesh = mesh;
-    c->key = mesh->key;
-    memcpy(c->lo, box[0], sizeof c->lo);
-    memcpy(c->hi, box[1], sizeof c->hi);
-    c->count = fill(mesh, slots, n, c->bounds, c->tri);
-}
-
-void kcc_local_neighbourhood(kcc_local *L, kcc_local_store *store, kcc_tri_cache *c,
-                             const kcc_mesh *mesh, const vec3 region[2], const vec3 grow[2])
-{
-    if (c->mesh == mesh && c->key == mesh->key && box_inside(c->lo, c->hi, region)) {
-        cache_view(L, c, mesh, region);
+    if (cache->owner == source->owner && cache->key == source->key &&
+        box_inside(cache->lo, cache->hi, region)) {
+        view(list, source, cache->count, cache->bounds, cache->tris, region);
         return;
     }
     /* Refill around the region, grown, so that the next moves find it again. */
-    vec3 wide[2];
+    vec3 cover[2];
     for (int k = 0; k < 3; ++k) {
-        wide[0][k] = region[0][k] - grow[0][k];
-        wide[1][k] = region[1][k] + grow[1][k];
+        cover[0][k] = region[0][k] - grow[0][k];
+        cover[1][k] = region[1][k] + grow[1][k];
     }
-    uint32_t slots[KCC_LOCAL_MAX];
-    uint32_t n = kcc_mesh_query_slots(mesh, wide[0], wide[1], slots, KCC_LOCAL_MAX);
+    uint32_t n = source->ops->gather(source, (const vec3 *)cover, store->tris, KCC_LOCAL_MAX);
     if (n > KCC_LOCAL_MAX) {
-        memcpy(wide, region, sizeof wide);
-        n = kcc_mesh_query_slots(mesh, region[0], region[1], slots, KCC_LOCAL_MAX);
-    } else if (n > KCC_CHARACTER_CACHE) {
-        /* Too many for the cache with the margin: half of it, a quarter, none. */
-        float tlo[3][KCC_LOCAL_MAX], thi[3][KCC_LOCAL_MAX];
-        for (uint32_t i = 0; i < n; ++i) {
-            for (int k = 0; k < 3; ++k)
-                tri_extent(&mesh->tris[slots[i]], k, &tlo[k][i], &thi[k][i]);
-        }
-        bool in[KCC_LOCAL_MAX];
-        uint32_t kept = n;
-        for (int step = 1; step <= 3 && kept > KCC_CHARACTER_CACHE; ++step) {
-            const float f = step == 3 ? 0.0f : 1.0f / (float)(2 * step);
-            for (int k = 0; k < 3; ++k) {
-                wide[0][k] = region[0][k] - f * grow[0][k];
-                wide[1][k] = region[1][k] + f * grow[1][k];
-            }
-            kept = 0;
-            for (uint32_t i = 0; i < n; ++i) {
-                in[i] = tlo[0][i] <= wide[1][0] && thi[0][i] >= wide[0][0] && tlo[1][i] <= wide[1][1] &&
-                        thi[1][i] >= wide[0][1] && tlo[2][i] <= wide[1][2] && thi[2][i] >= wide[0][2];
-                kept += in[i];
-            }
-        }
-        uint32_t w = 0;
-        for (uint32_t i = 0; i < n; ++i)
-            if (in[i])
-                slots[w++] = slots[i];
-        n = w;
+        memcpy(cover, region, sizeof cover);
+        n = source->ops->gather(source, region, store->tris, KCC_LOCAL_MAX);
+    } else if (n > KCC_LOCAL_CACHE_MAX) {
+        n = shrink_to_cache(store->tris, n, region, grow, cover);
     }
-    const vec3 *cover = (const vec3 *)wide;
-    if (n <= KCC_CHARACTER_CACHE) {
-        cache_fill(c, mesh, slots, n, cover);
-        cache_view(L, c, mesh, region);
+    if (n <= KCC_LOCAL_CACHE_MAX) {
+        cache->owner = source->owner;
+        cache->key = source->key;
+        memcpy(cache->lo, cover[0], sizeof cache->lo);
+        memcpy(cache->hi, cover[1], sizeof cache->hi);
+        cache->count = n;
+        memcpy(cache->tris, store->tris, n * sizeof cache->tris[0]);
+        fill_bounds(cache->tris, n, cache->bounds);
+        view(list, source, n, cache->bounds, cache->tris, region);
         return;
     }
-    c->mesh = NULL;
-    if (n > KCC_LOCAL_MAX) {
-        view_overflow(L, mesh);
-        return;
-    }
-    store_fill(L, store, mesh, slots, n, region);
+    cache->owner = NULL;
+    if (n > KCC_LOCAL_MAX)
+        view_overflow(list, source);
+    else
+        view_store(list, store, source, n, region);
 }
 
-void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out)
+void kcc_local_select(const kcc_local *list, const vec3 box[2], kcc_sel *out)
 {
-    _Static_assert(KCC_CACHE_GROUP == 8, "a group is eight bits of a selection word");
+    _Static_assert(KCC_LOCAL_GROUP == 8, "a group is eight bits of a selection word");
 #ifdef KCC_DEBUG
     /* a query that reaches outside the list's region (0.1 mm of rounding aside) may miss a triangle
      * that another cache would hold: its answer would depend on the cache */
     const vec3 slack[2] = {{box[0][0] + 1e-4f, box[0][1] + 1e-4f, box[0][2] + 1e-4f},
                            {box[1][0] - 1e-4f, box[1][1] - 1e-4f, box[1][2] - 1e-4f}};
-    KCC_ASSERT(L->overflow || box_inside(L->region[0], L->region[1], slack));
+    KCC_ASSERT(list->overflow || box_inside(list->region[0], list->region[1], slack));
 #endif
     sel_box b;
     select_setup(&b, box);
-    const uint32_t words = (L->count + 63u) / 64u, groups = (L->count + 7u) / 8u;
-    const kcc_cached_bounds *g = L->bounds;
+    const uint32_t words = (list->count + 63u) / 64u, groups = (list->count + 7u) / 8u;
+    const kcc_local_bounds *g = list->bounds;
     for (uint32_t w = 0; w < words; ++w) {
         const uint32_t n = groups - 8u * w < 8u ? groups - 8u * w : 8u;
         uint64_t bits = 0;
@@ -256,12 +313,12 @@ void kcc_local_select(const kcc_local *L, const vec3 box[2], kcc_sel *out)
 /* The candidates of a query whose reach is `region`: the gathered list, or in overflow mode the
  * tree's answer for that region gathered into `scratch`. Returns NULL when even that overflows, so
  * the caller must fall back to a whole-mesh query. */
-static const kcc_local *candidates(const kcc_local *L, const vec3 region[2], kcc_local *scratch,
+static const kcc_local *candidates(const kcc_local *list, const vec3 region[2], kcc_local *scratch,
                                    kcc_local_store *store)
 {
-    if (!L->overflow)
-        return L;
-    kcc_local_gather(scratch, store, L->mesh, region);
+    if (!list->overflow)
+        return list;
+    kcc_local_gather(scratch, store, list->source, region);
     return scratch->overflow ? NULL : scratch;
 }
 
@@ -271,24 +328,24 @@ static inline float edge_fn(float px, float py, float qx, float qy)
     return px * qy - py * qx;
 }
 
-bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 origin, int u,
+bool kcc_local_raycast_down(const kcc_local *list, const kcc_sel *sel, const vec3 origin, int up,
                             float max_t, kcc_ray_hit *out)
 {
     vec3 dir = {0.0f, 0.0f, 0.0f};
-    dir[u] = -1.0f;
-    if (L->overflow)
-        return kcc_mesh_raycast(L->mesh, origin, dir, max_t, out);
-    const int kx = u == 0 ? 1 : 0, ky = u == 2 ? 1 : 2;
-    const float ox = origin[kx], oy = origin[ky], oz = origin[u];
+    dir[up] = -1.0f;
+    if (list->overflow)
+        return list->source->ops->raycast(list->source, origin, dir, max_t, out);
+    const int kx = up == 0 ? 1 : 0, ky = up == 2 ? 1 : 2;
+    const float ox = origin[kx], oy = origin[ky], oz = origin[up];
     bool found = false;
     float best = max_t;
     uint32_t best_i = 0;
     uint32_t i;
     for (kcc_sel_iter it = kcc_sel_begin(sel); kcc_sel_next(&it, &i);) {
-        const kcc_local_tri *t = &L->tris[i];
-        if (ox < kcc_local_lo(L, kx, i) || ox > kcc_local_hi(L, kx, i) ||
-            oy < kcc_local_lo(L, ky, i) || oy > kcc_local_hi(L, ky, i) ||
-            kcc_local_lo(L, u, i) > oz || kcc_local_hi(L, u, i) < oz - best)
+        const kcc_local_tri *t = &list->tris[i];
+        if (ox < kcc_local_lo(list, kx, i) || ox > kcc_local_hi(list, kx, i) ||
+            oy < kcc_local_lo(list, ky, i) || oy > kcc_local_hi(list, ky, i) ||
+            kcc_local_lo(list, up, i) > oz || kcc_local_hi(list, up, i) < oz - best)
             continue;
         /* vertices relative to the origin, the same floats for every triangle sharing them */
         const float ax = t->v[0][kx] - ox, ay = t->v[0][ky] - oy;
@@ -297,7 +354,7 @@ bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 o
         const float e0 = edge_fn(bx, by, cx, cy);
         const float e1 = edge_fn(cx, cy, ax, ay);
         const float e2 = edge_fn(ax, ay, bx, by);
-        const float az = t->v[0][u] - oz, bz = t->v[1][u] - oz, cz = t->v[2][u] - oz;
+        const float az = t->v[0][up] - oz, bz = t->v[1][up] - oz, cz = t->v[2][up] - oz;
         float hz; /* height of the hit relative to the origin, interpolated; t = -height */
         if (kcc_edge_tiny(e0) || kcc_edge_tiny(e1) || kcc_edge_tiny(e2)) {
             /* through an edge's line, or underflowing: decided in double */
@@ -316,7 +373,7 @@ bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 o
         const float th = -hz;
         if (!(th >= 0.0f && th <= best))
             continue;
-        if (!found || th < best || (th == best && t->index < L->tris[best_i].index)) {
+        if (!found || th < best || (th == best && t->index < list->tris[best_i].index)) {
             found = true;
             best = th;
             best_i = i;
@@ -324,26 +381,26 @@ bool kcc_local_raycast_down(const kcc_local *L, const kcc_sel *sel, const vec3 o
     }
     if (!found)
         return false;
-    const kcc_local_tri *t = &L->tris[best_i];
+    const kcc_local_tri *t = &list->tris[best_i];
     out->t = best;
     out->triangle = t->index;
     glm_vec3_copy((float *)t->n, out->normal);
     glm_vec3_copy((float *)origin, out->point);
-    out->point[u] -= best;
+    out->point[up] -= best;
     return true;
 }
 
-void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 origin[4], int u,
+void kcc_local_raycast_down4(const kcc_local *list, const kcc_sel *sel, const vec3 origin[4], int up,
                              float max_t, kcc_ray_hit out[4], bool got[4])
 {
 #if KCC_SSE
-    if (!L->overflow) {
+    if (!list->overflow) {
         /* Lane r is ray r; each triangle is tested against the four rays at once with the same
          * float operations, in the same order, as kcc_local_raycast_down (same answers). */
-        const int kx = u == 0 ? 1 : 0, ky = u == 2 ? 1 : 2;
+        const int kx = up == 0 ? 1 : 0, ky = up == 2 ? 1 : 2;
         const __m128 OX = _mm_setr_ps(origin[0][kx], origin[1][kx], origin[2][kx], origin[3][kx]);
         const __m128 OY = _mm_setr_ps(origin[0][ky], origin[1][ky], origin[2][ky], origin[3][ky]);
-        const __m128 OZ = _mm_setr_ps(origin[0][u], origin[1][u], origin[2][u], origin[3][u]);
+        const __m128 OZ = _mm_setr_ps(origin[0][up], origin[1][up], origin[2][up], origin[3][up]);
         const __m128 zero = _mm_setzero_ps();
         /* Per lane, kept in registers: the best t so far, its list position and input index, and
          * whether anything was found (a lane updated in memory and read back whole would stall). */
@@ -351,22 +408,22 @@ void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 
         __m128i BI = _mm_setzero_si128(), BIDX = _mm_setzero_si128();
         uint32_t i;
         for (kcc_sel_iter it = kcc_sel_begin(sel); kcc_sel_next(&it, &i);) {
-            __m128 m = _mm_and_ps(_mm_cmpge_ps(OX, _mm_set1_ps(kcc_local_lo(L, kx, i))),
-                                  _mm_cmple_ps(OX, _mm_set1_ps(kcc_local_hi(L, kx, i))));
-            m = _mm_and_ps(m, _mm_and_ps(_mm_cmpge_ps(OY, _mm_set1_ps(kcc_local_lo(L, ky, i))),
-                                         _mm_cmple_ps(OY, _mm_set1_ps(kcc_local_hi(L, ky, i)))));
-            m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_set1_ps(kcc_local_lo(L, u, i)), OZ),
-                                         _mm_cmpge_ps(_mm_set1_ps(kcc_local_hi(L, u, i)),
+            __m128 m = _mm_and_ps(_mm_cmpge_ps(OX, _mm_set1_ps(kcc_local_lo(list, kx, i))),
+                                  _mm_cmple_ps(OX, _mm_set1_ps(kcc_local_hi(list, kx, i))));
+            m = _mm_and_ps(m, _mm_and_ps(_mm_cmpge_ps(OY, _mm_set1_ps(kcc_local_lo(list, ky, i))),
+                                         _mm_cmple_ps(OY, _mm_set1_ps(kcc_local_hi(list, ky, i)))));
+            m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(_mm_set1_ps(kcc_local_lo(list, up, i)), OZ),
+                                         _mm_cmpge_ps(_mm_set1_ps(kcc_local_hi(list, up, i)),
                                                       _mm_sub_ps(OZ, B))));
             if (_mm_movemask_ps(m) == 0)
                 continue;
-            const kcc_local_tri *t = &L->tris[i];
+            const kcc_local_tri *t = &list->tris[i];
             const __m128 AX = _mm_sub_ps(_mm_set1_ps(t->v[0][kx]), OX), AY = _mm_sub_ps(_mm_set1_ps(t->v[0][ky]), OY);
             const __m128 BX = _mm_sub_ps(_mm_set1_ps(t->v[1][kx]), OX), BY = _mm_sub_ps(_mm_set1_ps(t->v[1][ky]), OY);
             const __m128 CX = _mm_sub_ps(_mm_set1_ps(t->v[2][kx]), OX), CY = _mm_sub_ps(_mm_set1_ps(t->v[2][ky]), OY);
-            const __m128 AZ = _mm_sub_ps(_mm_set1_ps(t->v[0][u]), OZ);
-            const __m128 BZ = _mm_sub_ps(_mm_set1_ps(t->v[1][u]), OZ);
-            const __m128 CZ = _mm_sub_ps(_mm_set1_ps(t->v[2][u]), OZ);
+            const __m128 AZ = _mm_sub_ps(_mm_set1_ps(t->v[0][up]), OZ);
+            const __m128 BZ = _mm_sub_ps(_mm_set1_ps(t->v[1][up]), OZ);
+            const __m128 CZ = _mm_sub_ps(_mm_set1_ps(t->v[2][up]), OZ);
             const __m128 E0 = _mm_sub_ps(_mm_mul_ps(BX, CY), _mm_mul_ps(BY, CX));
             const __m128 E1 = _mm_sub_ps(_mm_mul_ps(CX, AY), _mm_mul_ps(CY, AX));
             const __m128 E2 = _mm_sub_ps(_mm_mul_ps(AX, BY), _mm_mul_ps(AY, BX));
@@ -424,18 +481,18 @@ void kcc_local_raycast_down4(const kcc_local *L, const kcc_sel *sel, const vec3 
             got[r] = (found_mask >> r & 1) != 0;
             if (!got[r])
                 continue;
-            const kcc_local_tri *t = &L->tris[best_i[r]];
+            const kcc_local_tri *t = &list->tris[best_i[r]];
             out[r].t = best[r];
             out[r].triangle = t->index;
             glm_vec3_copy((float *)t->n, out[r].normal);
             glm_vec3_copy((float *)origin[r], out[r].point);
-            out[r].point[u] -= best[r];
+            out[r].point[up] -= best[r];
         }
         return;
     }
 #endif
     for (int r = 0; r < 4; ++r)
-        got[r] = kcc_local_raycast_down(L, sel, origin[r], u, max_t, &out[r]);
+        got[r] = kcc_local_raycast_down(list, sel, origin[r], up, max_t, &out[r]);
 }
 
 /* False when the box, anywhere along its sweep, stays clear of the triangle's plane by more than a
@@ -451,12 +508,12 @@ static inline bool plane_may_touch(const kcc_local_tri *t, const vec3 ctr, const
     return !(kcc_minf(s0, s1) > r + margin || kcc_maxf(s0, s1) < -r - margin);
 }
 
-bool kcc_local_overlaps(const kcc_local *L, const vec3 box[2])
+bool kcc_local_overlaps(const kcc_local *list, const vec3 box[2])
 {
-    if (L->overflow)
-        return kcc_mesh_overlap_aabb(L->mesh, box, NULL, 0) > 0;
+    if (list->overflow)
+        return list->source->ops->overlap(list->source, box, NULL, 0) > 0;
     kcc_sel cand;
-    kcc_local_select(L, box, &cand);
+    kcc_local_select(list, box, &cand);
     const vec3 still = {0.0f, 0.0f, 0.0f};
     vec3 ctr, half;
     for (int k = 0; k < 3; ++k) {
@@ -465,7 +522,7 @@ bool kcc_local_overlaps(const kcc_local *L, const vec3 box[2])
     }
     uint32_t i;
     for (kcc_sel_iter it = kcc_sel_begin(&cand); kcc_sel_next(&it, &i);) {
-        const kcc_local_tri *t = &L->tris[i];
+        const kcc_local_tri *t = &list->tris[i];
         if (plane_may_touch(t, ctr, half, still) &&
             kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], box[0], box[1]))
             return true;
@@ -493,12 +550,12 @@ typedef struct faced_plane {
 
 /* True when list entry i lies wholly on the far side of one of the planes faced[0..n), or in it:
  * its bounds (exact corner extremes) say so. */
-static inline bool behind_faced(const faced_plane *faced, uint32_t n, const kcc_local *C, uint32_t i)
+static inline bool behind_faced(const faced_plane *faced, uint32_t n, const kcc_local *searched, uint32_t i)
 {
     for (uint32_t f = 0; f < n; ++f) {
         const int k = faced[f].axis;
-        if (faced[f].above ? kcc_local_hi(C, k, i) <= faced[f].at
-                           : kcc_local_lo(C, k, i) >= faced[f].at)
+        if (faced[f].above ? kcc_local_hi(searched, k, i) <= faced[f].at
+                           : kcc_local_lo(searched, k, i) >= faced[f].at)
             return true;
     }
     return false;
@@ -546,10 +603,10 @@ static bool listed(const uint32_t *list, uint32_t n, uint32_t id)
     return false;
 }
 
-/* kcc_local_sweep; `left` (n_left of them): the box is being pushed out of these, so where it
+/* kcc_local_sweep; `overlapped` (n_overlapped of them): the box is being pushed out of these, so where it
  * overlaps them at the start they are not contacts (kcc_local_sweep_out). */
-static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
-                  const uint32_t *left, uint32_t n_left, float t_known, kcc_contacts *out)
+static bool sweep(const kcc_local *list, const vec3 box[2], const vec3 delta, float t_slop,
+                  const uint32_t *overlapped, uint32_t n_overlapped, float t_known, kcc_contacts *out)
 {
     vec3 region[2], ctr, half;
     for (int i = 0; i < 3; ++i) {
@@ -563,12 +620,12 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
     out->count = 0;
     out->t = 2.0f;
     out->start_overlap = false;
-    const kcc_local *C = candidates(L, (const vec3 *)region, &scratch, &store);
-    if (!C) {
+    const kcc_local *searched = candidates(list, (const vec3 *)region, &scratch, &store);
+    if (!searched) {
         kcc_sweep_hit h;
-        /* the mesh sweep reports the first contact only: leaving, an overlap there hides the rest */
-        if (!kcc_mesh_sweep_aabb(L->mesh, box, delta, &h) ||
-            (h.start_overlap && listed(left, n_left, h.triangle)))
+        /* the source's sweep reports the first contact only: leaving, an overlap there hides the rest */
+        if (!list->source->ops->sweep(list->source, box, delta, &h) ||
+            (h.start_overlap && listed(overlapped, n_overlapped, h.triangle)))
             return false;
         out->t = out->t_each[0] = h.t;
         out->count = 1;
@@ -593,11 +650,11 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
     faced_plane faced[KCC_MAX_CONTACTS];
     uint32_t nfaced = 0;
     kcc_sel cand;
-    kcc_local_select(C, (const vec3 *)region, &cand);
+    kcc_local_select(searched, (const vec3 *)region, &cand);
     uint32_t i;
     for (kcc_sel_iter it = kcc_sel_begin(&cand); kcc_sel_next(&it, &i);) {
-        const kcc_local_tri *t = &C->tris[i];
-        if (!plane_may_touch(t, ctr, half, delta) || behind_faced(faced, nfaced, C, i))
+        const kcc_local_tri *t = &searched->tris[i];
+        if (!plane_may_touch(t, ctr, half, delta) || behind_faced(faced, nfaced, searched, i))
             continue;
         if (!exact_ready) {
             for (int k = 0; k < 3; ++k) {
@@ -619,7 +676,7 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
         double dt, dn[3];
         bool start;
         if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], dctr, dhalf, ddelta, t_cut, &dt, dn, &start) ||
-            (start && listed(left, n_left, t->index)))
+            (start && listed(overlapped, n_overlapped, t->index)))
             continue;
         float th = (float)dt;
         vec3 n = {(float)dn[0], (float)dn[1], (float)dn[2]};
@@ -654,27 +711,27 @@ static bool sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float
     return out->count > 0;
 }
 
-bool kcc_local_sweep(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
+bool kcc_local_sweep(const kcc_local *list, const vec3 box[2], const vec3 delta, float t_slop,
                      kcc_contacts *out)
 {
-    return sweep(L, box, delta, t_slop, NULL, 0u, 2.0f, out);
+    return sweep(list, box, delta, t_slop, NULL, 0u, 2.0f, out);
 }
 
-bool kcc_local_sweep_known(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
+bool kcc_local_sweep_known(const kcc_local *list, const vec3 box[2], const vec3 delta, float t_slop,
                            float t_known, kcc_contacts *out)
 {
-    return sweep(L, box, delta, t_slop, NULL, 0u, t_known, out);
+    return sweep(list, box, delta, t_slop, NULL, 0u, t_known, out);
 }
 
-bool kcc_local_sweep_out(const kcc_local *L, const vec3 box[2], const vec3 delta, float t_slop,
-                         const uint32_t *left, uint32_t n_left, kcc_contacts *out)
+bool kcc_local_sweep_out(const kcc_local *list, const vec3 box[2], const vec3 delta, float t_slop,
+                         const uint32_t *overlapped, uint32_t n_overlapped, kcc_contacts *out)
 {
-    return sweep(L, box, delta, t_slop, left, n_left, 2.0f, out);
+    return sweep(list, box, delta, t_slop, overlapped, n_overlapped, 2.0f, out);
 }
 
 /* Least-penetration axis of box against one triangle, by the 13 separating axes: the shortest
  * translation of the box that separates it from the triangle. False when they do not overlap. */
-static bool tri_mtd(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2], int u,
+static bool tri_mtd(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2], int up,
                     float cos_floor, vec3 out_dir, float *out_depth)
 {
     vec3 ctr, h, v[3], e[3];
@@ -735,33 +792,33 @@ static bool tri_mtd(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2],
     vec3 fn;
     glm_vec3_cross(e[0], e[1], fn);
     float fl = glm_vec3_norm(fn);
-    if (fl > 0.0f && fabsf(fn[u]) >= cos_floor * fl) {
-        const int kx = u == 0 ? 1 : 0, ky = u == 2 ? 1 : 2;
+    if (fl > 0.0f && fabsf(fn[up]) >= cos_floor * fl) {
+        const int kx = up == 0 ? 1 : 0, ky = up == 2 ? 1 : 2;
         float top = -INFINITY;
         for (int i = 0; i < 4; ++i) {
             float x = (i & 1) ? h[kx] : -h[kx], y = (i & 2) ? h[ky] : -h[ky];
             /* the plane through v[0]: fn . (p - v0) = 0, solved for the up coordinate */
-            float z = v[0][u] - (fn[kx] * (x - v[0][kx]) + fn[ky] * (y - v[0][ky])) / fn[u];
+            float z = v[0][up] - (fn[kx] * (x - v[0][kx]) + fn[ky] * (y - v[0][ky])) / fn[up];
             top = kcc_maxf(top, z);
         }
-        top = kcc_minf(top, kcc_maxf(v[0][u], kcc_maxf(v[1][u], v[2][u])));
+        top = kcc_minf(top, kcc_maxf(v[0][up], kcc_maxf(v[1][up], v[2][up])));
         glm_vec3_zero(out_dir);
-        out_dir[u] = 1.0f;
-        best = kcc_maxf(0.0f, top + h[u]);
+        out_dir[up] = 1.0f;
+        best = kcc_maxf(0.0f, top + h[up]);
     }
     *out_depth = best;
     return true;
 }
 
-bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], int u, float cos_floor,
-                           vec3 out_push, uint32_t *out_left, uint32_t *out_n_left)
+bool kcc_local_penetration(const kcc_local *list, const vec3 box[2], int up, float cos_floor,
+                           vec3 out_push, uint32_t *out_overlapped, uint32_t *out_n_overlapped)
 {
     kcc_local scratch;
     kcc_local_store store;
-    vec3 dirs[KCC_MAX_LEFT];
-    float depth[KCC_MAX_LEFT];
-    uint32_t n = 0, n_left = 0;
-    const uint32_t cap = KCC_MAX_LEFT;
+    vec3 dirs[KCC_MAX_OVERLAPPED];
+    float depth[KCC_MAX_OVERLAPPED];
+    uint32_t n = 0, n_overlapped = 0;
+    const uint32_t cap = KCC_MAX_OVERLAPPED;
     /* An overlap no deeper than the rounding of the box's coordinates is a touch: the push meets
      * such a triangle like any other instead of leaving it (a push once went 6 cm into a triangle
      * the box overlapped by 7e-9 m). */
@@ -769,32 +826,32 @@ bool kcc_local_penetration(const kcc_local *L, const vec3 box[2], int u, float c
     for (int k = 0; k < 3; ++k)
         scale = kcc_maxf(scale, kcc_maxf(fabsf(box[0][k]), fabsf(box[1][k])));
     const float touch = 1e-6f * scale;
-    const kcc_local *C = candidates(L, box, &scratch, &store);
-    if (C) {
+    const kcc_local *searched = candidates(list, box, &scratch, &store);
+    if (searched) {
         kcc_sel cand;
-        kcc_local_select(C, box, &cand);
+        kcc_local_select(searched, box, &cand);
         uint32_t i;
         for (kcc_sel_iter it = kcc_sel_begin(&cand); n < cap && kcc_sel_next(&it, &i);) {
-            const kcc_local_tri *t = &C->tris[i];
-            if (tri_mtd(t->v[0], t->v[1], t->v[2], box, u, cos_floor, dirs[n], &depth[n])) {
+            const kcc_local_tri *t = &searched->tris[i];
+            if (tri_mtd(t->v[0], t->v[1], t->v[2], box, up, cos_floor, dirs[n], &depth[n])) {
                 if (depth[n] > touch)
-                    out_left[n_left++] = t->index;
+                    out_overlapped[n_overlapped++] = t->index;
                 n++;
             }
         }
     } else {
-        uint32_t ids[KCC_MAX_LEFT];
-        uint32_t total = kcc_mesh_overlap_aabb(L->mesh, box, ids, cap);
+        uint32_t ids[KCC_MAX_OVERLAPPED];
+        uint32_t total = list->source->ops->overlap(list->source, box, ids, cap);
         for (uint32_t i = 0; i < total && i < cap; ++i) {
             vec3 v[3];
-            if (kcc_mesh_triangle(L->mesh, ids[i], v) && tri_mtd(v[0], v[1], v[2], box, u, cos_floor, dirs[n], &depth[n])) {
+            if (list->source->ops->triangle(list->source, ids[i], v) && tri_mtd(v[0], v[1], v[2], box, up, cos_floor, dirs[n], &depth[n])) {
                 if (depth[n] > touch)
-                    out_left[n_left++] = ids[i];
+                    out_overlapped[n_overlapped++] = ids[i];
                 n++;
             }
         }
     }
-    *out_n_left = n_left;
+    *out_n_overlapped = n_overlapped;
     if (n == 0)
         return false;
     /* Each triangle asks push . dir >= depth: satisfy the planes in turn a few times
