@@ -390,6 +390,53 @@ bool kcc_local_raycast_down(const kcc_local *list, const kcc_sel *sel, const vec
     return true;
 }
 
+#if KCC_SSE
+/* The lanes `tiny` of a four-ray test whose ray passes through an edge's line of the triangle, or
+ * whose edge functions underflow: decided in double, as kcc_local_raycast_down does (their hz and
+ * ok lanes replaced). x, y, z: the corners a, b, c relative to the rays' origins; e: the float edge
+ * functions. */
+KCC_RARE void exact_lanes(int tiny, const __m128 x[3], const __m128 y[3], const __m128 z[3],
+                          const __m128 e[3], __m128 *hz, __m128 *ok)
+{
+    _Alignas(16) float xl[3][4], yl[3][4], zl[3][4], el[3][4], h[4];
+    _Alignas(16) uint32_t okl[4];
+    for (int k = 0; k < 3; ++k) {
+        _mm_store_ps(xl[k], x[k]), _mm_store_ps(yl[k], y[k]), _mm_store_ps(zl[k], z[k]);
+        _mm_store_ps(el[k], e[k]);
+    }
+    _mm_store_ps(h, *hz), _mm_store_ps((float *)okl, *ok);
+    for (int r = 0; r < 4; ++r)
+        if (tiny >> r & 1) {
+            const float xr[3] = {xl[0][r], xl[1][r], xl[2][r]}, yr[3] = {yl[0][r], yl[1][r], yl[2][r]};
+            const float zr[3] = {zl[0][r], zl[1][r], zl[2][r]}, fe[3] = {el[0][r], el[1][r], el[2][r]};
+            okl[r] = kcc_edge_hit_exact(xr, yr, zr, fe, &h[r]) ? UINT32_MAX : 0u;
+        }
+    *hz = _mm_load_ps(h), *ok = _mm_load_ps((const float *)okl);
+}
+
+/* The four rays' answers: lane r's best t (best), its list entry (entry), whether it hit (found). */
+KCC_HOT void write_hits4(const kcc_local *list, const vec3 origin[4], int up, __m128 best, __m128i entry,
+                         __m128 found, kcc_ray_hit out[4], bool got[4])
+{
+    _Alignas(16) float best_t[4];
+    _Alignas(16) int32_t best_i[4];
+    _mm_store_ps(best_t, best);
+    _mm_store_si128((__m128i *)(void *)best_i, entry);
+    const int found_mask = _mm_movemask_ps(found);
+    for (int r = 0; r < 4; ++r) {
+        got[r] = (found_mask >> r & 1) != 0;
+        if (!got[r])
+            continue;
+        const kcc_local_tri *t = &list->tris[best_i[r]];
+        out[r].t = best_t[r];
+        out[r].triangle = t->index;
+        glm_vec3_copy((float *)t->n, out[r].normal);
+        glm_vec3_copy((float *)origin[r], out[r].point);
+        out[r].point[up] -= best_t[r];
+    }
+}
+#endif
+
 void kcc_local_raycast_down4(const kcc_local *list, const kcc_sel *sel, const vec3 origin[4], int up,
                              float max_t, kcc_ray_hit out[4], bool got[4])
 {
@@ -438,23 +485,9 @@ void kcc_local_raycast_down4(const kcc_local *list, const kcc_sel *sel, const ve
             __m128 hz = _mm_div_ps(_mm_add_ps(_mm_add_ps(_mm_mul_ps(E0, AZ), _mm_mul_ps(E1, BZ)),
                                               _mm_mul_ps(E2, CZ)), det);
             if (tiny != 0) {
-                /* through an edge's line, or underflowing: those lanes decided in double, as
-                 * kcc_local_raycast_down does */
-                _Alignas(16) float ax[4], ay[4], az[4], bx[4], by[4], bz[4], cx[4], cy[4], cz[4], h[4];
-                _Alignas(16) float e0[4], e1[4], e2[4];
-                _Alignas(16) uint32_t okl[4];
-                _mm_store_ps(ax, AX), _mm_store_ps(ay, AY), _mm_store_ps(az, AZ);
-                _mm_store_ps(bx, BX), _mm_store_ps(by, BY), _mm_store_ps(bz, BZ);
-                _mm_store_ps(cx, CX), _mm_store_ps(cy, CY), _mm_store_ps(cz, CZ);
-                _mm_store_ps(e0, E0), _mm_store_ps(e1, E1), _mm_store_ps(e2, E2);
-                _mm_store_ps(h, hz), _mm_store_ps((float *)okl, ok);
-                for (int r = 0; r < 4; ++r)
-                    if (tiny >> r & 1) {
-                        const float x[3] = {ax[r], bx[r], cx[r]}, y[3] = {ay[r], by[r], cy[r]};
-                        const float z[3] = {az[r], bz[r], cz[r]}, fe[3] = {e0[r], e1[r], e2[r]};
-                        okl[r] = kcc_edge_hit_exact(x, y, z, fe, &h[r]) ? UINT32_MAX : 0u;
-                    }
-                hz = _mm_load_ps(h), ok = _mm_load_ps((const float *)okl);
+                const __m128 xs[3] = {AX, BX, CX}, ys[3] = {AY, BY, CY}, zs[3] = {AZ, BZ, CZ};
+                const __m128 es[3] = {E0, E1, E2};
+                exact_lanes(tiny, xs, ys, zs, es, &hz, &ok);
             }
             const __m128 th = _mm_xor_ps(hz, _mm_set1_ps(-0.0f));
             m = _mm_and_ps(ok, _mm_and_ps(_mm_cmpge_ps(th, zero), _mm_cmple_ps(th, B)));
@@ -472,22 +505,7 @@ void kcc_local_raycast_down4(const kcc_local *list, const kcc_sel *sel, const ve
             BIDX = _mm_or_si128(_mm_and_si128(takei, X), _mm_andnot_si128(takei, BIDX));
             found = _mm_or_ps(found, take);
         }
-        _Alignas(16) float best[4];
-        _Alignas(16) int32_t best_i[4];
-        _mm_store_ps(best, B);
-        _mm_store_si128((__m128i *)(void *)best_i, BI);
-        const int found_mask = _mm_movemask_ps(found);
-        for (int r = 0; r < 4; ++r) {
-            got[r] = (found_mask >> r & 1) != 0;
-            if (!got[r])
-                continue;
-            const kcc_local_tri *t = &list->tris[best_i[r]];
-            out[r].t = best[r];
-            out[r].triangle = t->index;
-            glm_vec3_copy((float *)t->n, out[r].normal);
-            glm_vec3_copy((float *)origin[r], out[r].point);
-            out[r].point[up] -= best[r];
-        }
+        write_hits4(list, origin, up, B, BI, found, out, got);
         return;
     }
 #endif
@@ -516,10 +534,7 @@ bool kcc_local_overlaps(const kcc_local *list, const vec3 box[2])
     kcc_local_select(list, box, &cand);
     const vec3 still = {0.0f, 0.0f, 0.0f};
     vec3 ctr, half;
-    for (int k = 0; k < 3; ++k) {
-        ctr[k] = 0.5f * (box[0][k] + box[1][k]);
-        half[k] = 0.5f * (box[1][k] - box[0][k]);
-    }
+    kcc_box_center_half(box, ctr, half);
     uint32_t i;
     for (kcc_sel_iter it = kcc_sel_begin(&cand); kcc_sel_next(&it, &i);) {
         const kcc_local_tri *t = &list->tris[i];
@@ -603,8 +618,80 @@ static bool listed(const uint32_t *list, uint32_t n, uint32_t id)
     return false;
 }
 
-/* kcc_local_sweep; `overlapped` (n_overlapped of them): the box is being pushed out of these, so where it
- * overlaps them at the start they are not contacts (kcc_local_sweep_out). */
+/* The overflow mode's sweep, when even the sweep's own region holds more than a list: the source's
+ * sweep, which reports the first contact only (leaving, an overlap there hides the rest). */
+KCC_RARE bool sweep_source(const kcc_local *list, const vec3 box[2], const vec3 delta,
+                           const uint32_t *overlapped, uint32_t n_overlapped, kcc_contacts *out)
+{
+    kcc_sweep_hit hit;
+    if (!list->source->ops->sweep(list->source, box, delta, &hit) ||
+        (hit.start_overlap && listed(overlapped, n_overlapped, hit.triangle)))
+        return false;
+    out->t = out->t_each[0] = hit.t;
+    out->count = 1;
+    out->start_overlap = hit.start_overlap;
+    glm_vec3_copy(hit.normal, out->normal[0]);
+    out->triangle[0] = hit.triangle;
+    return true;
+}
+
+/* The exact test's box in double, as kcc_tri_sweep_aabb sets it up (same answers without its
+ * per-call argument checks: the list holds only finite, non-degenerate triangles). False when a
+ * coordinate is not finite. */
+static bool exact_box(const vec3 box[2], const vec3 delta, double ctr[3], double half[3],
+                      double ddelta[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        if (!isfinite(box[0][k]) || !isfinite(box[1][k]) || !isfinite(delta[k]))
+            return false;
+        ctr[k] = 0.5 * ((double)box[0][k] + (double)box[1][k]);
+        half[k] = 0.5 * ((double)box[1][k] - (double)box[0][k]);
+        ddelta[k] = delta[k];
+    }
+    return true;
+}
+
+/* Notes triangle t's plane when the sweep met it face first (normal dn) and it is axis-aligned. */
+KCC_HOT void note_faced(faced_plane *faced, uint32_t *n_faced, const kcc_local_tri *t,
+                        const double dn[3], bool start)
+{
+    const int axis = face_axis(t);
+    if (axis >= 0 && !start && fabs(dn[axis]) == 1.0 && *n_faced < KCC_MAX_CONTACTS) {
+        faced[*n_faced].axis = axis;
+        faced[*n_faced].at = t->v[0][axis];
+        faced[(*n_faced)++].above = dn[axis] > 0.0;
+    }
+}
+
+/* Keeps a contact at time th (normal n, triangle index) when it is no later than the earliest so
+ * far plus the slop; a strictly earlier one drops those that fell behind. */
+KCC_HOT void keep_contact(kcc_contacts *out, float th, const vec3 n, uint32_t index, bool start,
+                          float t_slop)
+{
+    if (th > out->t + t_slop)
+        return;
+    if (th < out->t) {
+        out->t = th;
+        uint32_t w = 0;
+        for (uint32_t k = 0; k < out->count; ++k)
+            if (out->t_each[k] <= th + t_slop) {
+                out->t_each[w] = out->t_each[k];
+                glm_vec3_copy(out->normal[k], out->normal[w]);
+                out->triangle[w++] = out->triangle[k];
+            }
+        out->count = w;
+        out->start_overlap = start;
+    }
+    if (out->count < KCC_MAX_CONTACTS) {
+        out->t_each[out->count] = th;
+        glm_vec3_copy((float *)n, out->normal[out->count]);
+        out->triangle[out->count++] = index;
+    }
+}
+
+/* kcc_local_sweep; `overlapped` (n_overlapped of them): the box is being pushed out of these, so
+ * where it overlaps them at the start they are not contacts (kcc_local_sweep_out). One pass over
+ * the candidates, keeping every contact within the slop of the earliest (keep_contact). */
 static bool sweep(const kcc_local *list, const vec3 box[2], const vec3 delta, float t_slop,
                   const uint32_t *overlapped, uint32_t n_overlapped, float t_known, kcc_contacts *out)
 {
@@ -612,60 +699,33 @@ static bool sweep(const kcc_local *list, const vec3 box[2], const vec3 delta, fl
     for (int i = 0; i < 3; ++i) {
         region[0][i] = box[0][i] + kcc_minf(delta[i], 0.0f);
         region[1][i] = box[1][i] + kcc_maxf(delta[i], 0.0f);
-        ctr[i] = 0.5f * (box[0][i] + box[1][i]);
-        half[i] = 0.5f * (box[1][i] - box[0][i]);
     }
+    kcc_box_center_half(box, ctr, half);
     kcc_local scratch;
     kcc_local_store store;
     out->count = 0;
     out->t = 2.0f;
     out->start_overlap = false;
     const kcc_local *searched = candidates(list, (const vec3 *)region, &scratch, &store);
-    if (!searched) {
-        kcc_sweep_hit h;
-        /* the source's sweep reports the first contact only: leaving, an overlap there hides the rest */
-        if (!list->source->ops->sweep(list->source, box, delta, &h) ||
-            (h.start_overlap && listed(overlapped, n_overlapped, h.triangle)))
-            return false;
-        out->t = out->t_each[0] = h.t;
-        out->count = 1;
-        out->start_overlap = h.start_overlap;
-        glm_vec3_copy(h.normal, out->normal[0]);
-        out->triangle[0] = h.triangle;
-        return true;
-    }
-    /* The exact test's box in double, as kcc_tri_sweep_aabb sets it up (same answers without its
-     * per-call argument checks: the list holds only finite, non-degenerate triangles); set up at
-     * the first candidate. */
-    double dctr[3], dhalf[3], ddelta[3];
+    if (!searched)
+        return sweep_source(list, box, delta, overlapped, n_overlapped, out);
+    double dctr[3], dhalf[3], ddelta[3]; /* set up at the first candidate */
     bool exact_ready = false;
-    /* One pass: keep every contact no later than the earliest so far plus the slop; when a
-     * strictly earlier one arrives, drop those that fell behind. */
     /* Axis-aligned planes already met face first. A triangle lying in such a plane (walls are
-     * made of several) or wholly beyond it cannot be reached before the box reaches the plane, and
-     * whatever it adds there (the same face normal, an edge of a seam or of the block behind the
-     * plane) constrains nothing the plane does not: any motion that keeps the box off the plane
-     * keeps it off that triangle. Its exact test is skipped (docs/controller.md, "Coplanar
-     * triangles and what lies behind a wall"). */
+     * made of several) or wholly beyond it cannot be reached before the box reaches the plane and
+     * constrains nothing the plane does not: its exact test is skipped (docs/controller.md,
+     * "Coplanar triangles and what lies behind a wall"). */
     faced_plane faced[KCC_MAX_CONTACTS];
-    uint32_t nfaced = 0;
+    uint32_t n_faced = 0;
     kcc_sel cand;
     kcc_local_select(searched, (const vec3 *)region, &cand);
     uint32_t i;
     for (kcc_sel_iter it = kcc_sel_begin(&cand); kcc_sel_next(&it, &i);) {
         const kcc_local_tri *t = &searched->tris[i];
-        if (!plane_may_touch(t, ctr, half, delta) || behind_faced(faced, nfaced, searched, i))
+        if (!plane_may_touch(t, ctr, half, delta) || behind_faced(faced, n_faced, searched, i))
             continue;
-        if (!exact_ready) {
-            for (int k = 0; k < 3; ++k) {
-                if (!isfinite(box[0][k]) || !isfinite(box[1][k]) || !isfinite(delta[k]))
-                    return false;
-                dctr[k] = 0.5 * ((double)box[0][k] + (double)box[1][k]);
-                dhalf[k] = 0.5 * ((double)box[1][k] - (double)box[0][k]);
-                ddelta[k] = delta[k];
-            }
-            exact_ready = true;
-        }
+        if (!exact_ready && !(exact_ready = exact_box(box, delta, dctr, dhalf, ddelta)))
+            return false;
         /* Only contacts within the window of the earliest so far (or of the caller's bound) can be
          * kept: the exact test may give up on any later one. Its cut-off lies a little past the
          * window (a millionth, some eight float ulps), so a contact it keeps has the very time it
@@ -678,35 +738,11 @@ static bool sweep(const kcc_local *list, const vec3 box[2], const vec3 delta, fl
         if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], dctr, dhalf, ddelta, t_cut, &dt, dn, &start) ||
             (start && listed(overlapped, n_overlapped, t->index)))
             continue;
-        float th = (float)dt;
         vec3 n = {(float)dn[0], (float)dn[1], (float)dn[2]};
         if (!start)
             face_if_touching(t, dctr, dhalf, ddelta, dt, n);
-        const int axis = face_axis(t);
-        if (axis >= 0 && !start && fabs(dn[axis]) == 1.0 && nfaced < KCC_MAX_CONTACTS) {
-            faced[nfaced].axis = axis;
-            faced[nfaced].at = t->v[0][axis];
-            faced[nfaced++].above = dn[axis] > 0.0;
-        }
-        if (th > out->t + t_slop)
-            continue;
-        if (th < out->t) {
-            out->t = th;
-            uint32_t w = 0;
-            for (uint32_t k = 0; k < out->count; ++k)
-                if (out->t_each[k] <= th + t_slop) {
-                    out->t_each[w] = out->t_each[k];
-                    glm_vec3_copy(out->normal[k], out->normal[w]);
-                    out->triangle[w++] = out->triangle[k];
-                }
-            out->count = w;
-            out->start_overlap = start;
-        }
-        if (out->count < KCC_MAX_CONTACTS) {
-            out->t_each[out->count] = th;
-            glm_vec3_copy(n, out->normal[out->count]);
-            out->triangle[out->count++] = t->index;
-        }
+        note_faced(faced, &n_faced, t, dn, start);
+        keep_contact(out, (float)dt, n, t->index, start, t_slop);
     }
     return out->count > 0;
 }
@@ -735,10 +771,7 @@ static bool tri_mtd(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2],
                     float cos_floor, vec3 out_dir, float *out_depth)
 {
     vec3 ctr, h, v[3], e[3];
-    for (int i = 0; i < 3; ++i) {
-        ctr[i] = 0.5f * (box[0][i] + box[1][i]);
-        h[i] = 0.5f * (box[1][i] - box[0][i]);
-    }
+    kcc_box_center_half(box, ctr, h);
     glm_vec3_sub((float *)a, ctr, v[0]);
     glm_vec3_sub((float *)b, ctr, v[1]);
     glm_vec3_sub((float *)c, ctr, v[2]);
