@@ -70,8 +70,9 @@ typedef struct kcc_local_source_ops {
                         uint32_t capacity);
     bool (*sweep)(const kcc_local_source *src, const vec3 box[2], const vec3 delta,
                   kcc_sweep_hit *out);
-    /// Triangle id's corners (m) and its stored unit normal; false for an unknown id.
+    /// Triangle id's corners (m); false for an unknown id.
     bool (*triangle)(const kcc_local_source *src, uint32_t id, vec3 out_corners[3]);
+    /// Triangle id's unit face normal as stored (as wound); id is one the source reported.
     void (*face_normal)(const kcc_local_source *src, uint32_t id, vec3 out);
 } kcc_local_source_ops;
 struct kcc_local_source {

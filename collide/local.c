@@ -154,18 +154,18 @@ typedef struct sel_box {
 #endif
 } sel_box;
 
-static inline void select_setup(sel_box *b, const vec3 box[2])
+static inline void select_setup(sel_box *query, const vec3 box[2])
 {
     for (int k = 0; k < 3; ++k) {
 #if KCC_SSE && defined(__AVX__)
-        b->lo[k] = _mm256_set1_ps(box[0][k]);
-        b->hi[k] = _mm256_set1_ps(box[1][k]);
+        query->lo[k] = _mm256_set1_ps(box[0][k]);
+        query->hi[k] = _mm256_set1_ps(box[1][k]);
 #elif KCC_SSE
-        b->q.v_lo[k] = _mm_set1_ps(box[0][k]);
-        b->q.v_hi[k] = _mm_set1_ps(box[1][k]);
+        query->q.v_lo[k] = _mm_set1_ps(box[0][k]);
+        query->q.v_hi[k] = _mm_set1_ps(box[1][k]);
 #else
-        b->q.lo[k] = box[0][k];
-        b->q.hi[k] = box[1][k];
+        query->q.lo[k] = box[0][k];
+        query->q.hi[k] = box[1][k];
 #endif
     }
 }
@@ -180,18 +180,18 @@ static inline __m256 axis8_test(const float lo[8], const float hi[8], __m256 qlo
 #endif
 
 /* Bit j set when entry j of group g overlaps the query box (touching counts). */
-static inline uint32_t bounds8_test(const kcc_local_bounds *g, const sel_box *b)
+static inline uint32_t bounds8_test(const kcc_local_bounds *group, const sel_box *query)
 {
 #if KCC_SSE && defined(__AVX__)
-    __m256 m = axis8_test(g->lo[0], g->hi[0], b->lo[0], b->hi[0]);
-    m = _mm256_and_ps(m, axis8_test(g->lo[1], g->hi[1], b->lo[1], b->hi[1]));
-    m = _mm256_and_ps(m, axis8_test(g->lo[2], g->hi[2], b->lo[2], b->hi[2]));
+    __m256 m = axis8_test(group->lo[0], group->hi[0], query->lo[0], query->hi[0]);
+    m = _mm256_and_ps(m, axis8_test(group->lo[1], group->hi[1], query->lo[1], query->hi[1]));
+    m = _mm256_and_ps(m, axis8_test(group->lo[2], group->hi[2], query->lo[2], query->hi[2]));
     return (uint32_t)_mm256_movemask_ps(m);
 #else
-    const int low = kcc_pbox_test4(&b->q, g->lo[0], g->hi[0], g->lo[1], g->hi[1], g->lo[2],
-                                   g->hi[2]);
-    const int high = kcc_pbox_test4(&b->q, g->lo[0] + 4, g->hi[0] + 4, g->lo[1] + 4, g->hi[1] + 4,
-                                    g->lo[2] + 4, g->hi[2] + 4);
+    const int low = kcc_pbox_test4(&query->q, group->lo[0], group->hi[0], group->lo[1], group->hi[1], group->lo[2],
+                                   group->hi[2]);
+    const int high = kcc_pbox_test4(&query->q, group->lo[0] + 4, group->hi[0] + 4, group->lo[1] + 4, group->hi[1] + 4,
+                                    group->lo[2] + 4, group->hi[2] + 4);
     return (uint32_t)(low | high << 4);
 #endif
 }
@@ -217,9 +217,9 @@ const kcc_local *kcc_local_for_sweep(const kcc_local *list, const vec3 box[2], c
 }
 
 /* Keeps, of tris[0..n) (more than the cache holds), those whose bounds overlap region grown by half
- * of grow, else a quarter of it, else none (cover: the box kept), in order; returns how many. */
+ * of grow, else a quarter of it, else none (cached_box: the box kept), in order; returns how many. */
 static uint32_t shrink_to_cache(kcc_local_tri *tris, uint32_t n, const vec3 region[2],
-                                const vec3 grow[2], vec3 cover[2])
+                                const vec3 grow[2], vec3 cached_box[2])
 {
     float tlo[3][KCC_LOCAL_MAX], thi[3][KCC_LOCAL_MAX];
     for (uint32_t i = 0; i < n; ++i)
@@ -230,13 +230,13 @@ static uint32_t shrink_to_cache(kcc_local_tri *tris, uint32_t n, const vec3 regi
     for (int step = 1; step <= 3 && kept > KCC_LOCAL_CACHE_MAX; ++step) {
         const float part = step == 3 ? 0.0f : 1.0f / (float)(2 * step);
         for (int k = 0; k < 3; ++k) {
-            cover[0][k] = region[0][k] - part * grow[0][k];
-            cover[1][k] = region[1][k] + part * grow[1][k];
+            cached_box[0][k] = region[0][k] - part * grow[0][k];
+            cached_box[1][k] = region[1][k] + part * grow[1][k];
         }
         kept = 0;
         for (uint32_t i = 0; i < n; ++i) {
-            in[i] = tlo[0][i] <= cover[1][0] && thi[0][i] >= cover[0][0] && tlo[1][i] <= cover[1][1] &&
-                    thi[1][i] >= cover[0][1] && tlo[2][i] <= cover[1][2] && thi[2][i] >= cover[0][2];
+            in[i] = tlo[0][i] <= cached_box[1][0] && thi[0][i] >= cached_box[0][0] && tlo[1][i] <= cached_box[1][1] &&
+                    thi[1][i] >= cached_box[0][1] && tlo[2][i] <= cached_box[1][2] && thi[2][i] >= cached_box[0][2];
             kept += in[i];
         }
     }
@@ -256,23 +256,23 @@ void kcc_local_gather_cached(kcc_local *list, kcc_local_store *store, kcc_local_
         return;
     }
     /* Refill around the region, grown, so that the next moves find it again. */
-    vec3 cover[2];
+    vec3 cached_box[2];
     for (int k = 0; k < 3; ++k) {
-        cover[0][k] = region[0][k] - grow[0][k];
-        cover[1][k] = region[1][k] + grow[1][k];
+        cached_box[0][k] = region[0][k] - grow[0][k];
+        cached_box[1][k] = region[1][k] + grow[1][k];
     }
-    uint32_t n = source->ops->gather(source, (const vec3 *)cover, store->tris, KCC_LOCAL_MAX);
+    uint32_t n = source->ops->gather(source, (const vec3 *)cached_box, store->tris, KCC_LOCAL_MAX);
     if (n > KCC_LOCAL_MAX) {
-        memcpy(cover, region, sizeof cover);
+        memcpy(cached_box, region, sizeof cached_box);
         n = source->ops->gather(source, region, store->tris, KCC_LOCAL_MAX);
     } else if (n > KCC_LOCAL_CACHE_MAX) {
-        n = shrink_to_cache(store->tris, n, region, grow, cover);
+        n = shrink_to_cache(store->tris, n, region, grow, cached_box);
     }
     if (n <= KCC_LOCAL_CACHE_MAX) {
         cache->owner = source->owner;
         cache->key = source->key;
-        memcpy(cache->lo, cover[0], sizeof cache->lo);
-        memcpy(cache->hi, cover[1], sizeof cache->hi);
+        memcpy(cache->lo, cached_box[0], sizeof cache->lo);
+        memcpy(cache->hi, cached_box[1], sizeof cache->hi);
         cache->count = n;
         memcpy(cache->tris, store->tris, n * sizeof cache->tris[0]);
         fill_bounds(cache->tris, n, cache->bounds);
@@ -296,15 +296,15 @@ void kcc_local_select(const kcc_local *list, const vec3 box[2], kcc_sel *out)
                            {box[1][0] - 1e-4f, box[1][1] - 1e-4f, box[1][2] - 1e-4f}};
     KCC_ASSERT(list->overflow || box_inside(list->region[0], list->region[1], slack));
 #endif
-    sel_box b;
-    select_setup(&b, box);
+    sel_box query;
+    select_setup(&query, box);
     const uint32_t words = (list->count + 63u) / 64u, groups = (list->count + 7u) / 8u;
-    const kcc_local_bounds *g = list->bounds;
+    const kcc_local_bounds *group = list->bounds;
     for (uint32_t w = 0; w < words; ++w) {
         const uint32_t n = groups - 8u * w < 8u ? groups - 8u * w : 8u;
         uint64_t bits = 0;
         for (uint32_t j = 0; j < n; ++j)
-            bits |= (uint64_t)bounds8_test(g++, &b) << (8u * j);
+            bits |= (uint64_t)bounds8_test(group++, &query) << (8u * j);
         out->bits[w] = bits;
     }
     out->words = words;
@@ -342,19 +342,19 @@ bool kcc_local_raycast_down(const kcc_local *list, const kcc_sel *sel, const vec
     uint32_t best_i = 0;
     uint32_t i;
     for (kcc_sel_iter it = kcc_sel_begin(sel); kcc_sel_next(&it, &i);) {
-        const kcc_local_tri *t = &list->tris[i];
+        const kcc_local_tri *tri = &list->tris[i];
         if (ox < kcc_local_lo(list, kx, i) || ox > kcc_local_hi(list, kx, i) ||
             oy < kcc_local_lo(list, ky, i) || oy > kcc_local_hi(list, ky, i) ||
             kcc_local_lo(list, up, i) > oz || kcc_local_hi(list, up, i) < oz - best)
             continue;
         /* vertices relative to the origin, the same floats for every triangle sharing them */
-        const float ax = t->v[0][kx] - ox, ay = t->v[0][ky] - oy;
-        const float bx = t->v[1][kx] - ox, by = t->v[1][ky] - oy;
-        const float cx = t->v[2][kx] - ox, cy = t->v[2][ky] - oy;
+        const float ax = tri->v[0][kx] - ox, ay = tri->v[0][ky] - oy;
+        const float bx = tri->v[1][kx] - ox, by = tri->v[1][ky] - oy;
+        const float cx = tri->v[2][kx] - ox, cy = tri->v[2][ky] - oy;
         const float e0 = edge_fn(bx, by, cx, cy);
         const float e1 = edge_fn(cx, cy, ax, ay);
         const float e2 = edge_fn(ax, ay, bx, by);
-        const float az = t->v[0][up] - oz, bz = t->v[1][up] - oz, cz = t->v[2][up] - oz;
+        const float az = tri->v[0][up] - oz, bz = tri->v[1][up] - oz, cz = tri->v[2][up] - oz;
         float hz; /* height of the hit relative to the origin, interpolated; t = -height */
         if (kcc_edge_tiny(e0) || kcc_edge_tiny(e1) || kcc_edge_tiny(e2)) {
             /* through an edge's line, or underflowing: decided in double */
@@ -373,7 +373,7 @@ bool kcc_local_raycast_down(const kcc_local *list, const kcc_sel *sel, const vec
         const float th = -hz;
         if (!(th >= 0.0f && th <= best))
             continue;
-        if (!found || th < best || (th == best && t->index < list->tris[best_i].index)) {
+        if (!found || th < best || (th == best && tri->index < list->tris[best_i].index)) {
             found = true;
             best = th;
             best_i = i;
@@ -381,10 +381,10 @@ bool kcc_local_raycast_down(const kcc_local *list, const kcc_sel *sel, const vec
     }
     if (!found)
         return false;
-    const kcc_local_tri *t = &list->tris[best_i];
+    const kcc_local_tri *tri = &list->tris[best_i];
     out->t = best;
-    out->triangle = t->index;
-    glm_vec3_copy((float *)t->n, out->normal);
+    out->triangle = tri->index;
+    glm_vec3_copy((float *)tri->n, out->normal);
     glm_vec3_copy((float *)origin, out->point);
     out->point[up] -= best;
     return true;
@@ -427,10 +427,10 @@ KCC_HOT void write_hits4(const kcc_local *list, const vec3 origin[4], int up, __
         got[r] = (found_mask >> r & 1) != 0;
         if (!got[r])
             continue;
-        const kcc_local_tri *t = &list->tris[best_i[r]];
+        const kcc_local_tri *tri = &list->tris[best_i[r]];
         out[r].t = best_t[r];
-        out[r].triangle = t->index;
-        glm_vec3_copy((float *)t->n, out[r].normal);
+        out[r].triangle = tri->index;
+        glm_vec3_copy((float *)tri->n, out[r].normal);
         glm_vec3_copy((float *)origin[r], out[r].point);
         out[r].point[up] -= best_t[r];
     }
@@ -464,13 +464,13 @@ void kcc_local_raycast_down4(const kcc_local *list, const kcc_sel *sel, const ve
                                                       _mm_sub_ps(OZ, B))));
             if (_mm_movemask_ps(m) == 0)
                 continue;
-            const kcc_local_tri *t = &list->tris[i];
-            const __m128 AX = _mm_sub_ps(_mm_set1_ps(t->v[0][kx]), OX), AY = _mm_sub_ps(_mm_set1_ps(t->v[0][ky]), OY);
-            const __m128 BX = _mm_sub_ps(_mm_set1_ps(t->v[1][kx]), OX), BY = _mm_sub_ps(_mm_set1_ps(t->v[1][ky]), OY);
-            const __m128 CX = _mm_sub_ps(_mm_set1_ps(t->v[2][kx]), OX), CY = _mm_sub_ps(_mm_set1_ps(t->v[2][ky]), OY);
-            const __m128 AZ = _mm_sub_ps(_mm_set1_ps(t->v[0][up]), OZ);
-            const __m128 BZ = _mm_sub_ps(_mm_set1_ps(t->v[1][up]), OZ);
-            const __m128 CZ = _mm_sub_ps(_mm_set1_ps(t->v[2][up]), OZ);
+            const kcc_local_tri *tri = &list->tris[i];
+            const __m128 AX = _mm_sub_ps(_mm_set1_ps(tri->v[0][kx]), OX), AY = _mm_sub_ps(_mm_set1_ps(tri->v[0][ky]), OY);
+            const __m128 BX = _mm_sub_ps(_mm_set1_ps(tri->v[1][kx]), OX), BY = _mm_sub_ps(_mm_set1_ps(tri->v[1][ky]), OY);
+            const __m128 CX = _mm_sub_ps(_mm_set1_ps(tri->v[2][kx]), OX), CY = _mm_sub_ps(_mm_set1_ps(tri->v[2][ky]), OY);
+            const __m128 AZ = _mm_sub_ps(_mm_set1_ps(tri->v[0][up]), OZ);
+            const __m128 BZ = _mm_sub_ps(_mm_set1_ps(tri->v[1][up]), OZ);
+            const __m128 CZ = _mm_sub_ps(_mm_set1_ps(tri->v[2][up]), OZ);
             const __m128 E0 = _mm_sub_ps(_mm_mul_ps(BX, CY), _mm_mul_ps(BY, CX));
             const __m128 E1 = _mm_sub_ps(_mm_mul_ps(CX, AY), _mm_mul_ps(CY, AX));
             const __m128 E2 = _mm_sub_ps(_mm_mul_ps(AX, BY), _mm_mul_ps(AY, BX));
@@ -495,7 +495,7 @@ void kcc_local_raycast_down4(const kcc_local *list, const kcc_sel *sel, const ve
                 continue;
             /* take it when nothing was found yet, when nearer, or at the same t with a lower
              * input index (indices are below 2^30: signed compares are exact) */
-            const __m128i X = _mm_set1_epi32((int)t->index);
+            const __m128i X = _mm_set1_epi32((int)tri->index);
             const __m128 lower = _mm_castsi128_ps(_mm_cmplt_epi32(X, BIDX));
             const __m128 take = _mm_and_ps(m, _mm_or_ps(_mm_andnot_ps(found, m),
                 _mm_or_ps(_mm_cmplt_ps(th, B), _mm_and_ps(_mm_cmpeq_ps(th, B), lower))));
@@ -516,13 +516,13 @@ void kcc_local_raycast_down4(const kcc_local *list, const kcc_sel *sel, const ve
 /* False when the box, anywhere along its sweep, stays clear of the triangle's plane by more than a
  * hair: then the exact test cannot report a contact. Floors under a box walking over them and
  * walls beside it are dropped here, in float, before the exact tests (the box at rest: delta 0). */
-static inline bool plane_may_touch(const kcc_local_tri *t, const vec3 ctr, const vec3 half,
+static inline bool plane_may_touch(const kcc_local_tri *tri, const vec3 ctr, const vec3 half,
                                    const vec3 delta)
 {
-    float r = half[0] * fabsf(t->n[0]) + half[1] * fabsf(t->n[1]) + half[2] * fabsf(t->n[2]);
-    float s0 = glm_vec3_dot((float *)t->n, (float *)ctr) - t->d;
-    float s1 = s0 + glm_vec3_dot((float *)t->n, (float *)delta);
-    float margin = r * 1e-5f + 1e-6f * (fabsf(t->d) + 1.0f);
+    float r = half[0] * fabsf(tri->n[0]) + half[1] * fabsf(tri->n[1]) + half[2] * fabsf(tri->n[2]);
+    float s0 = glm_vec3_dot((float *)tri->n, (float *)ctr) - tri->d;
+    float s1 = s0 + glm_vec3_dot((float *)tri->n, (float *)delta);
+    float margin = r * 1e-5f + 1e-6f * (fabsf(tri->d) + 1.0f);
     return !(kcc_minf(s0, s1) > r + margin || kcc_maxf(s0, s1) < -r - margin);
 }
 
@@ -537,9 +537,9 @@ bool kcc_local_overlaps(const kcc_local *list, const vec3 box[2])
     kcc_box_center_half(box, ctr, half);
     uint32_t i;
     for (kcc_sel_iter it = kcc_sel_begin(&cand); kcc_sel_next(&it, &i);) {
-        const kcc_local_tri *t = &list->tris[i];
-        if (plane_may_touch(t, ctr, half, still) &&
-            kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], box[0], box[1]))
+        const kcc_local_tri *tri = &list->tris[i];
+        if (plane_may_touch(tri, ctr, half, still) &&
+            kcc_tri_overlap_box_internal(tri->v[0], tri->v[1], tri->v[2], box[0], box[1]))
             return true;
     }
     return false;
@@ -547,10 +547,10 @@ bool kcc_local_overlaps(const kcc_local *list, const vec3 box[2])
 
 /* The axis a triangle's plane is perpendicular to (its corners share that coordinate exactly), or
  * -1. */
-static inline int face_axis(const kcc_local_tri *t)
+static inline int face_axis(const kcc_local_tri *tri)
 {
     for (int k = 0; k < 3; ++k)
-        if (t->v[0][k] == t->v[1][k] && t->v[0][k] == t->v[2][k])
+        if (tri->v[0][k] == tri->v[1][k] && tri->v[0][k] == tri->v[2][k])
             return k;
     return -1;
 }
@@ -578,22 +578,21 @@ static inline bool behind_faced(const faced_plane *faced, uint32_t n, const kcc_
 
 /* A contact met on an edge or corner of a triangle whose plane the box touches at that moment is a
  * face contact: n becomes the face normal, on the box's side. The box cannot go into the triangle
- * but through its plane, so the plane says all the contact does; the edge's own axis (often a box
- * axis) is a ghost. Without this, the corner of a box sliding along a flat wall of small triangles
- * off the axes met a seam's edge at the same time as the wall, and the seam's box-axis normal,
- * averaged in, turned the slide into the wall and stopped it for good. "Touching" allows the
- * contacts' window (the box may be up to 0.2 mm across the plane when the edge is met). Only
- * for a plane the motion goes into. */
-static inline void face_if_touching(const kcc_local_tri *t, const double ctr[3], const double half[3],
+ * but through its plane, so the plane says all the contact does, and the edge's own axis (often a
+ * box axis) is a ghost that would turn a slide along a wall of small triangles into the wall
+ * (test: sliding_along_a_tiled_wall_off_the_axes_never_catches_on_seams). "Touching" allows the
+ * contacts' window (the box may be up to 0.2 mm across the plane when the edge is met). Only for a
+ * plane the motion goes into. */
+static inline void face_if_touching(const kcc_local_tri *tri, const double ctr[3], const double half[3],
                                     const double delta[3], double dt, vec3 n)
 {
-    const double f[3] = {t->n[0], t->n[1], t->n[2]};
+    const double f[3] = {tri->n[0], tri->n[1], tri->n[2]};
     if (fabs(f[0] * n[0] + f[1] * n[1] + f[2] * n[2]) > 0.9999)
         return;
     /* the box centre at the contact, relative to the first corner (float inputs, double sums) */
     double s = 0.0, r = 0.0;
     for (int k = 0; k < 3; ++k) {
-        s += f[k] * (ctr[k] + delta[k] * dt - (double)t->v[0][k]);
+        s += f[k] * (ctr[k] + delta[k] * dt - (double)tri->v[0][k]);
         r += half[k] * fabs(f[k]);
     }
     const double gap = fabs(s) - r; /* the box's nearest point to the plane: > 0 clear of it */
@@ -606,7 +605,7 @@ static inline void face_if_touching(const kcc_local_tri *t, const double ctr[3],
         return;
     const float sign = s > 0.0 ? 1.0f : -1.0f;
     for (int k = 0; k < 3; ++k)
-        n[k] = sign * t->n[k];
+        n[k] = sign * tri->n[k];
 }
 
 /* True when triangle id is one of the n in list. */
@@ -652,13 +651,13 @@ static bool exact_box(const vec3 box[2], const vec3 delta, double ctr[3], double
 }
 
 /* Notes triangle t's plane when the sweep met it face first (normal dn) and it is axis-aligned. */
-KCC_HOT void note_faced(faced_plane *faced, uint32_t *n_faced, const kcc_local_tri *t,
+KCC_HOT void note_faced(faced_plane *faced, uint32_t *n_faced, const kcc_local_tri *tri,
                         const double dn[3], bool start)
 {
-    const int axis = face_axis(t);
+    const int axis = face_axis(tri);
     if (axis >= 0 && !start && fabs(dn[axis]) == 1.0 && *n_faced < KCC_MAX_CONTACTS) {
         faced[*n_faced].axis = axis;
-        faced[*n_faced].at = t->v[0][axis];
+        faced[*n_faced].at = tri->v[0][axis];
         faced[(*n_faced)++].above = dn[axis] > 0.0;
     }
 }
@@ -721,8 +720,8 @@ static bool sweep(const kcc_local *list, const vec3 box[2], const vec3 delta, fl
     kcc_local_select(searched, (const vec3 *)region, &cand);
     uint32_t i;
     for (kcc_sel_iter it = kcc_sel_begin(&cand); kcc_sel_next(&it, &i);) {
-        const kcc_local_tri *t = &searched->tris[i];
-        if (!plane_may_touch(t, ctr, half, delta) || behind_faced(faced, n_faced, searched, i))
+        const kcc_local_tri *tri = &searched->tris[i];
+        if (!plane_may_touch(tri, ctr, half, delta) || behind_faced(faced, n_faced, searched, i))
             continue;
         if (!exact_ready && !(exact_ready = exact_box(box, delta, dctr, dhalf, ddelta)))
             return false;
@@ -735,14 +734,14 @@ static bool sweep(const kcc_local *list, const vec3 box[2], const vec3 delta, fl
         const double t_cut = cut < 1.0 ? cut : 1.0;
         double dt, dn[3];
         bool start;
-        if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], dctr, dhalf, ddelta, t_cut, &dt, dn, &start) ||
-            (start && listed(overlapped, n_overlapped, t->index)))
+        if (!kcc_tri_sweep_internal(tri->v[0], tri->v[1], tri->v[2], dctr, dhalf, ddelta, t_cut, &dt, dn, &start) ||
+            (start && listed(overlapped, n_overlapped, tri->index)))
             continue;
         vec3 n = {(float)dn[0], (float)dn[1], (float)dn[2]};
         if (!start)
-            face_if_touching(t, dctr, dhalf, ddelta, dt, n);
-        note_faced(faced, &n_faced, t, dn, start);
-        keep_contact(out, (float)dt, n, t->index, start, t_slop);
+            face_if_touching(tri, dctr, dhalf, ddelta, dt, n);
+        note_faced(faced, &n_faced, tri, dn, start);
+        keep_contact(out, (float)dt, n, tri->index, start, t_slop);
     }
     return out->count > 0;
 }
@@ -853,8 +852,8 @@ bool kcc_local_penetration(const kcc_local *list, const vec3 box[2], int up, flo
     uint32_t n = 0, n_overlapped = 0;
     const uint32_t cap = KCC_MAX_OVERLAPPED;
     /* An overlap no deeper than the rounding of the box's coordinates is a touch: the push meets
-     * such a triangle like any other instead of leaving it (a push once went 6 cm into a triangle
-     * the box overlapped by 7e-9 m). */
+     * such a triangle like any other instead of leaving it (test: fuzz_move's corpus input
+     * push-grazes-a-face). */
     float scale = 1.0f;
     for (int k = 0; k < 3; ++k)
         scale = kcc_maxf(scale, kcc_maxf(fabsf(box[0][k]), fabsf(box[1][k])));
@@ -865,10 +864,10 @@ bool kcc_local_penetration(const kcc_local *list, const vec3 box[2], int up, flo
         kcc_local_select(searched, box, &cand);
         uint32_t i;
         for (kcc_sel_iter it = kcc_sel_begin(&cand); n < cap && kcc_sel_next(&it, &i);) {
-            const kcc_local_tri *t = &searched->tris[i];
-            if (tri_mtd(t->v[0], t->v[1], t->v[2], box, up, cos_floor, dirs[n], &depth[n])) {
+            const kcc_local_tri *tri = &searched->tris[i];
+            if (tri_mtd(tri->v[0], tri->v[1], tri->v[2], box, up, cos_floor, dirs[n], &depth[n])) {
                 if (depth[n] > touch)
-                    out_overlapped[n_overlapped++] = t->index;
+                    out_overlapped[n_overlapped++] = tri->index;
                 n++;
             }
         }

@@ -11,69 +11,69 @@
 
 kcc_character_desc kcc_character_default_desc(void)
 {
-    kcc_character_desc d;
-    memset(&d, 0, sizeof(d));
-    d.half_extents[0] = 0.3f;
-    d.half_extents[1] = 0.9f;
-    d.half_extents[2] = 0.3f;
-    d.step_height = 0.35f;
-    d.max_slope_deg = 45.0f;
-    d.up_axis = 1;
-    d.skin_width = 0.002f;
-    d.ground_snap = 0.35f;
-    d.max_push_out = 0.2f;
-    return d;
+    kcc_character_desc desc;
+    memset(&desc, 0, sizeof(desc));
+    desc.half_extents[0] = 0.3f;
+    desc.half_extents[1] = 0.9f;
+    desc.half_extents[2] = 0.3f;
+    desc.step_height = 0.35f;
+    desc.max_slope_deg = 45.0f;
+    desc.up_axis = 1;
+    desc.skin_width = 0.002f;
+    desc.ground_snap = 0.35f;
+    desc.max_push_out = 0.2f;
+    return desc;
 }
 
-kcc_status kcc_character_desc_validate(const kcc_character_desc *d)
+kcc_status kcc_character_desc_validate(const kcc_character_desc *desc)
 {
-    if (!d)
+    if (!desc)
         return KCC_ERR_NULL_ARGUMENT;
-    const float f[] = {d->half_extents[0], d->half_extents[1], d->half_extents[2], d->step_height,
-                       d->max_slope_deg, d->skin_width, d->ground_snap, d->max_push_out};
-    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); ++i)
-        if (!isfinite(f[i]))
+    const float fields[] = {desc->half_extents[0], desc->half_extents[1], desc->half_extents[2],
+                            desc->step_height, desc->max_slope_deg, desc->skin_width,
+                            desc->ground_snap, desc->max_push_out};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); ++i)
+        if (!isfinite(fields[i]))
             return KCC_ERR_NON_FINITE;
-    if (d->up_axis != 1 && d->up_axis != 2)
+    if (desc->up_axis != 1 && desc->up_axis != 2)
         return KCC_ERR_BAD_DESC;
     for (int i = 0; i < 3; ++i)
-        if (!(d->half_extents[i] >= 0.01f && d->half_extents[i] <= 100.0f))
+        if (!(desc->half_extents[i] >= 0.01f && desc->half_extents[i] <= 100.0f))
             return KCC_ERR_BAD_DESC;
-    const float half_height = d->half_extents[d->up_axis == 2 ? 2 : 1];
-    if (!(d->step_height >= 0.0f && d->step_height <= 1.8f * half_height))
+    const float half_height = desc->half_extents[desc->up_axis == 2 ? 2 : 1];
+    if (!(desc->step_height >= 0.0f && desc->step_height <= 1.8f * half_height))
         return KCC_ERR_BAD_DESC;
-    if (!(d->max_slope_deg >= 0.0f && d->max_slope_deg <= 89.0f))
+    if (!(desc->max_slope_deg >= 0.0f && desc->max_slope_deg <= 89.0f))
         return KCC_ERR_BAD_DESC;
-    if (!(d->skin_width >= 0.0001f && d->skin_width <= 0.05f))
+    if (!(desc->skin_width >= 0.0001f && desc->skin_width <= 0.05f))
         return KCC_ERR_BAD_DESC;
-    if (!(d->ground_snap >= 0.0f && d->ground_snap <= 10.0f))
+    if (!(desc->ground_snap >= 0.0f && desc->ground_snap <= 10.0f))
         return KCC_ERR_BAD_DESC;
-    if (!(d->max_push_out > 0.0f && d->max_push_out <= 10.0f))
+    if (!(desc->max_push_out > 0.0f && desc->max_push_out <= 10.0f))
         return KCC_ERR_BAD_DESC;
     return KCC_OK;
 }
 
-static void apply_desc(kcc_character *ch, const kcc_character_desc *d)
+static void apply_desc(kcc_character *ch, const kcc_character_desc *desc)
 {
-    ch->desc = *d;
+    ch->desc = *desc;
     kcc_character_priv(ch)->clear_owner = NULL; /* the box changed */
     /* cos() in double, rounded once: the same float on every compiler and optimisation level. */
-    double c = cos((double)d->max_slope_deg * (KCC_PI / 180.0));
-    ch->cos_max_slope = (float)c;
+    ch->cos_max_slope = (float)cos((double)desc->max_slope_deg * (KCC_PI / 180.0));
 }
 
 kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center)
 {
     if (!ch || !center)
         return KCC_ERR_NULL_ARGUMENT;
-    kcc_character_desc d = desc ? *desc : kcc_character_default_desc();
-    kcc_status st = kcc_character_desc_validate(&d);
+    kcc_character_desc tuning = desc ? *desc : kcc_character_default_desc();
+    kcc_status st = kcc_character_desc_validate(&tuning);
     if (st != KCC_OK)
         return st;
     if (!isfinite(center[0]) || !isfinite(center[1]) || !isfinite(center[2]))
         return KCC_ERR_NON_FINITE;
     memset(ch, 0, sizeof(*ch));
-    apply_desc(ch, &d);
+    apply_desc(ch, &tuning);
     glm_vec3_copy((float *)center, ch->position);
     ch->ground_normal[kcc_up_index(ch)] = 1.0f;
     return KCC_OK;
@@ -96,12 +96,12 @@ kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character
         return st;
     /* Keep the feet where they are (on the new up axis, if it changes). */
     kcc_character next = *ch;
-    int u_old = kcc_up_index(ch);
-    float feet = ch->position[u_old] - ch->desc.half_extents[u_old];
+    int up_old = kcc_up_index(ch);
+    float feet = ch->position[up_old] - ch->desc.half_extents[up_old];
     apply_desc(&next, desc);
-    int u = kcc_up_index(&next);
-    if (u == u_old)
-        next.position[u] = feet + next.desc.half_extents[u];
+    int up = kcc_up_index(&next);
+    if (up == up_old)
+        next.position[up] = feet + next.desc.half_extents[up];
     if (mesh) {
         bool grows = false;
         for (int i = 0; i < 3; ++i)
@@ -111,10 +111,10 @@ kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character
         if (grows && kcc_mesh_overlap_aabb(mesh, (const vec3 *)box, NULL, 0) > 0)
             return KCC_ERR_OVERLAP;
     }
-    if (u != u_old) {
+    if (up != up_old) {
         next.on_ground = false;
         glm_vec3_zero(next.ground_normal);
-        next.ground_normal[u] = 1.0f;
+        next.ground_normal[up] = 1.0f;
     }
     *ch = next;
     return KCC_OK;
@@ -936,10 +936,11 @@ static bool known_clear(const move_ctx *ctx, const vec3 p0)
 /* The start-overlap push of a box overlapping the level at pos: least penetration, at most
  * max_push_out, swept: it leaves the triangles the box overlaps and slides along any other it would
  * run into (the other side of a wedge, a face the box only grazed), so it never pushes the box into
- * more of the level; what it meets is not the move's to report. Regathers around pos for disp.
+ * more of the level (test: the_push_out_never_pushes_into_more_of_the_level); what it meets is not
+ * the move's to report. Regathers around pos for disp.
  * False when the box is still embedded after it (the push was capped): then disp is zeroed and the
  * move is the push alone, since nothing stops a box that already overlaps from going deeper (test:
- * a_capped_push_out_is_the_whole_move). */
+ * start_inside_geometry_is_pushed_out). */
 static bool push_out_of_start(move_ctx *ctx, vec3 pos, vec3 disp)
 {
     const kcc_character *ch = ctx->ch;
@@ -1072,7 +1073,7 @@ static void stand_in_funnel(const move_ctx *ctx, const vec3 p0, float dv, outcom
  * beyond what the ground planes before and after the move explain is a step), or on steep ground
  * (found under the box, or slid along in the air). */
 static void record_ground(move_ctx *ctx, const vec3 p0, bool was_ground, const outcome *end,
-                          kcc_move_result *r)
+                          kcc_move_result *result)
 {
     kcc_character *ch = ctx->ch;
     const int up = ctx->up;
@@ -1087,10 +1088,10 @@ static void record_ground(move_ctx *ctx, const vec3 p0, bool was_ground, const o
         glm_vec3_copy((float *)ground->normal, ch->ground_normal);
         ch->ground_height = ground->height;
         ch->ground_triangle = ground->triangle;
-        glm_vec3_copy((float *)ground->normal, r->ground_normal);
-        r->ground_height = ground->height;
-        r->ground_triangle = ground->triangle;
-        r->ground_rays = ground->rays;
+        glm_vec3_copy((float *)ground->normal, result->ground_normal);
+        result->ground_height = ground->height;
+        result->ground_triangle = ground->triangle;
+        result->ground_rays = ground->rays;
         if (!was_ground)
             return;
         vec3 went;
@@ -1100,43 +1101,43 @@ static void record_ground(move_ctx *ctx, const vec3 p0, bool was_ground, const o
         const float rise = feet_after - feet_before;
         if (rise > explained + 0.02f) {
             ctx->flags |= KCC_MOVE_STEPPED_UP;
-            r->step_up = rise;
+            result->step_up = rise;
         } else if (rise < -0.02f && ctx->walking) {
             ctx->flags |= KCC_MOVE_SNAPPED_DOWN;
         }
     } else if (ground->found && !ground->walkable && !ground->blocked &&
                ground->height >= feet_after - 4.0f * ctx->skin) {
         ctx->flags |= KCC_MOVE_ON_STEEP;
-        glm_vec3_copy((float *)ground->normal, r->ground_normal);
-        r->ground_height = ground->height;
-        r->ground_triangle = ground->triangle;
+        glm_vec3_copy((float *)ground->normal, result->ground_normal);
+        result->ground_height = ground->height;
+        result->ground_triangle = ground->triangle;
     } else if (ctx->report.steep) {
         ctx->flags |= KCC_MOVE_ON_STEEP;
-        glm_vec3_copy(ctx->report.steep_normal, r->ground_normal);
-        r->ground_height = feet_after;
-        r->ground_triangle = ctx->report.steep_triangle;
+        glm_vec3_copy(ctx->report.steep_normal, result->ground_normal);
+        result->ground_height = feet_after;
+        result->ground_triangle = ctx->report.steep_triangle;
     }
 }
 
 /* The rest of the result and the character's state: the position, the clear note (every branch but
  * P0 checked its box; P0 keeps p0, clear when the start check said so), the wall, STUCK, flags. */
 static void record_move(move_ctx *ctx, const vec3 p0, const vec3 move, bool start_clear,
-                        const outcome *end, kcc_move_result *r)
+                        const outcome *end, kcc_move_result *result)
 {
     kcc_character *ch = ctx->ch;
     kcc_character_private *priv = kcc_character_priv(ch);
-    r->branch = end->branch;
-    glm_vec3_sub((float *)end->at, ch->position, r->moved);
+    result->branch = end->branch;
+    glm_vec3_sub((float *)end->at, ch->position, result->moved);
     glm_vec3_copy((float *)end->at, ch->position);
     priv->clear_owner = (end->branch != KCC_BRANCH_P0 || start_clear) ? ctx->source->owner : NULL;
     priv->clear_key = ctx->source->key;
     glm_vec3_copy((float *)end->at, priv->clear_at);
-    glm_vec3_copy(ctx->report.wall_normal, r->wall_normal);
+    glm_vec3_copy(ctx->report.wall_normal, result->wall_normal);
     vec3 went; /* from p0 after any push-out */
     glm_vec3_sub((float *)end->at, (float *)p0, went);
     if (stuck(ctx->up, move, went))
         ctx->flags |= KCC_MOVE_STUCK;
-    r->flags |= ctx->flags | ctx->report.flags;
+    result->flags |= ctx->flags | ctx->report.flags;
 }
 
 /* One move of the scheme by disp (checked finite and in range; `flags` carries BAD_INPUT), from a
@@ -1182,11 +1183,9 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp_i
         fall_back(&ctx, p0, p1, &end);
     stand_in_funnel(&ctx, p0, dv, &end);
 
-    kcc_move_result r;
-    memset(&r, 0, sizeof(r));
-    record_ground(&ctx, p0, was_ground, &end, &r);
-    record_move(&ctx, p0, move, !embedded, &end, &r);
-    *result = r;
+    memset(result, 0, sizeof(*result));
+    record_ground(&ctx, p0, was_ground, &end, result);
+    record_move(&ctx, p0, move, !embedded, &end, result);
     return !embedded;
 }
 
@@ -1202,12 +1201,12 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
  * rise as a ledge too high going up, and leave the ground going down. */
 #define KCC_MAX_SUBSTEPS 8u
 
-static uint32_t substeps(const kcc_character *ch, const vec3 d)
+static uint32_t substeps(const kcc_character *ch, const vec3 disp)
 {
-    const int u = kcc_up_index(ch), h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
-    if (!ch->on_ground || !(d[u] <= 0.0f))
+    const int up = kcc_up_index(ch), h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
+    if (!ch->on_ground || !(disp[up] <= 0.0f))
         return 1u;
-    const float len = sqrtf(d[h0] * d[h0] + d[h1] * d[h1]);
+    const float len = sqrtf(disp[h0] * disp[h0] + disp[h1] * disp[h1]);
     const float part = kcc_minf(ch->desc.half_extents[h0], ch->desc.half_extents[h1]);
     if (!(len > part))
         return 1u;
@@ -1224,62 +1223,62 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
         return;
     }
 #endif
-    kcc_move_result r;
-    memset(&r, 0, sizeof(r));
-    r.branch = KCC_BRANCH_P0;
-    r.flags = KCC_MOVE_BAD_INPUT;
+    kcc_move_result move_result;
+    memset(&move_result, 0, sizeof(move_result));
+    move_result.branch = KCC_BRANCH_P0;
+    move_result.flags = KCC_MOVE_BAD_INPUT;
     if (!ch || !mesh || !vec3_finite(ch->position)) { /* nothing sensible to do */
         if (debug)
             memset(debug, 0, sizeof(*debug));
         if (result)
-            *result = r;
+            *result = move_result;
         return;
     }
-    vec3 d = {0.0f, 0.0f, 0.0f};
+    vec3 disp = {0.0f, 0.0f, 0.0f};
     uint32_t flags = KCC_MOVE_BAD_INPUT;
     if (displacement && vec3_finite(displacement) && fabsf(displacement[0]) <= KCC_MAX_DISPLACEMENT &&
         fabsf(displacement[1]) <= KCC_MAX_DISPLACEMENT && fabsf(displacement[2]) <= KCC_MAX_DISPLACEMENT) {
-        glm_vec3_copy((float *)displacement, d);
+        glm_vec3_copy((float *)displacement, disp);
         flags = 0u;
     }
-    const uint32_t n = substeps(ch, d);
+    const uint32_t n = substeps(ch, disp);
     if (n == 1u) {
-        move_once(ch, mesh, d, flags, &r, debug);
+        move_once(ch, mesh, disp, flags, &move_result, debug);
         if (result)
-            *result = r;
+            *result = move_result;
         return;
     }
 
     /* Sub-moves: the result is the whole move's. Flags of what happened along the way add up; the
      * ground, the branch and the debug record are the last sub-move's; landing and being stuck are
      * judged over the whole move. */
-    const int u = kcc_up_index(ch);
+    const int up = kcc_up_index(ch);
     vec3 p0, part;
     glm_vec3_copy(ch->position, p0);
-    glm_vec3_scale(d, 1.0f / (float)n, part);
+    glm_vec3_scale(disp, 1.0f / (float)n, part);
     uint32_t seen = 0u;
     float step_up = 0.0f;
     vec3 wall_normal = {0.0f, 0.0f, 0.0f};
     for (uint32_t i = 0; i < n; ++i) {
         const bool was_ground = ch->on_ground;
-        const bool free = move_once(ch, mesh, part, i == 0 ? flags : 0u, &r, debug);
-        seen |= r.flags;
-        if (r.flags & KCC_MOVE_STEPPED_UP)
-            step_up += r.step_up;
-        if (r.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING))
-            glm_vec3_copy(r.wall_normal, wall_normal);
+        const bool free = move_once(ch, mesh, part, i == 0 ? flags : 0u, &move_result, debug);
+        seen |= move_result.flags;
+        if (move_result.flags & KCC_MOVE_STEPPED_UP)
+            step_up += move_result.step_up;
+        if (move_result.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING))
+            glm_vec3_copy(move_result.wall_normal, wall_normal);
         /* Not moved and the same footing: every further sub-move would repeat this one exactly. */
-        if (!free || (r.moved[0] == 0.0f && r.moved[1] == 0.0f && r.moved[2] == 0.0f &&
+        if (!free || (move_result.moved[0] == 0.0f && move_result.moved[1] == 0.0f && move_result.moved[2] == 0.0f &&
                       ch->on_ground == was_ground))
             break;
     }
     const uint32_t last = KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP | KCC_MOVE_LANDED | KCC_MOVE_STUCK;
-    r.flags = (seen & ~last) | (r.flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP));
-    r.step_up = step_up;
-    glm_vec3_copy(wall_normal, r.wall_normal);
-    glm_vec3_sub(ch->position, p0, r.moved);
-    if (stuck(u, d, r.moved))
-        r.flags |= KCC_MOVE_STUCK;
+    move_result.flags = (seen & ~last) | (move_result.flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP));
+    move_result.step_up = step_up;
+    glm_vec3_copy(wall_normal, move_result.wall_normal);
+    glm_vec3_sub(ch->position, p0, move_result.moved);
+    if (stuck(up, disp, move_result.moved))
+        move_result.flags |= KCC_MOVE_STUCK;
     if (result)
-        *result = r;
+        *result = move_result;
 }

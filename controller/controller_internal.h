@@ -105,7 +105,7 @@ void kcc_ground_probe(const kcc_character *ch, const kcc_local *list, const vec3
 bool kcc_ground_rays(const kcc_character *ch, const kcc_local *list, const vec3 pos, float lift, float reach,
                      kcc_ground *out);
 
-/* True when the triangles of the contacts (normals facing the box, input indices) hold the box up
+/* True when the triangles of the contacts (normals facing the box, source ids) hold the box up
  * together, as the two steep sides of a V-shaped gully do: it can slide down none of their faces,
  * nor down a crease of two steeper than the slope limit, and their faces' normals add up to a
  * walkable direction (out_normal, unit). */
