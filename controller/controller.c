@@ -11,17 +11,15 @@
 
 kcc_character_desc kcc_character_default_desc(void)
 {
-    kcc_character_desc desc;
-    memset(&desc, 0, sizeof(desc));
-    desc.half_extents[0] = 0.3f;
-    desc.half_extents[1] = 0.9f;
-    desc.half_extents[2] = 0.3f;
-    desc.step_height = 0.35f;
-    desc.max_slope_deg = 45.0f;
-    desc.up_axis = 1;
-    desc.skin_width = 0.002f;
-    desc.ground_snap = 0.35f;
-    desc.max_push_out = 0.2f;
+    const kcc_character_desc desc = {
+        .half_extents = {0.3f, 0.9f, 0.3f},
+        .step_height = 0.35f,
+        .max_slope_deg = 45.0f,
+        .up_axis = 1,
+        .skin_width = 0.002f,
+        .ground_snap = 0.35f,
+        .max_push_out = 0.2f,
+    };
     return desc;
 }
 
