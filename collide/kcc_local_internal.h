@@ -52,17 +52,21 @@ typedef struct kcc_local_bounds {
 } kcc_local_bounds;
 
 /// Where a move's triangles come from. A source lists the world-space triangles whose bounds
-/// overlap a region, always in the same order (a mesh: its leaf order), so a list holding extra
+/// overlap a region (query, then fetch: a list's storage is chosen once their number is known),
+/// always in the same order (a mesh: its leaf order), so a list holding extra
 /// triangles answers every query the same; and answers the queries a list cannot (the overflow
 /// mode: more triangles in reach than a list holds) over all of its triangles. A mesh is a source
 /// (kcc_local_source_mesh); a world of placed meshes and other characters' boxes can be another,
 /// and the move does not change. Borrowed by every list it fills: it must outlive them.
 typedef struct kcc_local_source kcc_local_source;
 typedef struct kcc_local_source_ops {
-    /// The triangles whose bounds overlap region, written to out when there are at most capacity
-    /// of them; returns how many there are.
-    uint32_t (*gather)(const kcc_local_source *src, const vec3 region[2], kcc_local_tri *out,
-                       uint32_t capacity);
+    /// The triangles whose bounds overlap region, as handles (the source's own names for them,
+    /// in the source's order), written to out_handles when there are at most capacity of them
+    /// (capacity <= KCC_LOCAL_MAX); returns how many there are.
+    uint32_t (*query)(const kcc_local_source *src, const vec3 region[2], uint32_t *out_handles,
+                      uint32_t capacity);
+    /// The triangles of handles[0..n) (from query), in that order.
+    void (*fetch)(const kcc_local_source *src, const uint32_t *handles, uint32_t n, kcc_local_tri *out);
     /// kcc_mesh_raycast, kcc_mesh_overlap_aabb and kcc_mesh_sweep_aabb over all of the source.
     bool (*raycast)(const kcc_local_source *src, const vec3 origin, const vec3 dir, float max_t,
                     kcc_ray_hit *out);

@@ -14,10 +14,10 @@
  * moves, and the box found clear of the level at the end of the last move (saves the next move's
  * start check; never changes an answer). */
 typedef struct kcc_character_private {
-    kcc_local_cache cache;
     vec3            clear_at;    /* the box centred here was found clear of (clear_owner, clear_key) */
     const void     *clear_owner; /* NULL: nothing known */
     uint64_t        clear_key;
+    kcc_local_cache cache;       /* last: the note shares its cache line with the public state */
 } kcc_character_private;
 _Static_assert(sizeof(kcc_character_private) <= KCC_CHARACTER_PRIVATE_BYTES,
                "kcc_character.priv holds the private storage");

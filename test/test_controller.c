@@ -1906,6 +1906,9 @@ static void retuning_between_frames_takes_effect(void **state)
     d.half_extents[2] = 0.5f;
     assert_int_equal(kcc_character_set_desc_checked(&ch, &d, m), KCC_ERR_OVERLAP);
     assert_memory_equal(&before, &ch, sizeof(ch));
+    /* the form without a mesh reads no level (none is kept from the moves): it checks no overlap */
+    kcc_character unchecked = before;
+    assert_int_equal(kcc_character_set_desc(&unchecked, &d), KCC_OK);
     /* a taller box keeps its feet where they were */
     d.half_extents[2] = 0.3f;
     d.half_extents[1] = 1.0f;

@@ -847,6 +847,112 @@ static void local_gather_overflows_past_192_triangles_and_pads_whole_groups(void
     scene_free(&s);
 }
 
+/* A neighbourhood source that forwards to a mesh's and counts the calls of each operation. */
+enum { ASK_GATHER, ASK_FETCH, ASK_RAYCAST, ASK_OVERLAP, ASK_SWEEP, ASK_TRIANGLE, ASK_FACE_NORMAL, ASK_KINDS };
+typedef struct counting_source {
+    kcc_local_source        base; /* first: the operations receive &base */
+    const kcc_local_source *inner;
+    uint32_t               *calls;
+} counting_source;
+
+static const counting_source *counted(const kcc_local_source *src, int kind)
+{
+    const counting_source *cs = (const counting_source *)(const void *)src;
+    cs->calls[kind]++;
+    return cs;
+}
+static uint32_t cs_query(const kcc_local_source *src, const vec3 region[2], uint32_t *handles,
+                         uint32_t capacity)
+{
+    const kcc_local_source *in = counted(src, ASK_GATHER)->inner;
+    return in->ops->query(in, region, handles, capacity);
+}
+static void cs_fetch(const kcc_local_source *src, const uint32_t *handles, uint32_t n, kcc_local_tri *out)
+{
+    const kcc_local_source *in = counted(src, ASK_FETCH)->inner;
+    in->ops->fetch(in, handles, n, out);
+}
+static bool cs_raycast(const kcc_local_source *src, const vec3 origin, const vec3 dir, float max_t,
+                       kcc_ray_hit *out)
+{
+    const kcc_local_source *in = counted(src, ASK_RAYCAST)->inner;
+    return in->ops->raycast(in, origin, dir, max_t, out);
+}
+static uint32_t cs_overlap(const kcc_local_source *src, const vec3 box[2], uint32_t *ids, uint32_t capacity)
+{
+    const kcc_local_source *in = counted(src, ASK_OVERLAP)->inner;
+    return in->ops->overlap(in, box, ids, capacity);
+}
+static bool cs_sweep(const kcc_local_source *src, const vec3 box[2], const vec3 delta, kcc_sweep_hit *out)
+{
+    const kcc_local_source *in = counted(src, ASK_SWEEP)->inner;
+    return in->ops->sweep(in, box, delta, out);
+}
+static bool cs_triangle(const kcc_local_source *src, uint32_t id, vec3 out[3])
+{
+    const kcc_local_source *in = counted(src, ASK_TRIANGLE)->inner;
+    return in->ops->triangle(in, id, out);
+}
+static void cs_face_normal(const kcc_local_source *src, uint32_t id, vec3 out)
+{
+    const kcc_local_source *in = counted(src, ASK_FACE_NORMAL)->inner;
+    in->ops->face_normal(in, id, out);
+}
+
+/* Every query of a list asks its source, in the overflow mode too (where it asks for all of the
+ * source's triangles), and answers as the mesh's public queries do: a list does not care where its
+ * triangles come from. A 2 m soup of 600 triangles overflows a list over all of it. */
+static void local_queries_ask_their_source_in_every_mode(void **state)
+{
+    (void)state;
+    scene s;
+    scene_soup(&s, 77, 600, 2.0f, "dense soup");
+    static const kcc_local_source_ops ops = {cs_query, cs_fetch,    cs_raycast,    cs_overlap,
+                                             cs_sweep, cs_triangle, cs_face_normal};
+    uint32_t calls[ASK_KINDS] = {0};
+    counting_source cs = {{&ops, s.mesh, s.src.key}, &s.src, calls};
+    kcc_local_store *store = malloc(sizeof *store);
+    assert_non_null(store);
+    const vec3 region[2] = {{-1.0f, -1.0f, -1.0f}, {3.0f, 3.0f, 3.0f}};
+    kcc_local L;
+    kcc_local_gather(&L, store, &cs.base, region);
+    assert_true(L.overflow);
+    assert_int_equal(calls[ASK_GATHER], 1);
+
+    const vec3 origin = {1.0f, 2.9f, 1.0f}, down = {0.0f, -1.0f, 0.0f};
+    kcc_sel none = {0};
+    kcc_ray_hit got, want;
+    const bool g = kcc_local_raycast_down(&L, &none, origin, 1, 3.5f, &got);
+    assert_int_equal(g, kcc_mesh_raycast(s.mesh, origin, down, 3.5f, &want));
+    assert_true(g && got.t == want.t && got.triangle == want.triangle);
+    assert_int_equal(calls[ASK_RAYCAST], 1);
+
+    const vec3 box[2] = {{0.7f, 0.7f, 0.7f}, {1.3f, 1.3f, 1.3f}};
+    assert_int_equal(kcc_local_overlaps(&L, box), kcc_mesh_overlap_aabb(s.mesh, box, NULL, 0) > 0);
+    assert_int_equal(calls[ASK_OVERLAP], 1);
+
+    const vec3 high[2] = {{0.8f, 2.6f, 0.8f}, {1.2f, 2.9f, 1.2f}}, drop = {0.0f, -2.5f, 0.0f};
+    kcc_contacts contacts;
+    kcc_sweep_hit hit;
+    const bool swept = kcc_local_sweep(&L, high, drop, 1e-4f, &contacts);
+    assert_int_equal(swept, kcc_mesh_sweep_aabb(s.mesh, high, drop, &hit));
+    assert_true(swept && contacts.t == hit.t);
+    assert_true(calls[ASK_GATHER] + calls[ASK_SWEEP] >= 2); /* its own region, or all of it */
+
+    vec3 push;
+    uint32_t overlapped[KCC_MAX_OVERLAPPED], n_overlapped = 0;
+    const uint32_t asked = calls[ASK_GATHER] + calls[ASK_OVERLAP];
+    assert_true(kcc_local_penetration(&L, box, 1, 0.7f, push, overlapped, &n_overlapped));
+    assert_true(calls[ASK_GATHER] + calls[ASK_OVERLAP] > asked);
+
+    vec3 n;
+    kcc_local_face_normal(&L, want.triangle, n);
+    assert_memory_equal(n, s.mesh->planes[s.mesh->tri_slot[want.triangle]].n, sizeof n);
+    assert_int_equal(calls[ASK_FACE_NORMAL], 1);
+    free(store);
+    scene_free(&s);
+}
+
 static void local_select_returns_exactly_the_entries_whose_bounds_touch_the_box(void **state)
 {
     scenes *f = *state;
@@ -1273,6 +1379,7 @@ int test_group_local(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(local_gather_holds_exactly_the_live_triangles_touching_the_region, scenes_setup, scenes_teardown),
         cmocka_unit_test(local_gather_overflows_past_192_triangles_and_pads_whole_groups),
+        cmocka_unit_test(local_queries_ask_their_source_in_every_mode),
         cmocka_unit_test_setup_teardown(local_select_returns_exactly_the_entries_whose_bounds_touch_the_box, scenes_setup, scenes_teardown),
         cmocka_unit_test_setup_teardown(local_raycast_down4_equals_single_rays_bit_for_bit_and_the_mesh_ray, scenes_setup, scenes_teardown),
         cmocka_unit_test(local_raycast_down_through_grid_vertices_and_edges_always_hits),
