@@ -1139,17 +1139,15 @@ static void record_move(move_ctx *ctx, const vec3 p0, const vec3 move, bool star
 }
 
 /* One move of the scheme by disp (checked finite and in range; `flags` carries BAD_INPUT), from a
- * character whose position is finite. Returns false when the move was the start-overlap push alone
- * (the box is still embedded). */
-static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp_in, uint32_t flags,
-                      kcc_move_result *result, kcc_move_debug *debug)
+ * character whose position is finite, through the triangles of source (whatever fills it). Returns
+ * false when the move was the start-overlap push alone (the box is still embedded). */
+static bool move_once(kcc_character *ch, const kcc_local_source *source, const vec3 disp_in,
+                      uint32_t flags, kcc_move_result *result, kcc_move_debug *debug)
 {
-    kcc_local_source source;
     kcc_local list;
     kcc_local_store store; /* ~12 KB of stack, used only when the character's cache cannot serve */
-    kcc_local_source_mesh(&source, mesh);
     move_ctx ctx;
-    begin_move(&ctx, ch, &source, &list, &store, flags, debug);
+    begin_move(&ctx, ch, source, &list, &store, flags, debug);
     const int up = ctx.up;
     vec3 p0, disp, move, p1;
     glm_vec3_copy(ch->position, p0);
@@ -1157,6 +1155,7 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp_i
     const bool was_ground = ch->on_ground;
     ctx.rise = walk_rise(ch, disp);
     gather_move(&ctx, p0, disp);
+    /* Start: a box overlapping the level is pushed out; still embedded, the move is the push alone. */
     const bool pushed = !known_clear(&ctx, p0) && overlaps_at(&ctx, p0);
     const bool embedded = pushed && !push_out_of_start(&ctx, p0, disp);
     const float dv = disp[up];
@@ -1165,6 +1164,8 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp_i
     if (ctx.walking)
         move[up] = 0.0f; /* gravity on walkable ground only presses the feet down */
 
+    /* p1, then p2 or p3 + p4: the upper box when walking, then the whole box when what lies lower
+     * refused it, then along the crease of the steep ground that refused it. */
     outcome end = {.branch = KCC_BRANCH_P0};
     const bool upper = ctx.walking && ctx.rise > 0.0f;
     bool rests = try_sweep(&ctx, p0, move, dv, upper, p1, &end);
@@ -1177,6 +1178,8 @@ static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp_i
     if (steep_refused)
         rests = try_along_steep(&ctx, p0, move, steep_normal, dv, rests, &end);
     debug_point(ctx.dbg, 1, p1);
+
+    /* Nothing rested: p1, else p0. Stopped by steep sides holding it up: it stands in the funnel. */
     if (!rests)
         fall_back(&ctx, p0, p1, &end);
     stand_in_funnel(&ctx, p0, dv, &end);
@@ -1239,9 +1242,11 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
         glm_vec3_copy((float *)displacement, disp);
         flags = 0u;
     }
+    kcc_local_source source;
+    kcc_local_source_mesh(&source, mesh);
     const uint32_t n = substeps(ch, disp);
     if (n == 1u) {
-        move_once(ch, mesh, disp, flags, &move_result, debug);
+        move_once(ch, &source, disp, flags, &move_result, debug);
         if (result)
             *result = move_result;
         return;
@@ -1259,7 +1264,7 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
     vec3 wall_normal = {0.0f, 0.0f, 0.0f};
     for (uint32_t i = 0; i < n; ++i) {
         const bool was_ground = ch->on_ground;
-        const bool free = move_once(ch, mesh, part, i == 0 ? flags : 0u, &move_result, debug);
+        const bool free = move_once(ch, &source, part, i == 0 ? flags : 0u, &move_result, debug);
         seen |= move_result.flags;
         if (move_result.flags & KCC_MOVE_STEPPED_UP)
             step_up += move_result.step_up;

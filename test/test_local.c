@@ -644,7 +644,7 @@ static float check_sweep(scene *s, const kcc_local *L, const vec3 box[2], const 
         for (uint32_t j = 0; j < k; ++j)
             assert_int_not_equal(c.triangle[j], id);
         /* the triangle's own contact normal, or its face normal when the box touches its plane
-         * at that time (the contact is a face contact: see face_if_touching in query.c) */
+         * at that time (the contact is a face contact: see face_if_touching in local.c) */
         vec3 face;
         const int touching = touches_plane(CB(&s->v[3 * id]), box, delta, s->st[id], face);
         bool same_sat = true, same_face = true;
