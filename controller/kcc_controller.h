@@ -65,8 +65,13 @@ enum {
 };
 
 /// Bytes of a character's private storage (its triangle cache and the note of the last box found
-/// clear): opaque, for the controller's .c files only.
+/// clear): opaque, for the controller's .c files only; 16-byte aligned.
 #define KCC_CHARACTER_PRIVATE_BYTES 7760
+#ifdef __cplusplus
+#define KCC_ALIGN16 alignas(16)
+#else
+#define KCC_ALIGN16 _Alignas(16)
+#endif
 
 /// The character: caller-owned, plain data, copyable. position, on_ground and ground_normal are the
 /// public state (a caller may set position between moves: a teleport); desc, cos_max_slope,
@@ -83,7 +88,7 @@ typedef struct kcc_character {
     uint32_t ground_triangle; ///< valid when on_ground
     /* private: the neighbourhood's triangles kept between moves and the last box found clear */
     struct {
-        _Alignas(16) unsigned char bytes[KCC_CHARACTER_PRIVATE_BYTES];
+        KCC_ALIGN16 unsigned char bytes[KCC_CHARACTER_PRIVATE_BYTES];
     } priv;
 } kcc_character;
 
