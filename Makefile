@@ -36,7 +36,7 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # (KCC_ISA=baseline in the environment forces the baseline). See docs/controller.md, "Cost".
 AVX2      ?= $(if $(findstring x86_64,$(shell $(CC) -dumpmachine 2>/dev/null)),1,0)
 AVX2_FLAGS = -mavx2 -mbmi -mbmi2 -mpopcnt -mno-fma
-AVX2_SRC   = controller/controller.c controller/ground.c controller/query.c \
+AVX2_SRC   = controller/controller.c controller/ground.c collide/local.c \
              collide/tri_box.c collide/mesh.c collide/ray.c
 ifeq ($(AVX2),1)
 DISPATCH = -DKCC_AVX2_VARIANT=1

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kcc_collide.h"
+#include "kcc_local_internal.h" /* KCC_HOT, KCC_RARE */
 
 /// SSE2 node tests when the target has them (every x86-64); a scalar path with the same results
 /// (same operations, same NaN rules) otherwise.
@@ -19,15 +20,6 @@
 #define KCC_SSE 0
 #endif
 
-/// Hot helpers are forced inline where the compiler allows it (gcc and clang both do); rare paths
-/// are kept out of line, so they do not crowd the hot code around them.
-#if defined(__GNUC__)
-#define KCC_HOT static inline __attribute__((always_inline))
-#define KCC_RARE static __attribute__((noinline, cold))
-#else
-#define KCC_HOT static inline
-#define KCC_RARE static
-#endif
 
 /// The watertight ray/triangle tests (ray.c, and the controller's rays down) compute the three edge
 /// functions in float. Where one of them is below this magnitude, zero included, float cannot be

@@ -6,75 +6,72 @@
 #include <cglm/cglm.h>
 
 #include "controller_internal.h"
-#include "collide_internal.h"
 
 #define KCC_PI 3.14159265358979323846
 
 kcc_character_desc kcc_character_default_desc(void)
 {
-    kcc_character_desc d;
-    memset(&d, 0, sizeof(d));
-    d.half_extents[0] = 0.3f;
-    d.half_extents[1] = 0.9f;
-    d.half_extents[2] = 0.3f;
-    d.step_height = 0.35f;
-    d.max_slope_deg = 45.0f;
-    d.up_axis = 1;
-    d.skin_width = 0.002f;
-    d.ground_snap = 0.35f;
-    d.max_push_out = 0.2f;
-    return d;
+    const kcc_character_desc desc = {
+        .half_extents = {0.3f, 0.9f, 0.3f},
+        .step_height = 0.35f,
+        .max_slope_deg = 45.0f,
+        .up_axis = 1,
+        .skin_width = 0.002f,
+        .ground_snap = 0.35f,
+        .max_push_out = 0.2f,
+    };
+    return desc;
 }
 
-kcc_status kcc_character_desc_validate(const kcc_character_desc *d)
+kcc_status kcc_character_desc_validate(const kcc_character_desc *desc)
 {
-    if (!d)
+    if (!desc)
         return KCC_ERR_NULL_ARGUMENT;
-    const float f[] = {d->half_extents[0], d->half_extents[1], d->half_extents[2], d->step_height,
-                       d->max_slope_deg, d->skin_width, d->ground_snap, d->max_push_out};
-    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); ++i)
-        if (!isfinite(f[i]))
+    const float fields[] = {desc->half_extents[0], desc->half_extents[1], desc->half_extents[2],
+                            desc->step_height, desc->max_slope_deg, desc->skin_width,
+                            desc->ground_snap, desc->max_push_out};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); ++i)
+        if (!isfinite(fields[i]))
             return KCC_ERR_NON_FINITE;
-    if (d->up_axis != 1 && d->up_axis != 2)
+    if (desc->up_axis != 1 && desc->up_axis != 2)
         return KCC_ERR_BAD_DESC;
     for (int i = 0; i < 3; ++i)
-        if (!(d->half_extents[i] >= 0.01f && d->half_extents[i] <= 100.0f))
+        if (!(desc->half_extents[i] >= 0.01f && desc->half_extents[i] <= 100.0f))
             return KCC_ERR_BAD_DESC;
-    const float half_height = d->half_extents[d->up_axis == 2 ? 2 : 1];
-    if (!(d->step_height >= 0.0f && d->step_height <= 1.8f * half_height))
+    const float half_height = desc->half_extents[desc->up_axis == 2 ? 2 : 1];
+    if (!(desc->step_height >= 0.0f && desc->step_height <= 1.8f * half_height))
         return KCC_ERR_BAD_DESC;
-    if (!(d->max_slope_deg >= 0.0f && d->max_slope_deg <= 89.0f))
+    if (!(desc->max_slope_deg >= 0.0f && desc->max_slope_deg <= 89.0f))
         return KCC_ERR_BAD_DESC;
-    if (!(d->skin_width >= 0.0001f && d->skin_width <= 0.05f))
+    if (!(desc->skin_width >= 0.0001f && desc->skin_width <= 0.05f))
         return KCC_ERR_BAD_DESC;
-    if (!(d->ground_snap >= 0.0f && d->ground_snap <= 10.0f))
+    if (!(desc->ground_snap >= 0.0f && desc->ground_snap <= 10.0f))
         return KCC_ERR_BAD_DESC;
-    if (!(d->max_push_out > 0.0f && d->max_push_out <= 10.0f))
+    if (!(desc->max_push_out > 0.0f && desc->max_push_out <= 10.0f))
         return KCC_ERR_BAD_DESC;
     return KCC_OK;
 }
 
-static void apply_desc(kcc_character *ch, const kcc_character_desc *d)
+static void apply_desc(kcc_character *ch, const kcc_character_desc *desc)
 {
-    ch->desc = *d;
-    ch->clear_mesh = NULL; /* the box changed */
+    ch->desc = *desc;
+    kcc_character_priv(ch)->clear_owner = NULL; /* the box changed */
     /* cos() in double, rounded once: the same float on every compiler and optimisation level. */
-    double c = cos((double)d->max_slope_deg * (KCC_PI / 180.0));
-    ch->cos_max_slope = (float)c;
+    ch->cos_max_slope = (float)cos((double)desc->max_slope_deg * (KCC_PI / 180.0));
 }
 
 kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center)
 {
     if (!ch || !center)
         return KCC_ERR_NULL_ARGUMENT;
-    kcc_character_desc d = desc ? *desc : kcc_character_default_desc();
-    kcc_status st = kcc_character_desc_validate(&d);
+    kcc_character_desc tuning = desc ? *desc : kcc_character_default_desc();
+    kcc_status st = kcc_character_desc_validate(&tuning);
     if (st != KCC_OK)
         return st;
     if (!isfinite(center[0]) || !isfinite(center[1]) || !isfinite(center[2]))
         return KCC_ERR_NON_FINITE;
     memset(ch, 0, sizeof(*ch));
-    apply_desc(ch, &d);
+    apply_desc(ch, &tuning);
     glm_vec3_copy((float *)center, ch->position);
     ch->ground_normal[kcc_up_index(ch)] = 1.0f;
     return KCC_OK;
@@ -84,7 +81,7 @@ kcc_status kcc_character_set_desc(kcc_character *ch, const kcc_character_desc *d
 {
     if (!ch)
         return KCC_ERR_NULL_ARGUMENT;
-    return kcc_character_set_desc_checked(ch, desc, ch->mesh);
+    return kcc_character_set_desc_checked(ch, desc, NULL);
 }
 
 kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character_desc *desc,
@@ -97,12 +94,12 @@ kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character
         return st;
     /* Keep the feet where they are (on the new up axis, if it changes). */
     kcc_character next = *ch;
-    int u_old = kcc_up_index(ch);
-    float feet = ch->position[u_old] - ch->desc.half_extents[u_old];
+    int up_old = kcc_up_index(ch);
+    float feet = ch->position[up_old] - ch->desc.half_extents[up_old];
     apply_desc(&next, desc);
-    int u = kcc_up_index(&next);
-    if (u == u_old)
-        next.position[u] = feet + next.desc.half_extents[u];
+    int up = kcc_up_index(&next);
+    if (up == up_old)
+        next.position[up] = feet + next.desc.half_extents[up];
     if (mesh) {
         bool grows = false;
         for (int i = 0; i < 3; ++i)
@@ -112,10 +109,10 @@ kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character
         if (grows && kcc_mesh_overlap_aabb(mesh, (const vec3 *)box, NULL, 0) > 0)
             return KCC_ERR_OVERLAP;
     }
-    if (u != u_old) {
+    if (up != up_old) {
         next.on_ground = false;
         glm_vec3_zero(next.ground_normal);
-        next.ground_normal[u] = 1.0f;
+        next.ground_normal[up] = 1.0f;
     }
     *ch = next;
     return KCC_OK;
@@ -133,7 +130,8 @@ void kcc_character_box(const kcc_character *ch, vec3 out[2])
  * What differs (see docs/controller.md): every motion is a swept box, so nothing tunnels; walking
  * sweeps only the part of the box above step height, so low ledges are left to the ground probe;
  * steep ground is a wall for walking and a slide for gravity; the slide starts at the first contact
- * and clips against up to four planes. */
+ * and clips against up to four planes. The policy is move_once; the functions above it are its
+ * steps. */
 
 /* How much wider than a move's reach the character's cache is refilled: a margin (m) all around,
  * plus this many moves like the current one all around and ahead along it. Tuned on the shared
@@ -142,64 +140,93 @@ void kcc_character_box(const kcc_character *ch, vec3 out[2])
 #define KCC_CACHE_MOVES  1.0f
 #define KCC_CACHE_LEAD   6.0f
 
-/* The contacts (normal, triangle) with steep ground and walls (not ceilings) a move met in the air,
- * which together may hold the box up, as in a funnel. */
-typedef struct held {
-    uint32_t n;
+/* The steep faces and walls (not ceilings) a move met in the air, each triangle once, with its
+ * contact normal: together they may hold the box up, as the sides of a funnel do. */
+typedef struct funnel_sides {
+    uint32_t count;
     vec3     normal[KCC_MAX_CONTACTS];
     uint32_t triangle[KCC_MAX_CONTACTS];
-} held;
+} funnel_sides;
 
+/* What the swept legs of a move met, for its result. */
+typedef struct move_report {
+    uint32_t     flags;          /* KCC_MOVE_HIT_WALL, KCC_MOVE_HIT_CEILING */
+    vec3         wall_normal;    /* the last wall or ceiling met */
+    bool         steep;          /* slid along steep ground in the air */
+    vec3         steep_normal;
+    uint32_t     steep_triangle;
+    funnel_sides sides;
+} move_report;
+
+/* One move: what stays fixed while it runs, and what it learns. */
 typedef struct move_ctx {
-    kcc_character *ch;
-    kcc_local *L;
-    kcc_local_store *store;
-    int   u;
-    bool  walking;      /* on walkable ground and not moving up: horizontal moves, step-up, snap */
-    float short_by;     /* m: how much nearer than a skin the last advance's contact was (<= skin), */
-    vec3  short_n;      /* along this normal (the contact the motion closed on most) */
-    float rise;         /* m: how high walking looks for ground in this move: step_height, plus
-                           the rise of the ground plane under the box over the move (walk_rise) */
-    float skin;
-    uint32_t flags;
-    vec3  wall_normal;
-    kcc_move_debug *dbg; /* NULL unless kcc_character_move_debug */
-    const uint32_t *left; /* the start-overlap push: the triangles it leaves (n_left), which its */
-    uint32_t n_left;      /* sweeps do not meet where the box overlaps them; NULL otherwise */
-    bool  steep;        /* slid along steep ground in the air */
-    vec3  steep_normal;
-    uint32_t steep_triangle;
-    struct held *held;  /* shared by the copies a move makes of its context */
+    kcc_character          *ch;
+    const kcc_local_source *source;
+    kcc_local              *list;   /* the move's triangles (gather_move, gather_around) */
+    kcc_local_store        *store;  /* their storage when the character's cache cannot hold them */
+    int                     up;     /* index of the up axis */
+    float                   skin;
+    float                   rise;   /* m: how high walking looks for ground in this move (walk_rise) */
+    bool                    walking;/* on walkable ground and not moving up: horizontal moves,
+                                       step-up, snap */
+    uint32_t                flags;  /* KCC_MOVE_* the move sets itself (PUSHED_OUT, SLID, ...) */
+    kcc_move_debug         *dbg;    /* NULL unless kcc_character_move_debug */
+    move_report             report; /* what its legs met */
 } move_ctx;
 
-/* How far v goes sideways (m). */
-static float sideways(int u, const vec3 v)
+/* One chain of swept legs (advance, then slide): how it sees contacts and where it reports them. */
+typedef struct leg {
+    bool            walking;      /* steep ground and ceilings are walls (adjust_normal, clip) */
+    const uint32_t *overlapped;   /* the start-overlap push: the triangles it leaves, which its */
+    uint32_t        n_overlapped; /* sweeps do not meet where the box overlaps them; NULL otherwise */
+    kcc_move_debug *dbg;          /* the slide's record; NULL: none */
+    move_report    *report;       /* where what it meets goes */
+    float           short_by;     /* m: how much nearer than a skin the last advance's contact was */
+    vec3            short_normal; /* (<= skin), along this normal (the contact closed on most) */
+} leg;
+
+/* The move's own legs: its mode, its debug record, its report. */
+static leg move_leg(move_ctx *ctx)
 {
-    vec3 h;
-    glm_vec3_copy((float *)v, h);
-    h[u] = 0.0f;
-    return glm_vec3_norm(h);
+    leg lg = {ctx->walking, NULL, 0u, ctx->dbg, &ctx->report, 0.0f, {0.0f, 0.0f, 0.0f}};
+    return lg;
+}
+
+/* Legs in the air (a fall, a slide down a steep face), reporting to the move. */
+static leg air_leg(move_ctx *ctx, kcc_move_debug *dbg)
+{
+    leg lg = {false, NULL, 0u, dbg, &ctx->report, 0.0f, {0.0f, 0.0f, 0.0f}};
+    return lg;
+}
+
+/* How far v goes sideways (m). */
+static float sideways(int up, const vec3 v)
+{
+    vec3 side;
+    glm_vec3_copy((float *)v, side);
+    side[up] = 0.0f;
+    return glm_vec3_norm(side);
 }
 
 /* The box that sweeps: in walking mode only the part above the move's rise (lower obstacles are
  * steps or the slope walked up, handled by the ground probe); otherwise the whole box. */
-static void sweep_box(const move_ctx *m, const vec3 pos, bool upper, vec3 out[2])
+static void sweep_box(const move_ctx *ctx, const vec3 pos, bool upper, vec3 out[2])
 {
-    kcc_box_at(m->ch, pos, out);
+    kcc_box_at(ctx->ch, pos, out);
     if (upper)
-        out[0][m->u] += kcc_minf(m->rise, out[1][m->u] - out[0][m->u] - m->skin);
+        out[0][ctx->up] += kcc_minf(ctx->rise, out[1][ctx->up] - out[0][ctx->up] - ctx->skin);
 }
 
-/* A contact normal as the move should see it. Walking: steep ground and ceilings are walls (they
+/* A contact normal as a leg should see it. Walking: steep ground and ceilings are walls (they
  * block, they neither lift nor press down). In the air: a steep surface stays as it is for the
  * vertical part of the motion (gravity slides down it) - see clip(). */
-static void adjust_normal(const move_ctx *m, const vec3 n, vec3 out)
+static void adjust_normal(const move_ctx *ctx, bool walking, const vec3 n, vec3 out)
 {
-    const int u = m->u;
+    const int up = ctx->up;
     glm_vec3_copy((float *)n, out);
-    bool walkable = n[u] >= m->ch->cos_max_slope;
-    if (m->walking && !walkable) {
-        out[u] = 0.0f;
+    bool walkable = n[up] >= ctx->ch->cos_max_slope;
+    if (walking && !walkable) {
+        out[up] = 0.0f;
         float len = glm_vec3_norm(out);
         if (len > 1e-6f)
             glm_vec3_scale(out, 1.0f / len, out);
@@ -210,34 +237,34 @@ static void adjust_normal(const move_ctx *m, const vec3 n, vec3 out)
 
 /* v with its component into the plane n removed. A steep slope met in the air takes horizontal
  * input as a wall would (no climbing it by walking into it) and lets the vertical part slide. */
-static void clip(const move_ctx *m, const vec3 v, const vec3 n, vec3 out)
+static void clip(const move_ctx *ctx, bool walking, const vec3 v, const vec3 n, vec3 out)
 {
-    const int u = m->u;
+    const int up = ctx->up;
     float vn = glm_vec3_dot((float *)v, (float *)n);
     if (vn >= 0.0f) {
         glm_vec3_copy((float *)v, out);
         return;
     }
-    bool steep_floor = n[u] > 1e-4f && n[u] < m->ch->cos_max_slope;
-    if (!m->walking && steep_floor) {
+    bool steep_floor = n[up] > 1e-4f && n[up] < ctx->ch->cos_max_slope;
+    if (!walking && steep_floor) {
         vec3 vh, nh, vv = {0.0f, 0.0f, 0.0f};
         glm_vec3_copy((float *)v, vh);
-        vh[u] = 0.0f;
-        vv[u] = v[u];
+        vh[up] = 0.0f;
+        vv[up] = v[up];
         glm_vec3_copy((float *)n, nh);
-        nh[u] = 0.0f;
+        nh[up] = 0.0f;
         glm_vec3_normalize(nh);
-        float d = glm_vec3_dot(vh, nh);
-        if (d < 0.0f)
-            glm_vec3_muladds(nh, -d, vh);
-        d = glm_vec3_dot(vv, (float *)n);
-        if (d < 0.0f)
-            glm_vec3_muladds((float *)n, -d, vv);
+        float dot = glm_vec3_dot(vh, nh);
+        if (dot < 0.0f)
+            glm_vec3_muladds(nh, -dot, vh);
+        dot = glm_vec3_dot(vv, (float *)n);
+        if (dot < 0.0f)
+            glm_vec3_muladds((float *)n, -dot, vv);
         glm_vec3_add(vh, vv, out);
         /* What is left must not go into the plane (tiny residue from the split). */
-        d = glm_vec3_dot(out, (float *)n);
-        if (d < 0.0f)
-            glm_vec3_muladds((float *)n, -d, out);
+        dot = glm_vec3_dot(out, (float *)n);
+        if (dot < 0.0f)
+            glm_vec3_muladds((float *)n, -dot, out);
         return;
     }
     glm_vec3_copy((float *)v, out);
@@ -245,50 +272,57 @@ static void clip(const move_ctx *m, const vec3 v, const vec3 n, vec3 out)
 }
 
 /* Notes a steep or wall contact met in the air, once per triangle. */
-static void hold(held *h, const vec3 n, uint32_t triangle)
+static void add_side(funnel_sides *sides, const vec3 n, uint32_t triangle)
 {
-    for (uint32_t j = 0; j < h->n; ++j)
-        if (h->triangle[j] == triangle)
+    for (uint32_t j = 0; j < sides->count; ++j)
+        if (sides->triangle[j] == triangle)
             return;
-    if (h->n < KCC_MAX_CONTACTS) {
-        glm_vec3_copy((float *)n, h->normal[h->n]);
-        h->triangle[h->n++] = triangle;
+    if (sides->count < KCC_MAX_CONTACTS) {
+        glm_vec3_copy((float *)n, sides->normal[sides->count]);
+        sides->triangle[sides->count++] = triangle;
     }
+}
+
+/* Reports contact normal n (triangle) to the leg's report: a ceiling in the air, a wall (or a steep
+ * slope or a ceiling met while walking), or steep ground slid along in the air (no flag); the
+ * funnel's sides. Walkable ground reports nothing. */
+static void report_contact(const move_ctx *ctx, const leg *lg, const vec3 n, uint32_t triangle)
+{
+    move_report *report = lg->report;
+    const float nu = n[ctx->up];
+    if (nu >= ctx->ch->cos_max_slope)
+        return;
+    if (!lg->walking && nu >= -0.01f)
+        add_side(&report->sides, n, triangle);
+    if (!lg->walking && nu > 0.01f) {
+        report->steep = true;
+        glm_vec3_copy((float *)n, report->steep_normal);
+        report->steep_triangle = triangle;
+        return;
+    }
+    report->flags |= (!lg->walking && nu < -0.1f) ? KCC_MOVE_HIT_CEILING : KCC_MOVE_HIT_WALL;
+    glm_vec3_copy((float *)n, report->wall_normal);
 }
 
 /* The averaged normal of the triangles touched first (near-parallel normals counted once, so a wall
  * of many small triangles weighs what one triangle does). False when they cancel out. */
-static bool averaged_normal(move_ctx *m, const kcc_contacts *c, vec3 out)
+static bool averaged_normal(const move_ctx *ctx, const leg *lg, const kcc_contacts *contacts, vec3 out)
 {
-    vec3 uniq[KCC_MAX_CONTACTS];
+    vec3 distinct[KCC_MAX_CONTACTS];
     uint32_t n = 0;
-    for (uint32_t i = 0; i < c->count; ++i) {
-        vec3 a;
-        adjust_normal(m, c->normal[i], a);
+    for (uint32_t i = 0; i < contacts->count; ++i) {
+        vec3 seen;
+        adjust_normal(ctx, lg->walking, contacts->normal[i], seen);
         bool dup = false;
         for (uint32_t j = 0; j < n && !dup; ++j)
-            dup = glm_vec3_dot(a, uniq[j]) > 0.999f;
+            dup = glm_vec3_dot(seen, distinct[j]) > 0.999f;
         if (!dup)
-            glm_vec3_copy(a, uniq[n++]);
-        /* what was hit, for the result: a ceiling in the air, a wall (or a steep slope or a
-         * ceiling met while walking), or steep ground slid along in the air (no flag) */
-        float nu = c->normal[i][m->u];
-        if (nu >= m->ch->cos_max_slope)
-            continue;
-        if (!m->walking && !m->left && nu >= -0.01f)
-            hold(m->held, c->normal[i], c->triangle[i]);
-        if (!m->walking && nu > 0.01f) {
-            m->steep = true;
-            glm_vec3_copy((float *)c->normal[i], m->steep_normal);
-            m->steep_triangle = c->triangle[i];
-            continue;
-        }
-        m->flags |= (!m->walking && nu < -0.1f) ? KCC_MOVE_HIT_CEILING : KCC_MOVE_HIT_WALL;
-        glm_vec3_copy((float *)c->normal[i], m->wall_normal);
+            glm_vec3_copy(seen, distinct[n++]);
+        report_contact(ctx, lg, contacts->normal[i], contacts->triangle[i]);
     }
     glm_vec3_zero(out);
     for (uint32_t j = 0; j < n; ++j)
-        glm_vec3_add(out, uniq[j], out);
+        glm_vec3_add(out, distinct[j], out);
     float len = glm_vec3_norm(out);
     if (!(len > 1e-4f))
         return false;
@@ -298,45 +332,48 @@ static bool averaged_normal(move_ctx *m, const kcc_contacts *c, vec3 out)
 
 /* Advances pos along v to the first contact, stopping a skin short of it (measured along the
  * contact normal). The sweep looks a skin further than v so that a move ending just short of a
- * surface still keeps its distance. Returns the fraction of v travelled; c holds the contacts
+ * surface still keeps its distance. Returns the fraction of v travelled; contacts holds what it met
  * (count 0: none within reach). */
-static float advance(move_ctx *m, vec3 pos, const vec3 v, bool upper, kcc_contacts *c)
+static float advance(const move_ctx *ctx, leg *lg, vec3 pos, const vec3 v, bool upper,
+                     kcc_contacts *contacts)
 {
     vec3 box[2];
-    sweep_box(m, pos, upper, box);
-    c->count = 0;
+    sweep_box(ctx, pos, upper, box);
+    contacts->count = 0;
     float len = glm_vec3_norm((float *)v);
     if (!(len > 1e-7f))
         return 1.0f;
     vec3 ext;
-    float reach = len + m->skin;
+    float reach = len + ctx->skin;
     glm_vec3_scale((float *)v, reach / len, ext);
     /* contacts within 0.1 mm of the first count as simultaneous */
-    const bool hit = m->left ? kcc_local_sweep_out(m->L, (const vec3 *)box, ext, 1e-4f / reach, m->left, m->n_left, c)
-                                : kcc_local_sweep(m->L, (const vec3 *)box, ext, 1e-4f / reach, c);
+    const bool hit = lg->overlapped
+                         ? kcc_local_sweep_out(ctx->list, (const vec3 *)box, ext, 1e-4f / reach,
+                                               lg->overlapped, lg->n_overlapped, contacts)
+                         : kcc_local_sweep(ctx->list, (const vec3 *)box, ext, 1e-4f / reach, contacts);
     if (!hit) {
         glm_vec3_add(pos, (float *)v, pos);
         return 1.0f;
     }
     float closing = 0.0f; /* cosine between v and the most opposing contact normal */
     uint32_t most = 0;
-    for (uint32_t i = 0; i < c->count; ++i) {
-        const float ci = -glm_vec3_dot((float *)v, c->normal[i]) / len;
-        if (ci > closing) {
-            closing = ci;
+    for (uint32_t i = 0; i < contacts->count; ++i) {
+        const float cosine = -glm_vec3_dot((float *)v, contacts->normal[i]) / len;
+        if (cosine > closing) {
+            closing = cosine;
             most = i;
         }
     }
-    float travel = c->t * reach;
+    float travel = contacts->t * reach;
     if (closing > 0.0f)
-        travel -= m->skin / closing;
+        travel -= ctx->skin / closing;
     /* nearer than a skin by more than a hundredth of one (less is rounding, not worth a nudge) */
-    m->short_by = travel < 0.0f ? kcc_minf(-travel * closing, m->skin) : 0.0f;
-    if (m->short_by < 0.01f * m->skin)
-        m->short_by = 0.0f;
-    glm_vec3_copy(c->normal[most], m->short_n);
+    lg->short_by = travel < 0.0f ? kcc_minf(-travel * closing, ctx->skin) : 0.0f;
+    if (lg->short_by < 0.01f * ctx->skin)
+        lg->short_by = 0.0f;
+    glm_vec3_copy(contacts->normal[most], lg->short_normal);
     if (travel >= len) { /* the surface stays more than a skin away: no contact this move */
-        c->count = 0;
+        contacts->count = 0;
         glm_vec3_add(pos, (float *)v, pos);
         return 1.0f;
     }
@@ -347,7 +384,8 @@ static float advance(move_ctx *m, vec3 pos, const vec3 v, bool upper, kcc_contac
 
 /* Quake-style clipping of v against every plane met so far: along one plane when that goes into
  * none of the others, else along the crease of two, else stop. */
-static void clip_planes(const move_ctx *m, const vec3 v_in, const vec3 *planes, uint32_t np, vec3 out)
+static void clip_planes(const move_ctx *ctx, bool walking, const vec3 v_in, const vec3 *planes,
+                        uint32_t np, vec3 out)
 {
     /* the first plane v goes into; none: v as it is */
     uint32_t first = np;
@@ -358,15 +396,14 @@ static void clip_planes(const move_ctx *m, const vec3 v_in, const vec3 *planes, 
         glm_vec3_copy((float *)v_in, out);
         return;
     }
-    /* Along one plane: the first whose clip goes into no other plane. Trying only the first plane v
-     * goes into missed the slide along the foot of a steep slope in a corner with a wall: the
-     * averaged normal of the two led into the slope, and the crease of that average with the
-     * slope stopped the box. */
+    /* Along one plane: the first whose clip goes into no other plane, not only the first plane v
+     * goes into (the slide along the foot of a steep slope in a corner with a wall takes the
+     * slope's plane; test: leaving_a_corner_along_a_steep_slopes_foot). */
     for (uint32_t i = first; i < np; ++i) {
         if (glm_vec3_dot((float *)v_in, (float *)planes[i]) >= 0.0f)
             continue;
         vec3 v;
-        clip(m, v_in, planes[i], v);
+        clip(ctx, walking, v_in, planes[i], v);
         if (kcc_into_none(v, planes, np, i, i, 1e-7f)) {
             glm_vec3_copy(v, out);
             return;
@@ -375,7 +412,7 @@ static void clip_planes(const move_ctx *m, const vec3 v_in, const vec3 *planes, 
     /* Along the crease of the first plane and the first other plane its clip goes into, unless
      * that goes into a third: wedged. */
     vec3 v;
-    clip(m, v_in, planes[first], v);
+    clip(ctx, walking, v_in, planes[first], v);
     uint32_t j = 0;
     while (j == first || glm_vec3_dot(v, (float *)planes[j]) >= -1e-7f)
         ++j;
@@ -395,11 +432,11 @@ static void clip_planes(const move_ctx *m, const vec3 v_in, const vec3 *planes, 
 }
 
 /* True when v's horizontal part points against the horizontal part of the input. */
-static bool turned_back(const move_ctx *m, const vec3 v, const vec3 input)
+static bool turned_back(int up, const vec3 v, const vec3 input)
 {
     float dot = 0.0f, in2 = 0.0f;
     for (int k = 0; k < 3; ++k)
-        if (k != m->u) {
+        if (k != up) {
             dot += v[k] * input[k];
             in2 += input[k] * input[k];
         }
@@ -407,387 +444,384 @@ static bool turned_back(const move_ctx *m, const vec3 v, const vec3 input)
 }
 
 /* True when none of the planes is steep ground (see clip()): walls and overhangs only. */
-static bool walls_only(const move_ctx *m, const vec3 *planes, uint32_t np)
+static bool walls_only(int up, const vec3 *planes, uint32_t np)
 {
     for (uint32_t i = 0; i < np; ++i)
-        if (planes[i][m->u] > 1e-4f)
+        if (planes[i][up] > 1e-4f)
             return false;
     return true;
 }
 
+/* The debug record of a slide's start: the first contacts, their averaged normal, the slide. */
+static void debug_slide(kcc_move_debug *dbg, const kcc_contacts *first, const vec3 averaged,
+                        const vec3 slide_v)
+{
+    if (!dbg)
+        return;
+    dbg->contact_count = first->count < KCC_DEBUG_MAX_CONTACTS ? first->count : KCC_DEBUG_MAX_CONTACTS;
+    memcpy(dbg->contacts, first->triangle, sizeof(uint32_t) * dbg->contact_count);
+    glm_vec3_copy((float *)averaged, dbg->averaged_normal);
+    glm_vec3_copy((float *)slide_v, dbg->slide);
+}
+
 /* The slide (p3): from the first contact, the rest of the motion along the tangent of the averaged
- * normal, then up to three more sweeps clipping against every plane met. */
-static void slide(move_ctx *m, vec3 pos, const vec3 remaining, bool upper, const kcc_contacts *first)
+ * normal, then up to three more sweeps clipping against every plane met. A box nearer than a skin
+ * to what it slides along leaves along the normal to a skin (short_by), so the gap cannot shrink
+ * frame by frame until the box touches and sticks. */
+static void slide(const move_ctx *ctx, leg *lg, vec3 pos, const vec3 remaining, bool upper,
+                  const kcc_contacts *first)
 {
     vec3 planes[5];
     uint32_t np = 0;
     vec3 v;
-    if (!averaged_normal(m, first, planes[np])) {
-        m->flags |= KCC_MOVE_HIT_WALL;
+    if (!averaged_normal(ctx, lg, first, planes[np])) {
+        lg->report->flags |= KCC_MOVE_HIT_WALL;
         return;
     }
     np++;
-    clip_planes(m, remaining, (const vec3 *)planes, np, v);
-    /* A box nearer than a skin to what it slides along (float rounding of positions off the axes
-     * takes it a few micrometres nearer each frame) leaves along the normal to a skin: the gap
-     * would otherwise shrink frame by frame until the box touched the wall and stuck there. */
-    glm_vec3_muladds(m->short_n, m->short_by, v);
-    if (m->dbg) {
-        kcc_move_debug *dbg = m->dbg;
-        dbg->contact_count = first->count < KCC_DEBUG_MAX_CONTACTS ? first->count : KCC_DEBUG_MAX_CONTACTS;
-        memcpy(dbg->contacts, first->triangle, sizeof(uint32_t) * dbg->contact_count);
-        glm_vec3_copy(planes[0], dbg->averaged_normal);
-        glm_vec3_copy(v, dbg->slide);
-    }
+    clip_planes(ctx, lg->walking, remaining, (const vec3 *)planes, np, v);
+    glm_vec3_muladds(lg->short_normal, lg->short_by, v);
+    debug_slide(lg->dbg, first, planes[0], v);
     for (int iter = 0; iter < 4; ++iter) {
         if (glm_vec3_norm2(v) < 1e-14f)
             return;
-        kcc_contacts c;
-        float t = advance(m, pos, v, upper, &c);
-        if (c.count == 0)
+        kcc_contacts contacts;
+        float t = advance(ctx, lg, pos, v, upper, &contacts);
+        if (contacts.count == 0)
             return;
         vec3 rest;
         glm_vec3_scale(v, 1.0f - t, rest);
-        if (np < 5 && averaged_normal(m, &c, planes[np]))
+        if (np < 5 && averaged_normal(ctx, lg, &contacts, planes[np]))
             np++;
-        clip_planes(m, rest, (const vec3 *)planes, np, v);
-        glm_vec3_muladds(m->short_n, m->short_by, v);
+        clip_planes(ctx, lg->walking, rest, (const vec3 *)planes, np, v);
+        glm_vec3_muladds(lg->short_normal, lg->short_by, v);
         /* Walking, a slide turned back against the input stops (Quake's rule): in an obtuse corner
-         * the slide along one wall runs into the other, and the slide along that one leads away
-         * from the first, backwards; taking it would leave the corner and walk back in next frame. */
-        if (m->walking && glm_vec3_dot(v, (float *)remaining) <= 0.0f)
+         * the slide along one wall leads back out along the other. */
+        if (lg->walking && glm_vec3_dot(v, (float *)remaining) <= 0.0f)
             return;
-        /* In the air the same corner turns the horizontal part back while the vertical part goes
-         * on: among walls (no steep floor, whose slide down may lead away from the input), that
-         * part is dropped and the vertical part kept. */
-        if (!m->walking && turned_back(m, v, remaining) && walls_only(m, (const vec3 *)planes, np)) {
+        /* In the air, among walls only, a slide whose horizontal part turned back keeps its
+         * vertical part alone. */
+        if (!lg->walking && turned_back(ctx->up, v, remaining) &&
+            walls_only(ctx->up, (const vec3 *)planes, np)) {
             for (int k = 0; k < 3; ++k)
-                if (k != m->u)
+                if (k != ctx->up)
                     v[k] = 0.0f;
         }
     }
 }
 
-static bool overlaps_at(const move_ctx *m, const vec3 pos)
+/* A leg: pos along v to the first contact (a skin short of it; written to at_contact, when given),
+ * then the rest of v slid along what it meets. True when it met something. */
+static bool advance_and_slide(const move_ctx *ctx, leg *lg, vec3 pos, const vec3 v, bool upper,
+                              vec3 at_contact)
 {
-    return kcc_box_overlaps_at(m->ch, m->L, pos);
+    kcc_contacts contacts;
+    const float t = advance(ctx, lg, pos, v, upper, &contacts);
+    if (at_contact)
+        glm_vec3_copy(pos, at_contact);
+    if (contacts.count == 0)
+        return false;
+    vec3 rest;
+    glm_vec3_scale((float *)v, 1.0f - t, rest);
+    slide(ctx, lg, pos, rest, upper, &contacts);
+    return true;
+}
+
+static bool overlaps_at(const move_ctx *ctx, const vec3 pos)
+{
+    return kcc_box_overlaps_at(ctx->ch, ctx->list, pos);
 }
 
 /* In the air: ground within a few millimetres under the feet (probed from a skin above them, so a
  * box that ended a hair into the floor still finds it) is landed on. */
-static bool land(move_ctx *m, vec3 pos, kcc_ground *g)
+static bool land(const move_ctx *ctx, vec3 pos, kcc_ground *ground, kcc_move_debug *dbg)
 {
-    const kcc_character *ch = m->ch;
-    const int u = m->u;
-    const float feet = pos[u] - ch->desc.half_extents[u];
-    kcc_ground_probe(ch, m->L, pos, m->skin, 2.0f * m->skin + 1e-3f, g, m->dbg);
-    g->walkable = g->walkable && !g->blocked;
-    if (g->found && g->walkable && g->height <= feet + m->skin) {
-        pos[u] = g->height + m->skin + ch->desc.half_extents[u];
-        if (g->rest_clear)
+    const kcc_character *ch = ctx->ch;
+    const int up = ctx->up;
+    const float feet = pos[up] - ch->desc.half_extents[up];
+    kcc_ground_probe(ch, ctx->list, pos, ctx->skin, 2.0f * ctx->skin + 1e-3f, ground, dbg);
+    ground->walkable = ground->walkable && !ground->blocked;
+    if (ground->found && ground->walkable && ground->height <= feet + ctx->skin) {
+        pos[up] = ground->height + ctx->skin + ch->desc.half_extents[up];
+        if (ground->rest_clear)
             return true; /* the probe checked this very box */
     }
-    return !overlaps_at(m, pos);
+    return !overlaps_at(ctx, pos);
 }
 
 /* The move's triangle list for region, from the character's cache (refilled around region grown
- * by grow when it does not cover it) or one tree query; CONTACT_CAP when even that overflows. */
-static void neighbourhood(move_ctx *m, const kcc_mesh *mesh, const vec3 region[2], const vec3 grow[2])
+ * by grow when it does not cover it) or one query of the source; CONTACT_CAP when even that
+ * overflows. */
+static void gather_region(move_ctx *ctx, const vec3 region[2], const vec3 grow[2])
 {
-    kcc_local_neighbourhood(m->L, m->store, &m->ch->cache, mesh, region, grow);
-    if (m->L->overflow)
-        m->flags |= KCC_MOVE_CONTACT_CAP;
+    kcc_local_gather_cached(ctx->list, ctx->store, &kcc_character_priv(ctx->ch)->cache, ctx->source,
+                            region, grow);
+    if (ctx->list->overflow)
+        ctx->flags |= KCC_MOVE_CONTACT_CAP;
 }
 
 /* Makes the move's triangle list hold, besides the move's own region, everything near the box on
  * its way from a to b: the hull of the box at both, grown by pad on every side, by `below` more
  * under its feet and by the move's rise above its top. The rare paths that reach beyond the region
- * gathered for the move (looking ahead, following a steep face down) call it before they query, so
- * that they see every triangle they can touch, whatever the character's cache happens to hold (a
- * slide down a steep face went into a wall outside the region when the cache did not hold it). */
-static void cover(move_ctx *m, const vec3 a, const vec3 b, float pad, float below)
+ * gathered for the move (looking ahead, following a steep face down) call it before they query,
+ * so that what they see never depends on what the character's cache happens to hold (test:
+ * results_never_depend_on_the_character_cache). */
+static void gather_around(move_ctx *ctx, const vec3 a, const vec3 b, float pad, float below)
 {
-    kcc_local *L = m->L;
-    if (L->overflow)
-        return; /* every query asks the tree for its own region */
-    const float *he = m->ch->desc.half_extents;
+    kcc_local *list = ctx->list;
+    if (list->overflow)
+        return; /* every query asks the source for its own region */
+    const float *he = ctx->ch->desc.half_extents;
     vec3 need[2];
     bool inside = true;
     for (int k = 0; k < 3; ++k) {
-        need[0][k] = kcc_minf(a[k], b[k]) - he[k] - pad - (k == m->u ? below : 0.0f);
-        need[1][k] = kcc_maxf(a[k], b[k]) + he[k] + pad + (k == m->u ? m->rise + m->skin : 0.0f);
-        inside = inside && need[0][k] >= L->region[0][k] && need[1][k] <= L->region[1][k];
+        need[0][k] = kcc_minf(a[k], b[k]) - he[k] - pad - (k == ctx->up ? below : 0.0f);
+        need[1][k] = kcc_maxf(a[k], b[k]) + he[k] + pad + (k == ctx->up ? ctx->rise + ctx->skin : 0.0f);
+        inside = inside && need[0][k] >= list->region[0][k] && need[1][k] <= list->region[1][k];
     }
     if (inside)
         return;
     vec3 grow[2];
     for (int k = 0; k < 3; ++k) {
-        need[0][k] = kcc_minf(need[0][k], L->region[0][k]);
-        need[1][k] = kcc_maxf(need[1][k], L->region[1][k]);
+        need[0][k] = kcc_minf(need[0][k], list->region[0][k]);
+        need[1][k] = kcc_maxf(need[1][k], list->region[1][k]);
         grow[0][k] = grow[1][k] = KCC_CACHE_MARGIN;
     }
-    neighbourhood(m, L->mesh, (const vec3 *)need, (const vec3 *)grow);
+    gather_region(ctx, (const vec3 *)need, (const vec3 *)grow);
 }
 
-/* Walking along the foot of a steep face, the box can end with an edge over its lip, a hair above
- * the walkable ground it stood on: the ground probe then finds the steep face the highest thing
- * under it, and the box would hang there a frame, off the ground, and slide off the next one (a
- * grounded flag flickering every other frame). Instead it follows the steep face down, as it
- * follows stairs down, onto walkable ground within `reach`: a fall swept down and slid along the
- * steep face. True, with pos and g updated, when that ends resting on walkable ground. */
-KCC_RARE bool off_a_steep_lip(move_ctx *m, vec3 pos, float reach, kcc_ground *g)
+/* Walking along the foot of a steep face, a box that ends with an edge over its lip, a hair above
+ * the walkable ground it stood on, follows the steep face down onto walkable ground within
+ * `reach`, as it follows stairs down, instead of hanging there a frame (test:
+ * walking_down_along_a_steep_faces_foot_stays_on_the_ground). A fall swept down and slid along the steepest
+ * face met. True, with pos and ground updated, when that ends resting on walkable ground. */
+KCC_RARE bool off_a_steep_lip(move_ctx *ctx, vec3 pos, float reach, kcc_ground *ground)
 {
-    const int u = m->u;
+    const int up = ctx->up;
     /* the fall and the slide together go no further than reach; landing looks a little lower */
-    cover(m, pos, pos, reach + 2.0f * m->skin + 0.01f, reach + 2.0f * m->skin + 0.01f);
-    move_ctx air = *m;
-    air.walking = false;
-    air.dbg = NULL;
+    gather_around(ctx, pos, pos, reach + 2.0f * ctx->skin + 0.01f, reach + 2.0f * ctx->skin + 0.01f);
+    leg air = air_leg(ctx, NULL);
     vec3 p, fall = {0.0f, 0.0f, 0.0f};
     glm_vec3_copy(pos, p);
-    fall[u] = -reach;
-    kcc_contacts c;
-    float t = advance(&air, p, fall, false, &c);
-    if (c.count == 0 || c.start_overlap)
+    fall[up] = -reach;
+    kcc_contacts contacts;
+    float t = advance(ctx, &air, p, fall, false, &contacts);
+    if (contacts.count == 0 || contacts.start_overlap)
         return false;
     /* the steepest face met: slide down along it (walkable ground met first: land there) */
     uint32_t k = 0;
-    for (uint32_t i = 1; i < c.count; ++i)
-        if (c.normal[i][u] < c.normal[k][u])
+    for (uint32_t i = 1; i < contacts.count; ++i)
+        if (contacts.normal[i][up] < contacts.normal[k][up])
             k = i;
-    if (c.normal[k][u] < m->ch->cos_max_slope) {
-        if (!(c.normal[k][u] > 1e-3f))
+    if (contacts.normal[k][up] < ctx->ch->cos_max_slope) {
+        if (!(contacts.normal[k][up] > 1e-3f))
             return false; /* a wall: nothing to follow down */
         vec3 rest, v;
         glm_vec3_scale(fall, 1.0f - t, rest);
-        clip(&air, rest, c.normal[k], v);
-        advance(&air, p, v, false, &c);
+        clip(ctx, false, rest, contacts.normal[k], v);
+        advance(ctx, &air, p, v, false, &contacts);
     }
     kcc_ground landed;
-    if (!land(&air, p, &landed) || !(landed.found && landed.walkable))
+    if (!land(ctx, p, &landed, NULL) || !(landed.found && landed.walkable))
         return false;
     glm_vec3_copy(p, pos);
-    *g = landed;
+    *ground = landed;
     return true;
 }
 
 /* A walk whose probe finds only a steep face under the box, in front of walkable ground a little
- * further on: the raked riser of a stair (a face a few degrees off vertical), or a steep bump no
- * higher than a step. A move shorter than the riser's rake leaves the box's front over the steep
- * face and short of the tread, so the step is refused and the box stops at the riser's foot, move
- * after move: the stair was climbed at 30 Hz and not at 240 (Jolt's stair-walk look-ahead covers
- * the same). The ground is looked for ahead along the walk, as far as a steep face no higher than
- * step_height can run (at most the box's half width), with the part of the box above the move's
- * rise swept there. `up`: the steep face rose above the feet: walkable ground ahead no higher than
- * step_height above the ground stood on, and not under the steep face, is stepped onto here and
- * now. Otherwise (the box stands over the steep face already, on a step taken early): walkable
- * ground ahead at the height it stands keeps it there. True, with pos and g updated, when so. */
-KCC_RARE bool step_ahead(move_ctx *m, const vec3 p0, vec3 pos, float reach, bool up, kcc_ground *g)
+ * further on (the raked riser of a stair, a steep bump no higher than a step), looks for that
+ * ground ahead along the walk, as far as a steep face no higher than step_height can run (at most
+ * the box's half width), with the part of the box above the move's rise swept there; so a stair
+ * climbs at any frame rate (as Jolt's stair-walk look-ahead does; test:
+ * a_raked_riser_is_a_step_at_any_frame_rate). `up_step`: the steep face rose above the feet: walkable
+ * ground ahead no higher than step_height above the ground stood on, and not under the steep face,
+ * is stepped onto here and now. Otherwise (the box stands over the steep face already, on a step
+ * taken early): walkable ground ahead at the height it stands keeps it there. True, with pos and
+ * ground updated, when so. */
+KCC_RARE bool step_ahead(move_ctx *ctx, const vec3 p0, vec3 pos, float reach, bool up_step,
+                         kcc_ground *ground)
 {
-    const kcc_character *ch = m->ch;
-    const int u = m->u, h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
+    const kcc_character *ch = ctx->ch;
+    const int up = ctx->up, h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
     const float *he = ch->desc.half_extents;
     vec3 dir;
     glm_vec3_sub(pos, (float *)p0, dir);
-    dir[u] = 0.0f;
+    dir[up] = 0.0f;
     const float len = glm_vec3_norm(dir);
     if (!(len > 1e-6f))
         return false;
-    const float c = ch->cos_max_slope, s = sqrtf(kcc_maxf(0.0f, 1.0f - c * c));
-    const float run = s > 1e-6f ? ch->desc.step_height * c / s : 0.0f; /* of the steepest face */
-    const float look = kcc_minf(run + 2.0f * m->skin, kcc_minf(he[h0], he[h1]));
+    const float cos_max = ch->cos_max_slope, sin_max = sqrtf(kcc_maxf(0.0f, 1.0f - cos_max * cos_max));
+    const float run = sin_max > 1e-6f ? ch->desc.step_height * cos_max / sin_max : 0.0f; /* of the steepest face */
+    const float look = kcc_minf(run + 2.0f * ctx->skin, kcc_minf(he[h0], he[h1]));
     glm_vec3_scale(dir, look / len, dir);
     vec3 box[2], ahead;
     glm_vec3_add(pos, dir, ahead);
-    cover(m, pos, ahead, 2.0f * m->skin + 0.01f, reach + 2.0f * m->skin + 0.01f);
-    sweep_box(m, pos, true, box);
+    gather_around(ctx, pos, ahead, 2.0f * ctx->skin + 0.01f, reach + 2.0f * ctx->skin + 0.01f);
+    sweep_box(ctx, pos, true, box);
     kcc_contacts hit;
     float go = 1.0f;
-    if (kcc_local_sweep(m->L, (const vec3 *)box, dir, 1e-4f / look, &hit))
-        go = hit.t - m->skin / look;
+    if (kcc_local_sweep(ctx->list, (const vec3 *)box, dir, 1e-4f / look, &hit))
+        go = hit.t - ctx->skin / look;
     if (!(go > 0.0f))
         return false;
     glm_vec3_copy(pos, ahead);
     glm_vec3_muladds(dir, go, ahead);
-    /* a tread: the rays' walkable ground with the box resting on it clear (no box sweep: on
-     * terrain of cliffs, looking ahead past one with it cost a fifth of every move) */
-    kcc_ground ga;
-    if (!kcc_ground_rays(ch, m->L, ahead, m->rise + m->skin, reach, &ga))
+    /* a tread: the rays' walkable ground with the box resting on it clear (no box sweep: it is the
+     * costly part of a probe, and a tread is found by the rays) */
+    kcc_ground tread;
+    if (!kcc_ground_rays(ch, ctx->list, ahead, ctx->rise + ctx->skin, reach, &tread))
         return false;
-    const float base = pos[u] - he[u] - m->skin; /* the ground the box stands on */
-    if (up ? !(ga.height <= base + ch->desc.step_height + 0.5f * KCC_PENETRATION_TOLERANCE &&
-               ga.height >= g->height - 0.5f * m->skin)
-           : !(fabsf(ga.height - base) <= 0.5f * m->skin))
+    const float base = pos[up] - he[up] - ctx->skin; /* the ground the box stands on */
+    if (up_step ? !(tread.height <= base + ch->desc.step_height + 0.5f * KCC_PENETRATION_TOLERANCE &&
+                    tread.height >= ground->height - 0.5f * ctx->skin)
+                : !(fabsf(tread.height - base) <= 0.5f * ctx->skin))
         return false;
     vec3 rest;
     glm_vec3_copy(pos, rest);
-    rest[u] = ga.height + m->skin + he[u];
-    if (overlaps_at(m, rest))
+    rest[up] = tread.height + ctx->skin + he[up];
+    if (overlaps_at(ctx, rest))
         return false;
     glm_vec3_copy(rest, pos);
-    *g = ga;
+    *ground = tread;
     return true;
 }
 
 /* How far the plane with unit normal n (facing up) rises along the horizontal part of d (m, >= 0). */
-static float plane_rise(int u, const vec3 n, const vec3 d)
+static float plane_rise(int up, const vec3 n, const vec3 d)
 {
-    if (!(n[u] > 1e-3f))
+    if (!(n[up] > 1e-3f))
         return 0.0f;
     vec3 h;
     glm_vec3_copy((float *)d, h);
-    h[u] = 0.0f;
-    return kcc_maxf(0.0f, -glm_vec3_dot(h, (float *)n) / n[u]);
+    h[up] = 0.0f;
+    return kcc_maxf(0.0f, -glm_vec3_dot(h, (float *)n) / n[up]);
 }
 
-/* How high a walking move by d looks for ground: step_height, plus the rise of the ground plane the
- * box stands on over d, so that walking up a walkable slope never meets the slope as a ledge, however
- * small step_height is (with none, a box once stood still on a 10-degree slope) and however far the
- * move goes. Under the box's height (the ground probe's lift needs no sweep below that). */
-static float walk_rise(const kcc_character *ch, const vec3 d)
+/* How high a walking move by disp looks for ground: step_height, plus the rise of the ground plane
+ * the box stands on over disp, so that walking up a walkable slope never meets the slope as a
+ * ledge, however small step_height is and however far the move goes (test:
+ * walking_up_a_slope_keeps_its_speed_whatever_the_step_height). Under the box's height (the ground probe's
+ * lift needs no sweep below that). */
+static float walk_rise(const kcc_character *ch, const vec3 disp)
 {
-    const int u = kcc_up_index(ch);
+    const int up = kcc_up_index(ch);
     const float step = ch->desc.step_height;
-    if (!ch->on_ground || !(d[u] <= 0.0f) || ch->ground_normal[u] == 1.0f)
+    if (!ch->on_ground || !(disp[up] <= 0.0f) || ch->ground_normal[up] == 1.0f)
         return step;
-    const float cap = 2.0f * ch->desc.half_extents[u] - 2.0f * ch->desc.skin_width;
-    return kcc_maxf(step, kcc_minf(step + plane_rise(u, ch->ground_normal, d), cap));
+    const float cap = 2.0f * ch->desc.half_extents[up] - 2.0f * ch->desc.skin_width;
+    return kcc_maxf(step, kcc_minf(step + plane_rise(up, ch->ground_normal, disp), cap));
 }
 
 /* How much of a walk's rise from the start to pos the ground explains: the rise of the plane stood
  * on before the move and of the one found under pos (n), whichever is less, and no more than the
  * move looked for. A ledge's flat top explains none of it, so a ledge higher than step_height
  * still blocks on a slope. */
-static float slope_rise(const move_ctx *m, const vec3 p0, const vec3 pos, const vec3 n)
+static float slope_rise(const move_ctx *ctx, const vec3 p0, const vec3 pos, const vec3 n)
 {
-    vec3 d;
-    glm_vec3_sub((float *)pos, (float *)p0, d);
-    const float r = kcc_minf(plane_rise(m->u, m->ch->ground_normal, d), plane_rise(m->u, n, d));
-    return kcc_minf(r, m->rise - m->ch->desc.step_height);
+    vec3 went;
+    glm_vec3_sub((float *)pos, (float *)p0, went);
+    const float rise = kcc_minf(plane_rise(ctx->up, ctx->ch->ground_normal, went), plane_rise(ctx->up, n, went));
+    return kcc_minf(rise, ctx->rise - ctx->ch->desc.step_height);
 }
 
 /* True when the walk from p0 to pos goes into the face with normal n (facing up) horizontally. */
-static bool walked_into(int u, const vec3 p0, const vec3 pos, const vec3 n)
+static bool walked_into(int up, const vec3 p0, const vec3 pos, const vec3 n)
 {
     float dot = 0.0f;
     for (int k = 0; k < 3; ++k)
-        if (k != u)
+        if (k != up)
             dot += (pos[k] - p0[k]) * n[k];
     return dot < 0.0f;
 }
 
-/* Settles pos onto the ground (p2 / p4). Walking (from p0): lift by the move's rise, look down
- * ground_snap; in the air: look a little below the feet. Falls with the displacement's vertical part
- * where a walking character finds no ground. False when the box cannot rest here (it would
- * overlap). */
-static bool settle(move_ctx *m, const vec3 p0, vec3 pos, float dv, kcc_ground *g)
+/* Walked off the ground (or onto steep ground): the fall of this frame (dv < 0), swept and slid,
+ * reported to the move. */
+static void fall(move_ctx *ctx, vec3 pos, float dv)
 {
-    const kcc_character *ch = m->ch;
-    const int u = m->u;
-    const float feet = pos[u] - ch->desc.half_extents[u];
-    g->found = g->walkable = false;
-    if (m->walking) {
-        float reach = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height) + m->skin;
-        kcc_ground_probe(ch, m->L, pos, m->rise + m->skin, reach, g, m->dbg);
-        if (g->found && (g->blocked || (!g->walkable && g->height > feet + m->skin)))
-            return !g->blocked && step_ahead(m, p0, pos, reach, true, g);
-        if (g->found && g->walkable) {
-            /* The feet hover a skin over the ground: ground found higher than step_height above
-             * where they stand, beyond what the slope walked up explains (give or take a quarter
-             * skin, at most half a millimetre, for rounding), is a ledge too high, a wall. */
-            const float over = g->height - (feet - m->skin + ch->desc.step_height +
-                                            kcc_minf(0.25f * m->skin, 0.5f * KCC_PENETRATION_TOLERANCE));
-            if (over > 0.0f && !(m->rise > ch->desc.step_height && over <= slope_rise(m, p0, pos, g->normal)))
-                return false;
-            pos[u] = g->height + m->skin + ch->desc.half_extents[u];
-            return g->rest_clear || !overlaps_at(m, pos); /* the probe may have checked this box */
-        }
-        if (g->found && (step_ahead(m, p0, pos, reach, false, g) || off_a_steep_lip(m, pos, reach, g)))
-            return true;
-        /* Steep ground that the walk went into, no higher than the feet yet: the foot of a steep
-         * face on rising ground, which the upper box passed over. It is a wall, as higher up:
-         * the whole box slides along the foot. (Stepping onto it and falling off it the next move
-         * flickered the grounded flag every other move along such a foot.) */
-        if (g->found && !g->walkable && walked_into(m->u, p0, pos, g->normal))
-            return false;
-        /* Walked off the ground (or onto steep ground): fall this frame. */
-        if (dv < 0.0f) {
-            move_ctx air = *m;
-            air.walking = false;
-            vec3 fall = {0.0f, 0.0f, 0.0f};
-            fall[u] = dv;
-            kcc_contacts c;
-            float t = advance(&air, pos, fall, false, &c);
-            if (c.count > 0) {
-                vec3 rest;
-                glm_vec3_scale(fall, 1.0f - t, rest);
-                slide(&air, pos, rest, false, &c);
-            }
-            m->flags |= air.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING);
-            glm_vec3_copy(air.wall_normal, m->wall_normal);
-            if (air.steep) {
-                m->steep = true;
-                glm_vec3_copy(air.steep_normal, m->steep_normal);
-                m->steep_triangle = air.steep_triangle;
-            }
-        }
-        return land(m, pos, g);
-    }
-    if (dv > 0.0f)
-        return !overlaps_at(m, pos); /* moving up: not landing this frame */
-    return land(m, pos, g);
+    leg air = air_leg(ctx, ctx->dbg);
+    vec3 drop = {0.0f, 0.0f, 0.0f};
+    drop[ctx->up] = dv;
+    advance_and_slide(ctx, &air, pos, drop, false, NULL);
 }
 
-/* The move's triangles: everything the box can reach from p0 with this displacement, a step up and
- * a snap down, from the character's cache or one tree query. Along any axis the box goes no further
- * than the displacement's horizontal and vertical lengths together: walking, the horizontal part
- * (slid along what it meets, or swept again with the whole box) and then, off the ground, the fall
- * (slid likewise); each of those chains of swept legs nudges the box back to a skin from what it
- * slides along at most four times, and each sweep looks a skin past its end. (The KCC_DEBUG build
- * checks every query against the region; the rarer paths that reach further widen it: cover.) */
-static void gather(move_ctx *m, const kcc_mesh *mesh, const vec3 p0, const vec3 d)
+/* Settles a walking box at pos onto the ground: lifted by the move's rise, looking down
+ * ground_snap; steep ground ahead or under a lip (step_ahead, off_a_steep_lip); no ground: the
+ * fall. False when the box cannot rest here. */
+static bool settle_walking(move_ctx *ctx, const vec3 p0, vec3 pos, float dv, kcc_ground *ground)
 {
-    const kcc_character *ch = m->ch;
-    const int u = m->u;
+    const kcc_character *ch = ctx->ch;
+    const int up = ctx->up;
+    const float feet = pos[up] - ch->desc.half_extents[up];
+    const float reach = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height) + ctx->skin;
+    kcc_ground_probe(ch, ctx->list, pos, ctx->rise + ctx->skin, reach, ground, ctx->dbg);
+    if (ground->found && (ground->blocked || (!ground->walkable && ground->height > feet + ctx->skin)))
+        return !ground->blocked && step_ahead(ctx, p0, pos, reach, true, ground);
+    if (ground->found && ground->walkable) {
+        /* The feet hover a skin over the ground: ground found higher than step_height above
+         * where they stand, beyond what the slope walked up explains (give or take a quarter
+         * skin, at most half a millimetre, for rounding), is a ledge too high, a wall. */
+        const float over = ground->height - (feet - ctx->skin + ch->desc.step_height +
+                                             kcc_minf(0.25f * ctx->skin, 0.5f * KCC_PENETRATION_TOLERANCE));
+        if (over > 0.0f && !(ctx->rise > ch->desc.step_height && over <= slope_rise(ctx, p0, pos, ground->normal)))
+            return false;
+        pos[up] = ground->height + ctx->skin + ch->desc.half_extents[up];
+        return ground->rest_clear || !overlaps_at(ctx, pos); /* the probe may have checked this box */
+    }
+    if (ground->found && (step_ahead(ctx, p0, pos, reach, false, ground) || off_a_steep_lip(ctx, pos, reach, ground)))
+        return true;
+    /* Steep ground that the walk went into, no higher than the feet yet (the foot of a steep face
+     * on rising ground, which the upper box passed over) is a wall, as higher up: the whole box
+     * slides along the foot (test: running_along_a_steep_slopes_foot_slides_at_full_speed). */
+    if (ground->found && !ground->walkable && walked_into(ctx->up, p0, pos, ground->normal))
+        return false;
+    if (dv < 0.0f)
+        fall(ctx, pos, dv);
+    return land(ctx, pos, ground, ctx->dbg);
+}
+
+/* Settles pos onto the ground (p2 / p4). Walking (from p0): settle_walking; in the air: look a
+ * little below the feet (land), or, moving up, only check the box. False when the box cannot rest
+ * here (it would overlap). */
+static bool settle(move_ctx *ctx, const vec3 p0, vec3 pos, float dv, kcc_ground *ground)
+{
+    ground->found = ground->walkable = false;
+    if (ctx->walking)
+        return settle_walking(ctx, p0, pos, dv, ground);
+    if (dv > 0.0f)
+        return !overlaps_at(ctx, pos); /* moving up: not landing this frame */
+    return land(ctx, pos, ground, ctx->dbg);
+}
+
+/* The move's triangles: everything the box can reach from p0 with displacement disp, a step up and
+ * a snap down, from the character's cache or one query of the source. Along any axis the box goes
+ * no further than the displacement's horizontal and vertical lengths together: walking, the
+ * horizontal part (slid along what it meets, or swept again with the whole box) and then, off the
+ * ground, the fall (slid likewise); each of those chains of swept legs nudges the box back to a
+ * skin from what it slides along at most four times, and each sweep looks a skin past its end.
+ * (The KCC_DEBUG build checks every query against the region; the rarer paths that reach further
+ * widen it: gather_around.) */
+static void gather_move(move_ctx *ctx, const vec3 p0, const vec3 disp)
+{
+    const kcc_character *ch = ctx->ch;
+    const int up = ctx->up;
     const float snap = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height);
-    const float len = glm_vec3_norm((float *)d);
-    const float reach = sideways(u, d) + fabsf(d[u]) + 10.0f * m->skin + 0.01f;
+    const float len = glm_vec3_norm((float *)disp);
+    const float reach = sideways(up, disp) + fabsf(disp[up]) + 10.0f * ctx->skin + 0.01f;
     vec3 region[2];
     kcc_box_at(ch, p0, region);
     for (int i = 0; i < 3; ++i) {
         region[0][i] -= reach;
         region[1][i] += reach;
     }
-    region[1][u] += m->rise + m->skin;
-    region[0][u] -= snap + m->skin;
+    region[1][up] += ctx->rise + ctx->skin;
+    region[0][up] -= snap + ctx->skin;
     vec3 grow[2];
     for (int i = 0; i < 3; ++i) {
-        grow[0][i] = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * len + KCC_CACHE_LEAD * kcc_maxf(0.0f, -d[i]);
-        grow[1][i] = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * len + KCC_CACHE_LEAD * kcc_maxf(0.0f, d[i]);
+        grow[0][i] = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * len + KCC_CACHE_LEAD * kcc_maxf(0.0f, -disp[i]);
+        grow[1][i] = KCC_CACHE_MARGIN + KCC_CACHE_MOVES * len + KCC_CACHE_LEAD * kcc_maxf(0.0f, disp[i]);
     }
-    neighbourhood(m, mesh, (const vec3 *)region, (const vec3 *)grow);
-}
-
-/* The start-overlap push by `step`, swept: it leaves the triangles the box overlaps (left, n_left of
- * them) and slides along any other it would run into (the other side of a wedge, or a face the box
- * only grazed at the start), so it never pushes the box into more of the level. Leaves the
- * neighbourhood gathered around the push. */
-static void push_out(move_ctx *m, const kcc_mesh *mesh, vec3 pos, const vec3 step, const uint32_t *left,
-                     uint32_t n_left)
-{
-    gather(m, mesh, pos, step);
-    move_ctx pm = *m;
-    pm.walking = false;
-    pm.left = left;
-    pm.n_left = n_left;
-    pm.dbg = NULL;
-    kcc_contacts c;
-    float t = advance(&pm, pos, step, false, &c);
-    if (c.count > 0) {
-        vec3 rest;
-        glm_vec3_scale((float *)step, 1.0f - t, rest);
-        slide(&pm, pos, rest, false, &c);
-    }
+    gather_region(ctx, (const vec3 *)region, (const vec3 *)grow);
 }
 
 static void debug_point(kcc_move_debug *dbg, int k, const vec3 p)
@@ -799,15 +833,361 @@ static void debug_point(kcc_move_debug *dbg, int k, const vec3 p)
 }
 
 /* STUCK: a move that wanted to go sideways (want) and went (got) less than 1% of it. */
-static bool stuck(int u, const vec3 want, const vec3 got)
+static bool stuck(int up, const vec3 want, const vec3 got)
 {
-    const float wl = sideways(u, want);
-    return wl > 1e-5f && sideways(u, got) < 0.01f * wl + 1e-5f;
+    const float wl = sideways(up, want);
+    return wl > 1e-5f && sideways(up, got) < 0.01f * wl + 1e-5f;
 }
 
 static bool vec3_finite(const vec3 v)
 {
     return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+}
+
+/* move projected onto the level direction of the crease of the planes with normals a and b (out).
+ * False when the crease is (nearly) vertical or the planes parallel. */
+static bool along_crease(int up, const vec3 a, const vec3 b, const vec3 move, vec3 out)
+{
+    vec3 axis;
+    glm_vec3_cross((float *)a, (float *)b, axis);
+    axis[up] = 0.0f;
+    const float al = glm_vec3_norm(axis);
+    if (!(al > 1e-4f))
+        return false;
+    glm_vec3_scale(axis, glm_vec3_dot((float *)move, axis) / (al * al), out);
+    return true;
+}
+
+/* A walk into steep ground lying lower than the move's rise (a face the upper box passed over and
+ * the ground probe then refused; normal n) whose slide with the whole box made no headway goes
+ * along the crease of the face and the ground stood on (a V-shaped gully's floor line when that
+ * ground is a funnel, the face's foot line on a plane), or as along a wall where they are
+ * parallel, swept with the upper box; when that ends against a second steep face, along the crease
+ * of the two (test: walking_up_a_gully_of_steep_faces_at_an_angle). True, with pos and ground, when one of them
+ * rests. */
+KCC_RARE bool along_steep(move_ctx *ctx, const vec3 p0, const vec3 move, const vec3 n, float dv,
+                          vec3 pos, kcc_ground *ground)
+{
+    const int up = ctx->up;
+    vec3 nh, v;
+    glm_vec3_copy((float *)n, nh);
+    nh[up] = 0.0f;
+    const float nl = glm_vec3_norm(nh);
+    if (!(nl > 1e-4f))
+        return false;
+    glm_vec3_scale(nh, 1.0f / nl, nh);
+    const float into = glm_vec3_dot((float *)move, nh);
+    if (!(into < 0.0f))
+        return false;
+    if (!along_crease(up, n, ctx->ch->ground_normal, move, v)) {
+        glm_vec3_copy((float *)move, v);
+        glm_vec3_muladds(nh, -into, v);
+    }
+    for (int k = 0;; ++k) {
+        if (stuck(up, move, v)) /* head-on: nothing left to walk */
+            return false;
+        glm_vec3_copy((float *)p0, pos);
+        leg walk = move_leg(ctx);
+        advance_and_slide(ctx, &walk, pos, v, true, NULL);
+        if (settle(ctx, p0, pos, dv, ground))
+            return true;
+        if (k == 1 || !(ground->found && !ground->walkable && !ground->blocked))
+            return false;
+        if (!along_crease(up, n, ground->normal, move, v))
+            return false;
+    }
+}
+
+/* ---- the scheme's steps, in the order move_once takes them ---- */
+
+/* Where a move ends and on what. */
+typedef struct outcome {
+    vec3       at;     /* m: the box's final centre */
+    kcc_ground ground;
+    kcc_branch branch;
+} outcome;
+
+static void begin_move(move_ctx *ctx, kcc_character *ch, const kcc_local_source *source,
+                       kcc_local *list, kcc_local_store *store, uint32_t flags, kcc_move_debug *debug)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->ch = ch;
+    ctx->source = source;
+    ctx->list = list;
+    ctx->store = store;
+    ctx->up = kcc_up_index(ch);
+    ctx->skin = ch->desc.skin_width;
+    ctx->flags = flags;
+    ctx->dbg = debug;
+    if (debug)
+        memset(debug, 0, sizeof(*debug));
+}
+
+/* True when the box at p0 is where the last move left it, found clear of this very source. */
+static bool known_clear(const move_ctx *ctx, const vec3 p0)
+{
+    const kcc_character_private *priv = kcc_character_priv(ctx->ch);
+    return priv->clear_owner == ctx->source->owner && priv->clear_key == ctx->source->key &&
+           memcmp(priv->clear_at, p0, sizeof(vec3)) == 0;
+}
+
+/* The start-overlap push of a box overlapping the level at pos: least penetration, at most
+ * max_push_out, swept: it leaves the triangles the box overlaps and slides along any other it would
+ * run into (the other side of a wedge, a face the box only grazed), so it never pushes the box into
+ * more of the level (test: the_push_out_never_pushes_into_more_of_the_level); what it meets is not
+ * the move's to report. Regathers around pos for disp.
+ * False when the box is still embedded after it (the push was capped): then disp is zeroed and the
+ * move is the push alone, since nothing stops a box that already overlaps from going deeper (test:
+ * start_inside_geometry_is_pushed_out). */
+static bool push_out_of_start(move_ctx *ctx, vec3 pos, vec3 disp)
+{
+    const kcc_character *ch = ctx->ch;
+    vec3 box[2], push;
+    kcc_box_at(ch, pos, box);
+    uint32_t overlapped[KCC_MAX_OVERLAPPED], n_overlapped = 0;
+    if (kcc_local_penetration(ctx->list, (const vec3 *)box, ctx->up, ch->cos_max_slope, push,
+                              overlapped, &n_overlapped)) {
+        const float len = glm_vec3_norm(push);
+        if (len > 0.0f) {
+            const float go = kcc_minf(len + ctx->skin, ch->desc.max_push_out);
+            vec3 step;
+            glm_vec3_scale(push, go / len, step);
+            gather_move(ctx, pos, step);
+            move_report ignored;
+            memset(&ignored, 0, sizeof(ignored));
+            leg push_leg = {false, overlapped, n_overlapped, NULL, &ignored, 0.0f, {0.0f, 0.0f, 0.0f}};
+            advance_and_slide(ctx, &push_leg, pos, step, false, NULL);
+            ctx->flags |= KCC_MOVE_PUSHED_OUT;
+            gather_move(ctx, pos, disp); /* the neighbourhood moved with it */
+        }
+    }
+    if (!overlaps_at(ctx, pos))
+        return true;
+    glm_vec3_zero(disp);
+    return false;
+}
+
+/* p2 or p4: the box swept (and slid, when `slid`) to `at`, settled. True when it rests there. */
+static bool settle_sweep(move_ctx *ctx, const vec3 p0, float dv, const vec3 at, bool slid, outcome *end)
+{
+    glm_vec3_copy((float *)at, end->at);
+    const bool rests = settle(ctx, p0, end->at, dv, &end->ground);
+    debug_point(ctx->dbg, slid ? 4 : 2, end->at);
+    if (!rests)
+        return false;
+    end->branch = slid ? KCC_BRANCH_P4 : KCC_BRANCH_P2;
+    if (slid)
+        ctx->flags |= KCC_MOVE_SLID;
+    return true;
+}
+
+/* The scheme's first try: p1, the sweep of move from p0 to its first contact, with the upper box
+ * when walking (what lies lower is a step or the slope walked up) or the whole box; then p2,
+ * settled there (no contact), or p3, slid along the averaged normal from it, and p4, settled. True
+ * when the box rests. */
+static bool try_sweep(move_ctx *ctx, const vec3 p0, const vec3 move, float dv, bool upper, vec3 p1,
+                      outcome *end)
+{
+    leg walk = move_leg(ctx);
+    vec3 at;
+    glm_vec3_copy((float *)p0, at);
+    const bool slid = advance_and_slide(ctx, &walk, at, move, upper, p1);
+    return settle_sweep(ctx, p0, dv, at, slid, end);
+}
+
+/* The second try, when what lies lower than the upper box refused it (a step under a low ceiling,
+ * onto steep ground or too high; the foot of a steep slope the upper box passed over): the whole
+ * box swept, which stops at the obstacle, slid along it and settled. A whole box that meets nothing
+ * ends where the upper box went and is not settled (false). */
+static bool try_whole_box(move_ctx *ctx, const vec3 p0, const vec3 move, float dv, vec3 p1,
+                          outcome *end)
+{
+    leg walk = move_leg(ctx);
+    vec3 at;
+    glm_vec3_copy((float *)p0, at);
+    if (!advance_and_slide(ctx, &walk, at, move, false, p1))
+        return false;
+    return settle_sweep(ctx, p0, dv, at, true, end);
+}
+
+/* When steep ground refused the upper box (steep_normal) and the whole box's slide made no headway
+ * (or did not rest): the walk along the steep face's crease (along_steep), taken when it goes
+ * further sideways. Returns whether the box rests. */
+KCC_RARE bool try_along_steep(move_ctx *ctx, const vec3 p0, const vec3 move, const vec3 steep_normal,
+                              float dv, bool rests, outcome *end)
+{
+    const int up = ctx->up;
+    vec3 alt, went_before, went_along;
+    kcc_ground along;
+    if (rests)
+        glm_vec3_sub(end->at, (float *)p0, went_before);
+    if ((rests && !stuck(up, move, went_before)) || !along_steep(ctx, p0, move, steep_normal, dv, alt, &along))
+        return rests;
+    glm_vec3_sub(alt, (float *)p0, went_along);
+    if (rests && !(sideways(up, went_along) > sideways(up, went_before)))
+        return rests;
+    glm_vec3_copy(alt, end->at);
+    end->ground = along;
+    end->branch = KCC_BRANCH_P4;
+    ctx->flags |= KCC_MOVE_SLID;
+    return true;
+}
+
+/* Nothing rested: p1 when the box is clear there, else p0; and what is under it, for the result. */
+static void fall_back(move_ctx *ctx, const vec3 p0, const vec3 p1, outcome *end)
+{
+    memset(&end->ground, 0, sizeof(end->ground));
+    const bool at_p1 = !overlaps_at(ctx, p1);
+    glm_vec3_copy(at_p1 ? (float *)p1 : (float *)p0, end->at);
+    end->branch = at_p1 ? KCC_BRANCH_P1 : KCC_BRANCH_P0;
+    kcc_ground_probe(ctx->ch, ctx->list, end->at, 0.0f, 2.0f * ctx->skin + 1e-3f, &end->ground, ctx->dbg);
+    end->ground.walkable = end->ground.walkable && !end->ground.blocked &&
+                           end->ground.height <= end->at[ctx->up] - ctx->ch->desc.half_extents[ctx->up];
+}
+
+/* A funnel: falling, the box was stopped (it came down less than half the way) by steep ground
+ * and walls that hold it up together. It stands there: on the ground, facing up the way they do
+ * together, instead of hanging with the caller's fall speed growing frame after frame (test:
+ * a_gully_of_steep_slopes_holds_the_box). */
+static void stand_in_funnel(const move_ctx *ctx, const vec3 p0, float dv, outcome *end)
+{
+    const int up = ctx->up;
+    const funnel_sides *sides = &ctx->report.sides;
+    kcc_ground *ground = &end->ground;
+    vec3 up_between;
+    if ((ground->found && ground->walkable) || !(dv < 0.0f) || !(end->at[up] - p0[up] > 0.5f * dv) ||
+        !kcc_ground_held(ctx->ch, ctx->list, (const vec3 *)sides->normal, sides->triangle, sides->count,
+                         up_between))
+        return;
+    ground->found = ground->walkable = true;
+    ground->blocked = false;
+    ground->height = end->at[up] - ctx->ch->desc.half_extents[up] - ctx->skin;
+    glm_vec3_copy(up_between, ground->normal);
+    ground->triangle = sides->triangle[0];
+    ground->rays = 0;
+}
+
+/* The ground in the result and the character: on ground (landed, stepped up, snapped down: a rise
+ * beyond what the ground planes before and after the move explain is a step), or on steep ground
+ * (found under the box, or slid along in the air). */
+static void record_ground(move_ctx *ctx, const vec3 p0, bool was_ground, const outcome *end,
+                          kcc_move_result *result)
+{
+    kcc_character *ch = ctx->ch;
+    const int up = ctx->up;
+    const kcc_ground *ground = &end->ground;
+    const float *he = ch->desc.half_extents;
+    const float feet_before = p0[up] - he[up], feet_after = end->at[up] - he[up];
+    vec3 old_normal;
+    glm_vec3_copy(ch->ground_normal, old_normal);
+    ch->on_ground = ground->found && ground->walkable;
+    if (ch->on_ground) {
+        ctx->flags |= KCC_MOVE_ON_GROUND | (was_ground ? 0u : KCC_MOVE_LANDED);
+        glm_vec3_copy((float *)ground->normal, ch->ground_normal);
+        ch->ground_height = ground->height;
+        ch->ground_triangle = ground->triangle;
+        glm_vec3_copy((float *)ground->normal, result->ground_normal);
+        result->ground_height = ground->height;
+        result->ground_triangle = ground->triangle;
+        result->ground_rays = ground->rays;
+        if (!was_ground)
+            return;
+        vec3 went;
+        glm_vec3_sub((float *)end->at, (float *)p0, went);
+        const float explained = kcc_maxf(plane_rise(up, ch->ground_normal, went),
+                                         plane_rise(up, old_normal, went));
+        const float rise = feet_after - feet_before;
+        if (rise > explained + 0.02f) {
+            ctx->flags |= KCC_MOVE_STEPPED_UP;
+            result->step_up = rise;
+        } else if (rise < -0.02f && ctx->walking) {
+            ctx->flags |= KCC_MOVE_SNAPPED_DOWN;
+        }
+    } else if (ground->found && !ground->walkable && !ground->blocked &&
+               ground->height >= feet_after - 4.0f * ctx->skin) {
+        ctx->flags |= KCC_MOVE_ON_STEEP;
+        glm_vec3_copy((float *)ground->normal, result->ground_normal);
+        result->ground_height = ground->height;
+        result->ground_triangle = ground->triangle;
+    } else if (ctx->report.steep) {
+        ctx->flags |= KCC_MOVE_ON_STEEP;
+        glm_vec3_copy(ctx->report.steep_normal, result->ground_normal);
+        result->ground_height = feet_after;
+        result->ground_triangle = ctx->report.steep_triangle;
+    }
+}
+
+/* The rest of the result and the character's state: the position, the clear note (every branch but
+ * P0 checked its box; P0 keeps p0, clear when the start check said so), the wall, STUCK, flags. */
+static void record_move(move_ctx *ctx, const vec3 p0, const vec3 move, bool start_clear,
+                        const outcome *end, kcc_move_result *result)
+{
+    kcc_character *ch = ctx->ch;
+    kcc_character_private *priv = kcc_character_priv(ch);
+    result->branch = end->branch;
+    glm_vec3_sub((float *)end->at, ch->position, result->moved);
+    glm_vec3_copy((float *)end->at, ch->position);
+    priv->clear_owner = (end->branch != KCC_BRANCH_P0 || start_clear) ? ctx->source->owner : NULL;
+    priv->clear_key = ctx->source->key;
+    glm_vec3_copy((float *)end->at, priv->clear_at);
+    glm_vec3_copy(ctx->report.wall_normal, result->wall_normal);
+    vec3 went; /* from p0 after any push-out */
+    glm_vec3_sub((float *)end->at, (float *)p0, went);
+    if (stuck(ctx->up, move, went))
+        ctx->flags |= KCC_MOVE_STUCK;
+    result->flags |= ctx->flags | ctx->report.flags;
+}
+
+/* One move of the scheme by disp (checked finite and in range; `flags` carries BAD_INPUT), from a
+ * character whose position is finite, through the triangles of source (whatever fills it). Returns
+ * false when the move was the start-overlap push alone (the box is still embedded). */
+static bool move_once(kcc_character *ch, const kcc_local_source *source, const vec3 disp_in,
+                      uint32_t flags, kcc_move_result *result, kcc_move_debug *debug)
+{
+    kcc_local list;
+    kcc_local_store store; /* ~12 KB of stack, used only when the character's cache cannot serve */
+    move_ctx ctx;
+    begin_move(&ctx, ch, source, &list, &store, flags, debug);
+    const int up = ctx.up;
+    vec3 p0, disp, move, p1;
+    glm_vec3_copy(ch->position, p0);
+    glm_vec3_copy((float *)disp_in, disp);
+    const bool was_ground = ch->on_ground;
+    ctx.rise = walk_rise(ch, disp);
+    gather_move(&ctx, p0, disp);
+    /* Start: a box overlapping the level is pushed out; still embedded, the move is the push alone. */
+    const bool pushed = !known_clear(&ctx, p0) && overlaps_at(&ctx, p0);
+    const bool embedded = pushed && !push_out_of_start(&ctx, p0, disp);
+    const float dv = disp[up];
+    ctx.walking = was_ground && dv <= 0.0f;
+    glm_vec3_copy(disp, move);
+    if (ctx.walking)
+        move[up] = 0.0f; /* gravity on walkable ground only presses the feet down */
+
+    /* p1, then p2 or p3 + p4: the upper box when walking, then the whole box when what lies lower
+     * refused it, then along the crease of the steep ground that refused it. */
+    outcome end = {.branch = KCC_BRANCH_P0};
+    const bool upper = ctx.walking && ctx.rise > 0.0f;
+    bool rests = try_sweep(&ctx, p0, move, dv, upper, p1, &end);
+    const bool steep_refused = !rests && upper && end.ground.found && !end.ground.walkable &&
+                               !end.ground.blocked;
+    vec3 steep_normal;
+    glm_vec3_copy(end.ground.normal, steep_normal);
+    if (!rests && upper)
+        rests = try_whole_box(&ctx, p0, move, dv, p1, &end);
+    if (steep_refused)
+        rests = try_along_steep(&ctx, p0, move, steep_normal, dv, rests, &end);
+    debug_point(ctx.dbg, 1, p1);
+
+    /* Nothing rested: p1, else p0. Stopped by steep sides holding it up: it stands in the funnel. */
+    if (!rests)
+        fall_back(&ctx, p0, p1, &end);
+    stand_in_funnel(&ctx, p0, dv, &end);
+
+    memset(result, 0, sizeof(*result));
+    record_ground(&ctx, p0, was_ground, &end, result);
+    record_move(&ctx, p0, move, !embedded, &end, result);
+    return !embedded;
 }
 
 void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
@@ -816,323 +1196,18 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
     kcc_character_move_debug(ch, mesh, displacement, result, NULL);
 }
 
-/* move projected onto the level direction of the crease of the planes with normals a and b (v).
- * False when the crease is (nearly) vertical or the planes parallel. */
-static bool along_crease(int u, const vec3 a, const vec3 b, const vec3 move, vec3 v)
-{
-    vec3 axis;
-    glm_vec3_cross((float *)a, (float *)b, axis);
-    axis[u] = 0.0f;
-    const float al = glm_vec3_norm(axis);
-    if (!(al > 1e-4f))
-        return false;
-    glm_vec3_scale(axis, glm_vec3_dot((float *)move, axis) / (al * al), v);
-    return true;
-}
-
-/* A walk into steep ground lying lower than the move's rise (a face the upper box passed over and the
- * ground probe then refused) whose slide with the whole box made no headway: in a V-shaped gully of
- * steep faces whose floor line rises along the walk, the whole box sliding along one face ran into
- * the rising floor line at once, and the box stood still unless it walked exactly along the gully
- * (15 of 16 headings stuck in a gully of oa_shouse at 5 and 20 m/s). The walk goes along the
- * crease of the face and the ground stood on instead (the gully's floor line when that ground is a
- * funnel, whose normal is the faces' sum; the face's foot line on a plane), or as along a wall
- * where they are parallel, swept with the upper box again; the ground probe then lifts the box
- * along the floor line as on any walk. When that walk ends against a second steep face, it goes
- * along the crease of the two. True, with pos and g, when one of them rests. */
-KCC_RARE bool along_steep(move_ctx *m, const vec3 p0, const vec3 move, const vec3 n, float dv, vec3 pos,
-                          kcc_ground *g)
-{
-    const int u = m->u;
-    vec3 nh, v;
-    glm_vec3_copy((float *)n, nh);
-    nh[u] = 0.0f;
-    const float l = glm_vec3_norm(nh);
-    if (!(l > 1e-4f))
-        return false;
-    glm_vec3_scale(nh, 1.0f / l, nh);
-    const float into = glm_vec3_dot((float *)move, nh);
-    if (!(into < 0.0f))
-        return false;
-    /* along the crease of the face and the ground stood on (a gully's floor line when that is a
-     * funnel), else as along a wall */
-    if (!along_crease(u, n, m->ch->ground_normal, move, v)) {
-        glm_vec3_copy((float *)move, v);
-        glm_vec3_muladds(nh, -into, v);
-    }
-    for (int k = 0;; ++k) {
-        if (stuck(u, move, v)) /* head-on: nothing left to walk */
-            return false;
-        glm_vec3_copy((float *)p0, pos);
-        kcc_contacts c;
-        const float t = advance(m, pos, v, true, &c);
-        if (c.count > 0) {
-            vec3 rest;
-            glm_vec3_scale(v, 1.0f - t, rest);
-            slide(m, pos, rest, true, &c);
-        }
-        if (settle(m, p0, pos, dv, g))
-            return true;
-        if (k == 1 || !(g->found && !g->walkable && !g->blocked))
-            return false;
-        /* the gully's floor line: the crease of the two faces */
-        if (!along_crease(u, n, g->normal, move, v))
-            return false;
-    }
-}
-
-/* One move of the scheme by d (checked finite and in range; `flags` carries BAD_INPUT), from a
- * character whose position is finite. Returns false when the move was the start-overlap push alone
- * (the box is still embedded). */
-static bool move_once(kcc_character *ch, const kcc_mesh *mesh, const vec3 d_in, uint32_t flags,
-                      kcc_move_result *result, kcc_move_debug *debug)
-{
-    kcc_move_result r;
-    memset(&r, 0, sizeof(r));
-    r.branch = KCC_BRANCH_P0;
-    kcc_local L;
-    kcc_local_store store; /* ~15 KB of stack, used only when the character's cache cannot serve */
-    move_ctx m;
-    memset(&m, 0, sizeof(m));
-    m.ch = ch;
-    m.L = &L;
-    m.store = &store;
-    held contacts_held;
-    contacts_held.n = 0;
-    m.held = &contacts_held;
-    m.dbg = debug;
-    if (debug)
-        memset(debug, 0, sizeof(*debug));
-    m.u = kcc_up_index(ch);
-    m.skin = ch->desc.skin_width;
-    m.flags = flags;
-    const int u = m.u;
-    const float *he = ch->desc.half_extents;
-    ch->mesh = mesh;
-    vec3 d;
-    glm_vec3_copy((float *)d_in, d);
-
-    vec3 p0;
-    glm_vec3_copy(ch->position, p0);
-    const bool was_ground = ch->on_ground;
-    float dv = d[u];
-    m.rise = walk_rise(ch, d);
-
-    gather(&m, mesh, p0, d);
-
-    /* Start state: a box overlapping the level is pushed out, at most max_push_out per move. The
-     * previous move may have checked this very box already. */
-    bool known_clear = ch->clear_mesh == mesh && ch->clear_key == mesh->key &&
-                       memcmp(ch->clear_at, p0, sizeof(vec3)) == 0;
-    bool start_clear = known_clear || !overlaps_at(&m, p0);
-    bool embedded = false;
-    if (!start_clear) {
-        vec3 box[2], push;
-        kcc_box_at(ch, p0, box);
-        uint32_t left[KCC_MAX_LEFT], n_left = 0;
-        if (kcc_local_penetration(&L, (const vec3 *)box, u, ch->cos_max_slope, push, left, &n_left)) {
-            float len = glm_vec3_norm(push);
-            if (len > 0.0f) {
-                float want = len + m.skin;
-                float go = kcc_minf(want, ch->desc.max_push_out);
-                vec3 step;
-                glm_vec3_scale(push, go / len, step);
-                push_out(&m, mesh, p0, step, left, n_left);
-                m.flags |= KCC_MOVE_PUSHED_OUT;
-                gather(&m, mesh, p0, d); /* the neighbourhood moved with it */
-            }
-        }
-        /* Still embedded (the push was capped): this move is the push alone. Moving on would let
-         * the displacement carry the box further in (or through: nothing stops a box that
-         * already overlaps from going deeper the short way out). */
-        if (overlaps_at(&m, p0)) {
-            glm_vec3_zero(d);
-            dv = 0.0f;
-            embedded = true;
-        } else {
-            start_clear = true;
-        }
-    }
-
-    m.walking = was_ground && dv <= 0.0f;
-    vec3 move;
-    glm_vec3_copy(d, move);
-    if (m.walking)
-        move[u] = 0.0f; /* gravity on walkable ground only presses the feet down */
-    bool upper = m.walking && m.rise > 0.0f;
-
-    /* p1: the displacement, swept. */
-    vec3 p1;
-    glm_vec3_copy(p0, p1);
-    kcc_contacts c1;
-    float t1 = advance(&m, p1, move, upper, &c1);
-
-    kcc_ground g;
-    memset(&g, 0, sizeof(g));
-    vec3 fin, steep_n;
-    bool done = false, steep_seen = false;
-    for (;;) {
-        /* No contact: p2, settle where the sweep ended. A contact: p3, slide from it along the
-         * averaged normal, then p4, settle. Done unless the box cannot rest there. */
-        const bool slid = c1.count > 0;
-        glm_vec3_copy(p1, fin);
-        if (slid) {
-            vec3 rest;
-            glm_vec3_scale(move, 1.0f - t1, rest);
-            slide(&m, fin, rest, upper, &c1);
-        }
-        const bool rests = settle(&m, p0, fin, dv, &g);
-        debug_point(m.dbg, slid ? 4 : 2, fin);
-        if (rests) {
-            r.branch = slid ? KCC_BRANCH_P4 : KCC_BRANCH_P2;
-            if (slid)
-                m.flags |= KCC_MOVE_SLID;
-            done = true;
-            break;
-        }
-        if (!upper)
-            break;
-        if (g.found && !g.walkable && !g.blocked) { /* steep ground refused the box */
-            steep_seen = true;
-            glm_vec3_copy(g.normal, steep_n);
-        }
-        /* Only the box above step height was swept, and what lies lower down refused the box: a
-         * step-up under a low ceiling or onto steep ground or a ledge too high, or, in a long move,
-         * the foot of a slope too steep to stand on that the upper box passed over before meeting
-         * the slope. Sweep again with the whole box, which stops at the obstacle, and slide along
-         * it. */
-        upper = false;
-        glm_vec3_copy(p0, p1);
-        t1 = advance(&m, p1, move, false, &c1);
-        if (c1.count == 0)
-            break;
-    }
-    if (steep_seen) {
-        /* the whole box's slide along the steep ground made no headway: along its crease */
-        vec3 alt, went0;
-        kcc_ground ga;
-        if (done)
-            glm_vec3_sub(fin, p0, went0);
-        if ((!done || stuck(u, move, went0)) && along_steep(&m, p0, move, steep_n, dv, alt, &ga)) {
-            vec3 went1;
-            glm_vec3_sub(alt, p0, went1);
-            if (!done || sideways(u, went1) > sideways(u, went0)) {
-                glm_vec3_copy(alt, fin);
-                g = ga;
-                r.branch = KCC_BRANCH_P4;
-                m.flags |= KCC_MOVE_SLID;
-                done = true;
-            }
-        }
-    }
-    debug_point(m.dbg, 1, p1);
-    if (!done) {
-        memset(&g, 0, sizeof(g));
-        if (!overlaps_at(&m, p1)) {
-            glm_vec3_copy(p1, fin);
-            r.branch = KCC_BRANCH_P1;
-        } else {
-            glm_vec3_copy(p0, fin);
-            r.branch = KCC_BRANCH_P0;
-        }
-        /* still report what is under the box */
-        kcc_ground_probe(ch, &L, fin, 0.0f, 2.0f * m.skin + 1e-3f, &g, m.dbg);
-        g.walkable = g.walkable && !g.blocked && g.height <= fin[u] - he[u];
-    }
-
-    /* A funnel: falling, the box was stopped (it came down less than half the way) by steep ground
-     * and walls that hold it up together. It stands there: on the ground, facing up the way they do
-     * together, instead of hanging with the caller's fall speed growing frame after frame. */
-    vec3 up_between;
-    if (!(g.found && g.walkable) && dv < 0.0f && fin[u] - p0[u] > 0.5f * dv &&
-        kcc_ground_held(ch, mesh, (const vec3 *)contacts_held.normal, contacts_held.triangle,
-                        contacts_held.n, up_between)) {
-        g.found = g.walkable = true;
-        g.blocked = false;
-        g.height = fin[u] - he[u] - m.skin;
-        glm_vec3_copy(up_between, g.normal);
-        g.triangle = contacts_held.triangle[0];
-        g.rays = 0;
-    }
-
-    /* Result and state. */
-    const float feet0 = p0[u] - he[u];
-    const float feet1 = fin[u] - he[u];
-    vec3 old_normal;
-    glm_vec3_copy(ch->ground_normal, old_normal);
-    ch->on_ground = g.found && g.walkable;
-    if (ch->on_ground) {
-        m.flags |= KCC_MOVE_ON_GROUND;
-        if (!was_ground)
-            m.flags |= KCC_MOVE_LANDED;
-        glm_vec3_copy(g.normal, ch->ground_normal);
-        ch->ground_height = g.height;
-        ch->ground_triangle = g.triangle;
-        glm_vec3_copy(g.normal, r.ground_normal);
-        r.ground_height = g.height;
-        r.ground_triangle = g.triangle;
-        r.ground_rays = g.rays;
-        if (was_ground) {
-            /* a rise beyond what the ground planes explain is a step: the plane under the box
-             * before the move or after it (crossing a crease from a slope onto flatter ground, the
-             * plane before explains the rise) */
-            vec3 mh;
-            glm_vec3_sub(fin, p0, mh);
-            mh[u] = 0.0f;
-            float slope_rise = 0.0f;
-            const float *planes[2] = {ch->ground_normal, old_normal};
-            for (int k = 0; k < 2; ++k) {
-                const float *n = planes[k];
-                if (n[u] > 1e-3f)
-                    slope_rise = kcc_maxf(slope_rise, -glm_vec3_dot(mh, (float *)n) / n[u]);
-            }
-            float rise = feet1 - feet0;
-            if (rise > slope_rise + 0.02f) {
-                m.flags |= KCC_MOVE_STEPPED_UP;
-                r.step_up = rise;
-            } else if (rise < -0.02f && m.walking) {
-                m.flags |= KCC_MOVE_SNAPPED_DOWN;
-            }
-        }
-    } else if (g.found && !g.walkable && !g.blocked && g.height >= feet1 - 4.0f * m.skin) {
-        m.flags |= KCC_MOVE_ON_STEEP;
-        glm_vec3_copy(g.normal, r.ground_normal);
-        r.ground_height = g.height;
-        r.ground_triangle = g.triangle;
-    } else if (m.steep) {
-        m.flags |= KCC_MOVE_ON_STEEP;
-        glm_vec3_copy(m.steep_normal, r.ground_normal);
-        r.ground_height = feet1;
-        r.ground_triangle = m.steep_triangle;
-    }
-    glm_vec3_sub(fin, ch->position, r.moved);
-    glm_vec3_copy(fin, ch->position);
-    /* every branch but P0 checked its box; P0 keeps p0, clear when the start check said so */
-    ch->clear_mesh = (r.branch != KCC_BRANCH_P0 || start_clear) ? mesh : NULL;
-    ch->clear_key = mesh->key;
-    glm_vec3_copy(fin, ch->clear_at);
-    glm_vec3_copy(m.wall_normal, r.wall_normal);
-    vec3 went; /* from p0 after any push-out */
-    glm_vec3_sub(fin, p0, went);
-    if (stuck(u, move, went))
-        m.flags |= KCC_MOVE_STUCK;
-    r.flags |= m.flags;
-    *result = r;
-    return !embedded;
-}
-
 /* A walking move longer than the box's narrower half width runs as that many equal sub-moves (at
  * most KCC_MAX_SUBSTEPS), each the whole scheme. A move climbs at most step_height and snaps down at
  * most ground_snap: one that carried the box over several stairs at once would meet their combined
  * rise as a ledge too high going up, and leave the ground going down. */
 #define KCC_MAX_SUBSTEPS 8u
 
-static uint32_t substeps(const kcc_character *ch, const vec3 d)
+static uint32_t substeps(const kcc_character *ch, const vec3 disp)
 {
-    const int u = kcc_up_index(ch), h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
-    if (!ch->on_ground || !(d[u] <= 0.0f))
+    const int up = kcc_up_index(ch), h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
+    if (!ch->on_ground || !(disp[up] <= 0.0f))
         return 1u;
-    const float len = sqrtf(d[h0] * d[h0] + d[h1] * d[h1]);
+    const float len = sqrtf(disp[h0] * disp[h0] + disp[h1] * disp[h1]);
     const float part = kcc_minf(ch->desc.half_extents[h0], ch->desc.half_extents[h1]);
     if (!(len > part))
         return 1u;
@@ -1149,62 +1224,64 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
         return;
     }
 #endif
-    kcc_move_result r;
-    memset(&r, 0, sizeof(r));
-    r.branch = KCC_BRANCH_P0;
-    r.flags = KCC_MOVE_BAD_INPUT;
+    kcc_move_result move_result;
+    memset(&move_result, 0, sizeof(move_result));
+    move_result.branch = KCC_BRANCH_P0;
+    move_result.flags = KCC_MOVE_BAD_INPUT;
     if (!ch || !mesh || !vec3_finite(ch->position)) { /* nothing sensible to do */
         if (debug)
             memset(debug, 0, sizeof(*debug));
         if (result)
-            *result = r;
+            *result = move_result;
         return;
     }
-    vec3 d = {0.0f, 0.0f, 0.0f};
+    vec3 disp = {0.0f, 0.0f, 0.0f};
     uint32_t flags = KCC_MOVE_BAD_INPUT;
     if (displacement && vec3_finite(displacement) && fabsf(displacement[0]) <= KCC_MAX_DISPLACEMENT &&
         fabsf(displacement[1]) <= KCC_MAX_DISPLACEMENT && fabsf(displacement[2]) <= KCC_MAX_DISPLACEMENT) {
-        glm_vec3_copy((float *)displacement, d);
+        glm_vec3_copy((float *)displacement, disp);
         flags = 0u;
     }
-    const uint32_t n = substeps(ch, d);
+    kcc_local_source source;
+    kcc_local_source_mesh(&source, mesh);
+    const uint32_t n = substeps(ch, disp);
     if (n == 1u) {
-        move_once(ch, mesh, d, flags, &r, debug);
+        move_once(ch, &source, disp, flags, &move_result, debug);
         if (result)
-            *result = r;
+            *result = move_result;
         return;
     }
 
     /* Sub-moves: the result is the whole move's. Flags of what happened along the way add up; the
      * ground, the branch and the debug record are the last sub-move's; landing and being stuck are
      * judged over the whole move. */
-    const int u = kcc_up_index(ch);
+    const int up = kcc_up_index(ch);
     vec3 p0, part;
     glm_vec3_copy(ch->position, p0);
-    glm_vec3_scale(d, 1.0f / (float)n, part);
+    glm_vec3_scale(disp, 1.0f / (float)n, part);
     uint32_t seen = 0u;
     float step_up = 0.0f;
     vec3 wall_normal = {0.0f, 0.0f, 0.0f};
     for (uint32_t i = 0; i < n; ++i) {
         const bool was_ground = ch->on_ground;
-        const bool free = move_once(ch, mesh, part, i == 0 ? flags : 0u, &r, debug);
-        seen |= r.flags;
-        if (r.flags & KCC_MOVE_STEPPED_UP)
-            step_up += r.step_up;
-        if (r.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING))
-            glm_vec3_copy(r.wall_normal, wall_normal);
+        const bool free = move_once(ch, &source, part, i == 0 ? flags : 0u, &move_result, debug);
+        seen |= move_result.flags;
+        if (move_result.flags & KCC_MOVE_STEPPED_UP)
+            step_up += move_result.step_up;
+        if (move_result.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING))
+            glm_vec3_copy(move_result.wall_normal, wall_normal);
         /* Not moved and the same footing: every further sub-move would repeat this one exactly. */
-        if (!free || (r.moved[0] == 0.0f && r.moved[1] == 0.0f && r.moved[2] == 0.0f &&
+        if (!free || (move_result.moved[0] == 0.0f && move_result.moved[1] == 0.0f && move_result.moved[2] == 0.0f &&
                       ch->on_ground == was_ground))
             break;
     }
     const uint32_t last = KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP | KCC_MOVE_LANDED | KCC_MOVE_STUCK;
-    r.flags = (seen & ~last) | (r.flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP));
-    r.step_up = step_up;
-    glm_vec3_copy(wall_normal, r.wall_normal);
-    glm_vec3_sub(ch->position, p0, r.moved);
-    if (stuck(u, d, r.moved))
-        r.flags |= KCC_MOVE_STUCK;
+    move_result.flags = (seen & ~last) | (move_result.flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP));
+    move_result.step_up = step_up;
+    glm_vec3_copy(wall_normal, move_result.wall_normal);
+    glm_vec3_sub(ch->position, p0, move_result.moved);
+    if (stuck(up, disp, move_result.moved))
+        move_result.flags |= KCC_MOVE_STUCK;
     if (result)
-        *result = r;
+        *result = move_result;
 }

@@ -64,66 +64,44 @@ enum {
     KCC_MOVE_CONTACT_CAP  = 1u << 11  ///< more triangles nearby than the fixed buffers hold
 };
 
-/// Triangles a character keeps from its neighbourhood between moves (private; see kcc_character).
-#define KCC_CHARACTER_CACHE 96
+/// Bytes of a character's private storage (its triangle cache and the note of the last box found
+/// clear): opaque, for the controller's .c files only; 16-byte aligned.
+#define KCC_CHARACTER_PRIVATE_BYTES 7760
+#ifdef __cplusplus
+#define KCC_ALIGN16 alignas(16)
+#else
+#define KCC_ALIGN16 _Alignas(16)
+#endif
 
-/// One cached triangle (private): corners, unit normal, plane offset n . a, input index.
-typedef struct kcc_cached_tri {
-    float    v[3][3];
-    float    n[3];
-    float    d;
-    uint32_t index;
-} kcc_cached_tri;
-
-/// Eight cached triangles' bounds (private): lo[k][j], hi[k][j] bound triangle 8g + j of group g
-/// along axis k, so one group is culled by eight-wide compares (two four-wide ones without AVX)
-/// and a list's groups lie end to end.
-#define KCC_CACHE_GROUP 8
-typedef struct kcc_cached_bounds {
-    float lo[3][KCC_CACHE_GROUP];
-    float hi[3][KCC_CACHE_GROUP];
-} kcc_cached_bounds;
-
-/// The character's triangle cache (private): every triangle of `mesh` whose bounds overlap
-/// [lo, hi], in the mesh's leaf order, with their bounds in groups of eight for culling. A move
-/// whose reach stays inside [lo, hi] reads the level from here and not from the mesh. Results never
-/// depend on it: an empty or stale cache gives the same moves, bit for bit.
-typedef struct kcc_tri_cache {
-    const kcc_mesh *mesh;      ///< NULL: empty
-    uint64_t        key;       ///< content hash of that mesh
-    float           lo[3], hi[3];
-    uint32_t        count;
-    kcc_cached_bounds bounds[KCC_CHARACTER_CACHE / KCC_CACHE_GROUP];
-    kcc_cached_tri  tri[KCC_CHARACTER_CACHE];
-} kcc_tri_cache;
-
-/// The character: caller-owned, plain data. position/on_ground/ground_normal are public; the rest
-/// is private state, visible only so the struct can be embedded and copied.
+/// The character: caller-owned, plain data, copyable. position, on_ground and ground_normal are the
+/// public state (a caller may set position between moves: a teleport); desc, cos_max_slope,
+/// ground_height and ground_triangle are read-only state (set them through kcc_character_init and
+/// kcc_character_set_desc); priv is private storage that never changes a move's answer.
 typedef struct kcc_character {
     vec3 position;        ///< m, centre of the box
     bool on_ground;
     vec3 ground_normal;   ///< unit, valid when on_ground
-    /* private */
+    /* read-only */
     kcc_character_desc desc;
-    float    cos_max_slope;   ///< derived from desc
+    float    cos_max_slope;   ///< cos(desc.max_slope_deg), rounded once from double
     float    ground_height;   ///< m along up, valid when on_ground
     uint32_t ground_triangle; ///< valid when on_ground
-    const kcc_mesh *mesh;     ///< borrowed: the mesh of the last move, for kcc_character_set_desc
-    vec3            clear_at; ///< the box centred here was found clear of clear_mesh (saves the
-                              ///< next move's start check; never changes an answer)
-    const kcc_mesh *clear_mesh;
-    uint64_t        clear_key;
-    kcc_tri_cache   cache;    ///< the neighbourhood's triangles (the struct is about 7.7 KB)
+    /* private: the neighbourhood's triangles kept between moves and the last box found clear */
+    struct {
+        KCC_ALIGN16 unsigned char bytes[KCC_CHARACTER_PRIVATE_BYTES];
+    } priv;
 } kcc_character;
 
 /// Initialises ch from desc (NULL: defaults) with its box centred at center (m). Validates desc.
 KCC_API kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center);
 
-/// Retunes between frames. The box keeps its feet where they are; a box that would newly overlap the
-/// level is refused with KCC_ERR_OVERLAP. The level checked is the mesh of the character's last move
-/// (borrowed: it must still be alive); before any move there is nothing to check against.
+/// Retunes between frames: validates desc (KCC_ERR_BAD_DESC / KCC_ERR_NON_FINITE, ch unchanged) and
+/// applies it, the box keeping its feet where they are. It reads no level, so it does not check the
+/// new box against one: a larger box may overlap it, and the next move pushes it out. To refuse
+/// such a box, use kcc_character_set_desc_checked.
 KCC_API kcc_status kcc_character_set_desc(kcc_character *ch, const kcc_character_desc *desc);
-/// The same against an explicit mesh (NULL: no overlap check).
+/// The same, and a box that grows where it would overlap mesh (borrowed for the call only) is
+/// refused with KCC_ERR_OVERLAP (ch unchanged). mesh NULL: no overlap check.
 KCC_API kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character_desc *desc,
                                           const kcc_mesh *mesh);
 

@@ -1244,7 +1244,7 @@ kcc_status kcc_trace_replay(const kcc_trace *trace, const kcc_mesh *mesh, float 
                     memcpy((char *)&req + desc_fields[f].offset,
                            (const char *)&s->desc + desc_fields[f].offset, field_bytes(&desc_fields[f]));
             }
-            o.status = kcc_character_set_desc(&ch, &req);
+            o.status = kcc_character_set_desc_checked(&ch, &req, mesh);
             if (o.status == KCC_OK)
                 cur = req;
             memcpy(o.position, ch.position, sizeof o.position);

@@ -929,7 +929,7 @@ static void following_a_steep_face_down_sees_a_wall_beyond_the_move(void **state
                 driver dr = {0.0f, 1.0f / rates[r], 1};
                 for (int i = 0; i < (int)rates[r]; ++i) {
                     if (wipe)
-                        memset(&ch.cache, 0, sizeof(ch.cache));
+                        memset(&kcc_character_priv(&ch)->cache, 0, sizeof(kcc_local_cache));
                     const uint32_t fl = drive(&ch, m, &dr, -1.5f, 0.0f, NULL);
                     /* a floor 0.3 m down is more than a snap's fall along the face: it is dropped to */
                     if (overlaps(&ch, m) || (held && !(fl & KCC_MOVE_ON_GROUND)))
@@ -1899,8 +1899,11 @@ static void retuning_between_frames_takes_effect(void **state)
     /* wall at z in [-0.8, -0.4]: a box of half width 0.5 would reach z = -0.5 */
     kcc_character before = ch;
     d.half_extents[2] = 0.5f;
-    assert_int_equal(kcc_character_set_desc(&ch, &d), KCC_ERR_OVERLAP);
+    assert_int_equal(kcc_character_set_desc_checked(&ch, &d, m), KCC_ERR_OVERLAP);
     assert_memory_equal(&before, &ch, sizeof(ch));
+    /* the form without a mesh reads no level (none is kept from the moves): it checks no overlap */
+    kcc_character unchecked = before;
+    assert_int_equal(kcc_character_set_desc(&unchecked, &d), KCC_OK);
     /* a taller box keeps its feet where they were */
     d.half_extents[2] = 0.3f;
     d.half_extents[1] = 1.0f;
@@ -2286,8 +2289,7 @@ static void soak_on_every_level_never_penetrates_or_escapes(void **state)
  * bit, as the character that keeps them, on a real level when present and a generated one. */
 static void wipe_cache(kcc_character *ch)
 {
-    memset(&ch->cache, 0, sizeof(ch->cache));
-    ch->clear_mesh = NULL;
+    kcc_character_forget(ch);
 }
 
 /* A shared level (is_file) or a generated one, its mesh, and the arena player's desc (the box and
@@ -2426,7 +2428,7 @@ static void a_cache_is_never_read_on_another_mesh(void **state)
     for (int i = 0; i < 10; ++i)
         drive(&ch, open, &dr, 0.0f, 0.0f, NULL);
     assert_true(ch.on_ground);
-    assert_true(ch.cache.mesh == open); /* filled */
+    assert_true(kcc_character_priv(&ch)->cache.owner == open); /* filled */
     kcc_mesh_destroy(open);
     sc_floor(&s, 0.0f, 5.0f, 4);
     sc_box(&s, 0.35f, 0.0f, -1.0f, 0.55f, 3.0f, 1.0f); /* inside the cached neighbourhood */

@@ -1,13 +1,13 @@
-/* test_local.c: owns the tests of the controller's private local triangle list (kcc_local_gather,
+/* test_local.c: owns the tests of the move's local triangle list (kcc_local_gather,
  * kcc_local_select, kcc_local_raycast_down(4), kcc_local_overlaps, kcc_local_sweep and the overflow
- * path; controller_internal.h, controller/query.c), checked against brute force over the mesh's
+ * path; kcc_local_internal.h, collide/local.c), checked against brute force over the mesh's
  * triangles (kcc_mesh_triangle, kcc_tri_*) and the public mesh queries on random soups, grid floors
  * (+Y and +Z up) and the shared level oa_dm1 when present. */
 #include "test.h"
 #include <cglm/cglm.h>
 
 #include "collide_internal.h"    /* tri_slot: the mesh's leaf order, to check the list's order */
-#include "controller_internal.h"
+#include "kcc_local_internal.h"
 
 /* C11 does not convert vec3 * to const vec3 * implicitly (pedantic): boxes go through CB. */
 #define CB(...) ((const vec3 *)(__VA_ARGS__))
@@ -30,6 +30,7 @@ static uint32_t rng_below(test_rng *r, uint32_t n)
 typedef struct scene {
     const char *name;
     kcc_mesh   *mesh;
+    kcc_local_source src;  /* the mesh as a neighbourhood source */
     uint32_t    n;
     vec3       *v;         /* 3 corners per triangle (kcc_mesh_triangle) */
     vec3       *lo, *hi;   /* each triangle's bounds: min / max of its corners */
@@ -49,6 +50,7 @@ typedef struct scene {
 static void scene_finish(scene *s, const char *name)
 {
     s->name = name;
+    kcc_local_source_mesh(&s->src, s->mesh);
     s->n = kcc_mesh_triangle_count(s->mesh);
     s->v = malloc(sizeof(vec3) * 3 * s->n);
     s->lo = malloc(sizeof(vec3) * s->n);
@@ -267,7 +269,7 @@ static void small_region(test_rng *r, const scene *s, kcc_local *L, kcc_local_st
     float hmax = 1.6f;
     for (;;) {
         random_region(r, s, 0.3f, hmax, out);
-        kcc_local_gather(L, store, s->mesh, CB(out));
+        kcc_local_gather(L, store, &s->src, CB(out));
         if (!L->overflow)
             return;
         hmax = fmaxf(0.35f, 0.8f * hmax);
@@ -284,7 +286,7 @@ static void small_region(test_rng *r, const scene *s, kcc_local *L, kcc_local_st
 static void check_gather(scene *s, const kcc_local *L, const vec3 region[2])
 {
     const uint32_t nref = ref_count(s, region);
-    assert_ptr_equal(L->mesh, s->mesh);
+    assert_ptr_equal(L->source, &s->src);
     if (nref > KCC_LOCAL_MAX) {
         if (!L->overflow)
             fail_msg("%s: %u triangles in the region, no overflow (count %u)", s->name, nref,
@@ -339,7 +341,7 @@ static void check_gather(scene *s, const kcc_local *L, const vec3 region[2])
         if (!(fabs(t->d - d) <= 1e-5 * scale))
             fail_msg("%s: triangle %u: d %.9g, n . a %.9g", s->name, id, t->d, d);
     }
-    for (uint32_t e = L->count; e % KCC_CACHE_GROUP != 0u; ++e)
+    for (uint32_t e = L->count; e % KCC_LOCAL_GROUP != 0u; ++e)
         for (int k = 0; k < 3; ++k) {
             assert_true(kcc_local_lo(L, k, e) == INFINITY);
             assert_true(kcc_local_hi(L, k, e) == -INFINITY);
@@ -642,7 +644,7 @@ static float check_sweep(scene *s, const kcc_local *L, const vec3 box[2], const 
         for (uint32_t j = 0; j < k; ++j)
             assert_int_not_equal(c.triangle[j], id);
         /* the triangle's own contact normal, or its face normal when the box touches its plane
-         * at that time (the contact is a face contact: see face_if_touching in query.c) */
+         * at that time (the contact is a face contact: see face_if_touching in local.c) */
         vec3 face;
         const int touching = touches_plane(CB(&s->v[3 * id]), box, delta, s->st[id], face);
         bool same_sat = true, same_face = true;
@@ -788,11 +790,11 @@ static void local_gather_holds_exactly_the_live_triangles_touching_the_region(vo
             random_region(&r, &sc[si], 0.2f, q < 100 ? 1.8f : 6.0f, region);
             kcc_local L;
             memset(store, 0x5A, sizeof *store);
-            kcc_local_gather(&L, store, sc[si].mesh, CB(region));
+            kcc_local_gather(&L, store, &sc[si].src, CB(region));
             check_gather(&sc[si], &L, CB(region));
             overflowed += L.overflow;
             listed += !L.overflow && L.count > 0;
-            padded += !L.overflow && L.count % KCC_CACHE_GROUP != 0u;
+            padded += !L.overflow && L.count % KCC_LOCAL_GROUP != 0u;
         }
         /* not vacuous: most regions list something, some pad */
         assert_true(listed >= 30);
@@ -832,7 +834,7 @@ static void local_gather_overflows_past_192_triangles_and_pads_whole_groups(void
         vec3 region[2] = {{-0.25f, -1.0f, -1.0f}, {(float)k - 0.25f, 1.0f, 1.0f}};
         kcc_local L;
         memset(store, 0x5A, sizeof *store);
-        kcc_local_gather(&L, store, s.mesh, CB(region));
+        kcc_local_gather(&L, store, &s.src, CB(region));
         check_gather(&s, &L, CB(region));
         if (k > KCC_LOCAL_MAX) {
             assert_true(L.overflow);
@@ -841,6 +843,112 @@ static void local_gather_overflows_past_192_triangles_and_pads_whole_groups(void
             assert_int_equal(L.count, k);
         }
     }
+    free(store);
+    scene_free(&s);
+}
+
+/* A neighbourhood source that forwards to a mesh's and counts the calls of each operation. */
+enum { ASK_GATHER, ASK_FETCH, ASK_RAYCAST, ASK_OVERLAP, ASK_SWEEP, ASK_TRIANGLE, ASK_FACE_NORMAL, ASK_KINDS };
+typedef struct counting_source {
+    kcc_local_source        base; /* first: the operations receive &base */
+    const kcc_local_source *inner;
+    uint32_t               *calls;
+} counting_source;
+
+static const counting_source *counted(const kcc_local_source *src, int kind)
+{
+    const counting_source *cs = (const counting_source *)(const void *)src;
+    cs->calls[kind]++;
+    return cs;
+}
+static uint32_t cs_query(const kcc_local_source *src, const vec3 region[2], uint32_t *handles,
+                         uint32_t capacity)
+{
+    const kcc_local_source *in = counted(src, ASK_GATHER)->inner;
+    return in->ops->query(in, region, handles, capacity);
+}
+static void cs_fetch(const kcc_local_source *src, const uint32_t *handles, uint32_t n, kcc_local_tri *out)
+{
+    const kcc_local_source *in = counted(src, ASK_FETCH)->inner;
+    in->ops->fetch(in, handles, n, out);
+}
+static bool cs_raycast(const kcc_local_source *src, const vec3 origin, const vec3 dir, float max_t,
+                       kcc_ray_hit *out)
+{
+    const kcc_local_source *in = counted(src, ASK_RAYCAST)->inner;
+    return in->ops->raycast(in, origin, dir, max_t, out);
+}
+static uint32_t cs_overlap(const kcc_local_source *src, const vec3 box[2], uint32_t *ids, uint32_t capacity)
+{
+    const kcc_local_source *in = counted(src, ASK_OVERLAP)->inner;
+    return in->ops->overlap(in, box, ids, capacity);
+}
+static bool cs_sweep(const kcc_local_source *src, const vec3 box[2], const vec3 delta, kcc_sweep_hit *out)
+{
+    const kcc_local_source *in = counted(src, ASK_SWEEP)->inner;
+    return in->ops->sweep(in, box, delta, out);
+}
+static bool cs_triangle(const kcc_local_source *src, uint32_t id, vec3 out[3])
+{
+    const kcc_local_source *in = counted(src, ASK_TRIANGLE)->inner;
+    return in->ops->triangle(in, id, out);
+}
+static void cs_face_normal(const kcc_local_source *src, uint32_t id, vec3 out)
+{
+    const kcc_local_source *in = counted(src, ASK_FACE_NORMAL)->inner;
+    in->ops->face_normal(in, id, out);
+}
+
+/* Every query of a list asks its source, in the overflow mode too (where it asks for all of the
+ * source's triangles), and answers as the mesh's public queries do: a list does not care where its
+ * triangles come from. A 2 m soup of 600 triangles overflows a list over all of it. */
+static void local_queries_ask_their_source_in_every_mode(void **state)
+{
+    (void)state;
+    scene s;
+    scene_soup(&s, 77, 600, 2.0f, "dense soup");
+    static const kcc_local_source_ops ops = {cs_query, cs_fetch,    cs_raycast,    cs_overlap,
+                                             cs_sweep, cs_triangle, cs_face_normal};
+    uint32_t calls[ASK_KINDS] = {0};
+    counting_source cs = {{&ops, s.mesh, s.src.key}, &s.src, calls};
+    kcc_local_store *store = malloc(sizeof *store);
+    assert_non_null(store);
+    const vec3 region[2] = {{-1.0f, -1.0f, -1.0f}, {3.0f, 3.0f, 3.0f}};
+    kcc_local L;
+    kcc_local_gather(&L, store, &cs.base, region);
+    assert_true(L.overflow);
+    assert_int_equal(calls[ASK_GATHER], 1);
+
+    const vec3 origin = {1.0f, 2.9f, 1.0f}, down = {0.0f, -1.0f, 0.0f};
+    kcc_sel none = {0};
+    kcc_ray_hit got, want;
+    const bool g = kcc_local_raycast_down(&L, &none, origin, 1, 3.5f, &got);
+    assert_int_equal(g, kcc_mesh_raycast(s.mesh, origin, down, 3.5f, &want));
+    assert_true(g && got.t == want.t && got.triangle == want.triangle);
+    assert_int_equal(calls[ASK_RAYCAST], 1);
+
+    const vec3 box[2] = {{0.7f, 0.7f, 0.7f}, {1.3f, 1.3f, 1.3f}};
+    assert_int_equal(kcc_local_overlaps(&L, box), kcc_mesh_overlap_aabb(s.mesh, box, NULL, 0) > 0);
+    assert_int_equal(calls[ASK_OVERLAP], 1);
+
+    const vec3 high[2] = {{0.8f, 2.6f, 0.8f}, {1.2f, 2.9f, 1.2f}}, drop = {0.0f, -2.5f, 0.0f};
+    kcc_contacts contacts;
+    kcc_sweep_hit hit;
+    const bool swept = kcc_local_sweep(&L, high, drop, 1e-4f, &contacts);
+    assert_int_equal(swept, kcc_mesh_sweep_aabb(s.mesh, high, drop, &hit));
+    assert_true(swept && contacts.t == hit.t);
+    assert_true(calls[ASK_GATHER] + calls[ASK_SWEEP] >= 2); /* its own region, or all of it */
+
+    vec3 push;
+    uint32_t overlapped[KCC_MAX_OVERLAPPED], n_overlapped = 0;
+    const uint32_t asked = calls[ASK_GATHER] + calls[ASK_OVERLAP];
+    assert_true(kcc_local_penetration(&L, box, 1, 0.7f, push, overlapped, &n_overlapped));
+    assert_true(calls[ASK_GATHER] + calls[ASK_OVERLAP] > asked);
+
+    vec3 n;
+    kcc_local_face_normal(&L, want.triangle, n);
+    assert_memory_equal(n, s.mesh->planes[s.mesh->tri_slot[want.triangle]].n, sizeof n);
+    assert_int_equal(calls[ASK_FACE_NORMAL], 1);
     free(store);
     scene_free(&s);
 }
@@ -935,7 +1043,7 @@ static void local_raycast_down_through_grid_vertices_and_edges_always_hits(void 
             region[0][u] = s->grid_h - 1.0f;
             region[1][u] = s->grid_h + 1.0f;
             kcc_local L;
-            kcc_local_gather(&L, store, s->mesh, CB(region));
+            kcc_local_gather(&L, store, &s->src, CB(region));
             assert_true(L.overflow == whole);
             /* Points on the lines: every vertex; points on the edges of each axis; the float
              * midpoint of each diagonal; one float step off a vertex each way. */
@@ -1114,7 +1222,7 @@ static void local_queries_on_an_overflowing_region_agree_with_the_references(voi
             if (ref_count(s, CB(region)) <= KCC_LOCAL_MAX)
                 continue;
             kcc_local L;
-            kcc_local_gather(&L, store, s->mesh, CB(region));
+            kcc_local_gather(&L, store, &s->src, CB(region));
             check_gather(s, &L, CB(region));
             assert_true(L.overflow);
             regions++;
@@ -1176,7 +1284,7 @@ static kcc_local_store *gather_soup(scene *s, const float *p, uint32_t n, const 
     scene_from_soup(s, p, n, name);
     kcc_local_store *store = malloc(sizeof *store);
     assert_non_null(store);
-    kcc_local_gather(L, store, s->mesh, region);
+    kcc_local_gather(L, store, &s->src, region);
     return store;
 }
 
@@ -1271,6 +1379,7 @@ int test_group_local(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(local_gather_holds_exactly_the_live_triangles_touching_the_region, scenes_setup, scenes_teardown),
         cmocka_unit_test(local_gather_overflows_past_192_triangles_and_pads_whole_groups),
+        cmocka_unit_test(local_queries_ask_their_source_in_every_mode),
         cmocka_unit_test_setup_teardown(local_select_returns_exactly_the_entries_whose_bounds_touch_the_box, scenes_setup, scenes_teardown),
         cmocka_unit_test_setup_teardown(local_raycast_down4_equals_single_rays_bit_for_bit_and_the_mesh_ray, scenes_setup, scenes_teardown),
         cmocka_unit_test(local_raycast_down_through_grid_vertices_and_edges_always_hits),

@@ -1,0 +1,261 @@
+/* kcc_local_internal.h: the one contract between collide/ and the controller: the short list of
+ * world-space triangles a move runs on (kcc_local), the neighbourhood source that fills it, the
+ * character's cache of it, and the queries the move asks of it (rays down, overlaps, swept boxes,
+ * the start-overlap push). collide/local.c implements it; never installed. */
+#ifndef KCC_LOCAL_INTERNAL_H
+#define KCC_LOCAL_INTERNAL_H
+
+#include "kcc_collide.h"
+
+/// Hot helpers are forced inline where the compiler allows it (gcc and clang both do); rare paths
+/// are kept out of line, so they do not crowd the hot code around them.
+#if defined(__GNUC__)
+#define KCC_HOT static inline __attribute__((always_inline))
+#define KCC_RARE static __attribute__((noinline, cold))
+#else
+#define KCC_HOT static inline
+#define KCC_RARE static
+#endif
+
+/// min/max without libm calls (fminf/fmaxf are not inlined without -ffinite-math-only). Inputs are
+/// finite here.
+static inline float kcc_minf(float a, float b) { return a < b ? a : b; }
+static inline float kcc_maxf(float a, float b) { return a > b ? a : b; }
+
+/// A box's centre and half extents (m), in float: 0.5 (lo + hi) and 0.5 (hi - lo).
+static inline void kcc_box_center_half(const vec3 box[2], vec3 out_center, vec3 out_half)
+{
+    for (int k = 0; k < 3; ++k) {
+        out_center[k] = 0.5f * (box[0][k] + box[1][k]);
+        out_half[k] = 0.5f * (box[1][k] - box[0][k]);
+    }
+}
+
+/* ---- the list ---------------------------------------------------------------------------------- */
+
+/// One listed triangle: corners (m, world frame), unit normal and plane offset n . a as the source
+/// stores them, and the source's triangle id (a mesh's input index).
+typedef struct kcc_local_tri {
+    float    v[3][3];
+    float    n[3];
+    float    d;
+    uint32_t index;
+} kcc_local_tri;
+
+/// Eight listed triangles' bounds: lo[k][j], hi[k][j] bound entry 8g + j of group g along axis k,
+/// so one group is culled by eight-wide compares (two four-wide ones without AVX) and a list's
+/// groups lie end to end. Entries past the list's end have empty bounds (lo = +inf, hi = -inf).
+#define KCC_LOCAL_GROUP 8
+typedef struct kcc_local_bounds {
+    float lo[3][KCC_LOCAL_GROUP];
+    float hi[3][KCC_LOCAL_GROUP];
+} kcc_local_bounds;
+
+/// Where a move's triangles come from. A source lists the world-space triangles whose bounds
+/// overlap a region (query, then fetch: a list's storage is chosen once their number is known),
+/// always in the same order (a mesh: its leaf order), so a list holding extra
+/// triangles answers every query the same; and answers the queries a list cannot (the overflow
+/// mode: more triangles in reach than a list holds) over all of its triangles. A mesh is a source
+/// (kcc_local_source_mesh); a world of placed meshes and other characters' boxes can be another,
+/// and the move does not change. Borrowed by every list it fills: it must outlive them.
+typedef struct kcc_local_source kcc_local_source;
+typedef struct kcc_local_source_ops {
+    /// The triangles whose bounds overlap region, as handles (the source's own names for them,
+    /// in the source's order), written to out_handles when there are at most capacity of them
+    /// (capacity <= KCC_LOCAL_MAX); returns how many there are.
+    uint32_t (*query)(const kcc_local_source *src, const vec3 region[2], uint32_t *out_handles,
+                      uint32_t capacity);
+    /// The triangles of handles[0..n) (from query), in that order.
+    void (*fetch)(const kcc_local_source *src, const uint32_t *handles, uint32_t n, kcc_local_tri *out);
+    /// kcc_mesh_raycast, kcc_mesh_overlap_aabb and kcc_mesh_sweep_aabb over all of the source.
+    bool (*raycast)(const kcc_local_source *src, const vec3 origin, const vec3 dir, float max_t,
+                    kcc_ray_hit *out);
+    uint32_t (*overlap)(const kcc_local_source *src, const vec3 box[2], uint32_t *out_ids,
+                        uint32_t capacity);
+    bool (*sweep)(const kcc_local_source *src, const vec3 box[2], const vec3 delta,
+                  kcc_sweep_hit *out);
+    /// Triangle id's corners (m); false for an unknown id.
+    bool (*triangle)(const kcc_local_source *src, uint32_t id, vec3 out_corners[3]);
+    /// Triangle id's unit face normal as stored (as wound); id is one the source reported.
+    void (*face_normal)(const kcc_local_source *src, uint32_t id, vec3 out);
+} kcc_local_source_ops;
+struct kcc_local_source {
+    const kcc_local_source_ops *ops;
+    const void *owner; ///< what the triangles belong to (a mesh): with key, names a cache's content
+    uint64_t    key;   ///< content hash of owner's triangles (never 0)
+};
+/// The source of one static mesh (borrowed).
+void kcc_local_source_mesh(kcc_local_source *out, const kcc_mesh *mesh);
+
+/// The triangles one move looks at: every triangle of `source` whose bounds overlap `region` (and
+/// possibly more: every query culls by its own bounds first), in the source's order, so the
+/// answers never depend on which extra triangles are present. A view: the storage is a character's
+/// cache or a kcc_local_store.
+typedef struct kcc_local {
+    const kcc_local_source *source;
+    uint32_t                count;
+    bool                    overflow; ///< more than KCC_LOCAL_MAX triangles: each query asks the source
+    const kcc_local_bounds *bounds;   ///< (count + 7) / 8 groups
+    const kcc_local_tri    *tris;
+    vec3                    region[2]; ///< the region asked for: a query must stay inside it to get
+                                       ///< the same answer from any cache (checked in KCC_DEBUG builds)
+} kcc_local;
+
+/// Entry i's minimum and maximum along axis k.
+static inline float kcc_local_lo(const kcc_local *list, int k, uint32_t i)
+{
+    return list->bounds[i / KCC_LOCAL_GROUP].lo[k][i % KCC_LOCAL_GROUP];
+}
+static inline float kcc_local_hi(const kcc_local *list, int k, uint32_t i)
+{
+    return list->bounds[i / KCC_LOCAL_GROUP].hi[k][i % KCC_LOCAL_GROUP];
+}
+
+/// A move's own storage, when the character's cache cannot hold the neighbourhood. Real arena
+/// levels put 3-80 triangles in a character's reach; a denser spot overflows it and every probe
+/// then asks the source directly (same answers).
+#define KCC_LOCAL_MAX 192u
+typedef struct kcc_local_store {
+    kcc_local_bounds bounds[KCC_LOCAL_MAX / KCC_LOCAL_GROUP];
+    kcc_local_tri    tris[KCC_LOCAL_MAX];
+} kcc_local_store;
+
+/// Triangles a character keeps from its neighbourhood between moves.
+#define KCC_LOCAL_CACHE_MAX 96u
+_Static_assert(KCC_LOCAL_CACHE_MAX % KCC_LOCAL_GROUP == 0 && KCC_LOCAL_MAX % KCC_LOCAL_GROUP == 0,
+               "lists pad to whole groups");
+
+/// A character's cache: every triangle of the source (owner, key) whose bounds overlap [lo, hi], in
+/// the source's order. A move whose reach stays inside [lo, hi] reads the level from here. Results
+/// never depend on it: an empty or stale cache gives the same moves, bit for bit.
+typedef struct kcc_local_cache {
+    const void      *owner; ///< NULL: empty
+    uint64_t         key;
+    float            lo[3], hi[3];
+    uint32_t         count;
+    kcc_local_bounds bounds[KCC_LOCAL_CACHE_MAX / KCC_LOCAL_GROUP];
+    kcc_local_tri    tris[KCC_LOCAL_CACHE_MAX];
+} kcc_local_cache;
+
+/// The triangles whose bounds overlap region, gathered into store (list views it).
+void kcc_local_gather(kcc_local *list, kcc_local_store *store, const kcc_local_source *source,
+                      const vec3 region[2]);
+/// The same through a character's cache: list views the cache when it covers region (refilled
+/// around region, grown by grow[0] below and grow[1] above on each axis, when it does not), else
+/// store. Same triangles in the same order either way, apart from extra ones outside region.
+void kcc_local_gather_cached(kcc_local *list, kcc_local_store *store, kcc_local_cache *cache,
+                             const kcc_local_source *source, const vec3 region[2], const vec3 grow[2]);
+/// For a rare sweep of box by delta whose reach is not known when the move gathers its list: list
+/// when the sweep stays inside its region, else `overflow` made a list that holds nothing and
+/// sends every query to the source (the overflow mode).
+const kcc_local *kcc_local_for_sweep(const kcc_local *list, const vec3 box[2], const vec3 delta,
+                                     kcc_local *overflow);
+
+/// A subset of a list: the triangles whose bounds overlap some box, as a bit set over the list
+/// (bit i % 64 of bits[i / 64]: entry i). A set rather than a list of indices: the cull ORs each
+/// group's eight bits into a word, where a list made each group's write wait for the previous
+/// group's count.
+#define KCC_SEL_WORDS ((KCC_LOCAL_MAX + 63u) / 64u)
+typedef struct kcc_sel {
+    uint32_t words; ///< in use: (count + 63) / 64
+    uint64_t bits[KCC_SEL_WORDS];
+} kcc_sel;
+void kcc_local_select(const kcc_local *list, const vec3 box[2], kcc_sel *out);
+
+/// Index of the lowest set bit of x != 0.
+static inline uint32_t kcc_ctz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (uint32_t)__builtin_ctzll(x);
+#else
+    uint32_t n = 0;
+    while (!(x & 1u)) {
+        x >>= 1;
+        ++n;
+    }
+    return n;
+#endif
+}
+
+/// A selection's entries in list order:
+///     uint32_t i;
+///     for (kcc_sel_iter it = kcc_sel_begin(&sel); kcc_sel_next(&it, &i);) ...
+typedef struct kcc_sel_iter {
+    const kcc_sel *sel;
+    uint32_t       word;
+    uint64_t       bits; ///< of sel->bits[word] not visited yet
+} kcc_sel_iter;
+
+static inline kcc_sel_iter kcc_sel_begin(const kcc_sel *sel)
+{
+    kcc_sel_iter it = {sel, 0u, sel->words > 0 ? sel->bits[0] : 0u};
+    return it;
+}
+
+static inline bool kcc_sel_next(kcc_sel_iter *it, uint32_t *out_entry)
+{
+    while (it->bits == 0) {
+        if (++it->word >= it->sel->words)
+            return false;
+        it->bits = it->sel->bits[it->word];
+    }
+    *out_entry = 64u * it->word + kcc_ctz64(it->bits);
+    it->bits &= it->bits - 1u;
+    return true;
+}
+
+/* ---- the queries --------------------------------------------------------------------------------- */
+
+/// Closest hit straight down the up axis `up` from origin, 0 <= t <= max_t (either face), among the
+/// triangles of sel (which must hold every triangle whose bounds the ray's segment touches).
+/// Watertight: the same edge functions as the general test with no shear, so a ray through a
+/// shared edge or vertex hits one of the triangles.
+bool kcc_local_raycast_down(const kcc_local *list, const kcc_sel *sel, const vec3 origin, int up,
+                            float max_t, kcc_ray_hit *out);
+/// The same for four rays at once (SSE lanes; one ray at a time without SSE): same answers.
+void kcc_local_raycast_down4(const kcc_local *list, const kcc_sel *sel, const vec3 origin[4], int up,
+                             float max_t, kcc_ray_hit out[4], bool got[4]);
+
+/// True when box overlaps any triangle (exact).
+bool kcc_local_overlaps(const kcc_local *list, const vec3 box[2]);
+
+/// The contacts of a swept box: the first time of contact and the normals (facing the box) of every
+/// triangle touched within `t_slop` of it.
+#define KCC_MAX_CONTACTS 8u
+typedef struct kcc_contacts {
+    float    t;                         ///< fraction of delta
+    uint32_t count;
+    vec3     normal[KCC_MAX_CONTACTS];
+    uint32_t triangle[KCC_MAX_CONTACTS];
+    float    t_each[KCC_MAX_CONTACTS];  ///< each one's own time (>= t)
+    bool     start_overlap;             ///< the earliest contact overlapped at t = 0
+} kcc_contacts;
+bool kcc_local_sweep(const kcc_local *list, const vec3 box[2], const vec3 delta, float t_slop,
+                     kcc_contacts *out);
+/// The same, told that the earliest contact comes no later than t_known (a fraction of delta, 2 when
+/// unknown): the exact test of every triangle stops at that bound's window, so triangles met only
+/// later cost less. Same answers as kcc_local_sweep whenever the bound holds.
+bool kcc_local_sweep_known(const kcc_local *list, const vec3 box[2], const vec3 delta, float t_slop,
+                           float t_known, kcc_contacts *out);
+/// The same for a box being pushed out of the level: the triangles it overlaps at its start
+/// (`overlapped`, ids, n_overlapped of them) are not contacts where the box overlaps them at the
+/// start, only what it runs into; any other triangle is met as by kcc_local_sweep, also one the box
+/// already touches or grazes there. In the overflow mode an overlap with an overlapped triangle at
+/// the first contact hides the rest: then nothing is reported.
+bool kcc_local_sweep_out(const kcc_local *list, const vec3 box[2], const vec3 delta, float t_slop,
+                         const uint32_t *overlapped, uint32_t n_overlapped, kcc_contacts *out);
+
+/// Least-penetration push of box out of the triangles it overlaps, accumulated as planes; returns
+/// false when box overlaps nothing. out_push is the translation (m) that frees it, before any cap.
+/// Triangles whose normal is within the slope limit (cos_floor) of the up axis `up` push up, never
+/// down. The triangles it pushes out of (ids, at most KCC_MAX_OVERLAPPED; not those it overlaps by
+/// no more than the rounding of the box's coordinates, a millionth of their magnitude) go to
+/// out_overlapped, their number to out_n_overlapped.
+#define KCC_MAX_OVERLAPPED (KCC_MAX_CONTACTS * 4u)
+bool kcc_local_penetration(const kcc_local *list, const vec3 box[2], int up, float cos_floor,
+                           vec3 out_push, uint32_t *out_overlapped, uint32_t *out_n_overlapped);
+
+/// Triangle id's unit face normal as the source stores it (as wound).
+void kcc_local_face_normal(const kcc_local *list, uint32_t id, vec3 out);
+
+#endif
