@@ -21,12 +21,50 @@
 #endif
 
 
+/// Smallest and largest of three, in float and in double. Where values tie (+0 and -0 included),
+/// min3f and max3f return the earliest of them, min3d and max3d the latest.
+static inline float min3f(float a, float b, float c)
+{
+    float m = b < a ? b : a;
+    return c < m ? c : m;
+}
+
+static inline float max3f(float a, float b, float c)
+{
+    float m = b > a ? b : a;
+    return c > m ? c : m;
+}
+
+static inline double min3d(double a, double b, double c)
+{
+    double m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+static inline double max3d(double a, double b, double c)
+{
+    double m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+/// A box's centre and half extents, in double: both are exact there (the sum and the difference of
+/// two floats, halved), so every test about the box centre starts from the box as given.
+static inline void kcc_box_center_half(const float lo[3], const float hi[3], double center[3],
+                                       double half[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        center[k] = 0.5 * ((double)lo[k] + (double)hi[k]);
+        half[k] = 0.5 * ((double)hi[k] - (double)lo[k]);
+    }
+}
+
 /// The watertight ray/triangle tests (ray.c, and the controller's rays down) compute the three edge
 /// functions in float. Where one of them is below this magnitude, zero included, float cannot be
 /// trusted with it: zero means the ray passes exactly through an edge's line, where the float sign
-/// may be wrong, and below FLT_MIN the products underflow (a ray beside a triangle with denormal
-/// coordinates hit it). Such a triangle is decided by kcc_edge_hit_exact instead. 2^-100 leaves
-/// room for the depth's products too; real levels have edge functions far above it, or zero.
+/// may be wrong, and below FLT_MIN the products underflow, so a ray beside a triangle with denormal
+/// coordinates must not count as a hit (ray_beside_a_triangle_whose_edge_functions_underflow_misses).
+/// Such a triangle is decided by kcc_edge_hit_exact instead. 2^-100 leaves room for the depth's
+/// products too; real levels have edge functions far above it, or zero.
 #define KCC_EDGE_TINY 0x1p-100f
 
 /// An edge function float cannot be trusted with (zero included).
@@ -88,7 +126,8 @@ static inline bool kcc_edge_hit_exact(const float x[3], const float y[3], const 
 
 /// Traversal stack size (entries). The builder guarantees depth <= KCC_TREE_MAX_DEPTH (the four-wide
 /// tree is no deeper than the binary one), and a traversal holds at most three pending siblings
-/// per level plus the four of the current group, so the stack cannot overflow.
+/// per level plus the four of the current group, so the stack cannot overflow: kcc_mesh_validate
+/// checks the depth, and the walks assert their stack bound in KCC_DEBUG builds.
 #define KCC_TREE_STACK      (3 * KCC_TREE_MAX_DEPTH + 8)
 /// Deepest tree the builder produces (nodes on a root-to-leaf path, root = 1). Below
 /// KCC_TREE_SAH_DEPTH the builder uses SAH; deeper it halves ranges (object median), which adds at
@@ -292,6 +331,43 @@ KCC_HOT uint32_t kcc_descend(kcc_stack_entry *stack, uint32_t sp, const kcc_node
     out->count = q->count[idx[n - 1]];
     out->t = t[idx[n - 1]];
     return sp;
+}
+
+/// Visits one leaf of a nearest-first walk (triangles first .. first + count - 1 in leaf order) and
+/// returns the walk's new limit: children entered beyond it are neither tested nor popped.
+typedef float (*kcc_leaf_visit)(void *ctx, uint32_t first, uint32_t count);
+
+/// The nearest-first tree walk of the ray cast and the box sweep: descends into the nearest child a
+/// group's test enters within [0, limit], keeps the others on a fixed stack, and after each leaf
+/// pops the nearest pending child not beyond the limit the leaf visit returned. Forced inline, so
+/// the visit (a constant function) is inlined into each query.
+KCC_HOT void kcc_walk_nearest(const kcc_node4 *quads, const kcc_pray *r, float limit,
+                              kcc_leaf_visit visit, void *ctx)
+{
+    kcc_stack_entry stack[KCC_TREE_STACK], cur;
+    float entry_t[4];
+    int mask = kcc_pray_test(r, &quads[0], limit, entry_t);
+    if (mask == 0)
+        return;
+    uint32_t sp = kcc_descend(stack, 0, &quads[0], mask, entry_t, &cur);
+    for (;;) {
+        if (cur.count == 0) {
+            const kcc_node4 *q = &quads[cur.first];
+            mask = kcc_pray_test(r, q, limit, entry_t);
+            if (mask != 0) {
+                KCC_ASSERT(sp + 3 <= KCC_TREE_STACK);
+                sp = kcc_descend(stack, sp, q, mask, entry_t, &cur);
+                continue;
+            }
+        } else {
+            limit = visit(ctx, cur.first, cur.count);
+        }
+        do {
+            if (sp == 0)
+                return;
+            cur = stack[--sp];
+        } while (!(cur.t <= limit));
+    }
 }
 
 /// Bit i set when slot i of the group is an inner node (count == 0; empty slots too, which no

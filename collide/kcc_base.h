@@ -37,7 +37,7 @@ extern "C" {
 typedef enum kcc_status {
     KCC_OK = 0,
     KCC_ERR_NULL_ARGUMENT,      ///< a required pointer was NULL
-    KCC_ERR_NO_TRIANGLES,       ///< triangle_count was zero
+    KCC_ERR_NO_TRIANGLES,       ///< triangle_count was zero, or every triangle is degenerate
     KCC_ERR_NO_VERTICES,        ///< vertex_count was zero or positions NULL
     KCC_ERR_BAD_STRIDE,         ///< vertex_stride is neither 0 nor >= 12 and a multiple of 4
     KCC_ERR_INDEX_OUT_OF_RANGE, ///< a triangle index is >= vertex_count
@@ -51,6 +51,7 @@ typedef enum kcc_status {
     KCC_ERR_VERSION,            ///< a file has an unsupported format version
     KCC_ERR_NOT_FOUND,          ///< a named thing (level, field) does not exist
     KCC_ERR_BUFFER_TOO_SMALL,   ///< a caller buffer cannot hold the result
+    KCC_ERR_CORRUPT,            ///< a built object fails its consistency check (kcc_mesh_validate)
     KCC_STATUS_COUNT
 } kcc_status;
 

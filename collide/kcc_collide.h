@@ -23,8 +23,13 @@ typedef struct kcc_mesh_desc {
     kcc_allocator   allocator;       ///< all zero: malloc/free
 } kcc_mesh_desc;
 
-/// Builds the mesh and its tree (binned SAH, deterministic). Copies what it needs.
-/// Errors: NULL desc/out/positions, zero triangles, bad stride, index out of range, NaN/inf.
+/// Builds the mesh and its tree (binned SAH, deterministic). Copies what it needs. Degenerate
+/// (zero-area) triangles are accepted and never reported by any query.
+/// Errors: KCC_ERR_NULL_ARGUMENT (desc, out_mesh), KCC_ERR_NO_TRIANGLES (zero triangles, or only
+/// degenerate ones), KCC_ERR_NO_VERTICES (positions NULL or no vertices), KCC_ERR_BAD_STRIDE,
+/// KCC_ERR_INDEX_OUT_OF_RANGE, KCC_ERR_NON_FINITE (a NaN or infinite coordinate),
+/// KCC_ERR_BAD_DESC (only one of the allocator's functions set), KCC_ERR_TOO_LARGE (over 2^30
+/// triangles, or sizes that overflow), KCC_ERR_OUT_OF_MEMORY.
 KCC_API kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh);
 /// Frees everything the mesh owns. NULL is fine.
 KCC_API void       kcc_mesh_destroy(kcc_mesh *mesh);
@@ -43,6 +48,14 @@ typedef struct kcc_mesh_stats {
     size_t   vertex_bytes;     ///< triangle vertex data
 } kcc_mesh_stats;
 KCC_API void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out);
+
+/// Checks the tree against the triangles it holds: every child box inside its parent's, every
+/// triangle of a leaf inside the leaf's box, every non-degenerate triangle in exactly one leaf and
+/// no degenerate one in any, and no path deeper than the queries' fixed traversal stacks allow.
+/// KCC_OK, KCC_ERR_NULL_ARGUMENT, or KCC_ERR_CORRUPT (the mesh's memory was overwritten: every
+/// kcc_mesh_build result passes, and debug builds, with KCC_DEBUG defined, assert it after each
+/// build). Linear in the triangle count; allocates nothing; safe beside queries on other threads.
+KCC_API kcc_status kcc_mesh_validate(const kcc_mesh *mesh);
 
 /// Bounds of all non-degenerate triangles (m). out[0] = min, out[1] = max.
 KCC_API void kcc_mesh_bounds(const kcc_mesh *mesh, vec3 out[2]);

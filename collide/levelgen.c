@@ -256,6 +256,81 @@ static bool parse_u64(const char *s, const char *e, uint64_t *out)
     return true;
 }
 
+/* The level kind named by [name, name + len), or NULL. */
+static const level_kind *find_kind(const char *name, size_t len)
+{
+    const level_kind *kind = NULL;
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); ++i)
+        if (strlen(kinds[i].name) == len && memcmp(kinds[i].name, name, len) == 0)
+            kind = &kinds[i];
+    return kind;
+}
+
+/* The value of `size` in [v, te) into prm, within the kind's range. */
+static kcc_status parse_size(const level_kind *kind, const char *v, const char *te,
+                             const char *tok, level_params *prm, char *err, size_t err_size)
+{
+    uint64_t s = 0;
+    bool ok = parse_u64(v, te, &s) && s >= (uint64_t)kind->size_min &&
+              s <= (uint64_t)kind->size_max;
+    prm->size = (int)s;
+    if (ok)
+        return KCC_OK;
+    char range[48];
+    snprintf(range, sizeof(range), "an integer from %d to %d", kind->size_min, kind->size_max);
+    set_err(err, err_size, "%s: size must be %s", tok, range);
+    return KCC_ERR_BAD_DESC;
+}
+
+/* One key=value token [p, te) of level `name` into prm; *seen collects the keys given, each once. */
+static kcc_status parse_param(const level_kind *kind, const char *name, const char *p,
+                              const char *te, level_params *prm, unsigned *seen, char *err,
+                              size_t err_size)
+{
+    const char *eq = memchr(p, '=', (size_t)(te - p));
+    char tok[48];
+    snprintf(tok, sizeof(tok), "%.*s", (int)((te - p) < 47 ? (te - p) : 47), p);
+    if (!eq) {
+        set_err(err, err_size, "%s: expected key=value, found '%s'", name, tok);
+        return KCC_ERR_BAD_DESC;
+    }
+    size_t kl = (size_t)(eq - p);
+    if (!word_in(kind->keys, p, kl)) {
+        char key[32], msg[96];
+        snprintf(key, sizeof(key), "%.*s", (int)(kl < 31 ? kl : 31), p);
+        snprintf(msg, sizeof(msg), "%s (it takes: %s)", name, kind->keys);
+        set_err(err, err_size, "unknown parameter '%s' for level %s", key, msg);
+        return KCC_ERR_NOT_FOUND;
+    }
+    const char *v = eq + 1;
+    unsigned bit;
+    if (kl == 4 && memcmp(p, "seed", 4) == 0) {
+        bit = 1;
+        if (!parse_u64(v, te, &prm->seed)) {
+            set_err(err, err_size, "%s: seed must be an unsigned 64-bit decimal integer%s", tok,
+                    "");
+            return KCC_ERR_BAD_DESC;
+        }
+    } else if (kl == 4 && memcmp(p, "size", 4) == 0) {
+        bit = 2;
+        if (parse_size(kind, v, te, tok, prm, err, err_size) != KCC_OK)
+            return KCC_ERR_BAD_DESC;
+    } else {
+        bit = 4;
+        if (!(kcc_text_to_float(v, te, 0, &prm->scale) == KCC_NUM_OK && prm->scale >= 0.01f &&
+              prm->scale <= 100.0f)) {
+            set_err(err, err_size, "%s: scale must be a number from 0.01 to 100%s", tok, "");
+            return KCC_ERR_BAD_DESC;
+        }
+    }
+    if (*seen & bit) {
+        set_err(err, err_size, "%s: parameter given twice%s", tok, "");
+        return KCC_ERR_BAD_DESC;
+    }
+    *seen |= bit;
+    return KCC_OK;
+}
+
 kcc_status kcc_level_generate(const char *spec, kcc_level *out, char *err, size_t err_size)
 {
     if (!spec || !out) {
@@ -271,19 +346,15 @@ kcc_status kcc_level_generate(const char *spec, kcc_level *out, char *err, size_
     char name[32];
     size_t nl = (size_t)(ne - p);
     snprintf(name, sizeof(name), "%.*s", (int)(nl < 31 ? nl : 31), p);
-    const level_kind *kind = NULL;
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); ++i)
-        if (strlen(kinds[i].name) == nl && memcmp(kinds[i].name, p, nl) == 0)
-            kind = &kinds[i];
+    const level_kind *kind = find_kind(p, nl);
     if (!kind) {
         set_err(err, err_size, "unknown level '%s' (known: arena, terrain, showcase, flat)%s",
                 name, "");
         return KCC_ERR_NOT_FOUND;
     }
     level_params prm = {0u, kind->size_default, 1.0f};
-    p = ne;
     unsigned seen = 0;
-    for (;;) {
+    for (p = ne;;) {
         while (*p && is_blank(*p))
             p++;
         if (!*p)
@@ -291,60 +362,9 @@ kcc_status kcc_level_generate(const char *spec, kcc_level *out, char *err, size_
         const char *te = p;
         while (*te && !is_blank(*te))
             te++;
-        const char *eq = memchr(p, '=', (size_t)(te - p));
-        char tok[48];
-        snprintf(tok, sizeof(tok), "%.*s", (int)((te - p) < 47 ? (te - p) : 47), p);
-        if (!eq) {
-            set_err(err, err_size, "%s: expected key=value, found '%s'", name, tok);
-            return KCC_ERR_BAD_DESC;
-        }
-        size_t kl = (size_t)(eq - p);
-        if (!word_in(kind->keys, p, kl)) {
-            char key[32];
-            snprintf(key, sizeof(key), "%.*s", (int)(kl < 31 ? kl : 31), p);
-            char msg[96];
-            snprintf(msg, sizeof(msg), "%s (it takes: %s)", name, kind->keys);
-            set_err(err, err_size, "unknown parameter '%s' for level %s", key, msg);
-            return KCC_ERR_NOT_FOUND;
-        }
-        const char *v = eq + 1;
-        bool ok;
-        unsigned bit;
-        if (kl == 4 && memcmp(p, "seed", 4) == 0) {
-            bit = 1;
-            ok = parse_u64(v, te, &prm.seed);
-        } else if (kl == 4 && memcmp(p, "size", 4) == 0) {
-            bit = 2;
-            uint64_t s = 0;
-            ok = parse_u64(v, te, &s) && s >= (uint64_t)kind->size_min &&
-                 s <= (uint64_t)kind->size_max;
-            prm.size = (int)s;
-            if (!ok) {
-                char range[48];
-                snprintf(range, sizeof(range), "an integer from %d to %d", kind->size_min,
-                         kind->size_max);
-                set_err(err, err_size, "%s: size must be %s", tok, range);
-                return KCC_ERR_BAD_DESC;
-            }
-        } else {
-            bit = 4;
-            ok = kcc_text_to_float(v, te, 0, &prm.scale) == KCC_NUM_OK && prm.scale >= 0.01f &&
-                 prm.scale <= 100.0f;
-            if (!ok) {
-                set_err(err, err_size, "%s: scale must be a number from 0.01 to 100%s", tok, "");
-                return KCC_ERR_BAD_DESC;
-            }
-        }
-        if (!ok) {
-            set_err(err, err_size, "%s: seed must be an unsigned 64-bit decimal integer%s", tok,
-                    "");
-            return KCC_ERR_BAD_DESC;
-        }
-        if (seen & bit) {
-            set_err(err, err_size, "%s: parameter given twice%s", tok, "");
-            return KCC_ERR_BAD_DESC;
-        }
-        seen |= bit;
+        kcc_status st = parse_param(kind, name, p, te, &prm, &seen, err, err_size);
+        if (st != KCC_OK)
+            return st;
         p = te;
     }
     kcc_status st = kind->gen(&prm, out);
@@ -437,103 +457,136 @@ static kcc_status gen_flat(const level_params *p, kcc_level *out)
 static const float ramp_tan[7] = {0.267949194f, 0.363970234f, 0.466307658f, 0.577350269f,
                                   0.700207538f, 0.839099631f, 1.191753593f};
 
-/* One feature inside the region [x0, x1] x [z0, z1] of a cell (floor at y = 0). Adds spawn
- * points on top of what it builds where there is room. */
+/* The region of a cell one arena feature fills (m; floor at y = 0). */
+typedef struct feature_region {
+    float x0, z0, x1, z1;
+} feature_region;
+
+/* Pillars, some to the ceiling height of the walls. */
+static void feature_pillars(kcc_gen *g, rng *r, const feature_region *f)
+{
+    const float x0 = f->x0, z0 = f->z0;
+    const float w = f->x1 - f->x0, d = f->z1 - f->z0;
+    int n = rng_int(r, 1, 4);
+    for (int i = 0; i < n; ++i) {
+        float s = 0.25f * (float)rng_int(r, 2, 4);
+        float px = x0 + 0.25f * (float)rng_int(r, 0, (int)((w - s) * 4.0f));
+        float pz = z0 + 0.25f * (float)rng_int(r, 0, (int)((d - s) * 4.0f));
+        float ph = rng_int(r, 0, 1) ? 6.0f : 0.5f * (float)rng_int(r, 2, 8);
+        kcc_gen_box(g, px, 0.0f, pz, px + s, ph, pz + s);
+    }
+}
+
+/* A flight of stairs up to a platform. */
+static void feature_stairs(kcc_gen *g, rng *r, const feature_region *f)
+{
+    const float x0 = f->x0, z0 = f->z0, z1 = f->z1;
+    const float w = f->x1 - f->x0, d = f->z1 - f->z0;
+    static const float risers[5] = {0.15f, 0.2f, 0.25f, 0.3f, 0.35f};
+    float rise = risers[rng_int(r, 0, 4)];
+    float tread = 0.05f * (float)rng_int(r, 6, 8);
+    float sw = 0.5f * (float)rng_int(r, 4, (int)(w * 2.0f));
+    float sx = x0 + 0.25f * (float)rng_int(r, 0, (int)((w - sw) * 4.0f));
+    int n = rng_int(r, 3, 8);
+    while (n > 1 && (float)n * tread + 1.5f > d)
+        n--;
+    float top = (float)n * rise;
+    for (int k = 0; k < n; ++k)   /* separate step brushes, touching: coincident faces */
+        kcc_gen_box(g, sx, 0.0f, z0 + (float)k * tread, sx + sw, (float)(k + 1) * rise,
+                    z0 + (float)(k + 1) * tread);
+    float pz = z0 + (float)n * tread;
+    kcc_gen_box(g, sx, 0.0f, pz, sx + sw, top, z1);
+    if (z1 - pz >= 1.0f && sw >= 1.0f)
+        kcc_gen_spawn(g, sx + sw * 0.5f, top + 0.05f, (pz + z1) * 0.5f);
+}
+
+/* A ramp up to a platform. */
+static void feature_ramp(kcc_gen *g, rng *r, const feature_region *f)
+{
+    const float x0 = f->x0, z0 = f->z0, z1 = f->z1;
+    const float w = f->x1 - f->x0, d = f->z1 - f->z0;
+    int a = rng_int(r, 0, 6);
+    float h = 0.25f * (float)rng_int(r, 2, 8);
+    float run = h / ramp_tan[a];
+    while (run + 1.5f > d && h > 0.25f) {
+        h -= 0.25f;
+        run = h / ramp_tan[a];
+    }
+    float rw = 0.5f * (float)rng_int(r, 4, (int)(w * 2.0f));
+    float rx = x0 + 0.25f * (float)rng_int(r, 0, (int)((w - rw) * 4.0f));
+    kcc_gen_ramp(g, rx, rx + rw, z0, z0 + run, 0.0f, h);
+    /* the platform shares the ramp's high face (coincident faces, as in real maps) */
+    kcc_gen_box(g, rx, 0.0f, z0 + run, rx + rw, h, z1);
+    if (z1 - (z0 + run) >= 1.0f && rw >= 1.0f)
+        kcc_gen_spawn(g, rx + rw * 0.5f, h + 0.05f, (z0 + run + z1) * 0.5f);
+}
+
+/* A low-ceiling passage along z. */
+static void feature_passage(kcc_gen *g, rng *r, const feature_region *f)
+{
+    const float x0 = f->x0, z0 = f->z0, z1 = f->z1;
+    const float w = f->x1 - f->x0;
+    float clear = 0.05f * (float)rng_int(r, 40, 48);   /* 2.0 .. 2.4 m */
+    float pw = 0.5f * (float)rng_int(r, 3, 5);
+    float px = x0 + (w - pw) * 0.5f;
+    kcc_gen_box(g, px - 0.5f, 0.0f, z0, px, clear, z1);
+    kcc_gen_box(g, px + pw, 0.0f, z0, px + pw + 0.5f, clear, z1);
+    kcc_gen_box(g, px - 0.5f, clear, z0, px + pw + 0.5f, clear + 0.5f, z1);
+}
+
+/* A wall across the cell with a doorway. */
+static void feature_doorway(kcc_gen *g, rng *r, const feature_region *f)
+{
+    const float x0 = f->x0, z0 = f->z0, x1 = f->x1;
+    const float w = f->x1 - f->x0, d = f->z1 - f->z0;
+    float wz = z0 + 0.25f * (float)rng_int(r, 0, (int)((d - 0.5f) * 4.0f));
+    float door = 0.25f * (float)rng_int(r, 5, 8);
+    float dx = x0 + 0.25f * (float)rng_int(r, 1, (int)((w - door) * 4.0f) - 1);
+    kcc_gen_box(g, x0, 0.0f, wz, dx, 3.0f, wz + 0.5f);
+    kcc_gen_box(g, dx + door, 0.0f, wz, x1, 3.0f, wz + 0.5f);
+    kcc_gen_box(g, dx - 0.25f, 2.25f, wz, dx + door + 0.25f, 3.0f, wz + 0.5f); /* lintel */
+}
+
+/* A table: a slab on four legs, walkable underneath. */
+static void feature_table(kcc_gen *g, rng *r, const feature_region *f)
+{
+    const float x0 = f->x0, z0 = f->z0, x1 = f->x1, z1 = f->z1;
+    float ty = 0.25f * (float)rng_int(r, 10, 12);
+    float tx0 = x0 + 0.5f, tx1 = x1 - 0.5f, tz0 = z0 + 0.5f, tz1 = z1 - 0.5f;
+    kcc_gen_box(g, tx0, ty, tz0, tx1, ty + 0.25f, tz1);
+    kcc_gen_box(g, tx0, 0.0f, tz0, tx0 + 0.5f, ty, tz0 + 0.5f);
+    kcc_gen_box(g, tx1 - 0.5f, 0.0f, tz0, tx1, ty, tz0 + 0.5f);
+    kcc_gen_box(g, tx0, 0.0f, tz1 - 0.5f, tx0 + 0.5f, ty, tz1);
+    kcc_gen_box(g, tx1 - 0.5f, 0.0f, tz1 - 0.5f, tx1, ty, tz1);
+    kcc_gen_spawn(g, (tx0 + tx1) * 0.5f, ty + 0.25f + 0.05f, (tz0 + tz1) * 0.5f);
+}
+
+/* Crates, some stacked and overlapping. */
+static void feature_crates(kcc_gen *g, rng *r, const feature_region *f)
+{
+    const float x0 = f->x0, z0 = f->z0;
+    const float w = f->x1 - f->x0, d = f->z1 - f->z0;
+    int n = rng_int(r, 2, 6);
+    float cy = 0.0f;
+    for (int i = 0; i < n; ++i) {
+        float s = 0.25f * (float)rng_int(r, 2, 5);
+        float cx = x0 + 0.25f * (float)rng_int(r, 0, (int)((w - s) * 4.0f));
+        float cz = z0 + 0.25f * (float)rng_int(r, 0, (int)((d - s) * 4.0f));
+        float base = (i > 0 && rng_int(r, 0, 2) == 0) ? cy : 0.0f;
+        kcc_gen_box(g, cx, base, cz, cx + s, base + s, cz + s);
+        cy = base + s;
+    }
+}
+
+/* One feature inside the region [x0, x1] x [z0, z1] of a cell (floor at y = 0), picked by the
+ * generator. Adds spawn points on top of what it builds where there is room. */
 static void arena_feature(kcc_gen *g, rng *r, float x0, float z0, float x1, float z1)
 {
-    float w = x1 - x0, d = z1 - z0;
-    int kind = rng_int(r, 0, 6);
-    switch (kind) {
-    case 0: { /* pillars, some to the ceiling height of the walls */
-        int n = rng_int(r, 1, 4);
-        for (int i = 0; i < n; ++i) {
-            float s = 0.25f * (float)rng_int(r, 2, 4);
-            float px = x0 + 0.25f * (float)rng_int(r, 0, (int)((w - s) * 4.0f));
-            float pz = z0 + 0.25f * (float)rng_int(r, 0, (int)((d - s) * 4.0f));
-            float ph = rng_int(r, 0, 1) ? 6.0f : 0.5f * (float)rng_int(r, 2, 8);
-            kcc_gen_box(g, px, 0.0f, pz, px + s, ph, pz + s);
-        }
-        break;
-    }
-    case 1: { /* a flight of stairs up to a platform */
-        static const float risers[5] = {0.15f, 0.2f, 0.25f, 0.3f, 0.35f};
-        float rise = risers[rng_int(r, 0, 4)];
-        float tread = 0.05f * (float)rng_int(r, 6, 8);
-        float sw = 0.5f * (float)rng_int(r, 4, (int)(w * 2.0f));
-        float sx = x0 + 0.25f * (float)rng_int(r, 0, (int)((w - sw) * 4.0f));
-        int n = rng_int(r, 3, 8);
-        while (n > 1 && (float)n * tread + 1.5f > d)
-            n--;
-        float top = (float)n * rise;
-        for (int k = 0; k < n; ++k)   /* separate step brushes, touching: coincident faces */
-            kcc_gen_box(g, sx, 0.0f, z0 + (float)k * tread, sx + sw, (float)(k + 1) * rise,
-                        z0 + (float)(k + 1) * tread);
-        float pz = z0 + (float)n * tread;
-        kcc_gen_box(g, sx, 0.0f, pz, sx + sw, top, z1);
-        if (z1 - pz >= 1.0f && sw >= 1.0f)
-            kcc_gen_spawn(g, sx + sw * 0.5f, top + 0.05f, (pz + z1) * 0.5f);
-        break;
-    }
-    case 2: { /* a ramp up to a platform */
-        int a = rng_int(r, 0, 6);
-        float h = 0.25f * (float)rng_int(r, 2, 8);
-        float run = h / ramp_tan[a];
-        while (run + 1.5f > d && h > 0.25f) {
-            h -= 0.25f;
-            run = h / ramp_tan[a];
-        }
-        float rw = 0.5f * (float)rng_int(r, 4, (int)(w * 2.0f));
-        float rx = x0 + 0.25f * (float)rng_int(r, 0, (int)((w - rw) * 4.0f));
-        kcc_gen_ramp(g, rx, rx + rw, z0, z0 + run, 0.0f, h);
-        /* the platform shares the ramp's high face (coincident faces, as in real maps) */
-        kcc_gen_box(g, rx, 0.0f, z0 + run, rx + rw, h, z1);
-        if (z1 - (z0 + run) >= 1.0f && rw >= 1.0f)
-            kcc_gen_spawn(g, rx + rw * 0.5f, h + 0.05f, (z0 + run + z1) * 0.5f);
-        break;
-    }
-    case 3: { /* a low-ceiling passage along z */
-        float clear = 0.05f * (float)rng_int(r, 40, 48);   /* 2.0 .. 2.4 m */
-        float pw = 0.5f * (float)rng_int(r, 3, 5);
-        float px = x0 + (w - pw) * 0.5f;
-        kcc_gen_box(g, px - 0.5f, 0.0f, z0, px, clear, z1);
-        kcc_gen_box(g, px + pw, 0.0f, z0, px + pw + 0.5f, clear, z1);
-        kcc_gen_box(g, px - 0.5f, clear, z0, px + pw + 0.5f, clear + 0.5f, z1);
-        break;
-    }
-    case 4: { /* a wall across the cell with a doorway */
-        float wz = z0 + 0.25f * (float)rng_int(r, 0, (int)((d - 0.5f) * 4.0f));
-        float door = 0.25f * (float)rng_int(r, 5, 8);
-        float dx = x0 + 0.25f * (float)rng_int(r, 1, (int)((w - door) * 4.0f) - 1);
-        kcc_gen_box(g, x0, 0.0f, wz, dx, 3.0f, wz + 0.5f);
-        kcc_gen_box(g, dx + door, 0.0f, wz, x1, 3.0f, wz + 0.5f);
-        kcc_gen_box(g, dx - 0.25f, 2.25f, wz, dx + door + 0.25f, 3.0f, wz + 0.5f); /* lintel */
-        break;
-    }
-    case 5: { /* a table: a slab on four legs, walkable underneath */
-        float ty = 0.25f * (float)rng_int(r, 10, 12);
-        float tx0 = x0 + 0.5f, tx1 = x1 - 0.5f, tz0 = z0 + 0.5f, tz1 = z1 - 0.5f;
-        kcc_gen_box(g, tx0, ty, tz0, tx1, ty + 0.25f, tz1);
-        kcc_gen_box(g, tx0, 0.0f, tz0, tx0 + 0.5f, ty, tz0 + 0.5f);
-        kcc_gen_box(g, tx1 - 0.5f, 0.0f, tz0, tx1, ty, tz0 + 0.5f);
-        kcc_gen_box(g, tx0, 0.0f, tz1 - 0.5f, tx0 + 0.5f, ty, tz1);
-        kcc_gen_box(g, tx1 - 0.5f, 0.0f, tz1 - 0.5f, tx1, ty, tz1);
-        kcc_gen_spawn(g, (tx0 + tx1) * 0.5f, ty + 0.25f + 0.05f, (tz0 + tz1) * 0.5f);
-        break;
-    }
-    default: { /* crates, some stacked and overlapping */
-        int n = rng_int(r, 2, 6);
-        float cy = 0.0f;
-        for (int i = 0; i < n; ++i) {
-            float s = 0.25f * (float)rng_int(r, 2, 5);
-            float cx = x0 + 0.25f * (float)rng_int(r, 0, (int)((w - s) * 4.0f));
-            float cz = z0 + 0.25f * (float)rng_int(r, 0, (int)((d - s) * 4.0f));
-            float base = (i > 0 && rng_int(r, 0, 2) == 0) ? cy : 0.0f;
-            kcc_gen_box(g, cx, base, cz, cx + s, base + s, cz + s);
-            cy = base + s;
-        }
-        break;
-    }
-    }
+    static void (*const features[7])(kcc_gen *, rng *, const feature_region *) = {
+        feature_pillars, feature_stairs, feature_ramp, feature_passage,
+        feature_doorway, feature_table, feature_crates};
+    const feature_region f = {x0, z0, x1, z1};
+    features[rng_int(r, 0, 6)](g, r, &f);
 }
 
 static kcc_status gen_arena(const level_params *p, kcc_level *out)

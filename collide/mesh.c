@@ -78,10 +78,9 @@ static uint64_t content_key(const kcc_mesh *m)
     return h ? h : 1;
 }
 
-kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
+/* The desc's fields, before any triangle is read. */
+static kcc_status check_desc(const kcc_mesh_desc *desc, size_t stride)
 {
-    if (!desc || !out_mesh)
-        return KCC_ERR_NULL_ARGUMENT;
     if (desc->triangle_count == 0)
         return KCC_ERR_NO_TRIANGLES;
     if (!desc->positions || desc->vertex_count == 0)
@@ -90,18 +89,20 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
         return KCC_ERR_BAD_STRIDE;
     if ((desc->allocator.alloc == NULL) != (desc->allocator.free == NULL))
         return KCC_ERR_BAD_DESC;
-    const uint32_t n = desc->triangle_count;
-    const size_t stride = desc->vertex_stride ? desc->vertex_stride : 12;
-    if (n > KCC_MESH_MAX_TRIANGLES)
+    if (desc->triangle_count > KCC_MESH_MAX_TRIANGLES)
         return KCC_ERR_TOO_LARGE;
     /* Every size below is computed in 64 bits and checked against size_t (matters on 32-bit). */
     if ((uint64_t)(desc->vertex_count - 1) * stride + 12u > (uint64_t)SIZE_MAX)
         return KCC_ERR_TOO_LARGE;
-    if (!desc->indices && (uint64_t)n * 3u > desc->vertex_count)
+    if (!desc->indices && (uint64_t)desc->triangle_count * 3u > desc->vertex_count)
         return KCC_ERR_INDEX_OUT_OF_RANGE;
+    return KCC_OK;
+}
 
-    /* Pass 1: indices in range, coordinates finite (nothing allocated before this passes). */
-    for (uint32_t t = 0; t < n; ++t) {
+/* Indices in range, coordinates finite (nothing is allocated before this passes). */
+static kcc_status check_triangles(const kcc_mesh_desc *desc, size_t stride)
+{
+    for (uint32_t t = 0; t < desc->triangle_count; ++t) {
         for (int c = 0; c < 3; ++c) {
             uint32_t idx = tri_index(desc, t, c);
             if (idx >= desc->vertex_count)
@@ -112,77 +113,87 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
                 return KCC_ERR_NON_FINITE;
         }
     }
+    return KCC_OK;
+}
 
-    kcc_allocator al = desc->allocator;
-    if (!al.alloc) {
-        al.alloc = default_alloc;
-        al.free = default_free;
-        al.user = NULL;
-    }
-    /* Scratch (freed before returning): build prims, the binary tree, the collapse queue; sized
-     * for n triangles (degenerate ones, found in pass 2, only leave some unused). */
-    const uint64_t off_bpairs = round_up((size_t)n * sizeof(kcc_build_prim));
-    const uint64_t off_queue = off_bpairs + (uint64_t)n * sizeof(kcc_node_pair);
-    const uint64_t scratch_bytes = off_queue + (uint64_t)n * 2 * sizeof(uint32_t);
-    /* Fixed part of the block: everything but the groups, whose count the build decides. */
-    const uint64_t fixed = round_up(sizeof(kcc_mesh)) +
-                           (uint64_t)n * (sizeof(kcc_tri) + 2 * sizeof(uint32_t));
-    if (fixed + (uint64_t)n * sizeof(kcc_node4) > (uint64_t)SIZE_MAX / 2 ||
-        scratch_bytes > (uint64_t)SIZE_MAX / 2)
-        return KCC_ERR_TOO_LARGE;
+static void load_triangle(const kcc_mesh_desc *desc, size_t stride, uint32_t t, float out[3][3])
+{
+    for (int c = 0; c < 3; ++c)
+        load_vertex(desc, stride, tri_index(desc, t, c), out[c]);
+}
 
-    char *scratch = al.alloc((size_t)scratch_bytes, BLOCK_ALIGN, al.user);
-    if (!scratch)
-        return KCC_ERR_OUT_OF_MEMORY;
-    kcc_build_prim *prims = (kcc_build_prim *)scratch;
-    kcc_node_pair *bpairs = (kcc_node_pair *)(scratch + off_bpairs);
-    uint32_t *queue = (uint32_t *)(scratch + off_queue);
-    uint32_t quad_count = 0, leaves = 0, depth = 0;
-    float scale = 0.0f;
-
-    /* Pass 2: prims of the live (non-degenerate) triangles, ids = input index (the builder's
-     * tie-break key). */
+/* The build prims of the live (non-degenerate) triangles in input order, ids = input index (the
+ * builder's tie-break key). Returns how many; *out_scale is their largest |coordinate|. */
+static uint32_t gather_prims(const kcc_mesh_desc *desc, size_t stride, kcc_build_prim *prims,
+                             float *out_scale)
+{
     uint32_t live = 0;
-    for (uint32_t t = 0; t < n; ++t) {
+    float scale = 0.0f;
+    for (uint32_t t = 0; t < desc->triangle_count; ++t) {
         float v[3][3];
-        for (int c = 0; c < 3; ++c)
-            load_vertex(desc, stride, tri_index(desc, t, c), v[c]);
+        load_triangle(desc, stride, t, v);
         if (kcc_tri_is_degenerate(v[0], v[1], v[2]))
             continue;
         kcc_build_prim *p = &prims[live++];
         for (int k = 0; k < 3; ++k) {
-            float lo = v[0][k], hi = v[0][k];
-            for (int c = 1; c < 3; ++c) {
-                lo = v[c][k] < lo ? v[c][k] : lo;
-                hi = v[c][k] > hi ? v[c][k] : hi;
-            }
-            p->lo[k] = lo;
-            p->hi[k] = hi;
-            float a = fabsf(lo) > fabsf(hi) ? fabsf(lo) : fabsf(hi);
+            p->lo[k] = min3f(v[0][k], v[1][k], v[2][k]);
+            p->hi[k] = max3f(v[0][k], v[1][k], v[2][k]);
+            float a = fabsf(p->lo[k]) > fabsf(p->hi[k]) ? fabsf(p->lo[k]) : fabsf(p->hi[k]);
             scale = a > scale ? a : scale;
         }
         p->id = t;
         p->pad = 0.0f;
     }
-    if (live > 0) {
-        kcc_tree_build(prims, live, bpairs, &leaves, &depth);
-        quad_count = kcc_tree_collapse(bpairs, NULL, queue);
-    }
+    *out_scale = scale;
+    return live;
+}
 
+/* The build's scratch (freed before kcc_mesh_build returns): build prims, the binary tree and the
+ * collapse queue, sized for n triangles (degenerate ones only leave some unused). */
+typedef struct build_scratch {
+    char          *block;
+    kcc_build_prim *prims;
+    kcc_node_pair *pairs;
+    uint32_t      *queue;
+} build_scratch;
+
+static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scratch *out)
+{
+    const uint64_t off_pairs = round_up((size_t)n * sizeof(kcc_build_prim));
+    const uint64_t off_queue = off_pairs + (uint64_t)n * sizeof(kcc_node_pair);
+    const uint64_t bytes = off_queue + (uint64_t)n * 2 * sizeof(uint32_t);
+    /* The mesh's own block, allocated after the build: everything but the groups, plus at most
+     * n groups. */
+    const uint64_t fixed = round_up(sizeof(kcc_mesh)) +
+                           (uint64_t)n * (sizeof(kcc_tri) + 2 * sizeof(uint32_t));
+    if (fixed + (uint64_t)n * sizeof(kcc_node4) > (uint64_t)SIZE_MAX / 2 ||
+        bytes > (uint64_t)SIZE_MAX / 2)
+        return KCC_ERR_TOO_LARGE;
+    out->block = al->alloc((size_t)bytes, BLOCK_ALIGN, al->user);
+    if (!out->block)
+        return KCC_ERR_OUT_OF_MEMORY;
+    out->prims = (kcc_build_prim *)out->block;
+    out->pairs = (kcc_node_pair *)(out->block + off_pairs);
+    out->queue = (uint32_t *)(out->block + off_queue);
+    return KCC_OK;
+}
+
+/* The mesh's single block: the struct, quad_count groups, then n triangles, the two index maps and
+ * n planes. NULL when the allocator fails. */
+static kcc_mesh *mesh_alloc(const kcc_allocator *al, uint32_t n, uint32_t quad_count)
+{
     const uint64_t off_quads = round_up(sizeof(kcc_mesh));
     const uint64_t off_tris = off_quads + (uint64_t)quad_count * sizeof(kcc_node4);
     const uint64_t off_id = off_tris + (uint64_t)n * sizeof(kcc_tri);
     const uint64_t off_slot = off_id + (uint64_t)n * sizeof(uint32_t);
     const uint64_t off_planes = round_up(off_slot + (uint64_t)n * sizeof(uint32_t));
     const uint64_t total = off_planes + (uint64_t)n * sizeof(kcc_plane);
-    char *block = al.alloc((size_t)total, BLOCK_ALIGN, al.user);
-    if (!block) {
-        al.free(scratch, al.user);
-        return KCC_ERR_OUT_OF_MEMORY;
-    }
+    char *block = al->alloc((size_t)total, BLOCK_ALIGN, al->user);
+    if (!block)
+        return NULL;
     kcc_mesh *m = (kcc_mesh *)block;
     memset(m, 0, sizeof *m);
-    m->allocator = al;
+    m->allocator = *al;
     m->block_bytes = (size_t)total;
     m->quads = (kcc_node4 *)(block + off_quads);
     m->tris = (kcc_tri *)(block + off_tris);
@@ -190,41 +201,42 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     m->tri_slot = (uint32_t *)(block + off_slot);
     m->planes = (kcc_plane *)(block + off_planes);
     m->triangle_count = n;
-    m->tree_triangles = live;
-    m->coord_scale = scale;
     m->quad_count = quad_count;
-    m->leaf_count = leaves;
-    m->depth = depth;
+    return m;
+}
 
-    if (live > 0) {
-        kcc_tree_collapse(bpairs, m->quads, queue);
-        uint32_t slots = 0;
-        for (uint32_t q = 0; q < quad_count; ++q)
-            for (int i = 0; i < 4; ++i)
-                slots += m->quads[q].x[0][i] <= m->quads[q].x[1][i] ? 1u : 0u;
-        m->node_count = slots + (leaves > 1 ? 1u : 0u);
-        const kcc_node_pair *root = &bpairs[0];
-        m->bounds[0][0] = root->x[0][0], m->bounds[1][0] = root->x[1][0];
-        m->bounds[0][1] = root->y[0][0], m->bounds[1][1] = root->y[1][0];
-        m->bounds[0][2] = root->z[0][0], m->bounds[1][2] = root->z[1][0];
-        /* Triangles in leaf order. */
-        for (uint32_t s = 0; s < live; ++s) {
-            uint32_t t = prims[s].id;
-            for (int c = 0; c < 3; ++c)
-                load_vertex(desc, stride, tri_index(desc, t, c), m->tris[s].v[c]);
-            m->tri_id[s] = t;
-            m->tri_slot[t] = s;
-            tri_plane(&m->tris[s], &m->planes[s]);
-        }
+/* The four-wide groups, the tree's triangles in leaf order with their planes and index maps, the
+ * node count and the bounds, from the binary tree over the live prims. */
+static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc *desc,
+                      size_t stride)
+{
+    kcc_tree_collapse(sc->pairs, m->quads, sc->queue);
+    uint32_t slots = 0;
+    for (uint32_t q = 0; q < m->quad_count; ++q)
+        for (int i = 0; i < 4; ++i)
+            slots += m->quads[q].x[0][i] <= m->quads[q].x[1][i] ? 1u : 0u;
+    m->node_count = slots + (m->leaf_count > 1 ? 1u : 0u);
+    const kcc_node_pair *root = &sc->pairs[0];
+    m->bounds[0][0] = root->x[0][0], m->bounds[1][0] = root->x[1][0];
+    m->bounds[0][1] = root->y[0][0], m->bounds[1][1] = root->y[1][0];
+    m->bounds[0][2] = root->z[0][0], m->bounds[1][2] = root->z[1][0];
+    for (uint32_t s = 0; s < m->tree_triangles; ++s) {
+        uint32_t t = sc->prims[s].id;
+        load_triangle(desc, stride, t, m->tris[s].v);
+        m->tri_id[s] = t;
+        m->tri_slot[t] = s;
+        tri_plane(&m->tris[s], &m->planes[s]);
     }
-    m->key = content_key(m);
-    al.free(scratch, al.user);
-    /* Degenerate triangles after the tree's, in input order, for kcc_mesh_triangle. */
+}
+
+/* The degenerate triangles after the tree's, in input order, for kcc_mesh_triangle. */
+static void fill_degenerate(kcc_mesh *m, const kcc_mesh_desc *desc, size_t stride)
+{
+    const uint32_t live = m->tree_triangles;
     uint32_t dead = 0;
-    for (uint32_t t = 0; t < n && live + dead < n; ++t) {
+    for (uint32_t t = 0; t < m->triangle_count && live + dead < m->triangle_count; ++t) {
         float v[3][3];
-        for (int c = 0; c < 3; ++c)
-            load_vertex(desc, stride, tri_index(desc, t, c), v[c]);
+        load_triangle(desc, stride, t, v);
         if (!kcc_tri_is_degenerate(v[0], v[1], v[2]))
             continue;
         uint32_t slot = live + dead++;
@@ -233,6 +245,51 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
         m->tri_slot[t] = slot;
         memset(&m->planes[slot], 0, sizeof m->planes[slot]);
     }
+}
+
+kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
+{
+    if (!desc || !out_mesh)
+        return KCC_ERR_NULL_ARGUMENT;
+    const size_t stride = desc->vertex_stride ? desc->vertex_stride : 12;
+    kcc_status st = check_desc(desc, stride);
+    if (st == KCC_OK)
+        st = check_triangles(desc, stride);
+    if (st != KCC_OK)
+        return st;
+    kcc_allocator al = desc->allocator;
+    if (!al.alloc) {
+        al.alloc = default_alloc;
+        al.free = default_free;
+        al.user = NULL;
+    }
+    const uint32_t n = desc->triangle_count;
+    build_scratch sc;
+    st = scratch_alloc(&al, n, &sc);
+    if (st != KCC_OK)
+        return st;
+    float scale;
+    const uint32_t live = gather_prims(desc, stride, sc.prims, &scale);
+    if (live == 0) { /* only degenerate triangles: nothing any query could report */
+        al.free(sc.block, al.user);
+        return KCC_ERR_NO_TRIANGLES;
+    }
+    uint32_t leaves = 0, depth = 0;
+    kcc_tree_build(sc.prims, live, sc.pairs, &leaves, &depth);
+    kcc_mesh *m = mesh_alloc(&al, n, kcc_tree_collapse(sc.pairs, NULL, sc.queue));
+    if (!m) {
+        al.free(sc.block, al.user);
+        return KCC_ERR_OUT_OF_MEMORY;
+    }
+    m->tree_triangles = live;
+    m->coord_scale = scale;
+    m->leaf_count = leaves;
+    m->depth = depth;
+    fill_tree(m, &sc, desc, stride);
+    al.free(sc.block, al.user);
+    fill_degenerate(m, desc, stride);
+    m->key = content_key(m);
+    KCC_ASSERT(kcc_mesh_validate(m) == KCC_OK);
     *out_mesh = m;
     return KCC_OK;
 }
@@ -308,10 +365,8 @@ static bool box_valid(const vec3 box[2])
 static inline bool tri_bounds_overlap(const kcc_tri *t, const float lo[3], const float hi[3])
 {
     for (int k = 0; k < 3; ++k) {
-        float a = t->v[0][k], b = t->v[1][k], c = t->v[2][k];
-        float mn = a < b ? a : b, mx = a > b ? a : b;
-        mn = c < mn ? c : mn;
-        mx = c > mx ? c : mx;
+        float mn = min3f(t->v[0][k], t->v[1][k], t->v[2][k]);
+        float mx = max3f(t->v[0][k], t->v[1][k], t->v[2][k]);
         if (mn > hi[k] || mx < lo[k])
             return false;
     }
@@ -351,7 +406,36 @@ static inline int leaf_hits(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const
 #endif
 }
 
-/* The tree walk of every box query (no argument checks: lo <= hi, finite). Returns how many
+/* Reports the triangles of slots s0 .. s0 + n - 1 (n <= 4) that answer the box query: appends
+ * their input indices, or inserts their slots into the sorted prefix of out, while there is room.
+ * Returns the new count of answers. */
+KCC_HOT uint32_t box_leaf_run(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const kcc_pbox *qb,
+                              box_answer answer, uint32_t *out, uint32_t capacity, uint32_t found)
+{
+    for (int hits = leaf_hits(mesh, s0, n, qb, answer == BOX_EXACT); hits != 0; hits &= hits - 1) {
+        const int bit = hits & -hits;
+        const uint32_t s = s0 + (uint32_t)((bit >> 1) - (bit >> 3));
+        if (found < capacity) {
+            if (answer == BOX_SLOTS) {
+                /* insertion into the sorted prefix: leaf runs arrive mostly in order */
+                uint32_t j = found;
+                while (j > 0 && out[j - 1] > s) {
+                    out[j] = out[j - 1];
+                    --j;
+                }
+                out[j] = s;
+            } else {
+                out[found] = mesh->tri_id[s];
+            }
+        }
+        ++found;
+    }
+    return found;
+}
+
+/* The tree walk of every box query (no argument checks: lo <= hi, finite): a group's inner
+ * children that overlap the box are pushed (last slot first, so slot order is kept); its leaves
+ * that overlap it are tested at once, in slot order, four triangles at a time. Returns how many
  * triangles answer; writes the first `capacity` of them. */
 static uint32_t box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3], uint32_t *out,
                          uint32_t capacity, box_answer answer)
@@ -367,36 +451,16 @@ static uint32_t box_walk(const kcc_mesh *mesh, const float lo[3], const float hi
         const kcc_node4 *q = &mesh->quads[stack[--sp]];
         int mask = kcc_pbox_test(&qb, q);
         int inner = mask & kcc_inner_mask(q), leaves = mask & ~inner;
-        /* Inner children are pushed (last slot first, so slot order is kept); leaves are tested
-         * at once, in slot order, four triangles at a time. */
+        KCC_ASSERT(sp + 4 <= KCC_TREE_STACK);
         for (int i = 3; i >= 0; --i)
             if (inner >> i & 1)
                 stack[sp++] = q->first[i];
         for (; leaves != 0; leaves &= leaves - 1) {
-            int bit = leaves & -leaves;
-            int i = (bit >> 1) - (bit >> 3);
-            for (uint32_t s0 = q->first[i], e = s0 + q->count[i]; s0 < e; s0 += 4) {
-                const uint32_t n = e - s0 < 4 ? e - s0 : 4;
-                for (int hits = leaf_hits(mesh, s0, n, &qb, answer == BOX_EXACT); hits != 0;
-                     hits &= hits - 1) {
-                    const int b = hits & -hits;
-                    const uint32_t s = s0 + (uint32_t)((b >> 1) - (b >> 3));
-                    if (found < capacity) {
-                        if (answer == BOX_SLOTS) {
-                            /* insertion into the sorted prefix: leaf runs arrive mostly in order */
-                            uint32_t j = found;
-                            while (j > 0 && out[j - 1] > s) {
-                                out[j] = out[j - 1];
-                                --j;
-                            }
-                            out[j] = s;
-                        } else {
-                            out[found] = mesh->tri_id[s];
-                        }
-                    }
-                    ++found;
-                }
-            }
+            const int bit = leaves & -leaves;
+            const int i = (bit >> 1) - (bit >> 3);
+            for (uint32_t s0 = q->first[i], e = s0 + q->count[i]; s0 < e; s0 += 4)
+                found = box_leaf_run(mesh, s0, e - s0 < 4 ? e - s0 : 4, &qb, answer, out,
+                                     capacity, found);
         }
     }
     return found;
@@ -440,10 +504,8 @@ static inline bool tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, float l
 {
     float tn = 0.0f, tf = limit;
     for (int k = 0; k < 3; ++k) {
-        float a = t->v[0][k], b = t->v[1][k], c = t->v[2][k];
-        float mn = a < b ? a : b, mx = a > b ? a : b;
-        mn = c < mn ? c : mn;
-        mx = c > mx ? c : mx;
+        float mn = min3f(t->v[0][k], t->v[1][k], t->v[2][k]);
+        float mx = max3f(t->v[0][k], t->v[1][k], t->v[2][k]);
         bool neg = signbit(r->inv[k]) != 0;
         float pn = neg ? mx : mn, pf = neg ? mn : mx;
         float x = (pn - r->org_n[k]) * r->inv[k];
@@ -452,6 +514,74 @@ static inline bool tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, float l
         tf = y < tf ? y : tf;
     }
     return tn * KCC_SLAB_SHRINK <= tf;
+}
+
+/* The state of one box sweep: the box as centre and half extents in double, the node test of its
+ * centre's segment through nodes grown by the half extents, and the best contact so far. */
+typedef struct sweep_walk {
+    const kcc_mesh *mesh;
+    kcc_pray        slab;
+    double          center[3], half[3], delta[3];
+    double          best_t;      ///< 2 before any contact
+    double          best_n[3];
+    uint32_t        best_id;     ///< UINT32_MAX before any contact
+    bool            best_start;
+    float           limit;       ///< best_t grown by a relative hair (ties are still visited), <= 1
+} sweep_walk;
+
+/* Sets up the sweep of box along delta (finite, non-zero). */
+static void sweep_setup(sweep_walk *w, const kcc_mesh *mesh, const vec3 box[2], const vec3 delta)
+{
+    float org[3], grow[3], big = mesh->coord_scale;
+    w->mesh = mesh;
+    kcc_box_center_half(box[0], box[1], w->center, w->half);
+    for (int k = 0; k < 3; ++k) {
+        w->delta[k] = delta[k];
+        org[k] = (float)w->center[k];
+        float a = fabsf(box[0][k]) + fabsf(delta[k]);
+        float b = fabsf(box[1][k]) + fabsf(delta[k]);
+        big = a > big ? a : big;
+        big = b > big ? b : big;
+    }
+    /* A few ulps of the largest coordinate in play covers every rounding of the grown bounds. */
+    float margin = big * 1e-6f + 1e-30f;
+    for (int k = 0; k < 3; ++k)
+        grow[k] = (float)w->half[k] + margin;
+    kcc_pray_setup(&w->slab, org, delta, grow);
+    w->best_t = 2.0;
+    memset(w->best_n, 0, sizeof w->best_n);
+    w->best_id = UINT32_MAX;
+    w->best_start = false;
+    w->limit = 1.0f;
+}
+
+/* Tests every triangle of the leaf; keeps the earliest contact (ties: the lowest input index). */
+KCC_HOT float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
+{
+    sweep_walk *w = ctx;
+    for (uint32_t s = first, end = first + count; s < end; ++s) {
+        const kcc_tri *t = &w->mesh->tris[s];
+        const uint32_t id = w->mesh->tri_id[s];
+        if (w->best_t == 0.0 && id > w->best_id)
+            continue; /* can at best tie at t = 0, and ties go to the lower index */
+        if (!tri_bounds_swept(t, &w->slab, w->limit))
+            continue;
+        double th, nn[3];
+        bool start;
+        if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], w->center, w->half, w->delta,
+                                    w->best_t < 1.0 ? w->best_t : 1.0, &th, nn, &start))
+            continue;
+        if (th < w->best_t || (th == w->best_t && id < w->best_id)) {
+            w->best_t = th;
+            w->best_id = id;
+            w->best_start = start;
+            memcpy(w->best_n, nn, sizeof nn);
+            w->limit = (float)th * (1.0f + 1e-6f) + 1e-30f;
+            if (w->limit > 1.0f)
+                w->limit = 1.0f;
+        }
+    }
+    return w->limit;
 }
 
 bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
@@ -463,89 +593,15 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
         return false;
     if (delta[0] == 0.0f && delta[1] == 0.0f && delta[2] == 0.0f)
         return false; /* nothing approaches anything */
-    double ctr[3], half[3], d[3];
-    float org[3], grow[3];
-    float big = mesh->coord_scale;
-    for (int k = 0; k < 3; ++k) {
-        ctr[k] = 0.5 * ((double)box[0][k] + (double)box[1][k]);
-        half[k] = 0.5 * ((double)box[1][k] - (double)box[0][k]);
-        d[k] = delta[k];
-        org[k] = (float)ctr[k];
-        float a = fabsf(box[0][k]) + fabsf(delta[k]);
-        float b = fabsf(box[1][k]) + fabsf(delta[k]);
-        big = a > big ? a : big;
-        big = b > big ? b : big;
-    }
-    /* A few ulps of the largest coordinate in play covers every rounding of the grown bounds. */
-    float margin = big * 1e-6f + 1e-30f;
+    sweep_walk w;
+    sweep_setup(&w, mesh, box, delta);
+    kcc_walk_nearest(mesh->quads, &w.slab, w.limit, sweep_leaf, &w);
+    if (w.best_id == UINT32_MAX)
+        return false;
+    hit->t = (float)w.best_t;
     for (int k = 0; k < 3; ++k)
-        grow[k] = (float)half[k] + margin;
-    kcc_pray r;
-    kcc_pray_setup(&r, org, delta, grow);
-
-    double best_t = 2.0;
-    double best_n[3] = {0.0, 0.0, 0.0};
-    uint32_t best_id = UINT32_MAX;
-    bool best_start = false;
-    /* Node pruning compares against best_t grown by a relative hair so ties are still visited. */
-    float limit = 1.0f;
-    const kcc_node4 *quads = mesh->quads;
-    kcc_stack_entry stack[KCC_TREE_STACK], cur;
-    float tt[4];
-    int mask = kcc_pray_test(&r, &quads[0], limit, tt);
-    if (mask == 0)
-        return false;
-    uint32_t sp = kcc_descend(stack, 0, &quads[0], mask, tt, &cur);
-    for (;;) {
-        if (cur.count == 0) {
-            const kcc_node4 *q = &quads[cur.first];
-            mask = kcc_pray_test(&r, q, limit, tt);
-            if (mask != 0) {
-                sp = kcc_descend(stack, sp, q, mask, tt, &cur);
-                continue;
-            }
-        } else {
-            for (uint32_t s = cur.first, end = cur.first + cur.count; s < end; ++s) {
-                const kcc_tri *t = &mesh->tris[s];
-                if (best_t == 0.0 && mesh->tri_id[s] > best_id)
-                    continue; /* can at best tie at t = 0, and ties go to the lower index */
-                if (!tri_bounds_swept(t, &r, limit))
-                    continue;
-                double th, nn[3];
-                bool start;
-                if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], ctr, half, d,
-                                            best_t < 1.0 ? best_t : 1.0, &th, nn, &start))
-                    continue;
-                uint32_t id = mesh->tri_id[s];
-                if (th < best_t || (th == best_t && id < best_id)) {
-                    best_t = th;
-                    best_id = id;
-                    best_start = start;
-                    memcpy(best_n, nn, sizeof nn);
-                    limit = (float)best_t * (1.0f + 1e-6f) + 1e-30f;
-                    if (limit > 1.0f)
-                        limit = 1.0f;
-                }
-            }
-        }
-        bool next = false;
-        while (sp > 0) {
-            cur = stack[--sp];
-            if (cur.t <= limit) {
-                next = true;
-                break;
-            }
-        }
-        if (!next)
-            break;
-    }
-    if (best_id == UINT32_MAX)
-        return false;
-    hit->t = (float)best_t;
-    hit->normal[0] = (float)best_n[0];
-    hit->normal[1] = (float)best_n[1];
-    hit->normal[2] = (float)best_n[2];
-    hit->triangle = best_id;
-    hit->start_overlap = best_start;
+        hit->normal[k] = (float)w.best_n[k];
+    hit->triangle = w.best_id;
+    hit->start_overlap = w.best_start;
     return true;
 }

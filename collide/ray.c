@@ -174,8 +174,75 @@ bool kcc_tri_raycast(const vec3 a, const vec3 b, const vec3 c, const vec3 origin
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Mesh ray cast: nearest child first, the far one on the stack with its entry distance, popped
- * entries beyond the best hit so far skipped. */
+ * Mesh ray cast: kcc_walk_nearest with the best hit so far as its limit. */
+
+typedef struct ray_walk {
+    const kcc_mesh *mesh;
+    ray_pre         pre;
+    const float    *origin;
+    const float    *dir;
+    float           max_t;
+    float           best;        ///< distance of the best hit so far (max_t before any)
+    uint32_t        best_slot;   ///< its leaf slot, UINT32_MAX before any
+    uint32_t        best_id;     ///< its input index
+} ray_walk;
+
+/* Keeps the hit of slot s at watertight distance woop_t if it is the best so far: its accurate
+ * distance (refine_t, as kcc_tri_raycast reports it) is the smallest, equal distances going to the
+ * lowest input index. */
+KCC_HOT void ray_offer(ray_walk *w, uint32_t s, float woop_t)
+{
+    const kcc_tri *t = &w->mesh->tris[s];
+    float tr = refine_t(t->v[0], t->v[1], t->v[2], w->origin, w->dir, woop_t, w->max_t);
+    uint32_t id = w->mesh->tri_id[s];
+    if (tr < w->best || (tr == w->best && id < w->best_id)) {
+        w->best = tr;
+        w->best_slot = s;
+        w->best_id = id;
+    }
+}
+
+/* Every triangle of the leaf the watertight test accepts within [0, max_t] is offered. */
+KCC_HOT float ray_leaf(void *ctx, uint32_t first, uint32_t count)
+{
+    ray_walk *w = ctx;
+#if KCC_SSE
+    for (uint32_t s = first, end = first + count; s < end; s += 4) {
+        uint32_t n = end - s < 4 ? end - s : 4;
+        float th[4];
+        int hits = ray_tri4(&w->pre, &w->mesh->tris[s], n, w->max_t, th);
+        for (uint32_t i = 0; hits != 0; ++i, hits >>= 1)
+            if (hits & 1)
+                ray_offer(w, s + i, th[i]);
+    }
+#else
+    for (uint32_t s = first, end = first + count; s < end; ++s) {
+        const kcc_tri *t = &w->mesh->tris[s];
+        float th;
+        if (ray_tri(&w->pre, t->v[0], t->v[1], t->v[2], w->max_t, &th))
+            ray_offer(w, s, th);
+    }
+#endif
+    return w->best;
+}
+
+/* The hit record of the best triangle: its normal from the cross product in double. */
+static void ray_hit_write(const ray_walk *w, kcc_ray_hit *hit)
+{
+    const kcc_tri *t = &w->mesh->tris[w->best_slot];
+    float e0[3] = {t->v[1][0] - t->v[0][0], t->v[1][1] - t->v[0][1], t->v[1][2] - t->v[0][2]};
+    float e1[3] = {t->v[2][0] - t->v[0][0], t->v[2][1] - t->v[0][1], t->v[2][2] - t->v[0][2]};
+    double n[3] = {(double)e0[1] * e1[2] - (double)e0[2] * e1[1],
+                   (double)e0[2] * e1[0] - (double)e0[0] * e1[2],
+                   (double)e0[0] * e1[1] - (double)e0[1] * e1[0]};
+    double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    hit->t = w->best;
+    for (int k = 0; k < 3; ++k) {
+        hit->point[k] = w->origin[k] + w->best * w->dir[k];
+        hit->normal[k] = (float)(n[k] / len);
+    }
+    hit->triangle = w->best_id;
+}
 
 bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, float max_t,
                       kcc_ray_hit *hit)
@@ -184,91 +251,15 @@ bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, f
         return false;
     if (mesh->quad_count == 0)
         return false;
-    ray_pre pre;
-    ray_setup(origin, dir, &pre);
+    ray_walk w = {.mesh = mesh, .origin = origin, .dir = dir, .max_t = max_t, .best = max_t,
+                  .best_slot = UINT32_MAX, .best_id = UINT32_MAX};
+    ray_setup(origin, dir, &w.pre);
     const float no_grow[3] = {0.0f, 0.0f, 0.0f};
-    kcc_pray sr;
-    kcc_pray_setup(&sr, origin, dir, no_grow);
-    float best = max_t;
-    uint32_t best_slot = UINT32_MAX, best_id = UINT32_MAX;
-    const kcc_node4 *quads = mesh->quads;
-    kcc_stack_entry stack[KCC_TREE_STACK], cur;
-    float tt[4];
-    int mask = kcc_pray_test(&sr, &quads[0], best, tt);
-    if (mask == 0)
+    kcc_pray slab;
+    kcc_pray_setup(&slab, origin, dir, no_grow);
+    kcc_walk_nearest(mesh->quads, &slab, max_t, ray_leaf, &w);
+    if (w.best_slot == UINT32_MAX)
         return false;
-    uint32_t sp = kcc_descend(stack, 0, &quads[0], mask, tt, &cur);
-    for (;;) {
-        if (cur.count == 0) {
-            const kcc_node4 *q = &quads[cur.first];
-            mask = kcc_pray_test(&sr, q, best, tt);
-            if (mask != 0) {
-                sp = kcc_descend(stack, sp, q, mask, tt, &cur);
-                continue;
-            }
-        } else {
-            /* Every triangle the watertight test accepts within [0, max_t] gets its accurate
-             * distance (refine_t, as kcc_tri_raycast reports it); the smallest wins, equal
-             * distances go to the lowest input index. */
-#if KCC_SSE
-            for (uint32_t s = cur.first, end = cur.first + cur.count; s < end; s += 4) {
-                uint32_t n = end - s < 4 ? end - s : 4;
-                float th[4];
-                int hits = ray_tri4(&pre, &mesh->tris[s], n, max_t, th);
-                for (uint32_t i = 0; hits != 0; ++i, hits >>= 1) {
-                    if (!(hits & 1))
-                        continue;
-                    const kcc_tri *t = &mesh->tris[s + i];
-                    float tr = refine_t(t->v[0], t->v[1], t->v[2], origin, dir, th[i], max_t);
-                    uint32_t id = mesh->tri_id[s + i];
-                    if (tr < best || (tr == best && id < best_id)) {
-                        best = tr;
-                        best_slot = s + i;
-                        best_id = id;
-                    }
-                }
-            }
-#else
-            for (uint32_t s = cur.first, end = cur.first + cur.count; s < end; ++s) {
-                const kcc_tri *t = &mesh->tris[s];
-                float th;
-                if (!ray_tri(&pre, t->v[0], t->v[1], t->v[2], max_t, &th))
-                    continue;
-                float tr = refine_t(t->v[0], t->v[1], t->v[2], origin, dir, th, max_t);
-                uint32_t id = mesh->tri_id[s];
-                if (tr < best || (tr == best && id < best_id)) {
-                    best = tr;
-                    best_slot = s;
-                    best_id = id;
-                }
-            }
-#endif
-        }
-        bool next = false;
-        while (sp > 0) {
-            cur = stack[--sp];
-            if (cur.t <= best) {
-                next = true;
-                break;
-            }
-        }
-        if (!next)
-            break;
-    }
-    if (best_slot == UINT32_MAX)
-        return false;
-    const kcc_tri *t = &mesh->tris[best_slot];
-    float e0[3] = {t->v[1][0] - t->v[0][0], t->v[1][1] - t->v[0][1], t->v[1][2] - t->v[0][2]};
-    float e1[3] = {t->v[2][0] - t->v[0][0], t->v[2][1] - t->v[0][1], t->v[2][2] - t->v[0][2]};
-    double n[3] = {(double)e0[1] * e1[2] - (double)e0[2] * e1[1],
-                   (double)e0[2] * e1[0] - (double)e0[0] * e1[2],
-                   (double)e0[0] * e1[1] - (double)e0[1] * e1[0]};
-    double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-    hit->t = best;
-    for (int k = 0; k < 3; ++k) {
-        hit->point[k] = origin[k] + best * dir[k];
-        hit->normal[k] = (float)(n[k] / len);
-    }
-    hit->triangle = best_id;
+    ray_hit_write(&w, hit);
     return true;
 }

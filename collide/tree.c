@@ -2,7 +2,7 @@
  * (sibling pairs, scratch), then its collapse into the four-wide groups of 32-byte nodes the queries
  * walk; leaves of up to KCC_LEAF_MAX triangles. Deterministic (fixed iteration order, strict-less
  * tie-breaks, a total order in the median fallback; the SSE and scalar paths compute bit-identical
- * values). Allocates nothing. */
+ * values). Also the tree's validator, kcc_mesh_validate. Allocates nothing. */
 #include <math.h>
 #include <string.h>
 
@@ -195,9 +195,211 @@ static void put_node(kcc_node_pair *pairs, uint32_t id, const vbox *b, uint32_t 
     p->count[c] = count;
 }
 
+/* The best SAH split of a range found by binning: bin `bin` and above go right. The binning
+ * (cmin, scale, nbins) is what the partition repeats, so both put every triangle in the same bin. */
+typedef struct sah_split {
+    v4    cmin;        /* lower bound of the doubled centroids */
+    float scale[4];    /* bins per unit of doubled centroid, per axis; 0: axis not binned */
+    int   nbins;
+    int   axis;        /* -1 when no binned axis separates anything */
+    int   bin;
+    float cost;        /* sum over both sides of area x triangle count */
+} sah_split;
+
+/* The binning of a range: fewer bins for small ranges (16 bins over 6 triangles cost more to sweep
+ * than they can tell apart), no axis where the centroids have no (finite) extent, and for large
+ * ranges only the widest axis: a third of the binning work where it costs most, at a negligible
+ * loss in tree quality. Returns false when no axis can be binned. */
+static bool sah_binning(const build_task *task, uint32_t count, sah_split *s)
+{
+    float cmin[4], cmax[4];
+    v4_store(cmin, task->cb.lo);
+    v4_store(cmax, task->cb.hi);
+    s->cmin = task->cb.lo;
+    s->nbins = count < BINS ? (int)count : BINS;
+    s->axis = -1;
+    s->bin = 0;
+    s->cost = INFINITY;
+    bool any_axis = false;
+    for (int k = 0; k < 4; ++k)
+        s->scale[k] = 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        float ext = cmax[k] - cmin[k];
+        float per_unit = (float)s->nbins / ext;
+        if (ext > 0.0f && isfinite(ext) && isfinite(per_unit)) {
+            s->scale[k] = per_unit;
+            any_axis = true;
+        }
+    }
+    if (any_axis && count > SAH_ONE_AXIS_ABOVE) {
+        int wide = 0;
+        for (int k = 1; k < 3; ++k)
+            if (cmax[k] - cmin[k] > cmax[wide] - cmin[wide])
+                wide = k;
+        for (int k = 0; k < 3; ++k)
+            if (k != wide)
+                s->scale[k] = 0.0f;
+    }
+    return any_axis;
+}
+
+/* The cheapest split of axis k's bins into a left part (bins below b) and a right part, both
+ * non-empty; kept in s when cheaper than s's (strict: ties keep the earlier axis and bin). */
+static void sah_sweep_axis(const sah_bin *bins, uint32_t count, int k, sah_split *s)
+{
+    const int nbins = s->nbins;
+    float right_cost[BINS];
+    vbox acc;
+    vbox_empty(&acc);
+    uint32_t nacc = 0;
+    for (int b = nbins - 1; b > 0; --b) {
+        nacc += bins[b].count;
+        vbox_grow(&acc, bins[b].box.lo, bins[b].box.hi);
+        right_cost[b] = nacc ? vbox_area(&acc) * (float)nacc : INFINITY;
+    }
+    vbox_empty(&acc);
+    nacc = 0;
+    for (int b = 0; b < nbins - 1; ++b) {
+        nacc += bins[b].count;
+        vbox_grow(&acc, bins[b].box.lo, bins[b].box.hi);
+        if (nacc == 0 || nacc == count)
+            continue;
+        float cost = vbox_area(&acc) * (float)nacc + right_cost[b + 1];
+        if (cost < s->cost) {
+            s->cost = cost;
+            s->axis = k;
+            s->bin = b + 1;
+        }
+    }
+}
+
+/* Bins the range's triangles by centroid on every binned axis and keeps the cheapest split. */
+static void sah_find(const kcc_build_prim *p, uint32_t count, sah_split *s)
+{
+    sah_bin bins[3][BINS];
+    int axes[3], naxes = 0;
+    for (int k = 0; k < 3; ++k)
+        if (s->scale[k] != 0.0f)
+            axes[naxes++] = k;
+    for (int k = 0; k < 3; ++k)
+        for (int b = 0; b < s->nbins; ++b) {
+            vbox_empty(&bins[k][b].box);
+            bins[k][b].count = 0;
+        }
+    const v4 vscale = v4_load(s->scale), vtop = v4_set1((float)(s->nbins - 1));
+    for (uint32_t i = 0; i < count; ++i) {
+        v4 lo = v4_load3(p[i].lo), hi = v4_load3(p[i].hi);
+        int32_t idx[4];
+        bin_index(v4_add(lo, hi), s->cmin, vscale, vtop, idx);
+        for (int j = 0; j < naxes; ++j) {
+            sah_bin *bn = &bins[axes[j]][idx[axes[j]]];
+            bn->count++;
+            vbox_grow(&bn->box, lo, hi);
+        }
+    }
+    for (int j = 0; j < naxes; ++j)
+        sah_sweep_axis(bins[axes[j]], count, axes[j], s);
+}
+
+/* Partitions the range by s's bin (the binning pass's computation), growing the two sides' bounds
+ * on the way so no extra pass is needed. Returns the left side's size, 0 < size < count: both
+ * sides of a chosen split hold triangles. */
+static uint32_t sah_partition(kcc_build_prim *p, uint32_t count, const sah_split *s,
+                              build_task *left, build_task *right)
+{
+    const v4 vscale = v4_load(s->scale), vtop = v4_set1((float)(s->nbins - 1));
+    vbox_empty(&left->nb);
+    vbox_empty(&left->cb);
+    vbox_empty(&right->nb);
+    vbox_empty(&right->cb);
+    uint32_t i = 0, j = count;
+    while (i < j) {
+        v4 lo = v4_load3(p[i].lo), hi = v4_load3(p[i].hi), c2 = v4_add(lo, hi);
+        int32_t idx[4];
+        bin_index(c2, s->cmin, vscale, vtop, idx);
+        if (idx[s->axis] < s->bin) {
+            vbox_grow(&left->nb, lo, hi);
+            vbox_grow(&left->cb, c2, c2);
+            ++i;
+        } else {
+            vbox_grow(&right->nb, lo, hi);
+            vbox_grow(&right->cb, c2, c2);
+            --j;
+            kcc_build_prim t = p[i];
+            p[i] = p[j];
+            p[j] = t;
+        }
+    }
+    KCC_ASSERT(i > 0 && i < count);
+    return i;
+}
+
+/* Object median on the widest centroid axis: halves the range, which bounds the depth. */
+static uint32_t median_partition(const build_task *task, kcc_build_prim *p, uint32_t count,
+                                 build_task *left, build_task *right)
+{
+    float cmin[4], cmax[4];
+    v4_store(cmin, task->cb.lo);
+    v4_store(cmax, task->cb.hi);
+    int axis = 0;
+    float widest = -1.0f;
+    for (int k = 0; k < 3; ++k) {
+        float e = cmax[k] - cmin[k];
+        if (e > widest) {
+            widest = e;
+            axis = k;
+        }
+    }
+    sort_by_axis(p, count, axis);
+    const uint32_t mid = count / 2;
+    range_bounds(p, mid, &left->nb, &left->cb);
+    range_bounds(p + mid, count - mid, &right->nb, &right->cb);
+    return mid;
+}
+
+/* Decides one range: true when it becomes a leaf; otherwise partitions it (by SAH above
+ * KCC_TREE_SAH_DEPTH, by object median below it or where the SAH finds no split) and fills the
+ * two child tasks' ranges and bounds. Ranges of up to KCC_LEAF_MIN triangles always become leaves:
+ * it bounds the tree to well under 24 bytes of nodes per triangle even where the SAH would split
+ * down to singles (dense small triangles), and a leaf of a few triangles costs little more than a
+ * node. */
+static bool split_or_leaf(const build_task *task, kcc_build_prim *prims, build_task *left,
+                          build_task *right)
+{
+    const uint32_t count = task->end - task->begin;
+    kcc_build_prim *p = prims + task->begin;
+    if (count <= KCC_LEAF_MIN || (task->depth >= KCC_TREE_SAH_DEPTH && count <= KCC_LEAF_MAX))
+        return true;
+    uint32_t mid = 0;
+    if (task->depth < KCC_TREE_SAH_DEPTH) {
+        sah_split s;
+        if (sah_binning(task, count, &s))
+            sah_find(p, count, &s);
+        float parent = vbox_area(&task->nb);
+        bool split_pays = s.axis >= 0 && SAH_TRAVERSE * parent + SAH_TRIANGLE * s.cost <
+                                             SAH_TRIANGLE * parent * (float)count;
+        if (count <= KCC_LEAF_MAX && !split_pays)
+            return true;
+        if (s.axis >= 0)
+            mid = sah_partition(p, count, &s, left, right);
+        if (mid == count)
+            mid = 0; /* unreachable (asserted); the median split keeps the tree valid regardless */
+    }
+    if (mid == 0)
+        mid = median_partition(task, p, count, left, right);
+    left->begin = task->begin;
+    left->end = task->begin + mid;
+    right->begin = task->begin + mid;
+    right->end = task->end;
+    left->depth = right->depth = task->depth + 1;
+    return false;
+}
+
 uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
                         uint32_t *out_leaves, uint32_t *out_depth)
 {
+    /* Depth-first: the left child is taken next, so the stack holds at most one pending right
+     * sibling per level. */
     build_task stack[KCC_TREE_MAX_DEPTH + 4];
     /* Node 0 is the root, node 1 the never-hit dummy sibling; children come in pairs from 2. */
     uint32_t sp = 0, node_count = 2, leaves = 0, max_depth = 0;
@@ -212,176 +414,20 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
     sp = 1;
     while (sp > 0) {
         build_task task = stack[--sp];
-        const uint32_t count = task.end - task.begin;
-        kcc_build_prim *p = prims + task.begin;
         if (task.depth > max_depth)
             max_depth = task.depth;
-
-        /* Ranges of up to KCC_LEAF_MIN triangles always become leaves: it bounds the tree to well
-         * under 24 bytes of nodes per triangle even where the SAH would split down to singles
-         * (dense small triangles), and a leaf of a few triangles costs little more than a node. */
-        bool make_leaf = count <= KCC_LEAF_MIN ||
-                         (task.depth >= KCC_TREE_SAH_DEPTH && count <= KCC_LEAF_MAX);
-        uint32_t mid = 0;
-        vbox lnb, lcb, rnb, rcb;
-        if (!make_leaf && task.depth < KCC_TREE_SAH_DEPTH) {
-            float cmin[4], cmax[4], scale[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            v4_store(cmin, task.cb.lo);
-            v4_store(cmax, task.cb.hi);
-            /* Fewer bins for small ranges: 16 bins over 6 triangles cost more to sweep than they
-             * can tell apart. */
-            const int nbins = count < BINS ? (int)count : BINS;
-            const v4 vtop = v4_set1((float)(nbins - 1));
-            bool any_axis = false;
-            for (int k = 0; k < 3; ++k) {
-                float ext = cmax[k] - cmin[k];
-                float s = (float)nbins / ext;
-                if (ext > 0.0f && isfinite(ext) && isfinite(s)) {
-                    scale[k] = s;
-                    any_axis = true;
-                }
-            }
-            /* Large ranges bin only their widest centroid axis: a third of the binning work
-             * where it costs most, at a negligible loss in tree quality. */
-            if (any_axis && count > SAH_ONE_AXIS_ABOVE) {
-                int wide = 0;
-                for (int k = 1; k < 3; ++k)
-                    if (cmax[k] - cmin[k] > cmax[wide] - cmin[wide])
-                        wide = k;
-                for (int k = 0; k < 3; ++k)
-                    if (k != wide)
-                        scale[k] = 0.0f;
-            }
-            int axes[3], naxes = 0;
-            for (int k = 0; k < 3; ++k)
-                if (scale[k] != 0.0f)
-                    axes[naxes++] = k;
-            int best_axis = -1, best_bin = 0;
-            float best_cost = INFINITY;
-            v4 vmin = task.cb.lo, vscale = v4_load(scale);
-            if (any_axis) {
-                sah_bin bins[3][BINS];
-                for (int k = 0; k < 3; ++k)
-                    for (int b = 0; b < nbins; ++b) {
-                        vbox_empty(&bins[k][b].box);
-                        bins[k][b].count = 0;
-                    }
-                for (uint32_t i = 0; i < count; ++i) {
-                    v4 lo = v4_load3(p[i].lo), hi = v4_load3(p[i].hi);
-                    int32_t idx[4];
-                    bin_index(v4_add(lo, hi), vmin, vscale, vtop, idx);
-                    for (int j = 0; j < naxes; ++j) {
-                        sah_bin *bn = &bins[axes[j]][idx[axes[j]]];
-                        bn->count++;
-                        vbox_grow(&bn->box, lo, hi);
-                    }
-                }
-                for (int k = 0; k < 3; ++k) {
-                    if (scale[k] == 0.0f)
-                        continue;
-                    float right_cost[BINS];
-                    vbox acc;
-                    vbox_empty(&acc);
-                    uint32_t nacc = 0;
-                    for (int b = nbins - 1; b > 0; --b) {
-                        nacc += bins[k][b].count;
-                        vbox_grow(&acc, bins[k][b].box.lo, bins[k][b].box.hi);
-                        right_cost[b] = nacc ? vbox_area(&acc) * (float)nacc : INFINITY;
-                    }
-                    vbox_empty(&acc);
-                    nacc = 0;
-                    for (int b = 0; b < nbins - 1; ++b) {
-                        nacc += bins[k][b].count;
-                        vbox_grow(&acc, bins[k][b].box.lo, bins[k][b].box.hi);
-                        if (nacc == 0 || nacc == count)
-                            continue;
-                        float cost = vbox_area(&acc) * (float)nacc + right_cost[b + 1];
-                        if (cost < best_cost) {
-                            best_cost = cost;
-                            best_axis = k;
-                            best_bin = b + 1;
-                        }
-                    }
-                }
-            }
-            float parent = vbox_area(&task.nb);
-            bool split_pays = best_axis >= 0 &&
-                              SAH_TRAVERSE * parent + SAH_TRIANGLE * best_cost <
-                                  SAH_TRIANGLE * parent * (float)count;
-            if (count <= KCC_LEAF_MAX && !split_pays) {
-                make_leaf = true;
-            } else if (best_axis >= 0) {
-                /* Partition by bin (same computation as the binning pass), growing the children's
-                 * bounds on the way so no extra pass is needed. */
-                vbox_empty(&lnb);
-                vbox_empty(&lcb);
-                vbox_empty(&rnb);
-                vbox_empty(&rcb);
-                uint32_t i = 0, j = count;
-                while (i < j) {
-                    v4 lo = v4_load3(p[i].lo), hi = v4_load3(p[i].hi), c2 = v4_add(lo, hi);
-                    int32_t idx[4];
-                    bin_index(c2, vmin, vscale, vtop, idx);
-                    if (idx[best_axis] < best_bin) {
-                        vbox_grow(&lnb, lo, hi);
-                        vbox_grow(&lcb, c2, c2);
-                        ++i;
-                    } else {
-                        vbox_grow(&rnb, lo, hi);
-                        vbox_grow(&rcb, c2, c2);
-                        --j;
-                        kcc_build_prim t = p[i];
-                        p[i] = p[j];
-                        p[j] = t;
-                    }
-                }
-                mid = i;
-                KCC_ASSERT(mid > 0 && mid < count);
-                if (mid == 0 || mid == count)
-                    mid = 0; /* defensive: fall back to the median split */
-            }
-        }
-        if (make_leaf) {
-            put_node(pairs, task.node, &task.nb, task.begin, count);
+        KCC_ASSERT(sp + 2 <= sizeof stack / sizeof stack[0]);
+        build_task *right = &stack[sp], *left = &stack[sp + 1];
+        if (split_or_leaf(&task, prims, left, right)) {
+            put_node(pairs, task.node, &task.nb, task.begin, task.end - task.begin);
             ++leaves;
             continue;
         }
-        if (mid == 0) {
-            /* Object median on the widest centroid axis: halves the range, bounding the depth. */
-            float cmin[4], cmax[4];
-            v4_store(cmin, task.cb.lo);
-            v4_store(cmax, task.cb.hi);
-            int axis = 0;
-            float w = -1.0f;
-            for (int k = 0; k < 3; ++k) {
-                float e = cmax[k] - cmin[k];
-                if (e > w) {
-                    w = e;
-                    axis = k;
-                }
-            }
-            sort_by_axis(p, count, axis);
-            mid = count / 2;
-            range_bounds(p, mid, &lnb, &lcb);
-            range_bounds(p + mid, count - mid, &rnb, &rcb);
-        }
-        uint32_t left = node_count;
+        put_node(pairs, task.node, &task.nb, node_count >> 1, 0);
+        left->node = node_count;
+        right->node = node_count + 1;
         node_count += 2;
-        put_node(pairs, task.node, &task.nb, left >> 1, 0);
-        build_task *rt = &stack[sp++];
-        rt->nb = rnb;
-        rt->cb = rcb;
-        rt->node = left + 1;
-        rt->begin = task.begin + mid;
-        rt->end = task.end;
-        rt->depth = task.depth + 1;
-        build_task *lt = &stack[sp++];
-        lt->nb = lnb;
-        lt->cb = lcb;
-        lt->node = left;
-        lt->begin = task.begin;
-        lt->end = task.begin + mid;
-        lt->depth = task.depth + 1;
+        sp += 2;
     }
     *out_leaves = leaves;
     *out_depth = max_depth;
@@ -391,7 +437,8 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
 /* ------------------------------------------------------------------------------------------------
  * Collapse into four-wide groups: every inner node of the result lists up to four children, taken
  * from the binary tree by repeatedly opening the inner child with the largest surface area (ties:
- * the first in order). Breadth-first, fixed order: deterministic. Empty slots have lo = +inf and
+ * the first in order), children kept in the binary tree's left-to-right order. Groups are laid out
+ * depth first (kcc_tree_collapse), in a fixed order: deterministic. Empty slots have lo = +inf and
  * hi = -inf, which no node test ever enters. */
 
 static float pair_area(const kcc_node_pair *pairs, uint32_t id)
@@ -496,4 +543,132 @@ uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, uint32_
         n = open_children(pairs, stack[2 * sp], kids);
     }
     return quad_count;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Validator: the invariants every query relies on, checked without allocating. */
+
+/* A pending item of the validator's in-order walk: slot `slot` of group `group`, or (slot = -1)
+ * every slot of it; depth counts groups from the root (group 0 at depth 1); lo, hi is the box of
+ * whatever points to it (the mesh bounds for group 0). */
+typedef struct check_item {
+    uint32_t group;
+    int32_t  slot;
+    uint32_t depth;
+    float    lo[3], hi[3];
+} check_item;
+
+/* The box of slot i; false when the slot is empty (lo > hi on every axis). */
+static bool slot_box(const kcc_node4 *q, int i, float lo[3], float hi[3])
+{
+    lo[0] = q->x[0][i], lo[1] = q->y[0][i], lo[2] = q->z[0][i];
+    hi[0] = q->x[1][i], hi[1] = q->y[1][i], hi[2] = q->z[1][i];
+    return !(lo[0] > hi[0] && lo[1] > hi[1] && lo[2] > hi[2]);
+}
+
+static bool box_inside(const float lo[3], const float hi[3], const float plo[3], const float phi[3])
+{
+    for (int k = 0; k < 3; ++k)
+        if (!(plo[k] <= lo[k] && lo[k] <= hi[k] && hi[k] <= phi[k]))
+            return false;
+    return true;
+}
+
+/* A leaf: the next KCC_LEAF_MAX or fewer slots in walk order (the leaves tile the tree's slots in
+ * order, so each live triangle is in exactly one), each live and inside the leaf's box. */
+static bool leaf_valid(const kcc_mesh *m, uint32_t first, uint32_t count, const float lo[3],
+                       const float hi[3], uint32_t *next_slot)
+{
+    if (first != *next_slot || count > KCC_LEAF_MAX || count > m->tree_triangles - first)
+        return false;
+    for (uint32_t s = first; s < first + count; ++s) {
+        const kcc_tri *t = &m->tris[s];
+        if (kcc_tri_is_degenerate(t->v[0], t->v[1], t->v[2]))
+            return false;
+        for (int c = 0; c < 3; ++c)
+            for (int k = 0; k < 3; ++k)
+                if (!(lo[k] <= t->v[c][k] && t->v[c][k] <= hi[k]))
+                    return false;
+    }
+    *next_slot = first + count;
+    return true;
+}
+
+/* The index maps are inverse permutations, and the slots past the tree's hold exactly the
+ * degenerate triangles. */
+static bool maps_valid(const kcc_mesh *m)
+{
+    if (m->tree_triangles > m->triangle_count || (m->tree_triangles == 0) != (m->quad_count == 0))
+        return false;
+    for (uint32_t s = 0; s < m->triangle_count; ++s) {
+        if (m->tri_id[s] >= m->triangle_count || m->tri_slot[m->tri_id[s]] != s)
+            return false;
+        const kcc_tri *t = &m->tris[s];
+        if (s >= m->tree_triangles && !kcc_tri_is_degenerate(t->v[0], t->v[1], t->v[2]))
+            return false;
+    }
+    return true;
+}
+
+/* Pushes the non-empty slots of group `item->group` (last slot first, so they pop in order); false
+ * when a slot lies outside the box pointing to the group, an empty slot holds anything, or the
+ * group is deeper than the queries' traversal stacks allow (3 pending entries per group above
+ * it, plus 4). */
+static bool push_slots(const kcc_mesh *m, const check_item *item, check_item *stack, uint32_t *sp)
+{
+    const kcc_node4 *q = &m->quads[item->group];
+    if (3 * item->depth + 4 > KCC_TREE_STACK || *sp + 4 > KCC_TREE_STACK)
+        return false;
+    for (int i = 3; i >= 0; --i) {
+        check_item *c = &stack[*sp];
+        if (!slot_box(q, i, c->lo, c->hi)) {
+            if (q->count[i] != 0 || q->first[i] != 0)
+                return false;
+            continue;
+        }
+        if (!box_inside(c->lo, c->hi, item->lo, item->hi))
+            return false;
+        c->group = item->group;
+        c->slot = i;
+        c->depth = item->depth;
+        ++*sp;
+    }
+    return true;
+}
+
+kcc_status kcc_mesh_validate(const kcc_mesh *mesh)
+{
+    if (!mesh)
+        return KCC_ERR_NULL_ARGUMENT;
+    if (!maps_valid(mesh))
+        return KCC_ERR_CORRUPT;
+    if (mesh->quad_count == 0)
+        return KCC_OK;
+    if (mesh->depth > KCC_TREE_MAX_DEPTH)
+        return KCC_ERR_CORRUPT;
+    check_item stack[KCC_TREE_STACK];
+    check_item root = {0, -1, 1, {0}, {0}};
+    memcpy(root.lo, mesh->bounds[0], sizeof root.lo);
+    memcpy(root.hi, mesh->bounds[1], sizeof root.hi);
+    uint32_t sp = 0, next_slot = 0;
+    if (!push_slots(mesh, &root, stack, &sp))
+        return KCC_ERR_CORRUPT;
+    while (sp > 0) {
+        const check_item item = stack[--sp];
+        const kcc_node4 *q = &mesh->quads[item.group];
+        const uint32_t first = q->first[item.slot], count = q->count[item.slot];
+        bool ok;
+        if (count != 0) {
+            ok = leaf_valid(mesh, first, count, item.lo, item.hi, &next_slot);
+        } else {
+            /* Inner: its group comes later in the depth-first layout (no cycle). */
+            const check_item inner = {first, -1, item.depth + 1, {item.lo[0], item.lo[1], item.lo[2]},
+                                      {item.hi[0], item.hi[1], item.hi[2]}};
+            ok = first > item.group && first < mesh->quad_count &&
+                 push_slots(mesh, &inner, stack, &sp);
+        }
+        if (!ok)
+            return KCC_ERR_CORRUPT;
+    }
+    return next_slot == mesh->tree_triangles ? KCC_OK : KCC_ERR_CORRUPT;
 }

@@ -30,30 +30,6 @@ bool kcc_tri_is_degenerate(const float a[3], const float b[3], const float c[3])
     return m[0] == 0.0 && m[1] == 0.0 && m[2] == 0.0;
 }
 
-static inline double min3d(double a, double b, double c)
-{
-    double m = a < b ? a : b;
-    return m < c ? m : c;
-}
-
-static inline double max3d(double a, double b, double c)
-{
-    double m = a > b ? a : b;
-    return m > c ? m : c;
-}
-
-static inline float min3f(float a, float b, float c)
-{
-    float m = a < b ? a : b;
-    return m < c ? m : c;
-}
-
-static inline float max3f(float a, float b, float c)
-{
-    float m = a > b ? a : b;
-    return m > c ? m : c;
-}
-
 /* One edge x box-axis test: the edge's endpoint P and the third corner Q project to the two ends
  * of the triangle's interval (the other endpoint projects onto P's value in real arithmetic, and
  * to within one rounding of it in double). */
@@ -88,13 +64,12 @@ bool kcc_tri_overlap_box_internal(const float a[3], const float b[3], const floa
     /* Everything else about the box centre in double: float differences are exact there (up to
      * exponent gaps of ~29 bits), products of them nearly so, which keeps touching contacts
      * touching at 1e6 m offsets and at millimetre scale alike. */
-    double h[3], v0[3], v1[3], v2[3];
+    double ctr[3], h[3], v0[3], v1[3], v2[3];
+    kcc_box_center_half(lo, hi, ctr, h);
     for (int k = 0; k < 3; ++k) {
-        double ctr = 0.5 * ((double)lo[k] + (double)hi[k]);
-        h[k] = 0.5 * ((double)hi[k] - (double)lo[k]);
-        v0[k] = (double)a[k] - ctr;
-        v1[k] = (double)b[k] - ctr;
-        v2[k] = (double)c[k] - ctr;
+        v0[k] = (double)a[k] - ctr[k];
+        v1[k] = (double)b[k] - ctr[k];
+        v2[k] = (double)c[k] - ctr[k];
     }
     double e0[3] = {v1[0] - v0[0], v1[1] - v0[1], v1[2] - v0[2]};
     double e1[3] = {v2[0] - v1[0], v2[1] - v1[1], v2[2] - v1[2]};
@@ -118,7 +93,8 @@ bool kcc_tri_overlap_box_internal(const float a[3], const float b[3], const floa
         int i = (k + 1) % 3, j = (k + 2) % 3;
         /* n can round to zero about the box centre for a sliver that is not degenerate in the
          * input (a 1e-26 m edge): then the edge functions are all zero too and prove nothing;
-         * the edge axes below decide. */
+         * the edge axes below decide
+         * (a_sliver_whose_normal_vanishes_about_the_box_centre_is_still_tested_exactly). */
         if (n[k] != 0.0 && fabs(q0) <= h[k] * fabs(n[k])) {
             double w0 = v0[i] * v1[j] - v0[j] * v1[i];
             double w1 = v1[i] * v2[j] - v1[j] * v2[i];
@@ -487,7 +463,7 @@ static int sweep_core(const float a[3], const float b[3], const float c[3], cons
     /* Overlapping (or touching) at t = 0: least penetration axis, if delta pushes deeper. A delta
      * within a millionth of a radian of parallel to that axis's plane does not: that much is the
      * rounding of a direction computed in float (a slide along a slope's foot whose line is off
-     * the axes), and counting it stopped such slides for good. */
+     * the axes), and such a slide must go on (sliding_along_a_steep_foot_off_the_axes_never_sticks). */
     if (!track_pen)
         return -1;
     const double dlen = sqrt(delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2]);
@@ -524,12 +500,8 @@ bool kcc_tri_sweep_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box
         return false;
     if (kcc_tri_is_degenerate(a, b, c))
         return false;
-    double ctr[3], half[3], d[3], t, n[3];
-    for (int k = 0; k < 3; ++k) {
-        ctr[k] = 0.5 * ((double)box[0][k] + (double)box[1][k]);
-        half[k] = 0.5 * ((double)box[1][k] - (double)box[0][k]);
-        d[k] = delta[k];
-    }
+    double ctr[3], half[3], d[3] = {delta[0], delta[1], delta[2]}, t, n[3];
+    kcc_box_center_half(box[0], box[1], ctr, half);
     bool start;
     if (!kcc_tri_sweep_internal(a, b, c, ctr, half, d, 1.0, &t, n, &start))
         return false;

@@ -994,13 +994,40 @@ static void degenerate_and_needle_triangles_are_never_reported(void **state)
         assert_false(kcc_tri_raycast(t, t + 3, t + 6, (vec3){0, 1, 0}, (vec3){0, -1, 0}, 5.0f, &tt));
         assert_false(kcc_tri_sweep_aabb(t, t + 3, t + 6, CB(box), (vec3){0, -2, 0}, &tt, n, &so));
     }
-    /* A mesh of only degenerate triangles builds and answers nothing. */
-    soup d = {pos + 9, 4};
-    kcc_mesh *md = build_soup(&d);
-    assert_false(kcc_mesh_raycast(md, (vec3){0, 1, 0}, (vec3){0, -1, 0}, 5.0f, &h));
-    assert_int_equal(kcc_mesh_overlap_aabb(md, CB(big), out, 8), 0);
-    assert_false(kcc_mesh_sweep_aabb(md, CB(box), (vec3){0, -2, 0}, &sh));
-    kcc_mesh_destroy(md);
+    kcc_mesh_destroy(m);
+}
+
+static void a_mesh_of_only_degenerate_triangles_is_rejected_as_having_no_triangles(void **state)
+{
+    (void)state;
+    /* A repeated vertex, an exact collinear needle, a needle whose float cross product is zero,
+     * all corners equal: each degenerate by kcc_tri_is_degenerate, so no query could report any. */
+    const float pos[36] = {0, 0.5f, 0, 0, 0.5f, 0, 1, 0.5f, 1,
+                           -1, 0.2f, -1, 0, 0.2f, 0, 2, 0.2f, 2,
+                           0, 0.1f, 0, 1e-30f, 0.1f, 0, 1, 0.1f, 1e-30f,
+                           0.3f, 0.3f, 0.3f, 0.3f, 0.3f, 0.3f, 0.3f, 0.3f, 0.3f};
+    for (int i = 0; i < 4; ++i)
+        assert_true(kcc_tri_is_degenerate(pos + 9 * i, pos + 9 * i + 3, pos + 9 * i + 6));
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof d);
+    d.positions = pos;
+    d.vertex_count = 12;
+    d.triangle_count = 4;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_ERR_NO_TRIANGLES);
+    assert_null(m);
+    /* One live triangle among them is enough. */
+    float more[45];
+    memcpy(more, pos, sizeof pos);
+    const float floor_tri[9] = {-1, 0, -1, 0, 0, 1, 1, 0, -1};
+    memcpy(more + 36, floor_tri, sizeof floor_tri);
+    d.positions = more;
+    d.vertex_count = 15;
+    d.triangle_count = 5;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    vec3 b[2];
+    kcc_mesh_bounds(m, b);
+    assert_true(b[0][0] == -1.0f && b[1][0] == 1.0f && b[0][1] == 0.0f && b[1][1] == 0.0f);
     kcc_mesh_destroy(m);
 }
 
@@ -1470,6 +1497,146 @@ static void queries_match_brute_force_on_the_shared_levels(void **state)
     (void)used; /* the test passes without the levels too */
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * kcc_mesh_validate */
+
+static void validate_level(kcc_level *lv)
+{
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_level_build_mesh(lv, &m), KCC_OK);
+    assert_int_equal(kcc_mesh_validate(m), KCC_OK);
+    kcc_mesh_destroy(m);
+    kcc_level_free(lv);
+}
+
+static void validator_accepts_every_generated_and_shared_level_and_random_soups(void **state)
+{
+    (void)state;
+    const char *specs[] = {"arena seed=1", "arena seed=9 size=96", "terrain seed=7", "showcase",
+                           "flat size=8"};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; ++i) {
+        kcc_level lv;
+        char err[128];
+        assert_int_equal(kcc_level_generate(specs[i], &lv, err, sizeof err), KCC_OK);
+        validate_level(&lv);
+    }
+    for (int l = 0; l < 5; ++l) {
+        const char *path = kcc_test_shared_level(l);
+        kcc_level lv;
+        if (path && kcc_level_load_obj(path, &lv, NULL, 0) == KCC_OK)
+            validate_level(&lv);
+    }
+    const uint32_t sizes[] = {1, 4, 5, 9, 1000, 30000};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+        soup s = soup_random(80 + i, sizes[i], 50.0f, 1.0f);
+        kcc_mesh *m = build_soup(&s);
+        assert_int_equal(kcc_mesh_validate(m), KCC_OK);
+        kcc_mesh_destroy(m);
+        free(s.p);
+    }
+    assert_int_equal(kcc_mesh_validate(NULL), KCC_ERR_NULL_ARGUMENT);
+}
+
+/* A private copy of a mesh's block with its pointers moved into the copy (free with free()). */
+static kcc_mesh *mesh_copy(const kcc_mesh *m)
+{
+    const size_t bytes = kcc_mesh_memory_bytes(m);
+    char *block = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    assert_non_null(block);
+    memcpy(block, m, bytes);
+    kcc_mesh *c = (kcc_mesh *)(void *)block;
+    const char *base = (const char *)m;
+    c->quads = (kcc_node4 *)(void *)(block + ((const char *)m->quads - base));
+    c->tris = (kcc_tri *)(void *)(block + ((const char *)m->tris - base));
+    c->planes = (kcc_plane *)(void *)(block + ((const char *)m->planes - base));
+    c->tri_id = (uint32_t *)(void *)(block + ((const char *)m->tri_id - base));
+    c->tri_slot = (uint32_t *)(void *)(block + ((const char *)m->tri_slot - base));
+    return c;
+}
+
+/* The first slot (group, slot) holding a leaf (want_leaf) or an inner node, scanning groups from
+ * `from`. */
+static void find_slot(const kcc_mesh *m, uint32_t from, bool want_leaf, uint32_t *group, int *slot)
+{
+    for (uint32_t q = from; q < m->quad_count; ++q)
+        for (int i = 0; i < 4; ++i)
+            if (m->quads[q].x[0][i] <= m->quads[q].x[1][i] && (m->quads[q].count[i] != 0) == want_leaf) {
+                *group = q;
+                *slot = i;
+                return;
+            }
+    fail_msg("no such slot");
+}
+
+enum { CORRUPTIONS = 9 };
+
+/* Corruption number `which` of a copy: each breaks one invariant the queries rely on. */
+static void corrupt(kcc_mesh *c, int which)
+{
+    uint32_t q = 0, last = c->tree_triangles - 1;
+    int i = 0;
+    switch (which) {
+    case 0: /* a child box no longer holds its contents */
+        find_slot(c, 0, false, &q, &i);
+        c->quads[q].x[1][i] = c->quads[q].x[0][i];
+        break;
+    case 1: /* a leaf box no longer holds its triangles */
+        find_slot(c, 0, true, &q, &i);
+        c->quads[q].y[0][i] = c->quads[q].y[1][i];
+        break;
+    case 2: /* a leaf claims one more triangle: two leaves share it */
+        find_slot(c, 0, true, &q, &i);
+        c->quads[q].count[i] += 1;
+        break;
+    case 3: /* a leaf loses a triangle: it is in no leaf */
+        find_slot(c, 0, true, &q, &i);
+        c->quads[q].count[i] -= 1;
+        break;
+    case 4: /* the index maps disagree */
+        c->tri_id[0] = c->tri_id[last];
+        break;
+    case 5: /* a live triangle turned degenerate */
+        memcpy(c->tris[last].v[1], c->tris[last].v[0], sizeof c->tris[last].v[0]);
+        memcpy(c->tris[last].v[2], c->tris[last].v[0], sizeof c->tris[last].v[0]);
+        break;
+    case 6: /* an inner slot points back up the tree (a cycle) */
+        find_slot(c, 1, false, &q, &i);
+        c->quads[q].first[i] = q;
+        break;
+    case 7: /* an empty slot holds triangles */
+        for (q = 0; q < c->quad_count && i == 0; ++q)
+            for (int k = 0; k < 4 && i == 0; ++k)
+                if (c->quads[q].x[0][k] > c->quads[q].x[1][k]) {
+                    c->quads[q].count[k] = 1;
+                    i = 1;
+                }
+        assert_int_equal(i, 1);
+        break;
+    default: /* a triangle moved out of its leaf */
+        c->tris[last].v[0][0] += 1000.0f;
+        break;
+    }
+}
+
+static void validator_catches_each_corruption_of_a_copied_tree(void **state)
+{
+    (void)state;
+    soup s = soup_random(91, 3000, 40.0f, 1.0f);
+    kcc_mesh *m = build_soup(&s);
+    kcc_mesh *c = mesh_copy(m);
+    assert_int_equal(kcc_mesh_validate(c), KCC_OK); /* the copy itself is sound */
+    free(c);
+    for (int which = 0; which < CORRUPTIONS; ++which) {
+        c = mesh_copy(m);
+        corrupt(c, which);
+        if (kcc_mesh_validate(c) != KCC_ERR_CORRUPT)
+            fail_msg("corruption %d not caught", which);
+        free(c);
+    }
+    kcc_mesh_destroy(m);
+    free(s.p);
+}
+
 int test_group_collide(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1490,6 +1657,7 @@ int test_group_collide(void)
         cmocka_unit_test(overlap_returns_the_total_and_writes_only_capacity),
         cmocka_unit_test(mesh_overlap_agrees_with_the_triangle_test_on_edge_touching_boxes),
         cmocka_unit_test(degenerate_and_needle_triangles_are_never_reported),
+        cmocka_unit_test(a_mesh_of_only_degenerate_triangles_is_rejected_as_having_no_triangles),
         cmocka_unit_test(a_sliver_whose_normal_vanishes_about_the_box_centre_is_still_tested_exactly),
         cmocka_unit_test(queries_stay_exact_at_one_million_metres_and_at_millimetre_scale),
         cmocka_unit_test(a_mesh_of_one_triangle_answers_every_query),
@@ -1503,6 +1671,8 @@ int test_group_collide(void)
         cmocka_unit_test(sweep_and_primitives_reject_invalid_arguments),
         cmocka_unit_test(queries_from_two_threads_match_single_threaded_answers),
         cmocka_unit_test(queries_match_brute_force_on_the_shared_levels),
+        cmocka_unit_test(validator_accepts_every_generated_and_shared_level_and_random_soups),
+        cmocka_unit_test(validator_catches_each_corruption_of_a_copied_tree),
     };
     return KCC_RUN_GROUP("collide", tests);
 }
