@@ -47,9 +47,10 @@ static inline double max3d(double a, double b, double c)
     return m > c ? m : c;
 }
 
-/// A box's centre and half extents, in double: both are exact there (the sum and the difference of
-/// two floats, halved), so every test about the box centre starts from the box as given.
-static inline void kcc_box_center_half(const float lo[3], const float hi[3], double center[3],
+/// A box's centre and half extents, in double (kcc_box_center_half is the float one): both are exact
+/// there (the sum and the difference of two floats, halved), so every test about the box centre
+/// starts from the box as given.
+static inline void kcc_box_center_half_d(const float lo[3], const float hi[3], double center[3],
                                        double half[3])
 {
     for (int k = 0; k < 3; ++k) {

@@ -534,7 +534,7 @@ static void sweep_setup(sweep_walk *w, const kcc_mesh *mesh, const vec3 box[2], 
 {
     float org[3], grow[3], big = mesh->coord_scale;
     w->mesh = mesh;
-    kcc_box_center_half(box[0], box[1], w->center, w->half);
+    kcc_box_center_half_d(box[0], box[1], w->center, w->half);
     for (int k = 0; k < 3; ++k) {
         w->delta[k] = delta[k];
         org[k] = (float)w->center[k];

@@ -65,7 +65,7 @@ bool kcc_tri_overlap_box_internal(const float a[3], const float b[3], const floa
      * exponent gaps of ~29 bits), products of them nearly so, which keeps touching contacts
      * touching at 1e6 m offsets and at millimetre scale alike. */
     double ctr[3], h[3], v0[3], v1[3], v2[3];
-    kcc_box_center_half(lo, hi, ctr, h);
+    kcc_box_center_half_d(lo, hi, ctr, h);
     for (int k = 0; k < 3; ++k) {
         v0[k] = (double)a[k] - ctr[k];
         v1[k] = (double)b[k] - ctr[k];
@@ -501,7 +501,7 @@ bool kcc_tri_sweep_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box
     if (kcc_tri_is_degenerate(a, b, c))
         return false;
     double ctr[3], half[3], d[3] = {delta[0], delta[1], delta[2]}, t, n[3];
-    kcc_box_center_half(box[0], box[1], ctr, half);
+    kcc_box_center_half_d(box[0], box[1], ctr, half);
     bool start;
     if (!kcc_tri_sweep_internal(a, b, c, ctr, half, d, 1.0, &t, n, &start))
         return false;
