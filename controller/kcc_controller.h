@@ -95,13 +95,15 @@ typedef struct kcc_character {
 /// Initialises ch from desc (NULL: defaults) with its box centred at center (m). Validates desc.
 KCC_API kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center);
 
-/// Retunes between frames: validates desc (KCC_ERR_BAD_DESC / KCC_ERR_NON_FINITE, ch unchanged) and
-/// applies it, the box keeping its feet where they are. It reads no level, so it does not check the
-/// new box against one: a larger box may overlap it, and the next move pushes it out. To refuse
-/// such a box, use kcc_character_set_desc_checked.
+/// Retunes between frames. The box keeps its feet where they are. Checks the desc only (its ranges,
+/// as kcc_character_desc_validate: KCC_ERR_BAD_DESC / KCC_ERR_NON_FINITE), never the level: a box
+/// grown into a wall is accepted (the next move pushes it out, up to max_push_out per move). To
+/// refuse a box that would overlap the level, use kcc_character_set_desc_checked. The character
+/// keeps no pointer to any mesh, so this is safe after the level was destroyed or rebuilt.
 KCC_API kcc_status kcc_character_set_desc(kcc_character *ch, const kcc_character_desc *desc);
-/// The same, and a box that grows where it would overlap mesh (borrowed for the call only) is
-/// refused with KCC_ERR_OVERLAP (ch unchanged). mesh NULL: no overlap check.
+/// The same, and a box that grows (any half extent larger) is refused with KCC_ERR_OVERLAP when it
+/// would overlap a triangle of mesh (the exact box test of kcc_mesh_overlap_aabb). mesh is read
+/// during the call only, never kept; NULL: no overlap check, as kcc_character_set_desc.
 KCC_API kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character_desc *desc,
                                           const kcc_mesh *mesh);
 

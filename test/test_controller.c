@@ -1892,7 +1892,7 @@ static void retuning_between_frames_takes_effect(void **state)
     assert_float_equal(ch.position[1], HY + SKIN, 1e-5);
     kcc_character_desc d = ch.desc;
     d.step_height = 0.5f;
-    assert_int_equal(kcc_character_set_desc(&ch, &d), KCC_OK);
+    assert_int_equal(kcc_character_set_desc_checked(&ch, &d, m), KCC_OK);
     for (int i = 0; i < 20; ++i)
         drive(&ch, m, &dr, 2.0f, 0.0f, NULL);
     assert_float_equal(ch.position[1], 0.45f + HY + SKIN, 1e-4);
@@ -1907,7 +1907,7 @@ static void retuning_between_frames_takes_effect(void **state)
     /* a taller box keeps its feet where they were */
     d.half_extents[2] = 0.3f;
     d.half_extents[1] = 1.0f;
-    assert_int_equal(kcc_character_set_desc(&ch, &d), KCC_OK);
+    assert_int_equal(kcc_character_set_desc_checked(&ch, &d, m), KCC_OK);
     assert_float_equal(ch.position[1] - 1.0f, before.position[1] - HY, 1e-6);
     kcc_mesh_destroy(m);
 }

@@ -164,7 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             /* retune between moves: in range or raw */
             kcc_character_desc nd;
             read_desc(&r, &nd, (byte(&r) & 1) != 0);
-            check_desc_status(kcc_character_set_desc(&ch, &nd), &nd, true);
+            check_desc_status(kcc_character_set_desc_checked(&ch, &nd, m), &nd, true);
             continue;
         }
         if (op == 0xfe) {
