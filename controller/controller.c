@@ -58,6 +58,7 @@ static void apply_desc(kcc_character *ch, const kcc_character_desc *desc)
     kcc_character_priv(ch)->clear_owner = NULL; /* the box changed */
     /* cos() in double, rounded once: the same float on every compiler and optimisation level. */
     ch->cos_max_slope = (float)cos((double)desc->max_slope_deg * (KCC_PI / 180.0));
+    kcc_character_priv(ch)->tuning_check = kcc_character_tuning_check(ch);
 }
 
 kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center)
@@ -70,9 +71,11 @@ kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc,
         return st;
     if (!isfinite(center[0]) || !isfinite(center[1]) || !isfinite(center[2]))
         return KCC_ERR_NON_FINITE;
+    vec3 at; /* center may be ch->position itself (a respawn where the character stands) */
+    glm_vec3_copy((float *)center, at);
     memset(ch, 0, sizeof(*ch));
     apply_desc(ch, &tuning);
-    glm_vec3_copy((float *)center, ch->position);
+    glm_vec3_copy(at, ch->position);
     ch->ground_normal[kcc_up_index(ch)] = 1.0f;
     return KCC_OK;
 }
@@ -92,6 +95,8 @@ kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character
     kcc_status st = kcc_character_desc_validate(desc);
     if (st != KCC_OK)
         return st;
+    if (!kcc_character_set_up(ch))
+        return KCC_ERR_BAD_DESC; /* not set up by kcc_character_init, or its desc written directly */
     /* Keep the feet where they are (on the new up axis, if it changes). */
     kcc_character next = *ch;
     int up_old = kcc_up_index(ch);
@@ -1228,7 +1233,8 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
     memset(&move_result, 0, sizeof(move_result));
     move_result.branch = KCC_BRANCH_P0;
     move_result.flags = KCC_MOVE_BAD_INPUT;
-    if (!ch || !mesh || !vec3_finite(ch->position)) { /* nothing sensible to do */
+    if (!ch || !mesh || !vec3_finite(ch->position) || !kcc_character_set_up(ch)) {
+        /* nothing sensible to do (no character, no level, or one init did not set up) */
         if (debug)
             memset(debug, 0, sizeof(*debug));
         if (result)

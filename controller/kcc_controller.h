@@ -59,7 +59,8 @@ enum {
     KCC_MOVE_SNAPPED_DOWN = 1u << 7,  ///< followed the ground down (stairs, downhill)
     KCC_MOVE_PUSHED_OUT   = 1u << 8,  ///< started overlapping the level and was pushed out (partly)
     KCC_MOVE_BAD_INPUT    = 1u << 9,  ///< displacement was NaN, infinite or beyond KCC_MAX_DISPLACEMENT:
-                                      ///< treated as no movement
+                                      ///< treated as no movement; alone (no motion at all) when the
+                                      ///< character or mesh cannot be moved (kcc_character_move)
     KCC_MOVE_LANDED       = 1u << 10, ///< on ground now, was not before the move
     KCC_MOVE_CONTACT_CAP  = 1u << 11  ///< more triangles nearby than the fixed buffers hold
 };
@@ -121,8 +122,11 @@ typedef struct kcc_move_result {
 } kcc_move_result;
 
 /// One frame: moves ch by displacement (m; the caller adds gravity and jumps) through mesh. NaN,
-/// infinite or larger than KCC_MAX_DISPLACEMENT input is treated as no movement
-/// (KCC_MOVE_BAD_INPUT). NULL ch or mesh: nothing happens. result may be NULL. Never allocates;
+/// infinite or larger than KCC_MAX_DISPLACEMENT input (or NULL) is treated as no movement
+/// (KCC_MOVE_BAD_INPUT). Bad input that leaves nothing to move: NULL ch or mesh, a character that
+/// kcc_character_init did not set up (a zeroed struct) or whose desc was written directly instead of
+/// through kcc_character_set_desc, or a NaN or infinite position: ch is left as it is
+/// and result holds KCC_MOVE_BAD_INPUT alone, branch P0. result may be NULL. Never allocates;
 /// characters on different threads never interact.
 KCC_API void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh,
                         const vec3 displacement, kcc_move_result *result);

@@ -14,41 +14,70 @@ typedef struct api_block {
     float lo[3], hi[3];
 } api_block;
 
-/* The closed boxes as one mesh (outward faces), over `al` (all zero: malloc/free). With up_axis 2
- * every (x, y, z) is stored as (x, z, y): the same level with +Z up. */
-static kcc_mesh *blocks_mesh_with(const api_block *blocks, uint32_t count, int up_axis, kcc_allocator al)
+/* A triangle soup being put together (9 floats a triangle). */
+typedef struct api_soup {
+    float   *pos;
+    uint32_t tris, cap;
+} api_soup;
+
+static void soup_tri(api_soup *s, const float a[3], const float b[3], const float c[3])
 {
-    float *pos = malloc(sizeof(float) * 24u * count);
-    uint32_t *idx = malloc(sizeof(uint32_t) * 36u * count);
+    if (s->tris == s->cap) {
+        s->cap = s->cap ? 2u * s->cap : 64u;
+        s->pos = realloc(s->pos, sizeof(float) * 9u * s->cap);
+        assert_non_null(s->pos);
+    }
+    memcpy(&s->pos[9u * s->tris], a, 3 * sizeof(float));
+    memcpy(&s->pos[9u * s->tris + 3u], b, 3 * sizeof(float));
+    memcpy(&s->pos[9u * s->tris + 6u], c, 3 * sizeof(float));
+    s->tris++;
+}
+
+/* The closed box's twelve triangles, outward faces. */
+static void soup_block(api_soup *s, const api_block *b)
+{
+    static const uint8_t faces[12][3] = {{0, 2, 1}, {0, 3, 2}, {4, 5, 6}, {4, 6, 7}, {0, 1, 5}, {0, 5, 4},
+                                         {3, 7, 6}, {3, 6, 2}, {0, 4, 7}, {0, 7, 3}, {1, 2, 6}, {1, 6, 5}};
+    float corner[8][3];
+    for (int k = 0; k < 8; ++k) {
+        corner[k][0] = (k == 1 || k == 2 || k == 5 || k == 6) ? b->hi[0] : b->lo[0];
+        corner[k][1] = (k == 2 || k == 3 || k == 6 || k == 7) ? b->hi[1] : b->lo[1];
+        corner[k][2] = k >= 4 ? b->hi[2] : b->lo[2];
+    }
+    for (int f = 0; f < 12; ++f)
+        soup_tri(s, corner[faces[f][0]], corner[faces[f][1]], corner[faces[f][2]]);
+}
+
+/* The soup as a mesh over `al` (all zero: malloc/free); with up_axis 2 every (x, y, z) is stored as
+ * (x, z, y): the same level with +Z up. The soup is kept (the caller frees s->pos). */
+static kcc_mesh *soup_mesh(const api_soup *s, int up_axis, kcc_allocator al)
+{
+    float *pos = malloc(sizeof(float) * 9u * s->tris);
     assert_non_null(pos);
-    assert_non_null(idx);
-    static const uint32_t faces[12][3] = {{0, 2, 1}, {0, 3, 2}, {4, 5, 6}, {4, 6, 7}, {0, 1, 5}, {0, 5, 4},
-                                          {3, 7, 6}, {3, 6, 2}, {0, 4, 7}, {0, 7, 3}, {1, 2, 6}, {1, 6, 5}};
-    for (uint32_t b = 0; b < count; ++b) {
-        for (uint32_t corner = 0; corner < 8; ++corner) {
-            const float x = (corner == 1 || corner == 2 || corner == 5 || corner == 6) ? blocks[b].hi[0] : blocks[b].lo[0];
-            const float y = (corner == 2 || corner == 3 || corner == 6 || corner == 7) ? blocks[b].hi[1] : blocks[b].lo[1];
-            const float z = corner >= 4 ? blocks[b].hi[2] : blocks[b].lo[2];
-            float *p = &pos[3u * (8u * b + corner)];
-            p[0] = x;
-            p[1] = up_axis == 2 ? z : y;
-            p[2] = up_axis == 2 ? y : z;
-        }
-        for (uint32_t f = 0; f < 12; ++f)
-            for (uint32_t c = 0; c < 3; ++c)
-                idx[36u * b + 3u * f + c] = 8u * b + faces[f][c];
+    for (uint32_t i = 0; i < 3u * s->tris; ++i) {
+        pos[3u * i] = s->pos[3u * i];
+        pos[3u * i + 1u] = s->pos[3u * i + (up_axis == 2 ? 2u : 1u)];
+        pos[3u * i + 2u] = s->pos[3u * i + (up_axis == 2 ? 1u : 2u)];
     }
     kcc_mesh_desc md;
     memset(&md, 0, sizeof md);
     md.positions = pos;
-    md.vertex_count = 8u * count;
-    md.indices = idx;
-    md.triangle_count = 12u * count;
+    md.vertex_count = 3u * s->tris;
+    md.triangle_count = s->tris;
     md.allocator = al;
     kcc_mesh *mesh = NULL;
     assert_int_equal(kcc_mesh_build(&md, &mesh), KCC_OK);
     free(pos);
-    free(idx);
+    return mesh;
+}
+
+static kcc_mesh *blocks_mesh_with(const api_block *blocks, uint32_t count, int up_axis, kcc_allocator al)
+{
+    api_soup s = {NULL, 0, 0};
+    for (uint32_t b = 0; b < count; ++b)
+        soup_block(&s, &blocks[b]);
+    kcc_mesh *mesh = soup_mesh(&s, up_axis, al);
+    free(s.pos);
     return mesh;
 }
 
@@ -178,11 +207,61 @@ static void level_rebuilt_at_the_same_address_gets_no_stale_cache(void **state)
     free(arena.base);
 }
 
+/* ---------------------------------------------------------------- 2: misuse is bad input */
+
+/* A zeroed struct, never passed to kcc_character_init, does not move: the result says bad input
+ * and nothing else (not ON_GROUND, not LANDED), and the struct is left as it was. */
+static void zeroed_character_does_not_move(void **state)
+{
+    (void)state;
+    kcc_mesh *level = blocks_mesh(&floor_slab, 1);
+    kcc_character ch, zero;
+    memset(&ch, 0, sizeof ch);
+    memset(&zero, 0, sizeof zero);
+    kcc_move_result r;
+    kcc_character_move(&ch, level, (vec3){0.1f, -0.1f, 0.0f}, &r);
+    assert_int_equal(r.flags, KCC_MOVE_BAD_INPUT);
+    assert_int_equal(r.branch, KCC_BRANCH_P0);
+    assert_memory_equal(&ch, &zero, sizeof ch);
+    kcc_mesh_destroy(level);
+}
+
+/* A desc written straight into the character (half height -1, skin 0) is not used: the box stays
+ * where it stood, frame after frame, instead of falling through the floor; a retune of such a
+ * character is refused (KCC_ERR_BAD_DESC) and kcc_character_init sets it up again. */
+static void hand_edited_desc_does_not_move(void **state)
+{
+    (void)state;
+    kcc_mesh *level = blocks_mesh(&floor_slab, 1);
+    kcc_character ch;
+    const float rest = 0.9f + 0.002f;
+    assert_int_equal(kcc_character_init(&ch, NULL, (vec3){0.0f, rest, 0.0f}), KCC_OK);
+    kcc_character_move(&ch, level, (vec3){0.0f, -0.01f, 0.0f}, NULL);
+    assert_true(ch.on_ground);
+    ch.desc.half_extents[1] = -1.0f;
+    ch.desc.skin_width = 0.0f;
+    for (int i = 0; i < 60; ++i) {
+        kcc_move_result r;
+        kcc_character_move(&ch, level, (vec3){0.0f, -0.2f, 0.0f}, &r);
+        assert_int_equal(r.flags, KCC_MOVE_BAD_INPUT);
+        assert_float_equal(ch.position[1], rest, 1e-6);
+    }
+    kcc_character_desc good = kcc_character_default_desc();
+    assert_int_equal(kcc_character_set_desc(&ch, &good), KCC_ERR_BAD_DESC);
+    assert_int_equal(kcc_character_init(&ch, &good, ch.position), KCC_OK);
+    kcc_move_result r;
+    kcc_character_move(&ch, level, (vec3){0.0f, -0.01f, 0.0f}, &r);
+    assert_int_equal(r.flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_BAD_INPUT), KCC_MOVE_ON_GROUND);
+    kcc_mesh_destroy(level);
+}
+
 int test_group_api(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(retune_after_level_reload_reads_no_destroyed_mesh),
         cmocka_unit_test(level_rebuilt_at_the_same_address_gets_no_stale_cache),
+        cmocka_unit_test(zeroed_character_does_not_move),
+        cmocka_unit_test(hand_edited_desc_does_not_move),
     };
     return KCC_RUN_GROUP("api", tests);
 }
