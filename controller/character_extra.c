@@ -21,3 +21,14 @@ uint64_t kcc_character_tuning_check(const kcc_character *ch)
         h = (h ^ w[i]) * 0x100000001b3ull;
     return h ? h : 1u;
 }
+
+kcc_character_desc kcc_character_default_desc_up(int up_axis)
+{
+    kcc_character_desc d = kcc_character_default_desc();
+    d.up_axis = up_axis;
+    if (up_axis == 2) { /* the box stands along Z: its height is half_extents[2] */
+        d.half_extents[2] = d.half_extents[1];
+        d.half_extents[1] = d.half_extents[0];
+    }
+    return d;
+}

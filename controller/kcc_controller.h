@@ -22,10 +22,12 @@ extern "C" {
 
 /// Tuning. Get the defaults from kcc_character_default_desc() and change what you need.
 typedef struct kcc_character_desc {
-    vec3  half_extents;   ///< m; default 0.3 0.9 0.3; each in [0.01, 100]
+    vec3  half_extents;   ///< m, along the world's x, y, z (not the up frame's): the height is
+                          ///< half_extents[up_axis]; default 0.3 0.9 0.3 (standing with +Y up; for
+                          ///< +Z up see kcc_character_default_desc_up); each in [0.01, 100]
     float step_height;    ///< m; highest ledge climbed without jumping; default 0.35; [0, 1.8*half height]
     float max_slope_deg;  ///< degrees; steepest walkable ground; default 45; [0, 89]
-    int   up_axis;        ///< 1: +Y (default), 2: +Z
+    int   up_axis;        ///< 1: +Y (default), 2: +Z; no other direction (-Y, +-X, -Z)
     float skin_width;     ///< m; gap kept between box and level; default 0.002; [0.0001, 0.05]
     float ground_snap;    ///< m; how far down a grounded character that is not moving up follows the
                           ///< ground (stairs, downhill); default 0.35; [0, 10]
@@ -35,6 +37,10 @@ typedef struct kcc_character_desc {
 
 /// The defaults listed above.
 KCC_API kcc_character_desc kcc_character_default_desc(void);
+/// The defaults for a character whose up axis is up_axis (1: +Y, 2: +Z), standing: the 0.9 m half
+/// height along that axis (with 2: half_extents 0.3 0.3 0.9). Any other up_axis is returned as
+/// given, so kcc_character_init refuses the desc (KCC_ERR_BAD_DESC).
+KCC_API kcc_character_desc kcc_character_default_desc_up(int up_axis);
 /// Checks every field against its range: KCC_OK or KCC_ERR_BAD_DESC / KCC_ERR_NON_FINITE.
 KCC_API kcc_status kcc_character_desc_validate(const kcc_character_desc *desc);
 

@@ -255,6 +255,35 @@ static void hand_edited_desc_does_not_move(void **state)
     kcc_mesh_destroy(level);
 }
 
+/* ---------------------------------------------------------------- 3: up_axis */
+
+/* kcc_character_default_desc_up(2) stands along +Z: on a floor at z = 0 (the floor slab with +Z
+ * up) it comes to rest with its centre 0.9 m and a skin above it, its box 0.6 m wide in x and y;
+ * (1) is kcc_character_default_desc(); any other axis is refused at init. */
+static void default_desc_up_stands_on_either_axis(void **state)
+{
+    (void)state;
+    kcc_allocator none;
+    memset(&none, 0, sizeof none);
+    kcc_mesh *level = blocks_mesh_with(&floor_slab, 1, 2, none);
+    const kcc_character_desc z = kcc_character_default_desc_up(2);
+    assert_int_equal(z.up_axis, 2);
+    assert_float_equal(z.half_extents[0], 0.3f, 0.0);
+    assert_float_equal(z.half_extents[1], 0.3f, 0.0);
+    assert_float_equal(z.half_extents[2], 0.9f, 0.0);
+    kcc_character ch;
+    assert_int_equal(kcc_character_init(&ch, &z, (vec3){0.0f, 0.0f, 2.0f}), KCC_OK);
+    for (int i = 0; i < 120; ++i)
+        kcc_character_move(&ch, level, (vec3){0.0f, 0.0f, -0.05f}, NULL);
+    assert_true(ch.on_ground);
+    assert_float_equal(ch.position[2], 0.9f + 0.002f, 1e-5);
+    const kcc_character_desc y = kcc_character_default_desc_up(1), d = kcc_character_default_desc();
+    assert_memory_equal(&y, &d, sizeof d);
+    const kcc_character_desc bad = kcc_character_default_desc_up(3);
+    assert_int_equal(kcc_character_init(&ch, &bad, (vec3){0.0f, 0.0f, 2.0f}), KCC_ERR_BAD_DESC);
+    kcc_mesh_destroy(level);
+}
+
 int test_group_api(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +291,7 @@ int test_group_api(void)
         cmocka_unit_test(level_rebuilt_at_the_same_address_gets_no_stale_cache),
         cmocka_unit_test(zeroed_character_does_not_move),
         cmocka_unit_test(hand_edited_desc_does_not_move),
+        cmocka_unit_test(default_desc_up_stands_on_either_axis),
     };
     return KCC_RUN_GROUP("api", tests);
 }
