@@ -751,14 +751,14 @@ static void fall(move_ctx *ctx, vec3 pos, float dv)
 }
 
 /* Settles a walking box at pos onto the ground: lifted by the move's rise, looking down
- * ground_snap; steep ground ahead or under a lip (step_ahead, off_a_steep_lip); no ground: the
+ * ground_snap (0: not at all, test ground_snap_zero_never_snaps_down); steep ground ahead or under a lip (step_ahead, off_a_steep_lip); no ground: the
  * fall. False when the box cannot rest here. */
 static bool settle_walking(move_ctx *ctx, const vec3 p0, vec3 pos, float dv, kcc_ground *ground)
 {
     const kcc_character *ch = ctx->ch;
     const int up = ctx->up;
     const float feet = pos[up] - ch->desc.half_extents[up];
-    const float reach = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height) + ctx->skin;
+    const float reach = ch->desc.ground_snap + ctx->skin;
     kcc_ground_probe(ch, ctx->list, pos, ctx->rise + ctx->skin, reach, ground, ctx->dbg);
     if (ground->found && (ground->blocked || (!ground->walkable && ground->height > feet + ctx->skin)))
         return !ground->blocked && step_ahead(ctx, p0, pos, reach, true, ground);

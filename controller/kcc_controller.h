@@ -29,8 +29,11 @@ typedef struct kcc_character_desc {
     float max_slope_deg;  ///< degrees; steepest walkable ground; default 45; [0, 89]
     int   up_axis;        ///< 1: +Y (default), 2: +Z; no other direction (-Y, +-X, -Z)
     float skin_width;     ///< m; gap kept between box and level; default 0.002; [0.0001, 0.05]
-    float ground_snap;    ///< m; how far down a grounded character that is not moving up follows the
-                          ///< ground (stairs, downhill); default 0.35; [0, 10]
+    float ground_snap;    ///< m; how far below its feet (beyond the skin gap) a grounded character
+                          ///< that is not moving up looks for ground to follow down (stairs,
+                          ///< downhill), as Jolt's stick-to-floor step down; 0: it never snaps
+                          ///< down, so walking off a ledge or down a slope faster than gravity
+                          ///< brings it down leaves the ground; default 0.35; [0, 10]
     float max_push_out;   ///< m per move; how far a character that starts overlapping the level is
                           ///< pushed out in one move; default 0.2; (0, 10]
 } kcc_character_desc;

@@ -284,6 +284,48 @@ static void default_desc_up_stands_on_either_axis(void **state)
     kcc_mesh_destroy(level);
 }
 
+/* ---------------------------------------------------------------- 4: ground_snap */
+
+/* Walking (no vertical displacement) off a 0.2 m ledge with step_height 0.35: ground_snap 0.35
+ * follows it down (SNAPPED_DOWN, feet a skin over the lower floor); ground_snap 0 does not snap
+ * at all: the box leaves the ground at the upper floor's height. On flat ground ground_snap 0
+ * keeps the box on the ground, at its height. */
+static void ground_snap_zero_never_snaps_down(void **state)
+{
+    (void)state;
+    const api_block blocks[2] = {floor_slab, {{-20.0f, 0.0f, -20.0f}, {0.0f, 0.2f, 20.0f}}};
+    kcc_mesh *level = blocks_mesh(blocks, 2);
+    for (int snap = 0; snap < 2; ++snap) {
+        kcc_character_desc d = kcc_character_default_desc();
+        d.ground_snap = snap ? 0.35f : 0.0f;
+        kcc_character ch;
+        assert_int_equal(kcc_character_init(&ch, &d, (vec3){-2.0f, 0.2f + 0.902f, 0.0f}), KCC_OK);
+        uint32_t seen = 0;
+        for (int i = 0; i < 10; ++i) { /* on flat ground */
+            kcc_move_result r;
+            kcc_character_move(&ch, level, (vec3){0.05f, 0.0f, 0.0f}, &r);
+            seen |= r.flags;
+            assert_true(ch.on_ground);
+            assert_float_equal(ch.position[1], 0.2f + 0.902f, 1e-5);
+        }
+        for (int i = 0; i < 40; ++i) { /* x from -1.5 to 0.5: over the edge at x = -0.3 */
+            kcc_move_result r;
+            kcc_character_move(&ch, level, (vec3){0.05f, 0.0f, 0.0f}, &r);
+            seen |= r.flags;
+        }
+        if (snap) {
+            assert_true(ch.on_ground);
+            assert_true(seen & KCC_MOVE_SNAPPED_DOWN);
+            assert_float_equal(ch.position[1], 0.902f, 1e-5);
+        } else {
+            assert_false(ch.on_ground);
+            assert_false(seen & KCC_MOVE_SNAPPED_DOWN);
+            assert_float_equal(ch.position[1], 0.2f + 0.902f, 1e-5);
+        }
+    }
+    kcc_mesh_destroy(level);
+}
+
 int test_group_api(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +334,7 @@ int test_group_api(void)
         cmocka_unit_test(zeroed_character_does_not_move),
         cmocka_unit_test(hand_edited_desc_does_not_move),
         cmocka_unit_test(default_desc_up_stands_on_either_axis),
+        cmocka_unit_test(ground_snap_zero_never_snaps_down),
     };
     return KCC_RUN_GROUP("api", tests);
 }
