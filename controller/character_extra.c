@@ -32,3 +32,26 @@ kcc_character_desc kcc_character_default_desc_up(int up_axis)
     }
     return d;
 }
+
+kcc_status kcc_character_fits(const kcc_character_desc *desc, const kcc_mesh *mesh, const vec3 center)
+{
+    if (!mesh || !center)
+        return KCC_ERR_NULL_ARGUMENT;
+    kcc_character probe;
+    memset(&probe, 0, sizeof probe);
+    probe.desc = desc ? *desc : kcc_character_default_desc();
+    const kcc_status st = kcc_character_desc_validate(&probe.desc);
+    if (st != KCC_OK)
+        return st;
+    if (!isfinite(center[0]) || !isfinite(center[1]) || !isfinite(center[2]))
+        return KCC_ERR_NON_FINITE;
+    /* the move's rule (kcc_box_overlaps_at): touching within min(skin / 2, the tolerance) is clear */
+    vec3 box[2];
+    kcc_box_at(&probe, center, box);
+    const float s = kcc_minf(0.5f * probe.desc.skin_width, KCC_PENETRATION_TOLERANCE);
+    for (int i = 0; i < 3; ++i) {
+        box[0][i] += s;
+        box[1][i] -= s;
+    }
+    return kcc_mesh_overlap_aabb(mesh, (const vec3 *)box, NULL, 0) > 0 ? KCC_ERR_OVERLAP : KCC_OK;
+}

@@ -117,6 +117,15 @@ KCC_API kcc_status kcc_character_set_desc(kcc_character *ch, const kcc_character
 KCC_API kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character_desc *desc,
                                           const kcc_mesh *mesh);
 
+/// Whether a character of desc (NULL: the defaults) can stand with its box centred at center (m):
+/// KCC_OK when the box overlaps no triangle of mesh, KCC_ERR_OVERLAP when it does, by the rule of a
+/// move's start check: the box shrunk by min(skin_width / 2, KCC_PENETRATION_TOLERANCE) on every
+/// side is tested exactly, so touching (a box resting a skin above the floor, or less) fits. For
+/// spawn points and crouch-to-stand checks; moves nothing. Errors: KCC_ERR_NULL_ARGUMENT (mesh or
+/// center), the desc's own (kcc_character_desc_validate), KCC_ERR_NON_FINITE (center). Reads mesh
+/// during the call only; safe from many threads.
+kcc_status kcc_character_fits(const kcc_character_desc *desc, const kcc_mesh *mesh, const vec3 center);
+
 /// What one move did.
 typedef struct kcc_move_result {
     uint32_t   flags;          ///< KCC_MOVE_*

@@ -326,6 +326,116 @@ static void ground_snap_zero_never_snaps_down(void **state)
     kcc_mesh_destroy(level);
 }
 
+/* ---------------------------------------------------------------- kcc_character_fits */
+
+/* The signed distance (m, double) by which the box [lo, hi] and triangle t are apart along their
+ * most separating axis of the 13 of the separating-axis theorem: > 0 separated, < 0 overlapping. */
+static double box_tri_gap(const double lo[3], const double hi[3], const float *t)
+{
+    double c[3], h[3], v[3][3], e[3][3], n[3];
+    for (int k = 0; k < 3; ++k) {
+        c[k] = 0.5 * (lo[k] + hi[k]);
+        h[k] = 0.5 * (hi[k] - lo[k]);
+        for (int j = 0; j < 3; ++j)
+            v[j][k] = (double)t[3 * j + k] - c[k];
+    }
+    for (int j = 0; j < 3; ++j)
+        for (int k = 0; k < 3; ++k)
+            e[j][k] = v[(j + 1) % 3][k] - v[j][k];
+    n[0] = e[0][1] * e[1][2] - e[0][2] * e[1][1];
+    n[1] = e[0][2] * e[1][0] - e[0][0] * e[1][2];
+    n[2] = e[0][0] * e[1][1] - e[0][1] * e[1][0];
+    double axes[13][3];
+    int count = 0;
+    for (int k = 0; k < 3; ++k) {
+        axes[count][0] = axes[count][1] = axes[count][2] = 0.0;
+        axes[count++][k] = 1.0;
+    }
+    memcpy(axes[count++], n, sizeof n);
+    for (int k = 0; k < 3; ++k)
+        for (int j = 0; j < 3; ++j) { /* unit axis k cross edge j */
+            double *a = axes[count++];
+            a[k] = 0.0;
+            a[(k + 1) % 3] = -e[j][(k + 2) % 3];
+            a[(k + 2) % 3] = e[j][(k + 1) % 3];
+        }
+    double gap = -INFINITY;
+    for (int i = 0; i < count; ++i) {
+        const double *a = axes[i];
+        const double len = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+        if (len < 1e-12)
+            continue;
+        double tmin = INFINITY, tmax = -INFINITY;
+        for (int j = 0; j < 3; ++j) {
+            const double p = a[0] * v[j][0] + a[1] * v[j][1] + a[2] * v[j][2];
+            tmin = fmin(tmin, p);
+            tmax = fmax(tmax, p);
+        }
+        const double r = h[0] * fabs(a[0]) + h[1] * fabs(a[1]) + h[2] * fabs(a[2]);
+        gap = fmax(gap, fmax(tmin - r, -r - tmax) / len);
+    }
+    return gap;
+}
+
+/* kcc_character_fits against brute force over every triangle in double: 4000 random boxes (random
+ * half extents and skins) among blocks, a 30-degree ramp and a wall at 45 degrees fit exactly when
+ * the box shrunk by min(skin / 2, KCC_PENETRATION_TOLERANCE) is apart from every triangle (boxes
+ * within 1e-5 m of touching skipped: float and double may round either way). By hand: resting a
+ * skin above the floor fits, and so does 0.5 mm into it (within the 1 mm shrink); 2 mm into it
+ * does not. */
+static void fits_agrees_with_brute_force(void **state)
+{
+    (void)state;
+    api_soup s = {NULL, 0, 0};
+    soup_block(&s, &floor_slab);
+    const api_block pillar = {{1.0f, 0.0f, -1.0f}, {1.5f, 2.0f, 1.0f}};
+    soup_block(&s, &pillar);
+    const float ramp[4][3] = {{-3.0f, 0.0f, -2.0f}, {-1.0f, 1.1547f, -2.0f}, {-1.0f, 1.1547f, 2.0f}, {-3.0f, 0.0f, 2.0f}};
+    soup_tri(&s, ramp[0], ramp[1], ramp[2]);
+    soup_tri(&s, ramp[0], ramp[2], ramp[3]);
+    const float wall[4][3] = {{2.0f, 0.0f, 2.0f}, {4.0f, 0.0f, 0.0f}, {4.0f, 3.0f, 0.0f}, {2.0f, 3.0f, 2.0f}};
+    soup_tri(&s, wall[0], wall[1], wall[2]);
+    soup_tri(&s, wall[0], wall[2], wall[3]);
+    kcc_allocator none;
+    memset(&none, 0, sizeof none);
+    kcc_mesh *level = soup_mesh(&s, 1, none);
+    test_rng rng = rng_seed_salted(21, 0xf175);
+    int fit = 0, tested = 0;
+    for (int i = 0; i < 4000; ++i) {
+        kcc_character_desc d = kcc_character_default_desc();
+        d.half_extents[0] = rng_f(&rng, 0.1f, 0.6f);
+        d.half_extents[1] = rng_f(&rng, 0.3f, 1.0f);
+        d.half_extents[2] = rng_f(&rng, 0.1f, 0.6f);
+        d.skin_width = rng_f(&rng, 0.0005f, 0.01f);
+        const vec3 c = {rng_f(&rng, -4.0f, 5.0f), rng_f(&rng, -0.5f, 3.0f), rng_f(&rng, -3.0f, 3.0f)};
+        const double shrink = fmin(0.5 * d.skin_width, KCC_PENETRATION_TOLERANCE);
+        double lo[3], hi[3], gap = INFINITY;
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = (double)(c[k] - d.half_extents[k]) + shrink;
+            hi[k] = (double)(c[k] + d.half_extents[k]) - shrink;
+        }
+        for (uint32_t t = 0; t < s.tris; ++t)
+            gap = fmin(gap, box_tri_gap(lo, hi, &s.pos[9u * t]));
+        if (fabs(gap) < 1e-5)
+            continue;
+        const kcc_status st = kcc_character_fits(&d, level, c);
+        assert_int_equal(st, gap > 0.0 ? KCC_OK : KCC_ERR_OVERLAP);
+        fit += st == KCC_OK;
+        tested++;
+    }
+    assert_true(tested > 3900 && fit > 400 && tested - fit > 400); /* both answers well exercised */
+    assert_int_equal(kcc_character_fits(NULL, level, (vec3){-8.0f, 0.902f, 0.0f}), KCC_OK);
+    assert_int_equal(kcc_character_fits(NULL, level, (vec3){-8.0f, 0.8995f, 0.0f}), KCC_OK);
+    assert_int_equal(kcc_character_fits(NULL, level, (vec3){-8.0f, 0.898f, 0.0f}), KCC_ERR_OVERLAP);
+    assert_int_equal(kcc_character_fits(NULL, NULL, (vec3){0.0f, 5.0f, 0.0f}), KCC_ERR_NULL_ARGUMENT);
+    assert_int_equal(kcc_character_fits(NULL, level, (vec3){NAN, 5.0f, 0.0f}), KCC_ERR_NON_FINITE);
+    kcc_character_desc bad = kcc_character_default_desc();
+    bad.skin_width = 0.0f;
+    assert_int_equal(kcc_character_fits(&bad, level, (vec3){0.0f, 5.0f, 0.0f}), KCC_ERR_BAD_DESC);
+    kcc_mesh_destroy(level);
+    free(s.pos);
+}
+
 int test_group_api(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +445,7 @@ int test_group_api(void)
         cmocka_unit_test(hand_edited_desc_does_not_move),
         cmocka_unit_test(default_desc_up_stands_on_either_axis),
         cmocka_unit_test(ground_snap_zero_never_snaps_down),
+        cmocka_unit_test(fits_agrees_with_brute_force),
     };
     return KCC_RUN_GROUP("api", tests);
 }
