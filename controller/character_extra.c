@@ -55,3 +55,43 @@ kcc_status kcc_character_fits(const kcc_character_desc *desc, const kcc_mesh *me
     }
     return kcc_mesh_overlap_aabb(mesh, (const vec3 *)box, NULL, 0) > 0 ? KCC_ERR_OVERLAP : KCC_OK;
 }
+
+/* v with its component into the surface with unit normal n removed (nothing when it leaves it). */
+static void remove_into(vec3 v, const vec3 n)
+{
+    const float vn = glm_vec3_dot(v, (float *)n);
+    if (vn < 0.0f)
+        glm_vec3_muladds((float *)n, -vn, v);
+}
+
+void kcc_character_move_velocity(kcc_character *ch, const kcc_mesh *mesh, vec3 velocity, const vec3 gravity,
+                                 float dt, kcc_move_result *result)
+{
+    kcc_move_result r;
+    const bool good = velocity && gravity && isfinite(dt) && dt >= 0.0f && isfinite(velocity[0]) &&
+                      isfinite(velocity[1]) && isfinite(velocity[2]) && isfinite(gravity[0]) &&
+                      isfinite(gravity[1]) && isfinite(gravity[2]);
+    if (!good) { /* a NULL displacement is bad input: the move reports it and the box stays */
+        kcc_character_move(ch, mesh, NULL, &r);
+        if (result)
+            *result = r;
+        return;
+    }
+    vec3 v, d;
+    glm_vec3_copy(velocity, v);
+    glm_vec3_muladds((float *)gravity, dt, v);
+    glm_vec3_scale(v, dt, d);
+    kcc_character_move(ch, mesh, d, &r);
+    if (!(r.flags & KCC_MOVE_BAD_INPUT)) {
+        if (r.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING))
+            remove_into(v, r.wall_normal);
+        if (r.flags & KCC_MOVE_ON_STEEP)
+            remove_into(v, r.ground_normal);
+        const int u = kcc_up_index(ch);
+        if ((r.flags & KCC_MOVE_ON_GROUND) && v[u] < 0.0f)
+            v[u] = 0.0f;
+        glm_vec3_copy(v, velocity);
+    }
+    if (result)
+        *result = r;
+}

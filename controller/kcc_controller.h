@@ -149,6 +149,19 @@ typedef struct kcc_move_result {
 KCC_API void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh,
                         const vec3 displacement, kcc_move_result *result);
 
+/// kcc_character_move driven by a velocity, as Jolt's CharacterVirtual::Update and Godot's
+/// move_and_slide are: velocity (m/s, in and out), gravity (m/s^2, world axes, e.g. 0 -9.81 0) and
+/// dt (s, >= 0). The rule, in this order: velocity += gravity * dt; the move is by velocity * dt;
+/// then velocity is corrected by what the move hit: its component into result.wall_normal removed
+/// (v -= min(0, v . n) n) with KCC_MOVE_HIT_WALL or KCC_MOVE_HIT_CEILING, into result.ground_normal
+/// with KCC_MOVE_ON_STEEP, and its downward part along up_axis set to 0 with KCC_MOVE_ON_GROUND. So a
+/// game's fall and jump bookkeeping is: set velocity's sideways part from input, add a jump speed
+/// along up when on the ground, call this. A NULL, NaN or infinite velocity or gravity, or a NaN,
+/// infinite or negative dt, is bad input (KCC_MOVE_BAD_INPUT, no movement) and velocity is left as
+/// it was; so it is when the move itself reports KCC_MOVE_BAD_INPUT.
+void kcc_character_move_velocity(kcc_character *ch, const kcc_mesh *mesh, vec3 velocity,
+                                 const vec3 gravity, float dt, kcc_move_result *result);
+
 /// What a move looked at, for debug drawing (kcc_character_move_debug). Costs a few stores per probe.
 #define KCC_DEBUG_MAX_CONTACTS 8
 typedef struct kcc_move_debug {

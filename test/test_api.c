@@ -436,6 +436,113 @@ static void fits_agrees_with_brute_force(void **state)
     free(s.pos);
 }
 
+/* ---------------------------------------------------------------- the velocity move */
+
+#define API_DT (1.0f / 60.0f)
+
+/* Falling from rest onto a floor under gravity 9.81: every frame in the air the velocity is the
+ * previous one plus g dt (hand-computed, float), and on the frame it lands it is 0; resting, it
+ * stays 0. A NaN dt is bad input and leaves the velocity alone. */
+static void velocity_move_zeroes_the_fall_on_landing(void **state)
+{
+    (void)state;
+    kcc_mesh *level = blocks_mesh(&floor_slab, 1);
+    kcc_character ch;
+    assert_int_equal(kcc_character_init(&ch, NULL, (vec3){0.0f, 1.5f, 0.0f}), KCC_OK);
+    const vec3 gravity = {0.0f, -9.81f, 0.0f};
+    vec3 v = {0.0f, 0.0f, 0.0f};
+    float expect = 0.0f;
+    int landed_at = -1;
+    for (int i = 0; i < 60 && landed_at < 0; ++i) {
+        kcc_move_result r;
+        kcc_character_move_velocity(&ch, level, v, gravity, API_DT, &r);
+        expect += -9.81f * API_DT;
+        if (r.flags & KCC_MOVE_ON_GROUND) {
+            assert_true(r.flags & KCC_MOVE_LANDED);
+            landed_at = i;
+            assert_true(v[1] == 0.0f);
+        } else {
+            assert_float_equal(v[1], expect, 1e-5);
+        }
+    }
+    /* 0.598 m of fall at 9.81 m/s^2: sqrt(2 * 0.598 / 9.81) = 0.349 s, the 21st frame */
+    assert_in_range(landed_at, 19, 22);
+    for (int i = 0; i < 10; ++i) {
+        kcc_character_move_velocity(&ch, level, v, gravity, API_DT, NULL);
+        assert_true(v[0] == 0.0f && v[1] == 0.0f && v[2] == 0.0f);
+    }
+    v[0] = 1.0f;
+    kcc_move_result r;
+    kcc_character_move_velocity(&ch, level, v, gravity, NAN, &r);
+    assert_true(r.flags & KCC_MOVE_BAD_INPUT);
+    assert_true(v[0] == 1.0f && v[1] == 0.0f);
+    kcc_mesh_destroy(level);
+}
+
+/* Running at 3 m/s along +x into a wall at 45 degrees (the plane x + z = 2, normal -(1, 0, 1) / sqrt 2
+ * toward the box): on the frame it hits, the velocity loses its component into the wall:
+ * (3, 0, 0) - 1.5 (1, 0, 1) = (1.5, 0, -1.5), and on the ground its vertical part is 0. */
+static void velocity_move_removes_the_part_into_a_wall(void **state)
+{
+    (void)state;
+    api_soup s = {NULL, 0, 0};
+    soup_block(&s, &floor_slab);
+    const float wall[4][3] = {{-8.0f, 0.0f, 10.0f}, {12.0f, 0.0f, -10.0f}, {12.0f, 3.0f, -10.0f}, {-8.0f, 3.0f, 10.0f}};
+    soup_tri(&s, wall[0], wall[1], wall[2]);
+    soup_tri(&s, wall[0], wall[2], wall[3]);
+    kcc_allocator none;
+    memset(&none, 0, sizeof none);
+    kcc_mesh *level = soup_mesh(&s, 1, none);
+    kcc_character ch;
+    assert_int_equal(kcc_character_init(&ch, NULL, (vec3){0.0f, 0.902f, 0.0f}), KCC_OK);
+    const vec3 gravity = {0.0f, -9.81f, 0.0f};
+    bool hit = false;
+    for (int i = 0; i < 60 && !hit; ++i) {
+        vec3 v = {3.0f, 0.0f, 0.0f};
+        kcc_move_result r;
+        kcc_character_move_velocity(&ch, level, v, gravity, API_DT, &r);
+        assert_true(r.flags & KCC_MOVE_ON_GROUND);
+        hit = (r.flags & KCC_MOVE_HIT_WALL) != 0;
+        if (hit) {
+            assert_float_equal(v[0], 1.5f, 1e-5);
+            assert_float_equal(v[2], -1.5f, 1e-5);
+        } else {
+            assert_float_equal(v[0], 3.0f, 0.0);
+            assert_float_equal(v[2], 0.0f, 0.0);
+        }
+        assert_true(v[1] == 0.0f);
+    }
+    assert_true(hit);
+    kcc_mesh_destroy(level);
+    free(s.pos);
+}
+
+/* A jump at 5 m/s under a ceiling 0.3 m above the head: on the frame the box meets the ceiling the
+ * velocity's upward part is removed (0), then gravity brings the box back down. */
+static void velocity_move_stops_a_jump_at_the_ceiling(void **state)
+{
+    (void)state;
+    const api_block blocks[2] = {floor_slab, {{-5.0f, 2.102f, -5.0f}, {5.0f, 3.0f, 5.0f}}};
+    kcc_mesh *level = blocks_mesh(blocks, 2);
+    kcc_character ch;
+    assert_int_equal(kcc_character_init(&ch, NULL, (vec3){0.0f, 0.902f, 0.0f}), KCC_OK);
+    const vec3 gravity = {0.0f, -9.81f, 0.0f};
+    vec3 v = {0.0f, 5.0f, 0.0f};
+    bool hit = false;
+    for (int i = 0; i < 30 && !hit; ++i) {
+        kcc_move_result r;
+        const float before = v[1];
+        kcc_character_move_velocity(&ch, level, v, gravity, API_DT, &r);
+        hit = (r.flags & KCC_MOVE_HIT_CEILING) != 0;
+        if (hit)
+            assert_true(v[1] == 0.0f);
+        else
+            assert_float_equal(v[1], before - 9.81f * API_DT, 1e-6);
+    }
+    assert_true(hit);
+    kcc_mesh_destroy(level);
+}
+
 int test_group_api(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,6 +553,9 @@ int test_group_api(void)
         cmocka_unit_test(default_desc_up_stands_on_either_axis),
         cmocka_unit_test(ground_snap_zero_never_snaps_down),
         cmocka_unit_test(fits_agrees_with_brute_force),
+        cmocka_unit_test(velocity_move_zeroes_the_fall_on_landing),
+        cmocka_unit_test(velocity_move_removes_the_part_into_a_wall),
+        cmocka_unit_test(velocity_move_stops_a_jump_at_the_ceiling),
     };
     return KCC_RUN_GROUP("api", tests);
 }
