@@ -22,6 +22,8 @@ uint64_t kcc_character_tuning_check(const kcc_character *ch)
     return h ? h : 1u;
 }
 
+_Static_assert(KCC_MOVE_LIST_TRIANGLES == KCC_LOCAL_MAX, "the header states the move's list capacity");
+
 kcc_character_desc kcc_character_default_desc_up(int up_axis)
 {
     kcc_character_desc d = kcc_character_default_desc();

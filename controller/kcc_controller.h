@@ -47,36 +47,57 @@ KCC_API kcc_character_desc kcc_character_default_desc_up(int up_axis);
 /// Checks every field against its range: KCC_OK or KCC_ERR_BAD_DESC / KCC_ERR_NON_FINITE.
 KCC_API kcc_status kcc_character_desc_validate(const kcc_character_desc *desc);
 
-/// Which branch of the scheme produced the final position of a move.
+/// Which branch of the scheme produced the final position of a move (p1: the displacement, swept to
+/// the first contact; p2: p1 settled; p3: slid on from the contact; p4: p3 settled). "Settled":
+/// resting on walkable ground the ground probe found (ON_GROUND, apart from a funnel's).
 typedef enum kcc_branch {
-    KCC_BRANCH_P0 = 0,   ///< stayed where it was (everything else overlapped)
-    KCC_BRANCH_P1 = 1,   ///< moved by the displacement without settling on ground
-    KCC_BRANCH_P2 = 2,   ///< moved, probed ground and settled (no overlap)
-    KCC_BRANCH_P4 = 4    ///< slid along the averaged contact normal and settled again
+    KCC_BRANCH_P0 = 0,   ///< stayed where it was (everything else overlapped), or bad input
+    KCC_BRANCH_P1 = 1,   ///< ended where the swept displacement did, no ground to settle on (in the air)
+    KCC_BRANCH_P2 = 2,   ///< ended where the swept displacement did, settled on ground; also a straight
+                         ///< landing and a head-on stop (the slide had nothing left to go along)
+    KCC_BRANCH_P3 = 3,   ///< went along what the sweep met, no ground to settle on (in the air)
+    KCC_BRANCH_P4 = 4    ///< went along what the sweep met and settled on ground
 } kcc_branch;
+
+/// The contact cap: a move works on a list of the triangles whose bounds overlap its reach; with
+/// more than this many it flags KCC_MOVE_CONTACT_CAP and asks the mesh's tree for every probe.
+#define KCC_MOVE_LIST_TRIANGLES 192
 
 /// kcc_move_result.flags
 enum {
     KCC_MOVE_ON_GROUND    = 1u << 0,  ///< standing on walkable ground after the move, or held up by
                                       ///< steep faces together (a funnel)
-    KCC_MOVE_HIT_WALL     = 1u << 1,  ///< sideways motion was blocked or deflected by a surface
-    KCC_MOVE_HIT_CEILING  = 1u << 2,  ///< upward motion was stopped by a surface above
-    KCC_MOVE_STEPPED_UP   = 1u << 3,  ///< climbed a ledge or stair (result.step_up says how much)
-    KCC_MOVE_SLID         = 1u << 4,  ///< the final position came from sliding (walls or steep ground)
-    KCC_MOVE_STUCK        = 1u << 5,  ///< wanted to move but made (almost) no progress
+    KCC_MOVE_HIT_WALL     = 1u << 1,  ///< a wall was met: walking, any surface steeper than
+                                      ///< max_slope_deg (ceilings and steep ground too); in the air,
+                                      ///< one whose normal's up part is in [-0.1, 0.01]
+    KCC_MOVE_HIT_CEILING  = 1u << 2,  ///< in the air, a surface facing down (normal's up part below
+                                      ///< -0.1) was met; in the air, steeper ground than max_slope_deg
+                                      ///< with an up part above 0.01 is neither (it is slid down)
+    KCC_MOVE_STEPPED_UP   = 1u << 3,  ///< on ground before and after, the feet rose more than 2 cm
+                                      ///< beyond what the ground planes under the box before and
+                                      ///< after explain over the sideways motion (result.step_up:
+                                      ///< the whole rise, m)
+    KCC_MOVE_SLID         = 1u << 4,  ///< after meeting a wall, a ceiling or steep ground the box went
+                                      ///< on along it (branch P3 or P4); not a straight landing or a
+                                      ///< head-on stop
+    KCC_MOVE_STUCK        = 1u << 5,  ///< asked to go sideways more than 0.01 mm, went sideways less
+                                      ///< than 1% of that (+ 0.01 mm)
     KCC_MOVE_ON_STEEP     = 1u << 6,  ///< resting on ground steeper than max_slope_deg (sliding down)
-    KCC_MOVE_SNAPPED_DOWN = 1u << 7,  ///< followed the ground down (stairs, downhill)
+    KCC_MOVE_SNAPPED_DOWN = 1u << 7,  ///< on ground before and after, walking (not moving up), the
+                                      ///< feet came down more than 2 cm (stairs, downhill)
     KCC_MOVE_PUSHED_OUT   = 1u << 8,  ///< started overlapping the level and was pushed out (partly)
     KCC_MOVE_BAD_INPUT    = 1u << 9,  ///< displacement was NaN, infinite or beyond KCC_MAX_DISPLACEMENT:
                                       ///< treated as no movement; alone (no motion at all) when the
                                       ///< character or mesh cannot be moved (kcc_character_move)
     KCC_MOVE_LANDED       = 1u << 10, ///< on ground now, was not before the move
-    KCC_MOVE_CONTACT_CAP  = 1u << 11  ///< more triangles nearby than the fixed buffers hold
+    KCC_MOVE_CONTACT_CAP  = 1u << 11  ///< more than KCC_MOVE_LIST_TRIANGLES triangles' bounds overlap
+                                      ///< the move's reach (same answers, slower; a start-overlap
+                                      ///< push is then stopped by the first triangle along it only)
 };
 
 /// Bytes of a character's private storage (its triangle cache and the note of the last box found
 /// clear): opaque, for the controller's .c files only; 16-byte aligned.
-#define KCC_CHARACTER_PRIVATE_BYTES 7760
+#define KCC_CHARACTER_PRIVATE_BYTES 7776
 #ifdef __cplusplus
 #define KCC_ALIGN16 alignas(16)
 #else
@@ -105,7 +126,8 @@ typedef struct kcc_character {
 /// Initialises ch from desc (NULL: defaults) with its box centred at center (m). Validates desc.
 KCC_API kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center);
 
-/// Retunes between frames. The box keeps its feet where they are. Checks the desc only (its ranges,
+/// Retunes between frames (desc NULL: the defaults). The box keeps its feet where they are. Checks
+/// the desc only (its ranges,
 /// as kcc_character_desc_validate: KCC_ERR_BAD_DESC / KCC_ERR_NON_FINITE), never the level: a box
 /// grown into a wall is accepted (the next move pushes it out, up to max_push_out per move). To
 /// refuse a box that would overlap the level, use kcc_character_set_desc_checked. The character
@@ -131,12 +153,16 @@ typedef struct kcc_move_result {
     uint32_t   flags;          ///< KCC_MOVE_*
     kcc_branch branch;         ///< which branch of the scheme ended the move
     vec3       moved;          ///< m, final position minus start position
-    vec3       ground_normal;  ///< unit, valid with KCC_MOVE_ON_GROUND or KCC_MOVE_ON_STEEP
-    float      ground_height;  ///< m along up, same validity
+    vec3       ground_normal;  ///< unit, facing up, valid with KCC_MOVE_ON_GROUND or KCC_MOVE_ON_STEEP
+    float      ground_height;  ///< m, the world coordinate along up of the ground under the box (where
+                               ///< its bottom rests; the feet hover skin_width above), same validity
     uint32_t   ground_triangle;
     vec3       wall_normal;    ///< unit, valid with HIT_WALL or HIT_CEILING
     float      step_up;        ///< m climbed by a step, valid with STEPPED_UP
-    uint32_t   ground_rays;    ///< bit i set when edge ray i found walkable ground
+    uint32_t   ground_rays;    ///< bit i set when the ray down the box's vertical edge i found walkable
+                               ///< ground; edge i is at the low (bit 0 of i clear) or high side of x,
+                               ///< and the low (bit 1 clear) or high side of z (+Y up) or y (+Z up):
+                               ///< bit 0 (-x,-z), 1 (+x,-z), 2 (-x,+z), 3 (+x,+z) with +Y up
 } kcc_move_result;
 
 /// One frame: moves ch by displacement (m; the caller adds gravity and jumps) through mesh. NaN,

@@ -326,6 +326,126 @@ static void ground_snap_zero_never_snaps_down(void **state)
     kcc_mesh_destroy(level);
 }
 
+/* ---------------------------------------------------------------- 5: flags, branches, thresholds */
+
+/* Dropped straight down onto a flat floor: the landing frame is ON_GROUND | LANDED and branch P2
+ * (settled), no SLID (a straight landing goes along nothing); the frames before it, in the air
+ * with nothing met, are P1 with no flags. */
+static void straight_landing_is_p2_and_no_slide(void **state)
+{
+    (void)state;
+    kcc_mesh *level = blocks_mesh(&floor_slab, 1);
+    kcc_character ch;
+    assert_int_equal(kcc_character_init(&ch, NULL, (vec3){0.0f, 1.45f, 0.0f}), KCC_OK);
+    kcc_move_result r;
+    for (int i = 0; i < 5; ++i) { /* the feet from 0.55 down to 0.05 */
+        kcc_character_move(&ch, level, (vec3){0.0f, -0.1f, 0.0f}, &r);
+        assert_int_equal(r.flags, 0);
+        assert_int_equal(r.branch, KCC_BRANCH_P1);
+    }
+    kcc_character_move(&ch, level, (vec3){0.0f, -0.1f, 0.0f}, &r);
+    assert_int_equal(r.flags, KCC_MOVE_ON_GROUND | KCC_MOVE_LANDED);
+    assert_int_equal(r.branch, KCC_BRANCH_P2);
+    assert_float_equal(ch.position[1], 0.902f, 1e-5);
+    kcc_mesh_destroy(level);
+}
+
+/* Along a wall (the plane z = 1) at 45 degrees: in the air (falling by 0.01, far above the floor)
+ * the box goes along it: SLID | HIT_WALL, branch P3; walking on the floor the same: SLID | HIT_WALL |
+ * ON_GROUND, branch P4. Head-on into it, nothing to go along: HIT_WALL | STUCK, no SLID, P2. */
+static void going_along_a_wall_is_a_slide(void **state)
+{
+    (void)state;
+    const api_block blocks[2] = {floor_slab, {{-20.0f, 0.0f, 1.0f}, {20.0f, 20.0f, 2.0f}}};
+    kcc_mesh *level = blocks_mesh(blocks, 2);
+    const float z_touch = 1.0f - 0.3f - 0.002f;
+    kcc_character air, walk, head;
+    assert_int_equal(kcc_character_init(&air, NULL, (vec3){0.0f, 10.0f, z_touch - 0.05f}), KCC_OK);
+    assert_int_equal(kcc_character_init(&walk, NULL, (vec3){0.0f, 0.902f, z_touch - 0.05f}), KCC_OK);
+    assert_int_equal(kcc_character_init(&head, NULL, (vec3){0.0f, 0.902f, z_touch - 0.05f}), KCC_OK);
+    kcc_character_move(&walk, level, (vec3){0.0f, -0.01f, 0.0f}, NULL);
+    kcc_character_move(&head, level, (vec3){0.0f, -0.01f, 0.0f}, NULL);
+    assert_true(walk.on_ground && head.on_ground);
+    kcc_move_result r;
+    kcc_character_move(&air, level, (vec3){0.1f, -0.01f, 0.1f}, &r);
+    assert_int_equal(r.flags, KCC_MOVE_SLID | KCC_MOVE_HIT_WALL);
+    assert_int_equal(r.branch, KCC_BRANCH_P3);
+    kcc_character_move(&walk, level, (vec3){0.1f, -0.01f, 0.1f}, &r);
+    assert_int_equal(r.flags, KCC_MOVE_SLID | KCC_MOVE_HIT_WALL | KCC_MOVE_ON_GROUND);
+    assert_int_equal(r.branch, KCC_BRANCH_P4);
+    kcc_character_move(&head, level, (vec3){0.0f, -0.01f, 0.1f}, &r);
+    kcc_character_move(&head, level, (vec3){0.0f, -0.01f, 0.1f}, &r);
+    assert_int_equal(r.flags, KCC_MOVE_HIT_WALL | KCC_MOVE_STUCK | KCC_MOVE_ON_GROUND);
+    assert_int_equal(r.branch, KCC_BRANCH_P2);
+    kcc_mesh_destroy(level);
+}
+
+/* The thresholds the header states: walking onto a 1.5 cm ledge is no step (STEPPED_UP needs more
+ * than 2 cm) and onto a 5 cm one is (step_up 0.05); walking off them the same for SNAPPED_DOWN.
+ * Standing with its +x half over the edge of a floor that ends at x = 0, the rays at -x (bits 0
+ * and 2) find ground, those at +x do not: ground_rays 5; ground_height is the floor's top (0), the
+ * feet a skin above it. */
+static void thresholds_are_as_the_header_says(void **state)
+{
+    (void)state;
+    const float heights[2] = {0.015f, 0.05f};
+    for (int k = 0; k < 2; ++k) {
+        const float h = heights[k];
+        const api_block blocks[2] = {floor_slab, {{0.0f, 0.0f, -5.0f}, {1.0f, h, 5.0f}}};
+        kcc_mesh *level = blocks_mesh(blocks, 2);
+        kcc_character ch;
+        assert_int_equal(kcc_character_init(&ch, NULL, (vec3){-1.0f, 0.902f, 0.0f}), KCC_OK);
+        uint32_t seen = 0;
+        float step_up = 0.0f;
+        for (int i = 0; i < 60; ++i) { /* x from -1 to 2: onto the ledge and off it */
+            kcc_move_result r;
+            kcc_character_move(&ch, level, (vec3){0.05f, -0.01f, 0.0f}, &r);
+            seen |= r.flags;
+            if (r.flags & KCC_MOVE_STEPPED_UP)
+                step_up = r.step_up;
+            if (i > 0)
+                assert_true(r.flags & KCC_MOVE_ON_GROUND);
+        }
+        assert_int_equal((seen & KCC_MOVE_STEPPED_UP) != 0, k == 1);
+        assert_int_equal((seen & KCC_MOVE_SNAPPED_DOWN) != 0, k == 1);
+        if (k == 1)
+            assert_float_equal(step_up, 0.05f, 1e-4);
+        kcc_mesh_destroy(level);
+    }
+    const api_block half_floor = {{-20.0f, -1.0f, -20.0f}, {0.0f, 0.0f, 20.0f}};
+    kcc_mesh *level = blocks_mesh(&half_floor, 1);
+    kcc_character ch;
+    assert_int_equal(kcc_character_init(&ch, NULL, (vec3){0.1f, 0.902f, 0.0f}), KCC_OK);
+    kcc_move_result r;
+    kcc_character_move(&ch, level, (vec3){0.0f, -0.001f, 0.0f}, &r);
+    assert_true(r.flags & KCC_MOVE_ON_GROUND);
+    assert_int_equal(r.ground_rays, 5u);
+    assert_float_equal(r.ground_height, 0.0f, 1e-6);
+    assert_float_equal(ch.position[1] - 0.9f, r.ground_height + 0.002f, 1e-5);
+    kcc_mesh_destroy(level);
+}
+
+/* kcc_character_set_desc(ch, NULL) retunes to the defaults, as kcc_character_init(ch, NULL, ...)
+ * starts with them; a move with a NULL mesh is bad input and moves nothing. */
+static void null_desc_means_defaults_and_null_mesh_is_bad_input(void **state)
+{
+    (void)state;
+    kcc_character_desc d = kcc_character_default_desc();
+    d.step_height = 0.2f;
+    d.half_extents[1] = 0.5f;
+    kcc_character ch;
+    assert_int_equal(kcc_character_init(&ch, &d, (vec3){0.0f, 0.502f, 0.0f}), KCC_OK);
+    assert_int_equal(kcc_character_set_desc(&ch, NULL), KCC_OK);
+    const kcc_character_desc defaults = kcc_character_default_desc();
+    assert_memory_equal(&ch.desc, &defaults, sizeof defaults);
+    assert_float_equal(ch.position[1], 0.902f, 1e-6); /* the feet stay */
+    assert_int_equal(kcc_character_set_desc_checked(&ch, NULL, NULL), KCC_OK);
+    kcc_move_result r;
+    kcc_character_move(&ch, NULL, (vec3){1.0f, 0.0f, 0.0f}, &r);
+    assert_int_equal(r.flags, KCC_MOVE_BAD_INPUT);
+    assert_float_equal(ch.position[0], 0.0f, 0.0);
+}
+
 /* ---------------------------------------------------------------- kcc_character_fits */
 
 /* The signed distance (m, double) by which the box [lo, hi] and triangle t are apart along their
@@ -552,6 +672,10 @@ int test_group_api(void)
         cmocka_unit_test(hand_edited_desc_does_not_move),
         cmocka_unit_test(default_desc_up_stands_on_either_axis),
         cmocka_unit_test(ground_snap_zero_never_snaps_down),
+        cmocka_unit_test(straight_landing_is_p2_and_no_slide),
+        cmocka_unit_test(going_along_a_wall_is_a_slide),
+        cmocka_unit_test(thresholds_are_as_the_header_says),
+        cmocka_unit_test(null_desc_means_defaults_and_null_mesh_is_bad_input),
         cmocka_unit_test(fits_agrees_with_brute_force),
         cmocka_unit_test(velocity_move_zeroes_the_fall_on_landing),
         cmocka_unit_test(velocity_move_removes_the_part_into_a_wall),
