@@ -7,18 +7,29 @@
 
 #include "controller_internal.h"
 
-/* FNV-1a over the desc's and cos_max_slope's 32-bit words, from a basis that is not the zero a
- * zeroed struct holds: the check of a zeroed character never matches. Ten multiplies: a few
- * nanoseconds against a move's microsecond. */
+/* The desc's nine words and cos_max_slope as five 64-bit lanes, each rotated by its own amount and
+ * XORed together from a non-zero basis, then mixed by one multiply (never 0, while a zeroed struct
+ * holds 0, so a zeroed character never matches). An edit of one field changes at least one bit
+ * of the XOR, so it always changes the check; 24 instructions a move, about 1% of the
+ * cheapest one (a walk on a flat floor, 2,260 instructions; callgrind). */
+static uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
 uint64_t kcc_character_tuning_check(const kcc_character *ch)
 {
     _Static_assert(sizeof(kcc_character_desc) == 9 * sizeof(uint32_t), "desc: nine words, no padding");
-    uint32_t w[10];
-    memcpy(w, &ch->desc, sizeof(kcc_character_desc));
-    memcpy(&w[9], &ch->cos_max_slope, sizeof(float));
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (int i = 0; i < 10; ++i)
-        h = (h ^ w[i]) * 0x100000001b3ull;
+    const char *desc = (const char *)&ch->desc;
+    uint64_t w0, w1, w2, w3;
+    uint32_t last, cos_bits;
+    memcpy(&w0, desc, 8);
+    memcpy(&w1, desc + 8, 8);
+    memcpy(&w2, desc + 16, 8);
+    memcpy(&w3, desc + 24, 8);
+    memcpy(&last, desc + 32, 4);
+    memcpy(&cos_bits, &ch->cos_max_slope, 4);
+    const uint64_t w4 = last | (uint64_t)cos_bits << 32;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ w0 ^ rotl64(w1, 13) ^ rotl64(w2, 26) ^ rotl64(w3, 39) ^ rotl64(w4, 52);
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
     return h ? h : 1u;
 }
 
