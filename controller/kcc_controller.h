@@ -127,8 +127,9 @@ typedef struct kcc_character {
 KCC_API kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center);
 
 /// Retunes between frames (desc NULL: the defaults). The box keeps its feet where they are. Checks
-/// the desc only (its ranges,
-/// as kcc_character_desc_validate: KCC_ERR_BAD_DESC / KCC_ERR_NON_FINITE), never the level: a box
+/// the desc only (its ranges, as kcc_character_desc_validate: KCC_ERR_BAD_DESC /
+/// KCC_ERR_NON_FINITE; and a character init did not set up, or whose desc was written directly,
+/// is refused with KCC_ERR_BAD_DESC: init it again), never the level: a box
 /// grown into a wall is accepted (the next move pushes it out, up to max_push_out per move). To
 /// refuse a box that would overlap the level, use kcc_character_set_desc_checked. The character
 /// keeps no pointer to any mesh, so this is safe after the level was destroyed or rebuilt.
