@@ -199,10 +199,10 @@ struct kcc_mesh {
     uint32_t        depth;         ///< of the binary SAH tree the four-wide one was collapsed from
     float           bounds[2][3];  ///< of the tree's triangles; all zero when there are none
     float           coord_scale;   ///< largest |coordinate| of any tree triangle (m)
-    uint64_t        key;           ///< hash of the tree's triangles and their input indices (never 0):
-                                   ///< a character's cache or clear note from a mesh with other
-                                   ///< triangles at the same address (later, or in another process
-                                   ///< that saved the character) is never used
+    uint64_t        key;           ///< hash of the tree's triangles, their input indices and the
+                                   ///< build's stamp (never 0): a character's cache or clear note
+                                   ///< from another build at the same address (a rebuilt level, or
+                                   ///< another process that saved the character) is never used
 };
 
 /* ------------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
  * leaf order and the index maps, plus the box queries (exact overlap, bounds, swept box) that walk
  * the tree. Queries never allocate and keep no state: safe from many threads. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,23 @@ static uint64_t content_key(const kcc_mesh *m)
         for (int i = 0; i < 10; ++i)
             h = (h ^ w[i]) * 0x100000001b3ull;
     }
+    return h ? h : 1;
+}
+
+/* Every build's own number. The library's one static: builds only increment it (atomically, so
+ * builds on many threads each get a number of their own), no move or query reads it, and it changes
+ * no answer: it only keeps a character from reusing its cache or clear note across builds. */
+static _Atomic uint64_t build_stamps;
+
+/* The mesh's key: its content key folded (FNV-1a) with this build's stamp, so that a rebuilt mesh at
+ * the address of a destroyed one never matches it, even with the same content, and a mesh of another
+ * process matches only with the same content. Never 0. */
+static uint64_t stamped_key(uint64_t content)
+{
+    const uint64_t stamp = atomic_fetch_add_explicit(&build_stamps, 1u, memory_order_relaxed) + 1u;
+    uint64_t h = content;
+    for (int i = 0; i < 64; i += 16)
+        h = (h ^ ((stamp >> i) & 0xffffu)) * 0x100000001b3ull;
     return h ? h : 1;
 }
 
@@ -288,7 +306,7 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     fill_tree(m, &sc, desc, stride);
     al.free(sc.block, al.user);
     fill_degenerate(m, desc, stride);
-    m->key = content_key(m);
+    m->key = stamped_key(content_key(m));
     KCC_ASSERT(kcc_mesh_validate(m) == KCC_OK);
     *out_mesh = m;
     return KCC_OK;

@@ -58,6 +58,7 @@ static void apply_desc(kcc_character *ch, const kcc_character_desc *desc)
     kcc_character_priv(ch)->clear_owner = NULL; /* the box changed */
     /* cos() in double, rounded once: the same float on every compiler and optimisation level. */
     ch->cos_max_slope = (float)cos((double)desc->max_slope_deg * (KCC_PI / 180.0));
+    kcc_character_priv(ch)->tuning_check = kcc_character_tuning_check(ch);
 }
 
 kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center)
@@ -70,9 +71,11 @@ kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc,
         return st;
     if (!isfinite(center[0]) || !isfinite(center[1]) || !isfinite(center[2]))
         return KCC_ERR_NON_FINITE;
+    vec3 at; /* center may be ch->position itself (a respawn where the character stands) */
+    glm_vec3_copy((float *)center, at);
     memset(ch, 0, sizeof(*ch));
     apply_desc(ch, &tuning);
-    glm_vec3_copy((float *)center, ch->position);
+    glm_vec3_copy(at, ch->position);
     ch->ground_normal[kcc_up_index(ch)] = 1.0f;
     return KCC_OK;
 }
@@ -87,11 +90,16 @@ kcc_status kcc_character_set_desc(kcc_character *ch, const kcc_character_desc *d
 kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character_desc *desc,
                                           const kcc_mesh *mesh)
 {
-    if (!ch || !desc)
+    if (!ch)
         return KCC_ERR_NULL_ARGUMENT;
+    const kcc_character_desc defaults = kcc_character_default_desc();
+    if (!desc)
+        desc = &defaults; /* NULL means the defaults, as for kcc_character_init */
     kcc_status st = kcc_character_desc_validate(desc);
     if (st != KCC_OK)
         return st;
+    if (!kcc_character_set_up(ch))
+        return KCC_ERR_BAD_DESC; /* not set up by kcc_character_init, or its desc written directly */
     /* Keep the feet where they are (on the new up axis, if it changes). */
     kcc_character next = *ch;
     int up_old = kcc_up_index(ch);
@@ -467,8 +475,10 @@ static void debug_slide(kcc_move_debug *dbg, const kcc_contacts *first, const ve
 /* The slide (p3): from the first contact, the rest of the motion along the tangent of the averaged
  * normal, then up to three more sweeps clipping against every plane met. A box nearer than a skin
  * to what it slides along leaves along the normal to a skin (short_by), so the gap cannot shrink
- * frame by frame until the box touches and sticks. */
-static void slide(const move_ctx *ctx, leg *lg, vec3 pos, const vec3 remaining, bool upper,
+ * frame by frame until the box touches and sticks. True when the box went along what it met: the
+ * first clipped rest is not zero (tests: straight_landing_is_p2_and_no_slide,
+ * going_along_a_wall_is_a_slide). */
+static bool slide(const move_ctx *ctx, leg *lg, vec3 pos, const vec3 remaining, bool upper,
                   const kcc_contacts *first)
 {
     vec3 planes[5];
@@ -476,19 +486,20 @@ static void slide(const move_ctx *ctx, leg *lg, vec3 pos, const vec3 remaining, 
     vec3 v;
     if (!averaged_normal(ctx, lg, first, planes[np])) {
         lg->report->flags |= KCC_MOVE_HIT_WALL;
-        return;
+        return false;
     }
     np++;
     clip_planes(ctx, lg->walking, remaining, (const vec3 *)planes, np, v);
+    const bool went = glm_vec3_norm2(v) >= 1e-14f;
     glm_vec3_muladds(lg->short_normal, lg->short_by, v);
     debug_slide(lg->dbg, first, planes[0], v);
     for (int iter = 0; iter < 4; ++iter) {
         if (glm_vec3_norm2(v) < 1e-14f)
-            return;
+            return went;
         kcc_contacts contacts;
         float t = advance(ctx, lg, pos, v, upper, &contacts);
         if (contacts.count == 0)
-            return;
+            return went;
         vec3 rest;
         glm_vec3_scale(v, 1.0f - t, rest);
         if (np < 5 && averaged_normal(ctx, lg, &contacts, planes[np]))
@@ -498,7 +509,7 @@ static void slide(const move_ctx *ctx, leg *lg, vec3 pos, const vec3 remaining, 
         /* Walking, a slide turned back against the input stops (Quake's rule): in an obtuse corner
          * the slide along one wall leads back out along the other. */
         if (lg->walking && glm_vec3_dot(v, (float *)remaining) <= 0.0f)
-            return;
+            return went;
         /* In the air, among walls only, a slide whose horizontal part turned back keeps its
          * vertical part alone. */
         if (!lg->walking && turned_back(ctx->up, v, remaining) &&
@@ -508,22 +519,28 @@ static void slide(const move_ctx *ctx, leg *lg, vec3 pos, const vec3 remaining, 
                     v[k] = 0.0f;
         }
     }
+    return went;
 }
 
 /* A leg: pos along v to the first contact (a skin short of it; written to at_contact, when given),
- * then the rest of v slid along what it meets. True when it met something. */
+ * then the rest of v slid along what it meets. True when it met something; *went (when given) says
+ * whether the box then went along it (slide: not a head-on stop, nor a straight landing). */
 static bool advance_and_slide(const move_ctx *ctx, leg *lg, vec3 pos, const vec3 v, bool upper,
-                              vec3 at_contact)
+                              vec3 at_contact, bool *went)
 {
     kcc_contacts contacts;
     const float t = advance(ctx, lg, pos, v, upper, &contacts);
     if (at_contact)
         glm_vec3_copy(pos, at_contact);
+    if (went)
+        *went = false;
     if (contacts.count == 0)
         return false;
     vec3 rest;
     glm_vec3_scale((float *)v, 1.0f - t, rest);
-    slide(ctx, lg, pos, rest, upper, &contacts);
+    const bool along = slide(ctx, lg, pos, rest, upper, &contacts);
+    if (went)
+        *went = along;
     return true;
 }
 
@@ -742,18 +759,18 @@ static void fall(move_ctx *ctx, vec3 pos, float dv)
     leg air = air_leg(ctx, ctx->dbg);
     vec3 drop = {0.0f, 0.0f, 0.0f};
     drop[ctx->up] = dv;
-    advance_and_slide(ctx, &air, pos, drop, false, NULL);
+    advance_and_slide(ctx, &air, pos, drop, false, NULL, NULL);
 }
 
 /* Settles a walking box at pos onto the ground: lifted by the move's rise, looking down
- * ground_snap; steep ground ahead or under a lip (step_ahead, off_a_steep_lip); no ground: the
+ * ground_snap (0: not at all, test ground_snap_zero_never_snaps_down); steep ground ahead or under a lip (step_ahead, off_a_steep_lip); no ground: the
  * fall. False when the box cannot rest here. */
 static bool settle_walking(move_ctx *ctx, const vec3 p0, vec3 pos, float dv, kcc_ground *ground)
 {
     const kcc_character *ch = ctx->ch;
     const int up = ctx->up;
     const float feet = pos[up] - ch->desc.half_extents[up];
-    const float reach = kcc_maxf(ch->desc.ground_snap, ch->desc.step_height) + ctx->skin;
+    const float reach = ch->desc.ground_snap + ctx->skin;
     kcc_ground_probe(ch, ctx->list, pos, ctx->rise + ctx->skin, reach, ground, ctx->dbg);
     if (ground->found && (ground->blocked || (!ground->walkable && ground->height > feet + ctx->skin)))
         return !ground->blocked && step_ahead(ctx, p0, pos, reach, true, ground);
@@ -888,7 +905,7 @@ KCC_RARE bool along_steep(move_ctx *ctx, const vec3 p0, const vec3 move, const v
             return false;
         glm_vec3_copy((float *)p0, pos);
         leg walk = move_leg(ctx);
-        advance_and_slide(ctx, &walk, pos, v, true, NULL);
+        advance_and_slide(ctx, &walk, pos, v, true, NULL, NULL);
         if (settle(ctx, p0, pos, dv, ground))
             return true;
         if (k == 1 || !(ground->found && !ground->walkable && !ground->blocked))
@@ -956,7 +973,7 @@ static bool push_out_of_start(move_ctx *ctx, vec3 pos, vec3 disp)
             move_report ignored;
             memset(&ignored, 0, sizeof(ignored));
             leg push_leg = {false, overlapped, n_overlapped, NULL, &ignored, 0.0f, {0.0f, 0.0f, 0.0f}};
-            advance_and_slide(ctx, &push_leg, pos, step, false, NULL);
+            advance_and_slide(ctx, &push_leg, pos, step, false, NULL, NULL);
             ctx->flags |= KCC_MOVE_PUSHED_OUT;
             gather_move(ctx, pos, disp); /* the neighbourhood moved with it */
         }
@@ -967,16 +984,22 @@ static bool push_out_of_start(move_ctx *ctx, vec3 pos, vec3 disp)
     return false;
 }
 
-/* p2 or p4: the box swept (and slid, when `slid`) to `at`, settled. True when it rests there. */
-static bool settle_sweep(move_ctx *ctx, const vec3 p0, float dv, const vec3 at, bool slid, outcome *end)
+/* p2 or p4: the box swept to `at` (met something on the way when `met`, and went along it when
+ * `went`), settled. True when it rests there. The branch: P2 / P4 settled on walkable ground, P1 /
+ * P3 found none (in the air), P3 / P4 when the box went along what it met; SLID when it went along
+ * a wall, a ceiling or steep ground, not for a straight landing or a head-on stop (tests:
+ * straight_landing_is_p2_and_no_slide, going_along_a_wall_is_a_slide). */
+static bool settle_sweep(move_ctx *ctx, const vec3 p0, float dv, const vec3 at, bool met, bool went,
+                         outcome *end)
 {
     glm_vec3_copy((float *)at, end->at);
     const bool rests = settle(ctx, p0, end->at, dv, &end->ground);
-    debug_point(ctx->dbg, slid ? 4 : 2, end->at);
+    debug_point(ctx->dbg, met ? 4 : 2, end->at);
     if (!rests)
         return false;
-    end->branch = slid ? KCC_BRANCH_P4 : KCC_BRANCH_P2;
-    if (slid)
+    const bool ground = end->ground.found && end->ground.walkable;
+    end->branch = went ? (ground ? KCC_BRANCH_P4 : KCC_BRANCH_P3) : (ground ? KCC_BRANCH_P2 : KCC_BRANCH_P1);
+    if (went && ((ctx->report.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING)) || ctx->report.steep))
         ctx->flags |= KCC_MOVE_SLID;
     return true;
 }
@@ -991,8 +1014,9 @@ static bool try_sweep(move_ctx *ctx, const vec3 p0, const vec3 move, float dv, b
     leg walk = move_leg(ctx);
     vec3 at;
     glm_vec3_copy((float *)p0, at);
-    const bool slid = advance_and_slide(ctx, &walk, at, move, upper, p1);
-    return settle_sweep(ctx, p0, dv, at, slid, end);
+    bool went;
+    const bool met = advance_and_slide(ctx, &walk, at, move, upper, p1, &went);
+    return settle_sweep(ctx, p0, dv, at, met, went, end);
 }
 
 /* The second try, when what lies lower than the upper box refused it (a step under a low ceiling,
@@ -1005,9 +1029,10 @@ static bool try_whole_box(move_ctx *ctx, const vec3 p0, const vec3 move, float d
     leg walk = move_leg(ctx);
     vec3 at;
     glm_vec3_copy((float *)p0, at);
-    if (!advance_and_slide(ctx, &walk, at, move, false, p1))
+    bool went;
+    if (!advance_and_slide(ctx, &walk, at, move, false, p1, &went))
         return false;
-    return settle_sweep(ctx, p0, dv, at, true, end);
+    return settle_sweep(ctx, p0, dv, at, true, went, end);
 }
 
 /* When steep ground refused the upper box (steep_normal) and the whole box's slide made no headway
@@ -1228,7 +1253,8 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
     memset(&move_result, 0, sizeof(move_result));
     move_result.branch = KCC_BRANCH_P0;
     move_result.flags = KCC_MOVE_BAD_INPUT;
-    if (!ch || !mesh || !vec3_finite(ch->position)) { /* nothing sensible to do */
+    if (!ch || !mesh || !vec3_finite(ch->position) || !kcc_character_set_up(ch)) {
+        /* nothing sensible to do (no character, no level, or one init did not set up) */
         if (debug)
             memset(debug, 0, sizeof(*debug));
         if (result)

@@ -5,15 +5,17 @@
 #ifndef KCC_CONTROLLER_INTERNAL_H
 #define KCC_CONTROLLER_INTERNAL_H
 
+#include <stddef.h>
 #include <string.h>
 
 #include "kcc_controller.h"
 #include "kcc_local_internal.h"
 
-/* A character's private storage (kcc_character.priv): the neighbourhood's triangles kept between
- * moves, and the box found clear of the level at the end of the last move (saves the next move's
- * start check; never changes an answer). */
+/* A character's private storage (kcc_character.priv): the tuning check, the neighbourhood's
+ * triangles kept between moves, and the box found clear of the level at the end of the last move
+ * (saves the next move's start check; never changes an answer). */
 typedef struct kcc_character_private {
+    uint64_t        tuning_check; /* kcc_character_tuning_check when init or a retune set it up */
     vec3            clear_at;    /* the box centred here was found clear of (clear_owner, clear_key) */
     const void     *clear_owner; /* NULL: nothing known */
     uint64_t        clear_key;
@@ -22,6 +24,7 @@ typedef struct kcc_character_private {
 _Static_assert(sizeof(kcc_character_private) <= KCC_CHARACTER_PRIVATE_BYTES,
                "kcc_character.priv holds the private storage");
 _Static_assert(_Alignof(kcc_character_private) <= 16, "kcc_character.priv is 16-byte aligned");
+_Static_assert(offsetof(kcc_character_private, tuning_check) == 0, "kcc_character_set_up reads it first");
 
 static inline kcc_character_private *kcc_character_priv(kcc_character *ch)
 {
@@ -31,7 +34,10 @@ static inline kcc_character_private *kcc_character_priv(kcc_character *ch)
 /* Forgets the cache and the clear note (tests: a character without them moves the same). */
 static inline void kcc_character_forget(kcc_character *ch)
 {
-    memset(kcc_character_priv(ch), 0, sizeof(kcc_character_private));
+    kcc_character_private *priv = kcc_character_priv(ch);
+    const uint64_t check = priv->tuning_check;
+    memset(priv, 0, sizeof(*priv));
+    priv->tuning_check = check;
 }
 
 /* True when v goes into none of the n planes (v . plane < -eps), planes skip_a and skip_b aside. */
@@ -111,6 +117,19 @@ bool kcc_ground_rays(const kcc_character *ch, const kcc_local *list, const vec3 
  * walkable direction (out_normal, unit). */
 bool kcc_ground_held(const kcc_character *ch, const kcc_local *list, const vec3 *contact_normals,
                      const uint32_t *triangles, uint32_t count, vec3 out_normal);
+
+/* The check kcc_character_init and retunes store in the private tuning_check (character_extra.c): a
+ * hash of the desc and the values derived from it, never 0. */
+uint64_t kcc_character_tuning_check(const kcc_character *ch);
+/* True when ch was set up by kcc_character_init and its desc not written behind its back since: a
+ * move or retune of any other character is bad input (tests: zeroed_character_does_not_move,
+ * hand_edited_desc_does_not_move). */
+static inline bool kcc_character_set_up(const kcc_character *ch)
+{
+    uint64_t stored;
+    memcpy(&stored, ch->priv.bytes, sizeof(stored)); /* tuning_check, the private storage's first field */
+    return stored == kcc_character_tuning_check(ch);
+}
 
 /* ---- which build of the move runs (isa.c) ---- */
 /* True when moves run the AVX2 build (chosen once: the CPU, and KCC_ISA=baseline to refuse it). */

@@ -22,51 +22,82 @@ extern "C" {
 
 /// Tuning. Get the defaults from kcc_character_default_desc() and change what you need.
 typedef struct kcc_character_desc {
-    vec3  half_extents;   ///< m; default 0.3 0.9 0.3; each in [0.01, 100]
+    vec3  half_extents;   ///< m, along the world's x, y, z (not the up frame's): the height is
+                          ///< half_extents[up_axis]; default 0.3 0.9 0.3 (standing with +Y up; for
+                          ///< +Z up see kcc_character_default_desc_up); each in [0.01, 100]
     float step_height;    ///< m; highest ledge climbed without jumping; default 0.35; [0, 1.8*half height]
     float max_slope_deg;  ///< degrees; steepest walkable ground; default 45; [0, 89]
-    int   up_axis;        ///< 1: +Y (default), 2: +Z
+    int   up_axis;        ///< 1: +Y (default), 2: +Z; no other direction (-Y, +-X, -Z)
     float skin_width;     ///< m; gap kept between box and level; default 0.002; [0.0001, 0.05]
-    float ground_snap;    ///< m; how far down a grounded character that is not moving up follows the
-                          ///< ground (stairs, downhill); default 0.35; [0, 10]
+    float ground_snap;    ///< m; how far below its feet (beyond the skin gap) a grounded character
+                          ///< that is not moving up looks for ground to follow down (stairs,
+                          ///< downhill), as Jolt's stick-to-floor step down; 0: it never snaps
+                          ///< down, so walking off a ledge or down a slope faster than gravity
+                          ///< brings it down leaves the ground; default 0.35; [0, 10]
     float max_push_out;   ///< m per move; how far a character that starts overlapping the level is
                           ///< pushed out in one move; default 0.2; (0, 10]
 } kcc_character_desc;
 
 /// The defaults listed above.
 KCC_API kcc_character_desc kcc_character_default_desc(void);
+/// The defaults for a character whose up axis is up_axis (1: +Y, 2: +Z), standing: the 0.9 m half
+/// height along that axis (with 2: half_extents 0.3 0.3 0.9). Any other up_axis is returned as
+/// given, so kcc_character_init refuses the desc (KCC_ERR_BAD_DESC).
+KCC_API kcc_character_desc kcc_character_default_desc_up(int up_axis);
 /// Checks every field against its range: KCC_OK or KCC_ERR_BAD_DESC / KCC_ERR_NON_FINITE.
 KCC_API kcc_status kcc_character_desc_validate(const kcc_character_desc *desc);
 
-/// Which branch of the scheme produced the final position of a move.
+/// Which branch of the scheme produced the final position of a move (p1: the displacement, swept to
+/// the first contact; p2: p1 settled; p3: slid on from the contact; p4: p3 settled). "Settled":
+/// resting on walkable ground the ground probe found (ON_GROUND, apart from a funnel's).
 typedef enum kcc_branch {
-    KCC_BRANCH_P0 = 0,   ///< stayed where it was (everything else overlapped)
-    KCC_BRANCH_P1 = 1,   ///< moved by the displacement without settling on ground
-    KCC_BRANCH_P2 = 2,   ///< moved, probed ground and settled (no overlap)
-    KCC_BRANCH_P4 = 4    ///< slid along the averaged contact normal and settled again
+    KCC_BRANCH_P0 = 0,   ///< stayed where it was (everything else overlapped), or bad input
+    KCC_BRANCH_P1 = 1,   ///< ended where the swept displacement did, no ground to settle on (in the air)
+    KCC_BRANCH_P2 = 2,   ///< ended where the swept displacement did, settled on ground; also a straight
+                         ///< landing and a head-on stop (the slide had nothing left to go along)
+    KCC_BRANCH_P3 = 3,   ///< went along what the sweep met, no ground to settle on (in the air)
+    KCC_BRANCH_P4 = 4    ///< went along what the sweep met and settled on ground
 } kcc_branch;
+
+/// The contact cap: a move works on a list of the triangles whose bounds overlap its reach; with
+/// more than this many it flags KCC_MOVE_CONTACT_CAP and asks the mesh's tree for every probe.
+#define KCC_MOVE_LIST_TRIANGLES 192
 
 /// kcc_move_result.flags
 enum {
     KCC_MOVE_ON_GROUND    = 1u << 0,  ///< standing on walkable ground after the move, or held up by
                                       ///< steep faces together (a funnel)
-    KCC_MOVE_HIT_WALL     = 1u << 1,  ///< sideways motion was blocked or deflected by a surface
-    KCC_MOVE_HIT_CEILING  = 1u << 2,  ///< upward motion was stopped by a surface above
-    KCC_MOVE_STEPPED_UP   = 1u << 3,  ///< climbed a ledge or stair (result.step_up says how much)
-    KCC_MOVE_SLID         = 1u << 4,  ///< the final position came from sliding (walls or steep ground)
-    KCC_MOVE_STUCK        = 1u << 5,  ///< wanted to move but made (almost) no progress
+    KCC_MOVE_HIT_WALL     = 1u << 1,  ///< a wall was met: walking, any surface steeper than
+                                      ///< max_slope_deg (ceilings and steep ground too); in the air,
+                                      ///< one whose normal's up part is in [-0.1, 0.01]
+    KCC_MOVE_HIT_CEILING  = 1u << 2,  ///< in the air, a surface facing down (normal's up part below
+                                      ///< -0.1) was met; in the air, steeper ground than max_slope_deg
+                                      ///< with an up part above 0.01 is neither (it is slid down)
+    KCC_MOVE_STEPPED_UP   = 1u << 3,  ///< on ground before and after, the feet rose more than 2 cm
+                                      ///< beyond what the ground planes under the box before and
+                                      ///< after explain over the sideways motion (result.step_up:
+                                      ///< the whole rise, m)
+    KCC_MOVE_SLID         = 1u << 4,  ///< after meeting a wall, a ceiling or steep ground the box went
+                                      ///< on along it (branch P3 or P4); not a straight landing or a
+                                      ///< head-on stop
+    KCC_MOVE_STUCK        = 1u << 5,  ///< asked to go sideways more than 0.01 mm, went sideways less
+                                      ///< than 1% of that (+ 0.01 mm)
     KCC_MOVE_ON_STEEP     = 1u << 6,  ///< resting on ground steeper than max_slope_deg (sliding down)
-    KCC_MOVE_SNAPPED_DOWN = 1u << 7,  ///< followed the ground down (stairs, downhill)
+    KCC_MOVE_SNAPPED_DOWN = 1u << 7,  ///< on ground before and after, walking (not moving up), the
+                                      ///< feet came down more than 2 cm (stairs, downhill)
     KCC_MOVE_PUSHED_OUT   = 1u << 8,  ///< started overlapping the level and was pushed out (partly)
     KCC_MOVE_BAD_INPUT    = 1u << 9,  ///< displacement was NaN, infinite or beyond KCC_MAX_DISPLACEMENT:
-                                      ///< treated as no movement
+                                      ///< treated as no movement; alone (no motion at all) when the
+                                      ///< character or mesh cannot be moved (kcc_character_move)
     KCC_MOVE_LANDED       = 1u << 10, ///< on ground now, was not before the move
-    KCC_MOVE_CONTACT_CAP  = 1u << 11  ///< more triangles nearby than the fixed buffers hold
+    KCC_MOVE_CONTACT_CAP  = 1u << 11  ///< more than KCC_MOVE_LIST_TRIANGLES triangles' bounds overlap
+                                      ///< the move's reach (same answers, slower; a start-overlap
+                                      ///< push is then stopped by the first triangle along it only)
 };
 
 /// Bytes of a character's private storage (its triangle cache and the note of the last box found
 /// clear): opaque, for the controller's .c files only; 16-byte aligned.
-#define KCC_CHARACTER_PRIVATE_BYTES 7760
+#define KCC_CHARACTER_PRIVATE_BYTES 7776
 #ifdef __cplusplus
 #define KCC_ALIGN16 alignas(16)
 #else
@@ -95,35 +126,68 @@ typedef struct kcc_character {
 /// Initialises ch from desc (NULL: defaults) with its box centred at center (m). Validates desc.
 KCC_API kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center);
 
-/// Retunes between frames: validates desc (KCC_ERR_BAD_DESC / KCC_ERR_NON_FINITE, ch unchanged) and
-/// applies it, the box keeping its feet where they are. It reads no level, so it does not check the
-/// new box against one: a larger box may overlap it, and the next move pushes it out. To refuse
-/// such a box, use kcc_character_set_desc_checked.
+/// Retunes between frames (desc NULL: the defaults). The box keeps its feet where they are. Checks
+/// the desc only (its ranges, as kcc_character_desc_validate: KCC_ERR_BAD_DESC /
+/// KCC_ERR_NON_FINITE; and a character init did not set up, or whose desc was written directly,
+/// is refused with KCC_ERR_BAD_DESC: init it again), never the level: a box
+/// grown into a wall is accepted (the next move pushes it out, up to max_push_out per move). To
+/// refuse a box that would overlap the level, use kcc_character_set_desc_checked. The character
+/// keeps no pointer to any mesh, so this is safe after the level was destroyed or rebuilt.
 KCC_API kcc_status kcc_character_set_desc(kcc_character *ch, const kcc_character_desc *desc);
-/// The same, and a box that grows where it would overlap mesh (borrowed for the call only) is
-/// refused with KCC_ERR_OVERLAP (ch unchanged). mesh NULL: no overlap check.
+/// The same, and a box that grows (any half extent larger) is refused with KCC_ERR_OVERLAP when it
+/// would overlap a triangle of mesh (the exact box test of kcc_mesh_overlap_aabb). mesh is read
+/// during the call only, never kept; NULL: no overlap check, as kcc_character_set_desc.
 KCC_API kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character_desc *desc,
                                           const kcc_mesh *mesh);
+
+/// Whether a character of desc (NULL: the defaults) can stand with its box centred at center (m):
+/// KCC_OK when the box overlaps no triangle of mesh, KCC_ERR_OVERLAP when it does, by the rule of a
+/// move's start check: the box shrunk by min(skin_width / 2, KCC_PENETRATION_TOLERANCE) on every
+/// side is tested exactly, so touching (a box resting a skin above the floor, or less) fits. For
+/// spawn points and crouch-to-stand checks; moves nothing. Errors: KCC_ERR_NULL_ARGUMENT (mesh or
+/// center), the desc's own (kcc_character_desc_validate), KCC_ERR_NON_FINITE (center). Reads mesh
+/// during the call only; safe from many threads.
+kcc_status kcc_character_fits(const kcc_character_desc *desc, const kcc_mesh *mesh, const vec3 center);
 
 /// What one move did.
 typedef struct kcc_move_result {
     uint32_t   flags;          ///< KCC_MOVE_*
     kcc_branch branch;         ///< which branch of the scheme ended the move
     vec3       moved;          ///< m, final position minus start position
-    vec3       ground_normal;  ///< unit, valid with KCC_MOVE_ON_GROUND or KCC_MOVE_ON_STEEP
-    float      ground_height;  ///< m along up, same validity
+    vec3       ground_normal;  ///< unit, facing up, valid with KCC_MOVE_ON_GROUND or KCC_MOVE_ON_STEEP
+    float      ground_height;  ///< m, the world coordinate along up of the ground under the box (where
+                               ///< its bottom rests; the feet hover skin_width above), same validity
     uint32_t   ground_triangle;
     vec3       wall_normal;    ///< unit, valid with HIT_WALL or HIT_CEILING
     float      step_up;        ///< m climbed by a step, valid with STEPPED_UP
-    uint32_t   ground_rays;    ///< bit i set when edge ray i found walkable ground
+    uint32_t   ground_rays;    ///< bit i set when the ray down the box's vertical edge i found walkable
+                               ///< ground; edge i is at the low (bit 0 of i clear) or high side of x,
+                               ///< and the low (bit 1 clear) or high side of z (+Y up) or y (+Z up):
+                               ///< bit 0 (-x,-z), 1 (+x,-z), 2 (-x,+z), 3 (+x,+z) with +Y up
 } kcc_move_result;
 
 /// One frame: moves ch by displacement (m; the caller adds gravity and jumps) through mesh. NaN,
-/// infinite or larger than KCC_MAX_DISPLACEMENT input is treated as no movement
-/// (KCC_MOVE_BAD_INPUT). NULL ch or mesh: nothing happens. result may be NULL. Never allocates;
+/// infinite or larger than KCC_MAX_DISPLACEMENT input (or NULL) is treated as no movement
+/// (KCC_MOVE_BAD_INPUT). Bad input that leaves nothing to move: NULL ch or mesh, a character that
+/// kcc_character_init did not set up (a zeroed struct) or whose desc was written directly instead of
+/// through kcc_character_set_desc, or a NaN or infinite position: ch is left as it is
+/// and result holds KCC_MOVE_BAD_INPUT alone, branch P0. result may be NULL. Never allocates;
 /// characters on different threads never interact.
 KCC_API void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh,
                         const vec3 displacement, kcc_move_result *result);
+
+/// kcc_character_move driven by a velocity, as Jolt's CharacterVirtual::Update and Godot's
+/// move_and_slide are: velocity (m/s, in and out), gravity (m/s^2, world axes, e.g. 0 -9.81 0) and
+/// dt (s, >= 0). The rule, in this order: velocity += gravity * dt; the move is by velocity * dt;
+/// then velocity is corrected by what the move hit: its component into result.wall_normal removed
+/// (v -= min(0, v . n) n) with KCC_MOVE_HIT_WALL or KCC_MOVE_HIT_CEILING, into result.ground_normal
+/// with KCC_MOVE_ON_STEEP, and its downward part along up_axis set to 0 with KCC_MOVE_ON_GROUND. So a
+/// game's fall and jump bookkeeping is: set velocity's sideways part from input, add a jump speed
+/// along up when on the ground, call this. A NULL, NaN or infinite velocity or gravity, or a NaN,
+/// infinite or negative dt, is bad input (KCC_MOVE_BAD_INPUT, no movement) and velocity is left as
+/// it was; so it is when the move itself reports KCC_MOVE_BAD_INPUT.
+void kcc_character_move_velocity(kcc_character *ch, const kcc_mesh *mesh, vec3 velocity,
+                                 const vec3 gravity, float dt, kcc_move_result *result);
 
 /// What a move looked at, for debug drawing (kcc_character_move_debug). Costs a few stores per probe.
 #define KCC_DEBUG_MAX_CONTACTS 8

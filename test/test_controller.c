@@ -1073,8 +1073,8 @@ static void sprinting_over_several_treads_a_frame_keeps_pace_and_ground(void **s
 }
 
 /* A walking move of 0.9 or 1.2 m (three or more sub-moves for the default box) reports the whole
- * move: into a wall face at x = 1 it stops a skin short (x = 1 - 0.3 - skin), hit the wall and slid
- * but is not stuck, having moved 0.498 m; pushing on, it is stuck. Onto a 0.3 m step it climbs
+ * move: into a wall face at x = 1 it stops a skin short (x = 1 - 0.3 - skin), hit the wall (head-on:
+ * nothing to slide along, no SLID) but is not stuck, having moved 0.498 m; pushing on, it is stuck. Onto a 0.3 m step it climbs
  * 0.3 m once; off the step's far edge it snaps down 0.3 m, on the ground all along. */
 static void a_long_walking_move_reports_the_whole_move(void **state)
 {
@@ -1092,7 +1092,7 @@ static void a_long_walking_move_reports_the_whole_move(void **state)
     kcc_character_move(&ch, m, run, &r);
     assert_float_equal(ch.position[0], 1.0f - HX - SKIN, 1e-4);
     assert_float_equal(r.moved[0], 1.0f - HX - SKIN - 0.2f, 1e-4);
-    assert_int_equal(r.flags, KCC_MOVE_ON_GROUND | KCC_MOVE_HIT_WALL | KCC_MOVE_SLID);
+    assert_int_equal(r.flags, KCC_MOVE_ON_GROUND | KCC_MOVE_HIT_WALL);
     assert_float_equal(r.wall_normal[0], -1.0f, 1e-6);
     kcc_character_move(&ch, m, run, &r);
     assert_true(r.flags & KCC_MOVE_STUCK);
@@ -1892,7 +1892,7 @@ static void retuning_between_frames_takes_effect(void **state)
     assert_float_equal(ch.position[1], HY + SKIN, 1e-5);
     kcc_character_desc d = ch.desc;
     d.step_height = 0.5f;
-    assert_int_equal(kcc_character_set_desc(&ch, &d), KCC_OK);
+    assert_int_equal(kcc_character_set_desc_checked(&ch, &d, m), KCC_OK);
     for (int i = 0; i < 20; ++i)
         drive(&ch, m, &dr, 2.0f, 0.0f, NULL);
     assert_float_equal(ch.position[1], 0.45f + HY + SKIN, 1e-4);
@@ -1907,7 +1907,7 @@ static void retuning_between_frames_takes_effect(void **state)
     /* a taller box keeps its feet where they were */
     d.half_extents[2] = 0.3f;
     d.half_extents[1] = 1.0f;
-    assert_int_equal(kcc_character_set_desc(&ch, &d), KCC_OK);
+    assert_int_equal(kcc_character_set_desc_checked(&ch, &d, m), KCC_OK);
     assert_float_equal(ch.position[1] - 1.0f, before.position[1] - HY, 1e-6);
     kcc_mesh_destroy(m);
 }

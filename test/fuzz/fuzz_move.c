@@ -164,7 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             /* retune between moves: in range or raw */
             kcc_character_desc nd;
             read_desc(&r, &nd, (byte(&r) & 1) != 0);
-            check_desc_status(kcc_character_set_desc(&ch, &nd), &nd, true);
+            check_desc_status(kcc_character_set_desc_checked(&ch, &nd, m), &nd, true);
             continue;
         }
         if (op == 0xfe) {
@@ -209,8 +209,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (res.flags & KCC_MOVE_BAD_INPUT)
             CHECK(op == 0xfe);
-        CHECK(res.branch == KCC_BRANCH_P0 || res.branch == KCC_BRANCH_P1 ||
-              res.branch == KCC_BRANCH_P2 || res.branch == KCC_BRANCH_P4);
+        CHECK(res.branch == KCC_BRANCH_P0 || res.branch == KCC_BRANCH_P1 || res.branch == KCC_BRANCH_P2 ||
+              res.branch == KCC_BRANCH_P3 || res.branch == KCC_BRANCH_P4);
         if (overlapped(&ch, m, KCC_PENETRATION_TOLERANCE, &after) && (after & ~before) != 0) {
             fprintf(stderr, "fuzz_move: move %d by (%a %a %a) ends at (%a %a %a) overlapping "
                             "triangles %#llx, %#llx of them new; flags %#x branch %d\n",

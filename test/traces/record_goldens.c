@@ -409,7 +409,7 @@ static int run(const scenario *sc, const char *dir)
         in.jump = false;
         sc->script(sc, i, &ch, &in, &d2, &do_retune, &seed);
         if (do_retune) {
-            kcc_status rs = kcc_character_set_desc(&ch, &d2);   // what a replay calls
+            kcc_status rs = kcc_character_set_desc_checked(&ch, &d2, mesh);   // what a replay calls
             kcc_trace_set_desc(&w, &d2, rs);
         }
         if (in.jump && ch.on_ground)
