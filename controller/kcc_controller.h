@@ -147,7 +147,7 @@ KCC_API kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_c
 /// spawn points and crouch-to-stand checks; moves nothing. Errors: KCC_ERR_NULL_ARGUMENT (mesh or
 /// center), the desc's own (kcc_character_desc_validate), KCC_ERR_NON_FINITE (center). Reads mesh
 /// during the call only; safe from many threads.
-kcc_status kcc_character_fits(const kcc_character_desc *desc, const kcc_mesh *mesh, const vec3 center);
+KCC_API kcc_status kcc_character_fits(const kcc_character_desc *desc, const kcc_mesh *mesh, const vec3 center);
 
 /// What one move did.
 typedef struct kcc_move_result {
@@ -186,7 +186,7 @@ KCC_API void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh,
 /// along up when on the ground, call this. A NULL, NaN or infinite velocity or gravity, or a NaN,
 /// infinite or negative dt, is bad input (KCC_MOVE_BAD_INPUT, no movement) and velocity is left as
 /// it was; so it is when the move itself reports KCC_MOVE_BAD_INPUT.
-void kcc_character_move_velocity(kcc_character *ch, const kcc_mesh *mesh, vec3 velocity,
+KCC_API void kcc_character_move_velocity(kcc_character *ch, const kcc_mesh *mesh, vec3 velocity,
                                  const vec3 gravity, float dt, kcc_move_result *result);
 
 /// What a move looked at, for debug drawing (kcc_character_move_debug). Costs a few stores per probe.
