@@ -18,7 +18,7 @@ SHLIB   = libkcc.so.$(VERSION)
 
 # Determinism: no fast-math, no fused multiply-add contraction, SSE2 floats (x86-64 default).
 FPFLAGS  = -ffp-contract=off -fno-fast-math -fno-math-errno
-WARN     = -Wall -Wextra -Werror -Wshadow -Wpedantic -Wno-unused-function
+WARN     = -Wall -Wextra -Werror -Wshadow -Wpedantic
 CGLM_CFLAGS := $(shell pkg-config --cflags cglm 2>/dev/null)
 INCLUDES = -Icollide -Icontroller
 CFLAGS_ALL = -std=c11 $(OPT) -g $(WARN) $(FPFLAGS) $(INCLUDES) $(CGLM_CFLAGS) $(CFLAGS)

@@ -380,6 +380,8 @@ static bool box_valid(const vec3 box[2])
     return true;
 }
 
+#if !KCC_SSE
+/* The scalar path's bounds test (the SSE path tests four triangles' bounds at once). */
 static inline bool tri_bounds_overlap(const kcc_tri *t, const float lo[3], const float hi[3])
 {
     for (int k = 0; k < 3; ++k) {
@@ -390,6 +392,7 @@ static inline bool tri_bounds_overlap(const kcc_tri *t, const float lo[3], const
     }
     return true;
 }
+#endif
 
 /* What a box walk reports: input indices of the exactly overlapping triangles, input indices of
  * those whose bounds overlap, or the leaf slots of the latter in ascending order. */
