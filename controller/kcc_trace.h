@@ -1,8 +1,9 @@
 /* kcc_trace.h: input traces: a versioned, line-based text format (docs/traces.md) recording what an
  * engine fed kcc_character_move (level, tuning, start, one displacement per frame, retunes) and what
- * came out (position, flags); a writer an engine calls alongside its moves, and a loader plus a
- * replayer that reports the first frame that diverges. Loading allocates; recording and replaying
- * never allocate per frame. No global state; kcc never calls setlocale and reads/writes '.' decimals
+ * came out (position, flags); a writer an engine calls alongside its moves, a loader plus a
+ * replayer that reports the first frame that diverges, and kcc_trace_check_file, all of it in one
+ * call for a user's tests. Loading allocates; recording and replaying never allocate per frame.
+ * No global state; kcc never calls setlocale and reads/writes '.' decimals
  * whatever LC_NUMERIC says. */
 #ifndef KCC_TRACE_H
 #define KCC_TRACE_H
