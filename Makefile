@@ -204,7 +204,7 @@ DET_CCS  ?= gcc clang
 DET_OPTS ?= -O0 -O2 -O3
 .PHONY: replay determinism goldens
 
-$(BUILD)/kcc-replay: demo/replay.c $(BUILD)/libkcc.a
+$(BUILD)/kcc-replay: demo/replay.c demo/isa_env.h $(BUILD)/libkcc.a
 	$(CC) $(CFLAGS_ALL) $< $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL)
 $(BUILD)/kcc-record-goldens: test/traces/record_goldens.c $(BUILD)/libkcc.a
 	$(CC) $(CFLAGS_ALL) $< $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL)
@@ -238,6 +238,36 @@ determinism:
 	done; done; \
 	echo "determinism: $(words $(TRACES)) traces, $$(grep -c '^[0-9]' $$ref/replay.txt) frames replay bit-identically across runs, with CC=$(DET_CCS) x OPT=$(DET_OPTS), and with the $$($$ref/kcc-replay --isa) and baseline builds of the move"
 
+# `make replay-check` (part of `make test`) runs kcc-replay's command line the way a user does, on
+# inputs made here from a golden with sed: the golden replays (exit 0); one expected position edited
+# diverges (exit 1, naming file:line); a trace cut before its `end` line and one whose level_hash
+# does not match its level cannot be replayed (exit 2, counted as such; the second named "level
+# changed"); all four at once exit 2 with every count in the summary; a bad KCC_ISA is warned about;
+# --help exits 0. Each case says what it expected when it fails.
+RC_DIR    = $(BUILD)/replay-check
+RC_GOLDEN = test/traces/flat_idle.trace
+.PHONY: replay-check
+replay-check: $(BUILD)/kcc-replay
+	@rm -rf $(RC_DIR); mkdir -p $(RC_DIR)
+	@sed 's|^level obj |level obj $(abspath $(dir $(RC_GOLDEN)))/|' $(RC_GOLDEN) >$(RC_DIR)/good.trace
+	@sed '0,/^f /s/^\(f [^|]*\)| [^|]* |/\1| 9 9 9 |/' $(RC_DIR)/good.trace >$(RC_DIR)/edited.trace
+	@sed '/^end /d' $(RC_DIR)/good.trace >$(RC_DIR)/cut.trace
+	@sed '/^start /a level_hash 0123456789abcdef' $(RC_DIR)/good.trace >$(RC_DIR)/changed.trace
+	@r=$(RC_DIR); edited_line=$$(grep -n -m1 '^f ' $$r/edited.trace | cut -d: -f1); \
+	check() { want=$$1; pattern=$$2; shift 2; "$$@" >$$r/out.txt 2>&1; rc=$$?; \
+	  if [ $$rc != $$want ] || ! grep -qF -- "$$pattern" $$r/out.txt; then cat $$r/out.txt; \
+	    echo "replay-check: '$$*' should exit $$want and print '$$pattern'; it exited $$rc"; exit 1; fi; }; \
+	check 0 "1 trace, 120 frames: all match" $(BUILD)/kcc-replay $$r/good.trace && \
+	check 1 "$$r/edited.trace:$$edited_line: frame 0: expected position (9 9 9)" $(BUILD)/kcc-replay $$r/edited.trace && \
+	check 2 "$$r/cut.trace:" $(BUILD)/kcc-replay $$r/cut.trace && \
+	check 2 "1 could not be replayed (0 frames replayed): ERRORS" $(BUILD)/kcc-replay $$r/cut.trace && \
+	check 2 "(level changed: KCC_ERR_LEVEL_CHANGED)" $(BUILD)/kcc-replay $$r/changed.trace && \
+	check 2 "4 traces: 1 match, 1 diverges, 2 could not be replayed (1 level changed; 240 frames replayed): ERRORS" \
+	  $(BUILD)/kcc-replay $$r/good.trace $$r/edited.trace $$r/cut.trace $$r/changed.trace && \
+	check 0 "kcc-replay: warning: KCC_ISA=bogus is not baseline, avx2 or empty" env KCC_ISA=bogus $(BUILD)/kcc-replay $$r/good.trace && \
+	check 0 "usage: kcc-replay" $(BUILD)/kcc-replay --help && \
+	echo "replay-check: kcc-replay exits 0 on a golden and --help, 1 on an edited outcome, 2 on a cut trace and a changed level, and warns about KCC_ISA=bogus"
+
 # ---------------------------------------------------------------- the test command
 test: deps
 	$(MAKE) --no-print-directory lib
@@ -247,7 +277,7 @@ test: deps
 	$(MAKE) --no-print-directory install-check
 	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory determinism
-	@echo "make test: fuzz, install-check, replay, determinism and demo-check passed; the unit tests:"
+	@echo "make test: fuzz, install-check, replay, determinism, demo-check and replay-check passed; the unit tests:"
 	@grep -H '^tests:' $(BUILD)/unit*.log
 	@! grep -q '^tests: .* [1-9][0-9]* skipped' $(BUILD)/unit*.log \
 	  || echo "make test: some unit tests were skipped (their reasons are in $(BUILD)/unit*.log)"
@@ -312,10 +342,11 @@ docs-images: $(BUILD)/kcc-docs-images
 
 # The window-free demo code is tested inside the one test binary (test/test_demo.c).
 $(BUILD)/kcc_tests: $(DEMO_CORE:%.c=$(BUILD)/san/%.o)
+$(DEMO_CORE:%.c=$(BUILD)/san/%.o) $(BUILD)/san/test/test_demo.o: $(DEMO_HDR)
 $(BUILD)/kcc_tests: LDLIBS += -lpng
 
 # Headless showcase with the real binary: must exit 0 and write a PNG (the unit tests check pixels).
-test: demo-check
+test: demo-check replay-check
 demo-check: $(BUILD)/kcc-demo
 	$(BUILD)/kcc-demo --headless --characters 12 --frames 900 --png $(BUILD)/demo-check.png
 	@sig=$$(od -An -tx1 -N8 $(BUILD)/demo-check.png | tr -d ' \n'); \

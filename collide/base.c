@@ -21,6 +21,7 @@ const char *kcc_status_str(kcc_status s)
     case KCC_ERR_NOT_FOUND: return "not found";
     case KCC_ERR_BUFFER_TOO_SMALL: return "buffer too small";
     case KCC_ERR_CORRUPT: return "a built object fails its consistency check";
+    case KCC_ERR_LEVEL_CHANGED: return "the level changed since the trace was recorded";
     case KCC_STATUS_COUNT: break;
     }
     return "unknown status";

@@ -52,6 +52,7 @@ typedef enum kcc_status {
     KCC_ERR_NOT_FOUND,          ///< a named thing (level, field) does not exist
     KCC_ERR_BUFFER_TOO_SMALL,   ///< a caller buffer cannot hold the result
     KCC_ERR_CORRUPT,            ///< a built object fails its consistency check (kcc_mesh_validate)
+    KCC_ERR_LEVEL_CHANGED,      ///< a level's content differs from the one a trace was recorded on
     KCC_STATUS_COUNT
 } kcc_status;
 

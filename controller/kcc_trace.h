@@ -1,8 +1,9 @@
 /* kcc_trace.h: input traces: a versioned, line-based text format (docs/traces.md) recording what an
  * engine fed kcc_character_move (level, tuning, start, one displacement per frame, retunes) and what
- * came out (position, flags); a writer an engine calls alongside its moves, and a loader plus a
- * replayer that reports the first frame that diverges. Loading allocates; recording and replaying
- * never allocate per frame. No global state; kcc never calls setlocale and reads/writes '.' decimals
+ * came out (position, flags); a writer an engine calls alongside its moves, a loader plus a
+ * replayer that reports the first frame that diverges, and kcc_trace_check_file, all of it in one
+ * call for a user's tests. Loading allocates; recording and replaying never allocate per frame.
+ * No global state; kcc never calls setlocale and reads/writes '.' decimals
  * whatever LC_NUMERIC says. */
 #ifndef KCC_TRACE_H
 #define KCC_TRACE_H
@@ -145,9 +146,10 @@ KCC_API kcc_status kcc_trace_load_level(const kcc_trace *trace, kcc_level *out_l
 /// kcc_trace_load_level, then builds the level's mesh (free with kcc_mesh_destroy).
 KCC_API kcc_status kcc_trace_build_level(const kcc_trace *trace, kcc_mesh **out_mesh, char *err,
                                  size_t err_size);
-/// KCC_OK when the trace records no level hash or records level_hash; otherwise KCC_ERR_VERSION
-/// (the level changed since the trace was recorded) with "name:LINE: level 'L' has changed since
-/// the trace was recorded ..." in err. For callers that keep levels between traces.
+/// KCC_OK when the trace records no level hash or records level_hash; otherwise
+/// KCC_ERR_LEVEL_CHANGED (the level changed since the trace was recorded) with "name:LINE: level
+/// 'L' has changed since the trace was recorded ..." in err. For callers that keep levels between
+/// traces.
 KCC_API kcc_status kcc_trace_check_level_hash(const kcc_trace *trace, uint64_t level_hash, char *err,
                                       size_t err_size);
 
@@ -194,6 +196,26 @@ KCC_API int kcc_trace_format_divergence(const kcc_trace *trace, const kcc_trace_
 /// NULL keeps the stored ones). Everything else (comments, spacing, displacement text) is copied
 /// unchanged. Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_IO.
 KCC_API kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outcome *outcomes, FILE *out);
+
+// --------------------------------------------------------------------------- in a user's tests
+
+/// A trace as one check in a test suite: loads the trace at `path`, builds its level (checked
+/// against its level_hash), replays it and returns true when every recorded outcome is met.
+/// What must hold:
+/// - every frame's position within `tolerance` of the expected one, per component (m; 0 compares
+///   the bits, so -0 and 0 differ; NaN or negative is refused);
+/// - every frame's flags and every retune's status exactly, whatever the tolerance;
+/// - every frame and retune states an expected outcome, and every restart succeeds.
+/// Otherwise returns false with one line in `message`: "file:line: what diverged or failed" (the
+/// first diverging step as kcc_trace_format_divergence writes it, or the loader's message: an
+/// unreadable or malformed file, a missing level, a level changed since recording, a trace format
+/// this library does not read). `message` may be NULL or `message_size` 0; a longer line is cut to
+/// fit, always NUL-terminated. Never aborts or prints. Reads single-character traces
+/// (`kcc-trace 1`); world traces (a later format version) will be accepted here when the library
+/// writes them, and until then are refused as an unsupported version. Allocates (the trace and
+/// its level) and frees everything before returning; keeps no state between calls.
+KCC_API bool kcc_trace_check_file(const char *path, float tolerance, char *message,
+                                  size_t message_size);
 
 // ------------------------------------------------------------------------------------- helpers
 

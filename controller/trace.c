@@ -69,6 +69,8 @@ static const char *const status_names[KCC_STATUS_COUNT] = {
     [KCC_ERR_VERSION] = "KCC_ERR_VERSION",
     [KCC_ERR_NOT_FOUND] = "KCC_ERR_NOT_FOUND",
     [KCC_ERR_BUFFER_TOO_SMALL] = "KCC_ERR_BUFFER_TOO_SMALL",
+    [KCC_ERR_CORRUPT] = "KCC_ERR_CORRUPT",
+    [KCC_ERR_LEVEL_CHANGED] = "KCC_ERR_LEVEL_CHANGED",
 };
 
 const char *kcc_trace_status_name(kcc_status s)
@@ -1142,7 +1144,7 @@ kcc_status kcc_trace_check_level_hash(const kcc_trace *trace, uint64_t level_has
                  "delete its level_hash line to replay it on the new level", trace->name,
                  (unsigned)trace->level_hash_line, trace->level, (unsigned long long)level_hash,
                  (unsigned long long)trace->level_hash);
-    return KCC_ERR_VERSION;
+    return KCC_ERR_LEVEL_CHANGED;
 }
 
 kcc_status kcc_trace_load_level(const kcc_trace *trace, kcc_level *out_level, char *err,
@@ -1352,4 +1354,63 @@ kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outcome *outc
     if (ok && fflush(out) != 0)
         ok = false;
     return ok ? KCC_OK : KCC_ERR_IO;
+}
+
+// ------------------------------------------------------------------------------- check a file
+
+// Keeps `message` to one line: a level or file name could carry a line break into it.
+static void one_line(char *message)
+{
+    for (char *c = message; c && *c; ++c)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+}
+
+// Loads the trace at path, builds its level and replays it; a message for whatever stops the
+// check, or the first divergence. False on any of them.
+static bool check_file(const char *path, float tolerance, char *message, size_t message_size)
+{
+    if (!path) {
+        snprintf(message, message_size, "kcc_trace_check_file: no trace path given (NULL)");
+        return false;
+    }
+    if (!isfinite(tolerance) || tolerance < 0.0f) {
+        snprintf(message, message_size, "%s: tolerance must be a finite number of metres >= 0, "
+                 "got %g", path, (double)tolerance);
+        return false;
+    }
+    kcc_trace *trace = NULL;
+    if (kcc_trace_load(path, &trace, message, message_size) != KCC_OK)
+        return false;
+    kcc_mesh *mesh = NULL;
+    kcc_status st = kcc_trace_build_level(trace, &mesh, message, message_size);
+    kcc_trace_report report;
+    memset(&report, 0, sizeof report);
+    if (st == KCC_OK) {
+        st = kcc_trace_replay(trace, mesh, tolerance, NULL, &report);
+        if (st != KCC_OK)
+            snprintf(message, message_size, "%s: cannot replay: %s", trace->name,
+                     kcc_status_str(st));
+    }
+    bool passed = st == KCC_OK && report.diverged == 0;
+    if (st == KCC_OK && !passed) {
+        int n = kcc_trace_format_divergence(trace, &report, message, message_size);
+        if (tolerance > 0.0f && n >= 0 && (size_t)n < message_size)
+            snprintf(message + n, message_size - (size_t)n, " (tolerance %g m)", (double)tolerance);
+    }
+    kcc_mesh_destroy(mesh);
+    kcc_trace_free(trace);
+    return passed;
+}
+
+bool kcc_trace_check_file(const char *path, float tolerance, char *message, size_t message_size)
+{
+    if (!message)
+        message_size = 0;
+    if (message_size)
+        message[0] = '\0';
+    bool passed = check_file(path, tolerance, message_size ? message : NULL, message_size);
+    if (message_size)
+        one_line(message);
+    return passed;
 }

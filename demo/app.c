@@ -819,11 +819,6 @@ int demo_cli_parse(int argc, char *const *argv, demo_cli *out, char *err, size_t
     return DEMO_EXIT_OK;
 }
 
-bool demo_isa_request_valid(const char *value)
-{
-    return !value || !value[0] || strcmp(value, "baseline") == 0 || strcmp(value, "avx2") == 0;
-}
-
 /* ------------------------------------------------------------------ viewer logic */
 
 void demo_keys_event(demo_keys *keys, demo_key key, bool down)

@@ -6,6 +6,7 @@
 #define KCC_DEMO_APP_H
 
 #include "kcc.h"
+#include "isa_env.h"
 #include "raster.h"
 #include "viewer.h"
 
@@ -122,11 +123,6 @@ int demo_cli_parse(int argc, char *const *argv, demo_cli *out, char *err, size_t
 /// Writes kcc-demo's usage text, with the defaults read from demo_headless_default_opts() and
 /// demo_viewer_default_opts().
 void demo_cli_usage(FILE *f);
-
-/// True when `value` (KCC_ISA from the environment, NULL when unset) is a request the library knows:
-/// unset, empty, "baseline" or "avx2". The library reads KCC_ISA itself and never prints; the tools
-/// warn on stderr about anything else (a typo silently runs the default build of the move).
-bool demo_isa_request_valid(const char *value);
 
 /* ------------------------------------------------------------------ viewer logic */
 

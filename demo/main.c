@@ -20,10 +20,7 @@ int main(int argc, char **argv)
         demo_cli_usage(stdout);
         return DEMO_EXIT_OK;
     }
-    const char *isa = getenv("KCC_ISA");
-    if (!demo_isa_request_valid(isa))
-        fprintf(stderr, "kcc-demo: warning: KCC_ISA=%s is not baseline, avx2 or empty; moves run on %s\n", isa,
-                kcc_character_isa());
+    demo_isa_warn_if_invalid("kcc-demo");
     if (!cli.run_headless) {
         int rc = demo_viewer_run(&cli.viewer);
         if (rc != DEMO_VIEWER_NO_DISPLAY)

@@ -2,9 +2,11 @@
  * through the controller and reports the first divergence per file; can rewrite expected outcomes
  * (--update, listing the frames it changed) and print the replayed positions (--print). Exit 0 when
  * every frame of every file matches, 1 when some file diverges, 2 on usage errors or a file that
- * cannot be replayed (unreadable, malformed, its level missing or changed); kcc-demo uses the same
- * three statuses. */
+ * cannot be replayed (unreadable, malformed, its level missing or changed: a changed level is named
+ * "level changed"); kcc-demo uses the same three statuses. Warns, as kcc-demo does, about a KCC_ISA
+ * the library does not know (isa_env.h). `make replay-check` runs each of these cases. */
 #include "kcc.h"
+#include "isa_env.h"
 
 #include <errno.h>
 #include <math.h>
@@ -26,11 +28,12 @@ static void usage(FILE *to)
             "  --print         write the replayed outcome of every step to stdout\n"
             "  --verbose, -v   one line per file even when it matches\n"
             "  --isa           print the instruction set moves run on (avx2 or baseline) and exit;\n"
-            "                  KCC_ISA=baseline in the environment forces the baseline\n"
+            "                  KCC_ISA=baseline in the environment forces the baseline (any other\n"
+            "                  value than baseline, avx2 or empty is warned about and ignored)\n"
             "  --help, -h      this text\n"
             "Exit status: 0 every frame of every FILE matches (or was updated); 1 a trace diverges;\n"
             "2 a usage error or a FILE that cannot be replayed (unreadable, malformed, its level\n"
-            "missing or changed since it was recorded), reported as FILE:LINE: what.\n");
+            "missing or changed since it was recorded: \"level changed\"), reported as FILE:LINE: what.\n");
 }
 
 // Meshes already built, keyed by level kind and description, with the content hash of their
@@ -229,6 +232,7 @@ typedef struct options {
 
 typedef struct totals {
     int           files, matched, diverged, errors;
+    int           levels_changed;   // errors that are a level changed since recording
     uint32_t      updated_steps;
     unsigned long frames;
 } totals;
@@ -253,8 +257,11 @@ static int replay_file(const char *path, const options *opt, mesh_cache *cache, 
     }
     int code = EXIT_PASS;
     if (st != KCC_OK) {
-        fprintf(stderr, "%s (%s)\n", err[0] ? err : path, kcc_trace_status_name(st));
+        bool changed = st == KCC_ERR_LEVEL_CHANGED;
+        fprintf(stderr, "%s (%s%s)\n", err[0] ? err : path, changed ? "level changed: " : "",
+                kcc_trace_status_name(st));
         tot->errors++;
+        tot->levels_changed += changed;
         code = EXIT_BAD_INPUT;
     } else {
         tot->frames += r.frames;
@@ -306,6 +313,7 @@ static int parse_args(int argc, char **argv, options *opt, int *first_file)
             usage(stdout);
             return EXIT_PASS;
         } else if (strcmp(a, "--isa") == 0) {
+            demo_isa_warn_if_invalid("kcc-replay");
             printf("%s\n", kcc_character_isa());
             return EXIT_PASS;
         } else if (strncmp(a, "--tolerance", 11) == 0 && (a[11] == '=' || a[11] == '\0')) {
@@ -343,9 +351,12 @@ static void print_summary(const options *opt, const totals *tot)
                 tot->files == 1 ? "" : "s", tot->frames);
         return;
     }
+    char changed[48] = "";
+    if (tot->levels_changed)
+        snprintf(changed, sizeof changed, "%d level changed; ", tot->levels_changed);
     fprintf(stderr, "kcc-replay: %d trace%s: %d match, %d diverge%s, %d could not be replayed "
-            "(%lu frames replayed): %s\n", tot->files, tot->files == 1 ? "" : "s", tot->matched,
-            tot->diverged, tot->diverged == 1 ? "s" : "", tot->errors, tot->frames,
+            "(%s%lu frames replayed): %s\n", tot->files, tot->files == 1 ? "" : "s", tot->matched,
+            tot->diverged, tot->diverged == 1 ? "s" : "", tot->errors, changed, tot->frames,
             tot->errors ? "ERRORS" : "DIVERGED");
 }
 
@@ -356,6 +367,7 @@ int main(int argc, char **argv)
     int code = parse_args(argc, argv, &opt, &first_file);
     if (code >= 0)
         return code;
+    demo_isa_warn_if_invalid("kcc-replay");
     mesh_cache cache;
     memset(&cache, 0, sizeof cache);
     totals tot;

@@ -241,6 +241,8 @@ static void start_recording(viewer *v)
     vec3 c = {v->m.ch.position[0], v->m.ch.position[1], v->m.ch.position[2]};
     kcc_character_init(&v->m.ch, &v->desc, c);
     kcc_status s = kcc_trace_begin(&v->rec, v->rec_file, level, &v->desc, c);
+    if (s == KCC_OK)   /* a replay on an edited level then says so (docs/traces.md) */
+        s = kcc_trace_level_hash(&v->rec, kcc_level_hash(&v->lv.level));
     if (s != KCC_OK) {
         fclose(v->rec_file);
         v->rec_file = NULL;

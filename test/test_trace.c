@@ -797,11 +797,11 @@ static void a_changed_level_is_reported_as_such_not_as_a_divergence(void **state
     digits[15] = digits[15] == '0' ? '1' : '0';
     assert_int_equal(kcc_trace_parse(text, strlen(text), "h.trace", &t, err, sizeof err), KCC_OK);
     mesh = NULL;
-    assert_int_equal(kcc_trace_build_level(t, &mesh, err, sizeof err), KCC_ERR_VERSION);
+    assert_int_equal(kcc_trace_build_level(t, &mesh, err, sizeof err), KCC_ERR_LEVEL_CHANGED);
     assert_null(mesh);
     const char *want = "h.trace:5: level 'arena seed=1' has changed since the trace was recorded";
     assert_int_equal(strncmp(err, want, strlen(want)), 0);
-    assert_int_equal(kcc_trace_check_level_hash(t, hash, err, sizeof err), KCC_ERR_VERSION);
+    assert_int_equal(kcc_trace_check_level_hash(t, hash, err, sizeof err), KCC_ERR_LEVEL_CHANGED);
     kcc_trace_free(t);
     // misplaced or malformed hash lines
     char bad[1024];
@@ -809,6 +809,230 @@ static void a_changed_level_is_reported_as_such_not_as_a_divergence(void **state
     expect_error(bad, KCC_ERR_PARSE, 6, "'level_hash' belongs once");
     snprintf(bad, sizeof bad, "%slevel_hash 0123456789ABCDEF\nend 0\n", good_head);
     expect_error(bad, KCC_ERR_PARSE, 5, "16 lowercase hex digits");
+}
+
+static void every_status_has_a_trace_name_that_reads_back(void **state)
+{
+    (void)state;
+    for (int st = 0; st < KCC_STATUS_COUNT; ++st) {
+        const char *name = kcc_trace_status_name((kcc_status)st);
+        if (strncmp(name, "KCC_", 4) != 0 || strcmp(name, "KCC_STATUS_UNKNOWN") == 0)
+            fail_msg("status %d has no trace name (got '%s')", st, name);
+        char text[1024];
+        snprintf(text, sizeof text, "%sset step_height=0.3 | %s\nend 0\n", good_head, name);
+        kcc_trace *t = NULL;
+        char err[256] = "";
+        assert_int_equal(kcc_trace_parse(text, strlen(text), "s.trace", &t, err, sizeof err), KCC_OK);
+        assert_int_equal(t->steps[0].expected_status, st);
+        kcc_trace_free(t);
+    }
+    assert_string_equal(kcc_trace_status_name(KCC_ERR_LEVEL_CHANGED), "KCC_ERR_LEVEL_CHANGED");
+}
+
+// ---------------------------------------------------------------------------- kcc_trace_check_file
+
+#define CHECK_FRAMES 60
+
+// A trace file recorded the way an engine records one (with its level's hash) on an OBJ floor
+// beside it, in a fresh directory; text holds the trace as written.
+typedef struct check_files {
+    char dir[64], obj[128], trace[128];
+    char text[16384];
+} check_files;
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+static const char check_floor_obj[] = "v -10 0 -10\nv 10 0 -10\nv 10 0 10\nv -10 0 10\nf 1 3 2\nf 1 4 3\n";
+
+static void check_files_make(check_files *c)
+{
+    snprintf(c->dir, sizeof c->dir, "/tmp/kcc_check_test_XXXXXX");
+    assert_non_null(mkdtemp(c->dir));
+    snprintf(c->obj, sizeof c->obj, "%s/floor.obj", c->dir);
+    snprintf(c->trace, sizeof c->trace, "%s/walk.trace", c->dir);
+    write_text(c->obj, check_floor_obj);
+    kcc_level level;
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_level_load_obj(c->obj, &level, NULL, 0), KCC_OK);
+    assert_int_equal(kcc_level_build_mesh(&level, &mesh), KCC_OK);
+    kcc_character ch;
+    vec3 start = {0.0f, 1.0f, 0.0f};
+    assert_int_equal(kcc_character_init(&ch, NULL, start), KCC_OK);
+    kcc_trace_writer w;
+    assert_int_equal(kcc_trace_begin_buffer(&w, c->text, sizeof c->text, "obj floor.obj", NULL, start),
+                     KCC_OK);
+    assert_int_equal(kcc_trace_level_hash(&w, kcc_level_hash(&level)), KCC_OK);
+    kcc_level_free(&level);
+    for (int i = 0; i < CHECK_FRAMES; ++i) {
+        vec3 d = {0.05f, -0.01f, 0.02f};
+        kcc_move_result r;
+        kcc_character_move(&ch, mesh, d, &r);
+        assert_int_equal(kcc_trace_record(&w, d, &ch, &r), KCC_OK);
+    }
+    assert_int_equal(kcc_trace_end(&w), KCC_OK);
+    kcc_mesh_destroy(mesh);
+    write_text(c->trace, c->text);
+}
+
+static void check_files_remove(check_files *c, const char *extra)
+{
+    remove(c->trace);
+    remove(c->obj);
+    if (extra)
+        remove(extra);
+    assert_int_equal(rmdir(c->dir), 0);
+}
+
+// Writes c's trace with frame `frame`'s line edited to `dir/name`: its expected x position moved
+// by dx (m) and, when add_flag is non-NULL, that flag added to its expected flags. Returns the
+// edited line's number, found independently of the parser.
+static uint32_t write_edited(const check_files *c, const char *name, uint32_t frame, float dx,
+                             const char *add_flag, char *path, size_t path_size)
+{
+    uint32_t line = line_of_frame(c->text, frame);
+    assert_true(line > 0);
+    const char *at = c->text;
+    for (uint32_t l = 1; l < line; ++l)
+        at = strchr(at, '\n') + 1;
+    const char *eol = strchr(at, '\n');
+    char old[256], disp[128], flags[128];
+    snprintf(old, sizeof old, "%.*s", (int)(eol - at), at);
+    float p[3];
+    assert_int_equal(sscanf(old, "f %127[^|]| %f %f %f | %127s", disp, &p[0], &p[1], &p[2], flags), 5);
+    char edited[16384];
+    snprintf(edited, sizeof edited, "%.*sf %s| %.9g %.9g %.9g | %s%s%s%s", (int)(at - c->text), c->text,
+             disp, (double)(p[0] + dx), (double)p[1], (double)p[2], flags, add_flag ? "|" : "",
+             add_flag ? add_flag : "", eol);
+    snprintf(path, path_size, "%s/%s", c->dir, name);
+    write_text(path, edited);
+    return line;
+}
+
+// kcc_trace_check_file fails with a message that starts with `prefix` and contains `what`.
+static void expect_check_fails(const char *path, float tolerance, const char *prefix, const char *what)
+{
+    char msg[1024] = "x";
+    if (kcc_trace_check_file(path, tolerance, msg, sizeof msg))
+        fail_msg("%s passed at tolerance %g; expected a failure starting '%s'", path, (double)tolerance,
+                 prefix);
+    if (strncmp(msg, prefix, strlen(prefix)) != 0 || !strstr(msg, what) || strchr(msg, '\n'))
+        fail_msg("message '%s' should be one line starting '%s' and mentioning '%s'", msg, prefix, what);
+}
+
+static void a_recorded_trace_file_passes_its_check_with_an_empty_message(void **state)
+{
+    (void)state;
+    check_files *c = calloc(1, sizeof *c);
+    check_files_make(c);
+    char msg[256] = "not cleared";
+    assert_true(kcc_trace_check_file(c->trace, 0.0f, msg, sizeof msg));
+    assert_string_equal(msg, "");
+    assert_true(kcc_trace_check_file(c->trace, 0.01f, NULL, 0));
+    check_files_remove(c, NULL);
+    free(c);
+}
+
+static void a_position_moved_by_a_millimetre_fails_below_a_millimetre_of_tolerance(void **state)
+{
+    (void)state;
+    check_files *c = calloc(1, sizeof *c);
+    check_files_make(c);
+    char path[160], prefix[512];
+    uint32_t line = write_edited(c, "moved.trace", 20, 0.001f, NULL, path, sizeof path);
+    snprintf(prefix, sizeof prefix, "%s:%u: frame 20: expected position", path, (unsigned)line);
+    expect_check_fails(path, 0.0f, prefix, ", got (");
+    expect_check_fails(path, 1e-4f, prefix, "tolerance 0.0001 m");
+    char msg[256] = "x";
+    assert_true(kcc_trace_check_file(path, 1e-2f, msg, sizeof msg));
+    assert_string_equal(msg, "");
+    check_files_remove(c, path);
+    free(c);
+}
+
+static void a_changed_flag_fails_at_any_tolerance(void **state)
+{
+    (void)state;
+    check_files *c = calloc(1, sizeof *c);
+    check_files_make(c);
+    char path[160], prefix[512];
+    uint32_t line = write_edited(c, "flag.trace", 33, 0.0f, "HIT_CEILING", path, sizeof path);
+    snprintf(prefix, sizeof prefix, "%s:%u: frame 33: expected position", path, (unsigned)line);
+    expect_check_fails(path, 0.0f, prefix, "HIT_CEILING");
+    expect_check_fails(path, 1e-2f, prefix, "HIT_CEILING");
+    expect_check_fails(path, 1000.0f, prefix, "HIT_CEILING");
+    check_files_remove(c, path);
+    free(c);
+}
+
+static void a_missing_trace_level_or_changed_level_fails_its_check_saying_so(void **state)
+{
+    (void)state;
+    check_files *c = calloc(1, sizeof *c);
+    check_files_make(c);
+    char prefix[512], what[512];
+    // the trace file itself
+    char missing[160];
+    snprintf(missing, sizeof missing, "%s/none.trace", c->dir);
+    snprintf(prefix, sizeof prefix, "%s: cannot open", missing);
+    expect_check_fails(missing, 0.0f, prefix, "No such file");
+    // its level, edited by a micrometre: the hash line (after level, desc and start) names it
+    write_text(c->obj, "v -10 0.000001 -10\nv 10 0 -10\nv 10 0 10\nv -10 0 10\nf 1 3 2\nf 1 4 3\n");
+    snprintf(prefix, sizeof prefix, "%s:5: level '%s' has changed since the trace was recorded",
+             c->trace, c->obj);
+    expect_check_fails(c->trace, 1000.0f, prefix, "re-record");
+    // its level, gone
+    remove(c->obj);
+    snprintf(prefix, sizeof prefix, "%s:2: ", c->trace);
+    snprintf(what, sizeof what, "level file '%s' not found", c->obj);
+    expect_check_fails(c->trace, 0.0f, prefix, what);
+    check_files_remove(c, NULL);
+    free(c);
+}
+
+static void a_trace_format_this_library_does_not_read_fails_its_check(void **state)
+{
+    (void)state;
+    check_files *c = calloc(1, sizeof *c);
+    check_files_make(c);
+    char path[160], prefix[512];
+    snprintf(path, sizeof path, "%s/world.trace", c->dir);
+    write_text(path, "kcc-trace 2\nlevel obj floor.obj\nend 0\n");
+    snprintf(prefix, sizeof prefix, "%s:1: ", path);
+    expect_check_fails(path, 0.0f, prefix, "version 2 is not supported");
+    write_text(path, "solid cube\nfacet normal 0 0 1\n");
+    expect_check_fails(path, 0.0f, prefix, "not a kcc trace");
+    check_files_remove(c, path);
+    free(c);
+}
+
+static void a_check_message_is_cut_to_its_buffer_and_bad_arguments_fail_cleanly(void **state)
+{
+    (void)state;
+    check_files *c = calloc(1, sizeof *c);
+    check_files_make(c);
+    char path[160], full[1024], cut[17];
+    write_edited(c, "moved.trace", 5, 0.5f, NULL, path, sizeof path);
+    assert_false(kcc_trace_check_file(path, 0.0f, full, sizeof full));
+    memset(cut, 'x', sizeof cut);
+    assert_false(kcc_trace_check_file(path, 0.0f, cut, sizeof cut));
+    assert_int_equal(strlen(cut), sizeof cut - 1);
+    assert_int_equal(strncmp(cut, full, sizeof cut - 1), 0);
+    cut[0] = 'x';
+    assert_false(kcc_trace_check_file(path, 0.0f, cut, 1));
+    assert_int_equal(cut[0], '\0');
+    assert_false(kcc_trace_check_file(path, 0.0f, NULL, 0));
+    assert_false(kcc_trace_check_file(path, 0.0f, NULL, 64));
+    expect_check_fails(c->trace, NAN, c->trace, "tolerance must be");
+    expect_check_fails(c->trace, -1.0f, c->trace, "tolerance must be");
+    expect_check_fails(NULL, 0.0f, "kcc_trace_check_file: ", "no trace path");
+    check_files_remove(c, path);
+    free(c);
 }
 
 static void mutated_traces_never_crash_and_errors_name_the_file(void **state)
@@ -891,6 +1115,13 @@ int test_group_trace(void)
         cmocka_unit_test(integers_are_read_whole_or_refused_naming_the_field),
         cmocka_unit_test(level_hash_covers_the_triangles_not_their_indexing),
         cmocka_unit_test(a_changed_level_is_reported_as_such_not_as_a_divergence),
+        cmocka_unit_test(every_status_has_a_trace_name_that_reads_back),
+        cmocka_unit_test(a_recorded_trace_file_passes_its_check_with_an_empty_message),
+        cmocka_unit_test(a_position_moved_by_a_millimetre_fails_below_a_millimetre_of_tolerance),
+        cmocka_unit_test(a_changed_flag_fails_at_any_tolerance),
+        cmocka_unit_test(a_missing_trace_level_or_changed_level_fails_its_check_saying_so),
+        cmocka_unit_test(a_trace_format_this_library_does_not_read_fails_its_check),
+        cmocka_unit_test(a_check_message_is_cut_to_its_buffer_and_bad_arguments_fail_cleanly),
         cmocka_unit_test(mutated_traces_never_crash_and_errors_name_the_file),
     };
     return KCC_RUN_GROUP("trace", tests);
