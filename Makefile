@@ -382,7 +382,7 @@ install: lib $(BUILD)/kcc-replay
 	pointer=$$($(CC) -dM -E -x c /dev/null | awk '$$2 == "__SIZEOF_POINTER__" { print $$3 }'); \
 	for f in kccConfig kccConfigVersion; do \
 	  sed -e 's|@VERSION@|$(VERSION)|' -e 's|@SHLIB@|$(SHLIB)|' -e 's|@SONAME@|$(SONAME)|' \
-	    -e "s|@SIZEOF_POINTER@|$$pointer|" cmake/$$f.cmake.in >$(LIBDIR)/cmake/kcc/$$f.cmake || exit 1; done
+	    -e "s|@SIZEOF_POINTER@|$$pointer|" docs/$$f.cmake.in >$(LIBDIR)/cmake/kcc/$$f.cmake || exit 1; done
 
 # The installed copy used the way a program outside the repository uses it, each program run with
 # no environment variables (env -i): test/install/app.c built with pkg-config against libkcc.so
