@@ -316,7 +316,7 @@ static void retune(viewer *v, float dstep, float dslope)
     kcc_character_desc d = v->desc;
     d.step_height = fminf(fmaxf(d.step_height + dstep, 0.0f), 2.0f * d.half_extents[1]);
     d.max_slope_deg = fminf(fmaxf(d.max_slope_deg + dslope, 0.0f), 89.0f);
-    kcc_status s = kcc_character_set_desc(&v->m.ch, &d);
+    kcc_status s = kcc_character_set_desc_checked(&v->m.ch, &d, v->lv.mesh); /* as replays do */
     if (v->recording)
         kcc_trace_set_desc(&v->rec, &d, s);
     if (s == KCC_OK) {
