@@ -1170,7 +1170,7 @@ static bool move_once(kcc_character *ch, const kcc_local_source *source, const v
                       uint32_t flags, kcc_move_result *result, kcc_move_debug *debug)
 {
     kcc_local list;
-    kcc_local_store store; /* ~12 KB of stack, used only when the character's cache cannot serve */
+    kcc_local_store store; /* ~15 KB of stack, used only when the character's cache cannot serve */
     move_ctx ctx;
     begin_move(&ctx, ch, source, &list, &store, flags, debug);
     const int up = ctx.up;

@@ -503,8 +503,9 @@ static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
         printf("  stuck: %llu frames flagged STUCK, %u of %u two-second windows without 5 cm of progress, "
                "%u fell out\n",
                (unsigned long long)stuck_frames, stuck_windows, n * (o->frames / window), respawns);
-        printf("  branches: P0 %llu  P1 %llu  P2 %llu  P4 %llu\n", (unsigned long long)branch[0],
-               (unsigned long long)branch[1], (unsigned long long)branch[2], (unsigned long long)branch[4]);
+        printf("  branches: P0 %llu  P1 %llu  P2 %llu  P3 %llu  P4 %llu\n", (unsigned long long)branch[0],
+               (unsigned long long)branch[1], (unsigned long long)branch[2], (unsigned long long)branch[3],
+               (unsigned long long)branch[4]);
         printf("  max penetration %.6f m (tolerance %.4f m), %llu moves over it\n", (double)max_pen,
                (double)KCC_PENETRATION_TOLERANCE, (unsigned long long)over_tol);
         printf("  %.3f ms per frame of %u characters (%.2f us per move, with the penetration check)\n",

@@ -562,7 +562,7 @@ static void draw_debug(viewer *v, char *branch_text, size_t branch_size)
     }
     glEnable(GL_DEPTH_TEST);
     glLineWidth(1.0f);
-    static const char *const names[5] = {"P0 stayed", "P1 moved", "P2 moved+settled", "?", "P4 slid+settled"};
+    static const char *const names[5] = {"P0 stayed", "P1 moved", "P2 moved+settled", "P3 slid", "P4 slid+settled"};
     snprintf(branch_text, branch_size, "branch %s  first contacts %u", (unsigned)r->branch < 5 ? names[r->branch] : "?",
              dbg->contact_count);
 }
@@ -617,7 +617,7 @@ static void draw_hud(viewer *v, int w, int h, const char *branch_text)
         snprintf(lines[nl++], 256, "Z rays %s  X overlap tris %s  C normals %s  T trail %s  F5 rec  P replay  K shot",
                  v->show_rays ? "on" : "off", v->show_tris ? "on" : "off", v->show_normals ? "on" : "off",
                  v->show_trail ? "on" : "off");
-        snprintf(lines[nl++], 256, "box/trail: P0 red P1 blue P2 yellow P4 magenta  arrows: avg normal cyan, slide magenta,");
+        snprintf(lines[nl++], 256, "box/trail: P0 red P1 blue P2/P3 yellow P4 magenta  arrows: avg normal cyan, slide magenta,");
         snprintf(lines[nl++], 256, "ground green, wall blue  rays: green walkable, orange other hit, grey miss");
     }
     if (v->recording)
@@ -718,7 +718,8 @@ static void render(viewer *v, int w, int h)
     glEnd();
     vec3 box[2];
     kcc_character_box(&v->m.ch, box);
-    /* The box takes the colour of the branch that placed it: P0 red, P1 sky blue, P2 yellow, P4 magenta. */
+    /* The box takes the colour of the branch that placed it: P0 red, P1 sky blue, P2 and P3 yellow,
+     * P4 magenta. */
     static const float branch_rgb[5][3] = {{1.0f, 0.25f, 0.2f}, {0.4f, 0.8f, 1.0f}, {1.0f, 0.85f, 0.2f},
                                            {1.0f, 0.85f, 0.2f}, {1.0f, 0.3f, 0.9f}};
     const float *bc = branch_rgb[(unsigned)v->m.last.branch < 5 ? v->m.last.branch : 2];
