@@ -1170,6 +1170,26 @@ static soup soup_with_duplicates(uint64_t seed, uint32_t base, uint32_t *out_dis
     return s;
 }
 
+/* The earliest contact over every triangle of the soup by the single-triangle sweep, ties to the
+ * lowest index; false (and triangle UINT32_MAX) when none. */
+static bool brute_sweep(const soup *s, vec3 box[2], const vec3 delta, kcc_sweep_hit *out)
+{
+    memset(out, 0, sizeof *out);
+    out->t = INFINITY;
+    out->triangle = UINT32_MAX;
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const float *t = s->p + 9 * i;
+        float tt;
+        vec3 n;
+        bool so;
+        if (kcc_tri_sweep_aabb(t, t + 3, t + 6, CB(box), delta, &tt, n, &so) && tt < out->t) {
+            out->t = tt, out->triangle = i, out->start_overlap = so;
+            memcpy(out->normal, n, sizeof n);
+        }
+    }
+    return out->triangle != UINT32_MAX;
+}
+
 /* The lowest input index whose corners equal triangle i's bit for bit (brute force). */
 static uint32_t first_copy(const soup *s, uint32_t i)
 {
@@ -1209,21 +1229,11 @@ static void queries_on_a_mesh_of_duplicate_sets_match_brute_force(void **state)
         if (kcc_mesh_raycast(m, c, d, INFINITY, &rh))
             assert_int_equal(rh.triangle, first_copy(&s, rh.triangle)); /* ties: the lowest index */
         vec3 sd = {d[0] * 8, d[1] * 8, d[2] * 8};
-        float best = INFINITY;
-        uint32_t best_i = UINT32_MAX;
-        for (uint32_t i = 0; i < s.n; ++i) {
-            const float *t = s.p + 9 * i;
-            float tt;
-            vec3 n;
-            bool so;
-            if (kcc_tri_sweep_aabb(t, t + 3, t + 6, CB(box), sd, &tt, n, &so) && tt < best)
-                best = tt, best_i = i;
-        }
-        kcc_sweep_hit sh;
-        assert_int_equal(kcc_mesh_sweep_aabb(m, CB(box), sd, &sh), best_i != UINT32_MAX);
-        if (best_i != UINT32_MAX) {
-            assert_true(sh.t == best);
-            assert_int_equal(sh.triangle, best_i);
+        kcc_sweep_hit sh, want;
+        assert_int_equal(kcc_mesh_sweep_aabb(m, CB(box), sd, &sh), brute_sweep(&s, box, sd, &want));
+        if (want.triangle != UINT32_MAX) {
+            assert_true(sh.t == want.t);
+            assert_int_equal(sh.triangle, want.triangle);
         }
     }
     /* A full answer, then capacities cut inside a set's list: the count stays the total. */
@@ -1468,30 +1478,16 @@ static void mesh_sweep_equals_the_earliest_triangle_sweep_on_random_soups(void *
         vec3 d = {rng_f(&r, -8, 8), rng_f(&r, -8, 8), rng_f(&r, -8, 8)};
         if (q % 5 == 0)
             d[0] = d[2] = 0.0f;
-        float best = INFINITY;
-        uint32_t best_i = UINT32_MAX;
-        vec3 best_n = {0, 0, 0};
-        bool best_so = false;
-        for (uint32_t i = 0; i < s.n; ++i) {
-            const float *t = s.p + 9 * i;
-            float tt;
-            vec3 n;
-            bool so;
-            if (kcc_tri_sweep_aabb(t, t + 3, t + 6, CB(box), d, &tt, n, &so) && tt < best) {
-                best = tt, best_i = i, best_so = so;
-                memcpy(best_n, n, sizeof best_n);
-            }
-        }
-        kcc_sweep_hit sh;
+        kcc_sweep_hit sh, want;
         bool hit = kcc_mesh_sweep_aabb(m, CB(box), d, &sh);
-        assert_int_equal(hit, best_i != UINT32_MAX);
+        assert_int_equal(hit, brute_sweep(&s, box, d, &want));
         if (!hit)
             continue;
         ++hits;
-        assert_true(sh.t == best);
-        assert_int_equal(sh.triangle, best_i);
-        assert_int_equal(sh.start_overlap, best_so);
-        assert_memory_equal(sh.normal, best_n, sizeof best_n);
+        assert_true(sh.t == want.t);
+        assert_int_equal(sh.triangle, want.triangle);
+        assert_int_equal(sh.start_overlap, want.start_overlap);
+        assert_memory_equal(sh.normal, want.normal, sizeof want.normal);
         if (!sh.start_overlap)
             check_sweep_tri(s.p + 9 * sh.triangle, box, d);
     }
@@ -1790,21 +1786,68 @@ static void corrupt(kcc_mesh *c, int which)
     }
 }
 
+enum { DUP_CORRUPTIONS = 5 };
+
+/* Corruption number `which` of the duplicate lists of a copy. */
+static void corrupt_duplicates(kcc_mesh *c, int which)
+{
+    uint32_t s = 0;
+    while (c->dup_first[s + 1] - c->dup_first[s] < 2) /* a slot with at least two listed copies */
+        ++s;
+    const uint32_t at = c->dup_first[s];
+    switch (which) {
+    case 0: /* a listed copy names its representative: listed twice over */
+        c->dup_ids[at] = c->tri_id[s];
+        break;
+    case 1: /* two listed copies swap places: the list is no longer ascending */
+        c->dup_ids[at] ^= c->dup_ids[at + 1];
+        c->dup_ids[at + 1] ^= c->dup_ids[at];
+        c->dup_ids[at] ^= c->dup_ids[at + 1];
+        break;
+    case 2: /* a copy's slot points at another triangle: it is in no list */
+        c->tri_slot[c->dup_ids[at]] = s == 0 ? 1 : 0;
+        break;
+    case 3: /* a list's end moves into the next one */
+        c->dup_first[s + 1] += 1;
+        break;
+    default: /* the copies' count disagrees with the lists */
+        c->duplicate_count -= 1;
+        break;
+    }
+}
+
+/* A sound copy of m validates; each of `count` corruptions of a fresh copy is caught. */
+static void expect_each_corruption_caught(const kcc_mesh *m, int count, void (*corrupt_copy)(kcc_mesh *, int))
+{
+    kcc_mesh *c = mesh_copy(m);
+    assert_int_equal(kcc_mesh_validate(c), KCC_OK); /* the copy itself is sound */
+    free(c);
+    for (int which = 0; which < count; ++which) {
+        c = mesh_copy(m);
+        corrupt_copy(c, which);
+        if (kcc_mesh_validate(c) != KCC_ERR_CORRUPT)
+            fail_msg("corruption %d not caught", which);
+        free(c);
+    }
+}
+
+static void validator_catches_each_corruption_of_the_duplicate_lists(void **state)
+{
+    (void)state;
+    uint32_t distinct = 0;
+    soup s = soup_with_duplicates(92, 300, &distinct);
+    kcc_mesh *m = build_soup(&s);
+    expect_each_corruption_caught(m, DUP_CORRUPTIONS, corrupt_duplicates);
+    kcc_mesh_destroy(m);
+    free(s.p);
+}
+
 static void validator_catches_each_corruption_of_a_copied_tree(void **state)
 {
     (void)state;
     soup s = soup_random(91, 3000, 40.0f, 1.0f);
     kcc_mesh *m = build_soup(&s);
-    kcc_mesh *c = mesh_copy(m);
-    assert_int_equal(kcc_mesh_validate(c), KCC_OK); /* the copy itself is sound */
-    free(c);
-    for (int which = 0; which < CORRUPTIONS; ++which) {
-        c = mesh_copy(m);
-        corrupt(c, which);
-        if (kcc_mesh_validate(c) != KCC_ERR_CORRUPT)
-            fail_msg("corruption %d not caught", which);
-        free(c);
-    }
+    expect_each_corruption_caught(m, CORRUPTIONS, corrupt);
     kcc_mesh_destroy(m);
     free(s.p);
 }
@@ -1847,6 +1890,7 @@ int test_group_collide(void)
         cmocka_unit_test(queries_match_brute_force_on_the_shared_levels),
         cmocka_unit_test(validator_accepts_every_generated_and_shared_level_and_random_soups),
         cmocka_unit_test(validator_catches_each_corruption_of_a_copied_tree),
+        cmocka_unit_test(validator_catches_each_corruption_of_the_duplicate_lists),
     };
     return KCC_RUN_GROUP("collide", tests);
 }
