@@ -1304,6 +1304,40 @@ static void move_on_a_million_identical_triangles_gathers_one(void **state)
     free(pb);
 }
 
+/* Moves through a cloud of 400 distinct triangles packed around the box (more than a move's store
+ * holds, so its overlap and push queries ask the mesh, kcc_mesh_overlap_once), each present 4 times (copies after the
+ * originals, so both meshes name the originals alike), are the moves through the originals alone,
+ * bit for bit. */
+static void moves_through_a_dense_cloud_of_copies_are_the_moves_through_the_originals(void **state)
+{
+    (void)state;
+    const uint32_t distinct = 400, copies = 4;
+    soup once = soup_random(95, distinct, 1.2f, 0.3f);
+    soup many = {malloc(sizeof(float) * 9 * distinct * copies), distinct * copies};
+    assert_non_null(many.p);
+    for (uint32_t c = 0; c < copies; ++c)
+        memcpy(many.p + 9 * distinct * c, once.p, sizeof(float) * 9 * distinct);
+    kcc_mesh *a = build_soup(&once), *b = build_soup(&many);
+    kcc_character_desc cd = kcc_character_default_desc();
+    kcc_character ca, cb;
+    const vec3 start = {0.6f, 0.6f, 0.6f};
+    assert_int_equal(kcc_character_init(&ca, &cd, start), KCC_OK);
+    assert_int_equal(kcc_character_init(&cb, &cd, start), KCC_OK);
+    test_rng r = rng_seed(96);
+    for (int i = 0; i < 40; ++i) {
+        const vec3 d = {rng_f(&r, -0.3f, 0.3f), rng_f(&r, -0.3f, 0.3f), rng_f(&r, -0.3f, 0.3f)};
+        kcc_move_result ra, rb;
+        kcc_character_move(&ca, a, d, &ra);
+        kcc_character_move(&cb, b, d, &rb);
+        assert_int_equal(ra.flags, rb.flags);
+        assert_memory_equal(ca.position, cb.position, sizeof ca.position);
+    }
+    kcc_mesh_destroy(a);
+    kcc_mesh_destroy(b);
+    free(once.p);
+    free(many.p);
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Swept boxes */
 
@@ -1879,6 +1913,7 @@ int test_group_collide(void)
         cmocka_unit_test(a_million_triangle_mesh_builds_and_answers),
         cmocka_unit_test(queries_on_a_mesh_of_duplicate_sets_match_brute_force),
         cmocka_unit_test(move_on_a_million_identical_triangles_gathers_one),
+        cmocka_unit_test(moves_through_a_dense_cloud_of_copies_are_the_moves_through_the_originals),
         cmocka_unit_test(sweep_onto_a_floor_wall_and_edge_stops_at_hand_computed_times),
         cmocka_unit_test(sweep_does_not_tunnel_through_thin_walls_at_high_speed),
         cmocka_unit_test(sweep_touching_at_start_reports_t0_only_when_moving_into_the_surface),
