@@ -183,16 +183,33 @@ typedef struct kcc_node4 {
 } kcc_node4;
 _Static_assert(sizeof(kcc_node4) == 4 * 32, "a tree node is 32 bytes (four siblings per group)");
 
+/// Exact duplicates (the same three corners in the same order, bit for bit: the same float answer
+/// to every test) share one slot. The tree holds the set's lowest input index, its representative;
+/// the others are listed beside its slot (dup_first, dup_ids). Overlap and bounds queries report
+/// every listed duplicate with its representative; rays and sweeps report the representative (the
+/// lowest index among equal answers); the slot query, the move's list, sees the one slot. A move's
+/// cost thus stays bounded on a mesh of many copies of one triangle
+/// (move_on_a_million_identical_triangles_gathers_one). Rotations and opposite windings of a
+/// triangle are not duplicates: a ray's float answer depends on the corner order, and a face with
+/// both windings is a real two-sided face.
 struct kcc_mesh {
     kcc_allocator   allocator;     ///< the one used to build (resolved: never NULL functions)
     size_t          block_bytes;   ///< bytes of the single allocation holding everything
     kcc_node4      *quads;         ///< quad_count groups; none when the mesh has no live triangle
-    kcc_tri        *tris;          ///< triangle_count triangles: the tree's first, degenerate last
+    kcc_tri        *tris;          ///< slot_count triangles: the tree's first, degenerate last
     kcc_plane      *planes;        ///< their planes, same order
-    uint32_t       *tri_id;        ///< leaf order -> input index (triangle_count entries)
-    uint32_t       *tri_slot;      ///< input index -> leaf order (triangle_count entries)
-    uint32_t        triangle_count;
-    uint32_t        tree_triangles;///< non-degenerate triangles (the ones the tree holds)
+    uint32_t       *tri_id;        ///< slot -> input index (slot_count entries)
+    uint32_t       *tri_slot;      ///< input index -> slot (triangle_count entries); a duplicate's
+                                   ///< is its representative's
+    uint32_t       *dup_first;     ///< tree slot s's duplicates are dup_ids[dup_first[s] ..
+                                   ///< dup_first[s + 1]) (tree_triangles + 1 entries); NULL when
+                                   ///< the mesh has no duplicate
+    uint32_t       *dup_ids;       ///< input indices of the duplicates, ascending within a slot
+    uint32_t        triangle_count;///< input triangles
+    uint32_t        slot_count;    ///< stored triangles: tree_triangles + the degenerate ones
+    uint32_t        tree_triangles;///< the tree's triangles: one representative per set of exact
+                                   ///< duplicates (the lowest input index), degenerate ones left out
+    uint32_t        duplicate_count;///< live input triangles that are not representatives
     uint32_t        quad_count;
     uint32_t        node_count;    ///< nodes of the four-wide tree (non-empty slots + the root)
     uint32_t        leaf_count;
@@ -442,10 +459,14 @@ KCC_HOT int kcc_pbox_test(const kcc_pbox *q, const kcc_node4 *n)
 
 /* mesh.c */
 /// Leaf-order slots (indices into mesh->tris) of the triangles whose bounds overlap [lo, hi], in
-/// ascending order. Returns how many there are; writes them only when that is at most capacity.
-/// No argument checks: lo <= hi, finite.
+/// ascending order: one slot per set of duplicates. Returns how many there are; writes them only
+/// when that is at most capacity. No argument checks: lo <= hi, finite.
 uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const float hi[3],
                               uint32_t *out, uint32_t capacity);
+/// kcc_mesh_overlap_aabb reporting each set of duplicates by its representative alone: the move's
+/// overlap query, so that a duplicate set pushes a box as its representative does.
+uint32_t kcc_mesh_overlap_once(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,
+                               uint32_t capacity);
 
 /* tri_box.c */
 /// True when (b-a)x(c-a) computed in float is zero or not finite, or exactly zero in double: such

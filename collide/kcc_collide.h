@@ -24,7 +24,10 @@ typedef struct kcc_mesh_desc {
 } kcc_mesh_desc;
 
 /// Builds the mesh and its tree (binned SAH, deterministic). Copies what it needs. Degenerate
-/// (zero-area) triangles are accepted and never reported by any query.
+/// (zero-area) triangles are accepted and never reported by any query. Exact duplicates (the same
+/// three corners in the same order, bit for bit) are stored once: the tree holds the lowest input
+/// index of each set, so a query's cost does not grow with the copies; overlap and bounds queries
+/// still report every copy, rays and sweeps the lowest index (their tie rule).
 /// Errors: KCC_ERR_NULL_ARGUMENT (desc, out_mesh), KCC_ERR_NO_TRIANGLES (zero triangles, or only
 /// degenerate ones), KCC_ERR_NO_VERTICES (positions NULL or no vertices), KCC_ERR_BAD_STRIDE,
 /// KCC_ERR_INDEX_OUT_OF_RANGE, KCC_ERR_NON_FINITE (a NaN or infinite coordinate),
@@ -46,12 +49,13 @@ typedef struct kcc_mesh_stats {
     uint32_t depth;            ///< longest root-to-leaf path (nodes)
     size_t   tree_bytes;       ///< tree nodes plus per-triangle index/reorder arrays
     size_t   vertex_bytes;     ///< triangle vertex data
+    uint32_t duplicates;       ///< exact copies of an earlier triangle, stored once (see the build)
 } kcc_mesh_stats;
 KCC_API void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out);
 
 /// Checks the tree against the triangles it holds: every child box inside its parent's, every
-/// triangle of a leaf inside the leaf's box, every non-degenerate triangle in exactly one leaf and
-/// no degenerate one in any, and no path deeper than the queries' fixed traversal stacks allow.
+/// triangle of a leaf inside the leaf's box, every non-degenerate triangle in exactly one leaf or
+/// listed once as a duplicate of one there, no degenerate one in any, and no path deeper than the queries' fixed traversal stacks allow.
 /// KCC_OK, KCC_ERR_NULL_ARGUMENT, or KCC_ERR_CORRUPT (the mesh's memory was overwritten: every
 /// kcc_mesh_build result passes, and debug builds, with KCC_DEBUG defined, assert it after each
 /// build). Linear in the triangle count; allocates nothing; safe beside queries on other threads.

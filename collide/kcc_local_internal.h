@@ -67,7 +67,8 @@ typedef struct kcc_local_source_ops {
                       uint32_t capacity);
     /// The triangles of handles[0..n) (from query), in that order.
     void (*fetch)(const kcc_local_source *src, const uint32_t *handles, uint32_t n, kcc_local_tri *out);
-    /// kcc_mesh_raycast, kcc_mesh_overlap_aabb and kcc_mesh_sweep_aabb over all of the source.
+    /// kcc_mesh_raycast, kcc_mesh_overlap_aabb (each set of exact duplicates once) and
+    /// kcc_mesh_sweep_aabb over all of the source.
     bool (*raycast)(const kcc_local_source *src, const vec3 origin, const vec3 dir, float max_t,
                     kcc_ray_hit *out);
     uint32_t (*overlap)(const kcc_local_source *src, const vec3 box[2], uint32_t *out_ids,

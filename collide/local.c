@@ -46,7 +46,7 @@ static bool mesh_raycast(const kcc_local_source *src, const vec3 origin, const v
 static uint32_t mesh_overlap(const kcc_local_source *src, const vec3 box[2], uint32_t *out_ids,
                              uint32_t capacity)
 {
-    return kcc_mesh_overlap_aabb(src->owner, box, out_ids, capacity);
+    return kcc_mesh_overlap_once(src->owner, box, out_ids, capacity);
 }
 
 static bool mesh_sweep(const kcc_local_source *src, const vec3 box[2], const vec3 delta,

@@ -63,8 +63,8 @@ static void tri_plane(const kcc_tri *t, kcc_plane *out)
     out->d = out->n[0] * v[0][0] + out->n[1] * v[0][1] + out->n[2] * v[0][2];
 }
 
-/* FNV-1a over 32-bit words of the tree's triangles in leaf order and their input indices: what a
- * character's cache copies from the mesh (the build is deterministic, so equal keys mean equal
+/* FNV-1a over 32-bit words of the tree's triangles in leaf order and their input indices, then the
+ * duplicates with their slots: what a character's cache copies from the mesh (the build is deterministic, so equal keys mean equal
  * caches). Never 0. */
 static uint64_t content_key(const kcc_mesh *m)
 {
@@ -76,6 +76,8 @@ static uint64_t content_key(const kcc_mesh *m)
         for (int i = 0; i < 10; ++i)
             h = (h ^ w[i]) * 0x100000001b3ull;
     }
+    for (uint32_t i = 0; i < m->duplicate_count; ++i)
+        h = (h ^ m->dup_ids[i] ^ (uint64_t)m->tri_slot[m->dup_ids[i]] << 32) * 0x100000001b3ull;
     return h ? h : 1;
 }
 
@@ -140,19 +142,76 @@ static void load_triangle(const kcc_mesh_desc *desc, size_t stride, uint32_t t, 
         load_vertex(desc, stride, tri_index(desc, t, c), out[c]);
 }
 
-/* The build prims of the live (non-degenerate) triangles in input order, ids = input index (the
- * builder's tie-break key). Returns how many; *out_scale is their largest |coordinate|. */
-static uint32_t gather_prims(const kcc_mesh_desc *desc, size_t stride, kcc_build_prim *prims,
-                             float *out_scale)
+/* The build's scratch (freed before kcc_mesh_build returns): build prims, the binary tree, the
+ * collapse queue and each input triangle's representative, sized for n triangles (degenerate and
+ * duplicate ones only leave some unused). The duplicate finder's hash table lives where the binary
+ * tree will be (it is done with before the tree is built): table_bits is its size's log2. */
+typedef struct build_scratch {
+    char          *block;
+    kcc_build_prim *prims;
+    kcc_node_pair *pairs;
+    uint32_t      *queue;
+    uint32_t      *rep_of;      ///< input index -> its representative's, or NOT_LIVE
+    uint32_t      *table;       ///< 1 << table_bits entries: 0 empty, else representative + 1
+    int            table_bits;
+} build_scratch;
+
+/* rep_of of a degenerate triangle. */
+#define NOT_LIVE UINT32_MAX
+
+/* Where a triangle's probe sequence starts: FNV-1a over the nine coordinates' bits, mixed so that the
+ * top bits (the ones used) depend on every bit of every coordinate. */
+static uint32_t tri_hash(float v[3][3], int bits)
 {
-    uint32_t live = 0;
+    uint32_t w[9];
+    memcpy(w, v, sizeof w);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < 9; ++i)
+        h = (h ^ w[i]) * 0x100000001b3ull;
+    h = (h ^ (h >> 32)) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(h >> (64 - bits));
+}
+
+/* The representative of live triangle t (corners v): the earlier input triangle with the same corners
+ * bit for bit, found in the open-addressing table, or t itself, which then enters the table. */
+static uint32_t find_representative(const kcc_mesh_desc *desc, size_t stride, build_scratch *sc,
+                                    uint32_t t, float v[3][3])
+{
+    const uint32_t mask = (uint32_t)((1ull << sc->table_bits) - 1u);
+    for (uint32_t h = tri_hash(v, sc->table_bits);; h = (h + 1u) & mask) {
+        if (sc->table[h] == 0) {
+            sc->table[h] = t + 1u;
+            return t;
+        }
+        float u[3][3];
+        load_triangle(desc, stride, sc->table[h] - 1u, u);
+        if (memcmp(u, v, sizeof u) == 0)
+            return sc->table[h] - 1u;
+    }
+}
+
+/* The build prims of the representatives (live triangles that duplicate no earlier one) in input
+ * order, ids = input index (the builder's tie-break key), and every triangle's rep_of. Returns how
+ * many prims; *out_scale is their largest |coordinate|, *out_dups the live triangles left out. */
+static uint32_t gather_prims(const kcc_mesh_desc *desc, size_t stride, build_scratch *sc,
+                             float *out_scale, uint32_t *out_dups)
+{
+    uint32_t live = 0, dups = 0;
     float scale = 0.0f;
+    memset(sc->table, 0, sizeof(uint32_t) << sc->table_bits);
     for (uint32_t t = 0; t < desc->triangle_count; ++t) {
         float v[3][3];
         load_triangle(desc, stride, t, v);
-        if (kcc_tri_is_degenerate(v[0], v[1], v[2]))
+        if (kcc_tri_is_degenerate(v[0], v[1], v[2])) {
+            sc->rep_of[t] = NOT_LIVE;
             continue;
-        kcc_build_prim *p = &prims[live++];
+        }
+        sc->rep_of[t] = find_representative(desc, stride, sc, t, v);
+        if (sc->rep_of[t] != t) {
+            ++dups;
+            continue;
+        }
+        kcc_build_prim *p = &sc->prims[live++];
         for (int k = 0; k < 3; ++k) {
             p->lo[k] = min3f(v[0][k], v[1][k], v[2][k]);
             p->hi[k] = max3f(v[0][k], v[1][k], v[2][k]);
@@ -163,49 +222,58 @@ static uint32_t gather_prims(const kcc_mesh_desc *desc, size_t stride, kcc_build
         p->pad = 0.0f;
     }
     *out_scale = scale;
+    *out_dups = dups;
     return live;
 }
 
-/* The build's scratch (freed before kcc_mesh_build returns): build prims, the binary tree and the
- * collapse queue, sized for n triangles (degenerate ones only leave some unused). */
-typedef struct build_scratch {
-    char          *block;
-    kcc_build_prim *prims;
-    kcc_node_pair *pairs;
-    uint32_t      *queue;
-} build_scratch;
-
 static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scratch *out)
 {
+    /* The table: at least twice n entries (probe runs stay short), within the pairs' n * 64 bytes. */
+    out->table_bits = 1;
+    while ((1ull << out->table_bits) < 2ull * n)
+        ++out->table_bits;
     const uint64_t off_pairs = round_up((size_t)n * sizeof(kcc_build_prim));
     const uint64_t off_queue = off_pairs + (uint64_t)n * sizeof(kcc_node_pair);
-    const uint64_t bytes = off_queue + (uint64_t)n * 2 * sizeof(uint32_t);
+    const uint64_t off_rep = off_queue + (uint64_t)n * 2 * sizeof(uint32_t);
+    const uint64_t bytes = off_rep + (uint64_t)n * sizeof(uint32_t);
     /* The mesh's own block, allocated after the build: everything but the groups, plus at most
      * n groups. */
     const uint64_t fixed = round_up(sizeof(kcc_mesh)) +
-                           (uint64_t)n * (sizeof(kcc_tri) + 2 * sizeof(uint32_t));
+                           (uint64_t)n * (sizeof(kcc_tri) + sizeof(kcc_plane) + 5 * sizeof(uint32_t));
     if (fixed + (uint64_t)n * sizeof(kcc_node4) > (uint64_t)SIZE_MAX / 2 ||
         bytes > (uint64_t)SIZE_MAX / 2)
         return KCC_ERR_TOO_LARGE;
+    KCC_ASSERT((sizeof(uint32_t) << out->table_bits) <= (uint64_t)n * sizeof(kcc_node_pair) + 64u);
     out->block = al->alloc((size_t)bytes, BLOCK_ALIGN, al->user);
     if (!out->block)
         return KCC_ERR_OUT_OF_MEMORY;
     out->prims = (kcc_build_prim *)out->block;
     out->pairs = (kcc_node_pair *)(out->block + off_pairs);
     out->queue = (uint32_t *)(out->block + off_queue);
+    out->rep_of = (uint32_t *)(out->block + off_rep);
+    out->table = (uint32_t *)(void *)out->pairs;
     return KCC_OK;
 }
 
-/* The mesh's single block: the struct, quad_count groups, then n triangles, the two index maps and
- * n planes. NULL when the allocator fails. */
-static kcc_mesh *mesh_alloc(const kcc_allocator *al, uint32_t n, uint32_t quad_count)
+/* The sizes of a mesh's arrays: input triangles, stored ones (the tree's and the degenerate ones),
+ * the tree's, and duplicates. */
+typedef struct mesh_sizes {
+    uint32_t triangles, slots, tree, dups;
+} mesh_sizes;
+
+/* The mesh's single block: the struct, quad_count groups, then the stored triangles, the two index
+ * maps, the duplicate lists (when there are duplicates) and the planes. NULL when the allocator
+ * fails. */
+static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint32_t quad_count)
 {
     const uint64_t off_quads = round_up(sizeof(kcc_mesh));
     const uint64_t off_tris = off_quads + (uint64_t)quad_count * sizeof(kcc_node4);
-    const uint64_t off_id = off_tris + (uint64_t)n * sizeof(kcc_tri);
-    const uint64_t off_slot = off_id + (uint64_t)n * sizeof(uint32_t);
-    const uint64_t off_planes = round_up(off_slot + (uint64_t)n * sizeof(uint32_t));
-    const uint64_t total = off_planes + (uint64_t)n * sizeof(kcc_plane);
+    const uint64_t off_id = off_tris + (uint64_t)sz->slots * sizeof(kcc_tri);
+    const uint64_t off_slot = off_id + (uint64_t)sz->slots * sizeof(uint32_t);
+    const uint64_t off_first = off_slot + (uint64_t)sz->triangles * sizeof(uint32_t);
+    const uint64_t dup_words = sz->dups ? (uint64_t)sz->tree + 1u + sz->dups : 0u;
+    const uint64_t off_planes = round_up(off_first + dup_words * sizeof(uint32_t));
+    const uint64_t total = off_planes + (uint64_t)sz->slots * sizeof(kcc_plane);
     char *block = al->alloc((size_t)total, BLOCK_ALIGN, al->user);
     if (!block)
         return NULL;
@@ -217,14 +285,21 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, uint32_t n, uint32_t quad_c
     m->tris = (kcc_tri *)(block + off_tris);
     m->tri_id = (uint32_t *)(block + off_id);
     m->tri_slot = (uint32_t *)(block + off_slot);
+    if (sz->dups) {
+        m->dup_first = (uint32_t *)(block + off_first);
+        m->dup_ids = m->dup_first + sz->tree + 1;
+    }
     m->planes = (kcc_plane *)(block + off_planes);
-    m->triangle_count = n;
+    m->triangle_count = sz->triangles;
+    m->slot_count = sz->slots;
+    m->tree_triangles = sz->tree;
+    m->duplicate_count = sz->dups;
     m->quad_count = quad_count;
     return m;
 }
 
 /* The four-wide groups, the tree's triangles in leaf order with their planes and index maps, the
- * node count and the bounds, from the binary tree over the live prims. */
+ * node count and the bounds, from the binary tree over the representatives' prims. */
 static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc *desc,
                       size_t stride)
 {
@@ -247,21 +322,44 @@ static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc 
     }
 }
 
-/* The degenerate triangles after the tree's, in input order, for kcc_mesh_triangle. */
-static void fill_degenerate(kcc_mesh *m, const kcc_mesh_desc *desc, size_t stride)
+/* The duplicates' slots (their representatives') and the lists beside the tree's slots, each in
+ * ascending input order (counted, offsets summed, filled, offsets moved back). */
+static void fill_duplicates(kcc_mesh *m, const uint32_t *rep_of)
 {
-    const uint32_t live = m->tree_triangles;
-    uint32_t dead = 0;
-    for (uint32_t t = 0; t < m->triangle_count && live + dead < m->triangle_count; ++t) {
-        float v[3][3];
-        load_triangle(desc, stride, t, v);
-        if (!kcc_tri_is_degenerate(v[0], v[1], v[2]))
+    if (m->duplicate_count == 0)
+        return;
+    uint32_t *first = m->dup_first;
+    memset(first, 0, sizeof(uint32_t) * ((size_t)m->tree_triangles + 1u));
+    for (uint32_t t = 0; t < m->triangle_count; ++t)
+        if (rep_of[t] != t && rep_of[t] != NOT_LIVE)
+            ++first[m->tri_slot[rep_of[t]] + 1u];
+    for (uint32_t s = 0; s < m->tree_triangles; ++s)
+        first[s + 1u] += first[s];
+    for (uint32_t t = 0; t < m->triangle_count; ++t) {
+        if (rep_of[t] == t || rep_of[t] == NOT_LIVE)
             continue;
-        uint32_t slot = live + dead++;
-        memcpy(m->tris[slot].v, v, sizeof v);
+        const uint32_t s = m->tri_slot[rep_of[t]];
+        m->tri_slot[t] = s;
+        m->dup_ids[first[s]++] = t;
+    }
+    for (uint32_t s = m->tree_triangles; s > 0; --s)
+        first[s] = first[s - 1u];
+    first[0] = 0;
+}
+
+/* The degenerate triangles after the tree's, in input order, for kcc_mesh_triangle. */
+static void fill_degenerate(kcc_mesh *m, const kcc_mesh_desc *desc, size_t stride,
+                            const uint32_t *rep_of)
+{
+    uint32_t slot = m->tree_triangles;
+    for (uint32_t t = 0; t < m->triangle_count && slot < m->slot_count; ++t) {
+        if (rep_of[t] != NOT_LIVE)
+            continue;
+        load_triangle(desc, stride, t, m->tris[slot].v);
         m->tri_id[slot] = t;
         m->tri_slot[t] = slot;
         memset(&m->planes[slot], 0, sizeof m->planes[slot]);
+        ++slot;
     }
 }
 
@@ -287,25 +385,27 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     if (st != KCC_OK)
         return st;
     float scale;
-    const uint32_t live = gather_prims(desc, stride, sc.prims, &scale);
+    uint32_t dups = 0;
+    const uint32_t live = gather_prims(desc, stride, &sc, &scale, &dups);
     if (live == 0) { /* only degenerate triangles: nothing any query could report */
         al.free(sc.block, al.user);
         return KCC_ERR_NO_TRIANGLES;
     }
     uint32_t leaves = 0, depth = 0;
     kcc_tree_build(sc.prims, live, sc.pairs, &leaves, &depth);
-    kcc_mesh *m = mesh_alloc(&al, n, kcc_tree_collapse(sc.pairs, NULL, sc.queue));
+    const mesh_sizes sz = {n, n - dups, live, dups};
+    kcc_mesh *m = mesh_alloc(&al, &sz, kcc_tree_collapse(sc.pairs, NULL, sc.queue));
     if (!m) {
         al.free(sc.block, al.user);
         return KCC_ERR_OUT_OF_MEMORY;
     }
-    m->tree_triangles = live;
     m->coord_scale = scale;
     m->leaf_count = leaves;
     m->depth = depth;
     fill_tree(m, &sc, desc, stride);
+    fill_duplicates(m, sc.rep_of);
+    fill_degenerate(m, desc, stride, sc.rep_of);
     al.free(sc.block, al.user);
-    fill_degenerate(m, desc, stride);
     m->key = stamped_key(content_key(m));
     KCC_ASSERT(kcc_mesh_validate(m) == KCC_OK);
     *out_mesh = m;
@@ -337,13 +437,16 @@ void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out)
     kcc_mesh_stats s;
     memset(&s, 0, sizeof s);
     s.triangles = mesh->triangle_count;
-    s.degenerate = mesh->triangle_count - mesh->tree_triangles;
+    s.degenerate = mesh->slot_count - mesh->tree_triangles;
+    s.duplicates = mesh->duplicate_count;
     s.nodes = mesh->node_count;
     s.leaves = mesh->leaf_count;
     s.depth = mesh->depth;
+    const size_t dup_words = mesh->duplicate_count ? (size_t)mesh->tree_triangles + 1u +
+                                                         mesh->duplicate_count : 0u;
     s.tree_bytes = (size_t)mesh->quad_count * sizeof(kcc_node4) +
-                   (size_t)mesh->triangle_count * 2 * sizeof(uint32_t);
-    s.vertex_bytes = (size_t)mesh->triangle_count * sizeof(kcc_tri);
+                   ((size_t)mesh->slot_count + mesh->triangle_count + dup_words) * sizeof(uint32_t);
+    s.vertex_bytes = (size_t)mesh->slot_count * sizeof(kcc_tri);
     *out = s;
 }
 
@@ -395,8 +498,9 @@ static inline bool tri_bounds_overlap(const kcc_tri *t, const float lo[3], const
 #endif
 
 /* What a box walk reports: input indices of the exactly overlapping triangles, input indices of
- * those whose bounds overlap, or the leaf slots of the latter in ascending order. */
-typedef enum box_answer { BOX_EXACT, BOX_BOUNDS, BOX_SLOTS } box_answer;
+ * those whose bounds overlap, the leaf slots of the latter in ascending order, or the exactly
+ * overlapping triangles' representatives only (one per set of duplicates). */
+typedef enum box_answer { BOX_EXACT, BOX_BOUNDS, BOX_SLOTS, BOX_EXACT_ONCE } box_answer;
 
 /* Lane l set when triangle s0 + l (l < n) overlaps the box: exactly, or by its bounds. */
 static inline int leaf_hits(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const kcc_pbox *qb,
@@ -427,13 +531,26 @@ static inline int leaf_hits(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const
 #endif
 }
 
+/* Appends the duplicates listed beside slot s while there is room; counts them all. */
+static uint32_t append_duplicates(const kcc_mesh *mesh, uint32_t s, uint32_t *out,
+                                  uint32_t capacity, uint32_t found)
+{
+    const uint32_t begin = mesh->dup_first[s], listed = mesh->dup_first[s + 1u] - begin;
+    const uint32_t room = found < capacity ? capacity - found : 0u;
+    if (room > 0)
+        memcpy(out + found, mesh->dup_ids + begin, sizeof(uint32_t) * (listed < room ? listed : room));
+    return found + listed;
+}
+
 /* Reports the triangles of slots s0 .. s0 + n - 1 (n <= 4) that answer the box query: appends
  * their input indices, or inserts their slots into the sorted prefix of out, while there is room.
  * Returns the new count of answers. */
 KCC_HOT uint32_t box_leaf_run(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const kcc_pbox *qb,
                               box_answer answer, uint32_t *out, uint32_t capacity, uint32_t found)
 {
-    for (int hits = leaf_hits(mesh, s0, n, qb, answer == BOX_EXACT); hits != 0; hits &= hits - 1) {
+    const bool exact = answer == BOX_EXACT || answer == BOX_EXACT_ONCE;
+    const bool listed = mesh->dup_first && (answer == BOX_EXACT || answer == BOX_BOUNDS);
+    for (int hits = leaf_hits(mesh, s0, n, qb, exact); hits != 0; hits &= hits - 1) {
         const int bit = hits & -hits;
         const uint32_t s = s0 + (uint32_t)((bit >> 1) - (bit >> 3));
         if (found < capacity) {
@@ -450,6 +567,8 @@ KCC_HOT uint32_t box_leaf_run(const kcc_mesh *mesh, uint32_t s0, uint32_t n, con
             }
         }
         ++found;
+        if (listed)
+            found = append_duplicates(mesh, s, out, capacity, found);
     }
     return found;
 }
@@ -505,6 +624,12 @@ uint32_t kcc_mesh_overlap_aabb(const kcc_mesh *mesh, const vec3 box[2], uint32_t
                                uint32_t capacity)
 {
     return box_query(mesh, box, out_triangles, capacity, BOX_EXACT);
+}
+
+uint32_t kcc_mesh_overlap_once(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,
+                               uint32_t capacity)
+{
+    return box_query(mesh, box, out_triangles, capacity, BOX_EXACT_ONCE);
 }
 
 uint32_t kcc_mesh_query_bounds(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,

@@ -594,20 +594,60 @@ static bool leaf_valid(const kcc_mesh *m, uint32_t first, uint32_t count, const 
     return true;
 }
 
-/* The index maps are inverse permutations, and the slots past the tree's hold exactly the
- * degenerate triangles. */
+/* The duplicate lists: offsets ascending from 0 to duplicate_count; each listed index in range,
+ * mapped to the slot it is listed beside, above that slot's representative and above the one
+ * listed before it (so listed once). */
+static bool dup_lists_valid(const kcc_mesh *m)
+{
+    if ((m->dup_first == NULL) != (m->duplicate_count == 0))
+        return false;
+    if (!m->dup_first)
+        return true;
+    if (m->dup_first[0] != 0 || m->dup_first[m->tree_triangles] != m->duplicate_count)
+        return false;
+    for (uint32_t s = 0; s < m->tree_triangles; ++s) {
+        const uint32_t begin = m->dup_first[s], end = m->dup_first[s + 1u];
+        if (begin > end || end > m->duplicate_count)
+            return false;
+        uint32_t above = m->tri_id[s];
+        for (uint32_t i = begin; i < end; ++i) {
+            const uint32_t t = m->dup_ids[i];
+            if (t <= above || t >= m->triangle_count || m->tri_slot[t] != s)
+                return false;
+            above = t;
+        }
+    }
+    return true;
+}
+
+/* The index maps: tri_id and tri_slot inverse on the stored slots, the slots past the tree's holding
+ * exactly the degenerate triangles, and every other input triangle a listed duplicate of a tree
+ * slot's (each listed one maps to its slot, so equal counts leave none unlisted). */
 static bool maps_valid(const kcc_mesh *m)
 {
-    if (m->tree_triangles > m->triangle_count || (m->tree_triangles == 0) != (m->quad_count == 0))
+    if (m->tree_triangles > m->slot_count || m->slot_count > m->triangle_count ||
+        m->triangle_count - m->slot_count != m->duplicate_count ||
+        (m->tree_triangles == 0) != (m->quad_count == 0))
         return false;
-    for (uint32_t s = 0; s < m->triangle_count; ++s) {
+    for (uint32_t s = 0; s < m->slot_count; ++s) {
         if (m->tri_id[s] >= m->triangle_count || m->tri_slot[m->tri_id[s]] != s)
             return false;
         const kcc_tri *t = &m->tris[s];
         if (s >= m->tree_triangles && !kcc_tri_is_degenerate(t->v[0], t->v[1], t->v[2]))
             return false;
     }
-    return true;
+    uint32_t unlisted = 0;
+    for (uint32_t t = 0; t < m->triangle_count; ++t) {
+        const uint32_t s = m->tri_slot[t];
+        if (s >= m->slot_count)
+            return false;
+        if (m->tri_id[s] != t) {
+            if (s >= m->tree_triangles)
+                return false;
+            ++unlisted;
+        }
+    }
+    return unlisted == m->duplicate_count && dup_lists_valid(m);
 }
 
 /* Pushes the non-empty slots of group `item->group` (last slot first, so they pop in order); false

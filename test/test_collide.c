@@ -513,8 +513,8 @@ static void rebuilding_the_same_input_gives_an_identical_tree_and_answers(void *
     kcc_mesh *a = build_soup(&s), *b = build_soup(&s);
     assert_int_equal(a->quad_count, b->quad_count);
     assert_memory_equal(a->quads, b->quads, sizeof(kcc_node4) * a->quad_count);
-    assert_memory_equal(a->tris, b->tris, sizeof(kcc_tri) * a->triangle_count);
-    assert_memory_equal(a->tri_id, b->tri_id, sizeof(uint32_t) * a->triangle_count);
+    assert_memory_equal(a->tris, b->tris, sizeof(kcc_tri) * a->slot_count);
+    assert_memory_equal(a->tri_id, b->tri_id, sizeof(uint32_t) * a->slot_count);
     test_rng r = rng_seed(8);
     for (int q = 0; q < 200; ++q) {
         vec3 o = {rng_f(&r, 0, 50), rng_f(&r, 0, 50), rng_f(&r, 0, 50)};
@@ -1127,6 +1127,218 @@ static void a_million_triangle_mesh_builds_and_answers(void **state)
 }
 
 /* ------------------------------------------------------------------------------------------------
+ * Exact duplicates */
+
+/* An input of `base` random triangles, each present once, three of them 1000 times more and 40 of
+ * them 1 to 5 times more, shuffled (so a set's first occurrence, its lowest index, is anywhere),
+ * plus a rotated copy (b, c, a) of triangle 5 and a reversed one (a, c, b) of triangle 6, which are
+ * not duplicates. *out_distinct is the number of different triangles. */
+static soup soup_with_duplicates(uint64_t seed, uint32_t base, uint32_t *out_distinct)
+{
+    soup b = soup_random(seed, base, 20.0f, 2.0f);
+    uint32_t n = base + 3u * 1000u + 2u;
+    for (uint32_t i = 0; i < 40; ++i)
+        n += 1u + i % 5u;
+    uint32_t *order = malloc(sizeof(uint32_t) * n), k = 0;
+    assert_non_null(order);
+    for (uint32_t i = 0; i < base; ++i)
+        order[k++] = i;
+    for (uint32_t i = 0; i < 3000; ++i)
+        order[k++] = i % 3u;
+    for (uint32_t i = 0; i < 40; ++i)
+        for (uint32_t c = 0; c <= i % 5u; ++c)
+            order[k++] = 3u + i;
+    test_rng r = rng_seed(seed + 1);
+    for (uint32_t i = k; i > 1; --i) {
+        uint32_t j = rng_u32(&r) % i, t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+    soup s = {malloc(sizeof(float) * 9 * n), n};
+    assert_non_null(s.p);
+    for (uint32_t i = 0; i < k; ++i)
+        memcpy(s.p + 9 * i, b.p + 9 * order[i], sizeof(float) * 9);
+    static const int rotated[3] = {1, 2, 0}, reversed[3] = {0, 2, 1};
+    for (int c = 0; c < 3; ++c) {
+        memcpy(s.p + 9 * k + 3 * c, b.p + 9 * 5 + 3 * rotated[c], sizeof(float) * 3);
+        memcpy(s.p + 9 * (k + 1) + 3 * c, b.p + 9 * 6 + 3 * reversed[c], sizeof(float) * 3);
+    }
+    assert_int_equal(k + 2, n);
+    free(order);
+    free(b.p);
+    *out_distinct = base + 2u;
+    return s;
+}
+
+/* The earliest contact over every triangle of the soup by the single-triangle sweep, ties to the
+ * lowest index; false (and triangle UINT32_MAX) when none. */
+static bool brute_sweep(const soup *s, vec3 box[2], const vec3 delta, kcc_sweep_hit *out)
+{
+    memset(out, 0, sizeof *out);
+    out->t = INFINITY;
+    out->triangle = UINT32_MAX;
+    for (uint32_t i = 0; i < s->n; ++i) {
+        const float *t = s->p + 9 * i;
+        float tt;
+        vec3 n;
+        bool so;
+        if (kcc_tri_sweep_aabb(t, t + 3, t + 6, CB(box), delta, &tt, n, &so) && tt < out->t) {
+            out->t = tt, out->triangle = i, out->start_overlap = so;
+            memcpy(out->normal, n, sizeof n);
+        }
+    }
+    return out->triangle != UINT32_MAX;
+}
+
+/* The lowest input index whose corners equal triangle i's bit for bit (brute force). */
+static uint32_t first_copy(const soup *s, uint32_t i)
+{
+    for (uint32_t j = 0; j < i; ++j)
+        if (memcmp(s->p + 9 * j, s->p + 9 * i, sizeof(float) * 9) == 0)
+            return j;
+    return i;
+}
+
+static void queries_on_a_mesh_of_duplicate_sets_match_brute_force(void **state)
+{
+    (void)state;
+    uint32_t distinct = 0;
+    soup s = soup_with_duplicates(70, 400, &distinct);
+    kcc_mesh *m = build_soup(&s);
+    assert_int_equal(kcc_mesh_validate(m), KCC_OK);
+    kcc_mesh_stats st;
+    kcc_mesh_get_stats(m, &st);
+    assert_int_equal(st.triangles, s.n);
+    assert_int_equal(st.duplicates, s.n - distinct);
+    for (uint32_t i = 0; i < s.n; ++i) {
+        float t[9];
+        tri_of(m, i, t);
+        assert_memory_equal(t, s.p + 9 * i, sizeof t);
+    }
+    uint8_t *mark = malloc(s.n);
+    uint32_t *buf = malloc(sizeof(uint32_t) * s.n);
+    test_rng r = rng_seed(71);
+    for (int q = 0; q < 60; ++q) {
+        vec3 c = {rng_f(&r, 0, 20), rng_f(&r, 0, 20), rng_f(&r, 0, 20)};
+        float h = q % 3 == 0 ? 6.0f : 1.0f;
+        vec3 box[2] = {{c[0] - h, c[1] - h, c[2] - h}, {c[0] + h, c[1] + h, c[2] + h}};
+        check_overlap(m, s.p, s.n, box, 1e-4, mark, buf, s.n);
+        vec3 d = {rng_f(&r, -1, 1), rng_f(&r, -1, 1), rng_f(&r, -1, 1)};
+        check_ray(m, s.p, s.n, c, d, INFINITY, 1e-3);
+        kcc_ray_hit rh;
+        if (kcc_mesh_raycast(m, c, d, INFINITY, &rh))
+            assert_int_equal(rh.triangle, first_copy(&s, rh.triangle)); /* ties: the lowest index */
+        vec3 sd = {d[0] * 8, d[1] * 8, d[2] * 8};
+        kcc_sweep_hit sh, want;
+        assert_int_equal(kcc_mesh_sweep_aabb(m, CB(box), sd, &sh), brute_sweep(&s, box, sd, &want));
+        if (want.triangle != UINT32_MAX) {
+            assert_true(sh.t == want.t);
+            assert_int_equal(sh.triangle, want.triangle);
+        }
+    }
+    /* A full answer, then capacities cut inside a set's list: the count stays the total. */
+    vec3 all[2] = {{-10, -10, -10}, {40, 40, 40}};
+    assert_int_equal(kcc_mesh_overlap_aabb(m, CB(all), NULL, 0), s.n);
+    assert_int_equal(kcc_mesh_query_bounds(m, CB(all), buf, 7), s.n);
+    assert_int_equal(kcc_mesh_query_slots(m, all[0], all[1], NULL, 0), distinct);
+    free(mark);
+    free(buf);
+    kcc_mesh_destroy(m);
+    free(s.p);
+}
+
+/* N copies of one floor triangle (0.5 m below a standing box's centre plane), N = 1 or many. */
+static kcc_mesh *floor_copies(uint32_t n, float **out_pos)
+{
+    static const float tri[9] = {-50, 0, -50, 0, 0, 50, 50, 0, -50};
+    float *p = malloc(sizeof(float) * 9 * n);
+    assert_non_null(p);
+    for (uint32_t i = 0; i < n; ++i)
+        memcpy(p + 9 * (size_t)i, tri, sizeof tri);
+    soup s = {p, n};
+    *out_pos = p;
+    return build_soup(&s);
+}
+
+static void move_on_a_million_identical_triangles_gathers_one(void **state)
+{
+    (void)state;
+    const uint32_t n = 1000000;
+    float *pa, *pb;
+    kcc_mesh *many = floor_copies(n, &pa), *one = floor_copies(1, &pb);
+    kcc_mesh_stats st;
+    kcc_mesh_get_stats(many, &st);
+    assert_int_equal(st.leaves, 1);
+    assert_int_equal(st.duplicates, n - 1);
+    assert_true(kcc_mesh_memory_bytes(many) < 9u * (size_t)n); /* one tri_slot and one list entry each */
+    /* The move's list holds the one slot; the public box queries count every copy. */
+    vec3 region[2] = {{-1, -1, -1}, {1, 2, 1}};
+    assert_int_equal(kcc_mesh_query_slots(many, region[0], region[1], NULL, 0), 1);
+    assert_int_equal(kcc_mesh_overlap_aabb(many, CB(region), NULL, 0), n);
+    kcc_local_source src;
+    kcc_local_source_mesh(&src, many);
+    kcc_local list;
+    kcc_local_store *store = malloc(sizeof *store);
+    kcc_local_gather(&list, store, &src, CB(region));
+    assert_int_equal(list.count, 1);
+    assert_false(list.overflow);
+    free(store);
+    /* Moves on the copies are the moves on the single triangle, bit for bit. */
+    kcc_character_desc cd = kcc_character_default_desc();
+    kcc_character ca, cb;
+    const vec3 start = {0.0f, 0.95f, 0.0f};
+    assert_int_equal(kcc_character_init(&ca, &cd, start), KCC_OK);
+    assert_int_equal(kcc_character_init(&cb, &cd, start), KCC_OK);
+    for (int i = 0; i < 20; ++i) {
+        const vec3 d = {0.05f, i % 4 == 0 ? 0.3f : -0.05f, 0.03f};
+        kcc_move_result ra, rb;
+        kcc_character_move(&ca, many, d, &ra);
+        kcc_character_move(&cb, one, d, &rb);
+        assert_int_equal(ra.flags, rb.flags);
+        assert_false(ra.flags & KCC_MOVE_CONTACT_CAP);
+        assert_memory_equal(ca.position, cb.position, sizeof ca.position);
+    }
+    kcc_mesh_destroy(many);
+    kcc_mesh_destroy(one);
+    free(pa);
+    free(pb);
+}
+
+/* Moves through a cloud of 400 distinct triangles packed around the box (more than a move's store
+ * holds, so its overlap and push queries ask the mesh, kcc_mesh_overlap_once), each present 4 times (copies after the
+ * originals, so both meshes name the originals alike), are the moves through the originals alone,
+ * bit for bit. */
+static void moves_through_a_dense_cloud_of_copies_are_the_moves_through_the_originals(void **state)
+{
+    (void)state;
+    const uint32_t distinct = 400, copies = 4;
+    soup once = soup_random(95, distinct, 1.2f, 0.3f);
+    soup many = {malloc(sizeof(float) * 9 * distinct * copies), distinct * copies};
+    assert_non_null(many.p);
+    for (uint32_t c = 0; c < copies; ++c)
+        memcpy(many.p + 9 * distinct * c, once.p, sizeof(float) * 9 * distinct);
+    kcc_mesh *a = build_soup(&once), *b = build_soup(&many);
+    kcc_character_desc cd = kcc_character_default_desc();
+    kcc_character ca, cb;
+    const vec3 start = {0.6f, 0.6f, 0.6f};
+    assert_int_equal(kcc_character_init(&ca, &cd, start), KCC_OK);
+    assert_int_equal(kcc_character_init(&cb, &cd, start), KCC_OK);
+    test_rng r = rng_seed(96);
+    for (int i = 0; i < 40; ++i) {
+        const vec3 d = {rng_f(&r, -0.3f, 0.3f), rng_f(&r, -0.3f, 0.3f), rng_f(&r, -0.3f, 0.3f)};
+        kcc_move_result ra, rb;
+        kcc_character_move(&ca, a, d, &ra);
+        kcc_character_move(&cb, b, d, &rb);
+        assert_int_equal(ra.flags, rb.flags);
+        assert_memory_equal(ca.position, cb.position, sizeof ca.position);
+    }
+    kcc_mesh_destroy(a);
+    kcc_mesh_destroy(b);
+    free(once.p);
+    free(many.p);
+}
+
+/* ------------------------------------------------------------------------------------------------
  * Swept boxes */
 
 static void sweep_onto_a_floor_wall_and_edge_stops_at_hand_computed_times(void **state)
@@ -1300,30 +1512,16 @@ static void mesh_sweep_equals_the_earliest_triangle_sweep_on_random_soups(void *
         vec3 d = {rng_f(&r, -8, 8), rng_f(&r, -8, 8), rng_f(&r, -8, 8)};
         if (q % 5 == 0)
             d[0] = d[2] = 0.0f;
-        float best = INFINITY;
-        uint32_t best_i = UINT32_MAX;
-        vec3 best_n = {0, 0, 0};
-        bool best_so = false;
-        for (uint32_t i = 0; i < s.n; ++i) {
-            const float *t = s.p + 9 * i;
-            float tt;
-            vec3 n;
-            bool so;
-            if (kcc_tri_sweep_aabb(t, t + 3, t + 6, CB(box), d, &tt, n, &so) && tt < best) {
-                best = tt, best_i = i, best_so = so;
-                memcpy(best_n, n, sizeof best_n);
-            }
-        }
-        kcc_sweep_hit sh;
+        kcc_sweep_hit sh, want;
         bool hit = kcc_mesh_sweep_aabb(m, CB(box), d, &sh);
-        assert_int_equal(hit, best_i != UINT32_MAX);
+        assert_int_equal(hit, brute_sweep(&s, box, d, &want));
         if (!hit)
             continue;
         ++hits;
-        assert_true(sh.t == best);
-        assert_int_equal(sh.triangle, best_i);
-        assert_int_equal(sh.start_overlap, best_so);
-        assert_memory_equal(sh.normal, best_n, sizeof best_n);
+        assert_true(sh.t == want.t);
+        assert_int_equal(sh.triangle, want.triangle);
+        assert_int_equal(sh.start_overlap, want.start_overlap);
+        assert_memory_equal(sh.normal, want.normal, sizeof want.normal);
         if (!sh.start_overlap)
             check_sweep_tri(s.p + 9 * sh.triangle, box, d);
     }
@@ -1551,6 +1749,10 @@ static kcc_mesh *mesh_copy(const kcc_mesh *m)
     c->planes = (kcc_plane *)(void *)(block + ((const char *)m->planes - base));
     c->tri_id = (uint32_t *)(void *)(block + ((const char *)m->tri_id - base));
     c->tri_slot = (uint32_t *)(void *)(block + ((const char *)m->tri_slot - base));
+    if (m->dup_first) {
+        c->dup_first = (uint32_t *)(void *)(block + ((const char *)m->dup_first - base));
+        c->dup_ids = (uint32_t *)(void *)(block + ((const char *)m->dup_ids - base));
+    }
     return c;
 }
 
@@ -1618,21 +1820,68 @@ static void corrupt(kcc_mesh *c, int which)
     }
 }
 
+enum { DUP_CORRUPTIONS = 5 };
+
+/* Corruption number `which` of the duplicate lists of a copy. */
+static void corrupt_duplicates(kcc_mesh *c, int which)
+{
+    uint32_t s = 0;
+    while (c->dup_first[s + 1] - c->dup_first[s] < 2) /* a slot with at least two listed copies */
+        ++s;
+    const uint32_t at = c->dup_first[s];
+    switch (which) {
+    case 0: /* a listed copy names its representative: listed twice over */
+        c->dup_ids[at] = c->tri_id[s];
+        break;
+    case 1: /* two listed copies swap places: the list is no longer ascending */
+        c->dup_ids[at] ^= c->dup_ids[at + 1];
+        c->dup_ids[at + 1] ^= c->dup_ids[at];
+        c->dup_ids[at] ^= c->dup_ids[at + 1];
+        break;
+    case 2: /* a copy's slot points at another triangle: it is in no list */
+        c->tri_slot[c->dup_ids[at]] = s == 0 ? 1 : 0;
+        break;
+    case 3: /* a list's end moves into the next one */
+        c->dup_first[s + 1] += 1;
+        break;
+    default: /* the copies' count disagrees with the lists */
+        c->duplicate_count -= 1;
+        break;
+    }
+}
+
+/* A sound copy of m validates; each of `count` corruptions of a fresh copy is caught. */
+static void expect_each_corruption_caught(const kcc_mesh *m, int count, void (*corrupt_copy)(kcc_mesh *, int))
+{
+    kcc_mesh *c = mesh_copy(m);
+    assert_int_equal(kcc_mesh_validate(c), KCC_OK); /* the copy itself is sound */
+    free(c);
+    for (int which = 0; which < count; ++which) {
+        c = mesh_copy(m);
+        corrupt_copy(c, which);
+        if (kcc_mesh_validate(c) != KCC_ERR_CORRUPT)
+            fail_msg("corruption %d not caught", which);
+        free(c);
+    }
+}
+
+static void validator_catches_each_corruption_of_the_duplicate_lists(void **state)
+{
+    (void)state;
+    uint32_t distinct = 0;
+    soup s = soup_with_duplicates(92, 300, &distinct);
+    kcc_mesh *m = build_soup(&s);
+    expect_each_corruption_caught(m, DUP_CORRUPTIONS, corrupt_duplicates);
+    kcc_mesh_destroy(m);
+    free(s.p);
+}
+
 static void validator_catches_each_corruption_of_a_copied_tree(void **state)
 {
     (void)state;
     soup s = soup_random(91, 3000, 40.0f, 1.0f);
     kcc_mesh *m = build_soup(&s);
-    kcc_mesh *c = mesh_copy(m);
-    assert_int_equal(kcc_mesh_validate(c), KCC_OK); /* the copy itself is sound */
-    free(c);
-    for (int which = 0; which < CORRUPTIONS; ++which) {
-        c = mesh_copy(m);
-        corrupt(c, which);
-        if (kcc_mesh_validate(c) != KCC_ERR_CORRUPT)
-            fail_msg("corruption %d not caught", which);
-        free(c);
-    }
+    expect_each_corruption_caught(m, CORRUPTIONS, corrupt);
     kcc_mesh_destroy(m);
     free(s.p);
 }
@@ -1662,6 +1911,9 @@ int test_group_collide(void)
         cmocka_unit_test(queries_stay_exact_at_one_million_metres_and_at_millimetre_scale),
         cmocka_unit_test(a_mesh_of_one_triangle_answers_every_query),
         cmocka_unit_test(a_million_triangle_mesh_builds_and_answers),
+        cmocka_unit_test(queries_on_a_mesh_of_duplicate_sets_match_brute_force),
+        cmocka_unit_test(move_on_a_million_identical_triangles_gathers_one),
+        cmocka_unit_test(moves_through_a_dense_cloud_of_copies_are_the_moves_through_the_originals),
         cmocka_unit_test(sweep_onto_a_floor_wall_and_edge_stops_at_hand_computed_times),
         cmocka_unit_test(sweep_does_not_tunnel_through_thin_walls_at_high_speed),
         cmocka_unit_test(sweep_touching_at_start_reports_t0_only_when_moving_into_the_surface),
@@ -1673,6 +1925,7 @@ int test_group_collide(void)
         cmocka_unit_test(queries_match_brute_force_on_the_shared_levels),
         cmocka_unit_test(validator_accepts_every_generated_and_shared_level_and_random_soups),
         cmocka_unit_test(validator_catches_each_corruption_of_a_copied_tree),
+        cmocka_unit_test(validator_catches_each_corruption_of_the_duplicate_lists),
     };
     return KCC_RUN_GROUP("collide", tests);
 }
