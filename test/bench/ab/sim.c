@@ -44,6 +44,7 @@ void SIM(init)(const kcc_level *lv, int n, int frames)
     kcc_character_desc d = K(kcc_character_default_desc)();
     memcpy(d.half_extents, HALF, sizeof HALF);
     d.step_height = 0.5625f;
+    d.ground_snap = d.step_height; /* follows the ground down as far as it climbs */
     d.max_slope_deg = 45.6f;
     count = n;
     ch = aligned_alloc(64, ((size_t)n * sizeof(kcc_character) + 63) / 64 * 64);
