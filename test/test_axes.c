@@ -1,8 +1,10 @@
 /* test_axes.c: the six up directions (desc.up_axis 1, 2, 3, -1, -2, -3): one level turned with each,
  * walked by one script, moves as the +Y walk turned the same way (the turns written out here by
- * hand, not taken from the library); default descs standing under each axis's gravity; bad axes. */
+ * hand, not taken from the library); default descs standing under each axis's gravity; bad axes;
+ * retunes across axes, a neighbourhood too dense for the move's list, and traces. */
 #include "test.h"
 #include "controller_internal.h"
+#include "kcc_trace.h"
 #include <cglm/cglm.h>
 
 /* ---------------------------------------------------------------- the turns, by hand */
@@ -401,6 +403,54 @@ static void a_dense_floor_holds_every_axis(void **state)
     }
 }
 
+/* A trace records the new axes as it records any desc field: a walk with -X up, retuned to -Z up
+ * halfway (an axis change: the box keeps its place and leaves the ground), written, parsed back
+ * (desc.up_axis -3, the retune's -2) and replayed on the same level bit for bit. */
+static void a_trace_records_and_replays_every_axis(void **state)
+{
+    (void)state;
+    static axes_soup level;
+    static char text[1 << 16];
+    axes_level(&level);
+    kcc_mesh *mesh = axes_mesh(&level, turn_neg_x);
+    const kcc_character_desc x_down = kcc_character_default_desc_up(-3), z_down = kcc_character_default_desc_up(-2);
+    const float start_y[3] = {-1.0f, 1.5f, 0.0f};
+    vec3 start;
+    turn_neg_x(start_y, start);
+    kcc_character ch;
+    assert_int_equal(kcc_character_init(&ch, &x_down, start), KCC_OK);
+    kcc_trace_writer w;
+    assert_int_equal(kcc_trace_begin_buffer(&w, text, sizeof text, "gen arena seed=1", &x_down, start), KCC_OK);
+    for (int i = 0; i < 160; ++i) {
+        if (i == 120) {
+            const kcc_status st = kcc_character_set_desc(&ch, &z_down);
+            assert_int_equal(st, KCC_OK);
+            assert_int_equal(kcc_trace_set_desc(&w, &z_down, st), KCC_OK);
+        }
+        const float d_y[3] = {0.05f, -0.1f, 0.0f};
+        vec3 disp;
+        turn_neg_x(d_y, disp);
+        kcc_move_result r;
+        kcc_character_move(&ch, mesh, disp, &r);
+        assert_int_equal(kcc_trace_record(&w, disp, &ch, &r), KCC_OK);
+    }
+    assert_int_equal(kcc_trace_end(&w), KCC_OK);
+    kcc_trace *t = NULL;
+    char err[256];
+    assert_int_equal(kcc_trace_parse(text, strlen(text), "axes.trace", &t, err, sizeof err), KCC_OK);
+    assert_int_equal(t->desc.up_axis, -3);
+    bool retuned = false;
+    for (uint32_t i = 0; i < t->step_count; ++i)
+        retuned |= t->steps[i].kind == KCC_TRACE_SET && t->steps[i].desc.up_axis == -2;
+    assert_true(retuned);
+    kcc_trace_report r;
+    assert_int_equal(kcc_trace_replay(t, mesh, 0.0f, NULL, &r), KCC_OK);
+    assert_int_equal(r.diverged, 0);
+    assert_int_equal(r.frames, 160);
+    kcc_trace_free(t);
+    kcc_mesh_destroy(mesh);
+}
+
 int test_group_axes(void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +459,7 @@ int test_group_axes(void)
         cmocka_unit_test(bad_up_axes_are_refused),
         cmocka_unit_test(a_retune_to_another_axis_forgets_the_frame),
         cmocka_unit_test(a_dense_floor_holds_every_axis),
+        cmocka_unit_test(a_trace_records_and_replays_every_axis),
     };
     return KCC_RUN_GROUP("axes", tests);
 }
