@@ -1245,7 +1245,7 @@ static uint32_t substeps(const kcc_character *ch, const vec3 disp)
 
 /* The move of a character in its frame (up_axis 1 or 2) by disp (checked; `flags` carries
  * BAD_INPUT) through source: one move_once, or the sub-moves of a long walk. Writes result. */
-static void move_in_frame(kcc_character *ch, const kcc_local_source *source, const vec3 disp,
+KCC_HOT void move_in_frame(kcc_character *ch, const kcc_local_source *source, const vec3 disp,
                           uint32_t flags, kcc_move_result *result, kcc_move_debug *debug)
 {
     const uint32_t n = substeps(ch, disp);
@@ -1300,35 +1300,38 @@ static void debug_to_world(const kcc_axis_map *map, kcc_move_debug *debug)
     kcc_axis_map_out(map, debug->p4, debug->p4);
 }
 
-/* The move of a character whose up is +X, -X, -Y or -Z: the character, the displacement and the
- * level are mapped into its frame (kcc_up_axis_frame), moved there by the same code, and mapped
- * back, exactly. The stored state stays in world terms between moves; ground_height, a coordinate
- * along the up direction, is the same in both. The frame's triangles are cached under their own
- * key (kcc_local_source_map). */
-static void move_mapped(kcc_character *ch, const kcc_local_source *world, const vec3 disp, uint32_t flags,
-                        kcc_move_result *result, kcc_move_debug *debug)
+/* A character whose up is +X, -X, -Y or -Z moves in its frame (kcc_up_axis_frame): enter_frame maps
+ * the character (in place: position, ground normal, half extents, up_axis 1 or 2), the
+ * displacement and the level (through `out`, a mapped source, cached under its own key) into it;
+ * the move runs there by the same code; leave_frame maps the character, the result and the debug
+ * record back, exactly. The stored state is in world terms between moves; ground_height, a
+ * coordinate along the up direction, is the same in both. Kept out of line: +Y and +Z never map. */
+KCC_RARE void enter_frame(kcc_character *ch, const kcc_local_source *world, vec3 disp,
+                          kcc_character_desc *out_desc, kcc_local_source_mapped *out)
 {
-    const kcc_character_desc desc = ch->desc;
     kcc_axis_map map;
-    ch->desc.up_axis = kcc_up_axis_frame(desc.up_axis, &map);
+    const int up_axis = ch->desc.up_axis;
+    *out_desc = ch->desc;
+    ch->desc.up_axis = kcc_up_axis_frame(up_axis, &map);
     for (int k = 0; k < 3; ++k)
-        ch->desc.half_extents[k] = desc.half_extents[map.axis[k]];
+        ch->desc.half_extents[k] = out_desc->half_extents[map.axis[k]];
     kcc_axis_map_in(&map, ch->position, ch->position);
     kcc_axis_map_in(&map, ch->ground_normal, ch->ground_normal);
-    kcc_local_source_mapped source;
-    kcc_local_source_map(&source, world, &map, 0x9e3779b97f4a7c15ull * (uint64_t)(desc.up_axis + 4));
-    vec3 frame_disp;
-    kcc_axis_map_in(&map, disp, frame_disp);
-    move_in_frame(ch, &source.base, frame_disp, flags, result, debug);
+    kcc_axis_map_in(&map, disp, disp);
+    kcc_local_source_map(out, world, &map, 0x9e3779b97f4a7c15ull * (uint64_t)(up_axis + 4));
+}
 
-    ch->desc = desc;
-    kcc_axis_map_out(&map, ch->position, ch->position);
-    kcc_axis_map_out(&map, ch->ground_normal, ch->ground_normal);
-    kcc_axis_map_out(&map, result->moved, result->moved);
-    kcc_axis_map_out(&map, result->ground_normal, result->ground_normal);
-    kcc_axis_map_out(&map, result->wall_normal, result->wall_normal);
+KCC_RARE void leave_frame(kcc_character *ch, const kcc_character_desc *desc, const kcc_axis_map *map,
+                          kcc_move_result *result, kcc_move_debug *debug)
+{
+    ch->desc = *desc;
+    kcc_axis_map_out(map, ch->position, ch->position);
+    kcc_axis_map_out(map, ch->ground_normal, ch->ground_normal);
+    kcc_axis_map_out(map, result->moved, result->moved);
+    kcc_axis_map_out(map, result->ground_normal, result->ground_normal);
+    kcc_axis_map_out(map, result->wall_normal, result->wall_normal);
     if (debug)
-        debug_to_world(&map, debug);
+        debug_to_world(map, debug);
 }
 
 void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
@@ -1359,12 +1362,19 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
         glm_vec3_copy((float *)displacement, disp);
         flags = 0u;
     }
-    kcc_local_source source;
-    kcc_local_source_mesh(&source, mesh);
-    if (ch->desc.up_axis == 1 || ch->desc.up_axis == 2)
-        move_in_frame(ch, &source, disp, flags, &move_result, debug);
-    else
-        move_mapped(ch, &source, disp, flags, &move_result, debug);
+    kcc_local_source world;
+    kcc_local_source_mesh(&world, mesh);
+    const kcc_local_source *source = &world;
+    const bool turned = (unsigned)ch->desc.up_axis - 1u > 1u; /* not +Y (1) or +Z (2) */
+    kcc_character_desc desc; /* the world's, while the move runs in the frame */
+    kcc_local_source_mapped mapped;
+    if (turned) {
+        enter_frame(ch, &world, disp, &desc, &mapped);
+        source = &mapped.base;
+    }
+    move_in_frame(ch, source, disp, flags, &move_result, debug);
+    if (turned)
+        leave_frame(ch, &desc, &mapped.map, &move_result, debug);
     if (result)
         *result = move_result;
 }
