@@ -1,7 +1,8 @@
 /* kcc_local_internal.h: the one contract between collide/ and the controller: the short list of
- * world-space triangles a move runs on (kcc_local), the neighbourhood source that fills it, the
- * character's cache of it, and the queries the move asks of it (rays down, overlaps, swept boxes,
- * the start-overlap push). collide/local.c implements it; never installed. */
+ * triangles a move runs on (kcc_local; in the move's frame: the world's, or the world seen through
+ * an axis map), the neighbourhood source that fills it, the character's cache of it, and the
+ * queries the move asks of it (rays down, overlaps, swept boxes, the start-overlap push).
+ * collide/local.c implements it; never installed. */
 #ifndef KCC_LOCAL_INTERNAL_H
 #define KCC_LOCAL_INTERNAL_H
 
@@ -33,7 +34,7 @@ static inline void kcc_box_center_half(const vec3 box[2], vec3 out_center, vec3 
 
 /* ---- the list ---------------------------------------------------------------------------------- */
 
-/// One listed triangle: corners (m, world frame), unit normal and plane offset n . a as the source
+/// One listed triangle: corners (m, the source's frame), unit normal and plane offset n . a as the source
 /// stores them, and the source's triangle id (a mesh's input index).
 typedef struct kcc_local_tri {
     float    v[3][3];

@@ -1,8 +1,8 @@
-/* local.c: the short list of world-space triangles a move runs on (kcc_local_internal.h): filled by
- * a neighbourhood source (a mesh's is here) into a character's cache or a move's own store, and the
- * rays, overlaps, sweeps and the start-overlap push that run on it, eight triangles' bounds per
- * compare first. When the neighbourhood overflows even the move's store, each query asks the
- * source instead. */
+/* local.c: the short list of triangles a move runs on (kcc_local_internal.h): filled by a
+ * neighbourhood source (a mesh's, and any source seen through an axis map, are here) into a
+ * character's cache or a move's own store, and the rays, overlaps, sweeps and the start-overlap
+ * push that run on it, eight triangles' bounds per compare first. When the neighbourhood overflows
+ * even the move's store, each query asks the source instead. */
 #include <math.h>
 #include <string.h>
 #include <cglm/cglm.h>
