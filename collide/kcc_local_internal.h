@@ -1,7 +1,8 @@
 /* kcc_local_internal.h: the one contract between collide/ and the controller: the short list of
- * world-space triangles a move runs on (kcc_local), the neighbourhood source that fills it, the
- * character's cache of it, and the queries the move asks of it (rays down, overlaps, swept boxes,
- * the start-overlap push). collide/local.c implements it; never installed. */
+ * triangles a move runs on (kcc_local; in the move's frame: the world's, or the world seen through
+ * an axis map), the neighbourhood source that fills it, the character's cache of it, and the
+ * queries the move asks of it (rays down, overlaps, swept boxes, the start-overlap push).
+ * collide/local.c implements it; never installed. */
 #ifndef KCC_LOCAL_INTERNAL_H
 #define KCC_LOCAL_INTERNAL_H
 
@@ -33,7 +34,7 @@ static inline void kcc_box_center_half(const vec3 box[2], vec3 out_center, vec3 
 
 /* ---- the list ---------------------------------------------------------------------------------- */
 
-/// One listed triangle: corners (m, world frame), unit normal and plane offset n . a as the source
+/// One listed triangle: corners (m, the source's frame), unit normal and plane offset n . a as the source
 /// stores them, and the source's triangle id (a mesh's input index).
 typedef struct kcc_local_tri {
     float    v[3][3];
@@ -87,6 +88,52 @@ struct kcc_local_source {
 };
 /// The source of one static mesh (borrowed).
 void kcc_local_source_mesh(kcc_local_source *out, const kcc_mesh *mesh);
+
+/// A signed permutation of the axes that is a proper rotation (determinant +1), from a source's
+/// frame ("world") into another ("frame"): frame[k] = sign[k] * world[axis[k]]. Exact in float both
+/// ways (a negation and a reordering round nothing), so what runs in the frame on mapped input is
+/// the mapped run. The controller moves a character whose up is not +Y or +Z in such a frame.
+typedef struct kcc_axis_map {
+    int   axis[3]; ///< world axis of frame axis k
+    float sign[3]; ///< +1 or -1
+} kcc_axis_map;
+
+/// A point or direction from world into the frame, and back (in may be out).
+static inline void kcc_axis_map_in(const kcc_axis_map *map, const vec3 world, vec3 out)
+{
+    const float w[3] = {world[0], world[1], world[2]};
+    for (int k = 0; k < 3; ++k)
+        out[k] = map->sign[k] * w[map->axis[k]];
+}
+static inline void kcc_axis_map_out(const kcc_axis_map *map, const vec3 frame, vec3 out)
+{
+    const float f[3] = {frame[0], frame[1], frame[2]};
+    for (int k = 0; k < 3; ++k)
+        out[map->axis[k]] = map->sign[k] * f[k];
+}
+/// A box (min, max) from the frame into world: a negated axis swaps its min and max.
+static inline void kcc_axis_map_box_out(const kcc_axis_map *map, const vec3 frame[2], vec3 out[2])
+{
+    for (int k = 0; k < 3; ++k) {
+        const int lo = map->sign[k] < 0.0f;
+        out[0][map->axis[k]] = map->sign[k] * frame[lo][k];
+        out[1][map->axis[k]] = map->sign[k] * frame[1 - lo][k];
+    }
+}
+
+/// A source seen through an axis map: its triangles, and the answers of its overflow-mode queries,
+/// in the map's frame (corners and normals mapped; plane offsets n . a kept, a rotation keeps
+/// them; query inputs mapped into the inner source's frame). Its key differs from the inner
+/// source's and from the same source seen through any other map (key_salt), so a character's
+/// cache of one frame's triangles never serves another frame. Borrows inner.
+typedef struct kcc_local_source_mapped {
+    kcc_local_source        base;  ///< the source a list uses (&mapped.base)
+    const kcc_local_source *inner;
+    kcc_axis_map            map;
+} kcc_local_source_mapped;
+/// Sets out up as inner seen through map; key_salt: non-zero, one per map, never 1.
+void kcc_local_source_map(kcc_local_source_mapped *out, const kcc_local_source *inner,
+                          const kcc_axis_map *map, uint64_t key_salt);
 
 /// The triangles one move looks at: every triangle of `source` whose bounds overlap `region` (and
 /// possibly more: every query culls by its own bounds first), in the source's order, so the

@@ -1,8 +1,8 @@
-/* local.c: the short list of world-space triangles a move runs on (kcc_local_internal.h): filled by
- * a neighbourhood source (a mesh's is here) into a character's cache or a move's own store, and the
- * rays, overlaps, sweeps and the start-overlap push that run on it, eight triangles' bounds per
- * compare first. When the neighbourhood overflows even the move's store, each query asks the
- * source instead. */
+/* local.c: the short list of triangles a move runs on (kcc_local_internal.h): filled by a
+ * neighbourhood source (a mesh's, and any source seen through an axis map, are here) into a
+ * character's cache or a move's own store, and the rays, overlaps, sweeps and the start-overlap
+ * push that run on it, eight triangles' bounds per compare first. When the neighbourhood overflows
+ * even the move's store, each query asks the source instead. */
 #include <math.h>
 #include <string.h>
 #include <cglm/cglm.h>
@@ -75,6 +75,115 @@ void kcc_local_source_mesh(kcc_local_source *out, const kcc_mesh *mesh)
     out->ops = &mesh_source_ops;
     out->owner = mesh;
     out->key = mesh->key;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * A source seen through an axis map (kcc_local_source_mapped): inputs mapped out to the inner
+ * source, its triangles and answers mapped in. */
+
+static const kcc_local_source_mapped *as_mapped(const kcc_local_source *src)
+{
+    return (const kcc_local_source_mapped *)(const void *)src;
+}
+
+/* The inner source's box query: by bounds (query: handles) or exact (overlap: triangle ids). */
+static uint32_t mapped_box_query(const kcc_local_source *src, const vec3 box[2], bool exact, uint32_t *out,
+                                 uint32_t capacity)
+{
+    const kcc_local_source_mapped *mapped = as_mapped(src);
+    const kcc_local_source *inner = mapped->inner;
+    vec3 inner_box[2];
+    kcc_axis_map_box_out(&mapped->map, box, inner_box);
+    return exact ? inner->ops->overlap(inner, (const vec3 *)inner_box, out, capacity)
+                 : inner->ops->query(inner, (const vec3 *)inner_box, out, capacity);
+}
+
+static uint32_t mapped_query(const kcc_local_source *src, const vec3 region[2], uint32_t *out_handles,
+                             uint32_t capacity)
+{
+    return mapped_box_query(src, region, false, out_handles, capacity);
+}
+
+static void mapped_fetch(const kcc_local_source *src, const uint32_t *handles, uint32_t n,
+                         kcc_local_tri *out)
+{
+    const kcc_local_source_mapped *mapped = as_mapped(src);
+    mapped->inner->ops->fetch(mapped->inner, handles, n, out);
+    for (uint32_t j = 0; j < n; ++j) { /* d = n . a is the same in any rotated frame: kept */
+        for (int c = 0; c < 3; ++c)
+            kcc_axis_map_in(&mapped->map, out[j].v[c], out[j].v[c]);
+        kcc_axis_map_in(&mapped->map, out[j].n, out[j].n);
+    }
+}
+
+static bool mapped_raycast(const kcc_local_source *src, const vec3 origin, const vec3 dir, float max_t,
+                           kcc_ray_hit *out)
+{
+    const kcc_local_source_mapped *mapped = as_mapped(src);
+    vec3 inner_origin, inner_dir;
+    kcc_axis_map_out(&mapped->map, origin, inner_origin);
+    kcc_axis_map_out(&mapped->map, dir, inner_dir);
+    kcc_ray_hit hit;
+    if (!mapped->inner->ops->raycast(mapped->inner, inner_origin, inner_dir, max_t, &hit))
+        return false;
+    kcc_axis_map_in(&mapped->map, hit.point, hit.point);
+    kcc_axis_map_in(&mapped->map, hit.normal, hit.normal);
+    *out = hit;
+    return true;
+}
+
+static uint32_t mapped_overlap(const kcc_local_source *src, const vec3 box[2], uint32_t *out_ids,
+                               uint32_t capacity)
+{
+    return mapped_box_query(src, box, true, out_ids, capacity);
+}
+
+static bool mapped_sweep(const kcc_local_source *src, const vec3 box[2], const vec3 delta,
+                         kcc_sweep_hit *out)
+{
+    const kcc_local_source_mapped *mapped = as_mapped(src);
+    vec3 inner_box[2], inner_delta;
+    kcc_axis_map_box_out(&mapped->map, box, inner_box);
+    kcc_axis_map_out(&mapped->map, delta, inner_delta);
+    kcc_sweep_hit hit;
+    if (!mapped->inner->ops->sweep(mapped->inner, (const vec3 *)inner_box, inner_delta, &hit))
+        return false;
+    kcc_axis_map_in(&mapped->map, hit.normal, hit.normal);
+    *out = hit;
+    return true;
+}
+
+static bool mapped_triangle(const kcc_local_source *src, uint32_t id, vec3 out_corners[3])
+{
+    const kcc_local_source_mapped *mapped = as_mapped(src);
+    if (!mapped->inner->ops->triangle(mapped->inner, id, out_corners))
+        return false;
+    for (int c = 0; c < 3; ++c)
+        kcc_axis_map_in(&mapped->map, out_corners[c], out_corners[c]);
+    return true;
+}
+
+static void mapped_face_normal(const kcc_local_source *src, uint32_t id, vec3 out)
+{
+    const kcc_local_source_mapped *mapped = as_mapped(src);
+    mapped->inner->ops->face_normal(mapped->inner, id, out);
+    kcc_axis_map_in(&mapped->map, out, out);
+}
+
+static const kcc_local_source_ops mapped_source_ops = {
+    mapped_query,   mapped_fetch,    mapped_raycast,     mapped_overlap,
+    mapped_sweep,   mapped_triangle, mapped_face_normal,
+};
+
+void kcc_local_source_map(kcc_local_source_mapped *out, const kcc_local_source *inner,
+                          const kcc_axis_map *map, uint64_t key_salt)
+{
+    const uint64_t key = inner->key ^ key_salt;
+    out->base.ops = &mapped_source_ops;
+    out->base.owner = inner->owner;
+    out->base.key = key ? key : 1u; /* never 0; 1 is no salt, so still not inner's key */
+    out->inner = inner;
+    out->map = *map;
 }
 
 void kcc_local_face_normal(const kcc_local *list, uint32_t id, vec3 out)

@@ -1,5 +1,5 @@
 /* character_extra.c: what surrounds the move: the tuning check that tells a character set up by
- * kcc_character_init from a zeroed or hand-edited one, the default desc for either up axis, the
+ * kcc_character_init from a zeroed or hand-edited one, the default desc for every up axis, the
  * stand-here test (kcc_character_fits) and the velocity move. Owns no memory; never allocates. */
 #include <math.h>
 #include <string.h>
@@ -39,10 +39,12 @@ kcc_character_desc kcc_character_default_desc_up(int up_axis)
 {
     kcc_character_desc d = kcc_character_default_desc();
     d.up_axis = up_axis;
-    if (up_axis == 2) { /* the box stands along Z: its height is half_extents[2] */
-        d.half_extents[2] = d.half_extents[1];
-        d.half_extents[1] = d.half_extents[0];
-    }
+    if (up_axis == 0 || up_axis < -3 || up_axis > 3)
+        return d; /* refused by validation */
+    /* the box stands along its up axis: the height goes there, the width on the other two */
+    const float height = d.half_extents[1], width = d.half_extents[0];
+    for (int k = 0; k < 3; ++k)
+        d.half_extents[k] = k == kcc_up_axis_index(up_axis) ? height : width;
     return d;
 }
 
@@ -100,8 +102,8 @@ void kcc_character_move_velocity(kcc_character *ch, const kcc_mesh *mesh, vec3 v
             remove_into(v, r.wall_normal);
         if (r.flags & KCC_MOVE_ON_STEEP)
             remove_into(v, r.ground_normal);
-        const int u = kcc_up_index(ch);
-        if ((r.flags & KCC_MOVE_ON_GROUND) && v[u] < 0.0f)
+        const int u = kcc_up_axis_index(ch->desc.up_axis); /* down: against the up direction */
+        if ((r.flags & KCC_MOVE_ON_GROUND) && kcc_up_axis_sign(ch->desc.up_axis) * v[u] < 0.0f)
             v[u] = 0.0f;
         glm_vec3_copy(v, velocity);
     }

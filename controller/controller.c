@@ -33,12 +33,12 @@ kcc_status kcc_character_desc_validate(const kcc_character_desc *desc)
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); ++i)
         if (!isfinite(fields[i]))
             return KCC_ERR_NON_FINITE;
-    if (desc->up_axis != 1 && desc->up_axis != 2)
+    if (desc->up_axis == 0 || desc->up_axis < -3 || desc->up_axis > 3)
         return KCC_ERR_BAD_DESC;
     for (int i = 0; i < 3; ++i)
         if (!(desc->half_extents[i] >= 0.01f && desc->half_extents[i] <= 100.0f))
             return KCC_ERR_BAD_DESC;
-    const float half_height = desc->half_extents[desc->up_axis == 2 ? 2 : 1];
+    const float half_height = desc->half_extents[kcc_up_axis_index(desc->up_axis)];
     if (!(desc->step_height >= 0.0f && desc->step_height <= 1.8f * half_height))
         return KCC_ERR_BAD_DESC;
     if (!(desc->max_slope_deg >= 0.0f && desc->max_slope_deg <= 89.0f))
@@ -76,7 +76,7 @@ kcc_status kcc_character_init(kcc_character *ch, const kcc_character_desc *desc,
     memset(ch, 0, sizeof(*ch));
     apply_desc(ch, &tuning);
     glm_vec3_copy(at, ch->position);
-    ch->ground_normal[kcc_up_index(ch)] = 1.0f;
+    ch->ground_normal[kcc_up_axis_index(tuning.up_axis)] = kcc_up_axis_sign(tuning.up_axis);
     return KCC_OK;
 }
 
@@ -100,14 +100,16 @@ kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character
         return st;
     if (!kcc_character_set_up(ch))
         return KCC_ERR_BAD_DESC; /* not set up by kcc_character_init, or its desc written directly */
-    /* Keep the feet where they are (on the new up axis, if it changes). */
+    /* Keep the feet where they are (on an unchanged up axis): the box's bottom along up is at
+     * position - sign * half height on the up axis. */
     kcc_character next = *ch;
-    int up_old = kcc_up_index(ch);
-    float feet = ch->position[up_old] - ch->desc.half_extents[up_old];
+    const bool same_up = desc->up_axis == ch->desc.up_axis;
+    const int up = kcc_up_axis_index(desc->up_axis);
+    const float sign = kcc_up_axis_sign(desc->up_axis);
+    const float feet = ch->position[up] - sign * ch->desc.half_extents[up];
     apply_desc(&next, desc);
-    int up = kcc_up_index(&next);
-    if (up == up_old)
-        next.position[up] = feet + next.desc.half_extents[up];
+    if (same_up)
+        next.position[up] = feet + sign * next.desc.half_extents[up];
     if (mesh) {
         bool grows = false;
         for (int i = 0; i < 3; ++i)
@@ -117,10 +119,11 @@ kcc_status kcc_character_set_desc_checked(kcc_character *ch, const kcc_character
         if (grows && kcc_mesh_overlap_aabb(mesh, (const vec3 *)box, NULL, 0) > 0)
             return KCC_ERR_OVERLAP;
     }
-    if (up != up_old) {
+    if (!same_up) { /* the cache holds triangles in the old axis's frame: never reused */
+        kcc_character_forget(&next);
         next.on_ground = false;
         glm_vec3_zero(next.ground_normal);
-        next.ground_normal[up] = 1.0f;
+        next.ground_normal[up] = sign;
     }
     *ch = next;
     return KCC_OK;
@@ -1240,6 +1243,97 @@ static uint32_t substeps(const kcc_character *ch, const vec3 disp)
     return n < (float)KCC_MAX_SUBSTEPS ? (uint32_t)n : KCC_MAX_SUBSTEPS;
 }
 
+/* The move of a character in its frame (up_axis 1 or 2) by disp (checked; `flags` carries
+ * BAD_INPUT) through source: one move_once, or the sub-moves of a long walk. Writes result. */
+KCC_HOT void move_in_frame(kcc_character *ch, const kcc_local_source *source, const vec3 disp,
+                          uint32_t flags, kcc_move_result *result, kcc_move_debug *debug)
+{
+    const uint32_t n = substeps(ch, disp);
+    if (n == 1u) {
+        move_once(ch, source, disp, flags, result, debug);
+        return;
+    }
+
+    /* Sub-moves: the result is the whole move's. Flags of what happened along the way add up; the
+     * ground, the branch and the debug record are the last sub-move's; landing and being stuck are
+     * judged over the whole move. */
+    const int up = kcc_up_index(ch);
+    vec3 p0, part;
+    glm_vec3_copy(ch->position, p0);
+    glm_vec3_scale((float *)disp, 1.0f / (float)n, part);
+    uint32_t seen = 0u;
+    float step_up = 0.0f;
+    vec3 wall_normal = {0.0f, 0.0f, 0.0f};
+    for (uint32_t i = 0; i < n; ++i) {
+        const bool was_ground = ch->on_ground;
+        const bool free = move_once(ch, source, part, i == 0 ? flags : 0u, result, debug);
+        seen |= result->flags;
+        if (result->flags & KCC_MOVE_STEPPED_UP)
+            step_up += result->step_up;
+        if (result->flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING))
+            glm_vec3_copy(result->wall_normal, wall_normal);
+        /* Not moved and the same footing: every further sub-move would repeat this one exactly. */
+        if (!free || (result->moved[0] == 0.0f && result->moved[1] == 0.0f && result->moved[2] == 0.0f &&
+                      ch->on_ground == was_ground))
+            break;
+    }
+    const uint32_t last = KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP | KCC_MOVE_LANDED | KCC_MOVE_STUCK;
+    result->flags = (seen & ~last) | (result->flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP));
+    result->step_up = step_up;
+    glm_vec3_copy(wall_normal, result->wall_normal);
+    glm_vec3_sub(ch->position, p0, result->moved);
+    if (stuck(up, disp, result->moved))
+        result->flags |= KCC_MOVE_STUCK;
+}
+
+/* The debug record's points and directions from the frame back to the world. */
+static void debug_to_world(const kcc_axis_map *map, kcc_move_debug *debug)
+{
+    for (int i = 0; i < 4; ++i) {
+        kcc_axis_map_out(map, debug->ray_from[i], debug->ray_from[i]);
+        kcc_axis_map_out(map, debug->ray_to[i], debug->ray_to[i]);
+    }
+    kcc_axis_map_out(map, debug->averaged_normal, debug->averaged_normal);
+    kcc_axis_map_out(map, debug->slide, debug->slide);
+    kcc_axis_map_out(map, debug->p1, debug->p1);
+    kcc_axis_map_out(map, debug->p2, debug->p2);
+    kcc_axis_map_out(map, debug->p4, debug->p4);
+}
+
+/* A character whose up is +X, -X, -Y or -Z moves in its frame (kcc_up_axis_frame): enter_frame maps
+ * the character (in place: position, ground normal, half extents, up_axis 1 or 2), the
+ * displacement and the level (through `out`, a mapped source, cached under its own key) into it;
+ * the move runs there by the same code; leave_frame maps the character, the result and the debug
+ * record back, exactly. The stored state is in world terms between moves; ground_height, a
+ * coordinate along the up direction, is the same in both. Kept out of line: +Y and +Z never map. */
+KCC_RARE void enter_frame(kcc_character *ch, const kcc_local_source *world, vec3 disp,
+                          kcc_character_desc *out_desc, kcc_local_source_mapped *out)
+{
+    kcc_axis_map map;
+    const int up_axis = ch->desc.up_axis;
+    *out_desc = ch->desc;
+    ch->desc.up_axis = kcc_up_axis_frame(up_axis, &map);
+    for (int k = 0; k < 3; ++k)
+        ch->desc.half_extents[k] = out_desc->half_extents[map.axis[k]];
+    kcc_axis_map_in(&map, ch->position, ch->position);
+    kcc_axis_map_in(&map, ch->ground_normal, ch->ground_normal);
+    kcc_axis_map_in(&map, disp, disp);
+    kcc_local_source_map(out, world, &map, 0x9e3779b97f4a7c15ull * (uint64_t)(up_axis + 4));
+}
+
+KCC_RARE void leave_frame(kcc_character *ch, const kcc_character_desc *desc, const kcc_axis_map *map,
+                          kcc_move_result *result, kcc_move_debug *debug)
+{
+    ch->desc = *desc;
+    kcc_axis_map_out(map, ch->position, ch->position);
+    kcc_axis_map_out(map, ch->ground_normal, ch->ground_normal);
+    kcc_axis_map_out(map, result->moved, result->moved);
+    kcc_axis_map_out(map, result->ground_normal, result->ground_normal);
+    kcc_axis_map_out(map, result->wall_normal, result->wall_normal);
+    if (debug)
+        debug_to_world(map, debug);
+}
+
 void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
                               kcc_move_result *result, kcc_move_debug *debug)
 {
@@ -1268,46 +1362,19 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
         glm_vec3_copy((float *)displacement, disp);
         flags = 0u;
     }
-    kcc_local_source source;
-    kcc_local_source_mesh(&source, mesh);
-    const uint32_t n = substeps(ch, disp);
-    if (n == 1u) {
-        move_once(ch, &source, disp, flags, &move_result, debug);
-        if (result)
-            *result = move_result;
-        return;
+    kcc_local_source world;
+    kcc_local_source_mesh(&world, mesh);
+    const kcc_local_source *source = &world;
+    const bool turned = (unsigned)ch->desc.up_axis - 1u > 1u; /* not +Y (1) or +Z (2) */
+    kcc_character_desc desc; /* the world's, while the move runs in the frame */
+    kcc_local_source_mapped mapped;
+    if (turned) {
+        enter_frame(ch, &world, disp, &desc, &mapped);
+        source = &mapped.base;
     }
-
-    /* Sub-moves: the result is the whole move's. Flags of what happened along the way add up; the
-     * ground, the branch and the debug record are the last sub-move's; landing and being stuck are
-     * judged over the whole move. */
-    const int up = kcc_up_index(ch);
-    vec3 p0, part;
-    glm_vec3_copy(ch->position, p0);
-    glm_vec3_scale(disp, 1.0f / (float)n, part);
-    uint32_t seen = 0u;
-    float step_up = 0.0f;
-    vec3 wall_normal = {0.0f, 0.0f, 0.0f};
-    for (uint32_t i = 0; i < n; ++i) {
-        const bool was_ground = ch->on_ground;
-        const bool free = move_once(ch, &source, part, i == 0 ? flags : 0u, &move_result, debug);
-        seen |= move_result.flags;
-        if (move_result.flags & KCC_MOVE_STEPPED_UP)
-            step_up += move_result.step_up;
-        if (move_result.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING))
-            glm_vec3_copy(move_result.wall_normal, wall_normal);
-        /* Not moved and the same footing: every further sub-move would repeat this one exactly. */
-        if (!free || (move_result.moved[0] == 0.0f && move_result.moved[1] == 0.0f && move_result.moved[2] == 0.0f &&
-                      ch->on_ground == was_ground))
-            break;
-    }
-    const uint32_t last = KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP | KCC_MOVE_LANDED | KCC_MOVE_STUCK;
-    move_result.flags = (seen & ~last) | (move_result.flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP));
-    move_result.step_up = step_up;
-    glm_vec3_copy(wall_normal, move_result.wall_normal);
-    glm_vec3_sub(ch->position, p0, move_result.moved);
-    if (stuck(up, disp, move_result.moved))
-        move_result.flags |= KCC_MOVE_STUCK;
+    move_in_frame(ch, source, disp, flags, &move_result, debug);
+    if (turned)
+        leave_frame(ch, &desc, &mapped.map, &move_result, debug);
     if (result)
         *result = move_result;
 }

@@ -51,7 +51,34 @@ static inline bool kcc_into_none(const vec3 v, const vec3 *planes, uint32_t n, u
     return true;
 }
 
-/* ---- helpers in the character's up-axis frame, and the ground probe ---- */
+/* ---- the up axis in the world, and the character frame a move runs in ---- */
+/* The world axis (0 x, 1 y, 2 z) and direction (+1, -1) of a valid up_axis (1 +Y, 2 +Z, 3 +X, -1 -Y,
+ * -2 -Z, -3 -X). */
+static inline int kcc_up_axis_index(int up_axis)
+{
+    const int magnitude = up_axis < 0 ? -up_axis : up_axis;
+    return magnitude == 3 ? 0 : magnitude;
+}
+static inline float kcc_up_axis_sign(int up_axis) { return up_axis < 0 ? -1.0f : 1.0f; }
+
+/* A move runs in a frame whose up is +Y or +Z: the world's own for up_axis 1 and 2; for the other
+ * axes the world mapped by the proper rotation below (kcc_axis_map: frame[k] = sign[k] *
+ * world[axis[k]]), which takes the up direction to +Y (+X, -Y, -X: a quarter, half or three
+ * quarters turn about Z) or to +Z (-Z: a half turn about X). Returns the frame's up_axis (1 or 2).
+ * Guarded by test_axes (every axis moves as the rotated +Y or +Z run, bit for bit). */
+static inline int kcc_up_axis_frame(int up_axis, kcc_axis_map *out)
+{
+    static const kcc_axis_map maps[4] = {
+        {{1, 0, 2}, {1.0f, -1.0f, 1.0f}},  /* -X: (x, y, z) -> (y, -x, z) */
+        {{0, 1, 2}, {1.0f, -1.0f, -1.0f}}, /* -Z: (x, y, z) -> (x, -y, -z), +Z up */
+        {{0, 1, 2}, {-1.0f, -1.0f, 1.0f}}, /* -Y: (x, y, z) -> (-x, -y, z) */
+        {{1, 0, 2}, {-1.0f, 1.0f, 1.0f}},  /* +X: (x, y, z) -> (-y, x, z) */
+    };
+    *out = maps[up_axis == 3 ? 3 : up_axis + 3];
+    return up_axis == -2 ? 2 : 1;
+}
+
+/* ---- helpers in the move's frame (up_axis 1 or 2: see kcc_up_axis_frame), and the ground probe ---- */
 static inline int kcc_up_index(const kcc_character *ch) { return ch->desc.up_axis == 2 ? 2 : 1; }
 /* The two horizontal axes: x and z for +Y up, x and y for +Z up. */
 static inline int kcc_side_index(const kcc_character *ch, int k)

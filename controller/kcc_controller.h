@@ -22,12 +22,20 @@ extern "C" {
 
 /// Tuning. Get the defaults from kcc_character_default_desc() and change what you need.
 typedef struct kcc_character_desc {
-    vec3  half_extents;   ///< m, along the world's x, y, z (not the up frame's): the height is
-                          ///< half_extents[up_axis]; default 0.3 0.9 0.3 (standing with +Y up; for
-                          ///< +Z up see kcc_character_default_desc_up); each in [0.01, 100]
+    vec3  half_extents;   ///< m, along the world's x, y, z (not the up frame's): the half height is
+                          ///< the one along the up axis (x for +-X, y for +-Y, z for +-Z); default
+                          ///< 0.3 0.9 0.3 (standing with +Y or -Y up; for the other axes see
+                          ///< kcc_character_default_desc_up); each in [0.01, 100]
     float step_height;    ///< m; highest ledge climbed without jumping; default 0.35; [0, 1.8*half height]
     float max_slope_deg;  ///< degrees; steepest walkable ground; default 45; [0, 89]
-    int   up_axis;        ///< 1: +Y (default), 2: +Z; no other direction (-Y, +-X, -Z)
+    int   up_axis;        ///< the up direction (gravity is the caller's, against it): 1: +Y (default),
+                          ///< 2: +Z, 3: +X, -1: -Y, -2: -Z, -3: -X (the sign is the direction, the
+                          ///< magnitude the axis); any other value is refused (KCC_ERR_BAD_DESC).
+                          ///< All six give the same moves of the same level turned with them: a
+                          ///< move with +X, -Y or -X up is the +Y move in the world turned about z
+                          ///< by a quarter, half or three quarters turn (+X: (x, y, z) -> (-y, x, z),
+                          ///< -Y: (-x, -y, z), -X: (y, -x, z)), and with -Z up the +Z move in the
+                          ///< world turned half a turn about x ((x, -y, -z)), turned back, exactly
     float skin_width;     ///< m; gap kept between box and level; default 0.002; [0.0001, 0.05]
     float ground_snap;    ///< m; how far below its feet (beyond the skin gap) a grounded character
                           ///< that is not moving up looks for ground to follow down (stairs,
@@ -40,9 +48,10 @@ typedef struct kcc_character_desc {
 
 /// The defaults listed above.
 KCC_API kcc_character_desc kcc_character_default_desc(void);
-/// The defaults for a character whose up axis is up_axis (1: +Y, 2: +Z), standing: the 0.9 m half
-/// height along that axis (with 2: half_extents 0.3 0.3 0.9). Any other up_axis is returned as
-/// given, so kcc_character_init refuses the desc (KCC_ERR_BAD_DESC).
+/// The defaults for a character whose up axis is up_axis (any of the six, see desc.up_axis),
+/// standing: the 0.9 m half height along that axis, 0.3 m on the other two (+-Z: half_extents 0.3
+/// 0.3 0.9; +-X: 0.9 0.3 0.3). Any other up_axis is returned as given, with the +Y extents, so
+/// kcc_character_init refuses the desc (KCC_ERR_BAD_DESC).
 KCC_API kcc_character_desc kcc_character_default_desc_up(int up_axis);
 /// Checks every field against its range: KCC_OK or KCC_ERR_BAD_DESC / KCC_ERR_NON_FINITE.
 KCC_API kcc_status kcc_character_desc_validate(const kcc_character_desc *desc);
@@ -115,7 +124,7 @@ typedef struct kcc_character {
     /* read-only */
     kcc_character_desc desc;
     float    cos_max_slope;   ///< cos(desc.max_slope_deg), rounded once from double
-    float    ground_height;   ///< m along up, valid when on_ground
+    float    ground_height;   ///< m along up (see kcc_move_result.ground_height), valid when on_ground
     uint32_t ground_triangle; ///< valid when on_ground
     /* private: the neighbourhood's triangles kept between moves and the last box found clear */
     struct {
@@ -155,15 +164,22 @@ typedef struct kcc_move_result {
     kcc_branch branch;         ///< which branch of the scheme ended the move
     vec3       moved;          ///< m, final position minus start position
     vec3       ground_normal;  ///< unit, facing up, valid with KCC_MOVE_ON_GROUND or KCC_MOVE_ON_STEEP
-    float      ground_height;  ///< m, the world coordinate along up of the ground under the box (where
-                               ///< its bottom rests; the feet hover skin_width above), same validity
+    float      ground_height;  ///< m, the height of the ground under the box (where its bottom rests;
+                               ///< the feet hover skin_width above) measured along the up direction:
+                               ///< the dot product of a ground point with the unit up vector, so the
+                               ///< world coordinate on the up axis for +X, +Y, +Z and its negation
+                               ///< for -X, -Y, -Z (with -Y up, ground at y = 3 is height -3); same
+                               ///< validity
     uint32_t   ground_triangle;
     vec3       wall_normal;    ///< unit, valid with HIT_WALL or HIT_CEILING
     float      step_up;        ///< m climbed by a step, valid with STEPPED_UP
     uint32_t   ground_rays;    ///< bit i set when the ray down the box's vertical edge i found walkable
                                ///< ground; edge i is at the low (bit 0 of i clear) or high side of x,
                                ///< and the low (bit 1 clear) or high side of z (+Y up) or y (+Z up):
-                               ///< bit 0 (-x,-z), 1 (+x,-z), 2 (-x,+z), 3 (+x,+z) with +Y up
+                               ///< bit 0 (-x,-z), 1 (+x,-z), 2 (-x,+z), 3 (+x,+z) with +Y up; for
+                               ///< +-X, -Y and -Z up the sides are those of the turned world in
+                               ///< which the move runs (desc.up_axis): e.g. with -Y up, x there is
+                               ///< -x here
 } kcc_move_result;
 
 /// One frame: moves ch by displacement (m; the caller adds gravity and jumps) through mesh. NaN,
@@ -181,9 +197,9 @@ KCC_API void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh,
 /// dt (s, >= 0). The rule, in this order: velocity += gravity * dt; the move is by velocity * dt;
 /// then velocity is corrected by what the move hit: its component into result.wall_normal removed
 /// (v -= min(0, v . n) n) with KCC_MOVE_HIT_WALL or KCC_MOVE_HIT_CEILING, into result.ground_normal
-/// with KCC_MOVE_ON_STEEP, and its downward part along up_axis set to 0 with KCC_MOVE_ON_GROUND. So a
-/// game's fall and jump bookkeeping is: set velocity's sideways part from input, add a jump speed
-/// along up when on the ground, call this. A NULL, NaN or infinite velocity or gravity, or a NaN,
+/// with KCC_MOVE_ON_STEEP, and its downward part (against the up direction of up_axis) set to 0
+/// with KCC_MOVE_ON_GROUND. So a game's fall and jump bookkeeping is: set velocity's sideways part
+/// from input, add a jump speed along up when on the ground, call this. A NULL, NaN or infinite velocity or gravity, or a NaN,
 /// infinite or negative dt, is bad input (KCC_MOVE_BAD_INPUT, no movement) and velocity is left as
 /// it was; so it is when the move itself reports KCC_MOVE_BAD_INPUT.
 KCC_API void kcc_character_move_velocity(kcc_character *ch, const kcc_mesh *mesh, vec3 velocity,

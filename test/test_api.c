@@ -259,7 +259,8 @@ static void hand_edited_desc_does_not_move(void **state)
 
 /* kcc_character_default_desc_up(2) stands along +Z: on a floor at z = 0 (the floor slab with +Z
  * up) it comes to rest with its centre 0.9 m and a skin above it, its box 0.6 m wide in x and y;
- * (1) is kcc_character_default_desc(); any other axis is refused at init. */
+ * (1) is kcc_character_default_desc(); an axis outside the six (4) is refused at init (test_axes:
+ * every axis). */
 static void default_desc_up_stands_on_either_axis(void **state)
 {
     (void)state;
@@ -279,7 +280,7 @@ static void default_desc_up_stands_on_either_axis(void **state)
     assert_float_equal(ch.position[2], 0.9f + 0.002f, 1e-5);
     const kcc_character_desc y = kcc_character_default_desc_up(1), d = kcc_character_default_desc();
     assert_memory_equal(&y, &d, sizeof d);
-    const kcc_character_desc bad = kcc_character_default_desc_up(3);
+    const kcc_character_desc bad = kcc_character_default_desc_up(4);
     assert_int_equal(kcc_character_init(&ch, &bad, (vec3){0.0f, 0.0f, 2.0f}), KCC_ERR_BAD_DESC);
     kcc_mesh_destroy(level);
 }

@@ -1997,7 +1997,7 @@ static void bad_input_gets_a_status_or_a_flag_never_a_crash(void **state)
     d.max_slope_deg = NAN;
     assert_int_equal(kcc_character_init(&ch, &d, (vec3){0, 0, 0}), KCC_ERR_NON_FINITE);
     d = kcc_character_default_desc();
-    d.up_axis = 3;
+    d.up_axis = 4;
     assert_int_equal(kcc_character_init(&ch, &d, (vec3){0, 0, 0}), KCC_ERR_BAD_DESC);
     d = kcc_character_default_desc();
     d.half_extents[0] = 0.0f;
