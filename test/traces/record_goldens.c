@@ -19,7 +19,8 @@ typedef struct scene {
     uint32_t nv;
     uint32_t f[MAX_F][4];   // quads (1-based OBJ indices); triangles have f[i][3] == 0
     uint32_t nf;
-    bool     zup;           // swap y and z when writing (scenes are authored Y-up)
+    int      up_axis;       // the world's up (kcc_character_desc.up_axis; 0: +Y): scenes are
+                            // authored Y-up and turned by authored_to_world when written
 } scene;
 
 static uint32_t sv(scene *s, float x, float y, float z)
@@ -64,6 +65,20 @@ static void box(scene *s, float x0, float y0, float z0, float x1, float y1, floa
     quad(s, c[4], c[5], c[7], c[6]);
 }
 
+// Authored Y-up coordinates into a world whose up is up_axis, by an exact proper rotation:
+// +Z up (2): (x, y, z) -> (x, -z, y); +X up (3): (x, y, z) -> (y, -x, z); -Y up (-1):
+// (x, y, z) -> (-x, -y, z). Any other value (0, 1): unchanged.
+static void authored_to_world(int up_axis, float v[3])
+{
+    const float x = v[0], y = v[1], z = v[2];
+    if (up_axis == 2)
+        v[1] = -z, v[2] = y;
+    else if (up_axis == 3)
+        v[0] = y, v[1] = -x;
+    else if (up_axis == -1)
+        v[0] = -x, v[1] = -y;
+}
+
 static void write_scene(const char *dir, const char *name, const scene *s, const char *what)
 {
     char path[1024];
@@ -75,11 +90,9 @@ static void write_scene(const char *dir, const char *name, const scene *s, const
     }
     fprintf(f, "# %s: %s\n# written by test/traces/record_goldens.c (make goldens)\n", name, what);
     for (uint32_t i = 0; i < s->nv; ++i) {
-        const float *p = s->v[i];
-        if (s->zup)
-            fprintf(f, "v %.9g %.9g %.9g\n", (double)p[0], (double)-p[2], (double)p[1]);
-        else
-            fprintf(f, "v %.9g %.9g %.9g\n", (double)p[0], (double)p[1], (double)p[2]);
+        float p[3] = {s->v[i][0], s->v[i][1], s->v[i][2]};
+        authored_to_world(s->up_axis, p);
+        fprintf(f, "v %.9g %.9g %.9g\n", (double)p[0], (double)p[1], (double)p[2]);
     }
     for (uint32_t i = 0; i < s->nf; ++i)
         if (s->f[i][3])
@@ -208,12 +221,20 @@ static void write_scenes(const char *dir)
     box(&s, 2, 0, -1.3f, 8, 1.95f, -1);
     write_scene(dir, "tunnel.obj", &s, "a 2 m wide, 1.95 m high tunnel along x in [2,8]");
 
-    memset(&s, 0, sizeof s);
-    s.zup = true;
-    floor_quad(&s, -20, -20, 20, 20, 0);
-    quad(&s, sv(&s, 2, 0, -3), sv(&s, 2, 0, 3), sv(&s, 6, 2, 3), sv(&s, 6, 2, -3)); // 26.6 deg ramp
-    box(&s, -6, 0, -20, -5.5f, 3, 20);
-    write_scene(dir, "zup.obj", &s, "Z-up: floor, a ramp rising along +x, a wall at x = -6");
+    // The same floor, ramp and wall turned for three other up axes.
+    static const struct { int up_axis; const char *name, *what; } turned[] = {
+        {2, "zup.obj", "Z-up: floor, a ramp rising along +x, a wall at x = -6"},
+        {3, "xup.obj", "X-up: floor, a ramp, a wall (the Z-up scene turned so +X is up)"},
+        {-1, "negy.obj", "-Y up: floor, a ramp, a wall (the Z-up scene turned so -Y is up)"},
+    };
+    for (size_t i = 0; i < sizeof turned / sizeof turned[0]; ++i) {
+        memset(&s, 0, sizeof s);
+        s.up_axis = turned[i].up_axis;
+        floor_quad(&s, -20, -20, 20, 20, 0);
+        quad(&s, sv(&s, 2, 0, -3), sv(&s, 2, 0, 3), sv(&s, 6, 2, 3), sv(&s, 6, 2, -3)); // 26.6 deg ramp
+        box(&s, -6, 0, -20, -5.5f, 3, 20);
+        write_scene(dir, turned[i].name, &s, turned[i].what);
+    }
 }
 
 // ------------------------------------------------------------------------------- driving
@@ -334,12 +355,6 @@ static void wander(const scenario *sc, int frame, const kcc_character *ch, input
     }
 }
 
-static void flip_up(float v[3])   // authored Y-up -> Z-up (same mapping as write_scene)
-{
-    float y = v[1], z = v[2];
-    v[1] = -z;
-    v[2] = y;
-}
 
 static int run(const scenario *sc, const char *dir)
 {
@@ -364,17 +379,19 @@ static int run(const scenario *sc, const char *dir)
         kcc_level_free(&level);
         return 1;
     }
-    kcc_character_desc desc = kcc_character_default_desc();
-    desc.up_axis = sc->up_axis ? sc->up_axis : 1;
-    int up = desc.up_axis;   // 1: y, 2: z
+    // +Y and +Z run the default box (for +Z it lies on its side: half extents are world axes);
+    // the other axes run the default box standing along their up axis.
+    const int up = sc->up_axis ? sc->up_axis : 1;
+    kcc_character_desc desc = up == 1 || up == 2 ? kcc_character_default_desc()
+                                                 : kcc_character_default_desc_up(up);
+    desc.up_axis = up;
     float start[3];
     memcpy(start, sc->start, sizeof start);
     if (sc->script == wander && level.spawn_count > 0) {
         memcpy(start, level.spawns, sizeof start);
         start[1] += desc.half_extents[1] + 0.05f;
     }
-    if (up == 2)
-        flip_up(start);
+    authored_to_world(up, start);
 
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -417,8 +434,7 @@ static int run(const scenario *sc, const char *dir)
         v_up -= g * dt;
         float disp[3] = { in.wish[0] * dt, in.wish[1] * dt, in.wish[2] * dt };
         disp[1] = v_up * dt;
-        if (up == 2)
-            flip_up(disp);
+        authored_to_world(up, disp);
         kcc_move_result res;
         kcc_character_move(&ch, mesh, disp, &res);
         if ((res.flags & KCC_MOVE_ON_GROUND) && v_up < 0.0f)
@@ -504,6 +520,8 @@ static const scenario scenarios[] = {
     { "slope_20_down", "obj slope_20.obj", "walk down a 20 degree ramp from the plateau", 60, 240, { 11, 3 + Y0, 0 }, 1, { -4, 0, 0 }, walk_then_stop, 0 },
     { "zup_walk", "obj zup.obj", "Z-up level and character: walk up a ramp, then into a wall", 60, 300, { 0, Y0, 0 }, 2, { 4, 0, 0 }, walk_then_stop, 0 },
     { "zup_back", "obj zup.obj", "Z-up: walk back into the wall and jump", 60, 180, { 0, Y0, 1 }, 2, { -4, 0, 0 }, walk_and_jump, 0 },
+    { "xup_walk", "obj xup.obj", "X-up level and character: walk up a ramp, then into a wall", 60, 300, { 0, Y0, 0 }, 3, { 4, 0, 0 }, walk_then_stop, 0 },
+    { "negy_back", "obj negy.obj", "-Y up level and character: walk back into the wall and jump", 60, 180, { 0, Y0, 1 }, -1, { -4, 0, 0 }, walk_and_jump, 0 },
     { "wander_arena_1", "gen arena seed=1", "random walk with jumps and crouches", 60, 2400, { 0, 5, 0 }, 1, { 0, 0, 0 }, wander, 11 },
     { "wander_arena_2", "gen arena seed=2", "random walk with jumps and crouches", 60, 2400, { 0, 5, 0 }, 1, { 0, 0, 0 }, wander, 22 },
     { "wander_terrain_7", "gen terrain seed=7", "random walk over terrain", 60, 2400, { 0, 30, 0 }, 1, { 0, 0, 0 }, wander, 33 },
