@@ -60,14 +60,8 @@ kcc_status kcc_character_fits(const kcc_character_desc *desc, const kcc_mesh *me
         return st;
     if (!isfinite(center[0]) || !isfinite(center[1]) || !isfinite(center[2]))
         return KCC_ERR_NON_FINITE;
-    /* the move's rule (kcc_box_overlaps_at): touching within min(skin / 2, the tolerance) is clear */
-    vec3 box[2];
-    kcc_box_at(&probe, center, box);
-    const float s = kcc_minf(0.5f * probe.desc.skin_width, KCC_PENETRATION_TOLERANCE);
-    for (int i = 0; i < 3; ++i) {
-        box[0][i] += s;
-        box[1][i] -= s;
-    }
+    vec3 box[2]; /* the move's rule: touching within min(skin / 2, the tolerance) is clear */
+    kcc_box_for_overlap(&probe, center, box);
     return kcc_mesh_overlap_aabb(mesh, (const vec3 *)box, NULL, 0) > 0 ? KCC_ERR_OVERLAP : KCC_OK;
 }
 

@@ -102,17 +102,24 @@ static inline void kcc_facing_up(const kcc_character *ch, const vec3 n, vec3 out
         out[i] = n[i] * s;
 }
 
-/* True when the character's box centred at pos overlaps the level; touching within half a skin
- * (or the documented tolerance, if smaller) does not count. */
+/* The box the overlap rule tests for the character's box centred at pos: shrunk by half a skin (or
+ * the documented tolerance, if smaller) on every side, so touching within that does not count. One
+ * rule for the move and for kcc_character_fits. */
+static inline void kcc_box_for_overlap(const kcc_character *ch, const vec3 pos, vec3 out[2])
+{
+    kcc_box_at(ch, pos, out);
+    const float s = kcc_minf(0.5f * ch->desc.skin_width, KCC_PENETRATION_TOLERANCE);
+    for (int i = 0; i < 3; ++i) {
+        out[0][i] += s;
+        out[1][i] -= s;
+    }
+}
+
+/* True when the character's box centred at pos overlaps the level (kcc_box_for_overlap's rule). */
 static inline bool kcc_box_overlaps_at(const kcc_character *ch, const kcc_local *list, const vec3 pos)
 {
     vec3 box[2];
-    kcc_box_at(ch, pos, box);
-    float s = kcc_minf(0.5f * ch->desc.skin_width, KCC_PENETRATION_TOLERANCE);
-    for (int i = 0; i < 3; ++i) {
-        box[0][i] += s;
-        box[1][i] -= s;
-    }
+    kcc_box_for_overlap(ch, pos, box);
     return kcc_local_overlaps(list, (const vec3 *)box);
 }
 
