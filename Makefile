@@ -26,7 +26,7 @@ LDLIBS_ALL = -lm $(LDLIBS)
 
 LIB_SRC  = $(sort $(wildcard collide/*.c controller/*.c))
 LIB_HDR  = $(sort $(wildcard collide/*.h controller/*.h))
-PUB_HDR  = collide/kcc_base.h collide/kcc_collide.h collide/kcc_level.h \
+PUB_HDR  = collide/kcc_base.h collide/kcc_collide.h collide/kcc_level.h collide/kcc_world.h \
            controller/kcc_controller.h controller/kcc_trace.h controller/kcc.h
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 

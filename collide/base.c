@@ -1,5 +1,27 @@
 /* base.c: status names and the default allocator. No state. */
-#include "kcc_base.h"
+#include <stdlib.h>
+
+#include "collide_internal.h"
+
+static void *default_alloc(size_t bytes, size_t align, void *user)
+{
+    (void)user;
+    return aligned_alloc(align, (bytes + align - 1) / align * align);
+}
+
+static void default_free(void *ptr, void *user)
+{
+    (void)user;
+    free(ptr);
+}
+
+kcc_allocator kcc_allocator_or_default(const kcc_allocator *allocator)
+{
+    if (allocator->alloc)
+        return *allocator;
+    kcc_allocator al = {default_alloc, default_free, NULL};
+    return al;
+}
 
 const char *kcc_status_str(kcc_status s)
 {

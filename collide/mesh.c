@@ -10,19 +10,6 @@
 
 #define BLOCK_ALIGN 64
 
-static void *default_alloc(size_t bytes, size_t align, void *user)
-{
-    (void)user;
-    size_t rounded = (bytes + align - 1) / align * align;
-    return aligned_alloc(align, rounded);
-}
-
-static void default_free(void *ptr, void *user)
-{
-    (void)user;
-    free(ptr);
-}
-
 static size_t round_up(size_t x)
 {
     return (x + BLOCK_ALIGN - 1) / BLOCK_ALIGN * BLOCK_ALIGN;
@@ -373,12 +360,7 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
         st = check_triangles(desc, stride);
     if (st != KCC_OK)
         return st;
-    kcc_allocator al = desc->allocator;
-    if (!al.alloc) {
-        al.alloc = default_alloc;
-        al.free = default_free;
-        al.user = NULL;
-    }
+    const kcc_allocator al = kcc_allocator_or_default(&desc->allocator);
     const uint32_t n = desc->triangle_count;
     build_scratch sc;
     st = scratch_alloc(&al, n, &sc);

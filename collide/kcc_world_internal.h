@@ -1,0 +1,118 @@
+/* kcc_world_internal.h: the private layout of kcc_world (bodies with their poses, ids, the body
+ * tree the queries walk) and the pose arithmetic every world file shares. Never installed. */
+#ifndef KCC_WORLD_INTERNAL_H
+#define KCC_WORLD_INTERNAL_H
+
+#include "collide_internal.h"
+#include "kcc_world.h"
+
+/// Ids: the slot index + 1 in the low KCC_ID_INDEX_BITS bits (so 0 is never an id), the slot's
+/// generation above them. A slot's generation grows each time it is freed, and freed slots are
+/// reused oldest first, so an id comes back only after 4096 removals of every slot.
+#define KCC_ID_INDEX_BITS 20
+#define KCC_ID_INDEX_MASK ((1u << KCC_ID_INDEX_BITS) - 1)
+#define KCC_ID_GENERATION_MASK ((1u << (32 - KCC_ID_INDEX_BITS)) - 1)
+
+/// A transform with its rotation as a matrix (rows), derived once per pose: every placed point is
+/// m * p + position in float, in the order kcc_pose_point fixes, so each body's placed triangles
+/// are the same bits whichever query or build computes them.
+typedef struct kcc_pose {
+    kcc_transform transform;
+    float         m[3][3];
+    bool          rotated;    ///< false: m is the identity (the rotation is exactly 0 0 0 1)
+} kcc_pose;
+
+/// One body slot.
+typedef struct kcc_body {
+    const kcc_mesh *mesh;         ///< borrowed; NULL when the slot is free
+    kcc_pose        pose;         ///< where the body is
+    kcc_pose        start;        ///< where it was at the start of the last step (its motion)
+    kcc_transform   target;       ///< a kinematic body's pose at the end of the next step
+    float           bounds[2][3]; ///< conservative world bounds of the placed mesh (m)
+    uint64_t        user_data;
+    uint32_t        layers;
+    uint32_t        generation;   ///< of the slot (see KCC_ID_INDEX_BITS)
+    kcc_body_kind   kind;
+    bool            has_target;   ///< a target was set since the last step
+} kcc_body;
+
+/// The tree over the live bodies' world bounds that the queries walk (the mesh tree's builder
+/// over one primitive per body). Rebuilt by kcc_world_step; until then, after bodies are added,
+/// removed or set, `valid` is false and queries test every body's bounds instead (the same
+/// answers, linear cost).
+typedef struct kcc_body_tree {
+    kcc_build_prim *prims;    ///< body_capacity: a body's bounds and slot (id field)
+    kcc_node_pair  *pairs;    ///< body_capacity + 1
+    kcc_node4      *quads;    ///< body_capacity + 1
+    uint32_t       *scratch;  ///< 2 * (body_capacity + 1): the collapse's queue
+    uint32_t       *slot;     ///< leaf order -> body slot
+    uint32_t        count;    ///< bodies in the tree
+    bool            valid;
+} kcc_body_tree;
+
+struct kcc_world {
+    kcc_allocator   allocator;     ///< resolved (never NULL functions)
+    size_t          block_bytes;   ///< of the single allocation holding everything
+    kcc_world_desc  desc;          ///< resolved: every 0 replaced by its default
+    kcc_body       *bodies;        ///< body_capacity slots
+    uint32_t       *free_ring;     ///< free slots, oldest first (a ring of body_capacity)
+    uint32_t        free_head;     ///< ring position of the oldest free slot
+    uint32_t        free_count;
+    uint32_t        body_count;    ///< live bodies
+    uint32_t        body_end;      ///< 1 + the highest slot ever used: loops stop there
+    kcc_body_tree   tree;
+};
+
+/// The pose of a valid transform (unit rotation).
+void kcc_pose_set(kcc_pose *pose, const kcc_transform *t);
+/// out = pose applied to p, in the fixed order (((m0 p0 + m1 p1) + m2 p2) + position).
+static inline void kcc_pose_point(const kcc_pose *pose, const float p[3], float out[3])
+{
+    const float *t = pose->transform.position;
+    const float x = p[0], y = p[1], z = p[2];
+    for (int i = 0; i < 3; ++i)
+        out[i] = pose->m[i][0] * x + pose->m[i][1] * y + pose->m[i][2] * z + t[i];
+}
+/// out = the pose's rotation applied to v.
+static inline void kcc_pose_vector(const kcc_pose *pose, const float v[3], float out[3])
+{
+    const float x = v[0], y = v[1], z = v[2];
+    for (int i = 0; i < 3; ++i)
+        out[i] = pose->m[i][0] * x + pose->m[i][1] * y + pose->m[i][2] * z;
+}
+/// out = the inverse rotation applied to v (the transpose).
+static inline void kcc_pose_vector_inverse(const kcc_pose *pose, const float v[3], float out[3])
+{
+    const float x = v[0], y = v[1], z = v[2];
+    for (int i = 0; i < 3; ++i)
+        out[i] = pose->m[0][i] * x + pose->m[1][i] * y + pose->m[2][i] * z;
+}
+/// Body i's three placed corners of mesh slot s (leaf order), as every world query sees them.
+static inline void kcc_body_corners(const kcc_body *body, uint32_t s, float out[3][3])
+{
+    const kcc_tri *t = &body->mesh->tris[s];
+    for (int k = 0; k < 3; ++k)
+        kcc_pose_point(&body->pose, t->v[k], out[k]);
+}
+/// The live body an id names, or NULL (0, stale, removed, never issued).
+const kcc_body *kcc_world_find_body(const kcc_world *world, uint32_t body);
+/// The id of live slot i.
+static inline uint32_t kcc_body_id(const kcc_world *world, uint32_t slot)
+{
+    return world->bodies[slot].generation << KCC_ID_INDEX_BITS | (slot + 1);
+}
+/// Conservative bounds (lo, hi) of local box [lo, hi] placed by pose: every kcc_pose_point of a
+/// point inside lies inside (rounding margin included).
+void kcc_pose_box_bounds(const kcc_pose *pose, const float lo[3], const float hi[3],
+                         float out_lo[3], float out_hi[3]);
+/// Conservative local bounds of world box [lo, hi] seen from a body at pose: every point whose
+/// kcc_pose_point lies in the box lies inside them (the box is an oriented box in the body's
+/// frame; these are its bounds there).
+void kcc_pose_box_local_bounds(const kcc_pose *pose, const float lo[3], const float hi[3],
+                               float out_lo[3], float out_hi[3]);
+
+/* world_query.c */
+/// Rebuilds the body tree over the live bodies' bounds and marks it valid. Allocates nothing.
+void kcc_world_rebuild_body_tree(kcc_world *world);
+
+#endif

@@ -1,0 +1,339 @@
+/* world.c: owns kcc_world: its single allocation, the body slots and their generation-checked ids,
+ * adding, removing and moving bodies, and the step that carries kinematic bodies to their
+ * targets. Nothing here allocates after kcc_world_create. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kcc_world_internal.h"
+
+#define WORLD_ALIGN 64
+#define DEFAULT_BODIES 1024u
+#define DEFAULT_CHARACTERS 1024u
+#define DEFAULT_CELL_SIZE 4.0f
+/// A rotation is accepted when its length is within this of 1 (API.md), then normalised.
+#define ROTATION_TOLERANCE 1e-3
+
+kcc_world_desc kcc_world_default_desc(void)
+{
+    kcc_world_desc d;
+    memset(&d, 0, sizeof d);
+    d.body_capacity = DEFAULT_BODIES;
+    d.character_capacity = DEFAULT_CHARACTERS;
+    d.worker_count = 1;
+    d.broadphase = KCC_BROADPHASE_DEFAULT;
+    d.grid_cell_size = DEFAULT_CELL_SIZE;
+    return d;
+}
+
+kcc_body_desc kcc_body_default_desc(void)
+{
+    kcc_body_desc d;
+    memset(&d, 0, sizeof d);
+    d.kind = KCC_BODY_STATIC;
+    d.transform = kcc_transform_identity();
+    d.layers = 1;
+    return d;
+}
+
+/// Replaces every 0 of the desc by its default and checks the rest.
+static kcc_status resolve_desc(const kcc_world_desc *in, kcc_world_desc *out)
+{
+    *out = in ? *in : kcc_world_default_desc();
+    if (out->body_capacity == 0)
+        out->body_capacity = DEFAULT_BODIES;
+    if (out->character_capacity == 0)
+        out->character_capacity = DEFAULT_CHARACTERS;
+    if (out->worker_count == 0)
+        out->worker_count = 1;
+    if (out->grid_cell_size == 0.0f)
+        out->grid_cell_size = DEFAULT_CELL_SIZE;
+    if (out->pair_capacity == 0)
+        out->pair_capacity = 8 * (out->body_capacity + out->character_capacity);
+    if (out->piece_capacity == 0)
+        out->piece_capacity = 4 * out->body_capacity + 4096;
+    if ((out->allocator.alloc == NULL) != (out->allocator.free == NULL) ||
+        (out->enqueue_task == NULL) != (out->finish_task == NULL) ||
+        (unsigned)out->broadphase > (unsigned)KCC_BROADPHASE_GRID ||
+        !(out->grid_cell_size > 0.0f && out->grid_cell_size <= 1e30f))
+        return KCC_ERR_BAD_DESC;
+    if (out->body_capacity > KCC_WORLD_MAX_OBJECTS ||
+        out->character_capacity > KCC_WORLD_MAX_OBJECTS ||
+        out->piece_capacity > KCC_WORLD_MAX_OBJECTS || out->worker_count > 1024 ||
+        out->pair_capacity > (1u << 28))
+        return KCC_ERR_TOO_LARGE;
+    return KCC_OK;
+}
+
+/// Carves the world's arrays out of one block: with base NULL only measures; returns the bytes.
+static size_t world_layout(kcc_world *w, char *base, uint32_t bodies)
+{
+    size_t at = 0;
+#define WORLD_PART(field, count)                                                  \
+    do {                                                                          \
+        at = (at + WORLD_ALIGN - 1) / WORLD_ALIGN * WORLD_ALIGN;                  \
+        if (base)                                                                 \
+            w->field = (void *)(base + at);                                       \
+        at += (size_t)(count) * sizeof(*w->field);                                \
+    } while (0)
+    at = sizeof(kcc_world);
+    WORLD_PART(bodies, bodies);
+    WORLD_PART(free_ring, bodies);
+    WORLD_PART(tree.prims, bodies);
+    WORLD_PART(tree.pairs, bodies + 1);
+    WORLD_PART(tree.quads, bodies + 1);
+    WORLD_PART(tree.scratch, 2 * (bodies + 1));
+    WORLD_PART(tree.slot, bodies);
+#undef WORLD_PART
+    return at;
+}
+
+kcc_status kcc_world_create(const kcc_world_desc *desc, kcc_world **out_world)
+{
+    if (!out_world)
+        return KCC_ERR_NULL_ARGUMENT;
+    kcc_world_desc d;
+    kcc_status st = resolve_desc(desc, &d);
+    if (st != KCC_OK)
+        return st;
+    const kcc_allocator al = kcc_allocator_or_default(&d.allocator);
+    const size_t bytes = world_layout(NULL, NULL, d.body_capacity);
+    char *block = al.alloc(bytes, WORLD_ALIGN, al.user);
+    if (!block)
+        return KCC_ERR_OUT_OF_MEMORY;
+    memset(block, 0, bytes);
+    kcc_world *w = (kcc_world *)(void *)block;
+    world_layout(w, block, d.body_capacity);
+    w->allocator = al;
+    w->block_bytes = bytes;
+    w->desc = d;
+    for (uint32_t i = 0; i < d.body_capacity; ++i)
+        w->free_ring[i] = i;
+    w->free_count = d.body_capacity;
+    w->tree.valid = true; /* an empty world: no body to miss */
+    *out_world = w;
+    return KCC_OK;
+}
+
+void kcc_world_destroy(kcc_world *world)
+{
+    if (world)
+        world->allocator.free(world, world->allocator.user);
+}
+
+size_t kcc_world_memory_bytes(const kcc_world *world)
+{
+    return world ? world->block_bytes : 0;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Ids and transforms */
+
+const kcc_body *kcc_world_find_body(const kcc_world *world, uint32_t body)
+{
+    const uint32_t index = body & KCC_ID_INDEX_MASK;
+    if (!world || index == 0 || index > world->desc.body_capacity)
+        return NULL;
+    const kcc_body *b = &world->bodies[index - 1];
+    if (!b->mesh || b->generation != body >> KCC_ID_INDEX_BITS)
+        return NULL;
+    return b;
+}
+
+static kcc_body *find_body_mut(kcc_world *world, uint32_t body)
+{
+    return (kcc_body *)(uintptr_t)kcc_world_find_body(world, body);
+}
+
+/// Checks a caller's transform and writes it with its rotation normalised.
+static kcc_status check_transform(const kcc_transform *in, kcc_transform *out)
+{
+    double len = 0.0;
+    for (int k = 0; k < 4; ++k) {
+        if (!isfinite(in->rotation[k]))
+            return KCC_ERR_NON_FINITE;
+        len += (double)in->rotation[k] * (double)in->rotation[k];
+    }
+    for (int k = 0; k < 3; ++k)
+        if (!isfinite(in->position[k]) || fabsf(in->position[k]) > 1e18f)
+            return isfinite(in->position[k]) ? KCC_ERR_BAD_DESC : KCC_ERR_NON_FINITE;
+    len = sqrt(len);
+    if (!(fabs(len - 1.0) <= ROTATION_TOLERANCE))
+        return KCC_ERR_BAD_DESC;
+    *out = *in;
+    for (int k = 0; k < 4; ++k)
+        out->rotation[k] = (float)((double)in->rotation[k] / len);
+    return KCC_OK;
+}
+
+/// Places the body at t (checked) and updates its bounds; the body tree goes stale.
+static void place_body(kcc_world *world, kcc_body *b, const kcc_transform *t)
+{
+    kcc_pose_set(&b->pose, t);
+    b->start = b->pose;
+    kcc_pose_box_bounds(&b->pose, b->mesh->bounds[0], b->mesh->bounds[1], b->bounds[0],
+                        b->bounds[1]);
+    world->tree.valid = false;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Bodies */
+
+kcc_status kcc_world_add_body(kcc_world *world, const kcc_mesh *mesh, const kcc_body_desc *desc,
+                              uint32_t *out_body)
+{
+    if (!world || !mesh || !out_body)
+        return KCC_ERR_NULL_ARGUMENT;
+    const kcc_body_desc d = desc ? *desc : kcc_body_default_desc();
+    kcc_transform t;
+    kcc_status st = check_transform(&d.transform, &t);
+    if (st != KCC_OK)
+        return st;
+    if ((unsigned)d.kind > (unsigned)KCC_BODY_KINEMATIC || d.layers == 0)
+        return KCC_ERR_BAD_DESC;
+    if (world->free_count == 0)
+        return KCC_ERR_TOO_LARGE;
+    const uint32_t slot = world->free_ring[world->free_head];
+    world->free_head = (world->free_head + 1) % world->desc.body_capacity;
+    --world->free_count;
+    kcc_body *b = &world->bodies[slot];
+    const uint32_t generation = b->generation;
+    memset(b, 0, sizeof *b);
+    b->generation = generation;
+    b->mesh = mesh;
+    b->kind = d.kind;
+    b->layers = d.layers;
+    b->user_data = d.user_data;
+    place_body(world, b, &t);
+    ++world->body_count;
+    if (slot + 1 > world->body_end)
+        world->body_end = slot + 1;
+    *out_body = kcc_body_id(world, slot);
+    return KCC_OK;
+}
+
+kcc_status kcc_world_remove_body(kcc_world *world, uint32_t body)
+{
+    if (!world)
+        return KCC_ERR_NULL_ARGUMENT;
+    kcc_body *b = find_body_mut(world, body);
+    if (!b)
+        return KCC_ERR_NOT_FOUND;
+    const uint32_t slot = (uint32_t)(b - world->bodies);
+    b->mesh = NULL;
+    b->generation = (b->generation + 1) & KCC_ID_GENERATION_MASK;
+    const uint32_t tail = (world->free_head + world->free_count) % world->desc.body_capacity;
+    world->free_ring[tail] = slot;
+    ++world->free_count;
+    --world->body_count;
+    world->tree.valid = false;
+    return KCC_OK;
+}
+
+kcc_status kcc_world_move_body(kcc_world *world, uint32_t body, const kcc_transform *target)
+{
+    if (!world || !target)
+        return KCC_ERR_NULL_ARGUMENT;
+    kcc_body *b = find_body_mut(world, body);
+    if (!b)
+        return KCC_ERR_NOT_FOUND;
+    if (b->kind != KCC_BODY_KINEMATIC)
+        return KCC_ERR_BAD_DESC;
+    kcc_transform t;
+    kcc_status st = check_transform(target, &t);
+    if (st != KCC_OK)
+        return st;
+    b->target = t;
+    b->has_target = true;
+    return KCC_OK;
+}
+
+kcc_status kcc_world_set_body_transform(kcc_world *world, uint32_t body,
+                                        const kcc_transform *transform)
+{
+    if (!world || !transform)
+        return KCC_ERR_NULL_ARGUMENT;
+    kcc_body *b = find_body_mut(world, body);
+    if (!b)
+        return KCC_ERR_NOT_FOUND;
+    kcc_transform t;
+    kcc_status st = check_transform(transform, &t);
+    if (st != KCC_OK)
+        return st;
+    place_body(world, b, &t);
+    b->has_target = false;
+    return KCC_OK;
+}
+
+kcc_status kcc_world_get_body_transform(const kcc_world *world, uint32_t body,
+                                        kcc_transform *out_transform, kcc_transform *out_start)
+{
+    if (!world || !out_transform)
+        return KCC_ERR_NULL_ARGUMENT;
+    const kcc_body *b = kcc_world_find_body(world, body);
+    if (!b)
+        return KCC_ERR_NOT_FOUND;
+    *out_transform = b->pose.transform;
+    if (out_start)
+        *out_start = b->start.transform;
+    return KCC_OK;
+}
+
+kcc_status kcc_world_set_body_layers(kcc_world *world, uint32_t body, uint32_t layers)
+{
+    if (!world)
+        return KCC_ERR_NULL_ARGUMENT;
+    kcc_body *b = find_body_mut(world, body);
+    if (!b)
+        return KCC_ERR_NOT_FOUND;
+    if (layers == 0)
+        return KCC_ERR_BAD_DESC;
+    b->layers = layers;
+    return KCC_OK;
+}
+
+uint64_t kcc_world_body_user_data(const kcc_world *world, uint32_t body)
+{
+    const kcc_body *b = kcc_world_find_body(world, body);
+    return b ? b->user_data : 0;
+}
+
+const kcc_mesh *kcc_world_body_mesh(const kcc_world *world, uint32_t body)
+{
+    const kcc_body *b = kcc_world_find_body(world, body);
+    return b ? b->mesh : NULL;
+}
+
+uint32_t kcc_world_body_count(const kcc_world *world)
+{
+    return world ? world->body_count : 0;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * The step */
+
+/// Every kinematic body: its start pose becomes where it is, and it moves to its target (if one
+/// was set since the last step). Static bodies keep start == pose.
+static void move_kinematic_bodies(kcc_world *world)
+{
+    for (uint32_t i = 0; i < world->body_end; ++i) {
+        kcc_body *b = &world->bodies[i];
+        if (!b->mesh || b->kind != KCC_BODY_KINEMATIC)
+            continue;
+        const kcc_pose start = b->pose;
+        if (b->has_target)
+            place_body(world, b, &b->target);
+        b->start = start;
+        b->has_target = false;
+    }
+}
+
+kcc_status kcc_world_step(kcc_world *world)
+{
+    if (!world)
+        return KCC_ERR_NULL_ARGUMENT;
+    move_kinematic_bodies(world);
+    if (!world->tree.valid)
+        kcc_world_rebuild_body_tree(world);
+    return KCC_OK;
+}
