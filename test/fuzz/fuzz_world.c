@@ -1,0 +1,325 @@
+/* fuzz_world.c: libFuzzer target for the world (collide/world.c, world_query.c, transform.c). The
+ * bytes build up to three small meshes (corners on a 0.25 m grid: shared edges, coplanar and
+ * degenerate triangles are common), a world with a small capacity and either broadphase, and up
+ * to 96 operations: add bodies (raw or grid transforms, bad quaternions, bad layers), remove, move
+ * and set them (live, stale and never-issued ids), step, and query. Checks, aborting on failure:
+ * - every call's status is what a model of the live ids predicts (NOT_FOUND exactly for ids not
+ *   live, TOO_LARGE exactly at capacity, transforms refused exactly when their rotation's length
+ *   is not within 1e-3 of 1 or a coordinate is not finite);
+ * - box overlaps and sweeps answer exactly as the per-triangle tests on the placed corners
+ *   (kcc_transform_point) of every live body the mask sees, and a ray's hit is on a live body and
+ *   never nearer than the nearest per-triangle hit, within the rounding of the ray's passage into
+ *   each body's frame (test_world_query.c checks rays exactly).
+ * `make fuzz` explores with it, `make fuzz-check` (part of `make test`) repeats a fixed run. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "kcc.h"
+
+#define MAX_MESHES 3
+#define MAX_TRIS   16
+#define MAX_OPS    96
+#define CAPACITY   6
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t         n;
+} reader;
+
+static uint8_t byte(reader *r)
+{
+    if (r->n == 0)
+        return 0;
+    r->n--;
+    return *r->p++;
+}
+
+static float raw_float(reader *r)
+{
+    uint32_t u = 0;
+    for (int i = 0; i < 4; ++i)
+        u = u << 8 | byte(r);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static float grid(reader *r)
+{
+    return (float)(int8_t)byte(r) * 0.25f;
+}
+
+typedef struct model_body {
+    uint32_t        id;
+    const kcc_mesh *mesh;
+    uint32_t        layers;
+    bool            kinematic;
+} model_body;
+
+typedef struct model {
+    kcc_world  *world;
+    kcc_mesh   *meshes[MAX_MESHES];
+    uint32_t    mesh_count;
+    model_body  live[CAPACITY];
+    uint32_t    live_count;
+    uint32_t    dead[MAX_OPS];
+    uint32_t    dead_count;
+} model;
+
+static kcc_mesh *read_mesh(reader *r)
+{
+    float pos[MAX_TRIS * 9];
+    const uint32_t n = 1 + byte(r) % MAX_TRIS;
+    for (uint32_t i = 0; i < 9 * n; ++i)
+        pos[i] = grid(r) * 0.25f;
+    kcc_mesh_desc d = {0};
+    d.positions = pos;
+    d.vertex_count = 3 * n;
+    d.triangle_count = n;
+    kcc_mesh *m = NULL;
+    return kcc_mesh_build(&d, &m) == KCC_OK ? m : NULL;
+}
+
+/* A transform: mostly valid (grid position, a unit quaternion from four bytes), sometimes raw. */
+static kcc_transform read_transform(reader *r)
+{
+    kcc_transform t;
+    const uint8_t how = byte(r);
+    for (int k = 0; k < 3; ++k)
+        t.position[k] = how % 8 == 0 ? raw_float(r) : grid(r);
+    double q[4], len = 0.0;
+    for (int k = 0; k < 4; ++k) {
+        q[k] = (int8_t)byte(r);
+        len += q[k] * q[k];
+    }
+    for (int k = 0; k < 4; ++k)
+        t.rotation[k] = len > 0.0 ? (float)(q[k] / sqrt(len)) : 0.0f;
+    if (how % 8 == 1)
+        t.rotation[byte(r) % 4] = raw_float(r);
+    if (how % 8 == 2)
+        t.rotation[3] = 0.0f, t.rotation[0] = t.rotation[1] = t.rotation[2] = 0.0f;
+    if (how % 8 == 3)
+        t.rotation[0] = t.rotation[1] = t.rotation[2] = 0.0f, t.rotation[3] = 1.0f;
+    return t;
+}
+
+/* The status the API promises for a transform (API.md, kcc_world.h). */
+static kcc_status expected_transform_status(const kcc_transform *t)
+{
+    double len = 0.0;
+    for (int k = 0; k < 4; ++k) {
+        if (!isfinite(t->rotation[k]))
+            return KCC_ERR_NON_FINITE;
+        len += (double)t->rotation[k] * t->rotation[k];
+    }
+    for (int k = 0; k < 3; ++k) {
+        if (!isfinite(t->position[k]))
+            return KCC_ERR_NON_FINITE;
+        if (fabsf(t->position[k]) > 1e18f)
+            return KCC_ERR_BAD_DESC;
+    }
+    return fabs(sqrt(len) - 1.0) <= 1e-3 ? KCC_OK : KCC_ERR_BAD_DESC;
+}
+
+/* An id to act on: a live one, a removed one, or raw bytes. */
+static uint32_t pick_id(model *m, reader *r, int *live_index)
+{
+    const uint8_t how = byte(r);
+    *live_index = -1;
+    if (how % 3 == 0 && m->live_count > 0) {
+        *live_index = (int)(byte(r) % m->live_count);
+        return m->live[*live_index].id;
+    }
+    if (how % 3 == 1 && m->dead_count > 0)
+        return m->dead[byte(r) % m->dead_count];
+    const uint32_t index = byte(r);
+    return index | (uint32_t)byte(r) << 20;
+}
+
+static void op_add(model *m, reader *r)
+{
+    kcc_body_desc d = kcc_body_default_desc();
+    d.kind = byte(r) % 2 ? KCC_BODY_KINEMATIC : KCC_BODY_STATIC;
+    d.transform = read_transform(r);
+    d.layers = byte(r) % 4;
+    const kcc_mesh *mesh = m->meshes[byte(r) % m->mesh_count];
+    uint32_t id = 0;
+    const kcc_status got = kcc_world_add_body(m->world, mesh, &d, &id);
+    kcc_status want = expected_transform_status(&d.transform);
+    if (want == KCC_OK && d.layers == 0)
+        want = KCC_ERR_BAD_DESC;
+    if (want == KCC_OK && m->live_count == CAPACITY)
+        want = KCC_ERR_TOO_LARGE;
+    CHECK(got == want);
+    if (got != KCC_OK)
+        return;
+    CHECK(id != 0);
+    for (uint32_t i = 0; i < m->dead_count; ++i)
+        CHECK(m->dead[i] != id);
+    model_body b = {id, mesh, d.layers, d.kind == KCC_BODY_KINEMATIC};
+    m->live[m->live_count++] = b;
+}
+
+static void op_remove(model *m, reader *r)
+{
+    int li;
+    const uint32_t id = pick_id(m, r, &li);
+    const kcc_status got = kcc_world_remove_body(m->world, id);
+    CHECK(got == (li >= 0 ? KCC_OK : KCC_ERR_NOT_FOUND));
+    if (li < 0)
+        return;
+    m->dead[m->dead_count++] = id;
+    m->live[li] = m->live[--m->live_count];
+}
+
+static void op_move(model *m, reader *r, bool teleport)
+{
+    int li;
+    const uint32_t id = pick_id(m, r, &li);
+    const kcc_transform t = read_transform(r);
+    const kcc_status got = teleport ? kcc_world_set_body_transform(m->world, id, &t)
+                                    : kcc_world_move_body(m->world, id, &t);
+    kcc_status want = li < 0 ? KCC_ERR_NOT_FOUND : KCC_OK;
+    if (want == KCC_OK && !teleport && !m->live[li].kinematic)
+        want = KCC_ERR_BAD_DESC;
+    if (want == KCC_OK)
+        want = expected_transform_status(&t);
+    CHECK(got == want);
+}
+
+/* The placed corners of body b's triangle i. */
+static bool placed_triangle(const model *m, const model_body *b, uint32_t i, vec3 out[3])
+{
+    vec3 local[3];
+    kcc_transform pose;
+    if (!kcc_mesh_triangle(b->mesh, i, local))
+        return false;
+    CHECK(kcc_world_get_body_transform(m->world, b->id, &pose, NULL) == KCC_OK);
+    for (int k = 0; k < 3; ++k)
+        kcc_transform_point(&pose, local[k], out[k]);
+    return true;
+}
+
+static void read_box(reader *r, vec3 box[2])
+{
+    for (int k = 0; k < 3; ++k) {
+        box[0][k] = grid(r) * 0.25f;
+        box[1][k] = box[0][k] + (float)(byte(r) % 16) * 0.125f;
+    }
+}
+
+/* Overlap: the world's count and list against the per-triangle test on every placed triangle. */
+static void op_overlap(model *m, reader *r)
+{
+    vec3 box[2];
+    read_box(r, box);
+    const uint32_t mask = 1u + byte(r) % 3;
+    kcc_body_triangle got[CAPACITY * MAX_TRIS];
+    const uint32_t n = kcc_world_overlap_aabb(m->world, (const vec3 *)box, mask, got,
+                                              CAPACITY * MAX_TRIS);
+    uint32_t want = 0;
+    for (uint32_t b = 0; b < m->live_count; ++b) {
+        const model_body *body = &m->live[b];
+        for (uint32_t i = 0; (body->layers & mask) && i < kcc_mesh_triangle_count(body->mesh); ++i) {
+            vec3 v[3];
+            if (!placed_triangle(m, body, i, v) || !kcc_tri_overlap_aabb(v[0], v[1], v[2], (const vec3 *)box))
+                continue;
+            bool listed = false;
+            for (uint32_t j = 0; j < n; ++j)
+                listed = listed || (got[j].body == body->id && got[j].triangle == i);
+            CHECK(listed);
+            ++want;
+        }
+    }
+    CHECK(n == want);
+}
+
+/* Sweep: the world's earliest contact against the per-triangle sweeps of the placed triangles. */
+static void op_sweep(model *m, reader *r)
+{
+    vec3 box[2], delta;
+    read_box(r, box);
+    for (int k = 0; k < 3; ++k)
+        delta[k] = grid(r) * 0.125f;
+    kcc_world_sweep_hit hit;
+    const bool got = kcc_world_sweep_aabb(m->world, (const vec3 *)box, delta, KCC_LAYERS_ALL, &hit);
+    float best = INFINITY;
+    for (uint32_t b = 0; b < m->live_count; ++b)
+        for (uint32_t i = 0; i < kcc_mesh_triangle_count(m->live[b].mesh); ++i) {
+            vec3 v[3], n;
+            float t;
+            bool start;
+            if (placed_triangle(m, &m->live[b], i, v) &&
+                kcc_tri_sweep_aabb(v[0], v[1], v[2], (const vec3 *)box, delta, &t, n, &start) && t < best)
+                best = t;
+        }
+    CHECK(got == (best <= 1.0f));
+    if (got)
+        CHECK(hit.t == best);
+}
+
+/* Ray: hit or miss and t against the nearest per-triangle hit on the placed triangles, within
+ * the rounding of the ray's passage into each body's frame. */
+static void op_ray(model *m, reader *r)
+{
+    vec3 origin, dir;
+    for (int k = 0; k < 3; ++k)
+        origin[k] = grid(r) * 0.25f, dir[k] = grid(r);
+    const float max_t = (float)(1 + byte(r) % 8);
+    kcc_world_hit hit;
+    const bool got = kcc_world_raycast(m->world, origin, dir, max_t, &hit);
+    const float len = sqrtf(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+    if (len == 0.0f) {
+        CHECK(!got);
+        return;
+    }
+    const float tol = 1e-3f / len + 1e-4f * max_t;
+    float best = INFINITY;
+    for (uint32_t b = 0; b < m->live_count; ++b)
+        for (uint32_t i = 0; i < kcc_mesh_triangle_count(m->live[b].mesh); ++i) {
+            vec3 v[3];
+            float t;
+            if (placed_triangle(m, &m->live[b], i, v) &&
+                kcc_tri_raycast(v[0], v[1], v[2], origin, dir, max_t, &t) && t < best)
+                best = t;
+        }
+    /* never nearer than the nearest placed triangle (a ray grazing an edge may miss it, in the
+       body's frame, and hit a later one) */
+    if (got)
+        CHECK(hit.t >= best - tol);
+    if (got)
+        CHECK(hit.t >= 0.0f && hit.t <= max_t && kcc_world_body_mesh(m->world, hit.body) != NULL);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    reader r = {data, size};
+    model m;
+    memset(&m, 0, sizeof m);
+    const uint32_t meshes = 1 + byte(&r) % MAX_MESHES;
+    for (uint32_t i = 0; i < meshes; ++i)
+        if ((m.meshes[m.mesh_count] = read_mesh(&r)) != NULL)
+            ++m.mesh_count;
+    kcc_world_desc d = kcc_world_default_desc();
+    d.body_capacity = CAPACITY;
+    d.broadphase = (kcc_broadphase_kind)(byte(&r) % 3);
+    if (m.mesh_count > 0 && kcc_world_create(&d, &m.world) == KCC_OK) {
+        for (int op = 0; op < MAX_OPS && r.n > 0; ++op) {
+            switch (byte(&r) % 8) {
+            case 0: case 1: op_add(&m, &r); break;
+            case 2: op_remove(&m, &r); break;
+            case 3: op_move(&m, &r, false); break;
+            case 4: op_move(&m, &r, true); break;
+            case 5: CHECK(kcc_world_step(m.world) == KCC_OK); break;
+            case 6: op_overlap(&m, &r); op_sweep(&m, &r); break;
+            default: op_ray(&m, &r); break;
+            }
+        }
+        kcc_world_destroy(m.world);
+    }
+    for (uint32_t i = 0; i < m.mesh_count; ++i)
+        kcc_mesh_destroy(m.meshes[i]);
+    return 0;
+}
