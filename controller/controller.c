@@ -1334,12 +1334,13 @@ KCC_RARE void leave_frame(kcc_character *ch, const kcc_character_desc *desc, con
         debug_to_world(map, debug);
 }
 
-void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
-                              kcc_move_result *result, kcc_move_debug *debug)
+void kcc_character_move_source(kcc_character *ch, const kcc_local_source *level,
+                               const vec3 displacement, kcc_move_result *result,
+                               kcc_move_debug *debug)
 {
 #if KCC_AVX2_VARIANT
     if (kcc_isa_avx2()) { /* this very function, compiled for AVX2: same results, faster */
-        kcc_avx2_character_move_debug(ch, mesh, displacement, result, debug);
+        kcc_avx2_character_move_source(ch, level, displacement, result, debug);
         return;
     }
 #endif
@@ -1347,7 +1348,7 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
     memset(&move_result, 0, sizeof(move_result));
     move_result.branch = KCC_BRANCH_P0;
     move_result.flags = KCC_MOVE_BAD_INPUT;
-    if (!ch || !mesh || !vec3_finite(ch->position) || !kcc_character_set_up(ch)) {
+    if (!ch || !level || !vec3_finite(ch->position) || !kcc_character_set_up(ch)) {
         /* nothing sensible to do (no character, no level, or one init did not set up) */
         if (debug)
             memset(debug, 0, sizeof(*debug));
@@ -1362,14 +1363,12 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
         glm_vec3_copy((float *)displacement, disp);
         flags = 0u;
     }
-    kcc_local_source world;
-    kcc_local_source_mesh(&world, mesh);
-    const kcc_local_source *source = &world;
+    const kcc_local_source *source = level;
     const bool turned = (unsigned)ch->desc.up_axis - 1u > 1u; /* not +Y (1) or +Z (2) */
     kcc_character_desc desc; /* the world's, while the move runs in the frame */
     kcc_local_source_mapped mapped;
     if (turned) {
-        enter_frame(ch, &world, disp, &desc, &mapped);
+        enter_frame(ch, level, disp, &desc, &mapped);
         source = &mapped.base;
     }
     move_in_frame(ch, source, disp, flags, &move_result, debug);
@@ -1377,4 +1376,13 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
         leave_frame(ch, &desc, &mapped.map, &move_result, debug);
     if (result)
         *result = move_result;
+}
+
+void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
+                              kcc_move_result *result, kcc_move_debug *debug)
+{
+    kcc_local_source level;
+    if (mesh)
+        kcc_local_source_mesh(&level, mesh);
+    kcc_character_move_source(ch, mesh ? &level : NULL, displacement, result, debug);
 }

@@ -171,10 +171,17 @@ bool kcc_isa_avx2(void);
 /* Tests: run the AVX2 build (on) or the baseline from now on; false when the AVX2 build or the CPU
  * support for it is missing. */
 bool kcc_isa_force_avx2(bool on);
+/* ---- the move through any neighbourhood source (controller.c) ---- */
+/* kcc_character_move_debug through `level` (a mesh's source, or the world's): the one entry every
+ * move takes. level NULL: nothing to move through (KCC_MOVE_BAD_INPUT alone). */
+void kcc_character_move_source(kcc_character *ch, const kcc_local_source *level,
+                               const vec3 displacement, kcc_move_result *result,
+                               kcc_move_debug *debug);
 #if KCC_AVX2_VARIANT
-/* kcc_character_move_debug compiled for AVX2 (the build's symbols are renamed kcc_avx2_*). */
-void kcc_avx2_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
-                                   kcc_move_result *result, kcc_move_debug *debug);
+/* kcc_character_move_source compiled for AVX2 (the build's symbols are renamed kcc_avx2_*). */
+void kcc_avx2_character_move_source(kcc_character *ch, const kcc_local_source *level,
+                                    const vec3 displacement, kcc_move_result *result,
+                                    kcc_move_debug *debug);
 #endif
 
 #endif
