@@ -457,11 +457,12 @@ KCC_HOT int kcc_pbox_test(const kcc_pbox *q, const kcc_node4 *n)
     return kcc_pbox_test4(q, n->x[0], n->x[1], n->y[0], n->y[1], n->z[0], n->z[1]);
 }
 
-/* base.c */
-/// The caller's allocator, or malloc/free (aligned_alloc) when its functions are NULL.
-kcc_allocator kcc_allocator_or_default(const kcc_allocator *allocator);
-
 /* mesh.c */
+/// A key no other build or change had: content folded with a process-wide stamp that every call
+/// increments (atomically). Never 0.
+uint64_t kcc_fresh_key(uint64_t content);
+/// A triangle's plane as the mesh stores it (kcc_plane: the float cross product, normalised).
+void kcc_tri_plane(const kcc_tri *t, kcc_plane *out);
 /// Leaf-order slots (indices into mesh->tris) of the triangles whose bounds overlap [lo, hi], in
 /// ascending order: one slot per set of duplicates. Returns how many there are; writes them only
 /// when that is at most capacity. No argument checks: lo <= hi, finite.

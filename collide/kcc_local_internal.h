@@ -7,6 +7,7 @@
 #define KCC_LOCAL_INTERNAL_H
 
 #include "kcc_collide.h"
+#include "kcc_world.h"
 
 /// Hot helpers are forced inline where the compiler allows it (gcc and clang both do); rare paths
 /// are kept out of line, so they do not crowd the hot code around them.
@@ -305,5 +306,104 @@ bool kcc_local_penetration(const kcc_local *list, const vec3 box[2], int up, flo
 
 /// Triangle id's unit face normal as the source stores it (as wound).
 void kcc_local_face_normal(const kcc_local *list, uint32_t id, vec3 out);
+
+/* ---- the world, as the controller sees it (collide/world.c, collide/world_source.c) ---------- */
+
+/// Ids: the slot index + 1 in the low KCC_ID_INDEX_BITS bits (so 0 is never an id), the slot's
+/// generation above them. A slot's generation grows each time it is freed, and freed slots are
+/// reused oldest first, so an id comes back only after 4096 removals of every slot.
+#define KCC_ID_INDEX_BITS 20
+#define KCC_ID_INDEX_MASK ((1u << KCC_ID_INDEX_BITS) - 1)
+#define KCC_ID_GENERATION_MASK ((1u << (32 - KCC_ID_INDEX_BITS)) - 1)
+
+/// Free slots of an id space (bodies, characters), reused oldest first: a ring of the free slot
+/// indices. `end` is 1 + the highest slot ever taken, where loops over the slots stop.
+typedef struct kcc_id_pool {
+    uint32_t *ring;       ///< capacity entries
+    uint32_t  capacity;
+    uint32_t  head;       ///< ring position of the oldest free slot
+    uint32_t  free;       ///< free slots
+    uint32_t  end;
+} kcc_id_pool;
+
+static inline void kcc_id_pool_init(kcc_id_pool *pool, uint32_t *ring, uint32_t capacity)
+{
+    pool->ring = ring;
+    pool->capacity = capacity;
+    pool->head = 0;
+    pool->free = capacity;
+    pool->end = 0;
+    for (uint32_t i = 0; i < capacity; ++i)
+        ring[i] = i;
+}
+
+/// Takes the oldest free slot; false when every slot is taken.
+static inline bool kcc_id_pool_take(kcc_id_pool *pool, uint32_t *out_slot)
+{
+    if (pool->free == 0)
+        return false;
+    const uint32_t slot = pool->ring[pool->head];
+    pool->head = (pool->head + 1) % pool->capacity;
+    --pool->free;
+    if (slot + 1 > pool->end)
+        pool->end = slot + 1;
+    *out_slot = slot;
+    return true;
+}
+
+static inline void kcc_id_pool_give(kcc_id_pool *pool, uint32_t slot)
+{
+    pool->ring[(pool->head + pool->free) % pool->capacity] = slot;
+    ++pool->free;
+}
+
+/// The id of slot with generation (never 0), and back: false for 0 or an index past capacity.
+static inline uint32_t kcc_id_make(uint32_t generation, uint32_t slot)
+{
+    return generation << KCC_ID_INDEX_BITS | (slot + 1);
+}
+static inline bool kcc_id_split(uint32_t id, uint32_t capacity, uint32_t *out_slot,
+                                uint32_t *out_generation)
+{
+    const uint32_t index = id & KCC_ID_INDEX_MASK;
+    if (index == 0 || index > capacity)
+        return false;
+    *out_slot = index - 1;
+    *out_generation = id >> KCC_ID_INDEX_BITS;
+    return true;
+}
+
+/// The characters' half of a world (controller/world_step.c): collide keeps only the pointer.
+struct kcc_world_characters;
+
+/// The caller's allocator, or malloc/free (aligned_alloc) when its functions are NULL (base.c).
+kcc_allocator kcc_allocator_or_default(const kcc_allocator *allocator);
+/// Replaces every 0 of desc (NULL: the defaults) by its default and checks the rest.
+kcc_status kcc_world_resolve_desc(const kcc_world_desc *in, kcc_world_desc *out);
+/// Lays the world's struct and its bodies' arrays out in the block at base (NULL, NULL: only
+/// measures); returns the bytes used.
+size_t kcc_world_layout(kcc_world *world, char *base, const kcc_world_desc *desc);
+/// Fills a laid-out, zeroed world; `characters` is stored for kcc_world_characters.
+void kcc_world_init(kcc_world *world, const kcc_world_desc *desc, const kcc_allocator *allocator,
+                    size_t block_bytes, struct kcc_world_characters *characters);
+/// The world's resolved desc and its characters' half.
+const kcc_world_desc *kcc_world_get_desc(const kcc_world *world);
+struct kcc_world_characters *kcc_world_characters(const kcc_world *world);
+/// The bodies' part of a step: kinematic bodies reach their targets, the body tree is rebuilt.
+void kcc_world_step_bodies(kcc_world *world);
+/// The id of the body whose triangle the world source's triangle id names (0: none).
+uint32_t kcc_world_triangle_body(const kcc_world *world, uint32_t id);
+
+/// The world as a move's neighbourhood: the placed triangles of every live body whose layers
+/// meet layer_mask, at their current poses. Triangle ids: body triangle i is the body's range
+/// start + i (kcc_world_triangle_body names the body). A body placed at the identity lists its
+/// mesh's own corners and planes, so a move through a world of one such body is the move
+/// through the mesh, bit for bit (world_of_one_identity_body_moves_as_the_mesh).
+typedef struct kcc_world_source {
+    kcc_local_source base;   ///< what a list uses (&source.base)
+    const kcc_world *world;
+    uint32_t         layer_mask;
+} kcc_world_source;
+void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32_t layer_mask);
 
 #endif

@@ -135,8 +135,9 @@ KCC_API const kcc_mesh *kcc_world_body_mesh(const kcc_world *world, uint32_t bod
 KCC_API uint32_t   kcc_world_body_count(const kcc_world *world);
 
 /// One step of the world: every kinematic body moves to its target (its start and end poses are
-/// kept for the step, kcc_world_get_body_transform), then the broadphase brings its pairs up to
-/// date. Allocates nothing. KCC_ERR_NULL_ARGUMENT for a NULL world.
+/// kept for the step, kcc_world_get_body_transform), then every character (kcc_controller.h)
+/// moves by its displacement as kcc_character_move does, through every body at its new pose.
+/// Allocates nothing. KCC_ERR_NULL_ARGUMENT for a NULL world.
 KCC_API kcc_status kcc_world_step(kcc_world *world);
 
 /// Every layer: the mask of a query that sees every body.

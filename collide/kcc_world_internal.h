@@ -6,12 +6,17 @@
 #include "collide_internal.h"
 #include "kcc_world.h"
 
-/// Ids: the slot index + 1 in the low KCC_ID_INDEX_BITS bits (so 0 is never an id), the slot's
-/// generation above them. A slot's generation grows each time it is freed, and freed slots are
-/// reused oldest first, so an id comes back only after 4096 removals of every slot.
-#define KCC_ID_INDEX_BITS 20
-#define KCC_ID_INDEX_MASK ((1u << KCC_ID_INDEX_BITS) - 1)
-#define KCC_ID_GENERATION_MASK ((1u << (32 - KCC_ID_INDEX_BITS)) - 1)
+
+/// Triangle ids of the world's neighbourhood source (a move's list, its results): body triangle
+/// i of a body whose range starts at tri_base is tri_base + i; ids from KCC_WORLD_BOX_TRIS up are
+/// the twelve triangles of each character's box (collide/world_source.c).
+#define KCC_WORLD_BOX_TRIS 0xC0000000u
+
+/// A live body's triangle range, in the table sorted by base (the order bodies were added in).
+typedef struct kcc_body_base {
+    uint32_t base;
+    uint32_t slot;
+} kcc_body_base;
 
 /// A transform with its rotation as a matrix (rows), derived once per pose: every placed point is
 /// m * p + position in float, in the order kcc_pose_point fixes, so each body's placed triangles
@@ -32,6 +37,7 @@ typedef struct kcc_body {
     uint64_t        user_data;
     uint32_t        layers;
     uint32_t        generation;   ///< of the slot (see KCC_ID_INDEX_BITS)
+    uint32_t        tri_base;     ///< its triangles' first id in the world source
     kcc_body_kind   kind;
     bool            has_target;   ///< a target was set since the last step
 } kcc_body;
@@ -55,13 +61,21 @@ struct kcc_world {
     size_t          block_bytes;   ///< of the single allocation holding everything
     kcc_world_desc  desc;          ///< resolved: every 0 replaced by its default
     kcc_body       *bodies;        ///< body_capacity slots
-    uint32_t       *free_ring;     ///< free slots, oldest first (a ring of body_capacity)
-    uint32_t        free_head;     ///< ring position of the oldest free slot
-    uint32_t        free_count;
+    kcc_id_pool     body_ids;
     uint32_t        body_count;    ///< live bodies
     uint32_t        body_end;      ///< 1 + the highest slot ever used: loops stop there
+    kcc_body_base  *bases;         ///< base_count live bodies' triangle ranges, by base
+    uint32_t        base_count;
+    uint32_t        tri_next;      ///< the next body's tri_base
+    uint32_t        tri_live;      ///< the live bodies' triangles
+    uint64_t        key;           ///< changes whenever a placed triangle does (never 0)
     kcc_body_tree   tree;
+    struct kcc_world_characters *characters;
 };
+
+/// The live body whose triangle range holds id, or NULL; *out_triangle the input index.
+const kcc_body *kcc_world_body_of_triangle(const kcc_world *world, uint32_t id,
+                                           uint32_t *out_triangle);
 
 /// The pose of a valid transform (unit rotation).
 void kcc_pose_set(kcc_pose *pose, const kcc_transform *t);
@@ -99,7 +113,7 @@ const kcc_body *kcc_world_find_body(const kcc_world *world, uint32_t body);
 /// The id of live slot i.
 static inline uint32_t kcc_body_id(const kcc_world *world, uint32_t slot)
 {
-    return world->bodies[slot].generation << KCC_ID_INDEX_BITS | (slot + 1);
+    return kcc_id_make(world->bodies[slot].generation, slot);
 }
 /// Conservative bounds (lo, hi) of local box [lo, hi] placed by pose: every kcc_pose_point of a
 /// point inside lies inside (rounding margin included).

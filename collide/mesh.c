@@ -25,7 +25,7 @@ static inline uint32_t tri_index(const kcc_mesh_desc *d, uint32_t t, int corner)
     return d->indices ? d->indices[(size_t)t * 3 + (size_t)corner] : t * 3u + (uint32_t)corner;
 }
 
-static void tri_plane(const kcc_tri *t, kcc_plane *out)
+void kcc_tri_plane(const kcc_tri *t, kcc_plane *out)
 {
     const float(*v)[3] = t->v;
     float e1[3], e2[3], n[3];
@@ -76,7 +76,7 @@ static _Atomic uint64_t build_stamps;
 /* The mesh's key: its content key folded (FNV-1a) with this build's stamp, so that a rebuilt mesh at
  * the address of a destroyed one never matches it, even with the same content, and a mesh of another
  * process matches only with the same content. Never 0. */
-static uint64_t stamped_key(uint64_t content)
+uint64_t kcc_fresh_key(uint64_t content)
 {
     const uint64_t stamp = atomic_fetch_add_explicit(&build_stamps, 1u, memory_order_relaxed) + 1u;
     uint64_t h = content;
@@ -305,7 +305,7 @@ static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc 
         load_triangle(desc, stride, t, m->tris[s].v);
         m->tri_id[s] = t;
         m->tri_slot[t] = s;
-        tri_plane(&m->tris[s], &m->planes[s]);
+        kcc_tri_plane(&m->tris[s], &m->planes[s]);
     }
 }
 
@@ -388,7 +388,7 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     fill_duplicates(m, sc.rep_of);
     fill_degenerate(m, desc, stride, sc.rep_of);
     al.free(sc.block, al.user);
-    m->key = stamped_key(content_key(m));
+    m->key = kcc_fresh_key(content_key(m));
     KCC_ASSERT(kcc_mesh_validate(m) == KCC_OK);
     *out_mesh = m;
     return KCC_OK;

@@ -2,7 +2,6 @@
  * adding, removing and moving bodies, and the step that carries kinematic bodies to their
  * targets. Nothing here allocates after kcc_world_create. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "kcc_world_internal.h"
@@ -36,8 +35,7 @@ kcc_body_desc kcc_body_default_desc(void)
     return d;
 }
 
-/// Replaces every 0 of the desc by its default and checks the rest.
-static kcc_status resolve_desc(const kcc_world_desc *in, kcc_world_desc *out)
+kcc_status kcc_world_resolve_desc(const kcc_world_desc *in, kcc_world_desc *out)
 {
     *out = in ? *in : kcc_world_default_desc();
     if (out->body_capacity == 0)
@@ -65,9 +63,9 @@ static kcc_status resolve_desc(const kcc_world_desc *in, kcc_world_desc *out)
     return KCC_OK;
 }
 
-/// Carves the world's arrays out of one block: with base NULL only measures; returns the bytes.
-static size_t world_layout(kcc_world *w, char *base, uint32_t bodies)
+size_t kcc_world_layout(kcc_world *w, char *base, const kcc_world_desc *desc)
 {
+    const uint32_t bodies = desc->body_capacity;
     size_t at = 0;
 #define WORLD_PART(field, count)                                                  \
     do {                                                                          \
@@ -78,7 +76,8 @@ static size_t world_layout(kcc_world *w, char *base, uint32_t bodies)
     } while (0)
     at = sizeof(kcc_world);
     WORLD_PART(bodies, bodies);
-    WORLD_PART(free_ring, bodies);
+    WORLD_PART(body_ids.ring, bodies);
+    WORLD_PART(bases, bodies);
     WORLD_PART(tree.prims, bodies);
     WORLD_PART(tree.pairs, bodies + 1);
     WORLD_PART(tree.quads, bodies + 1);
@@ -88,31 +87,26 @@ static size_t world_layout(kcc_world *w, char *base, uint32_t bodies)
     return at;
 }
 
-kcc_status kcc_world_create(const kcc_world_desc *desc, kcc_world **out_world)
+void kcc_world_init(kcc_world *w, const kcc_world_desc *desc, const kcc_allocator *allocator,
+                    size_t block_bytes, struct kcc_world_characters *characters)
 {
-    if (!out_world)
-        return KCC_ERR_NULL_ARGUMENT;
-    kcc_world_desc d;
-    kcc_status st = resolve_desc(desc, &d);
-    if (st != KCC_OK)
-        return st;
-    const kcc_allocator al = kcc_allocator_or_default(&d.allocator);
-    const size_t bytes = world_layout(NULL, NULL, d.body_capacity);
-    char *block = al.alloc(bytes, WORLD_ALIGN, al.user);
-    if (!block)
-        return KCC_ERR_OUT_OF_MEMORY;
-    memset(block, 0, bytes);
-    kcc_world *w = (kcc_world *)(void *)block;
-    world_layout(w, block, d.body_capacity);
-    w->allocator = al;
-    w->block_bytes = bytes;
-    w->desc = d;
-    for (uint32_t i = 0; i < d.body_capacity; ++i)
-        w->free_ring[i] = i;
-    w->free_count = d.body_capacity;
+    w->characters = characters;
+    w->allocator = *allocator;
+    w->block_bytes = block_bytes;
+    w->desc = *desc;
+    kcc_id_pool_init(&w->body_ids, w->body_ids.ring, desc->body_capacity);
+    w->key = kcc_fresh_key(0);
     w->tree.valid = true; /* an empty world: no body to miss */
-    *out_world = w;
-    return KCC_OK;
+}
+
+const kcc_world_desc *kcc_world_get_desc(const kcc_world *world)
+{
+    return &world->desc;
+}
+
+struct kcc_world_characters *kcc_world_characters(const kcc_world *world)
+{
+    return world->characters;
 }
 
 void kcc_world_destroy(kcc_world *world)
@@ -131,13 +125,11 @@ size_t kcc_world_memory_bytes(const kcc_world *world)
 
 const kcc_body *kcc_world_find_body(const kcc_world *world, uint32_t body)
 {
-    const uint32_t index = body & KCC_ID_INDEX_MASK;
-    if (!world || index == 0 || index > world->desc.body_capacity)
+    uint32_t slot, generation;
+    if (!world || !kcc_id_split(body, world->desc.body_capacity, &slot, &generation))
         return NULL;
-    const kcc_body *b = &world->bodies[index - 1];
-    if (!b->mesh || b->generation != body >> KCC_ID_INDEX_BITS)
-        return NULL;
-    return b;
+    const kcc_body *b = &world->bodies[slot];
+    return b->mesh && b->generation == generation ? b : NULL;
 }
 
 static kcc_body *find_body_mut(kcc_world *world, uint32_t body)
@@ -174,6 +166,75 @@ static void place_body(kcc_world *world, kcc_body *b, const kcc_transform *t)
     kcc_pose_box_bounds(&b->pose, b->mesh->bounds[0], b->mesh->bounds[1], b->bounds[0],
                         b->bounds[1]);
     world->tree.valid = false;
+    world->key = kcc_fresh_key(world->key);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Triangle ranges: each live body's triangles are ids tri_base .. tri_base + count - 1 of the
+ * world's neighbourhood source, ranges laid end to end in the order bodies were added. */
+
+/// Lays every live body's range out again from 0, in the same order (when the next range would
+/// reach KCC_WORLD_BOX_TRIS).
+static void compact_triangle_ranges(kcc_world *world)
+{
+    uint32_t next = 0;
+    for (uint32_t i = 0; i < world->base_count; ++i) {
+        kcc_body *b = &world->bodies[world->bases[i].slot];
+        b->tri_base = world->bases[i].base = next;
+        next += b->mesh->triangle_count;
+    }
+    world->tri_next = next;
+}
+
+static void add_triangle_range(kcc_world *world, uint32_t slot)
+{
+    kcc_body *b = &world->bodies[slot];
+    const uint32_t count = b->mesh->triangle_count;
+    if (count > KCC_WORLD_BOX_TRIS - world->tri_next)
+        compact_triangle_ranges(world);
+    b->tri_base = world->tri_next;
+    world->tri_next += count;
+    world->tri_live += count;
+    const kcc_body_base entry = {b->tri_base, slot};
+    world->bases[world->base_count++] = entry;
+}
+
+static void remove_triangle_range(kcc_world *world, uint32_t slot)
+{
+    uint32_t i = 0;
+    while (world->bases[i].slot != slot)
+        ++i;
+    memmove(&world->bases[i], &world->bases[i + 1],
+            (world->base_count - i - 1) * sizeof world->bases[0]);
+    --world->base_count;
+    world->tri_live -= world->bodies[slot].mesh->triangle_count;
+}
+
+const kcc_body *kcc_world_body_of_triangle(const kcc_world *world, uint32_t id,
+                                           uint32_t *out_triangle)
+{
+    uint32_t lo = 0, hi = world->base_count; /* the last range starting at or before id */
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (world->bases[mid].base <= id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const kcc_body *b = &world->bodies[world->bases[lo - 1].slot];
+    if (id - b->tri_base >= b->mesh->triangle_count)
+        return NULL;
+    *out_triangle = id - b->tri_base;
+    return b;
+}
+
+uint32_t kcc_world_triangle_body(const kcc_world *world, uint32_t id)
+{
+    uint32_t triangle;
+    const kcc_body *b = kcc_world_body_of_triangle(world, id, &triangle);
+    return b ? kcc_body_id(world, (uint32_t)(b - world->bodies)) : 0;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -191,11 +252,11 @@ kcc_status kcc_world_add_body(kcc_world *world, const kcc_mesh *mesh, const kcc_
         return st;
     if ((unsigned)d.kind > (unsigned)KCC_BODY_KINEMATIC || d.layers == 0)
         return KCC_ERR_BAD_DESC;
-    if (world->free_count == 0)
+    if (mesh->triangle_count > KCC_WORLD_BOX_TRIS - world->tri_live)
+        return KCC_ERR_TOO_LARGE; /* the live bodies' triangles would not fit 32-bit ids */
+    uint32_t slot;
+    if (!kcc_id_pool_take(&world->body_ids, &slot))
         return KCC_ERR_TOO_LARGE;
-    const uint32_t slot = world->free_ring[world->free_head];
-    world->free_head = (world->free_head + 1) % world->desc.body_capacity;
-    --world->free_count;
     kcc_body *b = &world->bodies[slot];
     const uint32_t generation = b->generation;
     memset(b, 0, sizeof *b);
@@ -205,9 +266,9 @@ kcc_status kcc_world_add_body(kcc_world *world, const kcc_mesh *mesh, const kcc_
     b->layers = d.layers;
     b->user_data = d.user_data;
     place_body(world, b, &t);
+    add_triangle_range(world, slot);
     ++world->body_count;
-    if (slot + 1 > world->body_end)
-        world->body_end = slot + 1;
+    world->body_end = world->body_ids.end;
     *out_body = kcc_body_id(world, slot);
     return KCC_OK;
 }
@@ -220,13 +281,13 @@ kcc_status kcc_world_remove_body(kcc_world *world, uint32_t body)
     if (!b)
         return KCC_ERR_NOT_FOUND;
     const uint32_t slot = (uint32_t)(b - world->bodies);
+    remove_triangle_range(world, slot);
     b->mesh = NULL;
     b->generation = (b->generation + 1) & KCC_ID_GENERATION_MASK;
-    const uint32_t tail = (world->free_head + world->free_count) % world->desc.body_capacity;
-    world->free_ring[tail] = slot;
-    ++world->free_count;
+    kcc_id_pool_give(&world->body_ids, slot);
     --world->body_count;
     world->tree.valid = false;
+    world->key = kcc_fresh_key(world->key);
     return KCC_OK;
 }
 
@@ -328,12 +389,9 @@ static void move_kinematic_bodies(kcc_world *world)
     }
 }
 
-kcc_status kcc_world_step(kcc_world *world)
+void kcc_world_step_bodies(kcc_world *world)
 {
-    if (!world)
-        return KCC_ERR_NULL_ARGUMENT;
     move_kinematic_bodies(world);
     if (!world->tree.valid)
         kcc_world_rebuild_body_tree(world);
-    return KCC_OK;
 }

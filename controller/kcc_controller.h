@@ -4,6 +4,7 @@
 #define KCC_CONTROLLER_H
 
 #include "kcc_collide.h"
+#include "kcc_world.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -99,9 +100,12 @@ enum {
                                       ///< treated as no movement; alone (no motion at all) when the
                                       ///< character or mesh cannot be moved (kcc_character_move)
     KCC_MOVE_LANDED       = 1u << 10, ///< on ground now, was not before the move
-    KCC_MOVE_CONTACT_CAP  = 1u << 11  ///< more than KCC_MOVE_LIST_TRIANGLES triangles' bounds overlap
+    KCC_MOVE_CONTACT_CAP  = 1u << 11, ///< more than KCC_MOVE_LIST_TRIANGLES triangles' bounds overlap
                                       ///< the move's reach (same answers, slower; a start-overlap
                                       ///< push is then stopped by the first triangle along it only)
+    KCC_MOVE_CRUSHED      = 1u << 12  ///< in a world step: a moving body pushed the box into something
+                                      ///< it could not leave; the box stays clear of static bodies
+                                      ///< and may overlap the mover
 };
 
 /// Bytes of a character's private storage (its triangle cache and the note of the last box found
@@ -180,6 +184,8 @@ typedef struct kcc_move_result {
                                ///< +-X, -Y and -Z up the sides are those of the turned world in
                                ///< which the move runs (desc.up_axis): e.g. with -Y up, x there is
                                ///< -x here
+    uint32_t   ground_body;    ///< in a world step: the body stood on (0: none, another character,
+                               ///< or a move on a plain mesh)
 } kcc_move_result;
 
 /// One frame: moves ch by displacement (m; the caller adds gravity and jumps) through mesh. NaN,
@@ -231,6 +237,41 @@ KCC_API const char *kcc_character_isa(void);
 
 /// The character's box (m), box[0] = min, box[1] = max.
 KCC_API void kcc_character_box(const kcc_character *ch, vec3 out[2]);
+
+/* ---- characters in a world (kcc_world.h; docs/world.md) ---- */
+
+/// Adds a character to the world with its box centred at center (m); desc NULL: the defaults.
+/// Writes its id (never 0; an id space of its own, apart from bodies'). The world keeps the
+/// character (a copy): read it with kcc_world_get_character. Errors: KCC_ERR_NULL_ARGUMENT
+/// (world, center, out_character), the desc's own (kcc_character_desc_validate),
+/// KCC_ERR_NON_FINITE (center), KCC_ERR_TOO_LARGE (character_capacity characters live).
+KCC_API kcc_status kcc_world_add_character(kcc_world *world, const kcc_character_desc *desc,
+                                           const vec3 center, uint32_t *out_character);
+/// Removes a character; its id is stale from then on. KCC_ERR_NOT_FOUND for a removed, stale or
+/// never-issued id.
+KCC_API kcc_status kcc_world_remove_character(kcc_world *world, uint32_t character);
+/// The character's displacement for the next kcc_world_step only (m; the caller adds gravity and
+/// jumps, as for kcc_character_move); a character given none moves by zero. A NaN or infinite
+/// displacement is refused with KCC_ERR_NON_FINITE, one beyond KCC_MAX_DISPLACEMENT with
+/// KCC_ERR_BAD_DESC, NULL with KCC_ERR_NULL_ARGUMENT: then the step moves it by zero.
+KCC_API kcc_status kcc_world_set_displacement(kcc_world *world, uint32_t character,
+                                              const vec3 displacement);
+
+/// What a game reads of a character every frame.
+typedef struct kcc_character_state {
+    vec3     position;        ///< m, centre of the box
+    bool     on_ground;
+    vec3     ground_normal;   ///< valid when on_ground
+    uint32_t ground_body;     ///< the body stood on after the last step (0: none)
+} kcc_character_state;
+
+/// The character's state and its last step's result (either output may be NULL).
+/// KCC_ERR_NOT_FOUND, KCC_ERR_NULL_ARGUMENT (world).
+KCC_API kcc_status kcc_world_get_character(const kcc_world *world, uint32_t character,
+                                           kcc_character_state *out_state,
+                                           kcc_move_result *out_result);
+/// Live characters.
+KCC_API uint32_t kcc_world_character_count(const kcc_world *world);
 
 #ifdef __cplusplus
 }
