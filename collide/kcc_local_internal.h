@@ -399,11 +399,37 @@ uint32_t kcc_world_triangle_body(const kcc_world *world, uint32_t id);
 /// start + i (kcc_world_triangle_body names the body). A body placed at the identity lists its
 /// mesh's own corners and planes, so a move through a world of one such body is the move
 /// through the mesh, bit for bit (world_of_one_identity_body_moves_as_the_mesh).
+///
+/// Characters' boxes can be listed too, as twelve triangles each facing out (a box's top is ground
+/// to stand on, its sides walls): box i of `boxes` (indexed by character slot) is listed when it
+/// is among box_slots; its triangles are ids KCC_WORLD_BOX_TRIS + 12 * slot + k, after every
+/// body's. One body can be left out (skip_body: a slot, or KCC_WORLD_NO_BODY) or a source can see
+/// one body alone (only_body).
+#define KCC_WORLD_BOX_TRIS 0xC0000000u
+#define KCC_WORLD_NO_BODY 0xffffffffu
 typedef struct kcc_world_source {
     kcc_local_source base;   ///< what a list uses (&source.base)
     const kcc_world *world;
     uint32_t         layer_mask;
+    uint32_t         skip_body;      ///< body slot left out, or KCC_WORLD_NO_BODY
+    uint32_t         only_body;      ///< the one body slot seen, or KCC_WORLD_NO_BODY: all
+    const float    (*boxes)[2][3];   ///< characters' boxes by slot (m), or NULL
+    const uint32_t  *box_slots;      ///< the listed ones, ascending
+    uint32_t         box_count;
+    uint32_t         skip_box;       ///< a listed slot left out (the moving character's own), or
+                                     ///< KCC_WORLD_NO_BODY
 } kcc_world_source;
+/// Every body on layer_mask, no box.
 void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32_t layer_mask);
+/// The slot of a live body id (KCC_WORLD_NO_BODY when it is not one).
+uint32_t kcc_world_body_slot(const kcc_world *world, uint32_t body);
+/// A fresh key for the sources of one step (their characters' boxes change every step).
+uint64_t kcc_world_step_key(const kcc_world *world);
+/// The kinematic bodies that moved in the last step (slots, ascending): *out_slots, their number.
+uint32_t kcc_world_movers(const kcc_world *world, const uint32_t **out_slots);
+/// Live body slot's poses at the start and the end of the last step, and the bounds of its
+/// placed mesh over that motion (conservative: both poses' bounds and the arc between).
+void kcc_world_body_motion(const kcc_world *world, uint32_t slot, kcc_transform *out_start,
+                           kcc_transform *out_end, float out_swept[2][3]);
 
 #endif

@@ -7,11 +7,6 @@
 #include "kcc_world.h"
 
 
-/// Triangle ids of the world's neighbourhood source (a move's list, its results): body triangle
-/// i of a body whose range starts at tri_base is tri_base + i; ids from KCC_WORLD_BOX_TRIS up are
-/// the twelve triangles of each character's box (collide/world_source.c).
-#define KCC_WORLD_BOX_TRIS 0xC0000000u
-
 /// A live body's triangle range, in the table sorted by base (the order bodies were added in).
 typedef struct kcc_body_base {
     uint32_t base;
@@ -69,6 +64,8 @@ struct kcc_world {
     uint32_t        tri_next;      ///< the next body's tri_base
     uint32_t        tri_live;      ///< the live bodies' triangles
     uint64_t        key;           ///< changes whenever a placed triangle does (never 0)
+    uint32_t       *movers;        ///< kinematic body slots that moved in the last step
+    uint32_t        mover_count;
     kcc_body_tree   tree;
     struct kcc_world_characters *characters;
 };

@@ -78,6 +78,7 @@ size_t kcc_world_layout(kcc_world *w, char *base, const kcc_world_desc *desc)
     WORLD_PART(bodies, bodies);
     WORLD_PART(body_ids.ring, bodies);
     WORLD_PART(bases, bodies);
+    WORLD_PART(movers, bodies);
     WORLD_PART(tree.prims, bodies);
     WORLD_PART(tree.pairs, bodies + 1);
     WORLD_PART(tree.quads, bodies + 1);
@@ -377,15 +378,57 @@ uint32_t kcc_world_body_count(const kcc_world *world)
 /// was set since the last step). Static bodies keep start == pose.
 static void move_kinematic_bodies(kcc_world *world)
 {
+    world->mover_count = 0;
     for (uint32_t i = 0; i < world->body_end; ++i) {
         kcc_body *b = &world->bodies[i];
         if (!b->mesh || b->kind != KCC_BODY_KINEMATIC)
             continue;
         const kcc_pose start = b->pose;
-        if (b->has_target)
+        if (b->has_target && memcmp(&b->target, &start.transform, sizeof b->target) != 0) {
             place_body(world, b, &b->target);
+            world->movers[world->mover_count++] = i;
+        }
         b->start = start;
         b->has_target = false;
+    }
+}
+
+uint64_t kcc_world_step_key(const kcc_world *world)
+{
+    return kcc_fresh_key(world->key);
+}
+
+uint32_t kcc_world_movers(const kcc_world *world, const uint32_t **out_slots)
+{
+    *out_slots = world->movers;
+    return world->mover_count;
+}
+
+uint32_t kcc_world_body_slot(const kcc_world *world, uint32_t body)
+{
+    const kcc_body *b = kcc_world_find_body(world, body);
+    return b ? (uint32_t)(b - world->bodies) : KCC_WORLD_NO_BODY;
+}
+
+void kcc_world_body_motion(const kcc_world *world, uint32_t slot, kcc_transform *out_start,
+                           kcc_transform *out_end, float out_swept[2][3])
+{
+    const kcc_body *b = &world->bodies[slot];
+    *out_start = b->start.transform;
+    *out_end = b->pose.transform;
+    float lo[3], hi[3];
+    kcc_pose_box_bounds(&b->start, b->mesh->bounds[0], b->mesh->bounds[1], lo, hi);
+    /* a rotating body's points move on arcs, which leave the chord by at most r (1 - cos(a / 2))
+       for a turn by a about the body's origin, r the farthest point: grow by r (enough for any a) */
+    double reach = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        const double m = fmax(fabs((double)b->mesh->bounds[0][k]), fabs((double)b->mesh->bounds[1][k]));
+        reach += m * m;
+    }
+    const float grow = b->start.rotated || b->pose.rotated ? (float)sqrt(reach) : 0.0f;
+    for (int k = 0; k < 3; ++k) {
+        out_swept[0][k] = kcc_minf(lo[k], b->bounds[0][k]) - grow;
+        out_swept[1][k] = kcc_maxf(hi[k], b->bounds[1][k]) + grow;
     }
 }
 

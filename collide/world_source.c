@@ -32,8 +32,73 @@ static bool boxes_touch(const float alo[3], const float ahi[3], const float blo[
 static const kcc_body *seen_body(const kcc_world_source *src, uint32_t i, const float lo[3],
                                  const float hi[3])
 {
-    const kcc_body *b = &src->world->bodies[src->world->bases[i].slot];
+    const uint32_t slot = src->world->bases[i].slot;
+    const kcc_body *b = &src->world->bodies[slot];
+    if (slot == src->skip_body || (src->only_body != KCC_WORLD_NO_BODY && slot != src->only_body))
+        return NULL;
     return (b->layers & src->layer_mask) && boxes_touch(b->bounds[0], b->bounds[1], lo, hi) ? b : NULL;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Characters' boxes: twelve triangles each, wound to face out. */
+
+#define BOX_TRIS 12u
+/// Corner c of a box is (bit 0: x, bit 1: y, bit 2: z) at the high side; each face's two
+/// triangles wound so (b - a) x (c - a) points out of the box (box_triangles_face_out).
+static const uint8_t box_corner_index[BOX_TRIS][3] = {
+    {0, 4, 6}, {0, 6, 2}, {1, 3, 7}, {1, 7, 5},   /* -x, +x */
+    {0, 1, 5}, {0, 5, 4}, {2, 6, 7}, {2, 7, 3},   /* -y, +y */
+    {0, 2, 3}, {0, 3, 1}, {4, 5, 7}, {4, 7, 6},   /* -z, +z */
+};
+
+/// Box triangle k of box as a listed triangle with id `index`.
+static void box_local_tri(const float box[2][3], uint32_t k, uint32_t index, kcc_local_tri *out)
+{
+    kcc_tri t;
+    for (int j = 0; j < 3; ++j) {
+        const uint8_t c = box_corner_index[k][j];
+        for (int a = 0; a < 3; ++a)
+            t.v[j][a] = box[c >> a & 1][a];
+    }
+    kcc_plane plane;
+    kcc_tri_plane(&t, &plane);
+    memcpy(out->v, t.v, sizeof out->v);
+    memcpy(out->n, plane.n, sizeof out->n);
+    out->d = plane.d;
+    out->index = index;
+}
+
+/// Whether box triangle k (a face) touches [lo, hi]: the face's bounds are the box's, flattened
+/// on its axis.
+static bool box_tri_touches(const float box[2][3], uint32_t k, const float lo[3], const float hi[3])
+{
+    const uint32_t axis = k / 4, side = k / 2 % 2;
+    float flo[3], fhi[3];
+    memcpy(flo, box[0], sizeof flo);
+    memcpy(fhi, box[1], sizeof fhi);
+    flo[axis] = fhi[axis] = box[side][axis];
+    return boxes_touch(flo, fhi, lo, hi);
+}
+
+/// Appends the handles of the listed boxes' triangles that touch region to out (room for
+/// capacity in all, n used); returns the new count (written only while it fits).
+static uint32_t query_boxes(const kcc_world_source *src, const float lo[3], const float hi[3],
+                            uint32_t *out, uint32_t capacity, uint32_t n)
+{
+    for (uint32_t i = 0; i < src->box_count; ++i) {
+        const uint32_t slot = src->box_slots[i];
+        const float(*box)[3] = src->boxes[slot];
+        if (slot == src->skip_box || !boxes_touch(box[0], box[1], lo, hi))
+            continue;
+        for (uint32_t k = 0; k < BOX_TRIS; ++k) {
+            if (!box_tri_touches(box, k, lo, hi))
+                continue;
+            if (n < capacity)
+                out[n] = KCC_WORLD_BOX_TRIS + BOX_TRIS * slot + k;
+            ++n;
+        }
+    }
+    return n;
 }
 
 static uint32_t world_query(const kcc_local_source *base, const vec3 region[2], uint32_t *out_handles,
@@ -55,7 +120,9 @@ static uint32_t world_query(const kcc_local_source *base, const vec3 region[2], 
                 out[j] += b->tri_base;
         n += found;
     }
-    return n;
+    if (n > capacity) /* the caller reads nothing past capacity: count the boxes' triangles only */
+        return query_boxes(src, region[0], region[1], out_handles, 0, n);
+    return query_boxes(src, region[0], region[1], out_handles, capacity, n);
 }
 
 /// The body whose range holds handle or id h (h from this source: it names a live body).
@@ -91,8 +158,14 @@ static void world_fetch(const kcc_local_source *base, const uint32_t *handles, u
 {
     const kcc_world_source *src = (const kcc_world_source *)(const void *)base;
     for (uint32_t j = 0; j < n; ++j) {
+        const uint32_t h = handles[j];
+        if (h >= KCC_WORLD_BOX_TRIS) {
+            const uint32_t slot = (h - KCC_WORLD_BOX_TRIS) / BOX_TRIS;
+            box_local_tri(src->boxes[slot], (h - KCC_WORLD_BOX_TRIS) % BOX_TRIS, h, &out[j]);
+            continue;
+        }
         uint32_t slot;
-        const kcc_body *b = body_of(src, handles[j], &slot);
+        const kcc_body *b = body_of(src, h, &slot);
         placed_local_tri(b, slot, &out[j]);
     }
 }
@@ -161,6 +234,17 @@ static void visit_placed(const kcc_world_source *src, const float lo[3], const f
         region_in_body(b, lo, hi, llo, lhi);
         if (!visit_body_slots(b, llo, lhi, visit, ctx))
             return;
+    }
+    placed_visit v = {NULL, {{{0}}, {0}, 0.0f, 0u}};
+    for (uint32_t i = 0; i < src->box_count; ++i) {
+        const uint32_t slot = src->box_slots[i];
+        if (slot == src->skip_box || !boxes_touch(src->boxes[slot][0], src->boxes[slot][1], lo, hi))
+            continue;
+        for (uint32_t k = 0; k < BOX_TRIS; ++k) {
+            box_local_tri(src->boxes[slot], k, KCC_WORLD_BOX_TRIS + BOX_TRIS * slot + k, &v.tri);
+            if (box_tri_touches(src->boxes[slot], k, lo, hi) && !visit(ctx, &v))
+                return;
+        }
     }
 }
 
@@ -280,26 +364,41 @@ static bool world_sweep(const kcc_local_source *base, const vec3 box[2], const v
     return job.got;
 }
 
-static bool world_triangle(const kcc_local_source *base, uint32_t id, vec3 out_corners[3])
+/// Triangle id of this source as a listed triangle; false for an id it does not list.
+static bool triangle_of_id(const kcc_world_source *src, uint32_t id, kcc_local_tri *out)
 {
-    const kcc_world_source *src = (const kcc_world_source *)(const void *)base;
+    if (id >= KCC_WORLD_BOX_TRIS) {
+        const uint32_t slot = (id - KCC_WORLD_BOX_TRIS) / BOX_TRIS;
+        bool listed = false;
+        for (uint32_t i = 0; i < src->box_count && !listed; ++i)
+            listed = src->box_slots[i] == slot && slot != src->skip_box;
+        if (listed)
+            box_local_tri(src->boxes[slot], (id - KCC_WORLD_BOX_TRIS) % BOX_TRIS, id, out);
+        return listed;
+    }
     uint32_t input;
     const kcc_body *b = kcc_world_body_of_triangle(src->world, id, &input);
     if (!b || !(b->layers & src->layer_mask))
         return false;
+    placed_local_tri(b, b->mesh->tri_slot[input], out);
+    return true;
+}
+
+static bool world_triangle(const kcc_local_source *base, uint32_t id, vec3 out_corners[3])
+{
     kcc_local_tri tri;
-    placed_local_tri(b, b->mesh->tri_slot[input], &tri);
+    if (!triangle_of_id((const kcc_world_source *)(const void *)base, id, &tri))
+        return false;
     memcpy(out_corners, tri.v, sizeof tri.v);
     return true;
 }
 
 static void world_face_normal(const kcc_local_source *base, uint32_t id, vec3 out)
 {
-    const kcc_world_source *src = (const kcc_world_source *)(const void *)base;
-    uint32_t input;
-    const kcc_body *b = body_of(src, id, &input);
     kcc_local_tri tri;
-    placed_local_tri(b, b->mesh->tri_slot[input], &tri);
+    const bool known = triangle_of_id((const kcc_world_source *)(const void *)base, id, &tri);
+    KCC_ASSERT(known);
+    (void)known;
     memcpy(out, tri.n, sizeof tri.n);
 }
 
@@ -317,4 +416,10 @@ void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32
         out->base.key = 1;
     out->world = world;
     out->layer_mask = layer_mask;
+    out->skip_body = KCC_WORLD_NO_BODY;
+    out->only_body = KCC_WORLD_NO_BODY;
+    out->boxes = NULL;
+    out->box_slots = NULL;
+    out->box_count = 0;
+    out->skip_box = KCC_WORLD_NO_BODY;
 }

@@ -186,6 +186,10 @@ typedef struct kcc_move_result {
                                ///< -x here
     uint32_t   ground_body;    ///< in a world step: the body stood on (0: none, another character,
                                ///< or a move on a plain mesh)
+    uint32_t   ground_character; ///< in a world step: the character stood on (0: none)
+    vec3       carried;        ///< m, in a world step: how far the body stood on carried the box
+                               ///< before its own move (0 0 0 when none did)
+    uint32_t   carried_body;   ///< the body that carried it (0: none)
 } kcc_move_result;
 
 /// One frame: moves ch by displacement (m; the caller adds gravity and jumps) through mesh. NaN,

@@ -10,18 +10,52 @@
 
 #define WORLD_ALIGN 64
 
+/// A character's state a move changes (the resolve pass puts it back).
+typedef struct footing {
+    vec3     position;
+    vec3     ground_normal;
+    float    ground_height;
+    uint32_t ground_triangle;
+    bool     on_ground;
+} footing;
+
+static footing footing_of(const kcc_character *ch)
+{
+    footing f;
+    glm_vec3_copy((float *)ch->position, f.position);
+    glm_vec3_copy((float *)ch->ground_normal, f.ground_normal);
+    f.ground_height = ch->ground_height;
+    f.ground_triangle = ch->ground_triangle;
+    f.on_ground = ch->on_ground;
+    return f;
+}
+
+static void restore_footing(kcc_character *ch, const footing *f)
+{
+    glm_vec3_copy((float *)f->position, ch->position);
+    glm_vec3_copy((float *)f->ground_normal, ch->ground_normal);
+    ch->ground_height = f->ground_height;
+    ch->ground_triangle = f->ground_triangle;
+    ch->on_ground = f->on_ground;
+}
+
 /// One character slot: the controller's character, the next step's displacement and the last
 /// step's result.
 typedef struct world_character {
     kcc_character   ch;
     kcc_move_result result;
     vec3            displacement;   ///< m, for the next step (0 when none was set)
+    footing         before_move;    ///< where its own move started this step (after riding and
+                                    ///< pushing): what the resolve pass puts back
     uint32_t        generation;
     bool            live;
 } world_character;
 
 struct kcc_world_characters {
     world_character *slots;        ///< character_capacity
+    float          (*boxes)[2][3]; ///< each live character's box at the start of the step (m)
+    uint32_t        *live;         ///< the live slots, ascending (rebuilt every step)
+    uint32_t         live_count;
     kcc_id_pool      ids;
     uint32_t         count;        ///< live characters
 };
@@ -42,6 +76,12 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
     if (cs)
         cs->slots = (void *)(base + at);
     at = round_up(at + (size_t)capacity * sizeof(world_character));
+    if (cs)
+        cs->boxes = (void *)(base + at);
+    at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
+    if (cs)
+        cs->live = (void *)(base + at);
+    at = round_up(at + (size_t)capacity * sizeof(uint32_t));
     if (cs)
         kcc_id_pool_init(&cs->ids, (void *)(base + at), capacity);
     at += (size_t)capacity * sizeof(uint32_t);
@@ -168,17 +208,260 @@ uint32_t kcc_world_character_count(const kcc_world *world)
 }
 
 /* ------------------------------------------------------------------------------------------------
- * The step */
+ * The step. Bodies move first; then every character, each on its own (in parallel over the task
+ * hooks), rides its ground body, is pushed by movers in its way, and moves by its displacement
+ * through the bodies at their new poses and the other characters' boxes as they were at the start
+ * of the step; last, a resolve pass in slot order puts back any character whose move ended inside
+ * a box that a character earlier in the order ended in (both moved into the same space). Each
+ * character's phase reads only the step's shared state and writes only its own slot, so results
+ * are the same for any number of workers and any scheduling (docs/world.md, "Threads"). */
 
-/// One character's move through the world source by the displacement set for this step.
-static void move_character(const kcc_world *world, const kcc_world_source *source,
-                           world_character *wc)
+/// What every character's phase of one step reads.
+typedef struct step_context {
+    const kcc_world             *world;
+    struct kcc_world_characters *cs;
+    uint64_t                     key;      ///< the source key of this step's boxes
+    const uint32_t              *movers;   ///< kinematic body slots that moved
+    uint32_t                     mover_count;
+} step_context;
+
+/// The world source of one character's phase: every body, every other character's box.
+static void character_source(const step_context *ctx, uint32_t slot, kcc_world_source *out)
 {
+    kcc_world_source_init(out, ctx->world, KCC_LAYERS_ALL);
+    out->base.key = ctx->key;
+    out->boxes = (const float(*)[2][3])ctx->cs->boxes;
+    out->box_slots = ctx->cs->live;
+    out->box_count = ctx->cs->live_count;
+    out->skip_box = slot;
+}
+
+/// Translates the character's box by up to delta through source, stopping a skin short of the
+/// first contact (swept, so nothing is passed through); returns the fraction of delta gone.
+static float advance_character(kcc_character *ch, const kcc_local_source *source, const vec3 delta)
+{
+    const float len = glm_vec3_norm((float *)delta);
+    if (!(len > 0.0f))
+        return 1.0f;
+    vec3 box[2];
+    kcc_character_box(ch, box);
+    kcc_sweep_hit hit;
+    float f = 1.0f;
+    if (source->ops->sweep(source, (const vec3 *)box, delta, &hit))
+        f = hit.start_overlap ? 0.0f : kcc_maxf(0.0f, hit.t - ch->desc.skin_width / len);
+    vec3 step;
+    glm_vec3_scale((float *)delta, f, step);
+    glm_vec3_add(ch->position, step, ch->position);
+    return f;
+}
+
+/// Where the rigid motion from pose `start` to pose `end` takes point p.
+static void carried_point(const kcc_transform *start, const kcc_transform *end, const vec3 p, vec3 out)
+{
+    vec3 local;
+    kcc_transform_inverse_point(start, p, local);
+    kcc_transform_point(end, local, out);
+}
+
+/// A character standing on a kinematic body that moved is carried by the body's motion: its box
+/// centre goes where the body's motion takes it, swept through everything but that body.
+static void ride_ground_body(const step_context *ctx, world_character *wc, kcc_world_source *src,
+                             kcc_move_result *r)
+{
+    const uint32_t slot = kcc_world_body_slot(ctx->world, wc->result.ground_body);
+    bool moved = false;
+    for (uint32_t i = 0; i < ctx->mover_count && !moved; ++i)
+        moved = ctx->movers[i] == slot;
+    if (!moved || !wc->ch.on_ground)
+        return;
+    kcc_transform start, end;
+    float swept[2][3];
+    kcc_world_body_motion(ctx->world, slot, &start, &end, swept);
+    vec3 to, delta, from;
+    glm_vec3_copy(wc->ch.position, from);
+    carried_point(&start, &end, from, to);
+    glm_vec3_sub(to, from, delta);
+    src->skip_body = slot;
+    advance_character(&wc->ch, &src->base, delta);
+    src->skip_body = KCC_WORLD_NO_BODY;
+    glm_vec3_sub(wc->ch.position, from, r->carried);
+    r->carried_body = wc->result.ground_body;
+}
+
+/// Whether mover `slot` at its new pose overlaps the character's box (the move's overlap rule).
+static bool mover_overlaps(const kcc_world_source *src, uint32_t slot, const kcc_character *ch)
+{
+    kcc_world_source one = *src;
+    one.only_body = slot;
+    one.box_count = 0;
+    vec3 box[2];
+    kcc_box_for_overlap(ch, ch->position, box);
+    return one.base.ops->overlap(&one.base, (const vec3 *)box, NULL, 0) > 0;
+}
+
+/// A character in a mover's way is pushed ahead of it: the mover's motion at the box centre is
+/// the push, and the box goes as far along it as the mover travelled after reaching the box
+/// (found by sweeping the box against the mover at its new pose along the motion seen from the
+/// mover, so a mover faster than the box is wide never passes through it), swept through
+/// everything but the mover. A box that cannot be pushed clear of the mover is crushed.
+static void push_by_mover(const step_context *ctx, uint32_t slot, world_character *wc,
+                          kcc_world_source *src, kcc_move_result *r)
+{
+    kcc_transform start, end;
+    float swept[2][3];
+    kcc_world_body_motion(ctx->world, slot, &start, &end, swept);
+    vec3 box[2], motion, back, push;
+    kcc_character_box(&wc->ch, box);
+    for (int k = 0; k < 3; ++k)
+        if (box[0][k] > swept[1][k] || box[1][k] < swept[0][k])
+            return;
+    vec3 to;
+    carried_point(&start, &end, wc->ch.position, to);
+    glm_vec3_sub(to, wc->ch.position, motion);
+    const float len = glm_vec3_norm(motion);
+    if (!(len > 0.0f))
+        return;
+    /* Seen from the mover at its new pose, the box came from box + motion back to box: the first
+       contact on that path is when the mover reached it. */
+    kcc_world_source one = *src;
+    one.only_body = slot;
+    one.box_count = 0;
+    glm_vec3_negate_to(motion, back);
+    vec3 came_from[2];
+    glm_vec3_add(box[0], motion, came_from[0]);
+    glm_vec3_add(box[1], motion, came_from[1]);
+    kcc_sweep_hit hit;
+    if (!one.base.ops->sweep(&one.base, (const vec3 *)came_from, back, &hit))
+        return; /* the mover never reached the box */
+    glm_vec3_scale(motion, 1.0f - hit.t + wc->ch.desc.skin_width / len, push);
+    src->skip_body = slot;
+    advance_character(&wc->ch, &src->base, push);
+    src->skip_body = KCC_WORLD_NO_BODY;
+    if (mover_overlaps(src, slot, &wc->ch))
+        r->flags |= KCC_MOVE_CRUSHED;
+}
+
+/// The ground body or character a move ended on, from its ground triangle.
+static void name_ground(const step_context *ctx, kcc_move_result *r)
+{
+    r->ground_body = 0;
+    r->ground_character = 0;
+    if (!(r->flags & KCC_MOVE_ON_GROUND))
+        return;
+    if (r->ground_triangle < KCC_WORLD_BOX_TRIS) {
+        r->ground_body = kcc_world_triangle_body(ctx->world, r->ground_triangle);
+        return;
+    }
+    const uint32_t slot = (r->ground_triangle - KCC_WORLD_BOX_TRIS) / 12u;
+    r->ground_character = kcc_id_make(ctx->cs->slots[slot].generation, slot);
+}
+
+/// One character's phase of the step (writes its own slot only).
+static void step_character(const step_context *ctx, uint32_t slot)
+{
+    world_character *wc = &ctx->cs->slots[slot];
+    kcc_world_source src;
+    character_source(ctx, slot, &src);
+    kcc_move_result pre;
+    memset(&pre, 0, sizeof pre);
+    ride_ground_body(ctx, wc, &src, &pre);
+    const uint32_t ridden = kcc_world_body_slot(ctx->world, pre.carried_body);
+    for (uint32_t i = 0; i < ctx->mover_count; ++i)
+        if (ctx->movers[i] != ridden)
+            push_by_mover(ctx, ctx->movers[i], wc, &src, &pre);
+    wc->before_move = footing_of(&wc->ch);
     kcc_move_result r;
-    kcc_character_move_source(&wc->ch, &source->base, wc->displacement, &r, NULL);
-    r.ground_body = (r.flags & KCC_MOVE_ON_GROUND) ? kcc_world_triangle_body(world, r.ground_triangle) : 0;
+    kcc_character_move_source(&wc->ch, &src.base, wc->displacement, &r, NULL);
+    r.flags |= pre.flags;
+    glm_vec3_copy(pre.carried, r.carried);
+    r.carried_body = pre.carried_body;
+    name_ground(ctx, &r);
     wc->result = r;
     glm_vec3_zero(wc->displacement);
+}
+
+static void step_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
+{
+    (void)worker;
+    const step_context *ctx = task_context;
+    for (uint32_t i = begin; i < end; ++i)
+        step_character(ctx, ctx->cs->live[i]);
+}
+
+/// The characters' phases over the engine's job system (inline without hooks or with one worker).
+static void run_character_phases(const kcc_world *world, step_context *ctx)
+{
+    const kcc_world_desc *d = kcc_world_get_desc(world);
+    const uint32_t n = ctx->cs->live_count;
+    if (n == 0)
+        return;
+    if (!d->enqueue_task || d->worker_count <= 1) {
+        step_task(0, n, 0, ctx);
+        return;
+    }
+    const uint32_t min_range = n / (4 * d->worker_count) > 1 ? n / (4 * d->worker_count) : 1;
+    void *task = d->enqueue_task(step_task, n, min_range, ctx, d->user_task_context);
+    if (task)
+        d->finish_task(task, d->user_task_context);
+}
+
+static bool boxes_overlap(const vec3 a[2], const vec3 b[2])
+{
+    return a[0][0] < b[1][0] && a[1][0] > b[0][0] && a[0][1] < b[1][1] && a[1][1] > b[0][1] &&
+           a[0][2] < b[1][2] && a[1][2] > b[0][2];
+}
+
+/// Whether live character i's box (the overlap rule's, shrunk by the tolerance) overlaps the box
+/// of any character before it in the live order.
+static bool overlaps_earlier(const struct kcc_world_characters *cs, uint32_t i)
+{
+    vec3 mine[2];
+    const kcc_character *ch = &cs->slots[cs->live[i]].ch;
+    kcc_box_for_overlap(ch, ch->position, mine);
+    for (uint32_t j = 0; j < i; ++j) {
+        const kcc_character *other = &cs->slots[cs->live[j]].ch;
+        vec3 theirs[2];
+        kcc_character_box(other, theirs);
+        if (boxes_overlap((const vec3 *)mine, (const vec3 *)theirs))
+            return true;
+    }
+    return false;
+}
+
+/// Characters moved at once, each seeing the others where they stood: two may end in the same
+/// space. In slot order, a character whose box overlaps an earlier one's goes back to where its
+/// move started (clear of every other character's start box, which its move saw).
+static void resolve_character_overlaps(struct kcc_world_characters *cs)
+{
+    for (uint32_t i = 1; i < cs->live_count; ++i) {
+        if (!overlaps_earlier(cs, i))
+            continue;
+        world_character *wc = &cs->slots[cs->live[i]];
+        const footing end = footing_of(&wc->ch);
+        restore_footing(&wc->ch, &wc->before_move);
+        if (overlaps_earlier(cs, i)) { /* it started inside one: keep the move, which pushed out */
+            restore_footing(&wc->ch, &end);
+            continue;
+        }
+        vec3 undone;
+        glm_vec3_sub(wc->ch.position, (float *)end.position, undone);
+        glm_vec3_add(wc->result.moved, undone, wc->result.moved);
+        wc->result.flags |= KCC_MOVE_STUCK;
+    }
+}
+
+/// The live slots, ascending, and their boxes at the start of the step.
+static void snapshot_characters(struct kcc_world_characters *cs)
+{
+    cs->live_count = 0;
+    for (uint32_t i = 0; i < cs->ids.end; ++i) {
+        if (!cs->slots[i].live)
+            continue;
+        cs->live[cs->live_count++] = i;
+        vec3 box[2];
+        kcc_character_box(&cs->slots[i].ch, box);
+        memcpy(cs->boxes[i], box, sizeof cs->boxes[i]);
+    }
 }
 
 kcc_status kcc_world_step(kcc_world *world)
@@ -187,10 +470,10 @@ kcc_status kcc_world_step(kcc_world *world)
         return KCC_ERR_NULL_ARGUMENT;
     kcc_world_step_bodies(world);
     struct kcc_world_characters *cs = kcc_world_characters(world);
-    kcc_world_source source;
-    kcc_world_source_init(&source, world, KCC_LAYERS_ALL);
-    for (uint32_t i = 0; i < cs->ids.end; ++i)
-        if (cs->slots[i].live)
-            move_character(world, &source, &cs->slots[i]);
+    snapshot_characters(cs);
+    step_context ctx = {world, cs, kcc_world_step_key(world), NULL, 0};
+    ctx.mover_count = kcc_world_movers(world, &ctx.movers);
+    run_character_phases(world, &ctx);
+    resolve_character_overlaps(cs);
     return KCC_OK;
 }

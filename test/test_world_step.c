@@ -236,12 +236,311 @@ static void world_placed_body_moves_as_the_level(void **state)
     free(local);
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * Movers: lifts, platforms, turntables, doors */
+
+/* A closed box mesh [lo, hi] (12 triangles, facing out). */
+static kcc_mesh *box_mesh(const float lo[3], const float hi[3])
+{
+    float p[8][3];
+    for (int c = 0; c < 8; ++c)
+        for (int a = 0; a < 3; ++a)
+            p[c][a] = c >> a & 1 ? hi[a] : lo[a];
+    static const uint32_t idx[36] = {0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5, 0, 1, 5, 0, 5, 4,
+                                     2, 6, 7, 2, 7, 3, 0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6};
+    kcc_mesh_desc d = {0};
+    d.positions = &p[0][0];
+    d.vertex_count = 8;
+    d.indices = idx;
+    d.triangle_count = 12;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    return m;
+}
+
+typedef struct mover_scene {
+    kcc_world *world;
+    kcc_mesh  *floor, *platform;
+    uint32_t   floor_id, platform_id;
+} mover_scene;
+
+/* A 40 x 40 m floor slab (top at y = 0) and a kinematic 4 x 0.5 x 4 m platform whose local top
+ * is at y = 0.5 around its origin, placed at `at`. */
+static mover_scene mover_scene_make(const vec3 at)
+{
+    mover_scene s;
+    s.world = world_with(8, 8);
+    s.floor = box_mesh((float[3]){-20, -1, -20}, (float[3]){20, 0, 20});
+    s.platform = box_mesh((float[3]){-2, 0, -2}, (float[3]){2, 0.5f, 2});
+    assert_int_equal(kcc_world_add_body(s.world, s.floor, NULL, &s.floor_id), KCC_OK);
+    kcc_body_desc bd = kcc_body_default_desc();
+    bd.kind = KCC_BODY_KINEMATIC;
+    glm_vec3_copy((float *)at, bd.transform.position);
+    assert_int_equal(kcc_world_add_body(s.world, s.platform, &bd, &s.platform_id), KCC_OK);
+    return s;
+}
+
+static void mover_scene_free(mover_scene *s)
+{
+    kcc_world_destroy(s->world);
+    kcc_mesh_destroy(s->floor);
+    kcc_mesh_destroy(s->platform);
+}
+
+/* A player standing on the platform at (x, top, z), settled by one step. */
+static uint32_t stand_on(mover_scene *s, float x, float top, float z)
+{
+    const kcc_character_desc d = player_desc();
+    uint32_t id;
+    assert_int_equal(kcc_world_add_character(s->world, &d, (vec3){x, top + d.half_extents[1] + 0.01f, z}, &id),
+                     KCC_OK);
+    assert_int_equal(kcc_world_set_displacement(s->world, id, (vec3){0, -0.05f, 0}), KCC_OK);
+    assert_int_equal(kcc_world_step(s->world), KCC_OK);
+    return id;
+}
+
+static kcc_character_state state_of(const kcc_world *w, uint32_t id, kcc_move_result *r)
+{
+    kcc_character_state st;
+    assert_int_equal(kcc_world_get_character(w, id, &st, r), KCC_OK);
+    return st;
+}
+
+/* A lift going up 3 m and down again carries its rider: after every step the feet rest on the
+ * lift's top (a skin above it, within the tolerance), on the ground, the lift its ground body. */
+static void character_rides_a_lift_up_and_down(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 0, 0});
+    const uint32_t id = stand_on(&s, 0.0f, 0.5f, 0.0f);
+    const float half = player_desc().half_extents[1];
+    for (int f = 1; f <= 120; ++f) {
+        const float y = f <= 60 ? 0.05f * (float)f : 0.05f * (float)(120 - f);
+        kcc_transform t = kcc_transform_identity();
+        t.position[1] = y;
+        assert_int_equal(kcc_world_move_body(s.world, s.platform_id, &t), KCC_OK);
+        assert_int_equal(kcc_world_set_displacement(s.world, id, (vec3){0, -9.81f / 3600.0f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        kcc_move_result r;
+        const kcc_character_state st = state_of(s.world, id, &r);
+        const float feet = st.position[1] - half;
+        assert_true(st.on_ground);
+        assert_int_equal(st.ground_body, s.platform_id);
+        assert_true(fabsf(feet - (y + 0.5f)) < 0.01f);
+        assert_false(r.flags & KCC_MOVE_CRUSHED);
+        assert_int_equal(r.carried_body, s.platform_id); /* carried, not pushed out or snapped */
+        assert_true(fabsf(r.carried[1] - (f <= 60 ? 0.05f : -0.05f)) < 1e-4f);
+    }
+    mover_scene_free(&s);
+}
+
+/* A platform sliding sideways carries its rider along. */
+static void character_rides_a_sliding_platform(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 0.2f, 0});
+    const uint32_t id = stand_on(&s, 0.5f, 0.7f, 0.0f);
+    const kcc_character_state first = state_of(s.world, id, NULL);
+    for (int f = 1; f <= 100; ++f) {
+        kcc_transform t = kcc_transform_identity();
+        t.position[0] = 0.08f * (float)f;
+        t.position[1] = 0.2f;
+        assert_int_equal(kcc_world_move_body(s.world, s.platform_id, &t), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        kcc_move_result r;
+        const kcc_character_state st = state_of(s.world, id, &r);
+        assert_true(fabsf(st.position[0] - (first.position[0] + t.position[0])) < 0.01f);
+        assert_true(st.on_ground && st.ground_body == s.platform_id);
+        assert_int_equal(r.carried_body, s.platform_id);
+    }
+    mover_scene_free(&s);
+}
+
+/* A turntable turning 90 degrees a second (60 steps a second) brings a rider standing 1.5 m from
+ * its axis back to where it stood after one turn, and keeps it on the table all the way. */
+static void character_comes_round_on_a_turntable(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 0.2f, 0});
+    const uint32_t id = stand_on(&s, 1.5f, 0.7f, 0.0f);
+    const kcc_character_state first = state_of(s.world, id, NULL);
+    for (int f = 1; f <= 240; ++f) {
+        const double angle = 0.5 * 3.14159265358979 * f / 60.0;
+        kcc_transform t = {{0, 0.2f, 0}, {0, (float)sin(0.5 * angle), 0, (float)cos(0.5 * angle)}};
+        assert_int_equal(kcc_world_move_body(s.world, s.platform_id, &t), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        const kcc_character_state st = state_of(s.world, id, NULL);
+        const float radius = sqrtf(st.position[0] * st.position[0] + st.position[2] * st.position[2]);
+        assert_true(st.on_ground && st.ground_body == s.platform_id);
+        assert_true(fabsf(radius - 1.5f) < 0.02f);
+        if (f == 60) /* a quarter turn about +Y takes +X to -Z */
+            assert_true(fabsf(st.position[0]) < 0.02f && fabsf(st.position[2] + 1.5f) < 0.02f);
+    }
+    const kcc_character_state last = state_of(s.world, id, NULL);
+    assert_true(glm_vec3_distance((float *)last.position, (float *)first.position) < 0.02f);
+    mover_scene_free(&s);
+}
+
+/* A lift carrying its rider into a static ceiling stops the rider under it (never through it),
+ * and the rider pressed between them is flagged crushed while the lift keeps rising into it. */
+static void lift_into_a_ceiling_stops_and_crushes_its_rider(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 0, 0});
+    kcc_mesh *ceiling = box_mesh((float[3]){-3, 3.0f, -3}, (float[3]){3, 3.5f, 3});
+    uint32_t ceiling_id;
+    assert_int_equal(kcc_world_add_body(s.world, ceiling, NULL, &ceiling_id), KCC_OK);
+    const uint32_t id = stand_on(&s, 0.0f, 0.5f, 0.0f);
+    const float half = player_desc().half_extents[1];
+    bool crushed = false;
+    for (int f = 1; f <= 40; ++f) {
+        kcc_transform t = kcc_transform_identity();
+        t.position[1] = 0.03f * (float)f; /* the top reaches 1.7 m: 1.3 m left under the ceiling */
+        assert_int_equal(kcc_world_move_body(s.world, s.platform_id, &t), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        kcc_move_result r;
+        const kcc_character_state st = state_of(s.world, id, &r);
+        assert_true(st.position[1] + half <= 3.0f + KCC_PENETRATION_TOLERANCE);
+        crushed = crushed || (r.flags & KCC_MOVE_CRUSHED);
+    }
+    assert_true(crushed);
+    mover_scene_free(&s);
+    kcc_mesh_destroy(ceiling);
+}
+
+/* A door (a kinematic slab) closing across the floor pushes a character in its way ahead of it,
+ * slow (5 cm a step) or fast (2 m a step, more than the box is wide), never passing through it. */
+static void door_pushes_a_character_ahead_of_it(void **state)
+{
+    (void)state;
+    const float speeds[] = {0.05f, 2.0f};
+    const int steps[] = {80, 6};
+    for (int v = 0; v < 2; ++v) {
+        mover_scene s = mover_scene_make((vec3){0, 50, 0}); /* the platform parked out of the way */
+        kcc_mesh *door = box_mesh((float[3]){-0.1f, 0, -2}, (float[3]){0.1f, 3, 2});
+        kcc_body_desc bd = kcc_body_default_desc();
+        bd.kind = KCC_BODY_KINEMATIC;
+        bd.transform.position[0] = -3.0f;
+        uint32_t door_id, id;
+        assert_int_equal(kcc_world_add_body(s.world, door, &bd, &door_id), KCC_OK);
+        const kcc_character_desc d = player_desc();
+        assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){0, d.half_extents[1] + 0.01f, 0}, &id),
+                         KCC_OK);
+        bool pushed = false;
+        for (int f = 1; f <= steps[v]; ++f) {
+            bd.transform.position[0] = -3.0f + speeds[v] * (float)f;
+            assert_int_equal(kcc_world_move_body(s.world, door_id, &bd.transform), KCC_OK);
+            assert_int_equal(kcc_world_set_displacement(s.world, id, (vec3){0, -0.01f, 0}), KCC_OK);
+            assert_int_equal(kcc_world_step(s.world), KCC_OK);
+            const kcc_character_state st = state_of(s.world, id, NULL);
+            const float door_front = bd.transform.position[0] + 0.1f;
+            if (door_front > -d.half_extents[0]) { /* the door reached the box: it is ahead */
+                assert_true(st.position[0] - d.half_extents[0] >= door_front - KCC_PENETRATION_TOLERANCE);
+                pushed = true;
+            }
+        }
+        assert_true(pushed);
+        mover_scene_free(&s);
+        kcc_mesh_destroy(door);
+    }
+}
+
+/* A door closing against a static wall squeezes the character in between: it is flagged crushed
+ * and stays clear of the wall (it may overlap the door: what then is the game's choice). */
+static void door_against_a_wall_crushes_and_never_pushes_into_the_wall(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 50, 0});
+    kcc_mesh *door = box_mesh((float[3]){-0.1f, 0, -2}, (float[3]){0.1f, 3, 2});
+    kcc_mesh *wall = box_mesh((float[3]){1.0f, 0, -3}, (float[3]){1.5f, 3, 3});
+    kcc_body_desc bd = kcc_body_default_desc();
+    bd.kind = KCC_BODY_KINEMATIC;
+    bd.transform.position[0] = -2.0f;
+    uint32_t door_id, wall_id, id;
+    assert_int_equal(kcc_world_add_body(s.world, door, &bd, &door_id), KCC_OK);
+    assert_int_equal(kcc_world_add_body(s.world, wall, NULL, &wall_id), KCC_OK);
+    const kcc_character_desc d = player_desc();
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){0, d.half_extents[1] + 0.01f, 0}, &id), KCC_OK);
+    bool crushed = false;
+    for (int f = 1; f <= 40; ++f) {
+        bd.transform.position[0] = kcc_minf(-2.0f + 0.1f * (float)f, 0.9f);
+        assert_int_equal(kcc_world_move_body(s.world, door_id, &bd.transform), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        kcc_move_result r;
+        const kcc_character_state st = state_of(s.world, id, &r);
+        assert_true(st.position[0] + d.half_extents[0] <= 1.0f + KCC_PENETRATION_TOLERANCE);
+        crushed = crushed || (r.flags & KCC_MOVE_CRUSHED);
+    }
+    assert_true(crushed);
+    mover_scene_free(&s);
+    kcc_mesh_destroy(door);
+    kcc_mesh_destroy(wall);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Characters among characters */
+
+static bool characters_overlap(const kcc_world *w, uint32_t a, uint32_t b)
+{
+    const kcc_character_desc d = player_desc();
+    const kcc_character_state sa = state_of(w, a, NULL), sb = state_of(w, b, NULL);
+    const float tol = KCC_PENETRATION_TOLERANCE;
+    for (int k = 0; k < 3; ++k)
+        if (fabsf(sa.position[k] - sb.position[k]) >= 2.0f * d.half_extents[k] - tol)
+            return false;
+    return true;
+}
+
+/* Two characters walking into each other (both at once, each seeing the other where it stood)
+ * stop against each other and never overlap; one dropped onto another's head stands on it. */
+static void characters_are_solid_boxes_to_each_other(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 50, 0});
+    const kcc_character_desc d = player_desc();
+    const float y = d.half_extents[1] + 0.01f;
+    uint32_t a, b, top;
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){-2, y, 0}, &a), KCC_OK);
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){2, y, 0.3f}, &b), KCC_OK);
+    for (int f = 0; f < 60; ++f) {
+        assert_int_equal(kcc_world_set_displacement(s.world, a, (vec3){0.1f, -0.05f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_set_displacement(s.world, b, (vec3){-0.1f, -0.05f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        assert_false(characters_overlap(s.world, a, b));
+    }
+    assert_true(state_of(s.world, b, NULL).position[0] - state_of(s.world, a, NULL).position[0] <
+                2.0f * d.half_extents[0] + 0.05f); /* they met */
+    const kcc_character_state under = state_of(s.world, a, NULL);
+    assert_int_equal(kcc_world_add_character(s.world, &d,
+                                             (vec3){under.position[0], under.position[1] + 2.5f, 0}, &top),
+                     KCC_OK);
+    for (int f = 0; f < 60; ++f) {
+        assert_int_equal(kcc_world_set_displacement(s.world, top, (vec3){0, -0.1f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        assert_false(characters_overlap(s.world, a, top));
+    }
+    kcc_move_result r;
+    const kcc_character_state st = state_of(s.world, top, &r);
+    assert_true(st.on_ground);
+    assert_int_equal(r.ground_character, a);
+    assert_int_equal(r.ground_body, 0);
+    assert_true(fabsf(st.position[1] - (under.position[1] + 2.0f * d.half_extents[1])) < 0.01f);
+    mover_scene_free(&s);
+}
+
 int test_group_world_step(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(world_characters_have_checked_ids_and_displacements),
         cmocka_unit_test(world_of_one_identity_body_moves_as_the_mesh),
         cmocka_unit_test(world_placed_body_moves_as_the_level),
+        cmocka_unit_test(character_rides_a_lift_up_and_down),
+        cmocka_unit_test(character_rides_a_sliding_platform),
+        cmocka_unit_test(character_comes_round_on_a_turntable),
+        cmocka_unit_test(lift_into_a_ceiling_stops_and_crushes_its_rider),
+        cmocka_unit_test(door_pushes_a_character_ahead_of_it),
+        cmocka_unit_test(door_against_a_wall_crushes_and_never_pushes_into_the_wall),
+        cmocka_unit_test(characters_are_solid_boxes_to_each_other),
     };
     return KCC_RUN_GROUP("world_step", tests);
 }
