@@ -4,6 +4,8 @@
  * bodies against the same triangles built as one mesh, and ground bodies. */
 #include "test.h"
 
+#include <pthread.h>
+
 #include <cglm/cglm.h>
 
 #include "kcc_world_internal.h"
@@ -528,6 +530,180 @@ static void characters_are_solid_boxes_to_each_other(void **state)
     mover_scene_free(&s);
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * Many characters, many workers */
+
+/* A job system for the tests, as an engine's would be: the ranges of a task (min_range items
+ * each) run on `workers` threads, or, with threads off, all on the calling thread in reverse
+ * order (the worst order for a step that depended on it). */
+typedef struct test_jobs {
+    int  workers;
+    bool threads;
+} test_jobs;
+
+typedef struct test_job_range {
+    kcc_task_fn *task;
+    void        *context;
+    uint32_t     begin, end, worker;
+} test_job_range;
+
+typedef struct test_job {
+    pthread_t      thread[8];
+    test_job_range range[8];
+    int            started;
+} test_job;
+
+static void *run_job_range(void *arg)
+{
+    test_job_range *r = arg;
+    r->task(r->begin, r->end, r->worker, r->context);
+    return NULL;
+}
+
+static void *test_enqueue(kcc_task_fn *task, uint32_t count, uint32_t min_range, void *context,
+                          void *user)
+{
+    const test_jobs *jobs = user;
+    assert_true(min_range >= 1);
+    if (!jobs->threads) {
+        for (uint32_t end = count; end > 0;) {
+            const uint32_t begin = end > min_range ? end - min_range : 0;
+            task(begin, end, (end / min_range) % (uint32_t)jobs->workers, context);
+            end = begin;
+        }
+        return NULL;
+    }
+    static _Thread_local test_job job; /* one task in flight per calling thread */
+    job.started = 0;
+    const uint32_t per = (count + (uint32_t)jobs->workers - 1) / (uint32_t)jobs->workers;
+    for (int w = 0; w < jobs->workers && (uint32_t)w * per < count; ++w) {
+        test_job_range r = {task, context, (uint32_t)w * per,
+                            (uint32_t)(w + 1) * per < count ? (uint32_t)(w + 1) * per : count, (uint32_t)w};
+        job.range[w] = r;
+        assert_int_equal(pthread_create(&job.thread[w], NULL, run_job_range, &job.range[w]), 0);
+        job.started = w + 1;
+    }
+    return &job;
+}
+
+static void test_finish(void *handle, void *user)
+{
+    (void)user;
+    test_job *job = handle;
+    for (int w = 0; w < job->started; ++w)
+        pthread_join(job->thread[w], NULL);
+}
+
+enum { CROWD = 24, CROWD_STEPS = 240 };
+
+/* A crowd on a level with a lift, stepped CROWD_STEPS times: every character's position and flags
+ * after every step (out: CROWD_STEPS x CROWD). jobs NULL: no hooks. */
+static void run_crowd(const kcc_mesh *level, const kcc_level *lv, const test_jobs *jobs,
+                      vec3 *out_position, uint32_t *out_flags)
+{
+    kcc_world_desc wd = kcc_world_default_desc();
+    wd.body_capacity = 4;
+    wd.character_capacity = CROWD;
+    if (jobs) {
+        wd.worker_count = (uint32_t)jobs->workers;
+        wd.enqueue_task = test_enqueue;
+        wd.finish_task = test_finish;
+        wd.user_task_context = (void *)jobs;
+    }
+    kcc_world *w = NULL;
+    assert_int_equal(kcc_world_create(&wd, &w), KCC_OK);
+    kcc_mesh *lift = box_mesh((float[3]){-1, -0.25f, -1}, (float[3]){1, 0, 1});
+    uint32_t level_id, lift_id, ids[CROWD];
+    assert_int_equal(kcc_world_add_body(w, level, NULL, &level_id), KCC_OK);
+    kcc_body_desc bd = kcc_body_default_desc();
+    bd.kind = KCC_BODY_KINEMATIC;
+    memcpy(bd.transform.position, lv->spawns, sizeof(float[3])); /* under the first spawn */
+    assert_int_equal(kcc_world_add_body(w, lift, &bd, &lift_id), KCC_OK);
+    const kcc_character_desc d = player_desc();
+    for (int c = 0, spot = 0; c < CROWD; ++spot) { /* a few to a spawn, stacked 2 m apart where the
+                                                      level leaves room: they fall onto each other */
+        const uint32_t n = lv->spawn_count, layer = (uint32_t)spot / n;
+        assert_true(layer < 8);
+        const float *sp = &lv->spawns[3 * ((uint32_t)spot % n)];
+        const vec3 at = {sp[0], sp[1] + d.half_extents[1] + 0.01f + 2.0f * (float)layer, sp[2]};
+        if (kcc_character_fits(&d, level, at) == KCC_OK)
+            assert_int_equal(kcc_world_add_character(w, &d, at, &ids[c++]), KCC_OK);
+    }
+    float vy[CROWD] = {0};
+    for (int f = 0; f < CROWD_STEPS; ++f) {
+        bd.transform.position[1] = lv->spawns[1] + 0.02f * (float)(f % 60);
+        assert_int_equal(kcc_world_move_body(w, lift_id, &bd.transform), KCC_OK);
+        for (int c = 0; c < CROWD; ++c) {
+            kcc_character_state st = state_of(w, ids[c], NULL);
+            vec3 disp;
+            wander(c, f, st.on_ground, &vy[c], disp);
+            assert_int_equal(kcc_world_set_displacement(w, ids[c], disp), KCC_OK);
+        }
+        assert_int_equal(kcc_world_step(w), KCC_OK);
+        for (int c = 0; c < CROWD; ++c) {
+            kcc_move_result r;
+            const kcc_character_state st = state_of(w, ids[c], &r);
+            glm_vec3_copy((float *)st.position, out_position[f * CROWD + c]);
+            out_flags[f * CROWD + c] = r.flags;
+        }
+    }
+    kcc_world_destroy(w);
+    kcc_mesh_destroy(lift);
+}
+
+/* API.md: a step's results are bit-identical whatever worker_count and scheduling. A crowd on a
+ * real level with a lift, stepped with no hooks, with hooks running the ranges in reverse order on
+ * four pretend workers, and with two real threads, ends every step in the same places with the
+ * same flags, bit for bit; and no character ends inside another or the level. */
+static void world_step_is_the_same_for_any_workers(void **state)
+{
+    (void)state;
+    kcc_level lv;
+    kcc_mesh *m = open_level(&lv);
+    const size_t n = (size_t)CROWD_STEPS * CROWD;
+    vec3 *pos[3];
+    uint32_t *flags[3];
+    const test_jobs reverse = {4, false}, threads = {2, true};
+    const test_jobs *jobs[3] = {NULL, &reverse, &threads};
+    for (int i = 0; i < 3; ++i) {
+        pos[i] = malloc(n * sizeof(vec3));
+        flags[i] = malloc(n * sizeof(uint32_t));
+        run_crowd(m, &lv, jobs[i], pos[i], flags[i]);
+    }
+    const kcc_character_desc d = player_desc();
+    long contacts = 0;
+    for (size_t k = 0; k < n; ++k) {
+        for (int i = 1; i < 3; ++i) {
+            assert_memory_equal(pos[i][k], pos[0][k], sizeof(vec3));
+            assert_int_equal(flags[i][k], flags[0][k]);
+        }
+        vec3 box[2]; /* nor any box the level */
+        for (int a = 0; a < 3; ++a) {
+            box[0][a] = pos[0][k][a] - d.half_extents[a] + KCC_PENETRATION_TOLERANCE;
+            box[1][a] = pos[0][k][a] + d.half_extents[a] - KCC_PENETRATION_TOLERANCE;
+        }
+        assert_int_equal(kcc_mesh_overlap_aabb(m, (const vec3 *)box, NULL, 0), 0);
+        const size_t step = k / CROWD * CROWD;
+        for (size_t j = step; j < k; ++j) { /* no two boxes overlap beyond the tolerance */
+            bool apart = false;
+            for (int a = 0; a < 3; ++a)
+                apart = apart || fabsf(pos[0][k][a] - pos[0][j][a]) >=
+                                     2.0f * d.half_extents[a] - KCC_PENETRATION_TOLERANCE;
+            assert_true(apart);
+            contacts += fabsf(pos[0][k][0] - pos[0][j][0]) < 2.0f * d.half_extents[0] + 0.05f &&
+                        fabsf(pos[0][k][2] - pos[0][j][2]) < 2.0f * d.half_extents[2] + 0.05f &&
+                        fabsf(pos[0][k][1] - pos[0][j][1]) < 2.0f * d.half_extents[1] + 0.05f;
+        }
+    }
+    assert_true(contacts > 0); /* the crowd did bump into itself */
+    for (int i = 0; i < 3; ++i) {
+        free(pos[i]);
+        free(flags[i]);
+    }
+    kcc_mesh_destroy(m);
+    kcc_level_free(&lv);
+}
+
 int test_group_world_step(void)
 {
     const struct CMUnitTest tests[] = {
@@ -541,6 +717,7 @@ int test_group_world_step(void)
         cmocka_unit_test(door_pushes_a_character_ahead_of_it),
         cmocka_unit_test(door_against_a_wall_crushes_and_never_pushes_into_the_wall),
         cmocka_unit_test(characters_are_solid_boxes_to_each_other),
+        cmocka_unit_test(world_step_is_the_same_for_any_workers),
     };
     return KCC_RUN_GROUP("world_step", tests);
 }
