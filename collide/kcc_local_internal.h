@@ -421,11 +421,18 @@ typedef struct kcc_world_source {
 } kcc_world_source;
 /// Every body on layer_mask, no box.
 void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32_t layer_mask);
+/// The id of live body slot.
+uint32_t kcc_world_body_id_of_slot(const kcc_world *world, uint32_t slot);
 /// The slot of a live body id (KCC_WORLD_NO_BODY when it is not one).
 uint32_t kcc_world_body_slot(const kcc_world *world, uint32_t body);
+/// Whether the sensor body at slot holds box (m, world): the box overlaps a triangle of its placed
+/// mesh or the box's centre is inside the volume the mesh closes.
+bool kcc_world_sensor_holds(const kcc_world *world, uint32_t slot, const float box[2][3]);
+/// The live sensor bodies' slots, ascending (kept by add and remove): *out_slots, their number.
+uint32_t kcc_world_sensors(const kcc_world *world, const uint32_t **out_slots);
 /// A fresh key for the sources of one step (their characters' boxes change every step).
 uint64_t kcc_world_step_key(const kcc_world *world);
-/// The kinematic bodies that moved in the last step (slots, ascending): *out_slots, their number.
+/// The kinematic bodies (not sensors) that moved in the last step (slots, ascending): *out_slots, their number.
 uint32_t kcc_world_movers(const kcc_world *world, const uint32_t **out_slots);
 /// Live body slot's poses at the start and the end of the last step, and the bounds of its
 /// placed mesh over that motion (conservative: both poses' bounds and the arc between).

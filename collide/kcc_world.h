@@ -64,6 +64,8 @@ typedef struct kcc_world_desc {
     uint32_t pair_capacity;        ///< broadphase pairs at most; 0: default 8 per body and character
     uint32_t piece_capacity;       ///< pieces large static bodies are split into for the
                                    ///< broadphase (docs/world.md); 0: default 4 per body + 4096
+    uint32_t sensor_capacity;      ///< characters inside sensors at once, counted over all
+                                   ///< sensors, and sensor events a step; 0: default 4 per character
     kcc_allocator allocator;       ///< all zero: malloc/free; used by create and destroy only
 } kcc_world_desc;
 
@@ -92,6 +94,10 @@ typedef struct kcc_body_desc {
                                    ///< default 1
     uint64_t      user_data;       ///< the game's own value, returned by kcc_world_body_user_data;
                                    ///< default 0
+    bool          sensor;          ///< default false. A sensor is not solid: queries and
+                                   ///< characters pass through it; it lists the characters that
+                                   ///< enter and leave the volume its mesh closes
+                                   ///< (kcc_world_sensor_events)
 } kcc_body_desc;
 
 /// The defaults named in kcc_body_desc.
@@ -139,6 +145,22 @@ KCC_API uint32_t   kcc_world_body_count(const kcc_world *world);
 /// moves by its displacement as kcc_character_move does, through every body at its new pose.
 /// Allocates nothing. KCC_ERR_NULL_ARGUMENT for a NULL world.
 KCC_API kcc_status kcc_world_step(kcc_world *world);
+
+/// A character that entered or left a sensor during the last step.
+typedef struct kcc_sensor_event {
+    uint32_t sensor;      ///< the sensor body's id
+    uint32_t character;   ///< the character's id (a removed one's last id when it left by removal)
+    bool     entered;     ///< true: it entered; false: it left
+} kcc_sensor_event;
+
+/// The sensor events of the last kcc_world_step, ordered by sensor slot then character slot (the
+/// id's low 20 bits): the same for any worker count. A character is inside a sensor when its box
+/// overlaps a triangle of the sensor's placed mesh or its centre lies inside the volume the mesh
+/// closes. The array belongs to the world and stays valid until the next step, add or remove.
+/// *out_overflow (may be NULL) is set when more than sensor_capacity characters were inside
+/// sensors or more events happened than it holds: the rest are not tracked. 0 for a NULL world.
+KCC_API uint32_t kcc_world_sensor_events(const kcc_world *world, const kcc_sensor_event **out_events,
+                                         bool *out_overflow);
 
 /// Every layer: the mask of a query that sees every body.
 #define KCC_LAYERS_ALL 0xffffffffu

@@ -35,6 +35,7 @@ typedef struct kcc_body {
     uint32_t        tri_base;     ///< its triangles' first id in the world source
     kcc_body_kind   kind;
     bool            has_target;   ///< a target was set since the last step
+    bool            sensor;       ///< not solid: no query or character source sees it
 } kcc_body;
 
 /// The tree over the live bodies' world bounds that the queries walk (the mesh tree's builder
@@ -66,6 +67,8 @@ struct kcc_world {
     uint64_t        key;           ///< changes whenever a placed triangle does (never 0)
     uint32_t       *movers;        ///< kinematic body slots that moved in the last step
     uint32_t        mover_count;
+    uint32_t       *sensors;       ///< live sensor body slots, ascending (listed by the step)
+    uint32_t        sensor_count;
     kcc_body_tree   tree;
     struct kcc_world_characters *characters;
 };

@@ -50,6 +50,8 @@ kcc_status kcc_world_resolve_desc(const kcc_world_desc *in, kcc_world_desc *out)
         out->pair_capacity = 8 * (out->body_capacity + out->character_capacity);
     if (out->piece_capacity == 0)
         out->piece_capacity = 4 * out->body_capacity + 4096;
+    if (out->sensor_capacity == 0)
+        out->sensor_capacity = 4 * out->character_capacity;
     if ((out->allocator.alloc == NULL) != (out->allocator.free == NULL) ||
         (out->enqueue_task == NULL) != (out->finish_task == NULL) ||
         (unsigned)out->broadphase > (unsigned)KCC_BROADPHASE_GRID ||
@@ -58,6 +60,7 @@ kcc_status kcc_world_resolve_desc(const kcc_world_desc *in, kcc_world_desc *out)
     if (out->body_capacity > KCC_WORLD_MAX_OBJECTS ||
         out->character_capacity > KCC_WORLD_MAX_OBJECTS ||
         out->piece_capacity > KCC_WORLD_MAX_OBJECTS || out->worker_count > 1024 ||
+        out->sensor_capacity > (1u << 28) ||
         out->pair_capacity > (1u << 28))
         return KCC_ERR_TOO_LARGE;
     return KCC_OK;
@@ -79,6 +82,7 @@ size_t kcc_world_layout(kcc_world *w, char *base, const kcc_world_desc *desc)
     WORLD_PART(body_ids.ring, bodies);
     WORLD_PART(bases, bodies);
     WORLD_PART(movers, bodies);
+    WORLD_PART(sensors, bodies);
     WORLD_PART(tree.prims, bodies);
     WORLD_PART(tree.pairs, bodies + 1);
     WORLD_PART(tree.quads, bodies + 1);
@@ -266,6 +270,7 @@ kcc_status kcc_world_add_body(kcc_world *world, const kcc_mesh *mesh, const kcc_
     b->kind = d.kind;
     b->layers = d.layers;
     b->user_data = d.user_data;
+    b->sensor = d.sensor;
     place_body(world, b, &t);
     add_triangle_range(world, slot);
     ++world->body_count;
@@ -386,7 +391,8 @@ static void move_kinematic_bodies(kcc_world *world)
         const kcc_pose start = b->pose;
         if (b->has_target && memcmp(&b->target, &start.transform, sizeof b->target) != 0) {
             place_body(world, b, &b->target);
-            world->movers[world->mover_count++] = i;
+            if (!b->sensor) /* a sensor is not solid: it carries and pushes nothing */
+                world->movers[world->mover_count++] = i;
         }
         b->start = start;
         b->has_target = false;
@@ -402,6 +408,11 @@ uint32_t kcc_world_movers(const kcc_world *world, const uint32_t **out_slots)
 {
     *out_slots = world->movers;
     return world->mover_count;
+}
+
+uint32_t kcc_world_body_id_of_slot(const kcc_world *world, uint32_t slot)
+{
+    return kcc_body_id(world, slot);
 }
 
 uint32_t kcc_world_body_slot(const kcc_world *world, uint32_t body)
@@ -432,9 +443,25 @@ void kcc_world_body_motion(const kcc_world *world, uint32_t slot, kcc_transform 
     }
 }
 
+/// The live sensors, for the characters' phase of the step.
+static void list_sensors(kcc_world *world)
+{
+    world->sensor_count = 0;
+    for (uint32_t i = 0; i < world->body_end; ++i)
+        if (world->bodies[i].mesh && world->bodies[i].sensor)
+            world->sensors[world->sensor_count++] = i;
+}
+
+uint32_t kcc_world_sensors(const kcc_world *world, const uint32_t **out_slots)
+{
+    *out_slots = world->sensors;
+    return world->sensor_count;
+}
+
 void kcc_world_step_bodies(kcc_world *world)
 {
     move_kinematic_bodies(world);
+    list_sensors(world);
     if (!world->tree.valid)
         kcc_world_rebuild_body_tree(world);
 }

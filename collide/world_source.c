@@ -34,7 +34,8 @@ static const kcc_body *seen_body(const kcc_world_source *src, uint32_t i, const 
 {
     const uint32_t slot = src->world->bases[i].slot;
     const kcc_body *b = &src->world->bodies[slot];
-    if (slot == src->skip_body || (src->only_body != KCC_WORLD_NO_BODY && slot != src->only_body))
+    if (slot == src->skip_body || (src->only_body != KCC_WORLD_NO_BODY && slot != src->only_body) ||
+        (b->sensor && slot != src->only_body))
         return NULL;
     return (b->layers & src->layer_mask) && boxes_touch(b->bounds[0], b->bounds[1], lo, hi) ? b : NULL;
 }
@@ -400,6 +401,62 @@ static void world_face_normal(const kcc_local_source *base, uint32_t id, vec3 ou
     KCC_ASSERT(known);
     (void)known;
     memcpy(out, tri.n, sizeof tri.n);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Sensors */
+
+typedef struct parity_job {
+    const float *origin, *dir;
+    float        max_t;
+    uint32_t     crossings;
+} parity_job;
+
+static bool parity_visit(void *ctx, const placed_visit *v)
+{
+    parity_job *job = ctx;
+    const float(*c)[3] = (const float(*)[3])v->tri.v;
+    float t;
+    job->crossings += kcc_tri_raycast(c[0], c[1], c[2], job->origin, job->dir, job->max_t, &t);
+    return true;
+}
+
+typedef struct touch_job {
+    const vec3 *box;
+    bool        touched;
+} touch_job;
+
+static bool touch_visit(void *ctx, const placed_visit *v)
+{
+    touch_job *job = ctx;
+    const float(*c)[3] = (const float(*)[3])v->tri.v;
+    job->touched = kcc_tri_overlap_box_internal(c[0], c[1], c[2], job->box[0], job->box[1]);
+    return !job->touched; /* the first touch decides */
+}
+
+bool kcc_world_sensor_holds(const kcc_world *world, uint32_t slot, const float box[2][3])
+{
+    const kcc_body *b = &world->bodies[slot];
+    if (!boxes_touch(b->bounds[0], b->bounds[1], box[0], box[1]))
+        return false;
+    kcc_world_source src;
+    kcc_world_source_init(&src, world, KCC_LAYERS_ALL);
+    src.only_body = slot;
+    touch_job touch = {(const vec3 *)box, false};
+    visit_placed(&src, box[0], box[1], touch_visit, &touch);
+    if (touch.touched)
+        return true;
+    /* the centre inside the volume the mesh closes: an odd number of crossings along +x (the
+       watertight ray test counts a crossing through a shared edge once) */
+    const float center[3] = {0.5f * (box[0][0] + box[1][0]), 0.5f * (box[0][1] + box[1][1]),
+                             0.5f * (box[0][2] + box[1][2])};
+    const float dir[3] = {1.0f, 0.0f, 0.0f};
+    parity_job job = {center, dir, b->bounds[1][0] - center[0] + 1.0f, 0};
+    if (!(job.max_t > 0.0f))
+        return false;
+    const float hi[3] = {b->bounds[1][0] + 1.0f, center[1], center[2]};
+    visit_placed(&src, center, hi, parity_visit, &job);
+    return job.crossings % 2 == 1;
 }
 
 static const kcc_local_source_ops world_source_ops = {

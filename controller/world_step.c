@@ -51,6 +51,22 @@ typedef struct world_character {
     bool            live;
 } world_character;
 
+/// A character inside a sensor (slots order the list; ids tell a reused slot from its last owner).
+typedef struct sensor_pair {
+    uint32_t sensor_slot, character_slot;
+    uint32_t sensor, character;   ///< ids
+} sensor_pair;
+
+/// The characters inside sensors after the last two steps, and the events between them.
+typedef struct sensor_state {
+    sensor_pair      *inside[2];    ///< sensor_capacity each: the last step's and the one before
+    uint32_t          count[2];
+    uint32_t          now;          ///< which of the two is the last step's
+    kcc_sensor_event *events;       ///< sensor_capacity
+    uint32_t          event_count;
+    bool              overflow;
+} sensor_state;
+
 struct kcc_world_characters {
     world_character *slots;        ///< character_capacity
     float          (*boxes)[2][3]; ///< each live character's box at the start of the step (m)
@@ -58,6 +74,8 @@ struct kcc_world_characters {
     uint32_t         live_count;
     kcc_id_pool      ids;
     uint32_t         count;        ///< live characters
+    sensor_state     sensors;
+    uint32_t         sensor_capacity;
 };
 
 static size_t round_up(size_t at)
@@ -68,7 +86,7 @@ static size_t round_up(size_t at)
 /// Lays the characters' half out from byte `at` of the block at base (NULL: only measures);
 /// returns the end.
 static size_t characters_layout(struct kcc_world_characters **out, char *base, size_t at,
-                                uint32_t capacity)
+                                uint32_t capacity, uint32_t sensor_capacity)
 {
     at = round_up(at);
     struct kcc_world_characters *cs = base ? (void *)(base + at) : NULL;
@@ -82,6 +100,16 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
     if (cs)
         cs->live = (void *)(base + at);
     at = round_up(at + (size_t)capacity * sizeof(uint32_t));
+    for (int k = 0; k < 2; ++k) {
+        if (cs)
+            cs->sensors.inside[k] = (void *)(base + at);
+        at = round_up(at + (size_t)sensor_capacity * sizeof(sensor_pair));
+    }
+    if (cs) {
+        cs->sensors.events = (void *)(base + at);
+        cs->sensor_capacity = sensor_capacity;
+    }
+    at = round_up(at + (size_t)sensor_capacity * sizeof(kcc_sensor_event));
     if (cs)
         kcc_id_pool_init(&cs->ids, (void *)(base + at), capacity);
     at += (size_t)capacity * sizeof(uint32_t);
@@ -100,7 +128,8 @@ kcc_status kcc_world_create(const kcc_world_desc *desc, kcc_world **out_world)
         return st;
     const kcc_allocator al = kcc_allocator_or_default(&d.allocator);
     const size_t bodies_end = kcc_world_layout(NULL, NULL, &d);
-    const size_t bytes = characters_layout(NULL, NULL, bodies_end, d.character_capacity);
+    const size_t bytes = characters_layout(NULL, NULL, bodies_end, d.character_capacity,
+                                           d.sensor_capacity);
     char *block = al.alloc(bytes, WORLD_ALIGN, al.user);
     if (!block)
         return KCC_ERR_OUT_OF_MEMORY;
@@ -108,7 +137,7 @@ kcc_status kcc_world_create(const kcc_world_desc *desc, kcc_world **out_world)
     kcc_world *w = (kcc_world *)(void *)block;
     kcc_world_layout(w, block, &d);
     struct kcc_world_characters *cs;
-    characters_layout(&cs, block, bodies_end, d.character_capacity);
+    characters_layout(&cs, block, bodies_end, d.character_capacity, d.sensor_capacity);
     kcc_world_init(w, &d, &al, bytes, cs);
     *out_world = w;
     return KCC_OK;
@@ -464,6 +493,88 @@ static void snapshot_characters(struct kcc_world_characters *cs)
     }
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * Sensors: who is inside each after the step, against who was after the last one. */
+
+/// The characters inside each sensor now, ordered by sensor slot then character slot.
+static void list_inside(const kcc_world *world, struct kcc_world_characters *cs, sensor_state *ss)
+{
+    const uint32_t *sensors;
+    const uint32_t sensor_count = kcc_world_sensors(world, &sensors);
+    sensor_pair *out = ss->inside[ss->now];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < sensor_count; ++i)
+        for (uint32_t j = 0; j < cs->live_count; ++j) {
+            const uint32_t c = cs->live[j];
+            vec3 box[2];
+            kcc_character_box(&cs->slots[c].ch, box);
+            if (!kcc_world_sensor_holds(world, sensors[i], (const float(*)[3])box))
+                continue;
+            if (n == cs->sensor_capacity) {
+                ss->overflow = true;
+                continue;
+            }
+            const sensor_pair p = {sensors[i], c, kcc_world_body_id_of_slot(world, sensors[i]),
+                                   kcc_id_make(cs->slots[c].generation, c)};
+            out[n++] = p;
+        }
+    ss->count[ss->now] = n;
+}
+
+static void add_event(struct kcc_world_characters *cs, const sensor_pair *p, bool entered)
+{
+    sensor_state *ss = &cs->sensors;
+    if (ss->event_count == cs->sensor_capacity) {
+        ss->overflow = true;
+        return;
+    }
+    const kcc_sensor_event e = {p->sensor, p->character, entered};
+    ss->events[ss->event_count++] = e;
+}
+
+/// Events: the pairs of the last step missing now left, the pairs new now entered; merged in
+/// (sensor slot, character slot) order. Equal slots with other ids: the old pair left, the new
+/// one entered.
+static void sensor_events(const kcc_world *world, struct kcc_world_characters *cs)
+{
+    sensor_state *ss = &cs->sensors;
+    ss->now ^= 1u;
+    ss->event_count = 0;
+    ss->overflow = false;
+    list_inside(world, cs, ss);
+    const sensor_pair *was = ss->inside[ss->now ^ 1u], *is = ss->inside[ss->now];
+    uint32_t i = 0, j = 0;
+    const uint32_t nw = ss->count[ss->now ^ 1u], ni = ss->count[ss->now];
+    while (i < nw || j < ni) {
+        const uint64_t kw = i < nw ? (uint64_t)was[i].sensor_slot << 32 | was[i].character_slot : UINT64_MAX;
+        const uint64_t ki = j < ni ? (uint64_t)is[j].sensor_slot << 32 | is[j].character_slot : UINT64_MAX;
+        if (kw < ki) {
+            add_event(cs, &was[i++], false);
+        } else if (ki < kw) {
+            add_event(cs, &is[j++], true);
+        } else {
+            if (was[i].sensor != is[j].sensor || was[i].character != is[j].character) {
+                add_event(cs, &was[i], false);
+                add_event(cs, &is[j], true);
+            }
+            ++i, ++j;
+        }
+    }
+}
+
+uint32_t kcc_world_sensor_events(const kcc_world *world, const kcc_sensor_event **out_events,
+                                 bool *out_overflow)
+{
+    if (!world)
+        return 0;
+    const sensor_state *ss = &kcc_world_characters(world)->sensors;
+    if (out_events)
+        *out_events = ss->events;
+    if (out_overflow)
+        *out_overflow = ss->overflow;
+    return ss->event_count;
+}
+
 kcc_status kcc_world_step(kcc_world *world)
 {
     if (!world)
@@ -475,5 +586,6 @@ kcc_status kcc_world_step(kcc_world *world)
     ctx.mover_count = kcc_world_movers(world, &ctx.movers);
     run_character_phases(world, &ctx);
     resolve_character_overlaps(cs);
+    sensor_events(world, cs);
     return KCC_OK;
 }

@@ -704,6 +704,85 @@ static void world_step_is_the_same_for_any_workers(void **state)
     kcc_level_free(&lv);
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * Sensors */
+
+/* The events of the last step as (sensor, character, entered) triples. */
+static uint32_t events_now(const kcc_world *w, kcc_sensor_event *out, uint32_t capacity)
+{
+    const kcc_sensor_event *events = NULL;
+    bool overflow = true;
+    const uint32_t n = kcc_world_sensor_events(w, &events, &overflow);
+    assert_false(overflow);
+    assert_true(n <= capacity);
+    memcpy(out, events, n * sizeof *out);
+    return n;
+}
+
+/* A character walking through a sensor (a 3 m box, larger than the character, so inside it
+ * touches no triangle) is not stopped by it, enters it at the step its box first reaches the
+ * volume, stays inside without events, and leaves at the step its box clears it; a kinematic
+ * sensor moved onto a character standing still enters it too. Events come in sensor order. */
+static void sensors_list_who_enters_and_leaves(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 50, 0});
+    kcc_mesh *volume = box_mesh((float[3]){-1.5f, 0, -1.5f}, (float[3]){1.5f, 3, 1.5f});
+    kcc_body_desc bd = kcc_body_default_desc();
+    bd.sensor = true;
+    uint32_t pad, gate, walker, sitter;
+    assert_int_equal(kcc_world_add_body(s.world, volume, &bd, &pad), KCC_OK);
+    bd.kind = KCC_BODY_KINEMATIC;
+    bd.transform.position[2] = 10.0f;
+    assert_int_equal(kcc_world_add_body(s.world, volume, &bd, &gate), KCC_OK);
+    const kcc_character_desc d = player_desc();
+    const float y = d.half_extents[1] + 0.01f;
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){-4, y, 0}, &walker), KCC_OK);
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){0, y, 6}, &sitter), KCC_OK);
+    int entered_at = -1, left_at = -1, gate_at = -1;
+    for (int f = 0; f < 80; ++f) {
+        assert_int_equal(kcc_world_set_displacement(s.world, walker, (vec3){0.1f, -0.01f, 0}), KCC_OK);
+        bd.transform.position[2] = kcc_maxf(10.0f - 0.2f * (float)f, 6.0f);
+        assert_int_equal(kcc_world_move_body(s.world, gate, &bd.transform), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        kcc_sensor_event ev[4];
+        const uint32_t n = events_now(s.world, ev, 4);
+        const float x = state_of(s.world, walker, NULL).position[0];
+        for (uint32_t i = 0; i < n; ++i) {
+            if (i > 0)
+                assert_true(ev[i - 1].sensor == pad || ev[i].sensor == gate);
+            if (ev[i].sensor == pad) {
+                assert_int_equal(ev[i].character, walker);
+                if (ev[i].entered) {
+                    assert_int_equal(entered_at, -1);
+                    entered_at = f;
+                    assert_true(x + d.half_extents[0] >= -1.5f && x + d.half_extents[0] < -1.5f + 0.1f);
+                } else {
+                    assert_int_equal(left_at, -1);
+                    left_at = f;
+                    assert_true(x - d.half_extents[0] > 1.5f && x - d.half_extents[0] <= 1.5f + 0.1f);
+                }
+            } else {
+                assert_int_equal(ev[i].sensor, gate);
+                assert_int_equal(ev[i].character, sitter);
+                assert_true(ev[i].entered);
+                assert_int_equal(gate_at, -1);
+                gate_at = f;
+            }
+        }
+    }
+    assert_true(entered_at > 0 && left_at > entered_at && gate_at > 0);
+    assert_true(state_of(s.world, walker, NULL).position[0] > 3.0f); /* it walked through */
+    /* a removed character leaves */
+    assert_int_equal(kcc_world_remove_character(s.world, sitter), KCC_OK);
+    assert_int_equal(kcc_world_step(s.world), KCC_OK);
+    kcc_sensor_event ev[4];
+    assert_int_equal(events_now(s.world, ev, 4), 1);
+    assert_true(ev[0].sensor == gate && ev[0].character == sitter && !ev[0].entered);
+    mover_scene_free(&s);
+    kcc_mesh_destroy(volume);
+}
+
 int test_group_world_step(void)
 {
     const struct CMUnitTest tests[] = {
@@ -718,6 +797,7 @@ int test_group_world_step(void)
         cmocka_unit_test(door_against_a_wall_crushes_and_never_pushes_into_the_wall),
         cmocka_unit_test(characters_are_solid_boxes_to_each_other),
         cmocka_unit_test(world_step_is_the_same_for_any_workers),
+        cmocka_unit_test(sensors_list_who_enters_and_leaves),
     };
     return KCC_RUN_GROUP("world_step", tests);
 }
