@@ -391,8 +391,10 @@ const kcc_world_desc *kcc_world_get_desc(const kcc_world *world);
 struct kcc_world_characters *kcc_world_characters(const kcc_world *world);
 /// The bodies' part of a step: kinematic bodies reach their targets, the body tree is rebuilt.
 void kcc_world_step_bodies(kcc_world *world);
-/// The id of the body whose triangle the world source's triangle id names (0: none).
+/// The id of the body whose triangle the world source's triangle id names (0: none), and the
+/// first id of that body's range (the triangle's input index is id minus it; 0 for none).
 uint32_t kcc_world_triangle_body(const kcc_world *world, uint32_t id);
+uint32_t kcc_world_triangle_base(const kcc_world *world, uint32_t id);
 
 /// The world as a move's neighbourhood: the placed triangles of every live body whose layers
 /// meet layer_mask, at their current poses. Triangle ids: body triangle i is the body's range

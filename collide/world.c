@@ -242,6 +242,13 @@ uint32_t kcc_world_triangle_body(const kcc_world *world, uint32_t id)
     return b ? kcc_body_id(world, (uint32_t)(b - world->bodies)) : 0;
 }
 
+uint32_t kcc_world_triangle_base(const kcc_world *world, uint32_t id)
+{
+    uint32_t triangle;
+    const kcc_body *b = kcc_world_body_of_triangle(world, id, &triangle);
+    return b ? b->tri_base : 0;
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Bodies */
 

@@ -182,6 +182,7 @@ typedef struct move_ctx {
                                        step-up, snap */
     uint32_t                flags;  /* KCC_MOVE_* the move sets itself (PUSHED_OUT, SLID, ...) */
     kcc_move_debug         *dbg;    /* NULL unless kcc_character_move_debug */
+    kcc_contact_sink       *contacts; /* NULL unless a world step asks for them */
     move_report             report; /* what its legs met */
 } move_ctx;
 
@@ -301,6 +302,8 @@ static void report_contact(const move_ctx *ctx, const leg *lg, const vec3 n, uin
 {
     move_report *report = lg->report;
     const float nu = n[ctx->up];
+    if (ctx->contacts)
+        kcc_contact_sink_add(ctx->contacts, triangle, n);
     if (nu >= ctx->ch->cos_max_slope)
         return;
     if (!lg->walking && nu >= -0.01f)
@@ -928,7 +931,8 @@ typedef struct outcome {
 } outcome;
 
 static void begin_move(move_ctx *ctx, kcc_character *ch, const kcc_local_source *source,
-                       kcc_local *list, kcc_local_store *store, uint32_t flags, kcc_move_debug *debug)
+                       kcc_local *list, kcc_local_store *store, uint32_t flags, kcc_move_debug *debug,
+                       kcc_contact_sink *contacts)
 {
     memset(ctx, 0, sizeof(*ctx));
     ctx->ch = ch;
@@ -939,6 +943,7 @@ static void begin_move(move_ctx *ctx, kcc_character *ch, const kcc_local_source 
     ctx->skin = ch->desc.skin_width;
     ctx->flags = flags;
     ctx->dbg = debug;
+    ctx->contacts = contacts;
     if (debug)
         memset(debug, 0, sizeof(*debug));
 }
@@ -1170,12 +1175,13 @@ static void record_move(move_ctx *ctx, const vec3 p0, const vec3 move, bool star
  * character whose position is finite, through the triangles of source (whatever fills it). Returns
  * false when the move was the start-overlap push alone (the box is still embedded). */
 static bool move_once(kcc_character *ch, const kcc_local_source *source, const vec3 disp_in,
-                      uint32_t flags, kcc_move_result *result, kcc_move_debug *debug)
+                      uint32_t flags, kcc_move_result *result, kcc_move_debug *debug,
+                      kcc_contact_sink *contacts)
 {
     kcc_local list;
     kcc_local_store store; /* ~15 KB of stack, used only when the character's cache cannot serve */
     move_ctx ctx;
-    begin_move(&ctx, ch, source, &list, &store, flags, debug);
+    begin_move(&ctx, ch, source, &list, &store, flags, debug, contacts);
     const int up = ctx.up;
     vec3 p0, disp, move, p1;
     glm_vec3_copy(ch->position, p0);
@@ -1246,11 +1252,12 @@ static uint32_t substeps(const kcc_character *ch, const vec3 disp)
 /* The move of a character in its frame (up_axis 1 or 2) by disp (checked; `flags` carries
  * BAD_INPUT) through source: one move_once, or the sub-moves of a long walk. Writes result. */
 KCC_HOT void move_in_frame(kcc_character *ch, const kcc_local_source *source, const vec3 disp,
-                          uint32_t flags, kcc_move_result *result, kcc_move_debug *debug)
+                          uint32_t flags, kcc_move_result *result, kcc_move_debug *debug,
+                          kcc_contact_sink *contacts)
 {
     const uint32_t n = substeps(ch, disp);
     if (n == 1u) {
-        move_once(ch, source, disp, flags, result, debug);
+        move_once(ch, source, disp, flags, result, debug, contacts);
         return;
     }
 
@@ -1266,7 +1273,7 @@ KCC_HOT void move_in_frame(kcc_character *ch, const kcc_local_source *source, co
     vec3 wall_normal = {0.0f, 0.0f, 0.0f};
     for (uint32_t i = 0; i < n; ++i) {
         const bool was_ground = ch->on_ground;
-        const bool free = move_once(ch, source, part, i == 0 ? flags : 0u, result, debug);
+        const bool free = move_once(ch, source, part, i == 0 ? flags : 0u, result, debug, contacts);
         seen |= result->flags;
         if (result->flags & KCC_MOVE_STEPPED_UP)
             step_up += result->step_up;
@@ -1336,11 +1343,11 @@ KCC_RARE void leave_frame(kcc_character *ch, const kcc_character_desc *desc, con
 
 void kcc_character_move_source(kcc_character *ch, const kcc_local_source *level,
                                const vec3 displacement, kcc_move_result *result,
-                               kcc_move_debug *debug)
+                               kcc_move_debug *debug, kcc_contact_sink *contacts)
 {
 #if KCC_AVX2_VARIANT
     if (kcc_isa_avx2()) { /* this very function, compiled for AVX2: same results, faster */
-        kcc_avx2_character_move_source(ch, level, displacement, result, debug);
+        kcc_avx2_character_move_source(ch, level, displacement, result, debug, contacts);
         return;
     }
 #endif
@@ -1371,9 +1378,12 @@ void kcc_character_move_source(kcc_character *ch, const kcc_local_source *level,
         enter_frame(ch, level, disp, &desc, &mapped);
         source = &mapped.base;
     }
-    move_in_frame(ch, source, disp, flags, &move_result, debug);
-    if (turned)
+    move_in_frame(ch, source, disp, flags, &move_result, debug, contacts);
+    if (turned) {
         leave_frame(ch, &desc, &mapped.map, &move_result, debug);
+        for (uint32_t i = 0; contacts && i < contacts->count; ++i)
+            kcc_axis_map_out(&mapped.map, contacts->normal[i], contacts->normal[i]);
+    }
     if (result)
         *result = move_result;
 }
@@ -1384,5 +1394,5 @@ void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec
     kcc_local_source level;
     if (mesh)
         kcc_local_source_mesh(&level, mesh);
-    kcc_character_move_source(ch, mesh ? &level : NULL, displacement, result, debug);
+    kcc_character_move_source(ch, mesh ? &level : NULL, displacement, result, debug, NULL);
 }

@@ -172,16 +172,41 @@ bool kcc_isa_avx2(void);
  * support for it is missing. */
 bool kcc_isa_force_avx2(bool on);
 /* ---- the move through any neighbourhood source (controller.c) ---- */
+/* The triangles a move's swept legs ran into (walls, ceilings, steep ground, a floor landed on),
+ * each once, with the contact normal toward the box, in the order met; overflow when more were
+ * met than it holds. */
+#define KCC_CONTACT_SINK_MAX 8u
+typedef struct kcc_contact_sink {
+    uint32_t count;
+    bool     overflow;
+    uint32_t triangle[KCC_CONTACT_SINK_MAX];
+    vec3     normal[KCC_CONTACT_SINK_MAX];
+} kcc_contact_sink;
+
+static inline void kcc_contact_sink_add(kcc_contact_sink *sink, uint32_t triangle, const vec3 normal)
+{
+    for (uint32_t i = 0; i < sink->count; ++i)
+        if (sink->triangle[i] == triangle)
+            return;
+    if (sink->count == KCC_CONTACT_SINK_MAX) {
+        sink->overflow = true;
+        return;
+    }
+    sink->triangle[sink->count] = triangle;
+    memcpy(sink->normal[sink->count++], normal, sizeof(vec3));
+}
+
 /* kcc_character_move_debug through `level` (a mesh's source, or the world's): the one entry every
- * move takes. level NULL: nothing to move through (KCC_MOVE_BAD_INPUT alone). */
+ * move takes. level NULL: nothing to move through (KCC_MOVE_BAD_INPUT alone). contacts (may be
+ * NULL) collects what the move met (its count and flag are the caller's to clear). */
 void kcc_character_move_source(kcc_character *ch, const kcc_local_source *level,
                                const vec3 displacement, kcc_move_result *result,
-                               kcc_move_debug *debug);
+                               kcc_move_debug *debug, kcc_contact_sink *contacts);
 #if KCC_AVX2_VARIANT
 /* kcc_character_move_source compiled for AVX2 (the build's symbols are renamed kcc_avx2_*). */
 void kcc_avx2_character_move_source(kcc_character *ch, const kcc_local_source *level,
                                     const vec3 displacement, kcc_move_result *result,
-                                    kcc_move_debug *debug);
+                                    kcc_move_debug *debug, kcc_contact_sink *contacts);
 #endif
 
 #endif

@@ -277,6 +277,24 @@ KCC_API kcc_status kcc_world_get_character(const kcc_world *world, uint32_t char
 /// Live characters.
 KCC_API uint32_t kcc_world_character_count(const kcc_world *world);
 
+/// Something a character touched during a step.
+typedef struct kcc_contact {
+    uint32_t body;        ///< the body touched (0: a character)
+    uint32_t character;   ///< the character touched (0: a body)
+    uint32_t triangle;    ///< input index in the body's mesh (bodies only)
+    vec3     normal;      ///< unit, from what was touched toward the character
+} kcc_contact;
+/// Most contacts kept for a character a step.
+#define KCC_WORLD_CONTACTS 8
+
+/// What the character touched during the last step, at most KCC_WORLD_CONTACTS, each once: the
+/// ground it ended on first, then the movers that pushed it, then what its move ran into (walls,
+/// ceilings, steep ground, a floor it landed on, other characters) in the order met. Writes the first `capacity` to out
+/// (may be NULL when capacity is 0) and returns how many there are; *out_overflow (may be NULL)
+/// is set when more were touched than are kept. 0 for an id that is not live.
+KCC_API uint32_t kcc_world_get_contacts(const kcc_world *world, uint32_t character,
+                                        kcc_contact *out, uint32_t capacity, bool *out_overflow);
+
 #ifdef __cplusplus
 }
 #endif

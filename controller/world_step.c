@@ -45,6 +45,9 @@ typedef struct world_character {
     kcc_character   ch;
     kcc_move_result result;
     vec3            displacement;   ///< m, for the next step (0 when none was set)
+    kcc_contact     contacts[KCC_WORLD_CONTACTS]; ///< the last step's (kcc_world_get_contacts)
+    uint32_t        contact_count;
+    bool            contact_overflow;
     footing         before_move;    ///< where its own move started this step (after riding and
                                     ///< pushing): what the resolve pass puts back
     uint32_t        generation;
@@ -236,6 +239,19 @@ uint32_t kcc_world_character_count(const kcc_world *world)
     return world ? kcc_world_characters(world)->count : 0;
 }
 
+uint32_t kcc_world_get_contacts(const kcc_world *world, uint32_t character, kcc_contact *out,
+                                uint32_t capacity, bool *out_overflow)
+{
+    const world_character *wc = find_character(world, character);
+    if (out_overflow)
+        *out_overflow = wc && wc->contact_overflow;
+    if (!wc)
+        return 0;
+    for (uint32_t i = 0; i < wc->contact_count && i < capacity && out; ++i)
+        out[i] = wc->contacts[i];
+    return wc->contact_count;
+}
+
 /* ------------------------------------------------------------------------------------------------
  * The step. Bodies move first; then every character, each on its own (in parallel over the task
  * hooks), rides its ground body, is pushed by movers in its way, and moves by its displacement
@@ -334,7 +350,7 @@ static bool mover_overlaps(const kcc_world_source *src, uint32_t slot, const kcc
 /// mover, so a mover faster than the box is wide never passes through it), swept through
 /// everything but the mover. A box that cannot be pushed clear of the mover is crushed.
 static void push_by_mover(const step_context *ctx, uint32_t slot, world_character *wc,
-                          kcc_world_source *src, kcc_move_result *r)
+                          kcc_world_source *src, kcc_move_result *r, kcc_contact_sink *touched)
 {
     kcc_transform start, end;
     float swept[2][3];
@@ -363,6 +379,7 @@ static void push_by_mover(const step_context *ctx, uint32_t slot, world_characte
     if (!one.base.ops->sweep(&one.base, (const vec3 *)came_from, back, &hit))
         return; /* the mover never reached the box */
     glm_vec3_scale(motion, 1.0f - hit.t + wc->ch.desc.skin_width / len, push);
+    kcc_contact_sink_add(touched, hit.triangle, hit.normal);
     src->skip_body = slot;
     advance_character(&wc->ch, &src->base, push);
     src->skip_body = KCC_WORLD_NO_BODY;
@@ -385,6 +402,40 @@ static void name_ground(const step_context *ctx, kcc_move_result *r)
     r->ground_character = kcc_id_make(ctx->cs->slots[slot].generation, slot);
 }
 
+/// Triangle id of the world source as a contact (a body's triangle, or a character's box).
+static kcc_contact contact_of(const step_context *ctx, uint32_t id, const vec3 normal)
+{
+    kcc_contact c;
+    memset(&c, 0, sizeof c);
+    glm_vec3_copy((float *)normal, c.normal);
+    if (id >= KCC_WORLD_BOX_TRIS) {
+        const uint32_t slot = (id - KCC_WORLD_BOX_TRIS) / 12u;
+        c.character = kcc_id_make(ctx->cs->slots[slot].generation, slot);
+        return c;
+    }
+    c.body = kcc_world_triangle_body(ctx->world, id);
+    c.triangle = id - kcc_world_triangle_base(ctx->world, id);
+    return c;
+}
+
+/// The step's contacts: the ground, then what pushed, then what the move met (touched), each once.
+static void record_contacts(const step_context *ctx, world_character *wc, const kcc_move_result *r,
+                            const kcc_contact_sink *touched)
+{
+    kcc_contact_sink all;
+    all.count = 0;
+    all.overflow = touched->overflow;
+    if (r->flags & KCC_MOVE_ON_GROUND)
+        kcc_contact_sink_add(&all, r->ground_triangle, r->ground_normal);
+    for (uint32_t i = 0; i < touched->count; ++i)
+        kcc_contact_sink_add(&all, touched->triangle[i], touched->normal[i]);
+    _Static_assert(KCC_CONTACT_SINK_MAX == KCC_WORLD_CONTACTS, "a sink holds a step's contacts");
+    wc->contact_count = all.count;
+    wc->contact_overflow = all.overflow;
+    for (uint32_t i = 0; i < all.count; ++i)
+        wc->contacts[i] = contact_of(ctx, all.triangle[i], all.normal[i]);
+}
+
 /// One character's phase of the step (writes its own slot only).
 static void step_character(const step_context *ctx, uint32_t slot)
 {
@@ -393,18 +444,22 @@ static void step_character(const step_context *ctx, uint32_t slot)
     character_source(ctx, slot, &src);
     kcc_move_result pre;
     memset(&pre, 0, sizeof pre);
+    kcc_contact_sink touched;
+    touched.count = 0;
+    touched.overflow = false;
     ride_ground_body(ctx, wc, &src, &pre);
     const uint32_t ridden = kcc_world_body_slot(ctx->world, pre.carried_body);
     for (uint32_t i = 0; i < ctx->mover_count; ++i)
         if (ctx->movers[i] != ridden)
-            push_by_mover(ctx, ctx->movers[i], wc, &src, &pre);
+            push_by_mover(ctx, ctx->movers[i], wc, &src, &pre, &touched);
     wc->before_move = footing_of(&wc->ch);
     kcc_move_result r;
-    kcc_character_move_source(&wc->ch, &src.base, wc->displacement, &r, NULL);
+    kcc_character_move_source(&wc->ch, &src.base, wc->displacement, &r, NULL, &touched);
     r.flags |= pre.flags;
     glm_vec3_copy(pre.carried, r.carried);
     r.carried_body = pre.carried_body;
     name_ground(ctx, &r);
+    record_contacts(ctx, wc, &r, &touched);
     wc->result = r;
     glm_vec3_zero(wc->displacement);
 }

@@ -439,6 +439,12 @@ static void door_pushes_a_character_ahead_of_it(void **state)
             if (door_front > -d.half_extents[0]) { /* the door reached the box: it is ahead */
                 assert_true(st.position[0] - d.half_extents[0] >= door_front - KCC_PENETRATION_TOLERANCE);
                 pushed = true;
+                kcc_contact c[KCC_WORLD_CONTACTS]; /* the door is among its contacts */
+                const uint32_t n = kcc_world_get_contacts(s.world, id, c, KCC_WORLD_CONTACTS, NULL);
+                bool door_touched = false;
+                for (uint32_t i = 0; i < n; ++i)
+                    door_touched = door_touched || (c[i].body == door_id && c[i].normal[0] > 0.99f);
+                assert_true(door_touched);
             }
         }
         assert_true(pushed);
@@ -783,6 +789,52 @@ static void sensors_list_who_enters_and_leaves(void **state)
     kcc_mesh_destroy(volume);
 }
 
+/* The contacts of a step name the ground first, then a mover that pushed, then what the move ran
+ * into: a wall (its body, triangle and normal) and another character. */
+static void contacts_name_the_ground_the_pushers_walls_and_characters(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 50, 0});
+    kcc_mesh *wall = box_mesh((float[3]){2.0f, 0, -3}, (float[3]){2.5f, 3, 3});
+    uint32_t wall_id, a, b;
+    assert_int_equal(kcc_world_add_body(s.world, wall, NULL, &wall_id), KCC_OK);
+    const kcc_character_desc d = player_desc();
+    const float y = d.half_extents[1] + 0.01f;
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){0, y, 0}, &a), KCC_OK);
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){-3, y, 0}, &b), KCC_OK);
+    bool saw_wall = false, saw_character = false;
+    for (int f = 0; f < 40; ++f) {
+        assert_int_equal(kcc_world_set_displacement(s.world, a, (vec3){0.1f, -0.01f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_set_displacement(s.world, b, (vec3){0.1f, -0.01f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        kcc_contact c[KCC_WORLD_CONTACTS];
+        bool overflow = true;
+        const uint32_t n = kcc_world_get_contacts(s.world, a, c, KCC_WORLD_CONTACTS, &overflow);
+        assert_false(overflow);
+        assert_true(n >= 1);
+        assert_int_equal(c[0].body, s.floor_id); /* the ground first */
+        assert_true(c[0].normal[1] > 0.99f);
+        for (uint32_t i = 1; i < n; ++i)
+            if (c[i].body == wall_id) {
+                saw_wall = true;
+                assert_true(c[i].normal[0] < -0.99f);
+                vec3 corners[3];
+                assert_true(kcc_mesh_triangle(wall, c[i].triangle, corners));
+                assert_true(corners[0][0] == 2.0f && corners[1][0] == 2.0f && corners[2][0] == 2.0f);
+            }
+        const uint32_t nb = kcc_world_get_contacts(s.world, b, c, KCC_WORLD_CONTACTS, NULL);
+        for (uint32_t i = 0; i < nb; ++i)
+            if (c[i].character == a) {
+                saw_character = true;
+                assert_true(c[i].normal[0] < -0.99f && c[i].body == 0);
+            }
+    }
+    assert_true(saw_wall && saw_character);
+    assert_int_equal(kcc_world_get_contacts(s.world, 0, NULL, 0, NULL), 0);
+    mover_scene_free(&s);
+    kcc_mesh_destroy(wall);
+}
+
 int test_group_world_step(void)
 {
     const struct CMUnitTest tests[] = {
@@ -798,6 +850,7 @@ int test_group_world_step(void)
         cmocka_unit_test(characters_are_solid_boxes_to_each_other),
         cmocka_unit_test(world_step_is_the_same_for_any_workers),
         cmocka_unit_test(sensors_list_who_enters_and_leaves),
+        cmocka_unit_test(contacts_name_the_ground_the_pushers_walls_and_characters),
     };
     return KCC_RUN_GROUP("world_step", tests);
 }
