@@ -4,7 +4,6 @@
  * KCC_GRID_MAX_CELLS cells joins the oversized list, tested against every proxy. Pairs are found
  * afresh at each update, each once: in the cell at the low corner of the two ranges' overlap.
  * Owns kcc_grid's arrays; never allocates. */
-#include <math.h>
 #include <string.h>
 
 #include "kcc_broadphase_internal.h"
@@ -47,11 +46,16 @@ void kcc_grid_init(kcc_broadphase *bp, float cell_size)
 
 /* ---- cells ---- */
 
+/* floor(x / cell_size) clamped to +-2^30, without a libm call (a baseline x86-64 build has no
+ * rounding instruction): truncation, less one for negative non-integers. A NaN lands on the low
+ * clamp (the world never passes one). */
 static int32_t cell_coord(const kcc_grid *g, float x)
 {
-    float c = floorf(x * g->inv_cell_size);
-    c = c < -COORD_LIMIT ? -COORD_LIMIT : c > COORD_LIMIT ? COORD_LIMIT : c;
-    return (int32_t)c;
+    float c = x * g->inv_cell_size;
+    c = c >= -COORD_LIMIT ? c : -COORD_LIMIT;
+    c = c <= COORD_LIMIT ? c : COORD_LIMIT;
+    int32_t truncated = (int32_t)c;
+    return truncated - (c < (float)truncated);
 }
 
 static void box_range(const kcc_grid *g, const kcc_bp_box *box, int32_t lo[3], int32_t hi[3])
@@ -197,13 +201,26 @@ void kcc_grid_move(kcc_broadphase *bp, uint32_t proxy)
 
 /* ---- pairs ---- */
 
-/* The cell holding the low corner of the overlap of two ranges: max of their low corners. */
-static bool is_low_corner(const int32_t a[3], const int32_t b[3], const int32_t cell[3])
+/* 1 when other is the higher of the two, they may pair and their boxes overlap; and with a cell, when
+ * that cell holds the low corner of the overlap of their ranges (max of their low corners), so that
+ * a pair met in several cells counts once. Computed without branches: the outcomes are unpredictable
+ * and a mispredicted branch costs more than the whole test. */
+static inline uint32_t pair_test(const kcc_broadphase *bp, uint32_t proxy, uint32_t other)
 {
+    const kcc_bp_box *a = &bp->boxes[proxy], *b = &bp->boxes[other];
+    uint32_t hit = (uint32_t)(other > proxy) & (uint32_t)(((bp->flags[proxy] & bp->flags[other]) &
+                                                           KCC_PROXY_STATIC) == 0);
     for (int k = 0; k < 3; ++k)
-        if ((a[k] > b[k] ? a[k] : b[k]) != cell[k])
-            return false;
-    return true;
+        hit &= (uint32_t)(a->lo[k] <= b->hi[k]) & (uint32_t)(b->lo[k] <= a->hi[k]);
+    return hit;
+}
+
+static inline uint32_t low_corner_test(const int32_t a[3], const int32_t b[3], const int32_t cell[3])
+{
+    uint32_t hit = 1;
+    for (int k = 0; k < 3; ++k)
+        hit &= (uint32_t)((a[k] > b[k] ? a[k] : b[k]) == cell[k]);
+    return hit;
 }
 
 /* The keys of proxy's pairs with higher proxies, ascending, in g->candidates: those met in its cells
@@ -211,38 +228,34 @@ static bool is_low_corner(const int32_t a[3], const int32_t b[3], const int32_t 
 static uint32_t pairs_from_cells(const kcc_broadphase *bp, uint32_t proxy)
 {
     const kcc_grid *g = &bp->u.grid;
-    const kcc_bp_box *box = &bp->boxes[proxy];
     const int32_t *lo = g->range_lo[proxy];
+    uint64_t *out = g->candidates;
     uint32_t count = 0;
     for (uint32_t k = 0; k < g->cell_count[proxy]; ++k) {
         const kcc_grid_cell *cell = &g->cells[g->entry_cell[KCC_GRID_MAX_CELLS * proxy + k]];
         for (uint32_t entry = cell->head; entry != NONE; entry = g->entry_next[entry]) {
             uint32_t other = entry / KCC_GRID_MAX_CELLS;
-            if (other <= proxy || !kcc_bp_may_pair(bp, proxy, other) ||
-                !is_low_corner(lo, g->range_lo[other], cell->coord) ||
-                !kcc_bp_overlap(box, &bp->boxes[other]))
-                continue;
-            g->candidates[count++] = (uint64_t)proxy << 32 | other;
+            out[count] = (uint64_t)proxy << 32 | other;
+            count += pair_test(bp, proxy, other) & low_corner_test(lo, g->range_lo[other], cell->coord);
         }
     }
     for (uint32_t i = 0; i < g->oversized_count; ++i) {
-        uint32_t other = g->oversized[i];
-        if (other > proxy && kcc_bp_may_pair(bp, proxy, other) && kcc_bp_overlap(box, &bp->boxes[other]))
-            g->candidates[count++] = (uint64_t)proxy << 32 | other;
+        out[count] = (uint64_t)proxy << 32 | g->oversized[i];
+        count += pair_test(bp, proxy, g->oversized[i]);
     }
-    kcc_bp_sort_keys(g->candidates, count);
+    kcc_bp_sort_keys(out, count);
     return count;
 }
 
 /* An oversized proxy's pairs with higher proxies: every one is tested, in index order. */
 static uint32_t pairs_of_oversized(const kcc_broadphase *bp, uint32_t proxy)
 {
-    const kcc_grid *g = &bp->u.grid;
+    uint64_t *out = bp->u.grid.candidates;
     uint32_t count = 0;
-    for (uint32_t other = proxy + 1; other < bp->proxy_end; ++other)
-        if ((bp->flags[other] & KCC_BP_LIVE) && kcc_bp_may_pair(bp, proxy, other) &&
-            kcc_bp_overlap(&bp->boxes[proxy], &bp->boxes[other]))
-            g->candidates[count++] = (uint64_t)proxy << 32 | other;
+    for (uint32_t other = proxy + 1; other < bp->proxy_end; ++other) {
+        out[count] = (uint64_t)proxy << 32 | other;
+        count += pair_test(bp, proxy, other) & (uint32_t)((bp->flags[other] & KCC_BP_LIVE) != 0);
+    }
     return count;
 }
 
@@ -302,7 +315,7 @@ uint32_t kcc_grid_query(const kcc_broadphase *bp, const kcc_bp_box *box, uint32_
                     continue;
                 for (uint32_t entry = g->cells[cell].head; entry != NONE; entry = g->entry_next[entry]) {
                     uint32_t proxy = entry / KCC_GRID_MAX_CELLS;
-                    if (is_low_corner(lo, g->range_lo[proxy], coord) &&
+                    if (low_corner_test(lo, g->range_lo[proxy], coord) &&
                         kcc_bp_overlap(box, &bp->boxes[proxy]))
                         offer_sorted(out, found++, capacity, proxy);
                 }

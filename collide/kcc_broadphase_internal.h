@@ -133,6 +133,9 @@ typedef struct kcc_sap {
     uint32_t *active;              ///< proxy_capacity: the sweep's open intervals
     uint32_t *active_slot;         ///< proxy_capacity: where each open interval sits in active
     kcc_proxy_pair *spare_pairs;   ///< pair_capacity: the merge writes the next list here
+    kcc_bp_box *last_boxes;        ///< proxy_capacity: the boxes as of the last update (empty for
+                                   ///< proxies added since): a pair can be in the table only if
+                                   ///< these overlapped or the current boxes do
 } kcc_sap;
 
 /// One grid cell: its integer coordinates, the first entry of its list, the next cell of its

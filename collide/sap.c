@@ -3,6 +3,7 @@
  * open-addressing table when a min endpoint passes below a max one and the boxes overlap, removed
  * when a max passes below a min; the list emitted sorted by merging the changes into the last one.
  * Owns kcc_sap's arrays; never allocates. */
+#include <math.h>
 #include <string.h>
 
 #include "kcc_broadphase_internal.h"
@@ -35,6 +36,7 @@ void kcc_sap_layout(kcc_broadphase *bp, kcc_bp_layout *layout)
     sap->active = kcc_bp_take(layout, bp->proxy_capacity, sizeof(uint32_t));
     sap->active_slot = kcc_bp_take(layout, bp->proxy_capacity, sizeof(uint32_t));
     sap->spare_pairs = kcc_bp_take(layout, bp->pair_capacity, sizeof(kcc_proxy_pair));
+    sap->last_boxes = kcc_bp_take(layout, bp->proxy_capacity, sizeof(kcc_bp_box));
 }
 
 void kcc_sap_init(kcc_broadphase *bp)
@@ -115,11 +117,14 @@ static void pair_begin(kcc_broadphase *bp, uint32_t a, uint32_t b)
     note_change(bp, key);
 }
 
-/* The max of a passed below the min of b: they no longer overlap on this axis. */
+/* The max of a passed below the min of b: they no longer overlap on this axis. The table is only
+ * looked at when their boxes as of the last update overlapped: otherwise the pair was not in it then,
+ * and was not added since (that needs the current boxes to overlap, and on this axis they do not). */
 static void pair_end(kcc_broadphase *bp, uint32_t a, uint32_t b)
 {
     kcc_sap *sap = &bp->u.sap;
-    if (sap->rebuild || !kcc_bp_may_pair(bp, a, b))
+    if (sap->rebuild || !kcc_bp_may_pair(bp, a, b) ||
+        !kcc_bp_overlap(&sap->last_boxes[a], &sap->last_boxes[b]))
         return;
     uint64_t key = kcc_bp_key(a, b);
     if (table_delete(sap, key))
@@ -304,6 +309,10 @@ void kcc_sap_add(kcc_broadphase *bp, uint32_t proxy)
         sap->axis[axis][sap->endpoint_count + 1].tag = proxy << 1 | 1;
     }
     sap->endpoint_count += 2;
+    for (int axis = 0; axis < 3; ++axis) {   /* empty: overlaps nothing */
+        sap->last_boxes[proxy].lo[axis] = INFINITY;
+        sap->last_boxes[proxy].hi[axis] = -INFINITY;
+    }
     if (++sap->adds_since_update > SWEEP_AFTER_ADDS)
         sap->rebuild = true;
 }
@@ -348,4 +357,5 @@ void kcc_sap_update(kcc_broadphase *bp)
     sap->changed_count = 0;
     sap->changed_overflow = false;
     sap->adds_since_update = 0;
+    memcpy(sap->last_boxes, bp->boxes, bp->proxy_end * sizeof *bp->boxes);
 }
