@@ -19,9 +19,7 @@ void kcc_grid_layout(kcc_broadphase *bp, kcc_bp_layout *layout)
 {
     kcc_grid *g = &bp->u.grid;
     size_t cap = bp->proxy_capacity, entries = KCC_GRID_MAX_CELLS * cap;
-    g->range_lo = kcc_bp_take(layout, cap, sizeof *g->range_lo);
-    g->range_hi = kcc_bp_take(layout, cap, sizeof *g->range_hi);
-    g->cell_count = kcc_bp_take(layout, cap, sizeof *g->cell_count);
+    g->proxies = kcc_bp_take(layout, cap, sizeof *g->proxies);
     g->entry_cell = kcc_bp_take(layout, entries, sizeof *g->entry_cell);
     g->entry_next = kcc_bp_take(layout, entries, sizeof *g->entry_next);
     g->cells = kcc_bp_take(layout, entries, sizeof *g->cells);
@@ -134,11 +132,13 @@ static void release_cell(kcc_grid *g, uint32_t cell)
 static void link_proxy(kcc_broadphase *bp, uint32_t proxy)
 {
     kcc_grid *g = &bp->u.grid;
-    int32_t *lo = g->range_lo[proxy], *hi = g->range_hi[proxy];
-    box_range(g, &bp->boxes[proxy], lo, hi);
+    kcc_grid_proxy *record = &g->proxies[proxy];
+    int32_t *lo = record->range_lo, *hi = record->range_hi;
+    box_range(g, &record->box, lo, hi);
     if (range_cells(lo, hi, KCC_GRID_MAX_CELLS) > KCC_GRID_MAX_CELLS) {
         bp->flags[proxy] |= KCC_BP_OVERSIZED;
-        g->cell_count[proxy] = 0;
+        record->flags = bp->flags[proxy];
+        record->cell_count = 0;
         g->oversized_slot[proxy] = g->oversized_count;
         g->oversized[g->oversized_count++] = proxy;
         return;
@@ -153,7 +153,8 @@ static void link_proxy(kcc_broadphase *bp, uint32_t proxy)
                 g->entry_next[entry] = g->cells[cell].head;
                 g->cells[cell].head = entry;
             }
-    g->cell_count[proxy] = (uint8_t)(entry - KCC_GRID_MAX_CELLS * proxy);
+    record->flags = bp->flags[proxy];
+    record->cell_count = entry - KCC_GRID_MAX_CELLS * proxy;
 }
 
 static void unlink_proxy(kcc_broadphase *bp, uint32_t proxy)
@@ -166,7 +167,7 @@ static void unlink_proxy(kcc_broadphase *bp, uint32_t proxy)
         bp->flags[proxy] &= (uint8_t)~KCC_BP_OVERSIZED;
         return;
     }
-    for (uint32_t k = 0; k < g->cell_count[proxy]; ++k) {
+    for (uint32_t k = 0; k < g->proxies[proxy].cell_count; ++k) {
         uint32_t entry = KCC_GRID_MAX_CELLS * proxy + k, cell = g->entry_cell[entry];
         uint32_t *link = &g->cells[cell].head;
         while (*link != entry)
@@ -175,25 +176,29 @@ static void unlink_proxy(kcc_broadphase *bp, uint32_t proxy)
         if (g->cells[cell].head == NONE)
             release_cell(g, cell);
     }
-    g->cell_count[proxy] = 0;
+    g->proxies[proxy].cell_count = 0;
 }
 
 void kcc_grid_add(kcc_broadphase *bp, uint32_t proxy)
 {
+    bp->u.grid.proxies[proxy].box = bp->boxes[proxy];
     link_proxy(bp, proxy);
 }
 
 void kcc_grid_remove(kcc_broadphase *bp, uint32_t proxy)
 {
     unlink_proxy(bp, proxy);
+    bp->u.grid.proxies[proxy].flags = 0;
 }
 
 void kcc_grid_move(kcc_broadphase *bp, uint32_t proxy)
 {
     kcc_grid *g = &bp->u.grid;
+    kcc_grid_proxy *record = &g->proxies[proxy];
     int32_t lo[3], hi[3];
-    box_range(g, &bp->boxes[proxy], lo, hi);
-    if (same_coord(lo, g->range_lo[proxy]) && same_coord(hi, g->range_hi[proxy]))
+    record->box = bp->boxes[proxy];
+    box_range(g, &record->box, lo, hi);
+    if (same_coord(lo, record->range_lo) && same_coord(hi, record->range_hi))
         return;
     unlink_proxy(bp, proxy);
     link_proxy(bp, proxy);
@@ -205,11 +210,11 @@ void kcc_grid_move(kcc_broadphase *bp, uint32_t proxy)
  * that cell holds the low corner of the overlap of their ranges (max of their low corners), so that
  * a pair met in several cells counts once. Computed without branches: the outcomes are unpredictable
  * and a mispredicted branch costs more than the whole test. */
-static inline uint32_t pair_test(const kcc_broadphase *bp, uint32_t proxy, uint32_t other)
+static inline uint32_t pair_test(const kcc_grid_proxy *proxies, uint32_t proxy, uint32_t other)
 {
-    const kcc_bp_box *a = &bp->boxes[proxy], *b = &bp->boxes[other];
-    uint32_t hit = (uint32_t)(other > proxy) & (uint32_t)(((bp->flags[proxy] & bp->flags[other]) &
-                                                           KCC_PROXY_STATIC) == 0);
+    const kcc_bp_box *a = &proxies[proxy].box, *b = &proxies[other].box;
+    uint32_t hit = (uint32_t)(other > proxy) &
+                   (uint32_t)(((proxies[proxy].flags & proxies[other].flags) & KCC_PROXY_STATIC) == 0);
     for (int k = 0; k < 3; ++k)
         hit &= (uint32_t)(a->lo[k] <= b->hi[k]) & (uint32_t)(b->lo[k] <= a->hi[k]);
     return hit;
@@ -228,20 +233,22 @@ static inline uint32_t low_corner_test(const int32_t a[3], const int32_t b[3], c
 static uint32_t pairs_from_cells(const kcc_broadphase *bp, uint32_t proxy)
 {
     const kcc_grid *g = &bp->u.grid;
-    const int32_t *lo = g->range_lo[proxy];
+    const kcc_grid_proxy *proxies = g->proxies;
+    const int32_t *lo = proxies[proxy].range_lo;
     uint64_t *out = g->candidates;
     uint32_t count = 0;
-    for (uint32_t k = 0; k < g->cell_count[proxy]; ++k) {
+    for (uint32_t k = 0; k < proxies[proxy].cell_count; ++k) {
         const kcc_grid_cell *cell = &g->cells[g->entry_cell[KCC_GRID_MAX_CELLS * proxy + k]];
         for (uint32_t entry = cell->head; entry != NONE; entry = g->entry_next[entry]) {
             uint32_t other = entry / KCC_GRID_MAX_CELLS;
             out[count] = (uint64_t)proxy << 32 | other;
-            count += pair_test(bp, proxy, other) & low_corner_test(lo, g->range_lo[other], cell->coord);
+            count += pair_test(proxies, proxy, other) &
+                     low_corner_test(lo, proxies[other].range_lo, cell->coord);
         }
     }
     for (uint32_t i = 0; i < g->oversized_count; ++i) {
         out[count] = (uint64_t)proxy << 32 | g->oversized[i];
-        count += pair_test(bp, proxy, g->oversized[i]);
+        count += pair_test(proxies, proxy, g->oversized[i]);
     }
     kcc_bp_sort_keys(out, count);
     return count;
@@ -250,11 +257,12 @@ static uint32_t pairs_from_cells(const kcc_broadphase *bp, uint32_t proxy)
 /* An oversized proxy's pairs with higher proxies: every one is tested, in index order. */
 static uint32_t pairs_of_oversized(const kcc_broadphase *bp, uint32_t proxy)
 {
+    const kcc_grid_proxy *proxies = bp->u.grid.proxies;
     uint64_t *out = bp->u.grid.candidates;
     uint32_t count = 0;
     for (uint32_t other = proxy + 1; other < bp->proxy_end; ++other) {
         out[count] = (uint64_t)proxy << 32 | other;
-        count += pair_test(bp, proxy, other) & (uint32_t)((bp->flags[other] & KCC_BP_LIVE) != 0);
+        count += pair_test(proxies, proxy, other) & (uint32_t)((proxies[other].flags & KCC_BP_LIVE) != 0);
     }
     return count;
 }
@@ -315,8 +323,8 @@ uint32_t kcc_grid_query(const kcc_broadphase *bp, const kcc_bp_box *box, uint32_
                     continue;
                 for (uint32_t entry = g->cells[cell].head; entry != NONE; entry = g->entry_next[entry]) {
                     uint32_t proxy = entry / KCC_GRID_MAX_CELLS;
-                    if (low_corner_test(lo, g->range_lo[proxy], coord) &&
-                        kcc_bp_overlap(box, &bp->boxes[proxy]))
+                    if (low_corner_test(lo, g->proxies[proxy].range_lo, coord) &&
+                        kcc_bp_overlap(box, &g->proxies[proxy].box))
                         offer_sorted(out, found++, capacity, proxy);
                 }
             }

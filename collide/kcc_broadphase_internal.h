@@ -146,12 +146,22 @@ typedef struct kcc_grid_cell {
     uint32_t next;
 } kcc_grid_cell;
 
+/// What the grid's pair finding reads of one proxy, in one cache line: a copy of its box (m) and
+/// flags, and the range of cells it covers.
+typedef struct kcc_grid_proxy {
+    kcc_bp_box box;
+    int32_t  range_lo[3], range_hi[3];
+    uint32_t flags;        ///< the proxy's flags (0 once removed)
+    uint32_t cell_count;   ///< cells entered (0 when oversized)
+    uint32_t unused[2];
+} kcc_grid_proxy;
+_Static_assert(sizeof(kcc_grid_proxy) == 64, "one grid proxy, one cache line");
+
 /// The uniform grid's state. Proxy p owns entries [8p, 8p + 8): entry 8p + k lists p in the k-th
 /// cell of its range, and entry e's proxy is e >> 3.
 typedef struct kcc_grid {
     float    cell_size, inv_cell_size;   ///< m, 1/m
-    int32_t  (*range_lo)[3], (*range_hi)[3];   ///< proxy_capacity: the cells each proxy covers
-    uint8_t  *cell_count;        ///< proxy_capacity: cells entered (0 when oversized)
+    kcc_grid_proxy *proxies;     ///< proxy_capacity
     uint32_t *entry_cell;        ///< 8 * proxy_capacity: the cell of each entry
     uint32_t *entry_next;        ///< 8 * proxy_capacity: the next entry in that cell's list
     kcc_grid_cell *cells;        ///< 8 * proxy_capacity (at most one cell per entry)
