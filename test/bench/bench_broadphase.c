@@ -1,10 +1,10 @@
 /* bench_broadphase.c: the broadphase benchmark (issue 22): ns per box per step of moving every
  * character box, updating and reading the pairs, for sweep and prune and the grid at a few cell
  * sizes, with 1k, 10k and 100k characters spread over a level or clumped in a crowd, among one huge
- * STATIC proxy (the level's bounds) and 300 static pieces of 1-2 m (pieces no larger than the smallest cell tried, as the world
- * splits a level). Usage: bench_broadphase [levels_dir]
- * (unused: the scenes are generated); env KCC_BENCH_BP_MAX (largest count, default 100000),
- * KCC_BENCH_BP_ONLY (run only the kinds whose name contains it: "SAP", "grid 4"). */
+ * STATIC proxy (the level's bounds) and 300 static pieces of 1-2 m (no larger than the smallest cell
+ * tried, as the world splits a level). docs/world.md, "The broadphase", holds the figures.
+ * Usage: bench_broadphase [levels_dir] (unused: the scenes are generated); env KCC_BENCH_BP_MAX
+ * (largest count, default 100000), KCC_BENCH_BP_ONLY (run only the kinds whose name contains it: "SAP", "grid 4"). */
 #include "bench.h"
 
 #include "kcc_broadphase_internal.h"
@@ -87,7 +87,8 @@ static void populate(kcc_broadphase *bp, const scene *s, uint32_t *char_proxy)
     for (int i = 0; i < STATIC_PIECES; ++i) {
         float lo[3], hi[3];
         for (int k = 0; k < 3; ++k) {
-            float c = k == 1 ? bench_rng_range(&rng, 0.0f, 10.0f) : bench_rng_range(&rng, -s->half_side, s->half_side);
+            float c = k == 1 ? bench_rng_range(&rng, 0.0f, 10.0f)
+                             : bench_rng_range(&rng, -s->half_side, s->half_side);
             float h = bench_rng_range(&rng, 0.5f, 1.0f);
             lo[k] = c - h;
             hi[k] = c + h;
