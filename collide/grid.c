@@ -149,9 +149,14 @@ static void link_proxy(kcc_broadphase *bp, uint32_t proxy)
         for (coord[1] = lo[1]; coord[1] <= hi[1]; ++coord[1])
             for (coord[0] = lo[0]; coord[0] <= hi[0]; ++coord[0], ++entry) {
                 uint32_t cell = find_or_make_cell(g, coord);
+                /* each cell's list runs from the highest proxy down (pairs_from_cells stops at
+                 * its own entry) */
+                uint32_t *link = &g->cells[cell].head;
+                while (*link != NONE && *link > entry)
+                    link = &g->entry_next[*link];
                 g->entry_cell[entry] = cell;
-                g->entry_next[entry] = g->cells[cell].head;
-                g->cells[cell].head = entry;
+                g->entry_next[entry] = *link;
+                *link = entry;
             }
     record->flags = bp->flags[proxy];
     record->cell_count = entry - KCC_GRID_MAX_CELLS * proxy;
@@ -229,7 +234,8 @@ static inline uint32_t low_corner_test(const int32_t a[3], const int32_t b[3], c
 }
 
 /* The keys of proxy's pairs with higher proxies, ascending, in g->candidates: those met in its cells
- * (each once, in the low-corner cell) and the oversized ones. Returns how many. */
+ * (each once, in the low-corner cell; each cell's list holds the higher proxies before proxy's own
+ * entry) and the oversized ones. Returns how many. */
 static uint32_t pairs_from_cells(const kcc_broadphase *bp, uint32_t proxy)
 {
     const kcc_grid *g = &bp->u.grid;
@@ -239,7 +245,9 @@ static uint32_t pairs_from_cells(const kcc_broadphase *bp, uint32_t proxy)
     uint32_t count = 0;
     for (uint32_t k = 0; k < proxies[proxy].cell_count; ++k) {
         const kcc_grid_cell *cell = &g->cells[g->entry_cell[KCC_GRID_MAX_CELLS * proxy + k]];
-        for (uint32_t entry = cell->head; entry != NONE; entry = g->entry_next[entry]) {
+        /* the list runs from the highest proxy down: the higher ones come before proxy's entry */
+        uint32_t own = KCC_GRID_MAX_CELLS * proxy + k;
+        for (uint32_t entry = cell->head; entry != own; entry = g->entry_next[entry]) {
             uint32_t other = entry / KCC_GRID_MAX_CELLS;
             out[count] = (uint64_t)proxy << 32 | other;
             count += pair_test(proxies, proxy, other) &
