@@ -92,6 +92,7 @@ int main(int argc, char **argv)
         test_group_axes,
         test_group_world,
         test_group_world_step,
+        test_group_broadphase,
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); ++i)

@@ -1,0 +1,256 @@
+/* kcc_broadphase_internal.h: the broadphase the world owns inside its one allocation: proxies (a box,
+ * a 32-bit user value, a STATIC flag) and the pairs of them whose boxes overlap, found by incremental
+ * sweep and prune (collide/sap.c) or by a uniform grid (collide/grid.c) behind one interface
+ * (collide/broadphase.c). Knows nothing of bodies or characters; never installed. */
+#ifndef KCC_BROADPHASE_INTERNAL_H
+#define KCC_BROADPHASE_INTERNAL_H
+
+#include "kcc_world.h"
+
+/// A proxy flag: the proxy never pairs with another STATIC proxy (level pieces among themselves).
+#define KCC_PROXY_STATIC 1u
+/// No proxy: what kcc_broadphase_add returns when every proxy is in use.
+#define KCC_PROXY_NONE 0xffffffffu
+/// Largest proxy_capacity (a grid keeps 8 cell entries a proxy, numbered in 32 bits).
+#define KCC_BROADPHASE_MAX_PROXIES (1u << 24)
+/// Largest pair_capacity.
+#define KCC_BROADPHASE_MAX_PAIRS (1u << 28)
+/// The kind KCC_BROADPHASE_DEFAULT stands for: the faster one on characters walking through a level
+/// in every workload measured by test/bench/bench_broadphase.c (docs/world.md, "The broadphase").
+#define KCC_BROADPHASE_MEASURED_DEFAULT KCC_BROADPHASE_GRID
+/// A grid proxy covering more cells than this is "oversized": kept in one list and tested against
+/// every proxy instead of being entered in its cells (a level's whole bounds).
+#define KCC_GRID_MAX_CELLS 8
+
+typedef struct kcc_broadphase kcc_broadphase;
+
+typedef struct kcc_broadphase_desc {
+    kcc_broadphase_kind kind;   ///< SAP or GRID; DEFAULT means KCC_BROADPHASE_MEASURED_DEFAULT
+    uint32_t proxy_capacity;    ///< live proxies at most, 1..KCC_BROADPHASE_MAX_PROXIES
+    uint32_t pair_capacity;     ///< pairs kept at most, 0..KCC_BROADPHASE_MAX_PAIRS
+    float    cell_size;         ///< m, the grid's cell edge (finite, > 0; ignored by SAP)
+} kcc_broadphase_desc;
+
+/// Two proxies whose boxes overlap: proxy indices, a < b.
+typedef struct kcc_proxy_pair {
+    uint32_t a, b;
+} kcc_proxy_pair;
+
+/// Bytes kcc_broadphase_init needs for `d`; 0 when d is NULL or invalid (an unknown kind, a capacity
+/// out of range, a grid cell size not finite and positive) or when the sizes overflow size_t.
+size_t kcc_broadphase_memory_bytes(const kcc_broadphase_desc *d);
+
+/// Lays a broadphase out in `memory` (kcc_broadphase_memory_bytes(d) bytes, 64-byte aligned, owned
+/// by the caller and kept until it stops using the broadphase; the desc is copied). Returns the
+/// broadphase (at `memory`), or NULL for NULL or misaligned memory or an invalid desc. Writes every
+/// byte it owns, so nothing depends on what the memory held. The only call that touches memory in
+/// bulk; no call allocates.
+kcc_broadphase *kcc_broadphase_init(void *memory, const kcc_broadphase_desc *d);
+
+/// Adds a proxy with box [lo, hi] (m; finite, lo <= hi on each axis: the caller validates; a point,
+/// lo == hi, is fine, and so is a box of +-1e6 m), a user value and flags (KCC_PROXY_STATIC; other
+/// bits ignored). Returns its index (< proxy_capacity; a removed proxy's index is reused, the most
+/// recently removed first), or KCC_PROXY_NONE when proxy_capacity proxies are live. Its pairs appear
+/// at the next kcc_broadphase_update; queries see it at once. O(1) for SAP (its endpoints wait at the
+/// end of each axis for the update), O(cells) for the grid.
+uint32_t kcc_broadphase_add(kcc_broadphase *bp, const float lo[3], const float hi[3], uint32_t user,
+                            uint32_t flags);
+
+/// Removes a live proxy (anything else is ignored); its index may be handed out again by the next
+/// add. Its pairs leave the list at the next update. O(proxies + pairs) for SAP (its endpoints are
+/// cut out of the three axes), O(cells) for the grid.
+void kcc_broadphase_remove(kcc_broadphase *bp, uint32_t proxy);
+
+/// Gives a live proxy a new box (same rules as add; anything else is ignored). Queries see it at
+/// once, pairs at the next update. O(1) for SAP; the grid relinks the proxy only when the range of
+/// cells it covers changes.
+void kcc_broadphase_move(kcc_broadphase *bp, uint32_t proxy, const float lo[3], const float hi[3]);
+
+/// Brings the pair list up to date with every add, remove and move since the last update. SAP:
+/// insertion sort of each axis, pairs added and removed as endpoints pass each other, cost
+/// proportional to the proxies plus the swaps (a sweep from scratch after many adds or an overflow);
+/// grid: pairs found afresh from the cells, cost proportional to the proxies sharing cells.
+void kcc_broadphase_update(kcc_broadphase *bp);
+
+/// The pairs as of the last update: every two proxies whose boxes overlap (touching counts), not
+/// both STATIC, sorted ascending by (a, b). Writes the list (owned by the broadphase, valid until the
+/// next call that changes it) to *out and returns its length. When more pairs overlap than
+/// pair_capacity, the list holds the pair_capacity smallest and *out_overflow (may be NULL) is set;
+/// the next update that finds few enough clears it. Both kinds give the same list.
+uint32_t kcc_broadphase_pairs(const kcc_broadphase *bp, const kcc_proxy_pair **out, bool *out_overflow);
+
+/// The live proxies whose boxes overlap [lo, hi] (touching counts), ascending: returns how many
+/// there are and writes the first `capacity` of them to out (NULL is fine when capacity is 0). Sees
+/// every add, remove and move at once. Reads only, so many threads may query at once between calls
+/// that change the broadphase. O(proxies) for SAP; the grid visits the cells the box covers (up to
+/// 64, beyond that every proxy) and its oversized list.
+uint32_t kcc_broadphase_query(const kcc_broadphase *bp, const float lo[3], const float hi[3],
+                              uint32_t *out, uint32_t capacity);
+
+/// The user value of a live proxy; 0 for any other index.
+uint32_t kcc_broadphase_user(const kcc_broadphase *bp, uint32_t proxy);
+
+/// Live proxies.
+uint32_t kcc_broadphase_proxy_count(const kcc_broadphase *bp);
+
+/// The kind a broadphase runs (DEFAULT resolved).
+kcc_broadphase_kind kcc_broadphase_get_kind(const kcc_broadphase *bp);
+
+/* ---- private: shared by broadphase.c, sap.c and grid.c (the world uses only the calls above) ---- */
+
+/// A proxy's box, m.
+typedef struct kcc_bp_box {
+    float lo[3], hi[3];
+} kcc_bp_box;
+
+/// Proxy flags beyond KCC_PROXY_STATIC.
+#define KCC_BP_LIVE 2u
+#define KCC_BP_OVERSIZED 4u
+
+/// One end of a proxy's interval on one axis: its value (m) and tag = proxy << 1 | 1 for the max
+/// end. Ordered by value, a min before a max of the same value, so that "min of A before max of B
+/// on every axis, and min of B before max of A" is exactly "the boxes overlap, touching counts".
+typedef struct kcc_sap_endpoint {
+    float    value;
+    uint32_t tag;
+} kcc_sap_endpoint;
+
+/// The sweep and prune's state.
+typedef struct kcc_sap {
+    kcc_sap_endpoint *axis[3];     ///< 2 * proxy_capacity each; the first endpoint_count in use
+    kcc_sap_endpoint *scratch;     ///< 2 * proxy_capacity: the merge sort's other half
+    uint32_t endpoint_count;       ///< 2 * live proxies
+    uint64_t *table;               ///< the pair set: open addressing of pair keys, EMPTY = ~0
+    uint32_t table_mask;           ///< slots - 1 (slots: a power of two >= 2 * pair_capacity)
+    uint32_t table_count;          ///< keys in the table, <= pair_capacity
+    uint64_t *changed;             ///< pair_capacity keys added to or removed from the table since
+                                   ///< the last update (also the sweep's selection heap)
+    uint32_t changed_count;
+    bool     changed_overflow;     ///< more changes than changed holds: the list is re-sorted whole
+    bool     rebuild;              ///< the table does not hold every pair (an overflow, many adds):
+                                   ///< the next update sorts and sweeps from scratch
+    uint32_t adds_since_update;
+    uint32_t *active;              ///< proxy_capacity: the sweep's open intervals
+    uint32_t *active_slot;         ///< proxy_capacity: where each open interval sits in active
+    kcc_proxy_pair *spare_pairs;   ///< pair_capacity: the merge writes the next list here
+    kcc_bp_box *last_boxes;        ///< proxy_capacity: the boxes as of the last update (empty for
+                                   ///< proxies added since): a pair can be in the table only if
+                                   ///< these overlapped or the current boxes do
+} kcc_sap;
+
+/// One grid cell: its integer coordinates, the first entry of its list, the next cell of its
+/// hash bucket (or of the free list).
+typedef struct kcc_grid_cell {
+    int32_t  coord[3];
+    uint32_t head;
+    uint32_t next;
+} kcc_grid_cell;
+
+/// What the grid's pair finding reads of one proxy, in one cache line: a copy of its box (m) and
+/// flags, and the range of cells it covers.
+typedef struct kcc_grid_proxy {
+    kcc_bp_box box;
+    int32_t  range_lo[3], range_hi[3];
+    uint32_t flags;        ///< the proxy's flags (0 once removed)
+    uint32_t cell_count;   ///< cells entered (0 when oversized)
+    uint32_t unused[2];
+} kcc_grid_proxy;
+_Static_assert(sizeof(kcc_grid_proxy) == 64, "one grid proxy, one cache line");
+
+/// The uniform grid's state. Proxy p owns entries [8p, 8p + 8): entry 8p + k lists p in the k-th
+/// cell of its range, and entry e's proxy is e >> 3.
+typedef struct kcc_grid {
+    float    cell_size, inv_cell_size;   ///< m, 1/m
+    kcc_grid_proxy *proxies;     ///< proxy_capacity
+    uint32_t *entry_cell;        ///< 8 * proxy_capacity: the cell of each entry
+    uint32_t *entry_next;        ///< 8 * proxy_capacity: the next entry in that cell's list
+    kcc_grid_cell *cells;        ///< 8 * proxy_capacity (at most one cell per entry)
+    uint32_t cells_used;         ///< cells ever handed out; freed ones go to free_cell's list
+    uint32_t free_cell;
+    uint32_t *buckets;           ///< bucket_mask + 1 heads of hash chains of cells
+    uint32_t bucket_mask;
+    uint32_t *oversized;         ///< proxy_capacity: the oversized proxies, in no order
+    uint32_t *oversized_slot;    ///< proxy_capacity: where each sits in oversized
+    uint32_t oversized_count;
+    uint64_t *candidates;        ///< proxy_capacity: one proxy's pair keys while they are sorted
+} kcc_grid;
+
+struct kcc_broadphase {
+    kcc_broadphase_kind kind;
+    uint32_t proxy_capacity, pair_capacity;
+    uint32_t proxy_end;          ///< proxies [0, proxy_end) have been handed out at least once
+    uint32_t proxy_count;        ///< live proxies
+    uint32_t free_count;         ///< indices in free_list, the most recently removed last
+    kcc_bp_box *boxes;           ///< proxy_capacity
+    uint32_t *user;              ///< proxy_capacity
+    uint8_t  *flags;             ///< proxy_capacity: KCC_PROXY_STATIC | KCC_BP_LIVE | KCC_BP_OVERSIZED
+    uint32_t *free_list;         ///< proxy_capacity
+    kcc_proxy_pair *pairs;       ///< pair_capacity: the list kcc_broadphase_pairs returns
+    uint32_t pair_count;
+    bool     pair_overflow;
+    union {
+        kcc_sap  sap;
+        kcc_grid grid;
+    } u;
+};
+
+/// Places `count` elements of `elem_size` bytes at the next 64-byte boundary of a layout being
+/// measured (base NULL: returns NULL) or filled (returns base + offset); sets too_large when the
+/// sizes overflow size_t.
+typedef struct kcc_bp_layout {
+    char  *base;
+    size_t bytes;
+    bool   too_large;
+} kcc_bp_layout;
+void *kcc_bp_take(kcc_bp_layout *layout, size_t count, size_t elem_size);
+
+/// The boxes overlap on every axis (touching counts).
+static inline bool kcc_bp_overlap(const kcc_bp_box *a, const kcc_bp_box *b)
+{
+    return a->lo[0] <= b->hi[0] && b->lo[0] <= a->hi[0] && a->lo[1] <= b->hi[1] &&
+           b->lo[1] <= a->hi[1] && a->lo[2] <= b->hi[2] && b->lo[2] <= a->hi[2];
+}
+
+/// Proxies a and b may pair: not both STATIC.
+static inline bool kcc_bp_may_pair(const kcc_broadphase *bp, uint32_t a, uint32_t b)
+{
+    return ((bp->flags[a] & bp->flags[b]) & KCC_PROXY_STATIC) == 0;
+}
+
+/// The pair key a << 32 | b of a < b: keys sort as the pairs do.
+static inline uint64_t kcc_bp_key(uint32_t a, uint32_t b)
+{
+    return a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a;
+}
+
+/// Sorts keys ascending in place (insertion sort when short, heapsort otherwise: no memory).
+void kcc_bp_sort_keys(uint64_t *keys, uint32_t count);
+/// Offers a key to a max-heap of at most capacity keys that keeps the smallest; returns false when
+/// the heap was full (the key, or the largest it held, dropped).
+bool kcc_bp_heap_offer(uint64_t *heap, uint32_t *count, uint32_t capacity, uint64_t key);
+/// Sorts a max-heap of count keys ascending in place.
+void kcc_bp_heap_sort(uint64_t *heap, uint32_t count);
+/// Every live proxy overlapping box, ascending (tested one by one); writes the first capacity.
+uint32_t kcc_bp_query_all(const kcc_broadphase *bp, const kcc_bp_box *box, uint32_t *out,
+                          uint32_t capacity);
+/// Writes keys[0..count) to the pair list.
+void kcc_bp_keys_to_pairs(kcc_broadphase *bp, const uint64_t *keys, uint32_t count);
+
+/// The sweep and prune (collide/sap.c).
+void kcc_sap_layout(kcc_broadphase *bp, kcc_bp_layout *layout);
+void kcc_sap_init(kcc_broadphase *bp);
+void kcc_sap_add(kcc_broadphase *bp, uint32_t proxy);
+void kcc_sap_remove(kcc_broadphase *bp, uint32_t proxy);
+void kcc_sap_update(kcc_broadphase *bp);
+
+/// The uniform grid (collide/grid.c).
+void kcc_grid_layout(kcc_broadphase *bp, kcc_bp_layout *layout);
+void kcc_grid_init(kcc_broadphase *bp, float cell_size);
+void kcc_grid_add(kcc_broadphase *bp, uint32_t proxy);
+void kcc_grid_remove(kcc_broadphase *bp, uint32_t proxy);
+void kcc_grid_move(kcc_broadphase *bp, uint32_t proxy);
+void kcc_grid_update(kcc_broadphase *bp);
+uint32_t kcc_grid_query(const kcc_broadphase *bp, const kcc_bp_box *box, uint32_t *out,
+                        uint32_t capacity);
+
+#endif

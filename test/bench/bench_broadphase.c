@@ -1,0 +1,207 @@
+/* bench_broadphase.c: the broadphase benchmark (issue 22): ns per box per step of moving every
+ * character box, updating and reading the pairs, for sweep and prune and the grid at a few cell
+ * sizes, with 1k, 10k and 100k characters spread over a level or clumped in a crowd, among one huge
+ * STATIC proxy (the level's bounds) and 300 static pieces of 1-2 m (no larger than the smallest cell
+ * tried, as the world splits a level). docs/world.md, "The broadphase", holds the figures.
+ * Usage: bench_broadphase [levels_dir] (unused: the scenes are generated); env KCC_BENCH_BP_MAX
+ * (largest count, default 100000), KCC_BENCH_BP_ONLY (run only the kinds whose name contains it: "SAP", "grid 4"). */
+#include "bench.h"
+
+#include "kcc_broadphase_internal.h"
+
+#define RUNS 5            /* timed runs per case; the median is reported */
+#define STATIC_PIECES 300
+#define STEP_M 0.05f      /* m walked per step */
+
+static const float CHAR_HALF[3] = {0.47f, 0.875f, 0.47f};   /* m: 0.94 x 1.75 x 0.94 */
+
+typedef struct scene {
+    uint32_t count;        /* characters */
+    float    half_side;    /* m: they walk in [-half_side, half_side]^2 */
+    float   *pos;          /* 3 per character: the box's centre (m) */
+    float   *heading;      /* rad */
+    int     *turn_in;      /* steps until the next turn */
+    bench_rng rng;
+} scene;
+
+/* Characters spread over a level (200 x 200 m for 10k, the area scaled with the count, on three
+ * storeys 4 m apart) or clumped in a crowd (one character per 1.2 m^2, all on one floor). */
+static void scene_make(scene *s, uint32_t count, int crowd)
+{
+    s->count = count;
+    s->half_side = crowd ? 0.5f * sqrtf(1.2f * (float)count) : 100.0f * sqrtf((float)count / 10000.0f);
+    s->pos = malloc(3 * sizeof(float) * count);
+    s->heading = malloc(sizeof(float) * count);
+    s->turn_in = malloc(sizeof(int) * count);
+    s->rng = bench_rng_seed(count * 2u + (uint32_t)crowd);
+    for (uint32_t i = 0; i < count; ++i) {
+        s->pos[3 * i + 0] = bench_rng_range(&s->rng, -s->half_side, s->half_side);
+        s->pos[3 * i + 1] = crowd ? 0.875f : 0.875f + 4.0f * (float)(bench_rng_u32(&s->rng) % 3);
+        s->pos[3 * i + 2] = bench_rng_range(&s->rng, -s->half_side, s->half_side);
+        s->heading[i] = bench_rng_range(&s->rng, 0.0f, 6.2831853f);
+        s->turn_in[i] = 60 + (int)(bench_rng_u32(&s->rng) % 120);
+    }
+}
+
+static void scene_free(scene *s)
+{
+    free(s->pos);
+    free(s->heading);
+    free(s->turn_in);
+}
+
+/* One step of walking: 0.05 m along the heading, a new heading every 1-3 s (60 Hz) or at the edge. */
+static void scene_step(scene *s)
+{
+    for (uint32_t i = 0; i < s->count; ++i) {
+        float *p = &s->pos[3 * i];
+        if (--s->turn_in[i] <= 0) {
+            s->heading[i] = bench_rng_range(&s->rng, 0.0f, 6.2831853f);
+            s->turn_in[i] = 60 + (int)(bench_rng_u32(&s->rng) % 120);
+        }
+        float x = p[0] + STEP_M * cosf(s->heading[i]), z = p[2] + STEP_M * sinf(s->heading[i]);
+        if (fabsf(x) > s->half_side || fabsf(z) > s->half_side) {
+            s->heading[i] += 3.14159265f;
+            continue;
+        }
+        p[0] = x;
+        p[2] = z;
+    }
+}
+
+static void char_box(const scene *s, uint32_t i, float lo[3], float hi[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = s->pos[3 * i + k] - CHAR_HALF[k];
+        hi[k] = s->pos[3 * i + k] + CHAR_HALF[k];
+    }
+}
+
+/* The level's bounds (one huge STATIC proxy) and 300 static pieces of 1-2 m, then the characters. */
+static void populate(kcc_broadphase *bp, const scene *s, uint32_t *char_proxy)
+{
+    float big = s->half_side + 50.0f;
+    const float level_lo[3] = {-big, -10.0f, -big}, level_hi[3] = {big, 40.0f, big};
+    kcc_broadphase_add(bp, level_lo, level_hi, 0, KCC_PROXY_STATIC);
+    bench_rng rng = bench_rng_seed(99);
+    for (int i = 0; i < STATIC_PIECES; ++i) {
+        float lo[3], hi[3];
+        for (int k = 0; k < 3; ++k) {
+            float c = k == 1 ? bench_rng_range(&rng, 0.0f, 10.0f)
+                             : bench_rng_range(&rng, -s->half_side, s->half_side);
+            float h = bench_rng_range(&rng, 0.5f, 1.0f);
+            lo[k] = c - h;
+            hi[k] = c + h;
+        }
+        kcc_broadphase_add(bp, lo, hi, 0, KCC_PROXY_STATIC);
+    }
+    for (uint32_t i = 0; i < s->count; ++i) {
+        float lo[3], hi[3];
+        char_box(s, i, lo, hi);
+        char_proxy[i] = kcc_broadphase_add(bp, lo, hi, i, 0);
+    }
+}
+
+typedef struct result {
+    double ns_per_box;      /* median over runs: move + update + reading the pairs */
+    double update_share;    /* of which the update, median */
+    double pairs;           /* per step, last run */
+    double mib;             /* the broadphase's memory */
+    uint64_t checksum;
+} result;
+
+static result run_case(kcc_broadphase_kind kind, float cell, uint32_t count, int crowd, int steps)
+{
+    result r = {0, 0, 0, 0, 0};
+    scene s;
+    scene_make(&s, count, crowd);
+    uint32_t proxies = count + STATIC_PIECES + 1;
+    kcc_broadphase_desc d = {kind, proxies, 16 * proxies, cell};
+    size_t bytes = kcc_broadphase_memory_bytes(&d);
+    void *memory = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    kcc_broadphase *bp = kcc_broadphase_init(memory, &d);
+    uint32_t *char_proxy = malloc(sizeof(uint32_t) * count);
+    populate(bp, &s, char_proxy);
+    kcc_broadphase_update(bp);   /* the first update builds from scratch: not timed */
+    double per_box[RUNS], share[RUNS];
+    for (int run = 0; run < RUNS; ++run) {
+        double total = 0.0, update = 0.0, pairs = 0.0;
+        for (int step = 0; step < steps; ++step) {
+            scene_step(&s);   /* the walk itself is the game's, not timed */
+            double t0 = bench_now_ns();
+            for (uint32_t i = 0; i < count; ++i) {
+                float lo[3], hi[3];
+                char_box(&s, i, lo, hi);
+                kcc_broadphase_move(bp, char_proxy[i], lo, hi);
+            }
+            double t1 = bench_now_ns();
+            kcc_broadphase_update(bp);
+            const kcc_proxy_pair *list;
+            bool overflow;
+            uint32_t n = kcc_broadphase_pairs(bp, &list, &overflow);
+            for (uint32_t i = 0; i < n; ++i)
+                r.checksum += (uint64_t)list[i].a * 31u + list[i].b;
+            double t2 = bench_now_ns();
+            total += t2 - t0;
+            update += t2 - t1;
+            pairs += n;
+            if (overflow)
+                printf("  (pair overflow)\n");
+        }
+        per_box[run] = total / steps / count;
+        share[run] = update / total;
+        r.pairs = pairs / steps;
+    }
+    r.ns_per_box = bench_median(per_box, RUNS);
+    r.update_share = bench_median(share, RUNS);
+    r.mib = (double)bytes / (1024.0 * 1024.0);
+    free(char_proxy);
+    free(memory);
+    scene_free(&s);
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    const char *max_env = getenv("KCC_BENCH_BP_MAX");
+    uint32_t max_count = max_env ? (uint32_t)strtoul(max_env, NULL, 10) : 100000u;
+    const char *only = getenv("KCC_BENCH_BP_ONLY");
+    static const struct { kcc_broadphase_kind kind; float cell; const char *name; } kinds[] = {
+        {KCC_BROADPHASE_SAP, 0.0f, "SAP"},
+        {KCC_BROADPHASE_GRID, 2.0f, "grid 2 m"},
+        {KCC_BROADPHASE_GRID, 4.0f, "grid 4 m"},
+        {KCC_BROADPHASE_GRID, 8.0f, "grid 8 m"},
+    };
+    static const uint32_t counts[] = {1000, 10000, 100000};
+    bench_warmup(200.0);
+    bench_print_load("before");
+    printf("broadphase: ns per box per step (move every box + update + read the pairs), median of %d runs;\n"
+           "characters 0.94 x 1.75 x 0.94 m walking 0.05 m a step, among 1 huge STATIC proxy and %d static "
+           "pieces. clock: %s\n", RUNS, STATIC_PIECES, bench_clock_name());
+    printf("%-7s %-7s %-9s %10s %8s %12s %9s\n", "scene", "boxes", "kind", "ns/box", "update", "pairs/step",
+           "MiB");
+    for (int crowd = 0; crowd <= 1; ++crowd)
+        for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
+            uint64_t checksum_first = 0;
+            if (counts[c] > max_count)
+                continue;
+            int steps = counts[c] >= 100000 ? 20 : counts[c] >= 10000 ? 60 : 300;
+            for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+                if (only && !strstr(kinds[k].name, only))
+                    continue;
+                result r = run_case(kinds[k].kind, kinds[k].cell, counts[c], crowd, steps);
+                if (checksum_first == 0)
+                    checksum_first = r.checksum;
+                else if (r.checksum != checksum_first)
+                    printf("  MISMATCH: %s's pairs differ from the first kind's\n", kinds[k].name);
+                printf("%-7s %-7u %-9s %10.1f %7.0f%% %12.0f %9.1f\n", crowd ? "crowd" : "spread",
+                       (unsigned)counts[c], kinds[k].name, r.ns_per_box, 100.0 * r.update_share, r.pairs,
+                       r.mib);
+                fflush(stdout);
+            }
+        }
+    bench_print_load("after");
+    return 0;
+}

@@ -1,0 +1,450 @@
+/* test_broadphase.c: the broadphase (collide/kcc_broadphase_internal.h), both kinds: pairs and queries
+ * against brute force in double along a random walk of boxes, capacities, touching and point boxes,
+ * determinism of the lists under a repeated call sequence, and the desc's checks. */
+#include "test.h"
+
+#include "kcc_broadphase_internal.h"
+
+/* ---- helpers ---- */
+
+typedef struct bp_holder {
+    void *memory;
+    kcc_broadphase *bp;
+} bp_holder;
+
+/* A broadphase in fresh memory first filled with `fill` (what it held must not matter). */
+static bp_holder make_bp(kcc_broadphase_kind kind, uint32_t proxies, uint32_t pairs, float cell,
+                         int fill)
+{
+    kcc_broadphase_desc d = {kind, proxies, pairs, cell};
+    size_t bytes = kcc_broadphase_memory_bytes(&d);
+    assert_true(bytes > 0);
+    bp_holder h;
+    h.memory = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    assert_non_null(h.memory);
+    memset(h.memory, fill, bytes);
+    h.bp = kcc_broadphase_init(h.memory, &d);
+    assert_ptr_equal(h.bp, h.memory);
+    return h;
+}
+
+static uint32_t add_box(kcc_broadphase *bp, float x0, float y0, float z0, float x1, float y1, float z1,
+                        uint32_t flags)
+{
+    const float lo[3] = {x0, y0, z0}, hi[3] = {x1, y1, z1};
+    return kcc_broadphase_add(bp, lo, hi, 0, flags);
+}
+
+/* ---- the random walk ---- */
+
+#define WALK_OBJECTS 1600
+#define WALK_HUGE 3
+#define WALK_AREA 32.0f   /* m, half the side of the square the boxes walk in */
+
+typedef struct walk_object {
+    float    center[3], half[3], velocity[3];   /* m, m, m/step */
+    uint32_t flags;
+    uint32_t proxy;                               /* KCC_PROXY_NONE while removed */
+} walk_object;
+
+/* The reference's copy of every proxy, by proxy index, in double. */
+typedef struct walk_ref {
+    double   lo[WALK_OBJECTS][3], hi[WALK_OBJECTS][3];
+    bool     live[WALK_OBJECTS], is_static[WALK_OBJECTS];
+    uint32_t user[WALK_OBJECTS];
+} walk_ref;
+
+typedef struct walk {
+    walk_object objects[WALK_OBJECTS];
+    walk_ref    ref;
+    kcc_proxy_pair expected[WALK_OBJECTS * 64];
+    uint32_t    query_got[WALK_OBJECTS], query_expected[WALK_OBJECTS];
+    test_rng    rng;
+    uint64_t    digest;       /* FNV-1a over every list and query result */
+} walk;
+
+static void digest_words(walk *w, const uint32_t *words, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; ++i) {
+        w->digest ^= words[i];
+        w->digest *= 0x100000001B3ull;
+    }
+}
+
+/* Object i's shape: three huge boxes (a level's bounds, +-1e6 m, the first STATIC), then by i % 20
+ * points, tiny boxes, characters (0.94 x 1.75 x 0.94 m), static pieces and larger movers. */
+static void walk_shape(walk *w, uint32_t i, walk_object *o)
+{
+    uint32_t kind = i % 20;
+    o->flags = 0;
+    if (i < WALK_HUGE) {
+        for (int k = 0; k < 3; ++k)
+            o->half[k] = i == 1 ? 5e5f : 1e6f;
+        o->flags = i == 0 ? KCC_PROXY_STATIC : 0;
+        return;
+    }
+    if (kind == 0) {
+        o->half[0] = o->half[1] = o->half[2] = 0.0f;
+    } else if (kind <= 2) {
+        for (int k = 0; k < 3; ++k)
+            o->half[k] = rng_f(&w->rng, 0.005f, 0.05f);
+    } else if (kind <= 15) {
+        o->half[0] = o->half[2] = 0.47f;
+        o->half[1] = 0.875f;
+    } else if (kind <= 18) {
+        for (int k = 0; k < 3; ++k)
+            o->half[k] = rng_f(&w->rng, 0.2f, 1.0f);
+        o->flags = KCC_PROXY_STATIC;
+    } else {
+        for (int k = 0; k < 3; ++k)
+            o->half[k] = rng_f(&w->rng, 0.5f, 3.0f);
+    }
+}
+
+static void walk_place(walk *w, walk_object *o)
+{
+    o->center[0] = rng_f(&w->rng, -WALK_AREA, WALK_AREA);
+    o->center[1] = rng_f(&w->rng, 0.0f, 4.0f);
+    o->center[2] = rng_f(&w->rng, -WALK_AREA, WALK_AREA);
+    for (int k = 0; k < 3; ++k)
+        o->velocity[k] = rng_f(&w->rng, -0.08f, 0.08f);
+}
+
+static void walk_box(const walk_object *o, float lo[3], float hi[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = o->center[k] - o->half[k];
+        hi[k] = o->center[k] + o->half[k];
+    }
+}
+
+static void walk_record(walk *w, uint32_t i)
+{
+    walk_object *o = &w->objects[i];
+    float lo[3], hi[3];
+    walk_box(o, lo, hi);
+    for (int k = 0; k < 3; ++k) {
+        w->ref.lo[o->proxy][k] = lo[k];
+        w->ref.hi[o->proxy][k] = hi[k];
+    }
+    w->ref.live[o->proxy] = true;
+    w->ref.is_static[o->proxy] = (o->flags & KCC_PROXY_STATIC) != 0;
+    w->ref.user[o->proxy] = i;
+}
+
+static void walk_add(walk *w, kcc_broadphase *bp, uint32_t i)
+{
+    walk_object *o = &w->objects[i];
+    float lo[3], hi[3];
+    walk_box(o, lo, hi);
+    o->proxy = kcc_broadphase_add(bp, lo, hi, i, o->flags);
+    assert_int_not_equal(o->proxy, KCC_PROXY_NONE);
+    walk_record(w, i);
+}
+
+static void walk_remove(walk *w, kcc_broadphase *bp, uint32_t i)
+{
+    walk_object *o = &w->objects[i];
+    kcc_broadphase_remove(bp, o->proxy);
+    w->ref.live[o->proxy] = false;
+    o->proxy = KCC_PROXY_NONE;
+}
+
+/* One object's step: walk on (turning now and then, a rare teleport), kept inside the area. */
+static void walk_move(walk *w, kcc_broadphase *bp, uint32_t i)
+{
+    walk_object *o = &w->objects[i];
+    if (rng_u32(&w->rng) % 500 == 0) {
+        walk_place(w, o);
+    } else {
+        if (rng_u32(&w->rng) % 30 == 0)
+            for (int k = 0; k < 3; ++k)
+                o->velocity[k] = rng_f(&w->rng, -0.08f, 0.08f);
+        for (int k = 0; k < 3; ++k) {
+            o->center[k] += o->velocity[k];
+            float limit = k == 1 ? 4.0f : WALK_AREA;
+            if (o->center[k] > limit || o->center[k] < (k == 1 ? 0.0f : -limit))
+                o->velocity[k] = -o->velocity[k];
+        }
+    }
+    float lo[3], hi[3];
+    walk_box(o, lo, hi);
+    kcc_broadphase_move(bp, o->proxy, lo, hi);
+    walk_record(w, i);
+}
+
+static bool ref_overlap(const walk_ref *r, uint32_t a, uint32_t b)
+{
+    for (int k = 0; k < 3; ++k)
+        if (r->lo[a][k] > r->hi[b][k] || r->lo[b][k] > r->hi[a][k])
+            return false;
+    return true;
+}
+
+/* Brute force over every two live proxies, ascending. */
+static uint32_t ref_pairs(walk *w)
+{
+    uint32_t count = 0;
+    for (uint32_t a = 0; a < WALK_OBJECTS; ++a) {
+        if (!w->ref.live[a])
+            continue;
+        for (uint32_t b = a + 1; b < WALK_OBJECTS; ++b)
+            if (w->ref.live[b] && !(w->ref.is_static[a] && w->ref.is_static[b]) &&
+                ref_overlap(&w->ref, a, b)) {
+                assert_true(count < WALK_OBJECTS * 64);
+                w->expected[count].a = a;
+                w->expected[count++].b = b;
+            }
+    }
+    return count;
+}
+
+static void walk_check_pairs(walk *w, const kcc_broadphase *bp, bool check)
+{
+    const kcc_proxy_pair *pairs;
+    bool overflow = true;
+    uint32_t count = kcc_broadphase_pairs(bp, &pairs, &overflow);
+    assert_false(overflow);
+    digest_words(w, &count, 1);
+    digest_words(w, (const uint32_t *)pairs, 2 * count);
+    if (!check)
+        return;
+    uint32_t expected = ref_pairs(w);
+    assert_int_equal(count, expected);
+    for (uint32_t i = 0; i < count; ++i)
+        if (pairs[i].a != w->expected[i].a || pairs[i].b != w->expected[i].b)
+            fail_msg("pair %u: got (%u, %u), brute force (%u, %u)", i, pairs[i].a, pairs[i].b,
+                     w->expected[i].a, w->expected[i].b);
+}
+
+/* A query box: a point, a character, a room, or wider than 64 cells. */
+static void walk_check_query(walk *w, const kcc_broadphase *bp, bool check)
+{
+    static const float halves[4] = {0.0f, 0.9f, 6.0f, 40.0f};
+    float half = halves[rng_u32(&w->rng) % 4], lo[3], hi[3];
+    double qlo[3], qhi[3];
+    for (int k = 0; k < 3; ++k) {
+        float c = rng_f(&w->rng, -WALK_AREA, WALK_AREA);
+        lo[k] = c - half;
+        hi[k] = c + half;
+        qlo[k] = lo[k];
+        qhi[k] = hi[k];
+    }
+    uint32_t capacity = rng_u32(&w->rng) % 4 == 0 ? 5 : WALK_OBJECTS;
+    uint32_t found = kcc_broadphase_query(bp, lo, hi, w->query_got, capacity);
+    uint32_t written = found < capacity ? found : capacity;
+    digest_words(w, &found, 1);
+    digest_words(w, w->query_got, written);
+    if (!check)
+        return;
+    uint32_t expected = 0;
+    for (uint32_t p = 0; p < WALK_OBJECTS; ++p) {
+        bool hit = w->ref.live[p];
+        for (int k = 0; k < 3 && hit; ++k)
+            hit = w->ref.lo[p][k] <= qhi[k] && qlo[k] <= w->ref.hi[p][k];
+        if (hit)
+            w->query_expected[expected++] = p;
+    }
+    assert_int_equal(found, expected);
+    for (uint32_t i = 0; i < written; ++i)
+        assert_int_equal(w->query_got[i], w->query_expected[i]);
+}
+
+/* Adds every object, then steps: every live mover moves, one static piece is moved, about 1% of the
+ * objects are removed and the previous step's removed come back (their indices reused); after each
+ * update the pairs and a few queries are compared with brute force (when check) and digested. */
+static uint64_t run_walk(kcc_broadphase_kind kind, uint32_t steps, int fill, bool check)
+{
+    walk *w = calloc(1, sizeof *w);
+    assert_non_null(w);
+    w->rng = rng_seed_salted(7, 0xB0AD);
+    w->digest = 0xCBF29CE484222325ull;
+    bp_holder h = make_bp(kind, WALK_OBJECTS, WALK_OBJECTS * 64, 2.0f, fill);
+    for (uint32_t i = 0; i < WALK_OBJECTS; ++i) {
+        walk_shape(w, i, &w->objects[i]);
+        walk_place(w, &w->objects[i]);
+        if (i < WALK_HUGE)
+            w->objects[i].center[0] = w->objects[i].center[1] = w->objects[i].center[2] = 0.0f;
+        walk_add(w, h.bp, i);
+    }
+    uint32_t removed[WALK_OBJECTS / 50], removed_count = 0;
+    for (uint32_t step = 0; step < steps; ++step) {
+        kcc_broadphase_update(h.bp);
+        walk_check_pairs(w, h.bp, check);
+        for (int q = 0; q < 6; ++q)
+            walk_check_query(w, h.bp, check);
+        for (uint32_t i = 0; i < removed_count; ++i) {
+            walk_place(w, &w->objects[removed[i]]);
+            walk_add(w, h.bp, removed[i]);
+        }
+        removed_count = 0;
+        for (uint32_t i = 1; i < WALK_OBJECTS; ++i) {
+            walk_object *o = &w->objects[i];
+            if (rng_u32(&w->rng) % 100 == 0 && removed_count < WALK_OBJECTS / 50)
+                walk_remove(w, h.bp, removed[removed_count++] = i);
+            else if (!(o->flags & KCC_PROXY_STATIC) || rng_u32(&w->rng) % 400 == 0)
+                walk_move(w, h.bp, i);
+        }
+        for (uint32_t p = 0; p < WALK_OBJECTS && check; ++p)
+            assert_int_equal(kcc_broadphase_user(h.bp, p), w->ref.live[p] ? w->ref.user[p] : 0);
+    }
+    uint64_t digest = w->digest;
+    free(h.memory);
+    free(w);
+    return digest;
+}
+
+/* ---- tests ---- */
+
+static void sap_pairs_and_queries_equal_brute_force_along_a_random_walk(void **state)
+{
+    (void)state;
+    run_walk(KCC_BROADPHASE_SAP, 40, 0, true);
+}
+
+static void grid_pairs_and_queries_equal_brute_force_along_a_random_walk(void **state)
+{
+    (void)state;
+    run_walk(KCC_BROADPHASE_GRID, 40, 0, true);
+}
+
+/* The same calls give the same lists and query results bit for bit, whatever the memory held before
+ * init, and both kinds give the same ones. */
+static void same_calls_give_the_same_lists_whatever_the_memory_held(void **state)
+{
+    (void)state;
+    uint64_t sap = run_walk(KCC_BROADPHASE_SAP, 12, 0x00, false);
+    assert_true(sap == run_walk(KCC_BROADPHASE_SAP, 12, 0xA5, false));
+    uint64_t grid = run_walk(KCC_BROADPHASE_GRID, 12, 0xFF, false);
+    assert_true(grid == run_walk(KCC_BROADPHASE_GRID, 12, 0x5A, false));
+    assert_true(sap == grid);
+}
+
+static void proxies_beyond_capacity_are_refused_and_indices_reused(void **state)
+{
+    (void)state;
+    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind) {
+        bp_holder h = make_bp((kcc_broadphase_kind)kind, 3, 8, 1.0f, 0);
+        for (uint32_t i = 0; i < 3; ++i)
+            assert_int_equal(add_box(h.bp, 0, 0, 0, 1, 1, 1, 0), i);
+        assert_int_equal(add_box(h.bp, 0, 0, 0, 1, 1, 1, 0), KCC_PROXY_NONE);
+        assert_int_equal(kcc_broadphase_proxy_count(h.bp), 3);
+        kcc_broadphase_remove(h.bp, 1);
+        kcc_broadphase_remove(h.bp, 1);      /* a second remove is ignored */
+        kcc_broadphase_remove(h.bp, 99);     /* so is an index never handed out */
+        assert_int_equal(kcc_broadphase_proxy_count(h.bp), 2);
+        assert_int_equal(add_box(h.bp, 5, 5, 5, 6, 6, 6, 0), 1);
+        kcc_broadphase_update(h.bp);
+        const kcc_proxy_pair *pairs;
+        assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, NULL), 1);
+        assert_int_equal(pairs[0].a, 0);
+        assert_int_equal(pairs[0].b, 2);
+        free(h.memory);
+    }
+}
+
+/* Four boxes all overlapping make six pairs; with room for three the list holds the three smallest
+ * and says it overflowed, until the boxes part. */
+static void pair_overflow_is_flagged_and_keeps_the_smallest(void **state)
+{
+    (void)state;
+    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind) {
+        bp_holder h = make_bp((kcc_broadphase_kind)kind, 8, 3, 4.0f, 0);
+        for (int i = 0; i < 4; ++i)
+            add_box(h.bp, 0.1f * (float)i, 0, 0, 1.0f + 0.1f * (float)i, 1, 1, 0);
+        const kcc_proxy_pair *pairs;
+        bool overflow = false;
+        for (int step = 0; step < 2; ++step) {
+            kcc_broadphase_update(h.bp);
+            assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 3);
+            assert_true(overflow);
+            for (uint32_t i = 0; i < 3; ++i) {
+                assert_int_equal(pairs[i].a, 0);
+                assert_int_equal(pairs[i].b, i + 1);
+            }
+        }
+        const float lo[3] = {10, 0, 0}, hi[3] = {11, 1, 1};
+        kcc_broadphase_move(h.bp, 0, lo, hi);   /* leaves (1,2) (1,3) (2,3) */
+        kcc_broadphase_update(h.bp);
+        assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 3);
+        assert_false(overflow);
+        assert_int_equal(pairs[0].a, 1);
+        assert_int_equal(pairs[2].a, 2);
+        assert_int_equal(pairs[2].b, 3);
+        free(h.memory);
+    }
+}
+
+/* Touching faces and a point on a corner pair; one float step apart does not; two STATIC never pair. */
+static void touching_boxes_and_points_pair_static_ones_do_not(void **state)
+{
+    (void)state;
+    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind) {
+        bp_holder h = make_bp((kcc_broadphase_kind)kind, 8, 16, 1.0f, 0);
+        add_box(h.bp, 0, 0, 0, 1, 1, 1, 0);                       /* 0 */
+        add_box(h.bp, 1, 0, 0, 2, 1, 1, 0);                       /* 1: touches 0's face */
+        add_box(h.bp, 2, 1, 1, 2, 1, 1, 0);                       /* 2: a point on 1's corner */
+        add_box(h.bp, nextafterf(2, 3), 0, 0, 3, 1, 1, 0);        /* 3: one float step past 1 and 2 */
+        add_box(h.bp, 5, 5, 5, 6, 6, 6, KCC_PROXY_STATIC);        /* 4 */
+        add_box(h.bp, 5.5f, 5.5f, 5.5f, 7, 7, 7, KCC_PROXY_STATIC); /* 5: static on static */
+        kcc_broadphase_update(h.bp);
+        const kcc_proxy_pair *pairs;
+        assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, NULL), 2);
+        assert_int_equal(pairs[0].a, 0);
+        assert_int_equal(pairs[0].b, 1);
+        assert_int_equal(pairs[1].a, 1);
+        assert_int_equal(pairs[1].b, 2);
+        uint32_t got[8];
+        const float p[3] = {2, 1, 1};
+        assert_int_equal(kcc_broadphase_query(h.bp, p, p, got, 8), 2);
+        assert_int_equal(got[0], 1);
+        assert_int_equal(got[1], 2);
+        free(h.memory);
+    }
+}
+
+static void bad_descs_and_memory_are_refused(void **state)
+{
+    (void)state;
+    kcc_broadphase_desc d = {KCC_BROADPHASE_GRID, 16, 16, 2.0f};
+    assert_true(kcc_broadphase_memory_bytes(&d) > 0);
+    assert_int_equal(kcc_broadphase_memory_bytes(NULL), 0);
+    d.cell_size = NAN;
+    assert_int_equal(kcc_broadphase_memory_bytes(&d), 0);
+    d.cell_size = 0.0f;
+    assert_int_equal(kcc_broadphase_memory_bytes(&d), 0);
+    d.kind = KCC_BROADPHASE_SAP;   /* SAP ignores the cell size */
+    assert_true(kcc_broadphase_memory_bytes(&d) > 0);
+    d.proxy_capacity = 0;
+    assert_int_equal(kcc_broadphase_memory_bytes(&d), 0);
+    d.proxy_capacity = KCC_BROADPHASE_MAX_PROXIES + 1;
+    assert_int_equal(kcc_broadphase_memory_bytes(&d), 0);
+    d.proxy_capacity = 16;
+    d.kind = (kcc_broadphase_kind)7;
+    assert_int_equal(kcc_broadphase_memory_bytes(&d), 0);
+    d.kind = KCC_BROADPHASE_DEFAULT;
+    d.cell_size = 4.0f;
+    size_t bytes = kcc_broadphase_memory_bytes(&d);
+    char *memory = aligned_alloc(64, (bytes + 64 + 63) & ~(size_t)63);
+    assert_non_null(memory);
+    assert_null(kcc_broadphase_init(memory + 8, &d));
+    assert_null(kcc_broadphase_init(NULL, &d));
+    kcc_broadphase *bp = kcc_broadphase_init(memory, &d);
+    assert_non_null(bp);
+    assert_int_equal(kcc_broadphase_get_kind(bp), KCC_BROADPHASE_MEASURED_DEFAULT);
+    free(memory);
+}
+
+int test_group_broadphase(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sap_pairs_and_queries_equal_brute_force_along_a_random_walk),
+        cmocka_unit_test(grid_pairs_and_queries_equal_brute_force_along_a_random_walk),
+        cmocka_unit_test(same_calls_give_the_same_lists_whatever_the_memory_held),
+        cmocka_unit_test(proxies_beyond_capacity_are_refused_and_indices_reused),
+        cmocka_unit_test(pair_overflow_is_flagged_and_keeps_the_smallest),
+        cmocka_unit_test(touching_boxes_and_points_pair_static_ones_do_not),
+        cmocka_unit_test(bad_descs_and_memory_are_refused),
+    };
+    return KCC_RUN_GROUP("broadphase", tests);
+}
