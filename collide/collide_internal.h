@@ -468,6 +468,12 @@ void kcc_tri_plane(const kcc_tri *t, kcc_plane *out);
 /// when that is at most capacity. No argument checks: lo <= hi, finite.
 uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const float hi[3],
                               uint32_t *out, uint32_t capacity);
+/// The same over the subtree under one child of a group (its first and count: a leaf's slot range
+/// when count > 0, else the group of an inner node): a piece of the mesh (the world's broadphase
+/// splits large static bodies into pieces).
+uint32_t kcc_mesh_query_slots_under(const kcc_mesh *mesh, uint32_t first, uint32_t count,
+                                    const float lo[3], const float hi[3], uint32_t *out,
+                                    uint32_t capacity);
 /// kcc_mesh_overlap_aabb reporting each set of duplicates by its representative alone: the move's
 /// overlap query, so that a duplicate set pushes a box as its representative does.
 uint32_t kcc_mesh_overlap_once(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,

@@ -420,6 +420,8 @@ typedef struct kcc_world_source {
     uint32_t         box_count;
     uint32_t         skip_box;       ///< a listed slot left out (the moving character's own), or
                                      ///< KCC_WORLD_NO_BODY
+    const uint32_t  *pieces;         ///< the pieces seen (kcc_world_piece_order), or NULL: every
+    uint32_t         piece_count;    ///< body whole
 } kcc_world_source;
 /// Every body on layer_mask, no box.
 void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32_t layer_mask);
@@ -432,6 +434,26 @@ uint32_t kcc_world_body_slot(const kcc_world *world, uint32_t body);
 bool kcc_world_sensor_holds(const kcc_world *world, uint32_t slot, const float box[2][3]);
 /// The live sensor bodies' slots, ascending (kept by add and remove): *out_slots, their number.
 uint32_t kcc_world_sensors(const kcc_world *world, const uint32_t **out_slots);
+/// The broadphase's view of characters: each has a proxy (a box the world keeps with the bodies'
+/// pieces), moved to the region its step may reach before kcc_world_update_broadphase; the pairs
+/// then name pieces (kcc_piece indices) and characters (slots).
+uint32_t kcc_world_add_character_proxy(kcc_world *world, uint32_t character_slot,
+                                       const float box[2][3]);
+void kcc_world_remove_character_proxy(kcc_world *world, uint32_t proxy);
+void kcc_world_move_character_proxy(kcc_world *world, uint32_t proxy, const float box[2][3]);
+void kcc_world_update_broadphase(kcc_world *world);
+typedef struct kcc_world_pair_ends {
+    uint32_t a, b;                 ///< a piece index or a character slot each
+    bool     a_is_character, b_is_character;
+} kcc_world_pair_ends;
+/// The pairs of the last update: their number (*out_overflow: some were dropped), and pair i.
+uint32_t kcc_world_pair_count(const kcc_world *world, bool *out_overflow);
+bool kcc_world_pair(const kcc_world *world, uint32_t i, kcc_world_pair_ends *out);
+/// The body slot a piece belongs to; *out_sensor (may be NULL) whether that body is a sensor.
+uint32_t kcc_world_piece_body(const kcc_world *world, uint32_t piece, bool *out_sensor);
+/// The order of pieces in a world source: pieces sort by this key (their body's triangle range,
+/// then their first slot), which is the order of the bodies' triangles.
+uint64_t kcc_world_piece_order(const kcc_world *world, uint32_t piece);
 /// A fresh key for the sources of one step (their characters' boxes change every step).
 uint64_t kcc_world_step_key(const kcc_world *world);
 /// The kinematic bodies (not sensors) that moved in the last step (slots, ascending): *out_slots, their number.

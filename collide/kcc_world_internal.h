@@ -4,6 +4,7 @@
 #define KCC_WORLD_INTERNAL_H
 
 #include "collide_internal.h"
+#include "kcc_broadphase_internal.h"
 #include "kcc_world.h"
 
 
@@ -36,7 +37,22 @@ typedef struct kcc_body {
     kcc_body_kind   kind;
     bool            has_target;   ///< a target was set since the last step
     bool            sensor;       ///< not solid: no query or character source sees it
+    uint32_t        first_piece;  ///< its pieces, linked by kcc_piece.next (KCC_WORLD_NO_PIECE: none)
 } kcc_body;
+
+/// A piece of a body for the broadphase: the subtree under one child of a group of its mesh's
+/// tree (first, count as the child holds them; (0, 0): the whole tree), with its own proxy. A
+/// static body larger than a grid cell is split along its tree into pieces no larger than a cell
+/// (or single leaves), so a big level does not land in every cell; any other body is one piece.
+typedef struct kcc_piece {
+    uint32_t body;        ///< body slot
+    uint32_t first, count;
+    uint32_t slot_lo;     ///< the first leaf-order slot under it: pieces sort into the tree's order
+    uint32_t proxy;
+    uint32_t next;        ///< the body's next piece, or the free list's next
+    float    bounds[2][3];///< placed bounds (m)
+} kcc_piece;
+#define KCC_WORLD_NO_PIECE 0xffffffffu
 
 /// The tree over the live bodies' world bounds that the queries walk (the mesh tree's builder
 /// over one primitive per body). Rebuilt by kcc_world_step; until then, after bodies are added,
@@ -70,8 +86,22 @@ struct kcc_world {
     uint32_t       *sensors;       ///< live sensor body slots, ascending (listed by the step)
     uint32_t        sensor_count;
     kcc_body_tree   tree;
+    kcc_piece      *pieces;        ///< piece_capacity
+    uint32_t        free_piece;    ///< the free list's head
+    uint32_t        piece_count;   ///< pieces in use
+    kcc_broadphase *broadphase;
     struct kcc_world_characters *characters;
 };
+
+/* world_broadphase.c */
+/// Splits body slot's mesh into pieces and gives each a proxy; KCC_ERR_TOO_LARGE (nothing kept)
+/// when the pieces or the proxies would exceed their capacities.
+kcc_status kcc_world_add_pieces(kcc_world *world, uint32_t slot);
+/// Removes body slot's pieces and their proxies.
+void kcc_world_remove_pieces(kcc_world *world, uint32_t slot);
+/// Moves the proxy of a body that is one piece (not a split static one) to its bounds over its
+/// motion in the last step (kcc_world_body_motion).
+void kcc_world_move_pieces(kcc_world *world, uint32_t slot);
 
 /// The live body whose triangle range holds id, or NULL; *out_triangle the input index.
 const kcc_body *kcc_world_body_of_triangle(const kcc_world *world, uint32_t id,

@@ -559,16 +559,24 @@ KCC_HOT uint32_t box_leaf_run(const kcc_mesh *mesh, uint32_t s0, uint32_t n, con
  * children that overlap the box are pushed (last slot first, so slot order is kept); its leaves
  * that overlap it are tested at once, in slot order, four triangles at a time. Returns how many
  * triangles answer; writes the first `capacity` of them. */
-static uint32_t box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3], uint32_t *out,
-                         uint32_t capacity, box_answer answer)
+/// The box queries' walk of the subtree under one child of a group (first, count as the child
+/// holds them: a leaf's slot range, or an inner node's group); (0, 0) is the whole tree.
+static uint32_t box_walk_under(const kcc_mesh *mesh, uint32_t first, uint32_t count, const float lo[3],
+                               const float hi[3], uint32_t *out, uint32_t capacity, box_answer answer)
 {
     if (mesh->quad_count == 0)
         return 0;
     kcc_pbox qb;
     kcc_pbox_setup(&qb, lo, hi);
+    uint32_t found = 0;
+    if (count > 0) {
+        for (uint32_t s0 = first, e = first + count; s0 < e; s0 += 4)
+            found = box_leaf_run(mesh, s0, e - s0 < 4 ? e - s0 : 4, &qb, answer, out, capacity, found);
+        return found;
+    }
     uint32_t stack[KCC_TREE_STACK];
-    uint32_t sp = 0, found = 0;
-    stack[sp++] = 0;
+    uint32_t sp = 0;
+    stack[sp++] = first;
     while (sp > 0) {
         const kcc_node4 *q = &mesh->quads[stack[--sp]];
         int mask = kcc_pbox_test(&qb, q);
@@ -588,6 +596,12 @@ static uint32_t box_walk(const kcc_mesh *mesh, const float lo[3], const float hi
     return found;
 }
 
+static uint32_t box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3], uint32_t *out,
+                         uint32_t capacity, box_answer answer)
+{
+    return box_walk_under(mesh, 0, 0, lo, hi, out, capacity, answer);
+}
+
 static uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out,
                           uint32_t capacity, box_answer answer)
 {
@@ -600,6 +614,13 @@ uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const flo
                               uint32_t *out, uint32_t capacity)
 {
     return box_walk(mesh, lo, hi, out, capacity, BOX_SLOTS);
+}
+
+uint32_t kcc_mesh_query_slots_under(const kcc_mesh *mesh, uint32_t first, uint32_t count,
+                                    const float lo[3], const float hi[3], uint32_t *out,
+                                    uint32_t capacity)
+{
+    return box_walk_under(mesh, first, count, lo, hi, out, capacity, BOX_SLOTS);
 }
 
 uint32_t kcc_mesh_overlap_aabb(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,

@@ -66,6 +66,17 @@ kcc_status kcc_world_resolve_desc(const kcc_world_desc *in, kcc_world_desc *out)
     return KCC_OK;
 }
 
+/// The broadphase a world of desc keeps: a proxy for every body, character and piece.
+static kcc_broadphase_desc broadphase_desc(const kcc_world_desc *desc)
+{
+    kcc_broadphase_desc bd;
+    bd.kind = desc->broadphase;
+    bd.proxy_capacity = desc->body_capacity + desc->character_capacity + desc->piece_capacity;
+    bd.pair_capacity = desc->pair_capacity;
+    bd.cell_size = desc->grid_cell_size;
+    return bd;
+}
+
 size_t kcc_world_layout(kcc_world *w, char *base, const kcc_world_desc *desc)
 {
     const uint32_t bodies = desc->body_capacity;
@@ -88,6 +99,12 @@ size_t kcc_world_layout(kcc_world *w, char *base, const kcc_world_desc *desc)
     WORLD_PART(tree.quads, bodies + 1);
     WORLD_PART(tree.scratch, 2 * (bodies + 1));
     WORLD_PART(tree.slot, bodies);
+    WORLD_PART(pieces, desc->piece_capacity);
+    const kcc_broadphase_desc bd = broadphase_desc(desc);
+    at = (at + WORLD_ALIGN - 1) / WORLD_ALIGN * WORLD_ALIGN;
+    if (base)
+        w->broadphase = (kcc_broadphase *)(void *)(base + at);
+    at += kcc_broadphase_memory_bytes(&bd);
 #undef WORLD_PART
     return at;
 }
@@ -100,6 +117,12 @@ void kcc_world_init(kcc_world *w, const kcc_world_desc *desc, const kcc_allocato
     w->block_bytes = block_bytes;
     w->desc = *desc;
     kcc_id_pool_init(&w->body_ids, w->body_ids.ring, desc->body_capacity);
+    for (uint32_t i = 0; i < desc->piece_capacity; ++i)
+        w->pieces[i].next = i + 1 < desc->piece_capacity ? i + 1 : KCC_WORLD_NO_PIECE;
+    w->free_piece = desc->piece_capacity > 0 ? 0 : KCC_WORLD_NO_PIECE;
+    const kcc_broadphase_desc bd = broadphase_desc(desc);
+    w->broadphase = kcc_broadphase_init(w->broadphase, &bd);
+    KCC_ASSERT(w->broadphase != NULL);
     w->key = kcc_fresh_key(0);
     w->tree.valid = true; /* an empty world: no body to miss */
 }
@@ -279,6 +302,11 @@ kcc_status kcc_world_add_body(kcc_world *world, const kcc_mesh *mesh, const kcc_
     b->user_data = d.user_data;
     b->sensor = d.sensor;
     place_body(world, b, &t);
+    if (kcc_world_add_pieces(world, slot) != KCC_OK) { /* the slot goes back as it was */
+        b->mesh = NULL;
+        kcc_id_pool_give(&world->body_ids, slot);
+        return KCC_ERR_TOO_LARGE;
+    }
     add_triangle_range(world, slot);
     ++world->body_count;
     world->body_end = world->body_ids.end;
@@ -294,6 +322,7 @@ kcc_status kcc_world_remove_body(kcc_world *world, uint32_t body)
     if (!b)
         return KCC_ERR_NOT_FOUND;
     const uint32_t slot = (uint32_t)(b - world->bodies);
+    kcc_world_remove_pieces(world, slot);
     remove_triangle_range(world, slot);
     b->mesh = NULL;
     b->generation = (b->generation + 1) & KCC_ID_GENERATION_MASK;
@@ -334,7 +363,16 @@ kcc_status kcc_world_set_body_transform(kcc_world *world, uint32_t body,
     kcc_status st = check_transform(transform, &t);
     if (st != KCC_OK)
         return st;
+    const uint32_t slot = (uint32_t)(b - world->bodies);
+    const kcc_transform was = b->pose.transform;
+    kcc_world_remove_pieces(world, slot);
     place_body(world, b, &t);
+    if (kcc_world_add_pieces(world, slot) != KCC_OK) { /* more pieces than fit: stay put */
+        place_body(world, b, &was);
+        st = kcc_world_add_pieces(world, slot);
+        KCC_ASSERT(st == KCC_OK);
+        return KCC_ERR_TOO_LARGE;
+    }
     b->has_target = false;
     return KCC_OK;
 }
@@ -403,7 +441,22 @@ static void move_kinematic_bodies(kcc_world *world)
         }
         b->start = start;
         b->has_target = false;
+        kcc_world_move_pieces(world, i); /* its proxy covers this step's motion */
     }
+}
+
+uint32_t kcc_world_piece_body(const kcc_world *world, uint32_t piece, bool *out_sensor)
+{
+    const uint32_t slot = world->pieces[piece].body;
+    if (out_sensor)
+        *out_sensor = world->bodies[slot].sensor;
+    return slot;
+}
+
+uint64_t kcc_world_piece_order(const kcc_world *world, uint32_t piece)
+{
+    const kcc_piece *p = &world->pieces[piece];
+    return (uint64_t)world->bodies[p->body].tri_base << 32 | p->slot_lo;
 }
 
 uint64_t kcc_world_step_key(const kcc_world *world)

@@ -28,16 +28,36 @@ static bool boxes_touch(const float alo[3], const float ahi[3], const float blo[
            alo[2] <= bhi[2] && ahi[2] >= blo[2];
 }
 
-/// The body at position i of the range table when the source sees it and it may reach the box.
-static const kcc_body *seen_body(const kcc_world_source *src, uint32_t i, const float lo[3],
-                                 const float hi[3])
+/// What a source walks: a body's whole tree, or the subtree of one of its pieces.
+typedef struct seen_part {
+    const kcc_body *body;
+    uint32_t        first, count;   ///< (0, 0): the whole tree (kcc_mesh_query_slots_under)
+} seen_part;
+
+static uint32_t part_total(const kcc_world_source *src)
 {
-    const uint32_t slot = src->world->bases[i].slot;
-    const kcc_body *b = &src->world->bodies[slot];
+    return src->pieces ? src->piece_count : src->world->base_count;
+}
+
+/// Part i of the source (its piece i, or body i of the range table whole) when the source sees
+/// that body and the part may reach [lo, hi].
+static bool seen_part_at(const kcc_world_source *src, uint32_t i, const float lo[3], const float hi[3],
+                         seen_part *out)
+{
+    const kcc_world *w = src->world;
+    const kcc_piece *piece = src->pieces ? &w->pieces[src->pieces[i]] : NULL;
+    const uint32_t slot = piece ? piece->body : w->bases[i].slot;
+    const kcc_body *b = &w->bodies[slot];
     if (slot == src->skip_body || (src->only_body != KCC_WORLD_NO_BODY && slot != src->only_body) ||
-        (b->sensor && slot != src->only_body))
-        return NULL;
-    return (b->layers & src->layer_mask) && boxes_touch(b->bounds[0], b->bounds[1], lo, hi) ? b : NULL;
+        (b->sensor && slot != src->only_body) || !(b->layers & src->layer_mask))
+        return false;
+    const float(*bounds)[3] = piece ? piece->bounds : b->bounds;
+    if (!boxes_touch(bounds[0], bounds[1], lo, hi))
+        return false;
+    out->body = b;
+    out->first = piece ? piece->first : 0;
+    out->count = piece ? piece->count : 0;
+    return true;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -107,15 +127,17 @@ static uint32_t world_query(const kcc_local_source *base, const vec3 region[2], 
 {
     const kcc_world_source *src = (const kcc_world_source *)(const void *)base;
     uint32_t n = 0;
-    for (uint32_t i = 0; i < src->world->base_count; ++i) {
-        const kcc_body *b = seen_body(src, i, region[0], region[1]);
-        if (!b)
+    for (uint32_t i = 0; i < part_total(src); ++i) {
+        seen_part part;
+        if (!seen_part_at(src, i, region[0], region[1], &part))
             continue;
+        const kcc_body *b = part.body;
         float lo[3], hi[3];
         region_in_body(b, region[0], region[1], lo, hi);
         const uint32_t room = n < capacity ? capacity - n : 0;
         uint32_t *out = out_handles + (n < capacity ? n : 0);
-        const uint32_t found = kcc_mesh_query_slots(b->mesh, lo, hi, out, room);
+        const uint32_t found = kcc_mesh_query_slots_under(b->mesh, part.first, part.count, lo, hi,
+                                                          out, room);
         if (found <= room)
             for (uint32_t j = 0; j < found; ++j)
                 out[j] += b->tri_base;
@@ -182,43 +204,53 @@ typedef struct placed_visit {
 /// Returns false to stop the visit.
 typedef bool (*placed_visitor)(void *ctx, const placed_visit *v);
 
-/// Visits body b's slots whose local bounds meet [lo, hi] (local frame) in leaf order; false when
-/// the visitor stopped.
-static bool visit_body_slots(const kcc_body *b, const float lo[3], const float hi[3],
+/// Visits slots s .. e - 1 of body b whose bounds meet box qb; false when the visitor stopped.
+static bool visit_leaf_slots(const kcc_body *b, uint32_t s, uint32_t e, const kcc_pbox *qb,
+                             placed_visit *v, placed_visitor visit, void *ctx)
+{
+    for (; s < e; ++s) {
+        const kcc_tri *t = &b->mesh->tris[s];
+        const float tlo[3] = {min3f(t->v[0][0], t->v[1][0], t->v[2][0]),
+                              min3f(t->v[0][1], t->v[1][1], t->v[2][1]),
+                              min3f(t->v[0][2], t->v[1][2], t->v[2][2])};
+        const float thi[3] = {max3f(t->v[0][0], t->v[1][0], t->v[2][0]),
+                              max3f(t->v[0][1], t->v[1][1], t->v[2][1]),
+                              max3f(t->v[0][2], t->v[1][2], t->v[2][2])};
+        if (!boxes_touch(tlo, thi, qb->lo, qb->hi))
+            continue;
+        placed_local_tri(b, s, &v->tri);
+        if (!visit(ctx, v))
+            return false;
+    }
+    return true;
+}
+
+/// Visits the slots of a part whose local bounds meet [lo, hi] (local frame) in leaf order; false
+/// when the visitor stopped.
+static bool visit_part_slots(const seen_part *part, const float lo[3], const float hi[3],
                              placed_visitor visit, void *ctx)
 {
+    const kcc_body *b = part->body;
     const kcc_mesh *mesh = b->mesh;
     if (mesh->quad_count == 0)
         return true;
     kcc_pbox qb;
     kcc_pbox_setup(&qb, lo, hi);
-    uint32_t stack[KCC_TREE_STACK], sp = 0;
-    stack[sp++] = 0;
     placed_visit v = {b, {{{0}}, {0}, 0.0f, 0u}};
+    if (part->count > 0)
+        return visit_leaf_slots(b, part->first, part->first + part->count, &qb, &v, visit, ctx);
+    uint32_t stack[KCC_TREE_STACK], sp = 0;
+    stack[sp++] = part->first;
     while (sp > 0) {
         const kcc_node4 *q = &mesh->quads[stack[--sp]];
         const int mask = kcc_pbox_test(&qb, q), inner = mask & kcc_inner_mask(q);
         for (int i = 3; i >= 0; --i) /* children pushed last-first: popped in leaf order */
             if (inner >> i & 1)
                 stack[sp++] = q->first[i];
-        for (int i = 0; i < 4; ++i) {
-            if (!((mask & ~inner) >> i & 1))
-                continue;
-            for (uint32_t s = q->first[i], e = s + q->count[i]; s < e; ++s) {
-                const kcc_tri *t = &mesh->tris[s];
-                const float tlo[3] = {min3f(t->v[0][0], t->v[1][0], t->v[2][0]),
-                                      min3f(t->v[0][1], t->v[1][1], t->v[2][1]),
-                                      min3f(t->v[0][2], t->v[1][2], t->v[2][2])};
-                const float thi[3] = {max3f(t->v[0][0], t->v[1][0], t->v[2][0]),
-                                      max3f(t->v[0][1], t->v[1][1], t->v[2][1]),
-                                      max3f(t->v[0][2], t->v[1][2], t->v[2][2])};
-                if (!boxes_touch(tlo, thi, qb.lo, qb.hi))
-                    continue;
-                placed_local_tri(b, s, &v.tri);
-                if (!visit(ctx, &v))
-                    return false;
-            }
-        }
+        for (int i = 0; i < 4; ++i)
+            if (((mask & ~inner) >> i & 1) &&
+                !visit_leaf_slots(b, q->first[i], q->first[i] + q->count[i], &qb, &v, visit, ctx))
+                return false;
     }
     return true;
 }
@@ -227,13 +259,13 @@ static bool visit_body_slots(const kcc_body *b, const float lo[3], const float h
 static void visit_placed(const kcc_world_source *src, const float lo[3], const float hi[3],
                          placed_visitor visit, void *ctx)
 {
-    for (uint32_t i = 0; i < src->world->base_count; ++i) {
-        const kcc_body *b = seen_body(src, i, lo, hi);
-        if (!b)
+    for (uint32_t i = 0; i < part_total(src); ++i) {
+        seen_part part;
+        if (!seen_part_at(src, i, lo, hi, &part))
             continue;
         float llo[3], lhi[3];
-        region_in_body(b, lo, hi, llo, lhi);
-        if (!visit_body_slots(b, llo, lhi, visit, ctx))
+        region_in_body(part.body, lo, hi, llo, lhi);
+        if (!visit_part_slots(&part, llo, lhi, visit, ctx))
             return;
     }
     placed_visit v = {NULL, {{{0}}, {0}, 0.0f, 0u}};
@@ -479,4 +511,6 @@ void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32
     out->box_slots = NULL;
     out->box_count = 0;
     out->skip_box = KCC_WORLD_NO_BODY;
+    out->pieces = NULL;
+    out->piece_count = 0;
 }

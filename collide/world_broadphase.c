@@ -1,0 +1,175 @@
+/* world_broadphase.c: the world's side of the broadphase: bodies split into pieces (each a proxy:
+ * a large static body along its tree into pieces no larger than a grid cell, any other body
+ * whole), characters' proxies, and the pairs a step reads. Allocates nothing. */
+#include "kcc_world_internal.h"
+
+/// Bit 31 of a proxy's user value: a character's proxy (the rest: its slot); clear: a piece.
+#define USER_CHARACTER 0x80000000u
+
+/// Whether the child box fits in a piece: every side at most the piece size.
+static bool small_enough(const float lo[3], const float hi[3], float size)
+{
+    return hi[0] - lo[0] <= size && hi[1] - lo[1] <= size && hi[2] - lo[2] <= size;
+}
+
+/// The first leaf-order slot under a child (first, count): descend the leftmost children.
+static uint32_t first_slot_under(const kcc_mesh *mesh, uint32_t first, uint32_t count)
+{
+    while (count == 0) {
+        const kcc_node4 *q = &mesh->quads[first];
+        int i = 0;
+        while (i < 3 && !(q->x[0][i] <= q->x[1][i])) /* skip empty slots */
+            ++i;
+        first = q->first[i];
+        count = q->count[i];
+    }
+    return first;
+}
+
+/// Calls `take` (when not NULL) for each piece of body b, returns how many there are. A body that
+/// is not static, or small, is one piece (the whole tree).
+static uint32_t plan_pieces(const kcc_world *world, const kcc_body *b,
+                            void (*take)(kcc_world *, uint32_t, uint32_t, uint32_t, const float *,
+                                         const float *),
+                            kcc_world *out_world, uint32_t slot)
+{
+    const float size = world->desc.grid_cell_size;
+    if (b->kind != KCC_BODY_STATIC || b->sensor || small_enough(b->bounds[0], b->bounds[1], size)) {
+        if (take)
+            take(out_world, slot, 0, 0, b->bounds[0], b->bounds[1]);
+        return 1;
+    }
+    const kcc_mesh *mesh = b->mesh;
+    uint32_t stack[KCC_TREE_STACK], sp = 0, n = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        const kcc_node4 *q = &mesh->quads[stack[--sp]];
+        for (int i = 3; i >= 0; --i) { /* pushed last-first: visited in leaf order */
+            const float lo[3] = {q->x[0][i], q->y[0][i], q->z[0][i]};
+            const float hi[3] = {q->x[1][i], q->y[1][i], q->z[1][i]};
+            if (!(lo[0] <= hi[0]))
+                continue; /* an empty slot */
+            float wlo[3], whi[3];
+            kcc_pose_box_bounds(&b->pose, lo, hi, wlo, whi);
+            if (q->count[i] > 0 || small_enough(wlo, whi, size)) {
+                if (take)
+                    take(out_world, slot, q->first[i], q->count[i], wlo, whi);
+                ++n;
+            } else {
+                KCC_ASSERT(sp < KCC_TREE_STACK);
+                stack[sp++] = q->first[i];
+            }
+        }
+    }
+    return n;
+}
+
+/// Takes a free piece for body slot and gives it a proxy (room was checked).
+static void take_piece(kcc_world *world, uint32_t slot, uint32_t first, uint32_t count,
+                       const float *lo, const float *hi)
+{
+    kcc_body *b = &world->bodies[slot];
+    const uint32_t index = world->free_piece;
+    kcc_piece *p = &world->pieces[index];
+    world->free_piece = p->next;
+    ++world->piece_count;
+    p->body = slot;
+    p->first = first;
+    p->count = count;
+    p->slot_lo = first_slot_under(b->mesh, first, count);
+    memcpy(p->bounds[0], lo, sizeof p->bounds[0]);
+    memcpy(p->bounds[1], hi, sizeof p->bounds[1]);
+    const uint32_t flags = b->kind == KCC_BODY_STATIC ? KCC_PROXY_STATIC : 0u;
+    p->proxy = kcc_broadphase_add(world->broadphase, lo, hi, index, flags);
+    KCC_ASSERT(p->proxy != KCC_PROXY_NONE);
+    p->next = b->first_piece;
+    b->first_piece = index;
+}
+
+kcc_status kcc_world_add_pieces(kcc_world *world, uint32_t slot)
+{
+    kcc_body *b = &world->bodies[slot];
+    b->first_piece = KCC_WORLD_NO_PIECE;
+    const uint32_t n = plan_pieces(world, b, NULL, world, slot);
+    const uint32_t proxy_room = world->desc.body_capacity + world->desc.character_capacity +
+                                world->desc.piece_capacity;
+    if (n > world->desc.piece_capacity - world->piece_count ||
+        n > proxy_room - kcc_broadphase_proxy_count(world->broadphase))
+        return KCC_ERR_TOO_LARGE;
+    plan_pieces(world, b, take_piece, world, slot);
+    return KCC_OK;
+}
+
+void kcc_world_remove_pieces(kcc_world *world, uint32_t slot)
+{
+    kcc_body *b = &world->bodies[slot];
+    uint32_t index = b->first_piece;
+    while (index != KCC_WORLD_NO_PIECE) {
+        kcc_piece *p = &world->pieces[index];
+        const uint32_t next = p->next;
+        kcc_broadphase_remove(world->broadphase, p->proxy);
+        p->next = world->free_piece;
+        world->free_piece = index;
+        --world->piece_count;
+        index = next;
+    }
+    b->first_piece = KCC_WORLD_NO_PIECE;
+}
+
+void kcc_world_move_pieces(kcc_world *world, uint32_t slot)
+{
+    const kcc_body *b = &world->bodies[slot];
+    for (uint32_t index = b->first_piece; index != KCC_WORLD_NO_PIECE;) {
+        kcc_piece *p = &world->pieces[index];
+        KCC_ASSERT(p->first == 0 && p->count == 0); /* only whole bodies move (statics re-split) */
+        kcc_transform start, end;
+        kcc_world_body_motion(world, slot, &start, &end, p->bounds);
+        kcc_broadphase_move(world->broadphase, p->proxy, p->bounds[0], p->bounds[1]);
+        index = p->next;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Characters' proxies and the step's pairs */
+
+uint32_t kcc_world_add_character_proxy(kcc_world *world, uint32_t character_slot,
+                                       const float box[2][3])
+{
+    return kcc_broadphase_add(world->broadphase, box[0], box[1], USER_CHARACTER | character_slot, 0u);
+}
+
+void kcc_world_remove_character_proxy(kcc_world *world, uint32_t proxy)
+{
+    kcc_broadphase_remove(world->broadphase, proxy);
+}
+
+void kcc_world_move_character_proxy(kcc_world *world, uint32_t proxy, const float box[2][3])
+{
+    kcc_broadphase_move(world->broadphase, proxy, box[0], box[1]);
+}
+
+void kcc_world_update_broadphase(kcc_world *world)
+{
+    kcc_broadphase_update(world->broadphase);
+}
+
+uint32_t kcc_world_pair_count(const kcc_world *world, bool *out_overflow)
+{
+    const kcc_proxy_pair *pairs;
+    return kcc_broadphase_pairs(world->broadphase, &pairs, out_overflow);
+}
+
+bool kcc_world_pair(const kcc_world *world, uint32_t i, kcc_world_pair_ends *out)
+{
+    const kcc_proxy_pair *pairs;
+    const uint32_t n = kcc_broadphase_pairs(world->broadphase, &pairs, NULL);
+    if (i >= n)
+        return false;
+    const uint32_t ua = kcc_broadphase_user(world->broadphase, pairs[i].a);
+    const uint32_t ub = kcc_broadphase_user(world->broadphase, pairs[i].b);
+    out->a_is_character = (ua & USER_CHARACTER) != 0;
+    out->b_is_character = (ub & USER_CHARACTER) != 0;
+    out->a = ua & ~USER_CHARACTER;
+    out->b = ub & ~USER_CHARACTER;
+    return true;
+}

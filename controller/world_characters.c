@@ -1,0 +1,196 @@
+/* world_characters.c: the world's characters: kcc_world_create (collide's bodies plus the
+ * characters' slots, in one allocation), adding, removing and steering characters, and reading
+ * their state and contacts. Nothing here allocates after kcc_world_create. */
+#include <math.h>
+
+#include "world_internal.h"
+
+#define WORLD_ALIGN 64
+
+static size_t round_up(size_t at)
+{
+    return (at + WORLD_ALIGN - 1) / WORLD_ALIGN * WORLD_ALIGN;
+}
+
+/// Lays the characters' half out from byte `at` of the block at base (NULL: only measures);
+/// returns the end.
+static size_t characters_layout(struct kcc_world_characters **out, char *base, size_t at,
+                                const kcc_world_desc *d)
+{
+    const uint32_t capacity = d->character_capacity, sensor_capacity = d->sensor_capacity;
+    at = round_up(at);
+    struct kcc_world_characters *cs = base ? (void *)(base + at) : NULL;
+    at = round_up(at + sizeof *cs);
+    if (cs)
+        cs->slots = (void *)(base + at);
+    at = round_up(at + (size_t)capacity * sizeof(world_character));
+    if (cs)
+        cs->boxes = (void *)(base + at);
+    at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
+    if (cs)
+        cs->live = (void *)(base + at);
+    at = round_up(at + (size_t)capacity * sizeof(uint32_t));
+    for (int k = 0; k < 2; ++k) {
+        if (cs)
+            cs->sensors.inside[k] = (void *)(base + at);
+        at = round_up(at + (size_t)sensor_capacity * sizeof(sensor_pair));
+    }
+    if (cs) {
+        cs->sensors.events = (void *)(base + at);
+        cs->sensor_capacity = sensor_capacity;
+    }
+    at = round_up(at + (size_t)sensor_capacity * sizeof(kcc_sensor_event));
+    if (cs) {
+        cs->near.entries = (void *)(base + at);
+        cs->pair_capacity = d->pair_capacity;
+    }
+    at = round_up(at + 2 * (size_t)d->pair_capacity * sizeof(uint32_t));
+    uint32_t **lists[3] = {cs ? &cs->near.first : NULL, cs ? &cs->near.pieces : NULL,
+                           cs ? &cs->near.count : NULL};
+    for (int k = 0; k < 3; ++k) {
+        if (cs)
+            *lists[k] = (void *)(base + at);
+        at = round_up(at + ((size_t)capacity + 1) * sizeof(uint32_t));
+    }
+    if (cs)
+        kcc_id_pool_init(&cs->ids, (void *)(base + at), capacity);
+    at += (size_t)capacity * sizeof(uint32_t);
+    if (out)
+        *out = cs;
+    return at;
+}
+
+kcc_status kcc_world_create(const kcc_world_desc *desc, kcc_world **out_world)
+{
+    if (!out_world)
+        return KCC_ERR_NULL_ARGUMENT;
+    kcc_world_desc d;
+    kcc_status st = kcc_world_resolve_desc(desc, &d);
+    if (st != KCC_OK)
+        return st;
+    const kcc_allocator al = kcc_allocator_or_default(&d.allocator);
+    const size_t bodies_end = kcc_world_layout(NULL, NULL, &d);
+    const size_t bytes = characters_layout(NULL, NULL, bodies_end, &d);
+    char *block = al.alloc(bytes, WORLD_ALIGN, al.user);
+    if (!block)
+        return KCC_ERR_OUT_OF_MEMORY;
+    memset(block, 0, bytes);
+    kcc_world *w = (kcc_world *)(void *)block;
+    kcc_world_layout(w, block, &d);
+    struct kcc_world_characters *cs;
+    characters_layout(&cs, block, bodies_end, &d);
+    kcc_world_init(w, &d, &al, bytes, cs);
+    *out_world = w;
+    return KCC_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Characters */
+
+static world_character *find_character(const kcc_world *world, uint32_t character)
+{
+    if (!world)
+        return NULL;
+    struct kcc_world_characters *cs = kcc_world_characters(world);
+    uint32_t slot, generation;
+    if (!kcc_id_split(character, cs->ids.capacity, &slot, &generation))
+        return NULL;
+    world_character *wc = &cs->slots[slot];
+    return wc->live && wc->generation == generation ? wc : NULL;
+}
+
+kcc_status kcc_world_add_character(kcc_world *world, const kcc_character_desc *desc,
+                                   const vec3 center, uint32_t *out_character)
+{
+    if (!world || !center || !out_character)
+        return KCC_ERR_NULL_ARGUMENT;
+    kcc_character ch;
+    kcc_status st = kcc_character_init(&ch, desc, center);
+    if (st != KCC_OK)
+        return st;
+    struct kcc_world_characters *cs = kcc_world_characters(world);
+    uint32_t slot;
+    if (!kcc_id_pool_take(&cs->ids, &slot))
+        return KCC_ERR_TOO_LARGE;
+    world_character *wc = &cs->slots[slot];
+    const uint32_t generation = wc->generation;
+    memset(wc, 0, sizeof *wc);
+    wc->ch = ch;
+    wc->generation = generation;
+    wc->live = true;
+    vec3 box[2];
+    kcc_character_box(&ch, box);
+    wc->proxy = kcc_world_add_character_proxy(world, slot, (const float(*)[3])box);
+    ++cs->count;
+    *out_character = kcc_id_make(generation, slot);
+    return KCC_OK;
+}
+
+kcc_status kcc_world_remove_character(kcc_world *world, uint32_t character)
+{
+    world_character *wc = find_character(world, character);
+    if (!wc)
+        return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
+    struct kcc_world_characters *cs = kcc_world_characters(world);
+    kcc_world_remove_character_proxy(world, wc->proxy);
+    wc->live = false;
+    wc->generation = (wc->generation + 1) & KCC_ID_GENERATION_MASK;
+    kcc_id_pool_give(&cs->ids, (uint32_t)(wc - cs->slots));
+    --cs->count;
+    return KCC_OK;
+}
+
+kcc_status kcc_world_set_displacement(kcc_world *world, uint32_t character, const vec3 displacement)
+{
+    world_character *wc = find_character(world, character);
+    if (!wc)
+        return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
+    glm_vec3_zero(wc->displacement); /* a refused displacement leaves none for the step */
+    if (!displacement)
+        return KCC_ERR_NULL_ARGUMENT;
+    for (int k = 0; k < 3; ++k)
+        if (!isfinite(displacement[k]))
+            return KCC_ERR_NON_FINITE;
+    for (int k = 0; k < 3; ++k)
+        if (fabsf(displacement[k]) > KCC_MAX_DISPLACEMENT)
+            return KCC_ERR_BAD_DESC;
+    glm_vec3_copy((float *)displacement, wc->displacement);
+    return KCC_OK;
+}
+
+kcc_status kcc_world_get_character(const kcc_world *world, uint32_t character,
+                                   kcc_character_state *out_state, kcc_move_result *out_result)
+{
+    const world_character *wc = find_character(world, character);
+    if (!wc)
+        return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
+    if (out_state) {
+        memset(out_state, 0, sizeof *out_state);
+        glm_vec3_copy((float *)wc->ch.position, out_state->position);
+        out_state->on_ground = wc->ch.on_ground;
+        glm_vec3_copy((float *)wc->ch.ground_normal, out_state->ground_normal);
+        out_state->ground_body = wc->result.ground_body;
+    }
+    if (out_result)
+        *out_result = wc->result;
+    return KCC_OK;
+}
+
+uint32_t kcc_world_character_count(const kcc_world *world)
+{
+    return world ? kcc_world_characters(world)->count : 0;
+}
+
+uint32_t kcc_world_get_contacts(const kcc_world *world, uint32_t character, kcc_contact *out,
+                                uint32_t capacity, bool *out_overflow)
+{
+    const world_character *wc = find_character(world, character);
+    if (out_overflow)
+        *out_overflow = wc && wc->contact_overflow;
+    if (!wc)
+        return 0;
+    for (uint32_t i = 0; i < wc->contact_count && i < capacity && out; ++i)
+        out[i] = wc->contacts[i];
+    return wc->contact_count;
+}
+

@@ -1,0 +1,118 @@
+/* world_internal.h: the characters' half of a world (controller/world_*.c): the character slots,
+ * the step's shared state, the broadphase neighbours and the sensors' lists. Never installed. */
+#ifndef KCC_WORLD_CHARACTERS_INTERNAL_H
+#define KCC_WORLD_CHARACTERS_INTERNAL_H
+
+#include <cglm/cglm.h>
+
+#include "controller_internal.h"
+
+/// A character's state a move changes (the resolve pass puts it back).
+typedef struct footing {
+    vec3     position;
+    vec3     ground_normal;
+    float    ground_height;
+    uint32_t ground_triangle;
+    bool     on_ground;
+} footing;
+
+/// One character slot: the controller's character, the next step's displacement and the last
+/// step's result.
+typedef struct world_character {
+    kcc_character   ch;
+    kcc_move_result result;
+    vec3            displacement;   ///< m, for the next step (0 when none was set)
+    kcc_contact     contacts[KCC_WORLD_CONTACTS]; ///< the last step's (kcc_world_get_contacts)
+    uint32_t        contact_count;
+    bool            contact_overflow;
+    footing         before_move;    ///< where its own move started this step (after riding and
+                                    ///< pushing): what the resolve pass puts back
+    uint32_t        generation;
+    uint32_t        proxy;          ///< its broadphase proxy
+    bool            live;
+} world_character;
+
+/// A character inside a sensor (slots order the list; ids tell a reused slot from its last owner).
+typedef struct sensor_pair {
+    uint32_t sensor_slot, character_slot;
+    uint32_t sensor, character;   ///< ids
+} sensor_pair;
+
+/// The characters inside sensors after the last two steps, and the events between them.
+typedef struct sensor_state {
+    sensor_pair      *inside[2];    ///< sensor_capacity each: the last step's and the one before
+    uint32_t          count[2];
+    uint32_t          now;          ///< which of the two is the last step's
+    kcc_sensor_event *events;       ///< sensor_capacity
+    uint32_t          event_count;
+    bool              overflow;
+} sensor_state;
+
+/// The step's neighbour lists (world_neighbours.c): for each live character, the broadphase's
+/// pieces and characters near the region its step may reach.
+typedef struct neighbour_lists {
+    uint32_t *entries;      ///< 2 * pair_capacity: pieces (kcc_piece indices), then character
+                            ///< slots, per character, each part in source order
+    uint32_t *first;        ///< character_capacity + 1: a character slot's entries start here
+    uint32_t *pieces;       ///< character_capacity: how many of its entries are pieces
+    uint32_t *count;        ///< character_capacity: how many entries it has
+    bool      all;          ///< the pairs overflowed: every character sees everything
+} neighbour_lists;
+
+struct kcc_world_characters {
+    world_character *slots;        ///< character_capacity
+    float          (*boxes)[2][3]; ///< each live character's box at the start of the step (m)
+    uint32_t        *live;         ///< the live slots, ascending (rebuilt every step)
+    uint32_t         live_count;
+    kcc_id_pool      ids;
+    uint32_t         count;        ///< live characters
+    sensor_state     sensors;
+    uint32_t         sensor_capacity;
+    neighbour_lists  near;
+    uint32_t         pair_capacity;
+};
+
+
+/// The character's state a move changes, and putting it back.
+static inline footing footing_of(const kcc_character *ch)
+{
+    footing f;
+    glm_vec3_copy((float *)ch->position, f.position);
+    glm_vec3_copy((float *)ch->ground_normal, f.ground_normal);
+    f.ground_height = ch->ground_height;
+    f.ground_triangle = ch->ground_triangle;
+    f.on_ground = ch->on_ground;
+    return f;
+}
+
+static inline void restore_footing(kcc_character *ch, const footing *f)
+{
+    glm_vec3_copy((float *)f->position, ch->position);
+    glm_vec3_copy((float *)f->ground_normal, ch->ground_normal);
+    ch->ground_height = f->ground_height;
+    ch->ground_triangle = f->ground_triangle;
+    ch->on_ground = f->on_ground;
+}
+
+
+/// Where the rigid motion from pose `start` to pose `end` takes point p.
+static inline void carried_point(const kcc_transform *start, const kcc_transform *end, const vec3 p, vec3 out)
+{
+    vec3 local;
+    kcc_transform_inverse_point(start, p, local);
+    kcc_transform_point(end, local, out);
+}
+
+/* world_neighbours.c */
+/// Moves every live character's proxy to the region its step may reach, updates the broadphase
+/// and lists each character's neighbours (cs->near).
+void kcc_world_find_neighbours(kcc_world *world, struct kcc_world_characters *cs);
+/// Puts character slot's neighbour entries in source order (its own part of cs->near only: safe
+/// from its task).
+void kcc_world_sort_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t slot);
+
+/* world_sensors.c */
+/// The sensor events of the step (after the characters moved).
+void kcc_world_sensor_step(const kcc_world *world, struct kcc_world_characters *cs);
+
+#endif
