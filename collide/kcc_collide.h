@@ -123,9 +123,10 @@ typedef struct kcc_sphere_hit {
 /// at t = 0 with start_overlap when delta goes deeper: dot(normal, delta) < -1e-6 |delta|, normal
 /// from the closest point of the triangle toward the centre (the face normal against delta when the
 /// centre lies on the triangle); otherwise that triangle is ignored (it can only get farther).
-/// Ties go to the lowest triangle index. False (hit untouched) on no contact, a zero delta, or bad
-/// input: NULL, NaN or infinite coordinates, radius <= 0, NaN or infinite. Never allocates; safe
-/// from many threads. The third-person camera that pulls in before a wall, a projectile's radius.
+/// Ties (equal reported t) go to the lowest triangle index. False (hit untouched) on no contact, a
+/// zero delta, or bad input: NULL, NaN or infinite coordinates, radius <= 0, NaN or infinite.
+/// Never allocates; safe from many threads. For the third-person camera that pulls in before a
+/// wall, a projectile with a radius.
 KCC_API bool kcc_mesh_sweep_sphere(const kcc_mesh *mesh, const vec3 center, float radius,
                                    const vec3 delta, kcc_sphere_hit *hit);
 

@@ -122,15 +122,19 @@ typedef struct contact {
     bool   start;   ///< at t = 0, the shape touching or overlapping the triangle there
 } contact;
 
-/* Keeps (t, point, normal toward `toward`) when t is no later than the best so far. */
-static void offer(contact *best, double t, const double point[3], const double toward[3])
+/* Keeps (t, point, normal toward `toward`) when t is no later than the best so far. An entry found
+ * by a quadratic approaches its feature (the normal opposes d, or is perpendicular to it for a
+ * graze) in exact arithmetic; one whose computed normal points along d exists only where the radius
+ * is below the rounding of the coordinates (1e-29 m at 15 m) and is no contact. */
+static void offer(contact *best, double t, const double point[3], const double toward[3],
+                  const double d[3])
 {
     if (!(t <= best->t))
         return;
     double n[3];
     sub3(toward, point, n);
     const double len = sqrt(dot3(n, n));
-    if (!(len > 0.0))
+    if (!(len > 0.0) || dot3(n, d) > 0.0)
         return;
     best->t = t;
     best->found = true;
@@ -228,13 +232,13 @@ static void sphere_moving(const rel_tri *tri, const double d[3], double r, conta
         double t, f, e[3], centre[3], p[3];
         if (entry_root(dot3(d, d), 2.0 * dot3(w, d), dot3(w, w) - r * r, best->t, &t)) {
             axpy3((const double[3]){0.0, 0.0, 0.0}, t, d, centre);
-            offer(best, t, v, centre);
+            offer(best, t, v, centre, d);
         }
         sub3(tri->v[(i + 1) % 3], v, e);
         if (cylinder_entry(e, w, d, r, best->t, &t, &f)) {
             axpy3((const double[3]){0.0, 0.0, 0.0}, t, d, centre);
             axpy3(v, f, e, p);
-            offer(best, t, p, centre);
+            offer(best, t, p, centre, d);
         }
     }
 }
@@ -365,23 +369,25 @@ static void closest_seg_tri(const rel_tri *tri, const double S[3], double out_q[
 }
 
 /* The edge vi + v e (interior) against the moving segment t d + u S (interior): the lines' distance
- * |m.(t d - vi)| / |m|, m = e x S, reaches r while both closest points lie inside. Parallel lines
- * (m = 0) are left to the end pairs. */
+ * |m.(t d - vi)| / |m|, m = e x S, reaches r while both closest points lie inside. Lines parallel
+ * within 1e-6 rad are left to the end pairs: the closest points of nearly parallel lines are
+ * ill-conditioned (their error grows as 1 / sin^2 of the angle), and where they are nearly parallel
+ * an end pair touches at nearly the same time. */
 static void edge_segment_entry(const double vi[3], const double e[3], const double S[3],
                                const double d[3], double r, contact *best)
 {
     double m[3];
     cross3(e, S, m);
-    const double mm = dot3(m, m), len = sqrt(mm);
+    const double mm = dot3(m, m), len = sqrt(mm), a = dot3(S, S), ee = dot3(e, e);
     const double g0 = -dot3(m, vi), md = dot3(m, d);
-    if (!(mm > 0.0) || !(fabs(g0) > r * len) || !(g0 * md < 0.0))
+    if (!(mm > 1e-12 * a * ee) || !(fabs(g0) > r * len) || !(g0 * md < 0.0))
         return;
     const double side = g0 > 0.0 ? 1.0 : -1.0, t = (side * r * len - g0) / md;
     if (!(t <= best->t))
         return;
     double w0[3];
     axpy3((const double[3]){-vi[0], -vi[1], -vi[2]}, t, d, w0);
-    const double a = dot3(S, S), b = dot3(S, e), ee = dot3(e, e), dS = dot3(S, w0), de = dot3(e, w0);
+    const double b = dot3(S, e), dS = dot3(S, w0), de = dot3(e, w0);
     const double u = (b * de - ee * dS) / mm, v = (a * de - b * dS) / mm;
     if (!(u >= 0.0 && u <= 1.0 && v >= 0.0 && v <= 1.0))
         return;
@@ -413,7 +419,7 @@ static void capsule_moving(const rel_tri *tri, const double S[3], const double d
         if (cylinder_entry(S, tri->v[i], back, r, best->t, &t, &f)) {
             axpy3((const double[3]){0.0, 0.0, 0.0}, t, d, axis);
             axpy3(axis, f, S, axis);
-            offer(best, t, tri->v[i], axis);
+            offer(best, t, tri->v[i], axis, d);
         }
         sub3(tri->v[(i + 1) % 3], tri->v[i], e);
         edge_segment_entry(tri->v[i], e, S, d, r, best);
@@ -435,40 +441,51 @@ static void capsule_tri(const rel_tri *tri, const double S[3], const double d[3]
  * through nodes grown by them plus a margin covering float rounding, nearest child first
  * (kcc_walk_nearest), pruned by the best contact time so far. */
 
+/* Beyond this reach (m: a coordinate plus the capsule, delta and radius) the grown float bounds of
+ * the tree walk could overflow; such sweeps test every triangle instead. */
+#define FAR_REACH 1e36
+
 /* One sweep (a sphere when seg is zero): start p0 in double, and the best contact so far. */
 typedef struct shape_walk {
     const kcc_mesh *mesh;
     kcc_pray        slab;
     double          origin[3], seg[3], delta[3], radius;
     bool            capsule;
-    contact         best;      ///< best.t = 2 before any contact
+    bool            cull;      ///< the triangles' grown bounds are tested first
+    contact         best;
+    float           best_t;    ///< best.t as reported (float); 2 before any contact
     uint32_t        best_id;   ///< UINT32_MAX before any contact
-    float           limit;     ///< best.t grown by a relative hair (ties are still visited), <= 1
+    float           limit;     ///< best_t grown by a relative hair (ties are still visited), <= 1
 } shape_walk;
 
-/* Tests every triangle of the leaf; keeps the earliest contact (ties: the lowest input index). */
+/* Tests every triangle of the leaf; keeps the earliest contact as reported, in float (ties: the
+ * lowest input index), so the mesh answers exactly as the brute force over the per-triangle
+ * primitive does: a triangle is tested up to the next float after the best time. */
 KCC_HOT float shape_leaf(void *ctx, uint32_t first, uint32_t count)
 {
     shape_walk *w = ctx;
     for (uint32_t s = first, end = first + count; s < end; ++s) {
         const kcc_tri *t = &w->mesh->tris[s];
         const uint32_t id = w->mesh->tri_id[s];
-        if (w->best.t == 0.0 && id > w->best_id)
+        if (w->best_t == 0.0f && id > w->best_id)
             continue; /* can at best tie at t = 0, and ties go to the lower index */
-        if (!kcc_tri_bounds_swept(t, &w->slab, w->limit))
+        if (w->cull && !kcc_tri_bounds_swept(t, &w->slab, w->limit))
             continue;
         rel_tri tri;
         rel_tri_setup(t->v[0], t->v[1], t->v[2], w->origin, &tri);
-        contact c = {.t = w->best.t < 1.0 ? w->best.t : 1.0};
+        const float tmax = nextafterf(w->best_t, 2.0f);
+        contact c = {.t = tmax < 1.0f ? tmax : 1.0};
         if (w->capsule)
             capsule_tri(&tri, w->seg, w->delta, w->radius, &c);
         else
             sphere_tri(&tri, w->delta, w->radius, &c);
-        if (!c.found || !(c.t < w->best.t || (c.t == w->best.t && id < w->best_id)))
+        const float ct = (float)c.t;
+        if (!c.found || !(ct < w->best_t || (ct == w->best_t && id < w->best_id)))
             continue;
         w->best = c;
+        w->best_t = ct;
         w->best_id = id;
-        w->limit = (float)c.t * (1.0f + 1e-6f) + 1e-30f;
+        w->limit = ct * (1.0f + 1e-6f) + 1e-30f;
         if (w->limit > 1.0f)
             w->limit = 1.0f;
     }
@@ -501,25 +518,32 @@ static bool sweep_shape(const kcc_mesh *mesh, const float p0[3], const float p1[
         return false;
     if (delta[0] == 0.0f && delta[1] == 0.0f && delta[2] == 0.0f)
         return false; /* nothing approaches anything */
-    shape_walk w = {.mesh = mesh, .radius = radius, .capsule = capsule, .best_id = UINT32_MAX,
-                    .limit = 1.0f};
-    w.best.t = 2.0;
-    float org[3], grow[3], big = mesh->coord_scale > radius ? mesh->coord_scale : radius;
+    shape_walk w = {.mesh = mesh, .radius = radius, .capsule = capsule, .cull = true,
+                    .best_t = 2.0f, .best_id = UINT32_MAX, .limit = 1.0f};
+    double big = mesh->coord_scale > radius ? mesh->coord_scale : radius;
     for (int k = 0; k < 3; ++k) {
         w.origin[k] = p0[k];
         w.seg[k] = (double)p1[k] - p0[k];
         w.delta[k] = delta[k];
-        org[k] = (float)(0.5 * ((double)p0[k] + p1[k]));
-        const float a = fabsf(p0[k]) + fabsf(delta[k]), b = fabsf(p1[k]) + fabsf(delta[k]);
-        big = a > big ? a : big;
-        big = b > big ? b : big;
+        const double reach = fabs(p0[k]) + fabs(w.seg[k]) + fabs(w.delta[k]) + radius;
+        big = reach > big ? reach : big;
     }
-    /* A few ulps of the largest coordinate in play covers every rounding of the grown bounds. */
-    const float margin = big * 1e-6f + 1e-30f;
-    for (int k = 0; k < 3; ++k)
-        grow[k] = (float)(0.5 * fabs(w.seg[k])) + radius + margin;
-    kcc_pray_setup(&w.slab, org, delta, grow);
-    kcc_walk_nearest(mesh->quads, &w.slab, w.limit, shape_leaf, &w);
+    if (!(big < FAR_REACH)) {
+        /* Grown float bounds could overflow (an infinite plane matches the empty child slots, and
+         * the walk would revisit the root): every triangle is tested, none culled. */
+        w.cull = false;
+        shape_leaf(&w, 0, mesh->tree_triangles);
+    } else {
+        /* A few ulps of the largest coordinate in play covers every rounding of the grown bounds. */
+        const float margin = (float)big * 1e-6f + 1e-30f;
+        float org[3], grow[3];
+        for (int k = 0; k < 3; ++k) {
+            org[k] = (float)(0.5 * ((double)p0[k] + p1[k]));
+            grow[k] = (float)(0.5 * fabs(w.seg[k])) + radius + margin;
+        }
+        kcc_pray_setup(&w.slab, org, delta, grow);
+        kcc_walk_nearest(mesh->quads, &w.slab, w.limit, shape_leaf, &w);
+    }
     if (w.best_id == UINT32_MAX)
         return false;
     write_hit(&w.best, w.origin, w.best_id, hit);
