@@ -766,6 +766,33 @@ static void sphere_queries_reject_bad_input_and_leave_the_hit_untouched(void **s
     scene_free(&sc);
 }
 
+/* Grown float bounds beyond float's range would match the tree's empty slots: such sweeps test
+ * every triangle and answer as the brute force does. */
+static void sweeps_reaching_beyond_float_range_still_answer(void **state)
+{
+    (void)state;
+    float tris[18];
+    memcpy(tris, FLOOR, sizeof FLOOR);
+    for (int k = 0; k < 9; ++k)
+        tris[9 + k] = FLOOR[k] + (k % 3 == 1 ? -5.0f : 0.0f); /* a second floor 5 m lower */
+    scene sc = scene_of_tris(tris, 2);
+    kcc_sphere_hit h, want;
+    const float far[3] = {0, 1e37f, 0}, d[3] = {0, -2e37f, 0}, c[3] = {0, 2, 0};
+    assert_true(kcc_mesh_sweep_sphere(sc.mesh, far, 1.0f, d, &h));
+    assert_true(brute_sweep(&sc, far, far, 1.0f, d, false, &want));
+    assert_true(h.t == want.t && h.triangle == 0 && fabsf(h.t - 0.5f) < 1e-6f);
+    assert_true(kcc_mesh_sweep_sphere(sc.mesh, c, 3e38f, (const float[3]){0, -1, 0}, &h));
+    assert_true(h.start_overlap && h.triangle == 0);
+    /* the sphere's bounds 4e38 m up: beyond float */
+    const float farther[3] = {0, 3e38f, 0}, down[3] = {0, -3.3e38f, 0};
+    assert_true(kcc_mesh_sweep_sphere(sc.mesh, farther, 1e38f, down, &h));
+    assert_true(h.triangle == 0 && fabsf(h.t - 2.0f / 3.3f) < 1e-6f);
+    assert_true(kcc_mesh_sweep_capsule(sc.mesh, far, c, 0.5f, d, &h));
+    assert_true(brute_sweep(&sc, far, c, 0.5f, d, true, &want));
+    assert_true(h.t == want.t && h.triangle == want.triangle);
+    scene_free(&sc);
+}
+
 int test_group_sphere(void)
 {
     const struct CMUnitTest tests[] = {
@@ -784,6 +811,7 @@ int test_group_sphere(void)
         cmocka_unit_test(capsule_meets_a_ridge_a_vertex_and_a_small_floor_at_hand_computed_times),
         cmocka_unit_test(degenerate_triangles_are_never_touched),
         cmocka_unit_test(sphere_queries_reject_bad_input_and_leave_the_hit_untouched),
+        cmocka_unit_test(sweeps_reaching_beyond_float_range_still_answer),
     };
     return KCC_RUN_GROUP("sphere", tests);
 }
