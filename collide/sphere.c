@@ -276,14 +276,20 @@ static bool start_contact(const rel_tri *tri, const double q[3], const double x[
 }
 
 /* The swept sphere against one triangle (relative to the centre's start): best->t is the latest
- * time still wanted on entry; best->found says whether a contact was kept. */
+ * time still wanted on entry; best->found says whether a contact was kept. A centre farther than r
+ * from the plane (by more than a relative hair of rounding) is farther from the triangle: no start
+ * contact, and no closest point to compute. */
 static void sphere_tri(const rel_tri *tri, const double d[3], double r, contact *best)
 {
     const double origin[3] = {0.0, 0.0, 0.0};
-    double q[3];
-    closest_on_tri(tri, origin, q);
-    if (!start_contact(tri, q, origin, d, r, best))
-        sphere_moving(tri, d, r, best);
+    const double s0 = fabs(dot3(tri->n, tri->v[0]));
+    if (s0 - r <= 1e-12 * (s0 + r)) {
+        double q[3];
+        closest_on_tri(tri, origin, q);
+        if (start_contact(tri, q, origin, d, r, best))
+            return;
+    }
+    sphere_moving(tri, d, r, best);
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -430,10 +436,15 @@ static void capsule_moving(const rel_tri *tri, const double S[3], const double d
 static void capsule_tri(const rel_tri *tri, const double S[3], const double d[3], double r,
                         contact *best)
 {
-    double q[3], x[3];
-    closest_seg_tri(tri, S, q, x);
-    if (!start_contact(tri, q, x, d, r, best))
-        capsule_moving(tri, S, d, r, best);
+    const double h0 = -dot3(tri->n, tri->v[0]), h1 = h0 + dot3(tri->n, S);
+    const double near = (h0 > 0.0) == (h1 > 0.0) ? fmin(fabs(h0), fabs(h1)) : 0.0;
+    if (near - r <= 1e-12 * (near + r)) { /* as sphere_tri: the segment's nearest point to the plane */
+        double q[3], x[3];
+        closest_seg_tri(tri, S, q, x);
+        if (start_contact(tri, q, x, d, r, best))
+            return;
+    }
+    capsule_moving(tri, S, d, r, best);
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -460,7 +471,9 @@ typedef struct shape_walk {
 
 /* Tests every triangle of the leaf; keeps the earliest contact as reported, in float (ties: the
  * lowest input index), so the mesh answers exactly as the brute force over the per-triangle
- * primitive does: a triangle is tested up to the next float after the best time. */
+ * primitive does. Each triangle is tested over the whole sweep, as the primitive tests it: below
+ * the coordinates' rounding (a radius of 1e-41 m beside 20 m corners) the plane's entry time and a
+ * vertex's can disagree, and a triangle's answer must not depend on the best time so far. */
 KCC_HOT float shape_leaf(void *ctx, uint32_t first, uint32_t count)
 {
     shape_walk *w = ctx;
@@ -473,8 +486,7 @@ KCC_HOT float shape_leaf(void *ctx, uint32_t first, uint32_t count)
             continue;
         rel_tri tri;
         rel_tri_setup(t->v[0], t->v[1], t->v[2], w->origin, &tri);
-        const float tmax = nextafterf(w->best_t, 2.0f);
-        contact c = {.t = tmax < 1.0f ? tmax : 1.0};
+        contact c = {.t = 1.0};
         if (w->capsule)
             capsule_tri(&tri, w->seg, w->delta, w->radius, &c);
         else
