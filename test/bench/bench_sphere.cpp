@@ -132,12 +132,22 @@ bool run_level(const bench_level &bl, Result *out)
                  sink = sink + kcc_mesh_sweep_capsule(m, q[i].c, top, RADIUS, q[i].d, &h);
              },
              [&](int i) { sink = sink + kcc_mesh_overlap_sphere(m, q[i].c, 2.0f, nullptr, 0); }, extra_ns);
-    int hits = 0, disagree = 0, disagree_hit = 0;
+    int hits = 0, disagree = 0, disagree_hit = 0, shown = 0;
     for (int i = 0; i < n; ++i) {
         ka[i].t = ka[i].hit ? kh[i].t : 1.0f;
         hits += ka[i].hit;
-        if (ka[i].hit != ba[i].hit) { ++disagree_hit; ++disagree; continue; }
-        if (ka[i].hit && fabsf(ka[i].t - ba[i].t) * q[i].len > AGREE_M) ++disagree;
+        const bool differ = ka[i].hit != ba[i].hit || (ka[i].hit && fabsf(ka[i].t - ba[i].t) * q[i].len > AGREE_M);
+        disagree += differ;
+        disagree_hit += ka[i].hit != ba[i].hit;
+        if (!differ || shown++ >= 3)
+            continue;
+        /* referee: does a sphere 1 mm smaller overlap the level at the earlier of the two times? */
+        const float t = std::min(ka[i].t, ba[i].t);
+        const float at[3] = {q[i].c[0] + t * q[i].d[0], q[i].c[1] + t * q[i].d[1], q[i].c[2] + t * q[i].d[2]};
+        printf("    sweep %d c=(%.7g %.7g %.7g) d=(%.7g %.7g %.7g): kcc %s t=%.6f | bullet %s t=%.6f | at t=%.6f a"
+               " sphere 1 mm smaller overlaps %u triangles\n", i, q[i].c[0], q[i].c[1], q[i].c[2], q[i].d[0], q[i].d[1],
+               q[i].d[2], ka[i].hit ? "hit" : "miss", ka[i].t, ba[i].hit ? "hit" : "miss", ba[i].t, t,
+               kcc_mesh_overlap_sphere(m, at, RADIUS - 0.001f, nullptr, 0));
     }
     snprintf(out->name, sizeof out->name, "%s", bl.name);
     out->triangles = L.triangle_count;
