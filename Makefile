@@ -190,6 +190,7 @@ fuzz: $(FUZZ_BIN)
 FUZZ_RUNS_fuzz_obj  ?= 500000
 FUZZ_RUNS_fuzz_move ?= 100000
 FUZZ_RUNS_fuzz_world ?= 20000
+FUZZ_RUNS_fuzz_sphere ?= 80000
 fuzz-check: $(FUZZ_BIN)
 	@$(foreach f,$^,rm -rf $(BUILD)/fuzz/check-$(notdir $(f)); \
 	  $(call fuzz_run,$(f),$(BUILD)/fuzz/check-$(notdir $(f)),$(BUILD)/fuzz/$(notdir $(f)).check.log,\

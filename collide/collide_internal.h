@@ -267,6 +267,26 @@ static inline void kcc_pray_setup(kcc_pray *r, const float org[3], const float d
     }
 }
 
+/// The cheap part of a swept test (box, sphere, capsule): the triangle's bounds as slabs, grown like
+/// the nodes (kcc_pray_setup's grow). A triangle this rejects cannot touch the swept shape before
+/// `limit` (the exact swept box test's box axes are the same slabs without the margin; a sphere or
+/// capsule lies inside its grown bounds).
+static inline bool kcc_tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, float limit)
+{
+    float tn = 0.0f, tf = limit;
+    for (int k = 0; k < 3; ++k) {
+        float mn = min3f(t->v[0][k], t->v[1][k], t->v[2][k]);
+        float mx = max3f(t->v[0][k], t->v[1][k], t->v[2][k]);
+        bool neg = signbit(r->inv[k]) != 0;
+        float pn = neg ? mx : mn, pf = neg ? mn : mx;
+        float x = (pn - r->org_n[k]) * r->inv[k];
+        float y = (pf - r->org_f[k]) * r->inv[k] * KCC_SLAB_GROW;
+        tn = x > tn ? x : tn;
+        tf = y < tf ? y : tf;
+    }
+    return tn * KCC_SLAB_SHRINK <= tf;
+}
+
 /// Tests the four children of a group against the segment [0, tmax]; bit i of the result is set
 /// when child i is entered, and out_t[i] is its (shrunk) entry distance.
 KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, float out_t[4])
@@ -474,6 +494,10 @@ uint32_t kcc_mesh_query_slots(const kcc_mesh *mesh, const float lo[3], const flo
 uint32_t kcc_mesh_query_slots_under(const kcc_mesh *mesh, uint32_t first, uint32_t count,
                                     const float lo[3], const float hi[3], uint32_t *out,
                                     uint32_t capacity);
+/// Appends the duplicates listed beside tree slot s to out while there is room (out[found..capacity));
+/// counts them all. Returns found plus their number.
+uint32_t kcc_mesh_append_duplicates(const kcc_mesh *mesh, uint32_t s, uint32_t *out, uint32_t capacity,
+                                    uint32_t found);
 /// kcc_mesh_overlap_aabb reporting each set of duplicates by its representative alone: the move's
 /// overlap query, so that a duplicate set pushes a box as its representative does.
 uint32_t kcc_mesh_overlap_once(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,

@@ -513,8 +513,7 @@ static inline int leaf_hits(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const
 #endif
 }
 
-/* Appends the duplicates listed beside slot s while there is room; counts them all. */
-static uint32_t append_duplicates(const kcc_mesh *mesh, uint32_t s, uint32_t *out,
+uint32_t kcc_mesh_append_duplicates(const kcc_mesh *mesh, uint32_t s, uint32_t *out,
                                   uint32_t capacity, uint32_t found)
 {
     const uint32_t begin = mesh->dup_first[s], listed = mesh->dup_first[s + 1u] - begin;
@@ -550,7 +549,7 @@ KCC_HOT uint32_t box_leaf_run(const kcc_mesh *mesh, uint32_t s0, uint32_t n, con
         }
         ++found;
         if (listed)
-            found = append_duplicates(mesh, s, out, capacity, found);
+            found = kcc_mesh_append_duplicates(mesh, s, out, capacity, found);
     }
     return found;
 }
@@ -646,25 +645,6 @@ uint32_t kcc_mesh_query_bounds(const kcc_mesh *mesh, const vec3 box[2], uint32_t
  * margin covering float rounding of the grown bounds), nearest child first, pruned by the best
  * contact time so far. */
 
-/* The cheap part of the swept test: the box-axis slabs of the triangle's bounds, grown like the
- * nodes. A triangle this rejects cannot touch the box before `limit` (the exact test's box axes
- * are the same slabs without the margin). */
-static inline bool tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, float limit)
-{
-    float tn = 0.0f, tf = limit;
-    for (int k = 0; k < 3; ++k) {
-        float mn = min3f(t->v[0][k], t->v[1][k], t->v[2][k]);
-        float mx = max3f(t->v[0][k], t->v[1][k], t->v[2][k]);
-        bool neg = signbit(r->inv[k]) != 0;
-        float pn = neg ? mx : mn, pf = neg ? mn : mx;
-        float x = (pn - r->org_n[k]) * r->inv[k];
-        float y = (pf - r->org_f[k]) * r->inv[k] * KCC_SLAB_GROW;
-        tn = x > tn ? x : tn;
-        tf = y < tf ? y : tf;
-    }
-    return tn * KCC_SLAB_SHRINK <= tf;
-}
-
 /* The state of one box sweep: the box as centre and half extents in double, the node test of its
  * centre's segment through nodes grown by the half extents, and the best contact so far. */
 typedef struct sweep_walk {
@@ -713,7 +693,7 @@ KCC_HOT float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
         const uint32_t id = w->mesh->tri_id[s];
         if (w->best_t == 0.0 && id > w->best_id)
             continue; /* can at best tie at t = 0, and ties go to the lower index */
-        if (!tri_bounds_swept(t, &w->slab, w->limit))
+        if (!kcc_tri_bounds_swept(t, &w->slab, w->limit))
             continue;
         double th, nn[3];
         bool start;

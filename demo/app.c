@@ -852,15 +852,10 @@ demo_input demo_keys_input(demo_keys *keys, float yaw)
 float demo_camera_place(const kcc_mesh *mesh, const float target[3], const float back[3], float distance,
                         float probe, float eye[3])
 {
-    vec3 box[2], delta;
-    for (int i = 0; i < 3; ++i) {
-        box[0][i] = target[i] - probe;
-        box[1][i] = target[i] + probe;
-        delta[i] = back[i] * distance;
-    }
-    kcc_sweep_hit hit;
+    const vec3 delta = {back[0] * distance, back[1] * distance, back[2] * distance};
+    kcc_sphere_hit hit;
     float used = distance;
-    if (mesh && kcc_mesh_sweep_aabb(mesh, (const vec3 *)box, delta, &hit))
+    if (mesh && kcc_mesh_sweep_sphere(mesh, target, probe, delta, &hit))
         used = hit.t * distance;
     for (int i = 0; i < 3; ++i)
         eye[i] = target[i] + back[i] * used;

@@ -146,8 +146,8 @@ void demo_keys_event(demo_keys *keys, demo_key key, bool down);
 demo_input demo_keys_input(demo_keys *keys, float yaw);
 
 /// Where the chase camera goes: from `target` (m, the character's head) back along the unit vector
-/// `back` up to `distance` (m), pulled in to where a box of half size `probe` (m) swept along that
-/// line (kcc_mesh_sweep_aabb) first touches the level, so no wall stands between the camera and the
+/// `back` up to `distance` (m), pulled in to where a sphere of radius `probe` (m) swept along that
+/// line (kcc_mesh_sweep_sphere) first touches the level, so no wall stands between the camera and the
 /// character. Writes the eye position; returns the distance used.
 float demo_camera_place(const kcc_mesh *mesh, const float target[3], const float back[3], float distance,
                         float probe, float eye[3]);

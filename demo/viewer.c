@@ -687,9 +687,9 @@ static void render(viewer *v, int w, int h)
     float d[3] = {-sinf(v->yaw) * cosf(v->pitch), sinf(v->pitch), -cosf(v->yaw) * cosf(v->pitch)};
     float eye[3];
     if (v->third_person) {
-        /* Orbit behind the character's head, pulled in where the level is in the way: a 10 cm box
-         * swept from the head towards the camera stops at the first wall (the eye keeps 10 cm from
-         * it, more than the near plane). */
+        /* Orbit behind the character's head, pulled in where the level is in the way: a sphere of
+         * 10 cm radius swept from the head towards the camera stops at the first wall (the eye keeps
+         * 10 cm from it in every direction, more than the near plane). */
         const float target[3] = {p[0], p[1] + 0.6f, p[2]}, back[3] = {-d[0], -d[1], -d[2]};
         demo_camera_place(v->lv.mesh, target, back, 4.5f, 0.1f, eye);
     } else {

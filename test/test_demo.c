@@ -610,8 +610,8 @@ static void chase_camera_stops_in_front_of_a_wall_between_it_and_the_character(v
 {
     (void)state;
     /* A wall in the plane z = -2 (x, y in [-3, 3]); the head at (0, 1.5, 0) looks along +z, so the
-     * camera wants to be 4.5 m behind it at z = -4.5. A 0.1 m box swept from the head along -z
-     * touches the wall when its back face reaches z = -2: centre at z = -1.9. */
+     * camera wants to be 4.5 m behind it at z = -4.5. A sphere of 0.1 m radius swept from the head
+     * along -z touches the wall when its back reaches z = -2: centre at z = -1.9. */
     const float pos[12] = {-3, -3, -2, 3, -3, -2, 3, 3, -2, -3, 3, -2};
     const uint32_t idx[6] = {0, 1, 2, 0, 2, 3};
     kcc_mesh *wall = quad_mesh(pos, idx);
@@ -627,6 +627,10 @@ static void chase_camera_stops_in_front_of_a_wall_between_it_and_the_character(v
     /* Beside the wall (x = 5): the line to the camera passes it. */
     const float side[3] = {5.0f, 1.5f, 0.0f};
     assert_true(demo_camera_place(wall, side, back, 4.5f, 0.1f, eye) == 4.5f);
+    /* Diagonally past the wall's corner (3, 3) at 0.113 m: the sphere clears it (a 0.1 m box's
+     * corner would catch it and pull the camera in). */
+    const float by_corner[3] = {3.08f, 3.08f, 0.0f};
+    assert_true(demo_camera_place(wall, by_corner, back, 4.5f, 0.1f, eye) == 4.5f);
     kcc_mesh_destroy(wall);
 }
 

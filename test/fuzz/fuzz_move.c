@@ -30,35 +30,6 @@
 #define MAX_TRIANGLES 48
 #define MAX_MOVES     64
 
-typedef struct reader {
-    const uint8_t *p;
-    size_t         n;
-} reader;
-
-static uint8_t byte(reader *r)
-{
-    if (r->n == 0)
-        return 0;
-    r->n--;
-    return *r->p++;
-}
-
-static float raw_float(reader *r)
-{
-    uint32_t u = 0;
-    for (int i = 0; i < 4; ++i)
-        u = u << 8 | byte(r);
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* A byte on a 0.25 m grid: -32 .. 31.75 m. */
-static float grid(reader *r)
-{
-    return (float)(int8_t)byte(r) * 0.25f;
-}
-
 /* A byte scaled into [lo, hi]. */
 static float scaled(reader *r, float lo, float hi)
 {
