@@ -36,7 +36,7 @@ KCC_API void kcc_transform_interpolate(const kcc_transform *a, const kcc_transfo
                                        kcc_transform *out);
 
 /// One task run by the engine's job system: items [begin, end) on worker `worker`.
-typedef void kcc_task_fn(uint32_t begin, uint32_t end, uint32_t worker, void *task_context);
+typedef void (kcc_task_fn)(uint32_t begin, uint32_t end, uint32_t worker, void *task_context);
 
 /// The broadphase finds which moving things (characters, kinematic bodies) may touch which
 /// others, every step, from their bounding boxes. docs/world.md says how each works and which
