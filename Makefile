@@ -189,7 +189,7 @@ fuzz: $(FUZZ_BIN)
 # inputs per target in fuzz-check (about a minute each here)
 FUZZ_RUNS_fuzz_obj  ?= 500000
 FUZZ_RUNS_fuzz_move ?= 100000
-FUZZ_RUNS_fuzz_mesh_mesh ?= 20000
+FUZZ_RUNS_fuzz_mesh_mesh ?= 15000
 fuzz-check: $(FUZZ_BIN)
 	@$(foreach f,$^,rm -rf $(BUILD)/fuzz/check-$(notdir $(f)); \
 	  $(call fuzz_run,$(f),$(BUILD)/fuzz/check-$(notdir $(f)),$(BUILD)/fuzz/$(notdir $(f)).check.log,\

@@ -139,8 +139,9 @@ typedef struct kcc_tri_pair {
 /// Every pair of intersecting triangles of two placed meshes (touching counts): a's triangles
 /// placed by pose_a, b's by pose_b, each corner by kcc_transform_point's float arithmetic (a NULL
 /// pose is the identity; the rotation need not be exactly unit: the corners are placed as that
-/// arithmetic places them), then tested exactly (kcc_tri_intersect_tri; degenerate triangles,
-/// also those flattened by placement, never pair). Returns how many pairs intersect, all of them
+/// arithmetic places them), then tested exactly (kcc_tri_intersect_tri). A mesh's degenerate
+/// triangles (zero area as built) never pair, even where placement rounds their corners apart,
+/// nor do live ones that placement flattens. Returns how many pairs intersect, all of them
 /// whatever the capacity (the count saturates at UINT32_MAX), and writes the first `capacity` in
 /// ascending (a, b) order: capacity 1 gives the lowest pair, not an early stop. out_pairs NULL or
 /// capacity 0: count only. Exact duplicates are reported as themselves. A NULL mesh or a pose with
