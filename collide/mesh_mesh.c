@@ -251,6 +251,39 @@ static bool coplanar_edge_meets(const float p[3], const float q[3], const float 
     return hit;
 }
 
+/// Relative bound of the double filters below (plane_sides, line_sides): a triple product
+/// (a x b) . c of differences of floats, every difference and product rounded once in double, is
+/// within a few roundings of each of its nine terms; 32 units of 2^-53 of the sum of their
+/// magnitudes covers it with room. Values within the bound are decided by orient3d exactly.
+#define PLANE_FILTER_BOUND 3.6e-15
+
+/// Which side of the line pq each edge of t passes: o[i] = orient3d(p, q, t[i], t[i + 1]) in sign.
+/// All three are the triple products det(q - p, t[i] - p, t[i + 1] - p) (orient3d's value negated),
+/// from the three crosses (q - p) x (t[i] - p) shared by two edges each.
+static void line_sides(const float p[3], const float q[3], const float *const t[3], int o[3])
+{
+    double u[3], w[3][3], c[3][3], mag[3][3];
+    for (int k = 0; k < 3; ++k) {
+        u[k] = (double)q[k] - p[k];
+        for (int i = 0; i < 3; ++i)
+            w[i][k] = (double)t[i][k] - p[k];
+    }
+    for (int i = 0; i < 3; ++i)
+        for (int k = 0; k < 3; ++k) {
+            const int a = (k + 1) % 3, b = (k + 2) % 3;
+            c[i][k] = u[a] * w[i][b] - u[b] * w[i][a];
+            mag[i][k] = fabs(u[a] * w[i][b]) + fabs(u[b] * w[i][a]);
+        }
+    for (int i = 0; i < 3; ++i) {
+        const int j = (i + 1) % 3;
+        const double v = -(c[i][0] * w[j][0] + c[i][1] * w[j][1] + c[i][2] * w[j][2]);
+        const double bound = PLANE_FILTER_BOUND * (mag[i][0] * fabs(w[j][0]) +
+                                                   mag[i][1] * fabs(w[j][1]) +
+                                                   mag[i][2] * fabs(w[j][2]));
+        o[i] = v > bound ? 1 : v < -bound ? -1 : orient3d(p, q, t[i], t[j], NULL);
+    }
+}
+
 /// Exact: edge pq meets triangle t, given the sides sp, sq of p and q against t's plane and their
 /// double values dp, dq (for the crossing point).
 static bool edge_meets(const float p[3], const float q[3], int sp, int sq, double dp, double dq,
@@ -260,21 +293,43 @@ static bool edge_meets(const float p[3], const float q[3], int sp, int sq, doubl
         return false;
     if (sp == 0 && sq == 0)
         return coplanar_edge_meets(p, q, t, pts);
-    const int o0 = orient3d(p, q, t[0], t[1], NULL), o1 = orient3d(p, q, t[1], t[2], NULL);
-    const int o2 = orient3d(p, q, t[2], t[0], NULL);
-    if ((o0 < 0 || o1 < 0 || o2 < 0) && (o0 > 0 || o1 > 0 || o2 > 0))
+    int o[3];
+    line_sides(p, q, t, o);
+    if ((o[0] < 0 || o[1] < 0 || o[2] < 0) && (o[0] > 0 || o[1] > 0 || o[2] > 0))
         return false;
     points_add(pts, p, q, sp == 0 ? 0.0 : sq == 0 ? 1.0 : dp / (dp - dq));
     return true;
 }
 
-/// The sides of triangle s's corners against triangle t's plane; false when all three are
-/// strictly on one side (no contact possible).
+/// The sides of triangle s's corners against triangle t's plane, in orient3d's sign (dist: its
+/// double value, for interpolation only); false when all three are strictly on one side (no
+/// contact possible). Each side comes from t's normal in double where that is clear of its
+/// rounding bound, else from orient3d's exact evaluation.
 static bool plane_sides(const float *const t[3], const float *const s[3], int side[3],
                         double dist[3])
 {
-    for (int i = 0; i < 3; ++i)
-        side[i] = orient3d(t[0], t[1], t[2], s[i], &dist[i]);
+    double e1[3], e2[3];
+    for (int k = 0; k < 3; ++k)
+        e1[k] = (double)t[1][k] - t[0][k], e2[k] = (double)t[2][k] - t[0][k];
+    const double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                         e1[0] * e2[1] - e1[1] * e2[0]};
+    const double mag[3] = {fabs(e1[1] * e2[2]) + fabs(e1[2] * e2[1]),
+                           fabs(e1[2] * e2[0]) + fabs(e1[0] * e2[2]),
+                           fabs(e1[0] * e2[1]) + fabs(e1[1] * e2[0])};
+    for (int i = 0; i < 3; ++i) {
+        const double d[3] = {(double)s[i][0] - t[0][0], (double)s[i][1] - t[0][1],
+                             (double)s[i][2] - t[0][2]};
+        /* orient3d(t0, t1, t2, p) = det(t0 - p, t1 - p, t2 - p) = -n . (p - t0) */
+        const double v = -(n[0] * d[0] + n[1] * d[1] + n[2] * d[2]);
+        const double bound = PLANE_FILTER_BOUND *
+                             (mag[0] * fabs(d[0]) + mag[1] * fabs(d[1]) + mag[2] * fabs(d[2]));
+        if (fabs(v) > bound) {
+            side[i] = v > 0.0 ? 1 : -1;
+            dist[i] = v;
+        } else {
+            side[i] = orient3d(t[0], t[1], t[2], s[i], &dist[i]);
+        }
+    }
     return !((side[0] > 0 && side[1] > 0 && side[2] > 0) ||
              (side[0] < 0 && side[1] < 0 && side[2] < 0));
 }
@@ -681,10 +736,11 @@ static void leaf_pair(mm_query *q, const mm_node *na, const mm_node *nb)
                 la->lo[i][2] > lb->hi[j][2] || la->hi[i][2] < lb->lo[j][2])
                 continue;
             const float *const tb[3] = {lb->v[j][0], lb->v[j][1], lb->v[j][2]};
-            if (q->self ? !self_pair_cuts(ta, tb) : !tri_tri(ta, tb, NULL))
-                continue;
             float seg[2][3];
-            tri_tri_segment(ta, tb, seg);
+            if (q->self && (!self_pair_cuts(ta, tb) || !tri_tri_segment(ta, tb, seg)))
+                continue;
+            if (!q->self && !tri_tri_segment(ta, tb, seg))
+                continue;
             report_slots(q, la->first + i, lb->first + j, seg);
         }
     }
