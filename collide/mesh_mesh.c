@@ -301,28 +301,40 @@ static bool edge_meets(const float p[3], const float q[3], int sp, int sq, doubl
     return true;
 }
 
-/// The sides of triangle s's corners against triangle t's plane, in orient3d's sign (dist: its
-/// double value, for interpolation only); false when all three are strictly on one side (no
-/// contact possible). Each side comes from t's normal in double where that is clear of its
-/// rounding bound, else from orient3d's exact evaluation.
-static bool plane_sides(const float *const t[3], const float *const s[3], int side[3],
-                        double dist[3])
+/// A triangle's normal n = (t1 - t0) x (t2 - t0) in double and, per component, the magnitudes of
+/// its two products (for plane_sides' rounding bound): computed once per placed triangle.
+typedef struct tri_plane {
+    double n[3];
+    double mag[3];
+} tri_plane;
+
+static void plane_of(const float *const t[3], tri_plane *out)
 {
     double e1[3], e2[3];
     for (int k = 0; k < 3; ++k)
         e1[k] = (double)t[1][k] - t[0][k], e2[k] = (double)t[2][k] - t[0][k];
-    const double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
-                         e1[0] * e2[1] - e1[1] * e2[0]};
-    const double mag[3] = {fabs(e1[1] * e2[2]) + fabs(e1[2] * e2[1]),
-                           fabs(e1[2] * e2[0]) + fabs(e1[0] * e2[2]),
-                           fabs(e1[0] * e2[1]) + fabs(e1[1] * e2[0])};
+    for (int k = 0; k < 3; ++k) {
+        const int a = (k + 1) % 3, b = (k + 2) % 3;
+        out->n[k] = e1[a] * e2[b] - e1[b] * e2[a];
+        out->mag[k] = fabs(e1[a] * e2[b]) + fabs(e1[b] * e2[a]);
+    }
+}
+
+/// The sides of triangle s's corners against triangle t's plane (tp: plane_of(t)), in orient3d's
+/// sign (dist: its double value, for interpolation only); false when all three are strictly on
+/// one side (no contact possible). Each side comes from the double normal where that is clear of
+/// its rounding bound, else from orient3d's exact evaluation.
+static bool plane_sides(const float *const t[3], const tri_plane *tp, const float *const s[3],
+                        int side[3], double dist[3])
+{
     for (int i = 0; i < 3; ++i) {
         const double d[3] = {(double)s[i][0] - t[0][0], (double)s[i][1] - t[0][1],
                              (double)s[i][2] - t[0][2]};
         /* orient3d(t0, t1, t2, p) = det(t0 - p, t1 - p, t2 - p) = -n . (p - t0) */
-        const double v = -(n[0] * d[0] + n[1] * d[1] + n[2] * d[2]);
-        const double bound = PLANE_FILTER_BOUND *
-                             (mag[0] * fabs(d[0]) + mag[1] * fabs(d[1]) + mag[2] * fabs(d[2]));
+        const double v = -(tp->n[0] * d[0] + tp->n[1] * d[1] + tp->n[2] * d[2]);
+        const double bound = PLANE_FILTER_BOUND * (tp->mag[0] * fabs(d[0]) +
+                                                   tp->mag[1] * fabs(d[1]) +
+                                                   tp->mag[2] * fabs(d[2]));
         if (fabs(v) > bound) {
             side[i] = v > 0.0 ? 1 : -1;
             dist[i] = v;
@@ -334,13 +346,14 @@ static bool plane_sides(const float *const t[3], const float *const s[3], int si
              (side[0] < 0 && side[1] < 0 && side[2] < 0));
 }
 
-/// Exact test of two live triangles; with pts, gathers the contact points of all six edge tests
-/// (without, it stops at the first contact).
-static bool tri_tri(const float *const a[3], const float *const b[3], contact_points *pts)
+/// Exact test of two live triangles with their planes; with pts, gathers the contact points of all
+/// six edge tests (without, it stops at the first contact).
+static bool tri_tri(const float *const a[3], const tri_plane *pa, const float *const b[3],
+                    const tri_plane *pb, contact_points *pts)
 {
     int sa[3], sb[3];
     double da[3], db[3];
-    if (!plane_sides(b, a, sa, da) || !plane_sides(a, b, sb, db))
+    if (!plane_sides(b, pb, a, sa, da) || !plane_sides(a, pa, b, sb, db))
         return false;
     bool hit = false;
     for (int i = 0; i < 3 && (pts || !hit); ++i) {
@@ -374,12 +387,13 @@ static void points_segment(const contact_points *pts, float out[2][3])
 }
 
 /// tri_tri with the segment written to out (when not NULL).
-static bool tri_tri_segment(const float *const a[3], const float *const b[3], float out[2][3])
+static bool tri_tri_segment(const float *const a[3], const tri_plane *pa, const float *const b[3],
+                            const tri_plane *pb, float out[2][3])
 {
     if (!out)
-        return tri_tri(a, b, NULL);
+        return tri_tri(a, pa, b, pb, NULL);
     contact_points pts = {.n = 0};
-    if (!tri_tri(a, b, &pts))
+    if (!tri_tri(a, pa, b, pb, &pts))
         return false;
     points_segment(&pts, out);
     return true;
@@ -392,8 +406,11 @@ bool kcc_tri_intersect_tri(const vec3 a0, const vec3 a1, const vec3 a2, const ve
         kcc_tri_is_degenerate(b0, b1, b2))
         return false;
     const float *const a[3] = {a0, a1, a2}, *const b[3] = {b0, b1, b2};
+    tri_plane pa, pb;
+    plane_of(a, &pa);
+    plane_of(b, &pb);
     float seg[2][3];
-    if (!tri_tri_segment(a, b, out_segment ? seg : NULL))
+    if (!tri_tri_segment(a, &pa, b, &pb, out_segment ? seg : NULL))
         return false;
     if (out_segment)
         for (int k = 0; k < 3; ++k)
@@ -444,7 +461,8 @@ static bool edges_meet_beyond(const float *const s[3], int is, const int side[3]
 
 /// Exact: live triangles a and b of one mesh cut each other (meet other than only at the corners
 /// or the edge they share). Triangles with the same three corners are duplicate faces, not cuts.
-static bool self_pair_cuts(const float *const a[3], const float *const b[3])
+static bool self_pair_cuts(const float *const a[3], const tri_plane *pa, const float *const b[3],
+                           const tri_plane *pb)
 {
     int ia = -1, ib = -1, shared = 0, ia2 = -1, ib2 = -1;
     for (int i = 0; i < 3; ++i)
@@ -456,7 +474,7 @@ static bool self_pair_cuts(const float *const a[3], const float *const b[3])
                     ia2 = i, ib2 = j;
             }
     if (shared == 0)
-        return tri_tri(a, b, NULL);
+        return tri_tri(a, pa, b, pb, NULL);
     if (shared >= 3)
         return false;
     if (shared == 2) {
@@ -465,7 +483,7 @@ static bool self_pair_cuts(const float *const a[3], const float *const b[3])
     }
     int sa[3], sb[3];
     double da[3], db[3];
-    if (!plane_sides(b, a, sa, da) || !plane_sides(a, b, sb, db))
+    if (!plane_sides(b, pb, a, sa, da) || !plane_sides(a, pa, b, sb, db))
         return false;
     return edges_meet_beyond(a, ia, sa, da, b, ib) || edges_meet_beyond(b, ib, sb, db, a, ia);
 }
@@ -565,6 +583,7 @@ typedef struct mm_leaf {
     uint32_t first, count;
     float    v[KCC_LEAF_MAX][3][3];
     float    lo[KCC_LEAF_MAX][3], hi[KCC_LEAF_MAX][3];
+    tri_plane plane[KCC_LEAF_MAX];
     bool     live[KCC_LEAF_MAX];
 } mm_leaf;
 
@@ -689,6 +708,8 @@ static const mm_leaf *leaf_place(mm_query *q, int s, uint32_t first, uint32_t co
             leaf->hi[i][k] = max3f(leaf->v[i][0][k], leaf->v[i][1][k], leaf->v[i][2][k]);
         }
         leaf->live[i] = !kcc_tri_is_degenerate(leaf->v[i][0], leaf->v[i][1], leaf->v[i][2]);
+        const float *const corners[3] = {leaf->v[i][0], leaf->v[i][1], leaf->v[i][2]};
+        plane_of(corners, &leaf->plane[i]);
     }
     return leaf;
 }
@@ -736,10 +757,11 @@ static void leaf_pair(mm_query *q, const mm_node *na, const mm_node *nb)
                 la->lo[i][2] > lb->hi[j][2] || la->hi[i][2] < lb->lo[j][2])
                 continue;
             const float *const tb[3] = {lb->v[j][0], lb->v[j][1], lb->v[j][2]};
+            const tri_plane *pa = &la->plane[i], *pb = &lb->plane[j];
             float seg[2][3];
-            if (q->self && (!self_pair_cuts(ta, tb) || !tri_tri_segment(ta, tb, seg)))
+            if (q->self && (!self_pair_cuts(ta, pa, tb, pb) || !tri_tri_segment(ta, pa, tb, pb, seg)))
                 continue;
-            if (!q->self && !tri_tri_segment(ta, tb, seg))
+            if (!q->self && !tri_tri_segment(ta, pa, tb, pb, seg))
                 continue;
             report_slots(q, la->first + i, lb->first + j, seg);
         }
