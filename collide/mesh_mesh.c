@@ -346,6 +346,65 @@ static bool plane_sides(const float *const t[3], const tri_plane *tp, const floa
              (side[0] < 0 && side[1] < 0 && side[2] < 0));
 }
 
+/// The corner alone on its side of the other triangle's plane (no side zero, not all equal).
+static int lone_corner(const int side[3])
+{
+    return side[1] == side[2] ? 0 : side[0] == side[2] ? 1 : 2;
+}
+
+/// Where edge p q of a triangle crosses the other plane, from the ends' double values d.
+static void crossing(const float p[3], const float q[3], double dp, double dq, double out[3])
+{
+    const double t = dp / (dp - dq);
+    for (int k = 0; k < 3; ++k)
+        out[k] = (double)p[k] + t * ((double)q[k] - p[k]);
+}
+
+/// Two triangles that each straddle the other's plane strictly (no corner on it): Guigue and
+/// Devillers' test (Fast and robust triangle-triangle overlap test using orientation predicates,
+/// 2003). With p1 the corner of a alone on its side of b's plane and p2 likewise, both made to lie
+/// above the other's plane (orient3d > 0, by swapping the other two corners), the triangles meet
+/// exactly when orient3d(p1, q1, p2, q2) <= 0 and orient3d(p1, r1, r2, p2) <= 0: the two
+/// intervals where they cross the planes' common line overlap. Contact points: the overlap's
+/// ends, among the four crossings of the edges leaving p1 and p2, ordered along that line.
+static bool straddling_pair(const float *const a[3], const int sa[3], const double da[3],
+                            const float *const b[3], const int sb[3], const double db[3],
+                            const tri_plane *pa, const tri_plane *pb, contact_points *pts)
+{
+    const int i = lone_corner(sa), j = lone_corner(sb);
+    int qa = (i + 1) % 3, ra = (i + 2) % 3, qb = (j + 1) % 3, rb = (j + 2) % 3;
+    if (sa[i] < 0) { /* p1 below b's plane: b's other two swapped turn it over */
+        const int t = qb;
+        qb = rb, rb = t;
+    }
+    if (sb[j] < 0) {
+        const int t = qa;
+        qa = ra, ra = t;
+    }
+    if (orient3d(a[i], a[qa], b[j], b[qb], NULL) > 0 || orient3d(a[i], a[ra], b[rb], b[j], NULL) > 0)
+        return false;
+    if (!pts)
+        return true;
+    double c[4][3], along[4];
+    crossing(a[i], a[qa], da[i], da[qa], c[0]);
+    crossing(a[i], a[ra], da[i], da[ra], c[1]);
+    crossing(b[j], b[qb], db[j], db[qb], c[2]);
+    crossing(b[j], b[rb], db[j], db[rb], c[3]);
+    const double *na = pa->n, *nb = pb->n;
+    const double dir[3] = {na[1] * nb[2] - na[2] * nb[1], na[2] * nb[0] - na[0] * nb[2],
+                           na[0] * nb[1] - na[1] * nb[0]};
+    for (int k = 0; k < 4; ++k)
+        along[k] = dir[0] * c[k][0] + dir[1] * c[k][1] + dir[2] * c[k][2];
+    /* the overlap of [min, max] of crossings 0, 1 and of crossings 2, 3 */
+    const int lo_a = along[0] <= along[1] ? 0 : 1, lo_b = along[2] <= along[3] ? 2 : 3;
+    const int lo = along[lo_a] >= along[lo_b] ? lo_a : lo_b;
+    const int hi_a = 1 - lo_a, hi_b = 5 - lo_b;
+    const int hi = along[hi_a] <= along[hi_b] ? hi_a : hi_b;
+    for (int e = 0; e < 2 && pts->n < 12; ++e, ++pts->n)
+        memcpy(pts->p[pts->n], c[e == 0 ? lo : hi], sizeof pts->p[0]);
+    return true;
+}
+
 /// Exact test of two live triangles with their planes; with pts, gathers the contact points of all
 /// six edge tests (without, it stops at the first contact).
 static bool tri_tri(const float *const a[3], const tri_plane *pa, const float *const b[3],
@@ -355,6 +414,8 @@ static bool tri_tri(const float *const a[3], const tri_plane *pa, const float *c
     double da[3], db[3];
     if (!plane_sides(b, pb, a, sa, da) || !plane_sides(a, pa, b, sb, db))
         return false;
+    if (sa[0] && sa[1] && sa[2] && sb[0] && sb[1] && sb[2])
+        return straddling_pair(a, sa, da, b, sb, db, pa, pb, pts);
     bool hit = false;
     for (int i = 0; i < 3 && (pts || !hit); ++i) {
         const int j = (i + 1) % 3;
