@@ -191,6 +191,7 @@ FUZZ_RUNS_fuzz_obj  ?= 500000
 FUZZ_RUNS_fuzz_move ?= 100000
 FUZZ_RUNS_fuzz_world ?= 20000
 FUZZ_RUNS_fuzz_sphere ?= 80000
+FUZZ_RUNS_fuzz_mesh_mesh ?= 15000
 fuzz-check: $(FUZZ_BIN)
 	@$(foreach f,$^,rm -rf $(BUILD)/fuzz/check-$(notdir $(f)); \
 	  $(call fuzz_run,$(f),$(BUILD)/fuzz/check-$(notdir $(f)),$(BUILD)/fuzz/$(notdir $(f)).check.log,\
@@ -323,13 +324,21 @@ DEMO_HDR      = $(wildcard demo/*.h)
 DEMO_LEVELS   = $(BUILD)/levels
 .PHONY: tools levels demo-check deps-demo docs-images
 all: tools
-tools: $(BUILD)/kcc-demo $(BUILD)/kcc-bsp2obj $(BUILD)/kcc-docs-images
+tools: $(BUILD)/kcc-demo $(BUILD)/kcc-bsp2obj $(BUILD)/kcc-docs-images $(BUILD)/kcc-check
 deps: deps-demo
 deps-demo:
 	$(call apt_install,$(DEPS_DEMO))
 
 $(BUILD)/kcc-bsp2obj: demo/bsp2obj.c demo/q3bsp.c $(DEMO_HDR) $(BUILD)/libkcc.a
 	$(CC) $(CFLAGS_ALL) -Idemo demo/bsp2obj.c demo/q3bsp.c $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL)
+# kcc-check LEVEL: a level's self-intersections, degenerate and sliver triangles, open edges and
+# duplicate faces (docs/levels.md); the test binary links its checks without the main.
+$(BUILD)/kcc-check: demo/check.c demo/q3bsp.c $(DEMO_HDR) $(BUILD)/libkcc.a
+	$(CC) $(CFLAGS_ALL) -Idemo demo/check.c demo/q3bsp.c $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL)
+$(BUILD)/kcc_tests: $(BUILD)/san/demo/check_run.o
+$(BUILD)/san/demo/check_run.o: demo/check.c $(DEMO_HDR) $(LIB_HDR) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -DKCC_CHECK_NO_MAIN -c $< -o $@
 $(BUILD)/kcc-demo: demo/main.c demo/viewer.c $(DEMO_CORE) $(DEMO_HDR) $(BUILD)/libkcc.a
 	$(CC) $(CFLAGS_ALL) -Idemo demo/main.c demo/viewer.c $(DEMO_CORE) $(BUILD)/libkcc.a -o $@ \
 	  -lglfw -lGL -lpng $(LDLIBS_ALL)

@@ -150,6 +150,13 @@ KCC_API bool kcc_tri_overlap_aabb(const vec3 a, const vec3 b, const vec3 c, cons
 /// Watertight ray/triangle intersection (either face); writes t on a hit with 0 <= t <= max_t.
 KCC_API bool kcc_tri_raycast(const vec3 a, const vec3 b, const vec3 c, const vec3 origin, const vec3 dir,
                      float max_t, float *out_t);
+/// Exact triangle/triangle intersection (either face; touching counts, coplanar overlaps too):
+/// every orientation sign is decided exactly from the float corners. On an intersection writes
+/// to out_segment (may be NULL) where the two cut each other: the segment's two ends, or for a
+/// coplanar overlap two points of the overlap region (its farthest pair of boundary points), in
+/// double rounded to float. Degenerate triangles (kcc_tri_is_degenerate's rule) never intersect.
+KCC_API bool kcc_tri_intersect_tri(const vec3 a0, const vec3 a1, const vec3 a2, const vec3 b0,
+                                   const vec3 b1, const vec3 b2, vec3 out_segment[2]);
 /// Swept box vs one triangle, same semantics as kcc_mesh_sweep_aabb.
 KCC_API bool kcc_tri_sweep_aabb(const vec3 a, const vec3 b, const vec3 c, const vec3 box[2],
                         const vec3 delta, float *out_t, vec3 out_normal, bool *out_start_overlap);
@@ -166,6 +173,42 @@ KCC_API bool kcc_tri_sweep_capsule(const vec3 a, const vec3 b, const vec3 c, con
 /// overlap.
 KCC_API bool kcc_tri_overlap_sphere(const vec3 a, const vec3 b, const vec3 c, const vec3 center,
                                     float radius);
+/* Mesh against mesh (collide/mesh_mesh.c). kcc_transform is the world's placement (kcc_world.h);
+ * declared here as well so this header stands alone. */
+typedef struct kcc_transform kcc_transform;
+
+/// Two triangles that intersect: one of each mesh, or two of one mesh.
+typedef struct kcc_tri_pair {
+    uint32_t a, b;           ///< input indices in the first and the second mesh
+    vec3     segment[2];     ///< m, world frame: where the two triangles cut each other
+                             ///< (for coplanar overlaps: two points of the overlap)
+} kcc_tri_pair;
+
+/// Every pair of intersecting triangles of two placed meshes (touching counts): a's triangles
+/// placed by pose_a, b's by pose_b, each corner by kcc_transform_point's float arithmetic (a NULL
+/// pose is the identity; the rotation need not be exactly unit: the corners are placed as that
+/// arithmetic places them), then tested exactly (kcc_tri_intersect_tri). A mesh's degenerate
+/// triangles (zero area as built) never pair, even where placement rounds their corners apart,
+/// nor do live ones that placement flattens. Returns how many pairs intersect, all of them
+/// whatever the capacity (the count saturates at UINT32_MAX), and writes the first `capacity` in
+/// ascending (a, b) order: capacity 1 gives the lowest pair, not an early stop. out_pairs NULL or
+/// capacity 0: count only. Exact duplicates are reported as themselves. A NULL mesh or a pose with
+/// a NaN or infinite component: 0. The two trees are walked together, node pairs culled by a
+/// conservative 15-axis oriented-box test (docs/collide.md, "Mesh against mesh"). Allocates
+/// nothing (about 45 KB of stack); safe from many threads at once.
+KCC_API uint32_t kcc_mesh_overlap_mesh(const kcc_mesh *a, const kcc_transform *pose_a,
+                                       const kcc_mesh *b, const kcc_transform *pose_b,
+                                       kcc_tri_pair *out_pairs, uint32_t capacity);
+
+/// A mesh's self-intersections, what a level's author wants found before shipping: every pair
+/// a < b of its triangles that cut each other, that is meet anywhere other than only at the
+/// corners or the edge they share (corners compare by coordinates, the mesh keeps no indices).
+/// So adjacent triangles are not reported, but two coplanar ones folded onto one side of their
+/// common edge are. Pairs with the same three corners (duplicate faces, either winding) are not
+/// reported either: kcc-check lists them as duplicates. segment as kcc_mesh_overlap_mesh's; the
+/// same return, order and capacity rules. NULL mesh: 0. Allocates nothing; thread-safe.
+KCC_API uint32_t kcc_mesh_self_intersections(const kcc_mesh *mesh, kcc_tri_pair *out_pairs,
+                                             uint32_t capacity);
 
 #ifdef __cplusplus
 }
