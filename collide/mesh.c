@@ -713,6 +713,39 @@ KCC_HOT float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
     return w->limit;
 }
 
+/// Whether the walk's grown, swept bounds stay within float range. Beyond it (boxes and sweeps
+/// near FLT_MAX) the slab distances overflow to infinities that enter the tree's empty slots
+/// (sweep_near_float_max_answers_without_walking_the_tree).
+static bool sweep_reach_is_finite(const vec3 box[2], const vec3 delta, const sweep_walk *w)
+{
+    for (int k = 0; k < 3; ++k) {
+        const float grown = fabsf(box[0][k]) + fabsf(box[1][k]) + fabsf(delta[k]) +
+                            w->slab.org_n[k] - w->slab.org_f[k];
+        if (!isfinite(grown) || !isfinite(w->slab.org_n[k]) || !isfinite(w->slab.org_f[k]))
+            return false;
+    }
+    return true;
+}
+
+/// The sweep over every tree triangle, no walk: sweep_leaf's test without its bounds cull.
+static void sweep_every_triangle(sweep_walk *w)
+{
+    for (uint32_t s = 0; s < w->mesh->tree_triangles; ++s) {
+        const kcc_tri *t = &w->mesh->tris[s];
+        const uint32_t id = w->mesh->tri_id[s];
+        double th, nn[3];
+        bool start;
+        if (kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], w->center, w->half, w->delta,
+                                   w->best_t < 1.0 ? w->best_t : 1.0, &th, nn, &start) &&
+            (th < w->best_t || (th == w->best_t && id < w->best_id))) {
+            w->best_t = th;
+            w->best_id = id;
+            w->best_start = start;
+            memcpy(w->best_n, nn, sizeof nn);
+        }
+    }
+}
+
 bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
                          kcc_sweep_hit *hit)
 {
@@ -724,7 +757,10 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
         return false; /* nothing approaches anything */
     sweep_walk w;
     sweep_setup(&w, mesh, box, delta);
-    kcc_walk_nearest(mesh->quads, &w.slab, w.limit, sweep_leaf, &w);
+    if (sweep_reach_is_finite(box, delta, &w))
+        kcc_walk_nearest(mesh->quads, &w.slab, w.limit, sweep_leaf, &w);
+    else
+        sweep_every_triangle(&w);
     if (w.best_id == UINT32_MAX)
         return false;
     hit->t = (float)w.best_t;

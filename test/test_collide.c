@@ -1886,6 +1886,26 @@ static void validator_catches_each_corruption_of_a_copied_tree(void **state)
     free(s.p);
 }
 
+/* A box and a sweep near FLT_MAX: the walk's grown, swept bounds overflow float, so the sweep
+ * answers by testing every triangle (it crashed walking the tree, whose empty slots the infinite
+ * slab distances entered). The hand-computed answer: the box's bottom at 2e38 meets the floor at
+ * y = 0 after 2e38 of the 3e38 drop, t = 2/3 (the floor at y = -5 is met later). */
+static void sweep_near_float_max_answers_without_walking_the_tree(void **state)
+{
+    (void)state;
+    const float tris[18] = {-10, 0, -10, 0, 0, 10, 10, 0, -10, -10, -5, -10, 0, -5, 10, 10, -5, -10};
+    kcc_mesh *m = build_indexed(tris, 6, NULL, 2);
+    const vec3 box[2] = {{-1, 2e38f, -1}, {1, 3.3e38f, 1}};
+    kcc_sweep_hit h;
+    assert_true(kcc_mesh_sweep_aabb(m, box, (vec3){0, -3e38f, 0}, &h));
+    assert_int_equal(h.triangle, 0);
+    assert_true(fabsf(h.t - 2.0f / 3.0f) < 1e-6f);
+    assert_true(h.normal[1] > 0.99f);
+    const vec3 far[2] = {{-1, 3e38f, -1}, {1, 3.4e38f, 1}}; /* never reaches y = 0 */
+    assert_false(kcc_mesh_sweep_aabb(m, far, (vec3){0, -1e38f, 0}, &h));
+    kcc_mesh_destroy(m);
+}
+
 int test_group_collide(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1926,6 +1946,7 @@ int test_group_collide(void)
         cmocka_unit_test(validator_accepts_every_generated_and_shared_level_and_random_soups),
         cmocka_unit_test(validator_catches_each_corruption_of_a_copied_tree),
         cmocka_unit_test(validator_catches_each_corruption_of_the_duplicate_lists),
+        cmocka_unit_test(sweep_near_float_max_answers_without_walking_the_tree),
     };
     return KCC_RUN_GROUP("collide", tests);
 }
