@@ -88,6 +88,7 @@ int test_group_trace(void);
 int test_group_demo(void);
 int test_group_api(void);
 int test_group_axes(void);
+int test_group_world_query(void);
 
 /* The path of shared level i (0..4) in KCC_LEVELS_DIR, or NULL when i is out of range or the file
  * is missing. A missing file is reported once (where the levels belong) and shows in the closing

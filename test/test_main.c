@@ -90,6 +90,7 @@ int main(int argc, char **argv)
         test_group_trace,
         test_group_api,
         test_group_axes,
+        test_group_world_query,
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); ++i)
