@@ -812,6 +812,60 @@ static void world_queries_skip_removed_bodies_on_stale_and_rebuilt_trees(void **
     free(soup);
 }
 
+/* Exact ties between bodies: two bodies place one mesh at one rotated pose (the same placed
+ * triangles bit for bit), so every ray and sweep ties between them and the lower slot wins, the
+ * one added first here; removed, the other answers alike. Overlaps report both. */
+static void world_queries_break_ties_by_the_lowest_body_slot(void **state)
+{
+    (void)state;
+    test_rng r = rng_seed(61);
+    float *soup = random_soup(&r, 300);
+    kcc_mesh *mesh = build_soup(soup, 300);
+    kcc_world *w = NULL;
+    assert_int_equal(kcc_world_create(NULL, &w), KCC_OK);
+    const float lo[3] = {-3, -3, -3}, hi[3] = {3, 3, 3};
+    kcc_body_desc d = kcc_body_default_desc();
+    d.transform = random_transform(&r, 2, lo, hi);
+    uint32_t first, second;
+    assert_int_equal(kcc_world_add_body(w, mesh, &d, &first), KCC_OK);
+    assert_int_equal(kcc_world_add_body(w, mesh, &d, &second), KCC_OK);
+    assert_true(id_slot(first) < id_slot(second));
+    int ray_hits = 0, sweep_hits = 0;
+    for (int pass = 0; pass < 3; ++pass) {
+        const uint32_t expected = pass < 2 ? first : second;
+        if (pass == 1)
+            assert_int_equal(kcc_world_step(w), KCC_OK); /* the tree path; pass 0 the scan */
+        if (pass == 2)
+            assert_int_equal(kcc_world_remove_body(w, first), KCC_OK);
+        for (int q = 0; q < 60; ++q) {
+            float o[3], dir[3], box[2][3], delta[3];
+            for (int k = 0; k < 3; ++k) {
+                o[k] = rng_f(&r, -15.0f, 15.0f), dir[k] = rng_f(&r, -1.0f, 1.0f);
+                box[0][k] = o[k] - 0.5f, box[1][k] = o[k] + 0.5f, delta[k] = rng_f(&r, -4.0f, 4.0f);
+            }
+            kcc_world_hit h;
+            if (kcc_world_raycast(w, o, dir, INFINITY, &h)) {
+                assert_int_equal(h.body, expected);
+                ++ray_hits;
+            }
+            kcc_world_sweep_hit sh;
+            if (kcc_world_sweep_aabb(w, CB(box), delta, KCC_LAYERS_ALL, &sh)) {
+                assert_int_equal(sh.body, expected);
+                ++sweep_hits;
+            }
+            kcc_body_triangle list[64];
+            const uint32_t n = kcc_world_overlap_aabb(w, CB(box), KCC_LAYERS_ALL, list, 64);
+            assert_true(pass == 2 || n % 2 == 0);
+            for (uint32_t i = 0; pass < 2 && i < n && n <= 64; ++i)
+                assert_int_equal(list[i].body, i < n / 2 ? first : second);
+        }
+    }
+    assert_true(ray_hits > 20 && sweep_hits > 10);
+    kcc_world_destroy(w);
+    kcc_mesh_destroy(mesh);
+    free(soup);
+}
+
 /* Bad arguments answer false or 0 (hit records untouched), never a crash; an empty world too. */
 static void world_queries_refuse_bad_arguments(void **state)
 {
@@ -878,6 +932,7 @@ int test_group_world_query(void)
         cmocka_unit_test(world_queries_match_brute_force_on_the_split_shared_level),
         cmocka_unit_test(world_queries_follow_kinematic_bodies_on_scripted_paths),
         cmocka_unit_test(world_queries_skip_removed_bodies_on_stale_and_rebuilt_trees),
+        cmocka_unit_test(world_queries_break_ties_by_the_lowest_body_slot),
         cmocka_unit_test(world_queries_refuse_bad_arguments),
     };
     return KCC_RUN_GROUP("world_query", tests);
