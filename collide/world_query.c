@@ -424,8 +424,9 @@ typedef struct ray_query {
     kcc_ray_hit      best;         ///< in the best body's frame
 } ray_query;
 
-/// The world ray enters the body's bounds within [0, limit] (kcc_pray_test's rule, one box).
-static bool ray_enters_bounds(const kcc_pray *r, const kcc_body *b, float limit)
+/// The world ray enters the body's bounds within [0, limit] (kcc_pray_test's rule, one box);
+/// *entry is the (shrunk) entry distance.
+static bool ray_enters_bounds(const kcc_pray *r, const kcc_body *b, float limit, float *entry)
 {
     float tn = 0.0f, tf = limit;
     for (int k = 0; k < 3; ++k) {
@@ -437,7 +438,8 @@ static bool ray_enters_bounds(const kcc_pray *r, const kcc_body *b, float limit)
         tn = a > tn ? a : tn; /* a NaN keeps tn */
         tf = c < tf ? c : tf; /* a NaN keeps tf */
     }
-    return tn * KCC_SLAB_SHRINK <= tf;
+    *entry = tn * KCC_SLAB_SHRINK;
+    return *entry <= tf;
 }
 
 /// Casts the ray through the body in slot `slot` (seen, its bounds entered) in the body's frame.
@@ -465,15 +467,27 @@ static void ray_body(ray_query *q, uint32_t slot)
     }
 }
 
+/// A leaf's bodies (at most KCC_LEAF_MAX) are cast nearest entry first, each only while its entry
+/// is not beyond the best hit so far.
 static float ray_leaf(void *ctx, uint32_t first, uint32_t count)
 {
     ray_query *q = ctx;
+    uint32_t slots[KCC_LEAF_MAX], n = 0;
+    float entry[KCC_LEAF_MAX];
+    KCC_ASSERT(count <= KCC_LEAF_MAX);
     for (uint32_t k = first, end = first + count; k < end; ++k) {
         const uint32_t slot = q->world->tree.slot[k];
         const kcc_body *b = seen_body(q->world, slot, q->layer_mask);
-        if (b && ray_enters_bounds(&q->slab, b, q->best_t))
-            ray_body(q, slot);
+        float t;
+        if (!b || !ray_enters_bounds(&q->slab, b, q->best_t, &t))
+            continue;
+        uint32_t j = n++; /* insertion by entry distance */
+        for (; j > 0 && entry[j - 1] > t; --j)
+            slots[j] = slots[j - 1], entry[j] = entry[j - 1];
+        slots[j] = slot, entry[j] = t;
     }
+    for (uint32_t i = 0; i < n && entry[i] <= q->best_t; ++i)
+        ray_body(q, slots[i]);
     return q->best_t;
 }
 
@@ -524,7 +538,8 @@ bool kcc_world_raycast_layers(const kcc_world *world, const vec3 origin, const v
     } else {
         for (uint32_t slot = 0; slot < world->body_end; ++slot) {
             const kcc_body *b = seen_body(world, slot, layer_mask);
-            if (b && ray_enters_bounds(&q.slab, b, q.best_t))
+            float entry;
+            if (b && ray_enters_bounds(&q.slab, b, q.best_t, &entry))
                 ray_body(&q, slot);
         }
     }
