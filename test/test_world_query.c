@@ -866,6 +866,42 @@ static void world_queries_break_ties_by_the_lowest_body_slot(void **state)
     free(soup);
 }
 
+/* A translated body's tree is culled with the world box moved into its frame; the placed corner
+ * x + t rounds, so a box that touches a placed corner can miss it by an ulp once moved back (x + t
+ * - t > x): the culling box must be grown by the rounding. Triangles whose placed corner rounds
+ * that way, each touched by a box whose face is exactly the placed corner: every one is found. */
+static void world_queries_cull_translated_bodies_conservatively(void **state)
+{
+    (void)state;
+    test_rng r = rng_seed(71);
+    int checked = 0;
+    for (int attempt = 0; attempt < 20000 && checked < 20; ++attempt) {
+        const float x = rng_f(&r, 0.1f, 2.0f), t = rng_f(&r, 100.0f, 3000.0f);
+        const float placed = x + t;
+        if (!(placed - t > x))
+            continue; /* the world box moved back still covers x: nothing to check */
+        const float tri[9] = {x, 0.0f, 0.0f, x - 1.0f, 1.0f, 0.0f, x - 1.0f, 0.0f, 1.0f};
+        kcc_mesh *mesh = build_soup(tri, 1);
+        kcc_world *w = NULL;
+        assert_int_equal(kcc_world_create(NULL, &w), KCC_OK);
+        kcc_body_desc d = kcc_body_default_desc();
+        d.transform.position[0] = t;
+        uint32_t id;
+        assert_int_equal(kcc_world_add_body(w, mesh, &d, &id), KCC_OK);
+        const float box[2][3] = {{placed, -0.5f, -0.5f}, {placed + 1.0f, 0.5f, 0.5f}};
+        kcc_body_triangle out[1];
+        assert_int_equal(kcc_world_overlap_aabb(w, CB(box), KCC_LAYERS_ALL, out, 1), 1);
+        const float delta[3] = {-1.0f, 0.0f, 0.0f}, away[2][3] = {{placed + 0.5f, -0.5f, -0.5f},
+                                                                  {placed + 1.0f, 0.5f, 0.5f}};
+        kcc_world_sweep_hit sh;
+        assert_true(kcc_world_sweep_aabb(w, CB(away), delta, KCC_LAYERS_ALL, &sh));
+        kcc_world_destroy(w);
+        kcc_mesh_destroy(mesh);
+        ++checked;
+    }
+    assert_true(checked == 20);
+}
+
 /* Bad arguments answer false or 0 (hit records untouched), never a crash; an empty world too. */
 static void world_queries_refuse_bad_arguments(void **state)
 {
@@ -933,6 +969,7 @@ int test_group_world_query(void)
         cmocka_unit_test(world_queries_follow_kinematic_bodies_on_scripted_paths),
         cmocka_unit_test(world_queries_skip_removed_bodies_on_stale_and_rebuilt_trees),
         cmocka_unit_test(world_queries_break_ties_by_the_lowest_body_slot),
+        cmocka_unit_test(world_queries_cull_translated_bodies_conservatively),
         cmocka_unit_test(world_queries_refuse_bad_arguments),
     };
     return KCC_RUN_GROUP("world_query", tests);
