@@ -401,8 +401,9 @@ install: lib $(BUILD)/kcc-replay
 # with `pkg-config --static` against libkcc.a (Libs.private brings -lm; no libkcc.so needed), and
 # with CMake (test/install/CMakeLists.txt: find_package(kcc), kcc::kcc and kcc::kcc_static). The
 # installed headers also compile as C++, and libkcc.so exports exactly the functions they declare
-# (every name followed by "(" in the preprocessed headers): a declaration without KCC_API, or an
-# internal function that is not hidden, fails here.
+# (every name followed by "(" in the preprocessed headers, typedefs of function types such as
+# kcc_task_fn aside): a declaration without KCC_API, or an internal function that is not hidden,
+# fails here.
 IC     = $(abspath $(BUILD))/install-check
 IC_PC  = PKG_CONFIG_PATH=$(IC)/lib/pkgconfig pkg-config
 IC_CC  = $(CC) -std=c11 -Wall -Wextra -Werror test/install/app.c
@@ -426,6 +427,7 @@ install-check: lib
 	echo '#include <kcc/kcc.h>' | $(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only \
 	  $$($(IC_PC) --cflags kcc) -
 	@echo '#include <kcc/kcc.h>' | $(CC) -E -P $$($(IC_PC) --cflags kcc) -x c - \
+	  | grep -v '^[[:space:]]*typedef' \
 	  | grep -o '\bkcc_[A-Za-z0-9_]*[[:space:]]*(' | tr -d ' \t(' | sort -u >$(IC)/declared.txt
 	@nm -D --defined-only $(IC)/lib/libkcc.so | awk '{ print $$NF }' | sort -u >$(IC)/exported.txt
 	@comm -23 $(IC)/declared.txt $(IC)/exported.txt >$(IC)/unexported.txt; \

@@ -503,6 +503,14 @@ uint32_t kcc_mesh_append_duplicates(const kcc_mesh *mesh, uint32_t s, uint32_t *
 uint32_t kcc_mesh_overlap_once(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,
                                uint32_t capacity);
 
+/* ray.c */
+/// kcc_mesh_raycast without argument checks (origin and dir finite, dir non-zero, max_t >= 0) and
+/// with the walk's limit given: the closest hit with t <= limit (limit <= max_t), ties to the
+/// lowest input index; t is the accurate distance clamped to [0, max_t], as kcc_mesh_raycast
+/// reports it. The world's ray cast passes its best distance so far over other bodies as limit.
+bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], const float dir[3],
+                               float max_t, float limit, kcc_ray_hit *hit);
+
 /* tri_box.c */
 /// True when (b-a)x(c-a) computed in float is zero or not finite, or exactly zero in double: such
 /// a triangle is never reported by any query.

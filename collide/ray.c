@@ -244,22 +244,28 @@ static void ray_hit_write(const ray_walk *w, kcc_ray_hit *hit)
     hit->triangle = w->best_id;
 }
 
-bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, float max_t,
-                      kcc_ray_hit *hit)
+bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], const float dir[3],
+                               float max_t, float limit, kcc_ray_hit *hit)
 {
-    if (!mesh || !origin || !dir || !hit || !ray_args_valid(origin, dir, max_t))
-        return false;
     if (mesh->quad_count == 0)
         return false;
-    ray_walk w = {.mesh = mesh, .origin = origin, .dir = dir, .max_t = max_t, .best = max_t,
+    ray_walk w = {.mesh = mesh, .origin = origin, .dir = dir, .max_t = max_t, .best = limit,
                   .best_slot = UINT32_MAX, .best_id = UINT32_MAX};
     ray_setup(origin, dir, &w.pre);
     const float no_grow[3] = {0.0f, 0.0f, 0.0f};
     kcc_pray slab;
     kcc_pray_setup(&slab, origin, dir, no_grow);
-    kcc_walk_nearest(mesh->quads, &slab, max_t, ray_leaf, &w);
+    kcc_walk_nearest(mesh->quads, &slab, limit, ray_leaf, &w);
     if (w.best_slot == UINT32_MAX)
         return false;
     ray_hit_write(&w, hit);
     return true;
+}
+
+bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, float max_t,
+                      kcc_ray_hit *hit)
+{
+    if (!mesh || !origin || !dir || !hit || !ray_args_valid(origin, dir, max_t))
+        return false;
+    return kcc_mesh_raycast_internal(mesh, origin, dir, max_t, max_t, hit);
 }

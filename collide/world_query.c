@@ -26,3 +26,540 @@ void kcc_world_rebuild_body_tree(kcc_world *world)
     for (uint32_t i = 0; i < n; ++i)
         tree->slot[i] = tree->prims[i].id;
 }
+
+/* ------------------------------------------------------------------------------------------------
+ * Shared pieces: argument checks, which bodies a query sees, and placed triangles. */
+
+/// Bodies a box query gathers from the body tree before testing them in ascending slot order; a
+/// box touching more falls back to the linear scan over every slot (the same answers).
+#define WORLD_QUERY_BODIES 256
+
+static bool finite3(const float v[3])
+{
+    return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+}
+
+static bool world_box_valid(const vec3 box[2])
+{
+    return box && finite3(box[0]) && finite3(box[1]) && box[0][0] <= box[1][0] &&
+           box[0][1] <= box[1][1] && box[0][2] <= box[1][2];
+}
+
+static float max_abs3f(const float v[3])
+{
+    return fmaxf(fabsf(v[0]), fmaxf(fabsf(v[1]), fabsf(v[2])));
+}
+
+/// The live body in slot i that a query with layer_mask sees (and that has triangles), or NULL.
+static const kcc_body *seen_body(const kcc_world *world, uint32_t slot, uint32_t layer_mask)
+{
+    const kcc_body *b = &world->bodies[slot];
+    if (!b->mesh || b->sensor || (b->layers & layer_mask) == 0 || b->mesh->quad_count == 0)
+        return NULL;
+    return b;
+}
+
+/// A pose whose placed corners are the mesh's corners bit for bit (no rotation, position 0): its
+/// queries test the mesh's own triangles and, for rays, the world ray as is.
+static bool pose_is_identity(const kcc_pose *pose)
+{
+    const float *p = pose->transform.position;
+    return !pose->rotated && p[0] == 0.0f && p[1] == 0.0f && p[2] == 0.0f;
+}
+
+/// The n (<= 4) triangles from slot s0 of body b as the queries see them: the mesh's own records
+/// for an identity pose, else their placed corners (kcc_body_corners) written to buf.
+static const kcc_tri *placed_run(const kcc_body *b, bool identity, uint32_t s0, uint32_t n,
+                                 kcc_tri buf[4])
+{
+    if (identity)
+        return &b->mesh->tris[s0];
+    for (uint32_t i = 0; i < n; ++i)
+        kcc_body_corners(b, s0 + i, buf[i].v);
+    return buf;
+}
+
+/// Lane i (< n) set when placed triangle i overlaps [lo, hi] exactly (kcc_tri_overlap_aabb's
+/// 13-axis test, through the same kernels as kcc_mesh_overlap_aabb).
+static int run_overlaps(const kcc_tri *t, uint32_t n, const float lo[3], const float hi[3])
+{
+#if KCC_SSE
+    return kcc_tri4_overlap_box(t, n, lo, hi);
+#else
+    int hits = 0;
+    for (uint32_t i = 0; i < n; ++i)
+        if (kcc_tri_overlap_box_internal(t[i].v[0], t[i].v[1], t[i].v[2], lo, hi))
+            hits |= 1 << i;
+    return hits;
+#endif
+}
+
+/// Visits one leaf of a body's mesh tree (slots first .. first + count - 1).
+typedef void (*mesh_leaf_visit)(void *ctx, uint32_t first, uint32_t count);
+
+/// The box walk of a mesh's tree in kcc_mesh_overlap_aabb's order (a group's overlapping leaves in
+/// slot order, then its inner children in slot order): calls visit on every leaf whose box
+/// overlaps [lo, hi] (touching counts). lo <= hi.
+static void mesh_box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3],
+                          mesh_leaf_visit visit, void *ctx)
+{
+    kcc_pbox qb;
+    kcc_pbox_setup(&qb, lo, hi);
+    uint32_t stack[KCC_TREE_STACK], sp = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        const kcc_node4 *q = &mesh->quads[stack[--sp]];
+        const int mask = kcc_pbox_test(&qb, q);
+        const int inner = mask & kcc_inner_mask(q);
+        KCC_ASSERT(sp + 4 <= KCC_TREE_STACK);
+        for (int i = 3; i >= 0; --i)
+            if (inner >> i & 1)
+                stack[sp++] = q->first[i];
+        for (int leaves = mask & ~inner; leaves != 0; leaves &= leaves - 1) {
+            const int bit = leaves & -leaves, i = (bit >> 1) - (bit >> 3);
+            visit(ctx, q->first[i], q->count[i]);
+        }
+    }
+}
+
+/// The slots of the bodies seen by layer_mask whose bounds overlap [lo, hi], ascending, gathered
+/// through the body tree. Returns how many there are, or UINT32_MAX when the tree is stale or they
+/// are more than WORLD_QUERY_BODIES (the caller then scans every slot).
+static uint32_t bodies_in_box(const kcc_world *world, const float lo[3], const float hi[3],
+                              uint32_t layer_mask, uint32_t out[WORLD_QUERY_BODIES])
+{
+    const kcc_body_tree *tree = &world->tree;
+    if (!tree->valid)
+        return UINT32_MAX;
+    if (tree->count == 0)
+        return 0;
+    kcc_pbox qb;
+    kcc_pbox_setup(&qb, lo, hi);
+    uint32_t stack[KCC_TREE_STACK], sp = 0, found = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        const kcc_node4 *q = &tree->quads[stack[--sp]];
+        const int mask = kcc_pbox_test(&qb, q), inner = mask & kcc_inner_mask(q);
+        KCC_ASSERT(sp + 4 <= KCC_TREE_STACK);
+        for (int i = 0; i < 4; ++i) {
+            if (inner >> i & 1) {
+                stack[sp++] = q->first[i];
+            } else if (mask >> i & 1) {
+                for (uint32_t k = q->first[i], e = k + q->count[i]; k < e; ++k) {
+                    const uint32_t slot = tree->slot[k];
+                    if (!seen_body(world, slot, layer_mask))
+                        continue;
+                    if (found == WORLD_QUERY_BODIES)
+                        return UINT32_MAX;
+                    uint32_t j = found++; /* insertion keeps out ascending */
+                    for (; j > 0 && out[j - 1] > slot; --j)
+                        out[j] = out[j - 1];
+                    out[j] = slot;
+                }
+            }
+        }
+    }
+    return found;
+}
+
+/// Body bounds overlap [lo, hi] (touching counts).
+static bool bounds_overlap(const kcc_body *b, const float lo[3], const float hi[3])
+{
+    for (int k = 0; k < 3; ++k)
+        if (b->bounds[0][k] > hi[k] || b->bounds[1][k] < lo[k])
+            return false;
+    return true;
+}
+
+/// Calls visit(ctx, slot) for every body seen by layer_mask whose bounds overlap [lo, hi], in
+/// ascending slot order: through the body tree when it is valid, else by scanning every slot.
+static void for_bodies_in_box(const kcc_world *world, const float lo[3], const float hi[3],
+                              uint32_t layer_mask, void (*visit)(void *ctx, uint32_t slot),
+                              void *ctx)
+{
+    uint32_t slots[WORLD_QUERY_BODIES];
+    const uint32_t n = bodies_in_box(world, lo, hi, layer_mask, slots);
+    if (n != UINT32_MAX) {
+        for (uint32_t i = 0; i < n; ++i)
+            visit(ctx, slots[i]);
+        return;
+    }
+    for (uint32_t slot = 0; slot < world->body_end; ++slot) {
+        const kcc_body *b = seen_body(world, slot, layer_mask);
+        if (b && bounds_overlap(b, lo, hi))
+            visit(ctx, slot);
+    }
+}
+
+/// The box a body's tree is walked with for world box [lo, hi]: the box itself for an identity
+/// pose, else its conservative bounds in the body's frame (kcc_pose_box_local_bounds).
+static void body_local_box(const kcc_body *b, bool identity, const float lo[3], const float hi[3],
+                           float out_lo[3], float out_hi[3])
+{
+    if (identity) {
+        memcpy(out_lo, lo, 3 * sizeof(float));
+        memcpy(out_hi, hi, 3 * sizeof(float));
+        return;
+    }
+    if (!b->pose.rotated) {
+        const float *t = b->pose.transform.position;
+        for (int k = 0; k < 3; ++k) {
+            const float margin = (fabsf(lo[k]) + fabsf(hi[k]) + fabsf(t[k])) * 0x1p-20f + 0x1p-126f;
+            out_lo[k] = (lo[k] - t[k]) - margin;
+            out_hi[k] = (hi[k] - t[k]) + margin;
+        }
+        return;
+    }
+    kcc_pose_box_local_bounds(&b->pose, lo, hi, out_lo, out_hi);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Box overlap: each body's candidate leaves (its tree walked with the box's local bounds) tested
+ * placed, exactly; every copy of a duplicate reported, as kcc_mesh_overlap_aabb does. */
+
+typedef struct overlap_query {
+    const kcc_world   *world;
+    const float       *lo, *hi;       ///< the world box
+    kcc_body_triangle *out;
+    uint32_t           capacity;
+    uint32_t           found;
+    const kcc_body    *body;          ///< the body being tested
+    uint32_t           body_id;
+    bool               identity;
+} overlap_query;
+
+static void overlap_report(overlap_query *q, uint32_t triangle)
+{
+    if (q->found < q->capacity) {
+        q->out[q->found].body = q->body_id;
+        q->out[q->found].triangle = triangle;
+    }
+    ++q->found;
+}
+
+static void overlap_leaf(void *ctx, uint32_t first, uint32_t count)
+{
+    overlap_query *q = ctx;
+    const kcc_mesh *mesh = q->body->mesh;
+    kcc_tri buf[4];
+    for (uint32_t s0 = first, end = first + count; s0 < end; s0 += 4) {
+        const uint32_t n = end - s0 < 4 ? end - s0 : 4;
+        const kcc_tri *t = placed_run(q->body, q->identity, s0, n, buf);
+        for (int hits = run_overlaps(t, n, q->lo, q->hi); hits != 0; hits &= hits - 1) {
+            const int bit = hits & -hits;
+            const uint32_t s = s0 + (uint32_t)((bit >> 1) - (bit >> 3));
+            overlap_report(q, mesh->tri_id[s]);
+            if (mesh->dup_first)
+                for (uint32_t d = mesh->dup_first[s]; d < mesh->dup_first[s + 1u]; ++d)
+                    overlap_report(q, mesh->dup_ids[d]);
+        }
+    }
+}
+
+static void overlap_body(void *ctx, uint32_t slot)
+{
+    overlap_query *q = ctx;
+    q->body = &q->world->bodies[slot];
+    q->body_id = kcc_body_id(q->world, slot);
+    q->identity = pose_is_identity(&q->body->pose);
+    float lo[3], hi[3];
+    body_local_box(q->body, q->identity, q->lo, q->hi, lo, hi);
+    mesh_box_walk(q->body->mesh, lo, hi, overlap_leaf, q);
+}
+
+uint32_t kcc_world_overlap_aabb(const kcc_world *world, const vec3 box[2], uint32_t layer_mask,
+                                kcc_body_triangle *out, uint32_t capacity)
+{
+    if (!world || !world_box_valid(box) || (capacity > 0 && !out))
+        return 0;
+    overlap_query q = {.world = world, .lo = box[0], .hi = box[1], .out = out,
+                       .capacity = capacity};
+    for_bodies_in_box(world, box[0], box[1], layer_mask, overlap_body, &q);
+    return q.found;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Box sweep: each body's tree walked nearest first in its own frame (the box's local bounds moved
+ * along the delta seen there, nodes grown by their half extents and a rounding margin), every
+ * candidate triangle swept placed, in the world, by kcc_tri_sweep_internal. */
+
+typedef struct sweep_query {
+    const kcc_world *world;
+    double           center[3], half[3], delta[3];  ///< the world box and its motion
+    float            swept_lo[3], swept_hi[3];       ///< world bounds of the whole motion
+    double           best_t;       ///< 2 before any contact
+    double           best_n[3];
+    uint32_t         best_slot;    ///< body slot, UINT32_MAX before any contact
+    uint32_t         best_id;      ///< input index in that body's mesh
+    bool             best_start;
+    float            limit;        ///< best_t grown by a relative hair (ties still visited), <= 1
+    const kcc_body  *body;         ///< the body being swept
+    uint32_t         slot;
+    bool             identity;
+} sweep_query;
+
+/// The placed triangle's bounds miss the motion's bounds: it cannot be touched.
+static bool tri_outside(const kcc_tri *t, const float lo[3], const float hi[3])
+{
+    for (int k = 0; k < 3; ++k)
+        if (min3f(t->v[0][k], t->v[1][k], t->v[2][k]) > hi[k] ||
+            max3f(t->v[0][k], t->v[1][k], t->v[2][k]) < lo[k])
+            return true;
+    return false;
+}
+
+static void sweep_offer(sweep_query *q, const kcc_tri *t, uint32_t id)
+{
+    double th, normal[3];
+    bool start;
+    if (tri_outside(t, q->swept_lo, q->swept_hi) ||
+        !kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], q->center, q->half, q->delta,
+                                q->best_t < 1.0 ? q->best_t : 1.0, &th, normal, &start))
+        return;
+    if (th < q->best_t ||
+        (th == q->best_t && (q->slot < q->best_slot || (q->slot == q->best_slot && id < q->best_id)))) {
+        q->best_t = th;
+        memcpy(q->best_n, normal, sizeof normal);
+        q->best_slot = q->slot;
+        q->best_id = id;
+        q->best_start = start;
+        q->limit = fminf((float)th * (1.0f + 1e-6f) + 1e-30f, 1.0f);
+    }
+}
+
+static float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
+{
+    sweep_query *q = ctx;
+    kcc_tri buf[4];
+    for (uint32_t s0 = first, end = first + count; s0 < end; s0 += 4) {
+        const uint32_t n = end - s0 < 4 ? end - s0 : 4;
+        const kcc_tri *t = placed_run(q->body, q->identity, s0, n, buf);
+        for (uint32_t i = 0; i < n; ++i)
+            sweep_offer(q, &t[i], q->body->mesh->tri_id[s0 + i]);
+    }
+    return q->limit;
+}
+
+/// The node test of the sweep in the body's frame: the segment of the box's local centre along
+/// the local delta, nodes grown by the local half extents plus a margin covering the rounding of
+/// the local box, of the rotated delta and of the grown bounds (as kcc_mesh_sweep_aabb's margin).
+static void sweep_local_slab(const sweep_query *q, const float lo[3], const float hi[3],
+                             kcc_pray *slab)
+{
+    const kcc_body *b = q->body;
+    float local_lo[3], local_hi[3], delta[3], org[3], grow[3];
+    const float world_delta[3] = {(float)q->delta[0], (float)q->delta[1], (float)q->delta[2]};
+    body_local_box(b, q->identity, lo, hi, local_lo, local_hi);
+    if (q->identity)
+        memcpy(delta, world_delta, sizeof delta);
+    else
+        kcc_pose_vector_inverse(&b->pose, world_delta, delta);
+    float big = b->mesh->coord_scale;
+    const float delta_size = fabsf(world_delta[0]) + fabsf(world_delta[1]) + fabsf(world_delta[2]);
+    big = fmaxf(big, fmaxf(max_abs3f(local_lo), max_abs3f(local_hi)) + delta_size);
+    const float margin = big * 1e-6f + (q->identity ? 0.0f : delta_size * 0x1p-18f) + 1e-30f;
+    for (int k = 0; k < 3; ++k) {
+        org[k] = 0.5f * local_lo[k] + 0.5f * local_hi[k];
+        grow[k] = 0.5f * (local_hi[k] - local_lo[k]) + margin;
+    }
+    kcc_pray_setup(slab, org, delta, grow);
+}
+
+typedef struct sweep_body_ctx {
+    sweep_query *query;
+    const float *lo, *hi;   ///< the world box at the start
+} sweep_body_ctx;
+
+static void sweep_body(void *ctx, uint32_t slot)
+{
+    sweep_body_ctx *c = ctx;
+    sweep_query *q = c->query;
+    q->body = &q->world->bodies[slot];
+    q->slot = slot;
+    q->identity = pose_is_identity(&q->body->pose);
+    kcc_pray slab;
+    sweep_local_slab(q, c->lo, c->hi, &slab);
+    kcc_walk_nearest(q->body->mesh->quads, &slab, q->limit, sweep_leaf, q);
+}
+
+/// World bounds of box swept along delta, rounded outward.
+static void swept_bounds(const vec3 box[2], const vec3 delta, float lo[3], float hi[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = nextafterf(fminf(box[0][k], box[0][k] + delta[k]), -INFINITY);
+        hi[k] = nextafterf(fmaxf(box[1][k], box[1][k] + delta[k]), INFINITY);
+    }
+}
+
+bool kcc_world_sweep_aabb(const kcc_world *world, const vec3 box[2], const vec3 delta,
+                          uint32_t layer_mask, kcc_world_sweep_hit *hit)
+{
+    if (!world || !world_box_valid(box) || !delta || !hit || !finite3(delta))
+        return false;
+    if (delta[0] == 0.0f && delta[1] == 0.0f && delta[2] == 0.0f)
+        return false; /* nothing approaches anything (kcc_mesh_sweep_aabb's rule) */
+    sweep_query q = {.world = world, .best_t = 2.0, .best_slot = UINT32_MAX,
+                     .best_id = UINT32_MAX, .limit = 1.0f};
+    kcc_box_center_half_d(box[0], box[1], q.center, q.half);
+    for (int k = 0; k < 3; ++k)
+        q.delta[k] = delta[k];
+    swept_bounds(box, delta, q.swept_lo, q.swept_hi);
+    sweep_body_ctx c = {.query = &q, .lo = box[0], .hi = box[1]};
+    for_bodies_in_box(world, q.swept_lo, q.swept_hi, layer_mask, sweep_body, &c);
+    if (q.best_slot == UINT32_MAX)
+        return false;
+    hit->t = (float)q.best_t;
+    for (int k = 0; k < 3; ++k)
+        hit->normal[k] = (float)q.best_n[k];
+    hit->body = kcc_body_id(world, q.best_slot);
+    hit->triangle = q.best_id;
+    hit->start_overlap = q.best_start;
+    return true;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Ray cast: bodies visited nearest first through the body tree (entry distance along the ray),
+ * each cast in its own frame by the mesh's watertight ray cast with the best distance so far as
+ * its limit. */
+
+typedef struct ray_query {
+    const kcc_world *world;
+    const float     *origin, *dir;
+    float            max_t;
+    uint32_t         layer_mask;
+    kcc_pray         slab;         ///< the world ray's node test (body tree and body bounds)
+    float            best_t;       ///< max_t before any hit
+    uint32_t         best_slot;    ///< UINT32_MAX before any hit
+    kcc_ray_hit      best;         ///< in the best body's frame
+} ray_query;
+
+/// The world ray enters the body's bounds within [0, limit] (kcc_pray_test's rule, one box);
+/// *entry is the (shrunk) entry distance.
+static bool ray_enters_bounds(const kcc_pray *r, const kcc_body *b, float limit, float *entry)
+{
+    float tn = 0.0f, tf = limit;
+    for (int k = 0; k < 3; ++k) {
+        const bool neg = signbit(r->inv[k]) != 0;
+        const float near = neg ? b->bounds[1][k] : b->bounds[0][k];
+        const float far = neg ? b->bounds[0][k] : b->bounds[1][k];
+        const float a = (near - r->org_n[k]) * r->inv[k];
+        const float c = (far - r->org_f[k]) * r->inv[k] * KCC_SLAB_GROW;
+        tn = a > tn ? a : tn; /* a NaN keeps tn */
+        tf = c < tf ? c : tf; /* a NaN keeps tf */
+    }
+    *entry = tn * KCC_SLAB_SHRINK;
+    return *entry <= tf;
+}
+
+/// Casts the ray through the body in slot `slot` (seen, its bounds entered) in the body's frame.
+static void ray_body(ray_query *q, uint32_t slot)
+{
+    const kcc_body *b = &q->world->bodies[slot];
+    float org[3], dir[3];
+    const float *o = q->origin, *d = q->dir;
+    if (!pose_is_identity(&b->pose)) {
+        const float *p = b->pose.transform.position;
+        const float rel[3] = {o[0] - p[0], o[1] - p[1], o[2] - p[2]};
+        kcc_pose_vector_inverse(&b->pose, rel, org);
+        kcc_pose_vector_inverse(&b->pose, d, dir);
+        if (!finite3(org) || (dir[0] == 0.0f && dir[1] == 0.0f && dir[2] == 0.0f))
+            return;
+        o = org, d = dir;
+    }
+    kcc_ray_hit h;
+    if (!kcc_mesh_raycast_internal(b->mesh, o, d, q->max_t, q->best_t, &h))
+        return;
+    if (h.t < q->best_t || (h.t == q->best_t && slot < q->best_slot)) {
+        q->best_t = h.t;
+        q->best_slot = slot;
+        q->best = h;
+    }
+}
+
+/// A leaf's bodies (at most KCC_LEAF_MAX) are cast nearest entry first, each only while its entry
+/// is not beyond the best hit so far.
+static float ray_leaf(void *ctx, uint32_t first, uint32_t count)
+{
+    ray_query *q = ctx;
+    uint32_t slots[KCC_LEAF_MAX], n = 0;
+    float entry[KCC_LEAF_MAX];
+    KCC_ASSERT(count <= KCC_LEAF_MAX);
+    for (uint32_t k = first, end = first + count; k < end; ++k) {
+        const uint32_t slot = q->world->tree.slot[k];
+        const kcc_body *b = seen_body(q->world, slot, q->layer_mask);
+        float t;
+        if (!b || !ray_enters_bounds(&q->slab, b, q->best_t, &t))
+            continue;
+        uint32_t j = n++; /* insertion by entry distance */
+        for (; j > 0 && entry[j - 1] > t; --j)
+            slots[j] = slots[j - 1], entry[j] = entry[j - 1];
+        slots[j] = slot, entry[j] = t;
+    }
+    for (uint32_t i = 0; i < n && entry[i] <= q->best_t; ++i)
+        ray_body(q, slots[i]);
+    return q->best_t;
+}
+
+/// The hit record in the world: t as the body's frame has it, the point on the world ray, the
+/// normal rotated to the world in double and renormalised there (the float matrix is a rotation
+/// to a few ulps).
+static void ray_hit_write(const ray_query *q, kcc_world_hit *hit)
+{
+    const kcc_body *b = &q->world->bodies[q->best_slot];
+    hit->t = q->best_t;
+    double n[3] = {q->best.normal[0], q->best.normal[1], q->best.normal[2]};
+    if (b->pose.rotated) {
+        double r[3], len = 0.0;
+        for (int i = 0; i < 3; ++i) {
+            r[i] = (double)b->pose.m[i][0] * q->best.normal[0] +
+                   (double)b->pose.m[i][1] * q->best.normal[1] +
+                   (double)b->pose.m[i][2] * q->best.normal[2];
+            len += r[i] * r[i];
+        }
+        len = sqrt(len);
+        for (int i = 0; i < 3; ++i)
+            n[i] = r[i] / len;
+    }
+    for (int k = 0; k < 3; ++k) {
+        hit->point[k] = q->origin[k] + q->best_t * q->dir[k];
+        hit->normal[k] = (float)n[k];
+    }
+    hit->body = kcc_body_id(q->world, q->best_slot);
+    hit->triangle = q->best.triangle;
+}
+
+bool kcc_world_raycast_layers(const kcc_world *world, const vec3 origin, const vec3 dir,
+                              float max_t, uint32_t layer_mask, kcc_world_hit *hit)
+{
+    if (!world || !origin || !dir || !hit || !finite3(origin) || !finite3(dir) || !(max_t >= 0.0f))
+        return false;
+    if (dir[0] == 0.0f && dir[1] == 0.0f && dir[2] == 0.0f)
+        return false;
+    ray_query q = {.world = world, .origin = origin, .dir = dir, .max_t = max_t,
+                   .layer_mask = layer_mask, .best_t = max_t, .best_slot = UINT32_MAX};
+    /* Bounds grown by a hair of the origin's size: the ray in a body's frame carries the rounding
+     * of origin - position, which the bounds' own margin (of the body's size) may not cover. */
+    const float grow = max_abs3f(origin) * 0x1p-18f;
+    kcc_pray_setup(&q.slab, origin, dir, (const float[3]){grow, grow, grow});
+    if (world->tree.valid) {
+        if (world->tree.count > 0)
+            kcc_walk_nearest(world->tree.quads, &q.slab, max_t, ray_leaf, &q);
+    } else {
+        for (uint32_t slot = 0; slot < world->body_end; ++slot) {
+            const kcc_body *b = seen_body(world, slot, layer_mask);
+            float entry;
+            if (b && ray_enters_bounds(&q.slab, b, q.best_t, &entry))
+                ray_body(&q, slot);
+        }
+    }
+    if (q.best_slot == UINT32_MAX)
+        return false;
+    ray_hit_write(&q, hit);
+    return true;
+}
+
+bool kcc_world_raycast(const kcc_world *world, const vec3 origin, const vec3 dir, float max_t,
+                       kcc_world_hit *hit)
+{
+    return kcc_world_raycast_layers(world, origin, dir, max_t, KCC_LAYERS_ALL, hit);
+}

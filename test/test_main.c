@@ -95,6 +95,7 @@ int main(int argc, char **argv)
         test_group_broadphase,
         test_group_sphere,
         test_group_mesh_mesh,
+        test_group_world_query,
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); ++i)

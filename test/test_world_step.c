@@ -778,6 +778,15 @@ static void sensors_list_who_enters_and_leaves(void **state)
         }
     }
     assert_true(entered_at > 0 && left_at > entered_at && gate_at > 0);
+    kcc_world_hit hit; /* queries pass through sensors: a ray down through the pad meets the floor */
+    assert_true(kcc_world_raycast(s.world, (vec3){0, 10, 0}, (vec3){0, -1, 0}, 20.0f, &hit));
+    assert_int_equal(hit.body, s.floor_id);
+    kcc_world_sweep_hit sweep;
+    assert_true(kcc_world_sweep_aabb(s.world, (const vec3[2]){{-0.1f, 5, -0.1f}, {0.1f, 6, 0.1f}},
+                                     (vec3){0, -6, 0}, KCC_LAYERS_ALL, &sweep));
+    assert_true(sweep.body == s.floor_id && fabsf(sweep.t - 5.0f / 6.0f) < 1e-5f);
+    assert_int_equal(kcc_world_overlap_aabb(s.world, (const vec3[2]){{-1, 1, -1}, {1, 2, 1}},
+                                            KCC_LAYERS_ALL, NULL, 0), 0);
     assert_true(state_of(s.world, walker, NULL).position[0] > 3.0f); /* it walked through */
     /* a removed character leaves */
     assert_int_equal(kcc_world_remove_character(s.world, sitter), KCC_OK);
