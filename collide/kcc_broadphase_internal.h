@@ -15,8 +15,9 @@
 #define KCC_BROADPHASE_MAX_PROXIES (1u << 24)
 /// Largest pair_capacity.
 #define KCC_BROADPHASE_MAX_PAIRS (1u << 28)
-/// The kind KCC_BROADPHASE_DEFAULT stands for: the faster one on characters walking through a level
-/// in every workload measured by test/bench/bench_broadphase.c (docs/world.md, "The broadphase").
+/// The kind KCC_BROADPHASE_DEFAULT stands for: the grid, faster than SAP on characters spread over a
+/// level and level with it in dense crowds, as test/bench/bench_broadphase.c measures them
+/// (docs/world.md, "The broadphase").
 #define KCC_BROADPHASE_MEASURED_DEFAULT KCC_BROADPHASE_GRID
 /// A grid proxy covering more cells than this is "oversized": kept in one list and tested against
 /// every proxy instead of being entered in its cells (a level's whole bounds).

@@ -98,7 +98,8 @@ static void note_change(kcc_broadphase *bp, uint64_t key)
 
 /* The min of a passed below the max of b: they may have started to overlap. Tested on every axis
  * with the current boxes, so the table ends the update holding exactly the overlapping pairs
- * whatever order the swaps come in (test_broadphase: pairs_equal_brute_force_along_a_random_walk). */
+ * whatever order the swaps come in (test_broadphase.c:
+ * sap_pairs_and_queries_equal_brute_force_along_a_random_walk). */
 static void pair_begin(kcc_broadphase *bp, uint32_t a, uint32_t b)
 {
     kcc_sap *sap = &bp->u.sap;
