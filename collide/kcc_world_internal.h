@@ -149,11 +149,14 @@ static inline uint32_t kcc_body_id(const kcc_world *world, uint32_t slot)
 /// point inside lies inside (rounding margin included).
 void kcc_pose_box_bounds(const kcc_pose *pose, const float lo[3], const float hi[3],
                          float out_lo[3], float out_hi[3]);
-/// Conservative local bounds of world box [lo, hi] seen from a body at pose: every point whose
-/// kcc_pose_point lies in the box lies inside them (the box is an oriented box in the body's
-/// frame; these are its bounds there).
+/// Conservative local bounds of world box [lo, hi] seen from a body at pose (the box is an
+/// oriented box in the body's frame; these are its bounds there), for triangles whose local
+/// corners lie within local_extent of the origin on every axis (a mesh's coord_scale): every
+/// point of such a triangle whose placed triangle (kcc_pose_point of its corners) meets the box
+/// lies inside them. The placed corners' rounding grows with the corners' size, not the box's,
+/// so local_extent is part of the margin (world_box_queries_find_triangles_placed_near_zero).
 void kcc_pose_box_local_bounds(const kcc_pose *pose, const float lo[3], const float hi[3],
-                               float out_lo[3], float out_hi[3]);
+                               float local_extent, float out_lo[3], float out_hi[3]);
 
 /* world_query.c */
 /// Rebuilds the body tree over the live bodies' bounds and marks it valid. Allocates nothing.

@@ -132,10 +132,11 @@ void kcc_pose_box_bounds(const kcc_pose *pose, const float lo[3], const float hi
 }
 
 void kcc_pose_box_local_bounds(const kcc_pose *pose, const float lo[3], const float hi[3],
-                               float out_lo[3], float out_hi[3])
+                               float local_extent, float out_lo[3], float out_hi[3])
 {
     const float *t = pose->transform.position;
-    const double margin = 2.0 * placement_margin(fmax(max_abs3(lo), max_abs3(hi)), max_abs3(t));
+    const double reach = fmax(fmax(max_abs3(lo), max_abs3(hi)), (double)local_extent);
+    const double margin = 2.0 * placement_margin(reach, max_abs3(t));
     double llo[3], lhi[3];
     for (int i = 0; i < 3; ++i) {
         double center = 0.0, half = margin;

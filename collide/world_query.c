@@ -201,16 +201,17 @@ static void body_local_box(const kcc_body *b, bool identity, const float lo[3], 
         memcpy(out_hi, hi, 3 * sizeof(float));
         return;
     }
-    if (!b->pose.rotated) {
+    if (!b->pose.rotated) { /* placed corners p + t round by half an ulp of |p| + |t| */
         const float *t = b->pose.transform.position;
         for (int k = 0; k < 3; ++k) {
-            const float margin = (fabsf(lo[k]) + fabsf(hi[k]) + fabsf(t[k])) * 0x1p-20f + 0x1p-126f;
+            const float margin = (fabsf(lo[k]) + fabsf(hi[k]) + fabsf(t[k]) + b->mesh->coord_scale) *
+                                     0x1p-20f + 0x1p-126f;
             out_lo[k] = (lo[k] - t[k]) - margin;
             out_hi[k] = (hi[k] - t[k]) + margin;
         }
         return;
     }
-    kcc_pose_box_local_bounds(&b->pose, lo, hi, out_lo, out_hi);
+    kcc_pose_box_local_bounds(&b->pose, lo, hi, b->mesh->coord_scale, out_lo, out_hi);
 }
 
 /* ------------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ static void region_in_body(const kcc_body *b, const float lo[3], const float hi[
         memcpy(out_hi, hi, sizeof(float[3]));
         return;
     }
-    kcc_pose_box_local_bounds(&b->pose, lo, hi, out_lo, out_hi);
+    kcc_pose_box_local_bounds(&b->pose, lo, hi, b->mesh->coord_scale, out_lo, out_hi);
 }
 
 static bool boxes_touch(const float alo[3], const float ahi[3], const float blo[3], const float bhi[3])

@@ -377,7 +377,10 @@ static void placed_box_bounds_are_conservative(void **state)
             hi[k] = lo[k] + rng_f(&r, 0.0f, 30.0f);
         }
         kcc_pose_box_bounds(&pose, lo, hi, wlo, whi);
-        kcc_pose_box_local_bounds(&pose, wlo, whi, llo, lhi);
+        float extent = 0.0f; /* the local points' largest coordinate */
+        for (int k = 0; k < 3; ++k)
+            extent = fmaxf(extent, fmaxf(fabsf(lo[k]), fabsf(hi[k])));
+        kcc_pose_box_local_bounds(&pose, wlo, whi, extent, llo, lhi);
         for (int s = 0; s < 16; ++s) {
             float p[3], w[3];
             for (int k = 0; k < 3; ++k) /* corners, faces and inside */
@@ -389,6 +392,46 @@ static void placed_box_bounds_are_conservative(void **state)
             }
         }
     }
+}
+
+/* A box query near the origin against a body placed by a rotation and a tiny offset: the placed
+ * corners far from the box round by an amount that grows with the mesh's size, not the box's, and
+ * move the triangle's edge near the box by as much; the cull in the body's frame must allow for it
+ * (a point box at 0 touching a triangle whose corner is placed 4e-20 away was missed). */
+static void world_box_queries_find_triangles_placed_near_zero(void **state)
+{
+    (void)state;
+    const float corners[9] = {0, 0, -7.8125f, 0.6875f, 5.25f, 0, 0, 0, 0};
+    kcc_mesh_desc md = {0};
+    md.positions = corners;
+    md.vertex_count = 3;
+    md.triangle_count = 1;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&md, &m), KCC_OK);
+    kcc_world *w = small_world(2);
+    kcc_body_desc bd = kcc_body_default_desc();
+    const float q[4] = {-0.0520832f, 0.70023f, 0.711804f, 0.0173611f};
+    const double len = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] + (double)q[3] * q[3]);
+    for (int k = 0; k < 4; ++k)
+        bd.transform.rotation[k] = (float)(q[k] / len);
+    bd.transform.position[1] = 1.70048e-41f;
+    bd.transform.position[2] = -4.1986e-20f;
+    uint32_t id;
+    assert_int_equal(kcc_world_add_body(w, m, &bd, &id), KCC_OK);
+    kcc_transform placed;
+    assert_int_equal(kcc_world_get_body_transform(w, id, &placed, NULL), KCC_OK);
+    vec3 v[3];
+    for (int k = 0; k < 3; ++k)
+        kcc_transform_point(&placed, &corners[3 * k], v[k]);
+    const vec3 box[2] = {{0, 0, 0}, {0, 0, 0}};
+    const bool touches = kcc_tri_overlap_aabb(v[0], v[1], v[2], box);
+    assert_true(touches); /* the case that was missed */
+    kcc_body_triangle hit[2];
+    assert_int_equal(kcc_world_overlap_aabb(w, box, KCC_LAYERS_ALL, hit, 2), 1);
+    assert_int_equal(kcc_world_step(w), KCC_OK); /* and through the body tree */
+    assert_int_equal(kcc_world_overlap_aabb(w, box, KCC_LAYERS_ALL, hit, 2), 1);
+    kcc_world_destroy(w);
+    kcc_mesh_destroy(m);
 }
 
 int test_group_world(void)
@@ -403,6 +446,7 @@ int test_group_world(void)
         cmocka_unit_test(transform_point_matches_the_quaternion_product),
         cmocka_unit_test(interpolate_takes_the_straight_line_and_the_shortest_arc),
         cmocka_unit_test(placed_box_bounds_are_conservative),
+        cmocka_unit_test(world_box_queries_find_triangles_placed_near_zero),
     };
     return KCC_RUN_GROUP("world", tests);
 }

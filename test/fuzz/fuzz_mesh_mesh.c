@@ -13,16 +13,6 @@
 
 #define MAX_TRIS 24u
 
-typedef struct reader {
-    const uint8_t *data;
-    size_t         size, at;
-} reader;
-
-static uint8_t byte(reader *r)
-{
-    return r->at < r->size ? r->data[r->at++] : 0;
-}
-
 static uint32_t soup(reader *r, float *pos)
 {
     const uint32_t n = 1u + byte(r) % MAX_TRIS;
@@ -146,7 +136,7 @@ static void check_self(const kcc_mesh *m)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    reader r = {data, size, 0};
+    reader r = {data, size};
     float pa[9 * MAX_TRIS], pb[9 * MAX_TRIS];
     const uint32_t na = soup(&r, pa), nb = soup(&r, pb);
     kcc_transform pose = kcc_transform_identity();

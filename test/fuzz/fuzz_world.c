@@ -23,34 +23,6 @@
 #define MAX_OPS    96
 #define CAPACITY   6
 
-typedef struct reader {
-    const uint8_t *p;
-    size_t         n;
-} reader;
-
-static uint8_t byte(reader *r)
-{
-    if (r->n == 0)
-        return 0;
-    r->n--;
-    return *r->p++;
-}
-
-static float raw_float(reader *r)
-{
-    uint32_t u = 0;
-    for (int i = 0; i < 4; ++i)
-        u = u << 8 | byte(r);
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static float grid(reader *r)
-{
-    return (float)(int8_t)byte(r) * 0.25f;
-}
-
 typedef struct model_body {
     uint32_t        id;
     const kcc_mesh *mesh;
@@ -135,7 +107,11 @@ static uint32_t pick_id(model *m, reader *r, int *live_index)
     if (how % 3 == 1 && m->dead_count > 0)
         return m->dead[byte(r) % m->dead_count];
     const uint32_t index = byte(r);
-    return index | (uint32_t)byte(r) << 20;
+    const uint32_t id = index | (uint32_t)byte(r) << 20;
+    for (uint32_t i = 0; i < m->live_count; ++i) /* raw bytes may name a live body */
+        if (m->live[i].id == id)
+            *live_index = (int)i;
+    return id;
 }
 
 static void op_add(model *m, reader *r)
@@ -304,6 +280,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ++m.mesh_count;
     kcc_world_desc d = kcc_world_default_desc();
     d.body_capacity = CAPACITY;
+    d.character_capacity = 1;
     d.broadphase = (kcc_broadphase_kind)(byte(&r) % 3);
     if (m.mesh_count > 0 && kcc_world_create(&d, &m.world) == KCC_OK) {
         for (int op = 0; op < MAX_OPS && r.n > 0; ++op) {
