@@ -605,9 +605,10 @@ enum { CROWD = 24, CROWD_STEPS = 240 };
 /* A crowd on a level with a lift, stepped CROWD_STEPS times: every character's position and flags
  * after every step (out: CROWD_STEPS x CROWD). jobs NULL: no hooks. */
 static void run_crowd(const kcc_mesh *level, const kcc_level *lv, const test_jobs *jobs,
-                      vec3 *out_position, uint32_t *out_flags)
+                      kcc_broadphase_kind broadphase, vec3 *out_position, uint32_t *out_flags)
 {
     kcc_world_desc wd = kcc_world_default_desc();
+    wd.broadphase = broadphase;
     wd.body_capacity = 4;
     wd.character_capacity = CROWD;
     if (jobs) {
@@ -659,27 +660,31 @@ static void run_crowd(const kcc_mesh *level, const kcc_level *lv, const test_job
 
 /* API.md: a step's results are bit-identical whatever worker_count and scheduling. A crowd on a
  * real level with a lift, stepped with no hooks, with hooks running the ranges in reverse order on
- * four pretend workers, and with two real threads, ends every step in the same places with the
- * same flags, bit for bit; and no character ends inside another or the level. */
+ * four pretend workers, and with two real threads (with either broadphase: they give the same
+ * pairs), ends every step in the same places with the same flags, bit for bit; and no character
+ * ends inside another or the level. */
 static void world_step_is_the_same_for_any_workers(void **state)
 {
     (void)state;
     kcc_level lv;
     kcc_mesh *m = open_level(&lv);
     const size_t n = (size_t)CROWD_STEPS * CROWD;
-    vec3 *pos[3];
-    uint32_t *flags[3];
+    enum { VARIANTS = 4 };
+    vec3 *pos[VARIANTS];
+    uint32_t *flags[VARIANTS];
     const test_jobs reverse = {4, false}, threads = {2, true};
-    const test_jobs *jobs[3] = {NULL, &reverse, &threads};
-    for (int i = 0; i < 3; ++i) {
+    const test_jobs *jobs[VARIANTS] = {NULL, &reverse, &threads, &threads};
+    const kcc_broadphase_kind kinds[VARIANTS] = {KCC_BROADPHASE_DEFAULT, KCC_BROADPHASE_SAP,
+                                                 KCC_BROADPHASE_SAP, KCC_BROADPHASE_GRID};
+    for (int i = 0; i < VARIANTS; ++i) {
         pos[i] = malloc(n * sizeof(vec3));
         flags[i] = malloc(n * sizeof(uint32_t));
-        run_crowd(m, &lv, jobs[i], pos[i], flags[i]);
+        run_crowd(m, &lv, jobs[i], kinds[i], pos[i], flags[i]);
     }
     const kcc_character_desc d = player_desc();
     long contacts = 0;
     for (size_t k = 0; k < n; ++k) {
-        for (int i = 1; i < 3; ++i) {
+        for (int i = 1; i < VARIANTS; ++i) {
             assert_memory_equal(pos[i][k], pos[0][k], sizeof(vec3));
             assert_int_equal(flags[i][k], flags[0][k]);
         }
@@ -702,7 +707,7 @@ static void world_step_is_the_same_for_any_workers(void **state)
         }
     }
     assert_true(contacts > 0); /* the crowd did bump into itself */
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < VARIANTS; ++i) {
         free(pos[i]);
         free(flags[i]);
     }

@@ -1,8 +1,8 @@
 /* bench_world_step.c: characters stepped in a world against the same characters moved one by one
  * with kcc_character_move: us per character per step on each shared level (the level one static
  * body at the identity), with the step on one worker and on two (a small pthread job system, as
- * an engine's would be), and what share of the step the broadphase and the rest of the world's
- * bookkeeping take. Usage: bench_world_step [levels_dir]. */
+ * an engine's would be). Usage: bench_world_step [levels_dir]; KCC_BENCH_BROADPHASE=sap or grid picks
+ * the world's broadphase (unset: the default). */
 #include "bench.h"
 
 #include <pthread.h>
@@ -96,7 +96,7 @@ static int starts(const kcc_level *lv, const kcc_mesh *m, int n, vec3 *out)
 }
 
 /* us per character per step: plain moves (workers 0) or a world stepped on `workers`. */
-static double run(const kcc_mesh *m, const vec3 *at, int n, int workers)
+static double run(const kcc_mesh *m, vec3 *at, int n, int workers)
 {
     const kcc_character_desc d = player();
     kcc_character *solo = calloc((size_t)n, sizeof *solo);
@@ -111,6 +111,9 @@ static double run(const kcc_mesh *m, const vec3 *at, int n, int workers)
         wd.enqueue_task = enqueue;
         wd.finish_task = finish;
         wd.user_task_context = &j;
+        const char *kind = getenv("KCC_BENCH_BROADPHASE"); /* sap or grid; unset: the default */
+        if (kind)
+            wd.broadphase = strcmp(kind, "grid") == 0 ? KCC_BROADPHASE_GRID : KCC_BROADPHASE_SAP;
         kcc_world_create(&wd, &w);
         uint32_t level;
         kcc_world_add_body(w, m, NULL, &level);
