@@ -73,6 +73,41 @@ static inline uint32_t grid_indices(uint32_t cells, uint32_t *idx)
     return t;
 }
 
+/* A closed box mesh [lo, hi] (12 triangles, each face wound to face out). */
+static inline kcc_mesh *test_box_mesh(const float lo[3], const float hi[3])
+{
+    float p[8][3];
+    for (int c = 0; c < 8; ++c)
+        for (int a = 0; a < 3; ++a)
+            p[c][a] = c >> a & 1 ? hi[a] : lo[a];
+    static const uint32_t idx[36] = {0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5, 0, 1, 5, 0, 5, 4,
+                                     2, 6, 7, 2, 7, 3, 0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6};
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof d);
+    d.positions = &p[0][0];
+    d.vertex_count = 8;
+    d.indices = idx;
+    d.triangle_count = 12;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    return m;
+}
+
+/* A uniformly random unit quaternion (x y z w): a point drawn in the 4-ball, normalised. */
+static inline void test_random_rotation(test_rng *r, float out[4])
+{
+    double q[4], len;
+    do {
+        len = 0.0;
+        for (int k = 0; k < 4; ++k) {
+            q[k] = rng_f(r, -1.0f, 1.0f);
+            len += q[k] * q[k];
+        }
+    } while (len < 0.1 || len > 1.0);
+    for (int k = 0; k < 4; ++k)
+        out[k] = (float)(q[k] / sqrt(len));
+}
+
 /* Runs a cmocka group and adds its size to the total; evaluates to the number of failures. */
 #define KCC_RUN_GROUP(name, tests) \
     (kcc_test_total += (int)(sizeof(tests) / sizeof((tests)[0])), \

@@ -11,21 +11,10 @@ static test_rng rng_seed(uint64_t seed)
     return rng_seed_salted(seed, 0x3141592653ull);
 }
 
-/* A unit cube mesh (12 triangles) from 0 to 1, built once per test. */
+/* A unit cube mesh (12 triangles) from 0 to 1. */
 static kcc_mesh *cube_mesh(void)
 {
-    static const float p[8][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0},
-                                  {0, 0, 1}, {1, 0, 1}, {0, 1, 1}, {1, 1, 1}};
-    static const uint32_t idx[36] = {0, 2, 1, 1, 2, 3, 4, 5, 6, 5, 7, 6, 0, 1, 4, 1, 5, 4,
-                                     2, 6, 3, 3, 6, 7, 0, 4, 2, 2, 4, 6, 1, 3, 5, 3, 7, 5};
-    kcc_mesh_desc d = {0};
-    d.positions = &p[0][0];
-    d.vertex_count = 8;
-    d.indices = idx;
-    d.triangle_count = 12;
-    kcc_mesh *m = NULL;
-    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
-    return m;
+    return test_box_mesh((float[3]){0, 0, 0}, (float[3]){1, 1, 1});
 }
 
 static kcc_world *small_world(uint32_t bodies)
@@ -37,20 +26,11 @@ static kcc_world *small_world(uint32_t bodies)
     return w;
 }
 
-/* A random unit quaternion (double, then float) and position within +-range. */
+/* A random unit quaternion and a position within +-range. */
 static kcc_transform random_transform(test_rng *r, float range)
 {
     kcc_transform t;
-    double q[4], len = 0.0;
-    do {
-        len = 0.0;
-        for (int k = 0; k < 4; ++k) {
-            q[k] = rng_f(r, -1.0f, 1.0f);
-            len += q[k] * q[k];
-        }
-    } while (len < 0.05 || len > 1.0);
-    for (int k = 0; k < 4; ++k)
-        t.rotation[k] = (float)(q[k] / sqrt(len));
+    test_random_rotation(r, t.rotation);
     for (int k = 0; k < 3; ++k)
         t.position[k] = rng_f(r, -range, range);
     return t;

@@ -55,16 +55,7 @@ static kcc_transform random_transform(test_rng *r, int kind, const float lo[3], 
         t.position[k] = rng_f(r, lo[k], hi[k]);
     if (kind == 1)
         return t;
-    double q[4], len = 0.0;
-    do {
-        len = 0.0;
-        for (int k = 0; k < 4; ++k) {
-            q[k] = rng_f(r, -1.0f, 1.0f);
-            len += q[k] * q[k];
-        }
-    } while (len < 0.1 || len > 1.0);
-    for (int k = 0; k < 4; ++k)
-        t.rotation[k] = (float)(q[k] / sqrt(len));
+    test_random_rotation(r, t.rotation);
     return t;
 }
 

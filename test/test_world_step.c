@@ -241,25 +241,6 @@ static void world_placed_body_moves_as_the_level(void **state)
 /* ------------------------------------------------------------------------------------------------
  * Movers: lifts, platforms, turntables, doors */
 
-/* A closed box mesh [lo, hi] (12 triangles, facing out). */
-static kcc_mesh *box_mesh(const float lo[3], const float hi[3])
-{
-    float p[8][3];
-    for (int c = 0; c < 8; ++c)
-        for (int a = 0; a < 3; ++a)
-            p[c][a] = c >> a & 1 ? hi[a] : lo[a];
-    static const uint32_t idx[36] = {0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5, 0, 1, 5, 0, 5, 4,
-                                     2, 6, 7, 2, 7, 3, 0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6};
-    kcc_mesh_desc d = {0};
-    d.positions = &p[0][0];
-    d.vertex_count = 8;
-    d.indices = idx;
-    d.triangle_count = 12;
-    kcc_mesh *m = NULL;
-    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
-    return m;
-}
-
 typedef struct mover_scene {
     kcc_world *world;
     kcc_mesh  *floor, *platform;
@@ -272,8 +253,8 @@ static mover_scene mover_scene_make(const vec3 at)
 {
     mover_scene s;
     s.world = world_with(8, 8);
-    s.floor = box_mesh((float[3]){-20, -1, -20}, (float[3]){20, 0, 20});
-    s.platform = box_mesh((float[3]){-2, 0, -2}, (float[3]){2, 0.5f, 2});
+    s.floor = test_box_mesh((float[3]){-20, -1, -20}, (float[3]){20, 0, 20});
+    s.platform = test_box_mesh((float[3]){-2, 0, -2}, (float[3]){2, 0.5f, 2});
     assert_int_equal(kcc_world_add_body(s.world, s.floor, NULL, &s.floor_id), KCC_OK);
     kcc_body_desc bd = kcc_body_default_desc();
     bd.kind = KCC_BODY_KINEMATIC;
@@ -389,7 +370,7 @@ static void lift_into_a_ceiling_stops_and_crushes_its_rider(void **state)
 {
     (void)state;
     mover_scene s = mover_scene_make((vec3){0, 0, 0});
-    kcc_mesh *ceiling = box_mesh((float[3]){-3, 3.0f, -3}, (float[3]){3, 3.5f, 3});
+    kcc_mesh *ceiling = test_box_mesh((float[3]){-3, 3.0f, -3}, (float[3]){3, 3.5f, 3});
     uint32_t ceiling_id;
     assert_int_equal(kcc_world_add_body(s.world, ceiling, NULL, &ceiling_id), KCC_OK);
     const uint32_t id = stand_on(&s, 0.0f, 0.5f, 0.0f);
@@ -419,7 +400,7 @@ static void door_pushes_a_character_ahead_of_it(void **state)
     const int steps[] = {80, 6};
     for (int v = 0; v < 2; ++v) {
         mover_scene s = mover_scene_make((vec3){0, 50, 0}); /* the platform parked out of the way */
-        kcc_mesh *door = box_mesh((float[3]){-0.1f, 0, -2}, (float[3]){0.1f, 3, 2});
+        kcc_mesh *door = test_box_mesh((float[3]){-0.1f, 0, -2}, (float[3]){0.1f, 3, 2});
         kcc_body_desc bd = kcc_body_default_desc();
         bd.kind = KCC_BODY_KINEMATIC;
         bd.transform.position[0] = -3.0f;
@@ -459,8 +440,8 @@ static void door_against_a_wall_crushes_and_never_pushes_into_the_wall(void **st
 {
     (void)state;
     mover_scene s = mover_scene_make((vec3){0, 50, 0});
-    kcc_mesh *door = box_mesh((float[3]){-0.1f, 0, -2}, (float[3]){0.1f, 3, 2});
-    kcc_mesh *wall = box_mesh((float[3]){1.0f, 0, -3}, (float[3]){1.5f, 3, 3});
+    kcc_mesh *door = test_box_mesh((float[3]){-0.1f, 0, -2}, (float[3]){0.1f, 3, 2});
+    kcc_mesh *wall = test_box_mesh((float[3]){1.0f, 0, -3}, (float[3]){1.5f, 3, 3});
     kcc_body_desc bd = kcc_body_default_desc();
     bd.kind = KCC_BODY_KINEMATIC;
     bd.transform.position[0] = -2.0f;
@@ -619,7 +600,7 @@ static void run_crowd(const kcc_mesh *level, const kcc_level *lv, const test_job
     }
     kcc_world *w = NULL;
     assert_int_equal(kcc_world_create(&wd, &w), KCC_OK);
-    kcc_mesh *lift = box_mesh((float[3]){-1, -0.25f, -1}, (float[3]){1, 0, 1});
+    kcc_mesh *lift = test_box_mesh((float[3]){-1, -0.25f, -1}, (float[3]){1, 0, 1});
     uint32_t level_id, lift_id, ids[CROWD];
     assert_int_equal(kcc_world_add_body(w, level, NULL, &level_id), KCC_OK);
     kcc_body_desc bd = kcc_body_default_desc();
@@ -738,7 +719,7 @@ static void sensors_list_who_enters_and_leaves(void **state)
 {
     (void)state;
     mover_scene s = mover_scene_make((vec3){0, 50, 0});
-    kcc_mesh *volume = box_mesh((float[3]){-1.5f, 0, -1.5f}, (float[3]){1.5f, 3, 1.5f});
+    kcc_mesh *volume = test_box_mesh((float[3]){-1.5f, 0, -1.5f}, (float[3]){1.5f, 3, 1.5f});
     kcc_body_desc bd = kcc_body_default_desc();
     bd.sensor = true;
     uint32_t pad, gate, walker, sitter;
@@ -809,7 +790,7 @@ static void contacts_name_the_ground_the_pushers_walls_and_characters(void **sta
 {
     (void)state;
     mover_scene s = mover_scene_make((vec3){0, 50, 0});
-    kcc_mesh *wall = box_mesh((float[3]){2.0f, 0, -3}, (float[3]){2.5f, 3, 3});
+    kcc_mesh *wall = test_box_mesh((float[3]){2.0f, 0, -3}, (float[3]){2.5f, 3, 3});
     uint32_t wall_id, a, b;
     assert_int_equal(kcc_world_add_body(s.world, wall, NULL, &wall_id), KCC_OK);
     const kcc_character_desc d = player_desc();
