@@ -1355,6 +1355,7 @@ void kcc_character_move_source(kcc_character *ch, const kcc_local_source *level,
     memset(&move_result, 0, sizeof(move_result));
     move_result.branch = KCC_BRANCH_P0;
     move_result.flags = KCC_MOVE_BAD_INPUT;
+    move_result.carried_rotation[3] = 1.0f; /* carried by nothing: no turn */
     if (!ch || !level || !vec3_finite(ch->position) || !kcc_character_set_up(ch)) {
         /* nothing sensible to do (no character, no level, or one init did not set up) */
         if (debug)
@@ -1379,6 +1380,8 @@ void kcc_character_move_source(kcc_character *ch, const kcc_local_source *level,
         source = &mapped.base;
     }
     move_in_frame(ch, source, disp, flags, &move_result, debug, contacts);
+    move_result.carried_rotation[3] = 1.0f; /* carried by nothing: no turn (a world step's riding
+                                               sets it) */
     if (turned) {
         leave_frame(ch, &desc, &mapped.map, &move_result, debug);
         for (uint32_t i = 0; contacts && i < contacts->count; ++i)

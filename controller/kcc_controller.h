@@ -190,6 +190,9 @@ typedef struct kcc_move_result {
     vec3       carried;        ///< m, in a world step: how far the body stood on carried the box
                                ///< before its own move (0 0 0 when none did)
     uint32_t   carried_body;   ///< the body that carried it (0: none)
+    float      carried_rotation[4]; ///< the rotation the body that carried it turned by over the
+                               ///< step, a unit quaternion x y z w (0 0 0 1 when none did): a
+                               ///< camera or a facing turns with it
 } kcc_move_result;
 
 /// One frame: moves ch by displacement (m; the caller adds gravity and jumps) through mesh. NaN,

@@ -62,6 +62,19 @@ static float advance_character(kcc_character *ch, const kcc_local_source *source
 }
 
 
+/// The rotation from a to b (unit quaternions x y z w): b * conjugate(a), in double, the sign
+/// that turns the short way (w >= 0).
+static void turn_between(const float a[4], const float b[4], float out[4])
+{
+    const double ax = -a[0], ay = -a[1], az = -a[2], aw = a[3];
+    const double bx = b[0], by = b[1], bz = b[2], bw = b[3];
+    double q[4] = {bw * ax + bx * aw + by * az - bz * ay, bw * ay - bx * az + by * aw + bz * ax,
+                   bw * az + bx * ay - by * ax + bz * aw, bw * aw - bx * ax - by * ay - bz * az};
+    const double sign = q[3] < 0.0 ? -1.0 : 1.0;
+    for (int k = 0; k < 4; ++k)
+        out[k] = (float)(sign * q[k]);
+}
+
 /// A character standing on a kinematic body that moved is carried by the body's motion: its box
 /// centre goes where the body's motion takes it, swept through everything but that body.
 static void ride_ground_body(const step_context *ctx, world_character *wc, kcc_world_source *src,
@@ -85,6 +98,7 @@ static void ride_ground_body(const step_context *ctx, world_character *wc, kcc_w
     src->skip_body = KCC_WORLD_NO_BODY;
     glm_vec3_sub(wc->ch.position, from, r->carried);
     r->carried_body = wc->result.ground_body;
+    turn_between(start.rotation, end.rotation, r->carried_rotation);
 }
 
 /// Whether mover `slot` at its new pose overlaps the character's box (the move's overlap rule).
@@ -201,6 +215,7 @@ static void step_character(const step_context *ctx, uint32_t slot)
     character_source(ctx, slot, false, &src);
     kcc_move_result pre;
     memset(&pre, 0, sizeof pre);
+    pre.carried_rotation[3] = 1.0f;
     kcc_contact_sink touched;
     touched.count = 0;
     touched.overflow = false;
@@ -218,6 +233,7 @@ static void step_character(const step_context *ctx, uint32_t slot)
     r.flags |= pre.flags;
     glm_vec3_copy(pre.carried, r.carried);
     r.carried_body = pre.carried_body;
+    memcpy(r.carried_rotation, pre.carried_rotation, sizeof r.carried_rotation);
     name_ground(ctx, &r);
     record_contacts(ctx, wc, &r, &touched);
     wc->result = r;

@@ -144,6 +144,7 @@ static void world_of_one_identity_body_moves_as_the_mesh(void **state)
             assert_memory_equal(s.position, solo[c].position, sizeof(vec3));
             assert_int_equal(got.flags, want[c].flags);
             assert_int_equal(got.branch, want[c].branch);
+            assert_true(got.carried_rotation[3] == 1.0f && want[c].carried_rotation[3] == 1.0f);
             if (want[c].flags & KCC_MOVE_ON_GROUND) {
                 assert_int_equal(got.ground_triangle, want[c].ground_triangle);
                 assert_int_equal(got.ground_body, level);
@@ -335,6 +336,7 @@ static void character_rides_a_sliding_platform(void **state)
         assert_true(fabsf(st.position[0] - (first.position[0] + t.position[0])) < 0.01f);
         assert_true(st.on_ground && st.ground_body == s.platform_id);
         assert_int_equal(r.carried_body, s.platform_id);
+        assert_true(r.carried_rotation[3] == 1.0f); /* slid, never turned */
     }
     mover_scene_free(&s);
 }
@@ -358,6 +360,12 @@ static void character_comes_round_on_a_turntable(void **state)
         assert_true(fabsf(radius - 1.5f) < 0.02f);
         if (f == 60) /* a quarter turn about +Y takes +X to -Z */
             assert_true(fabsf(st.position[0]) < 0.02f && fabsf(st.position[2] + 1.5f) < 0.02f);
+        kcc_move_result r; /* each step turns it by 1.5 degrees about +Y */
+        state_of(s.world, id, &r);
+        const double step = 0.5 * 3.14159265358979 / 60.0;
+        assert_true(fabsf(r.carried_rotation[1] - (float)sin(0.5 * step)) < 1e-5f);
+        assert_true(fabsf(r.carried_rotation[3] - (float)cos(0.5 * step)) < 1e-5f);
+        assert_true(fabsf(r.carried_rotation[0]) < 1e-6f && fabsf(r.carried_rotation[2]) < 1e-6f);
     }
     const kcc_character_state last = state_of(s.world, id, NULL);
     assert_true(glm_vec3_distance((float *)last.position, (float *)first.position) < 0.02f);
