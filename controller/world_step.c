@@ -21,7 +21,9 @@ typedef struct step_context {
     uint32_t                     mover_count;
 } step_context;
 
-/// The world source of one character's phase: every body, every other character's box.
+/// The world source of one character's phase: the pieces and characters near it (its neighbours
+/// from the broadphase), or every body and character when `everything` is asked for or the
+/// pairs overflowed.
 static void character_source(const step_context *ctx, uint32_t slot, bool everything,
                              kcc_world_source *out)
 {
