@@ -399,6 +399,44 @@ static void lift_into_a_ceiling_stops_and_crushes_its_rider(void **state)
     kcc_mesh_destroy(ceiling);
 }
 
+/* A door (a kinematic slab 0.2 m thick, 3 m high, 4 m wide, across x) at x = door_x on the
+ * mover scene's floor, and a player standing at the origin. */
+typedef struct door_scene {
+    mover_scene   s;
+    kcc_mesh     *door;
+    kcc_body_desc bd;        /* the door's desc: bd.transform is where it is */
+    uint32_t      door_id, character;
+} door_scene;
+
+static door_scene door_scene_make(float door_x)
+{
+    door_scene ds;
+    ds.s = mover_scene_make((vec3){0, 50, 0}); /* the platform parked out of the way */
+    ds.door = test_box_mesh((float[3]){-0.1f, 0, -2}, (float[3]){0.1f, 3, 2});
+    ds.bd = kcc_body_default_desc();
+    ds.bd.kind = KCC_BODY_KINEMATIC;
+    ds.bd.transform.position[0] = door_x;
+    assert_int_equal(kcc_world_add_body(ds.s.world, ds.door, &ds.bd, &ds.door_id), KCC_OK);
+    const kcc_character_desc d = player_desc();
+    assert_int_equal(kcc_world_add_character(ds.s.world, &d, (vec3){0, d.half_extents[1] + 0.01f, 0},
+                                             &ds.character),
+                     KCC_OK);
+    return ds;
+}
+
+/* Moves the door to x (reached during the next step). */
+static void door_to(door_scene *ds, float x)
+{
+    ds->bd.transform.position[0] = x;
+    assert_int_equal(kcc_world_move_body(ds->s.world, ds->door_id, &ds->bd.transform), KCC_OK);
+}
+
+static void door_scene_free(door_scene *ds)
+{
+    mover_scene_free(&ds->s);
+    kcc_mesh_destroy(ds->door);
+}
+
 /* A door (a kinematic slab) closing across the floor pushes a character in its way ahead of it,
  * slow (5 cm a step) or fast (2 m a step, more than the box is wide), never passing through it. */
 static void door_pushes_a_character_ahead_of_it(void **state)
@@ -406,39 +444,30 @@ static void door_pushes_a_character_ahead_of_it(void **state)
     (void)state;
     const float speeds[] = {0.05f, 2.0f};
     const int steps[] = {80, 6};
+    const kcc_character_desc d = player_desc();
     for (int v = 0; v < 2; ++v) {
-        mover_scene s = mover_scene_make((vec3){0, 50, 0}); /* the platform parked out of the way */
-        kcc_mesh *door = test_box_mesh((float[3]){-0.1f, 0, -2}, (float[3]){0.1f, 3, 2});
-        kcc_body_desc bd = kcc_body_default_desc();
-        bd.kind = KCC_BODY_KINEMATIC;
-        bd.transform.position[0] = -3.0f;
-        uint32_t door_id, id;
-        assert_int_equal(kcc_world_add_body(s.world, door, &bd, &door_id), KCC_OK);
-        const kcc_character_desc d = player_desc();
-        assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){0, d.half_extents[1] + 0.01f, 0}, &id),
-                         KCC_OK);
+        door_scene ds = door_scene_make(-3.0f);
         bool pushed = false;
         for (int f = 1; f <= steps[v]; ++f) {
-            bd.transform.position[0] = -3.0f + speeds[v] * (float)f;
-            assert_int_equal(kcc_world_move_body(s.world, door_id, &bd.transform), KCC_OK);
-            assert_int_equal(kcc_world_set_displacement(s.world, id, (vec3){0, -0.01f, 0}), KCC_OK);
-            assert_int_equal(kcc_world_step(s.world), KCC_OK);
-            const kcc_character_state st = state_of(s.world, id, NULL);
-            const float door_front = bd.transform.position[0] + 0.1f;
+            door_to(&ds, -3.0f + speeds[v] * (float)f);
+            assert_int_equal(kcc_world_set_displacement(ds.s.world, ds.character, (vec3){0, -0.01f, 0}),
+                             KCC_OK);
+            assert_int_equal(kcc_world_step(ds.s.world), KCC_OK);
+            const kcc_character_state st = state_of(ds.s.world, ds.character, NULL);
+            const float door_front = ds.bd.transform.position[0] + 0.1f;
             if (door_front > -d.half_extents[0]) { /* the door reached the box: it is ahead */
                 assert_true(st.position[0] - d.half_extents[0] >= door_front - KCC_PENETRATION_TOLERANCE);
                 pushed = true;
                 kcc_contact c[KCC_WORLD_CONTACTS]; /* the door is among its contacts */
-                const uint32_t n = kcc_world_get_contacts(s.world, id, c, KCC_WORLD_CONTACTS, NULL);
+                const uint32_t n = kcc_world_get_contacts(ds.s.world, ds.character, c, KCC_WORLD_CONTACTS, NULL);
                 bool door_touched = false;
                 for (uint32_t i = 0; i < n; ++i)
-                    door_touched = door_touched || (c[i].body == door_id && c[i].normal[0] > 0.99f);
+                    door_touched = door_touched || (c[i].body == ds.door_id && c[i].normal[0] > 0.99f);
                 assert_true(door_touched);
             }
         }
         assert_true(pushed);
-        mover_scene_free(&s);
-        kcc_mesh_destroy(door);
+        door_scene_free(&ds);
     }
 }
 
@@ -447,30 +476,22 @@ static void door_pushes_a_character_ahead_of_it(void **state)
 static void door_against_a_wall_crushes_and_never_pushes_into_the_wall(void **state)
 {
     (void)state;
-    mover_scene s = mover_scene_make((vec3){0, 50, 0});
-    kcc_mesh *door = test_box_mesh((float[3]){-0.1f, 0, -2}, (float[3]){0.1f, 3, 2});
+    door_scene ds = door_scene_make(-2.0f);
     kcc_mesh *wall = test_box_mesh((float[3]){1.0f, 0, -3}, (float[3]){1.5f, 3, 3});
-    kcc_body_desc bd = kcc_body_default_desc();
-    bd.kind = KCC_BODY_KINEMATIC;
-    bd.transform.position[0] = -2.0f;
-    uint32_t door_id, wall_id, id;
-    assert_int_equal(kcc_world_add_body(s.world, door, &bd, &door_id), KCC_OK);
-    assert_int_equal(kcc_world_add_body(s.world, wall, NULL, &wall_id), KCC_OK);
+    uint32_t wall_id;
+    assert_int_equal(kcc_world_add_body(ds.s.world, wall, NULL, &wall_id), KCC_OK);
     const kcc_character_desc d = player_desc();
-    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){0, d.half_extents[1] + 0.01f, 0}, &id), KCC_OK);
     bool crushed = false;
     for (int f = 1; f <= 40; ++f) {
-        bd.transform.position[0] = kcc_minf(-2.0f + 0.1f * (float)f, 0.9f);
-        assert_int_equal(kcc_world_move_body(s.world, door_id, &bd.transform), KCC_OK);
-        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        door_to(&ds, kcc_minf(-2.0f + 0.1f * (float)f, 0.9f));
+        assert_int_equal(kcc_world_step(ds.s.world), KCC_OK);
         kcc_move_result r;
-        const kcc_character_state st = state_of(s.world, id, &r);
+        const kcc_character_state st = state_of(ds.s.world, ds.character, &r);
         assert_true(st.position[0] + d.half_extents[0] <= 1.0f + KCC_PENETRATION_TOLERANCE);
         crushed = crushed || (r.flags & KCC_MOVE_CRUSHED);
     }
     assert_true(crushed);
-    mover_scene_free(&s);
-    kcc_mesh_destroy(door);
+    door_scene_free(&ds);
     kcc_mesh_destroy(wall);
 }
 
