@@ -656,6 +656,8 @@ typedef struct sweep_walk {
     uint32_t        best_id;     ///< UINT32_MAX before any contact
     bool            best_start;
     float           limit;       ///< best_t grown by a relative hair (ties are still visited), <= 1
+    bool            cull;        ///< cull triangles by their swept bounds (off where the walk's
+                                 ///< bounds overflow float: sweep_reach_is_finite)
 } sweep_walk;
 
 /* Sets up the sweep of box along delta (finite, non-zero). */
@@ -682,6 +684,7 @@ static void sweep_setup(sweep_walk *w, const kcc_mesh *mesh, const vec3 box[2], 
     w->best_id = UINT32_MAX;
     w->best_start = false;
     w->limit = 1.0f;
+    w->cull = true;
 }
 
 /* Tests every triangle of the leaf; keeps the earliest contact (ties: the lowest input index). */
@@ -693,7 +696,7 @@ KCC_HOT float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
         const uint32_t id = w->mesh->tri_id[s];
         if (w->best_t == 0.0 && id > w->best_id)
             continue; /* can at best tie at t = 0, and ties go to the lower index */
-        if (!kcc_tri_bounds_swept(t, &w->slab, w->limit))
+        if (w->cull && !kcc_tri_bounds_swept(t, &w->slab, w->limit))
             continue;
         double th, nn[3];
         bool start;
@@ -727,25 +730,6 @@ static bool sweep_reach_is_finite(const vec3 box[2], const vec3 delta, const swe
     return true;
 }
 
-/// The sweep over every tree triangle, no walk: sweep_leaf's test without its bounds cull.
-static void sweep_every_triangle(sweep_walk *w)
-{
-    for (uint32_t s = 0; s < w->mesh->tree_triangles; ++s) {
-        const kcc_tri *t = &w->mesh->tris[s];
-        const uint32_t id = w->mesh->tri_id[s];
-        double th, nn[3];
-        bool start;
-        if (kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], w->center, w->half, w->delta,
-                                   w->best_t < 1.0 ? w->best_t : 1.0, &th, nn, &start) &&
-            (th < w->best_t || (th == w->best_t && id < w->best_id))) {
-            w->best_t = th;
-            w->best_id = id;
-            w->best_start = start;
-            memcpy(w->best_n, nn, sizeof nn);
-        }
-    }
-}
-
 bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
                          kcc_sweep_hit *hit)
 {
@@ -757,10 +741,12 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
         return false; /* nothing approaches anything */
     sweep_walk w;
     sweep_setup(&w, mesh, box, delta);
-    if (sweep_reach_is_finite(box, delta, &w))
+    if (sweep_reach_is_finite(box, delta, &w)) {
         kcc_walk_nearest(mesh->quads, &w.slab, w.limit, sweep_leaf, &w);
-    else
-        sweep_every_triangle(&w);
+    } else { /* every tree triangle, unculled: one leaf of them all */
+        w.cull = false;
+        sweep_leaf(&w, 0, mesh->tree_triangles);
+    }
     if (w.best_id == UINT32_MAX)
         return false;
     hit->t = (float)w.best_t;
