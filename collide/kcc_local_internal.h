@@ -389,6 +389,10 @@ void kcc_world_init(kcc_world *world, const kcc_world_desc *desc, const kcc_allo
 /// The world's resolved desc and its characters' half.
 const kcc_world_desc *kcc_world_get_desc(const kcc_world *world);
 struct kcc_world_characters *kcc_world_characters(const kcc_world *world);
+/// Moves every body's poses (now, the last step's start, a target set) by -new_origin and lays
+/// its pieces out again. KCC_ERR_BAD_DESC (a position would pass KCC_WORLD_MAX_POSITION) or
+/// KCC_ERR_TOO_LARGE (more pieces than fit) leave the world as it was.
+kcc_status kcc_world_shift_bodies(kcc_world *world, const float new_origin[3]);
 /// The bodies' part of a step: kinematic bodies reach their targets, the body tree is rebuilt.
 void kcc_world_step_bodies(kcc_world *world);
 /// The id of the body whose triangle the world source's triangle id names (0: none), and the

@@ -21,6 +21,10 @@ typedef struct kcc_transform {
     float rotation[4];   ///< unit quaternion x, y, z, w (cglm's versor order)
 } kcc_transform;
 
+/// The largest position coordinate a body may have (m): larger ones are refused with
+/// KCC_ERR_BAD_DESC, so that every bound and broadphase cell computed from a pose stays finite.
+#define KCC_WORLD_MAX_POSITION 1e18f
+
 /// The identity placement (position 0, rotation 0 0 0 1).
 KCC_API kcc_transform kcc_transform_identity(void);
 /// out = t applied to the local point p (float, in a fixed order: the same bits on every build).
@@ -145,6 +149,20 @@ KCC_API uint32_t   kcc_world_body_count(const kcc_world *world);
 /// moves by its displacement as kcc_character_move does, through every body at its new pose.
 /// Allocates nothing. KCC_ERR_NULL_ARGUMENT for a NULL world.
 KCC_API kcc_status kcc_world_step(kcc_world *world);
+
+/// Moves the world's origin to `new_origin` (m, in the current frame), as PhysX's shiftOrigin:
+/// every body's pose (and the start pose and target a step uses), every character's position
+/// and ground height has new_origin subtracted, in float, so that a game can keep the player
+/// near 0 where floats are finest (docs/collide.md, "Far from the origin"). Between steps only; it
+/// costs about what adding every body again does (the broadphase's pieces are laid out anew, the
+/// body tree rebuilt, characters' caches dropped) and allocates nothing. Sensor membership and
+/// the last step's results stay. On an axis where a position lies between half and twice
+/// new_origin's value the subtraction is exact (Sterbenz's lemma), so a shift by a point near
+/// the player moves the player and its surroundings without rounding. Errors: KCC_ERR_NULL_ARGUMENT,
+/// KCC_ERR_NON_FINITE (new_origin), KCC_ERR_BAD_DESC (a body's or a character's position would
+/// pass KCC_WORLD_MAX_POSITION), KCC_ERR_TOO_LARGE (the bodies' pieces at their new poses would
+/// not fit piece_capacity); on error nothing moves.
+KCC_API kcc_status kcc_world_shift_origin(kcc_world *world, const vec3 new_origin);
 
 /// A character that entered or left a sensor during the last step.
 typedef struct kcc_sensor_event {

@@ -97,6 +97,8 @@ struct kcc_world {
 /// Splits body slot's mesh into pieces and gives each a proxy; KCC_ERR_TOO_LARGE (nothing kept)
 /// when the pieces or the proxies would exceed their capacities.
 kcc_status kcc_world_add_pieces(kcc_world *world, uint32_t slot);
+/// How many pieces body (at its pose and bounds) splits into.
+uint32_t kcc_world_count_pieces(const kcc_world *world, const kcc_body *body);
 /// Removes body slot's pieces and their proxies.
 void kcc_world_remove_pieces(kcc_world *world, uint32_t slot);
 /// Moves the proxy of a body that is one piece (not a split static one) to its bounds over its

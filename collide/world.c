@@ -175,7 +175,7 @@ static kcc_status check_transform(const kcc_transform *in, kcc_transform *out)
         len += (double)in->rotation[k] * (double)in->rotation[k];
     }
     for (int k = 0; k < 3; ++k)
-        if (!isfinite(in->position[k]) || fabsf(in->position[k]) > 1e18f)
+        if (!isfinite(in->position[k]) || fabsf(in->position[k]) > KCC_WORLD_MAX_POSITION)
             return isfinite(in->position[k]) ? KCC_ERR_BAD_DESC : KCC_ERR_NON_FINITE;
     len = sqrt(len);
     if (!(fabs(len - 1.0) <= ROTATION_TOLERANCE))
@@ -374,6 +374,80 @@ kcc_status kcc_world_set_body_transform(kcc_world *world, uint32_t body,
         return KCC_ERR_TOO_LARGE;
     }
     b->has_target = false;
+    return KCC_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Shifting the origin: every pose (where each body is, where it started the last step, its
+ * target) moves by -new_origin, each position subtracted in float; the pieces are laid out again
+ * at the new poses (their proxies with them) and the body tree rebuilt. */
+
+/// Whether position - new_origin is a position a body may have, on every axis.
+static bool shift_stays_in_range(const float position[3], const float new_origin[3])
+{
+    for (int k = 0; k < 3; ++k)
+        if (!(fabsf(position[k] - new_origin[k]) <= KCC_WORLD_MAX_POSITION))
+            return false;
+    return true;
+}
+
+static void shift_position(float position[3], const float new_origin[3])
+{
+    for (int k = 0; k < 3; ++k)
+        position[k] -= new_origin[k];
+}
+
+/// How many pieces every live body has once shifted; false when a pose would leave the range.
+static bool count_shifted_pieces(const kcc_world *world, const float new_origin[3], uint32_t *out)
+{
+    uint32_t pieces = 0;
+    for (uint32_t i = 0; i < world->body_end; ++i) {
+        const kcc_body *b = &world->bodies[i];
+        if (!b->mesh)
+            continue;
+        if (!shift_stays_in_range(b->pose.transform.position, new_origin) ||
+            !shift_stays_in_range(b->start.transform.position, new_origin) ||
+            (b->has_target && !shift_stays_in_range(b->target.position, new_origin)))
+            return false;
+        kcc_body moved = *b;
+        shift_position(moved.pose.transform.position, new_origin);
+        kcc_pose_box_bounds(&moved.pose, b->mesh->bounds[0], b->mesh->bounds[1], moved.bounds[0],
+                            moved.bounds[1]);
+        pieces += kcc_world_count_pieces(world, &moved);
+    }
+    *out = pieces;
+    return true;
+}
+
+kcc_status kcc_world_shift_bodies(kcc_world *world, const float new_origin[3])
+{
+    uint32_t pieces;
+    if (!count_shifted_pieces(world, new_origin, &pieces))
+        return KCC_ERR_BAD_DESC;
+    const uint32_t proxy_room = world->desc.body_capacity + world->desc.character_capacity +
+                                world->desc.piece_capacity;
+    const uint32_t other_proxies = kcc_broadphase_proxy_count(world->broadphase) - world->piece_count;
+    if (pieces > world->desc.piece_capacity || pieces > proxy_room - other_proxies)
+        return KCC_ERR_TOO_LARGE; /* checked before anything moves: a refused shift changes nothing */
+    for (uint32_t i = 0; i < world->body_end; ++i)
+        if (world->bodies[i].mesh)
+            kcc_world_remove_pieces(world, i);
+    for (uint32_t i = 0; i < world->body_end; ++i) {
+        kcc_body *b = &world->bodies[i];
+        if (!b->mesh)
+            continue;
+        shift_position(b->pose.transform.position, new_origin);
+        shift_position(b->start.transform.position, new_origin);
+        if (b->has_target)
+            shift_position(b->target.position, new_origin);
+        kcc_pose_box_bounds(&b->pose, b->mesh->bounds[0], b->mesh->bounds[1], b->bounds[0],
+                            b->bounds[1]);
+        const kcc_status st = kcc_world_add_pieces(world, i);
+        KCC_ASSERT(st == KCC_OK);
+        (void)st;
+    }
+    world->key = kcc_fresh_key(world->key);
+    kcc_world_rebuild_body_tree(world);
     return KCC_OK;
 }
 

@@ -86,6 +86,11 @@ static void take_piece(kcc_world *world, uint32_t slot, uint32_t first, uint32_t
     b->first_piece = index;
 }
 
+uint32_t kcc_world_count_pieces(const kcc_world *world, const kcc_body *body)
+{
+    return plan_pieces(world, body, NULL, NULL, 0);
+}
+
 kcc_status kcc_world_add_pieces(kcc_world *world, uint32_t slot)
 {
     kcc_body *b = &world->bodies[slot];

@@ -176,6 +176,50 @@ kcc_status kcc_world_get_character(const kcc_world *world, uint32_t character,
     return KCC_OK;
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * Shifting the origin */
+
+/// Moves a character by -new_origin: its centre, its ground's height along its up axis (the
+/// character's and its last result's), its broadphase proxy. Its cached triangles and clear note
+/// are dropped (the world's triangles moved). Velocities, displacements, flags and contacts are
+/// directions and names: they stay.
+static void shift_character(kcc_world *world, world_character *wc, const float new_origin[3])
+{
+    kcc_character *ch = &wc->ch;
+    const int up = kcc_up_axis_index(ch->desc.up_axis);
+    const float along_up = kcc_up_axis_sign(ch->desc.up_axis) * new_origin[up];
+    for (int k = 0; k < 3; ++k)
+        ch->position[k] -= new_origin[k];
+    ch->ground_height -= along_up;
+    if (wc->result.flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP))
+        wc->result.ground_height -= along_up;
+    kcc_character_forget(ch);
+    vec3 box[2];
+    kcc_character_box(ch, box);
+    kcc_world_move_character_proxy(world, wc->proxy, (const float(*)[3])box);
+}
+
+kcc_status kcc_world_shift_origin(kcc_world *world, const vec3 new_origin)
+{
+    if (!world || !new_origin)
+        return KCC_ERR_NULL_ARGUMENT;
+    for (int k = 0; k < 3; ++k)
+        if (!isfinite(new_origin[k]))
+            return KCC_ERR_NON_FINITE;
+    struct kcc_world_characters *cs = kcc_world_characters(world);
+    for (uint32_t i = 0; i < cs->ids.end; ++i) /* checked before anything moves */
+        for (int k = 0; cs->slots[i].live && k < 3; ++k)
+            if (!(fabsf(cs->slots[i].ch.position[k] - new_origin[k]) <= KCC_WORLD_MAX_POSITION))
+                return KCC_ERR_BAD_DESC;
+    const kcc_status st = kcc_world_shift_bodies(world, new_origin);
+    if (st != KCC_OK)
+        return st;
+    for (uint32_t i = 0; i < cs->ids.end; ++i)
+        if (cs->slots[i].live)
+            shift_character(world, &cs->slots[i], new_origin);
+    return KCC_OK;
+}
+
 uint32_t kcc_world_character_count(const kcc_world *world)
 {
     return world ? kcc_world_characters(world)->count : 0;

@@ -2072,15 +2072,23 @@ typedef struct soak_config {
     int         hz;
     float       speed;   /* m/s */
     int         up;
+    float       offset[3]; /* m: the level, its spawns and the characters moved this far */
 } soak_config;
 
-static const soak_config soak_player = {"player", {0.47f, 0.47f, 0.875f}, 0.5625f, 45.6f, 0.002f, 60, 5.0f, 1};
+static const soak_config soak_player = {"player", {0.47f, 0.47f, 0.875f}, 0.5625f, 45.6f, 0.002f, 60, 5.0f, 1,
+                                     {0.0f, 0.0f, 0.0f}};
 static const soak_config soak_variants[] = {
-    {"default desc, 30 Hz, 12 m/s", {0.3f, 0.3f, 0.9f}, 0.35f, 45.0f, 0.002f, 30, 12.0f, 1},
-    {"small box, 144 Hz", {0.2f, 0.2f, 0.5f}, 0.2f, 30.0f, 0.001f, 144, 4.0f, 1},
-    {"large box, 120 Hz, 1 cm skin", {0.8f, 0.8f, 1.2f}, 0.5f, 50.0f, 0.01f, 120, 6.0f, 1},
-    {"+Z up, 20 m/s", {0.3f, 0.3f, 0.9f}, 0.35f, 45.0f, 0.002f, 60, 20.0f, 2},
-    {"no step, 360 Hz", {0.25f, 0.25f, 1.0f}, 0.0f, 60.0f, 0.002f, 360, 5.0f, 1},
+    {"default desc, 30 Hz, 12 m/s", {0.3f, 0.3f, 0.9f}, 0.35f, 45.0f, 0.002f, 30, 12.0f, 1, {0.0f, 0.0f, 0.0f}},
+    {"small box, 144 Hz", {0.2f, 0.2f, 0.5f}, 0.2f, 30.0f, 0.001f, 144, 4.0f, 1, {0.0f, 0.0f, 0.0f}},
+    {"large box, 120 Hz, 1 cm skin", {0.8f, 0.8f, 1.2f}, 0.5f, 50.0f, 0.01f, 120, 6.0f, 1, {0.0f, 0.0f, 0.0f}},
+    {"+Z up, 20 m/s", {0.3f, 0.3f, 0.9f}, 0.35f, 45.0f, 0.002f, 60, 20.0f, 2, {0.0f, 0.0f, 0.0f}},
+    {"no step, 360 Hz", {0.25f, 0.25f, 1.0f}, 0.0f, 60.0f, 0.002f, 360, 5.0f, 1, {0.0f, 0.0f, 0.0f}},
+    /* 10 km from the origin on both horizontal axes (docs/collide.md, "Far from the origin"):
+     * floats there step by 0.98 mm, and the soak's rules hold as at the origin */
+    {"player 10 km out", {0.47f, 0.47f, 0.875f}, 0.5625f, 45.6f, 0.002f, 60, 5.0f, 1,
+     {10000.0f, 0.0f, -10000.0f}},
+    {"+Z up, 10 km out and 2 km up", {0.3f, 0.3f, 0.9f}, 0.35f, 45.0f, 0.002f, 60, 5.0f, 2,
+     {-10000.0f, 10000.0f, 2000.0f}},
 };
 
 /* (x, y, z) -> (x, -z, y): a +Y up level turned +Z up, spawn points with it. */
@@ -2104,7 +2112,8 @@ static void soak_level(const kcc_level *lv_in, const soak_config *cf, int chars,
 {
     kcc_level lv = *lv_in;
     float *pos = NULL, *spawns = NULL;
-    if (cf->up == 2) { /* a turned copy */
+    const bool moved = cf->offset[0] != 0.0f || cf->offset[1] != 0.0f || cf->offset[2] != 0.0f;
+    if (cf->up == 2 || moved) { /* a turned or moved copy */
         pos = malloc(sizeof(float) * 3 * lv.vertex_count);
         spawns = malloc(sizeof(float) * 3 * (lv.spawn_count + 1));
         assert_non_null(pos);
@@ -2113,7 +2122,12 @@ static void soak_level(const kcc_level *lv_in, const soak_config *cf, int chars,
         memcpy(spawns, lv.spawns, sizeof(float) * 3 * lv.spawn_count);
         lv.positions = pos;
         lv.spawns = spawns;
-        level_to_z_up(&lv);
+        if (cf->up == 2)
+            level_to_z_up(&lv);
+        for (uint32_t i = 0; i < 3 * (lv.vertex_count + lv.spawn_count); ++i) {
+            float *p = i < 3 * lv.vertex_count ? &pos[i] : &spawns[i - 3 * lv.vertex_count];
+            *p += cf->offset[i % 3];
+        }
     }
     kcc_mesh *m = NULL;
     assert_int_equal(kcc_level_build_mesh(&lv, &m), KCC_OK);
@@ -2282,6 +2296,83 @@ static void soak_on_every_level_never_penetrates_or_escapes(void **state)
     assert_int_equal(st.overlaps, 0);
     assert_int_equal(st.escapes, 0);
     assert_int_equal(st.crossed, 0);
+}
+
+/* The same walks 10 km from the origin as at it: a generated arena (stairs, ramps, walls) and a
+ * shared level, moved by 10 km on both horizontal axes, walked with the same input from the same
+ * spawns. Positions there step by 0.98 mm (the float spacing between 8 and 16 km), so each frame's
+ * displacement lands on that grid and the two runs drift apart by up to half a step per axis per
+ * frame; the rules of the move hold exactly as at the origin (the soak's "10 km out" variants).
+ * What the test holds (docs/collide.md, "Far from the origin"): the far character is on the
+ * ground in the same frames but for under 1% of them, and never further from the near one than
+ * that rounding allows over the walk (600 frames x 0.98 mm). */
+typedef struct far_walk {
+    double max_gap;      /* m, largest horizontal distance between the two runs */
+    double max_gap_up;   /* m, along up */
+    long   frames, ground_differs;
+} far_walk;
+
+static void walk_near_and_far(const kcc_level *lv_in, const float offset[3], int chars, int frames,
+                              far_walk *out)
+{
+    kcc_level near_lv = *lv_in, far_lv = *lv_in;
+    float *pos = malloc(sizeof(float) * 3 * lv_in->vertex_count);
+    assert_non_null(pos);
+    for (uint32_t i = 0; i < 3 * lv_in->vertex_count; ++i)
+        pos[i] = lv_in->positions[i] + offset[i % 3];
+    far_lv.positions = pos;
+    kcc_mesh *near_mesh = NULL, *far_mesh = NULL;
+    assert_int_equal(kcc_level_build_mesh(&near_lv, &near_mesh), KCC_OK);
+    assert_int_equal(kcc_level_build_mesh(&far_lv, &far_mesh), KCC_OK);
+    const kcc_character_desc d = kcc_character_default_desc();
+    for (int c = 0; c < chars && lv_in->spawn_count > 0; ++c) {
+        const float *sp = &lv_in->spawns[3 * (uint32_t)(c % (int)lv_in->spawn_count)];
+        const vec3 p = {sp[0], sp[1] + d.half_extents[1] + 0.05f, sp[2]};
+        const vec3 q = {p[0] + offset[0], p[1] + offset[1], p[2] + offset[2]};
+        kcc_character near_ch, far_ch;
+        assert_int_equal(kcc_character_init(&near_ch, &d, p), KCC_OK);
+        assert_int_equal(kcc_character_init(&far_ch, &d, q), KCC_OK);
+        driver near_dr = {0.0f, 1.0f / 60.0f, 1}, far_dr = near_dr;
+        for (int f = 0; f < frames; ++f) {
+            const float heading = (float)c + 0.7f * (float)(f / 90);
+            const float vx = 5.0f * cosf(heading), vz = 5.0f * sinf(heading);
+            const uint32_t near_flags = drive(&near_ch, near_mesh, &near_dr, vx, vz, NULL);
+            const uint32_t far_flags = drive(&far_ch, far_mesh, &far_dr, vx, vz, NULL);
+            out->frames++;
+            out->ground_differs += (near_flags & KCC_MOVE_ON_GROUND) != (far_flags & KCC_MOVE_ON_GROUND);
+            const double dx = (double)far_ch.position[0] - offset[0] - near_ch.position[0];
+            const double dz = (double)far_ch.position[2] - offset[2] - near_ch.position[2];
+            const double dy = (double)far_ch.position[1] - offset[1] - near_ch.position[1];
+            out->max_gap = fmax(out->max_gap, sqrt(dx * dx + dz * dz));
+            out->max_gap_up = fmax(out->max_gap_up, fabs(dy));
+        }
+    }
+    kcc_mesh_destroy(near_mesh);
+    kcc_mesh_destroy(far_mesh);
+    free(pos);
+}
+
+static void characters_far_from_the_origin_walk_as_at_it(void **state)
+{
+    (void)state;
+    static const float offset[3] = {10000.0f, 0.0f, -10000.0f};
+    far_walk all = {0.0, 0.0, 0, 0};
+    kcc_level lv;
+    char err[256];
+    assert_int_equal(kcc_level_generate("arena seed=2", &lv, err, sizeof(err)), KCC_OK);
+    walk_near_and_far(&lv, offset, 8, 600, &all);
+    kcc_level_free(&lv);
+    const char *path = kcc_test_shared_level(1);
+    if (path && kcc_level_load_obj(path, &lv, err, sizeof(err)) == KCC_OK) {
+        walk_near_and_far(&lv, offset, 8, 600, &all);
+        kcc_level_free(&lv);
+    }
+    print_message("# far walk: %ld frames, ground differs in %ld, largest gap %.4f m across, %.4f m up\n",
+                  all.frames, all.ground_differs, all.max_gap, all.max_gap_up);
+    assert_true(all.frames > 0);
+    assert_true(all.ground_differs * 100 <= all.frames);
+    const double spacing = 16384.0 * FLT_EPSILON / 2.0; /* between 8 and 16 km: 2^-10 m */
+    assert_true(all.max_gap <= 600.0 * spacing);
 }
 
 /* A character's triangle cache and its "last box was clear" note only save work: a twin whose
@@ -2511,6 +2602,7 @@ int test_group_controller(void)
         cmocka_unit_test(the_avx2_build_moves_exactly_like_the_baseline),
         cmocka_unit_test(a_cache_is_never_read_on_another_mesh),
         cmocka_unit_test(soak_on_every_level_never_penetrates_or_escapes),
+        cmocka_unit_test(characters_far_from_the_origin_walk_as_at_it),
     };
     return KCC_RUN_GROUP("controller", tests);
 }

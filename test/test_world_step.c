@@ -813,6 +813,168 @@ static void sensors_list_who_enters_and_leaves(void **state)
     kcc_mesh_destroy(volume);
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * Shifting the origin */
+
+typedef struct far_scene {
+    kcc_world *world;
+    kcc_mesh  *floor, *platform, *volume;
+    uint32_t   floor_id, lift_id, sensor_id, rider, walker, sitter;
+} far_scene;
+
+/* 10 km out: a 40 x 40 m floor (top at y = 0), a lift (top at 0.5) 5 m along x, a sensor 5 m the
+ * other way with a character standing in it, a rider on the lift and a walker on the floor. */
+static far_scene far_scene_make(const vec3 at)
+{
+    far_scene s;
+    s.world = world_with(8, 8);
+    s.floor = test_box_mesh((float[3]){-20, -1, -20}, (float[3]){20, 0, 20});
+    s.platform = test_box_mesh((float[3]){-2, 0, -2}, (float[3]){2, 0.5f, 2});
+    s.volume = test_box_mesh((float[3]){-1.5f, 0, -1.5f}, (float[3]){1.5f, 3, 1.5f});
+    kcc_body_desc bd = kcc_body_default_desc();
+    glm_vec3_copy((float *)at, bd.transform.position);
+    assert_int_equal(kcc_world_add_body(s.world, s.floor, &bd, &s.floor_id), KCC_OK);
+    bd.transform.position[0] = at[0] - 5.0f;
+    bd.sensor = true;
+    assert_int_equal(kcc_world_add_body(s.world, s.volume, &bd, &s.sensor_id), KCC_OK);
+    bd.transform.position[0] = at[0] + 5.0f;
+    bd.sensor = false;
+    bd.kind = KCC_BODY_KINEMATIC;
+    assert_int_equal(kcc_world_add_body(s.world, s.platform, &bd, &s.lift_id), KCC_OK);
+    const kcc_character_desc d = player_desc();
+    const float y = at[1] + d.half_extents[1] + 0.01f;
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){at[0] + 5.0f, y + 0.5f, at[2]}, &s.rider), KCC_OK);
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){at[0], y, at[2] - 8.0f}, &s.walker), KCC_OK);
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){at[0] - 5.0f, y, at[2]}, &s.sitter), KCC_OK);
+    return s;
+}
+
+static void far_scene_free(far_scene *s)
+{
+    kcc_world_destroy(s->world);
+    kcc_mesh_destroy(s->floor);
+    kcc_mesh_destroy(s->platform);
+    kcc_mesh_destroy(s->volume);
+}
+
+/* One step: the lift to `lift_y` over `at` + 5 m along x, the walker walking along z, the others
+ * pressed down; returns the number of sensor events. */
+static uint32_t far_scene_step(far_scene *s, const vec3 at, float lift_y)
+{
+    kcc_transform t = kcc_transform_identity();
+    t.position[0] = at[0] + 5.0f;
+    t.position[1] = at[1] + lift_y;
+    t.position[2] = at[2];
+    assert_int_equal(kcc_world_move_body(s->world, s->lift_id, &t), KCC_OK);
+    assert_int_equal(kcc_world_set_displacement(s->world, s->walker, (vec3){0, -0.01f, 0.05f}), KCC_OK);
+    assert_int_equal(kcc_world_set_displacement(s->world, s->rider, (vec3){0, -0.01f, 0}), KCC_OK);
+    assert_int_equal(kcc_world_set_displacement(s->world, s->sitter, (vec3){0, -0.01f, 0}), KCC_OK);
+    assert_int_equal(kcc_world_step(s->world), KCC_OK);
+    const kcc_sensor_event *events;
+    return kcc_world_sensor_events(s->world, &events, NULL);
+}
+
+/* Whether character id's box, shrunk by the tolerance, overlaps a body. */
+static bool character_overlaps_a_body(const kcc_world *w, uint32_t id)
+{
+    const kcc_character_state st = state_of(w, id, NULL);
+    const kcc_character_desc d = player_desc();
+    vec3 box[2];
+    for (int k = 0; k < 3; ++k) {
+        box[0][k] = st.position[k] - d.half_extents[k] + KCC_PENETRATION_TOLERANCE;
+        box[1][k] = st.position[k] + d.half_extents[k] - KCC_PENETRATION_TOLERANCE;
+    }
+    return kcc_world_overlap_aabb(w, (const vec3 *)box, KCC_LAYERS_ALL, NULL, 0) > 0;
+}
+
+/* A world 10 km out shifted back to the origin: every body's pose (its start and its pending
+ * target too) and every character's position move by exactly -origin (the subtraction of a
+ * nearby origin is exact), the characters keep their ground, queries answer in the new frame,
+ * and play goes on: the lift reaches the target set before the shift carrying its rider, the
+ * walker walks on clear of the level, and the character standing in the sensor neither leaves
+ * nor enters it again. */
+static void shifting_the_origin_moves_everything_and_play_goes_on(void **state)
+{
+    (void)state;
+    const vec3 far = {10000.0f, 500.0f, -10000.0f}, zero = {0.0f, 0.0f, 0.0f};
+    far_scene s = far_scene_make(far);
+    for (int f = 1; f <= 10; ++f)
+        far_scene_step(&s, far, 0.05f * (float)f);
+    const uint32_t ids[3] = {s.rider, s.walker, s.sitter};
+    kcc_character_state before[3];
+    kcc_move_result before_result[3];
+    for (int i = 0; i < 3; ++i)
+        before[i] = state_of(s.world, ids[i], &before_result[i]);
+    kcc_transform pose_before, start_before;
+    assert_int_equal(kcc_world_get_body_transform(s.world, s.lift_id, &pose_before, &start_before), KCC_OK);
+    kcc_transform lift_target = kcc_transform_identity();
+    lift_target.position[0] = far[0] + 5.0f;
+    lift_target.position[1] = far[1] + 0.55f;
+    lift_target.position[2] = far[2];
+    assert_int_equal(kcc_world_move_body(s.world, s.lift_id, &lift_target), KCC_OK);
+    assert_int_equal(kcc_world_shift_origin(s.world, far), KCC_OK);
+    for (int i = 0; i < 3; ++i) {
+        kcc_move_result r;
+        const kcc_character_state now = state_of(s.world, ids[i], &r);
+        for (int k = 0; k < 3; ++k)
+            assert_true((double)now.position[k] == (double)before[i].position[k] - (double)far[k]);
+        assert_true(now.on_ground && before[i].on_ground && now.ground_body == before[i].ground_body);
+        assert_true((double)r.ground_height == (double)before_result[i].ground_height - (double)far[1]);
+    }
+    kcc_transform pose, start;
+    assert_int_equal(kcc_world_get_body_transform(s.world, s.lift_id, &pose, &start), KCC_OK);
+    for (int k = 0; k < 3; ++k) {
+        assert_true((double)pose.position[k] == (double)pose_before.position[k] - (double)far[k]);
+        assert_true((double)start.position[k] == (double)start_before.position[k] - (double)far[k]);
+    }
+    assert_true(pose.position[0] == 5.0f && pose.position[2] == 0.0f);
+    kcc_world_hit hit;
+    const kcc_character_state walker = state_of(s.world, s.walker, NULL);
+    assert_true(kcc_world_raycast(s.world, (vec3){walker.position[0], 10, walker.position[2]},
+                                  (vec3){0, -1, 0}, 20.0f, &hit));
+    assert_true(hit.body == s.floor_id && hit.t == 10.0f && hit.point[1] == 0.0f);
+    assert_int_equal(kcc_world_step(s.world), 0); /* to the target set before the shift */
+    assert_int_equal(kcc_world_get_body_transform(s.world, s.lift_id, &pose, NULL), KCC_OK);
+    for (int k = 0; k < 3; ++k)
+        assert_true((double)pose.position[k] == (double)lift_target.position[k] - (double)far[k]);
+    for (int f = 12; f <= 40; ++f) {
+        assert_int_equal(far_scene_step(&s, zero, 0.05f * (float)f), 0);
+        kcc_move_result r;
+        const kcc_character_state rider = state_of(s.world, s.rider, &r);
+        assert_true(rider.on_ground && rider.ground_body == s.lift_id);
+        assert_true(fabsf(rider.position[1] - player_desc().half_extents[1] - (0.05f * (float)f + 0.5f)) < 0.01f);
+        for (int i = 0; i < 3; ++i)
+            assert_false(character_overlaps_a_body(s.world, ids[i]));
+    }
+    assert_true(state_of(s.world, s.walker, NULL).position[2] > walker.position[2] + 1.0f);
+    far_scene_free(&s);
+}
+
+/* A shift is refused, with nothing moved, when it is not finite, or when a position would pass
+ * KCC_WORLD_MAX_POSITION (a body at -9e17 shifted by +5e17). */
+static void shifting_the_origin_refuses_bad_input(void **state)
+{
+    (void)state;
+    const vec3 at = {-9e17f, 0.0f, 0.0f};
+    far_scene s = far_scene_make((vec3){0, 0, 0});
+    kcc_body_desc bd = kcc_body_default_desc();
+    glm_vec3_copy((float *)at, bd.transform.position);
+    uint32_t distant;
+    assert_int_equal(kcc_world_add_body(s.world, s.floor, &bd, &distant), KCC_OK);
+    assert_int_equal(kcc_world_shift_origin(NULL, at), KCC_ERR_NULL_ARGUMENT);
+    assert_int_equal(kcc_world_shift_origin(s.world, NULL), KCC_ERR_NULL_ARGUMENT);
+    assert_int_equal(kcc_world_shift_origin(s.world, (vec3){NAN, 0, 0}), KCC_ERR_NON_FINITE);
+    assert_int_equal(kcc_world_shift_origin(s.world, (vec3){0, INFINITY, 0}), KCC_ERR_NON_FINITE);
+    assert_int_equal(kcc_world_shift_origin(s.world, (vec3){5e17f, 0, 0}), KCC_ERR_BAD_DESC);
+    kcc_transform pose;
+    assert_int_equal(kcc_world_get_body_transform(s.world, s.lift_id, &pose, NULL), KCC_OK);
+    assert_true(pose.position[0] == 5.0f);
+    assert_int_equal(kcc_world_get_body_transform(s.world, distant, &pose, NULL), KCC_OK);
+    assert_true(pose.position[0] == at[0]);
+    assert_true(state_of(s.world, s.rider, NULL).position[0] == 5.0f);
+    far_scene_free(&s);
+}
+
 /* The contacts of a step name the ground first, then a mover that pushed, then what the move ran
  * into: a wall (its body, triangle and normal) and another character. */
 static void contacts_name_the_ground_the_pushers_walls_and_characters(void **state)
@@ -875,6 +1037,8 @@ int test_group_world_step(void)
         cmocka_unit_test(world_step_is_the_same_for_any_workers),
         cmocka_unit_test(sensors_list_who_enters_and_leaves),
         cmocka_unit_test(contacts_name_the_ground_the_pushers_walls_and_characters),
+        cmocka_unit_test(shifting_the_origin_moves_everything_and_play_goes_on),
+        cmocka_unit_test(shifting_the_origin_refuses_bad_input),
     };
     return KCC_RUN_GROUP("world_step", tests);
 }

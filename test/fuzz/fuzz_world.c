@@ -165,6 +165,29 @@ static void op_move(model *m, reader *r, bool teleport)
     CHECK(got == want);
 }
 
+/* kcc_world_shift_origin: a NaN or infinite origin is refused; an accepted shift moves every body
+ * by exactly the float subtraction; a refused one (a position beyond KCC_WORLD_MAX_POSITION, too
+ * many pieces) moves nothing. */
+static void op_shift(model *m, reader *r)
+{
+    const kcc_transform t = read_transform(r);
+    kcc_transform before[CAPACITY];
+    for (uint32_t b = 0; b < m->live_count; ++b)
+        CHECK(kcc_world_get_body_transform(m->world, m->live[b].id, &before[b], NULL) == KCC_OK);
+    const kcc_status got = kcc_world_shift_origin(m->world, t.position);
+    const bool finite = isfinite(t.position[0]) && isfinite(t.position[1]) && isfinite(t.position[2]);
+    CHECK(finite ? (got == KCC_OK || got == KCC_ERR_BAD_DESC || got == KCC_ERR_TOO_LARGE)
+                 : got == KCC_ERR_NON_FINITE);
+    for (uint32_t b = 0; b < m->live_count; ++b) {
+        kcc_transform now;
+        CHECK(kcc_world_get_body_transform(m->world, m->live[b].id, &now, NULL) == KCC_OK);
+        for (int k = 0; k < 3; ++k) {
+            const float want = got == KCC_OK ? before[b].position[k] - t.position[k] : before[b].position[k];
+            CHECK(now.position[k] == want);
+        }
+    }
+}
+
 /* The placed corners of body b's triangle i. */
 static bool placed_triangle(const model *m, const model_body *b, uint32_t i, vec3 out[3])
 {
@@ -330,13 +353,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     d.broadphase = (kcc_broadphase_kind)(byte(&r) % 3);
     if (m.mesh_count > 0 && kcc_world_create(&d, &m.world) == KCC_OK) {
         for (int op = 0; op < MAX_OPS && r.n > 0; ++op) {
-            switch (byte(&r) % 8) {
+            switch (byte(&r) % 9) {
             case 0: case 1: op_add(&m, &r); break;
             case 2: op_remove(&m, &r); break;
             case 3: op_move(&m, &r, false); break;
             case 4: op_move(&m, &r, true); break;
             case 5: CHECK(kcc_world_step(m.world) == KCC_OK); break;
             case 6: op_overlap(&m, &r); op_sweep(&m, &r); break;
+            case 7: op_shift(&m, &r); break;
             default: op_ray(&m, &r); break;
             }
         }
