@@ -346,8 +346,9 @@ $(BUILD)/kcc-demo: demo/main.c demo/viewer.c $(DEMO_CORE) $(DEMO_HDR) $(BUILD)/l
 # The pictures of docs/controller.md, drawn from real moves (kcc_character_move_debug) by the demo's
 # renderer: `make docs-images` rewrites docs/img/scheme_*.png (not part of `make test`; the program
 # is built by `make` / `make tools`, so it keeps compiling).
-$(BUILD)/kcc-docs-images: demo/docs_images.c demo/raster.c $(DEMO_HDR) $(BUILD)/libkcc.a
-	$(CC) $(CFLAGS_ALL) -Idemo demo/docs_images.c demo/raster.c $(BUILD)/libkcc.a -o $@ -lpng $(LDLIBS_ALL)
+DOCS_IMAGES_SRC = demo/docs_images.c demo/docs_images_world.c demo/raster.c
+$(BUILD)/kcc-docs-images: $(DOCS_IMAGES_SRC) demo/docs_images.h $(DEMO_HDR) $(BUILD)/libkcc.a
+	$(CC) $(CFLAGS_ALL) -Idemo $(DOCS_IMAGES_SRC) $(BUILD)/libkcc.a -o $@ -lpng $(LDLIBS_ALL)
 docs-images: $(BUILD)/kcc-docs-images
 	$(BUILD)/kcc-docs-images docs/img
 

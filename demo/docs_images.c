@@ -1,16 +1,15 @@
-/* demo/docs_images.c: kcc-docs-images, the pictures of docs/controller.md. Builds a tiny scene inline
+/* demo/docs_images.c: kcc-docs-images, the pictures of docs/controller.md (and, through
+ * docs_images_world.c, of docs/world.md) and the drawing helpers they share. Builds a tiny scene inline
  * for each key situation of the move (edge rays on a step, the upper box at a ledge, a slide along an
  * averaged normal, a funnel), moves a character there with kcc_character_move_debug, and draws what
  * the move computed (rays, contacts, averaged normal, slide, p1/p4, the result) with the demo's
  * software renderer, so the pictures show the library as it is. `make docs-images` runs it. */
-#include "raster.h"
+#include "docs_images.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#define IMG_W 640
-#define IMG_H 400
 
 /* ------------------------------------------------------------------ scenes */
 
@@ -70,19 +69,15 @@ static bool scene_build(scene *s)
 
 /* ------------------------------------------------------------------ drawing */
 
-static const uint8_t C_TEXT[3] = {235, 238, 242}, C_DIM[3] = {170, 176, 186};
-static const uint8_t C_BEFORE[3] = {150, 156, 170}, C_AFTER[3] = {255, 214, 64};
-static const uint8_t C_WALK[3] = {60, 230, 90}, C_STEEP[3] = {255, 150, 30}, C_MISS[3] = {120, 120, 120};
-static const uint8_t C_NORMAL[3] = {40, 235, 235}, C_SLIDE[3] = {255, 70, 220}, C_P1[3] = {110, 170, 255};
-static const uint8_t C_CONTACT[3] = {255, 120, 40}, C_BAND[3] = {255, 120, 40};
+const uint8_t C_TEXT[3] = {235, 238, 242}, C_DIM[3] = {170, 176, 186};
+const uint8_t C_BEFORE[3] = {150, 156, 170}, C_AFTER[3] = {255, 214, 64};
+const uint8_t C_WALK[3] = {60, 230, 90}, C_STEEP[3] = {255, 150, 30}, C_MISS[3] = {120, 120, 120};
+const uint8_t C_NORMAL[3] = {40, 235, 235}, C_SLIDE[3] = {255, 70, 220}, C_P1[3] = {110, 170, 255};
+const uint8_t C_CONTACT[3] = {255, 120, 40}, C_BAND[3] = {255, 120, 40};
 
-typedef struct picture {
-    raster_image img;
-    raster_view  view;
-    int          legend_y;   /* pixels: the next legend line */
-} picture;
 
-static bool picture_begin(picture *p, const scene *s, const float frame[2][3], float yaw, float pitch)
+bool picture_begin(picture *p, const float *positions, uint32_t tri_count, const float frame[2][3],
+                   float yaw, float pitch)
 {
     const uint8_t bg[3] = {28, 31, 38};
     if (raster_image_init(&p->img, IMG_W, IMG_H, bg) != KCC_OK)
@@ -96,26 +91,26 @@ static bool picture_begin(picture *p, const scene *s, const float frame[2][3], f
     }
     for (int i = 0; i < 3; ++i)
         p->view.light[i] = light[i] / sqrtf(ll);
-    raster_draw_mesh(&p->img, &p->view, &s->pos[0][0], NULL, s->tri_count);
+    raster_draw_mesh(&p->img, &p->view, positions, NULL, tri_count);
     raster_outline(&p->img, 0.15f);
     p->legend_y = IMG_H - 14;
     return true;
 }
 
-static void label(picture *p, const float at[3], int dx, int dy, const char *text, const uint8_t rgb[3])
+void label(picture *p, const float at[3], int dx, int dy, const char *text, const uint8_t rgb[3])
 {
     float sp[3];
     raster_project(&p->view, at, sp);
     raster_draw_text(&p->img, (int)sp[0] + dx, (int)sp[1] + dy, text, rgb, 1);
 }
 
-static void dot(picture *p, const float at[3], const uint8_t rgb[3])
+void dot(picture *p, const float at[3], const uint8_t rgb[3])
 {
     raster_draw_line(&p->img, &p->view, at, at, rgb, 7);
 }
 
 /* A line from `from` along `dir` (m) with a head drawn in the picture's plane. */
-static void arrow(picture *p, const float from[3], const float dir[3], const uint8_t rgb[3])
+void arrow(picture *p, const float from[3], const float dir[3], const uint8_t rgb[3])
 {
     float to[3], len = sqrtf(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
     if (!(len > 1e-6f))
@@ -138,7 +133,7 @@ static void arrow(picture *p, const float from[3], const float dir[3], const uin
     }
 }
 
-static void box_at(const kcc_character_desc *d, const float centre[3], float out[2][3])
+void box_at(const kcc_character_desc *d, const float centre[3], float out[2][3])
 {
     for (int i = 0; i < 3; ++i) {
         out[0][i] = centre[i] - d->half_extents[i];
@@ -146,7 +141,7 @@ static void box_at(const kcc_character_desc *d, const float centre[3], float out
     }
 }
 
-static void title(picture *p, const char *text, const char *sub)
+void title(picture *p, const char *text, const char *sub)
 {
     raster_draw_text(&p->img, 12, 10, text, C_TEXT, 2);
     if (sub)
@@ -154,7 +149,7 @@ static void title(picture *p, const char *text, const char *sub)
 }
 
 /* Legend lines stack upwards from the bottom-left corner: a colour swatch and its meaning. */
-static void legend(picture *p, const uint8_t rgb[3], const char *text)
+void legend(picture *p, const uint8_t rgb[3], const char *text)
 {
     raster_draw_text(&p->img, 14, p->legend_y, "#", rgb, 1);
     for (int y = p->legend_y; y < p->legend_y + 9; ++y)
@@ -164,7 +159,7 @@ static void legend(picture *p, const uint8_t rgb[3], const char *text)
     p->legend_y -= 14;
 }
 
-static bool picture_end(picture *p, const char *dir, const char *name)
+bool picture_end(picture *p, const char *dir, const char *name)
 {
     char path[1024];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -513,7 +508,7 @@ static bool make_picture(const situation *sit, const char *dir)
     if (!scene_build(&s))
         return false;
     picture p;
-    bool ok = picture_begin(&p, &s, sit->frame, sit->yaw, sit->pitch);
+    bool ok = picture_begin(&p, &s.pos[0][0], s.tri_count, sit->frame, sit->yaw, sit->pitch);
     if (ok) {
         sit->draw(&s, &p);
         ok = picture_end(&p, dir, sit->file);
@@ -526,11 +521,13 @@ int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "docs/img";
     if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-        fprintf(stderr, "usage: kcc-docs-images [DIR]   (writes DIR/scheme_*.png; default docs/img)\n");
+        fprintf(stderr, "usage: kcc-docs-images [DIR]   (writes DIR/scheme_*.png and DIR/world_*.png; default "
+                        "docs/img)\n");
         return 2;
     }
     bool ok = true;
     for (size_t i = 0; i < sizeof(situations) / sizeof(situations[0]); ++i)
         ok = make_picture(&situations[i], dir) && ok;
+    ok = make_world_pictures(dir) && ok;
     return ok ? 0 : 1;
 }
