@@ -676,6 +676,28 @@ static void world_queries_match_brute_force_on_split_generated_levels(void **sta
     free(soup);
 }
 
+/* The same 10 km from the origin (docs/collide.md, "Far from the origin"): the arena's triangles
+ * moved out, split and placed by transforms out there; every answer still as brute force over the
+ * placed triangles, exactly, and over the original ones within the tolerance that grows with the
+ * coordinates' size. */
+static void world_queries_match_brute_force_10_km_out(void **state)
+{
+    (void)state;
+    kcc_level level;
+    char err[128];
+    assert_int_equal(kcc_level_generate("arena seed=4 size=24", &level, err, sizeof err), KCC_OK);
+    float *tris = level_soup(&level);
+    static const float out[3] = {10000.0f, 0.0f, -10000.0f};
+    for (uint32_t i = 0; i < 9 * level.triangle_count; ++i)
+        tris[i] += out[i % 3];
+    split_world sw;
+    split_world_make(&sw, tris, level.triangle_count, 14);
+    check_split_world(&sw, 140, 80);
+    split_world_free(&sw);
+    free(tris);
+    kcc_level_free(&level);
+}
+
 static void world_queries_match_brute_force_on_the_split_shared_level(void **state)
 {
     (void)state;
@@ -957,6 +979,7 @@ int test_group_world_query(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(world_queries_match_brute_force_on_split_generated_levels),
         cmocka_unit_test(world_queries_match_brute_force_on_the_split_shared_level),
+        cmocka_unit_test(world_queries_match_brute_force_10_km_out),
         cmocka_unit_test(world_queries_follow_kinematic_bodies_on_scripted_paths),
         cmocka_unit_test(world_queries_skip_removed_bodies_on_stale_and_rebuilt_trees),
         cmocka_unit_test(world_queries_break_ties_by_the_lowest_body_slot),
