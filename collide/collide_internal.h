@@ -161,9 +161,10 @@ typedef struct kcc_tri {
 } kcc_tri;
 _Static_assert(sizeof(kcc_tri) == 36, "triangle record must be 36 bytes");
 
-/// A triangle's plane, in leaf order beside its corners: the unit normal as wound (the cross product
-/// (b - a) x (c - a) in float, divided by its float length, or by its length in double when the
-/// float one underflows) and d = n . a. All zero only for triangles the tree does not hold.
+/// A triangle's plane: the unit normal as wound (the cross product (b - a) x (c - a) in float,
+/// divided by its float length, or by its length in double when the float one underflows) and
+/// d = n . a (kcc_tri_plane). The mesh does not store them: a character's cache computes them as
+/// it copies triangles in, the same bits every time.
 typedef struct kcc_plane {
     float n[3];
     float d;
@@ -197,7 +198,6 @@ struct kcc_mesh {
     size_t          block_bytes;   ///< bytes of the single allocation holding everything
     kcc_node4      *quads;         ///< quad_count groups; none when the mesh has no live triangle
     kcc_tri        *tris;          ///< slot_count triangles: the tree's first, degenerate last
-    kcc_plane      *planes;        ///< their planes, same order
     uint32_t       *tri_id;        ///< slot -> input index (slot_count entries)
     uint32_t       *tri_slot;      ///< input index -> slot (triangle_count entries); a duplicate's
                                    ///< is its representative's

@@ -28,11 +28,12 @@ static void mesh_fetch(const kcc_local_source *src, const uint32_t *handles, uin
     const kcc_mesh *mesh = src->owner;
     for (uint32_t j = 0; j < n; ++j) {
         const uint32_t slot = handles[j];
-        const kcc_plane *plane = &mesh->planes[slot];
+        kcc_plane plane; /* computed here, not stored: 16 bytes a triangle saved (docs/collide.md) */
+        kcc_tri_plane(&mesh->tris[slot], &plane);
         kcc_local_tri *tri = &out[j];
         memcpy(tri->v, mesh->tris[slot].v, sizeof tri->v);
-        memcpy(tri->n, plane->n, sizeof tri->n);
-        tri->d = plane->d;
+        memcpy(tri->n, plane.n, sizeof tri->n);
+        tri->d = plane.d;
         tri->index = mesh->tri_id[slot];
     }
 }
@@ -63,7 +64,9 @@ static bool mesh_triangle(const kcc_local_source *src, uint32_t id, vec3 out_cor
 static void mesh_face_normal(const kcc_local_source *src, uint32_t id, vec3 out)
 {
     const kcc_mesh *mesh = src->owner;
-    memcpy(out, mesh->planes[mesh->tri_slot[id]].n, sizeof(vec3));
+    kcc_plane plane;
+    kcc_tri_plane(&mesh->tris[mesh->tri_slot[id]], &plane);
+    memcpy(out, plane.n, sizeof(vec3));
 }
 
 static const kcc_local_source_ops mesh_source_ops = {

@@ -249,8 +249,7 @@ typedef struct mesh_sizes {
 } mesh_sizes;
 
 /* The mesh's single block: the struct, quad_count groups, then the stored triangles, the two index
- * maps, the duplicate lists (when there are duplicates) and the planes. NULL when the allocator
- * fails. */
+ * maps and the duplicate lists (when there are duplicates). NULL when the allocator fails. */
 static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint32_t quad_count)
 {
     const uint64_t off_quads = round_up(sizeof(kcc_mesh));
@@ -259,8 +258,7 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     const uint64_t off_slot = off_id + (uint64_t)sz->slots * sizeof(uint32_t);
     const uint64_t off_first = off_slot + (uint64_t)sz->triangles * sizeof(uint32_t);
     const uint64_t dup_words = sz->dups ? (uint64_t)sz->tree + 1u + sz->dups : 0u;
-    const uint64_t off_planes = round_up(off_first + dup_words * sizeof(uint32_t));
-    const uint64_t total = off_planes + (uint64_t)sz->slots * sizeof(kcc_plane);
+    const uint64_t total = round_up(off_first + dup_words * sizeof(uint32_t));
     char *block = al->alloc((size_t)total, BLOCK_ALIGN, al->user);
     if (!block)
         return NULL;
@@ -276,7 +274,6 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
         m->dup_first = (uint32_t *)(block + off_first);
         m->dup_ids = m->dup_first + sz->tree + 1;
     }
-    m->planes = (kcc_plane *)(block + off_planes);
     m->triangle_count = sz->triangles;
     m->slot_count = sz->slots;
     m->tree_triangles = sz->tree;
@@ -285,7 +282,7 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     return m;
 }
 
-/* The four-wide groups, the tree's triangles in leaf order with their planes and index maps, the
+/* The four-wide groups, the tree's triangles in leaf order with their index maps, the
  * node count and the bounds, from the binary tree over the representatives' prims. */
 static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc *desc,
                       size_t stride)
@@ -305,7 +302,6 @@ static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc 
         load_triangle(desc, stride, t, m->tris[s].v);
         m->tri_id[s] = t;
         m->tri_slot[t] = s;
-        kcc_tri_plane(&m->tris[s], &m->planes[s]);
     }
 }
 
@@ -345,7 +341,6 @@ static void fill_degenerate(kcc_mesh *m, const kcc_mesh_desc *desc, size_t strid
         load_triangle(desc, stride, t, m->tris[slot].v);
         m->tri_id[slot] = t;
         m->tri_slot[t] = slot;
-        memset(&m->planes[slot], 0, sizeof m->planes[slot]);
         ++slot;
     }
 }

@@ -164,7 +164,7 @@ static void placed_local_tri(const kcc_body *b, uint32_t s, kcc_local_tri *out)
     kcc_plane plane;
     if (placed_at_identity(b)) {
         memcpy(out->v, mesh->tris[s].v, sizeof out->v);
-        plane = mesh->planes[s];
+        kcc_tri_plane(&mesh->tris[s], &plane);
     } else {
         kcc_tri placed;
         kcc_body_corners(b, s, placed.v);

@@ -1746,7 +1746,6 @@ static kcc_mesh *mesh_copy(const kcc_mesh *m)
     const char *base = (const char *)m;
     c->quads = (kcc_node4 *)(void *)(block + ((const char *)m->quads - base));
     c->tris = (kcc_tri *)(void *)(block + ((const char *)m->tris - base));
-    c->planes = (kcc_plane *)(void *)(block + ((const char *)m->planes - base));
     c->tri_id = (uint32_t *)(void *)(block + ((const char *)m->tri_id - base));
     c->tri_slot = (uint32_t *)(void *)(block + ((const char *)m->tri_slot - base));
     if (m->dup_first) {
