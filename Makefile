@@ -319,7 +319,7 @@ run: lib tools
 # also runs the headless showcase (demo-check). `make levels` fetches Debian's openarena-081-maps with
 # apt-get download (no root needed) and imports its maps into $(BUILD)/levels. `make run`: see README.
 DEPS_DEMO     = libglfw3-dev libgl-dev libpng-dev xvfb unzip
-DEMO_CORE     = demo/q3bsp.c demo/raster.c demo/app.c
+DEMO_CORE     = demo/q3bsp.c demo/raster.c demo/app.c demo/game.c demo/game_movers.c
 DEMO_HDR      = $(wildcard demo/*.h)
 DEMO_LEVELS   = $(BUILD)/levels
 .PHONY: tools levels demo-check deps-demo docs-images
