@@ -201,7 +201,6 @@ static void free_centre(const game *g, const float feet[3], vec3 out)
     out[0] = feet[0];
     out[1] = feet[1] + lift;
     out[2] = feet[2];
-    if (getenv("SOAKDBG")) fprintf(stderr, "no free place at %g %g %g\n", feet[0], feet[1], feet[2]);
 }
 
 /* Puts character c in the world standing at feet, or the nearest free place (a new world id). */
@@ -242,6 +241,20 @@ kcc_status game_add_character(game *g, const float feet[3], bool bot, uint32_t *
     return KCC_OK;
 }
 
+void game_remove_character(game *g, uint32_t index)
+{
+    if (!g || index >= g->character_count)
+        return;
+    game_character *c = &g->characters[index];
+    g->character_of_slot[slot_of(c->id)] = 0;
+    kcc_world_remove_character(g->world, c->id);
+    uint32_t last = --g->character_count;
+    if (index != last) {
+        *c = g->characters[last];
+        g->character_of_slot[slot_of(c->id)] = index + 1;
+    }
+}
+
 void game_set_input(game *g, uint32_t index, const demo_input *in)
 {
     if (!g || !in || index >= g->character_count)
@@ -275,16 +288,14 @@ void game_character_launch(game *g, uint32_t index, const float target[3])
     kcc_character_state st;
     float v[3];
     if (kcc_world_get_character(g->world, c->id, &st, NULL) != KCC_OK ||
-        !game_aim_at(st.position, target, g->desc.gravity, v))
+        !game_aim_at(st.position, target, g->desc.gravity, g->dt, v))
         return;
-    if (getenv("SOAKDBG")) fprintf(stderr, "launch char %u from %g %g %g to %g %g %g v %g %g %g t=%g\n", index, st.position[0], st.position[1], st.position[2], target[0], target[1], target[2], v[0], v[1], v[2], g->time);
     memcpy(c->velocity, v, sizeof(v));
     memcpy(c->launch_target, target, sizeof(c->launch_target));
     c->ballistic = true;
     c->in_flight = true;
+    c->flight_blocked = false;
     c->apex_distance = NAN;
-    c->launches++;
-    g->stats.launches++;
 }
 
 void game_character_teleport(game *g, uint32_t index, const float feet[3], const float velocity[3])
@@ -295,6 +306,7 @@ void game_character_teleport(game *g, uint32_t index, const float feet[3], const
     memcpy(c->velocity, velocity, sizeof(c->velocity));
     c->ballistic = velocity[0] != 0.0f || velocity[2] != 0.0f;
     c->in_flight = false;
+    c->pad = 0;
     c->id = 0;
     place(g, index, feet);
 }
@@ -388,8 +400,8 @@ static void character_after(game *g, game_character *c)
             c->velocity[2] -= into * r.wall_normal[2];
         }
     }
-    if (getenv("SOAKDBG") && c->in_flight && (r.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING | KCC_MOVE_ON_GROUND)))
-        fprintf(stderr, "flight char %u flags %x pos %g %g %g n %g %g %g body %u t=%g\n", (unsigned)(c - g->characters), r.flags, st.position[0], st.position[1], st.position[2], r.wall_normal[0], r.wall_normal[1], r.wall_normal[2], st.ground_body, g->time);
+    if (c->in_flight && (r.flags & (KCC_MOVE_HIT_WALL | KCC_MOVE_HIT_CEILING)))
+        c->flight_blocked = true;
     bool crushed = (r.flags & KCC_MOVE_CRUSHED) != 0;
     g->stats.crushed += crushed;
     touch_movers(g, c, &st, crushed && g->desc.crush == GAME_CRUSH_REVERSE);
@@ -429,6 +441,7 @@ void game_step(game *g, float dt)
     if (!g || !(dt > 0.0f))
         return;
     g->time += dt;
+    g->dt = dt;
     game_movers_advance(g, dt);
     for (uint32_t i = 0; i < g->character_count; ++i)
         character_prepare(g, &g->characters[i], dt);

@@ -92,6 +92,9 @@ typedef struct game_trigger {
     uint32_t  mover;              ///< door and plat triggers: the mover they drive
     char      target_name[64];    ///< trigger_multiple: what it fires
     float     wait, cooldown;     ///< s: trigger_multiple's refire delay and what is left of it
+                                  ///< (every trigger's box is its brushes' bounds grown by one unit: Quake 3
+                                  ///< touches triggers with the player's box grown so, so standing on one
+                                  ///< touches it)
     uint32_t  inside;             ///< characters inside it now
 } game_trigger;
 
@@ -116,6 +119,9 @@ typedef struct game_character {
     uint32_t deaths;
     uint32_t launches;            ///< jump pads that launched it
     uint32_t teleports;           ///< teleporters that moved it
+    uint32_t pad;                 ///< the jump pad it is inside: trigger index + 1 (0: none); re-aimed
+                                  ///< every step while inside, as Quake 3 sets the velocity every frame
+    bool     flight_blocked;      ///< the flight met a wall or a ceiling before its apex
     bool     in_flight;           ///< launched, its apex not reached yet (a teleport ends the flight)
     float    launch_target[3];    ///< m: the last launch's target
     float    apex_distance;       ///< m: horizontal distance from the target at the last launch's apex
@@ -162,6 +168,7 @@ typedef struct game {
     uint32_t        spawn_count;
     game_desc       desc;
     float           time;                ///< s since creation
+    float           dt;                  ///< s, the last step's length
     uint32_t        rng;
     game_stats      stats;
 } game;
@@ -178,6 +185,8 @@ void game_destroy(game *g);
 
 /// Adds a character standing at `feet` (m). KCC_ERR_TOO_LARGE when character_capacity are in.
 kcc_status game_add_character(game *g, const float feet[3], bool bot, uint32_t *out_index);
+/// Removes a character; the last one takes its index.
+void game_remove_character(game *g, uint32_t index);
 /// Sets a character's controls from the demo's input (walk or run along yaw, jump).
 void game_set_input(game *g, uint32_t index, const demo_input *in);
 /// One step of dt seconds: the movers' rules, the characters' displacements, kcc_world_step, then
@@ -185,7 +194,9 @@ void game_set_input(game *g, uint32_t index, const demo_input *in);
 void game_step(game *g, float dt);
 /// What game_soak measured on one map.
 typedef struct game_soak_report {
-    uint32_t steps, characters;
+    uint32_t steps;              ///< steps run
+    uint32_t characters;         ///< riders and bots (jumpers come and go)
+    uint32_t pad_waves;          ///< waves the jumpers were launched in
     uint32_t lifts;              ///< plats with a rider placed on them
     uint32_t lifts_ridden;       ///< of those, riders carried to the top (feet within GAME_LIFT_TOLERANCE
                                  ///< of it, the plat their ground body, the plat at pos2)
@@ -193,6 +204,8 @@ typedef struct game_soak_report {
     uint32_t pads_launched;      ///< of those, jumpers that were launched and reached their apex
     uint32_t pads_teleported;    ///< of those, jumpers whose arc ran into a teleporter before its apex
     uint32_t pads_on_target;     ///< of those, apexes within a character's width (horizontally) of the target
+    uint32_t pads_blocked;       ///< of the launched, flights that met a wall or a ceiling before the apex
+    uint32_t pads_clear_missed;  ///< of the launched, flights that met nothing and still missed the target
     float    worst_pad_distance; ///< m: the largest apex distance from its target
     uint32_t worst_pad_entity;   ///< that pad's entity
     uint32_t worst_lift_entity;  ///< a lift not ridden to its top (UINT32_MAX: none)
@@ -203,8 +216,10 @@ typedef struct game_soak_report {
     game_stats stats;            ///< escapes are stats.fell
 } game_soak_report;
 
-/// The movers soak of one map: a game with a rider on every plat, a jumper standing on every jump pad
-/// and `bots` wanderers, run for `steps` steps at DEMO_DT, checked every step (docs/demo.md).
+/// The movers soak of one map: a game with a rider on every plat and `bots` wanderers, run for at least
+/// `steps` steps at DEMO_DT and until every jump pad has launched a jumper placed at its centre (in
+/// waves of pads whose flights cannot meet: characters are solid to each other), checked every
+/// step (docs/demo.md).
 kcc_status game_soak(const q3bsp_map *map, uint32_t steps, uint32_t bots, game_soak_report *out, char *err,
                      size_t err_size);
 
@@ -227,10 +242,14 @@ void game_fire_targets(game *g, const char *name);
 /// Turns a door, plat or button on its way back (a blocked mover, GAME_CRUSH_REVERSE); false
 /// when the mover is of another kind, a crusher, or at rest.
 bool game_mover_reverse(game *g, uint32_t mover);
-/// The velocity (m/s) that carries a point at `from` to the apex `to` under gravity g (m/s^2):
-/// Quake 3's AimAtTarget: time t = sqrt(2 h / g) to climb h = to.y - from.y, horizontal distance / t,
-/// vertical g t. False (out untouched) when `to` is not above `from`.
-bool game_aim_at(const float from[3], const float to[3], float gravity, float out[3]);
+/// The velocity (m/s) that carries a point at `from` to the apex `to` under gravity (m/s^2), stepped as
+/// the game steps characters (each step: velocity.y -= gravity dt, then the move by velocity dt):
+/// Quake 3's AimAtTarget (climb h = to.y - from.y in t = sqrt(2 h / gravity), horizontal distance / t)
+/// made exact for the fixed step: n = max(1, round(t / dt)) steps, horizontal distance / (n dt), and
+/// the vertical speed h / (n dt) + gravity dt (n + 1) / 2 that climbs exactly h in n steps, after
+/// which the vertical speed is no longer positive (the apex, right above or at `to`).
+/// False (out untouched) when `to` is not above `from` or gravity or dt is not positive.
+bool game_aim_at(const float from[3], const float to[3], float gravity, float dt, float out[3]);
 /// The mover index of a body (from its user data), UINT32_MAX when it is no mover.
 uint32_t game_mover_of_body(const game *g, uint32_t body);
 /// The trigger index of a body, UINT32_MAX when it is no trigger.
@@ -242,7 +261,8 @@ void game_triggers_apply(game *g, float dt);
 
 /// The index in g->characters of a world character id; UINT32_MAX when it is none of them.
 uint32_t game_character_of_id(const game *g, uint32_t id);
-/// Launches a character along the arc whose apex is `target` (game_aim_at from its centre).
+/// Launches a character along the arc whose apex is `target` (game_aim_at from its centre, with the
+/// game's last step length).
 void game_character_launch(game *g, uint32_t index, const float target[3]);
 /// Moves a character to stand at `feet` (removed and added again: the world has no teleport) with
 /// the given velocity (m/s).

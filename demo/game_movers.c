@@ -127,8 +127,11 @@ static kcc_status add_trigger(game *g, game_trigger_kind kind, const float box[2
     memset(t, 0, sizeof(*t));
     t->kind = kind;
     t->mover = UINT32_MAX;
-    memcpy(t->box, box, sizeof(t->box));
-    kcc_status s = box_mesh(box, &t->mesh);
+    for (int k = 0; k < 3; ++k) {
+        t->box[0][k] = box[0][k] - UNIT;
+        t->box[1][k] = box[1][k] + UNIT;
+    }
+    kcc_status s = box_mesh((const float(*)[3])t->box, &t->mesh);
     if (s != KCC_OK)
         return s;
     kcc_body_desc bd = kcc_body_default_desc();
@@ -610,15 +613,16 @@ void game_fire_targets(game *g, const char *name)
             game_mover_use(g, i);
 }
 
-bool game_aim_at(const float from[3], const float to[3], float gravity, float out[3])
+bool game_aim_at(const float from[3], const float to[3], float gravity, float dt, float out[3])
 {
     double height = (double)to[1] - (double)from[1];
-    if (!(height > 0.0) || !(gravity > 0.0f))
+    if (!(height > 0.0) || !(gravity > 0.0f) || !(dt > 0.0f))
         return false;
     double time = sqrt(2.0 * height / (double)gravity);
-    out[0] = (float)(((double)to[0] - (double)from[0]) / time);
-    out[1] = (float)((double)gravity * time);
-    out[2] = (float)(((double)to[2] - (double)from[2]) / time);
+    double steps = fmax(1.0, floor(time / (double)dt + 0.5)), span = steps * (double)dt;
+    out[0] = (float)(((double)to[0] - (double)from[0]) / span);
+    out[1] = (float)(height / span + (double)gravity * (double)dt * (steps + 1.0) * 0.5);
+    out[2] = (float)(((double)to[2] - (double)from[2]) / span);
     return true;
 }
 
@@ -649,8 +653,12 @@ static void trigger_entered(game *g, game_trigger *t, uint32_t trigger, uint32_t
     uint32_t c = game_character_of_id(g, character_id);
     if (c == UINT32_MAX || !t->has_target)
         return;
-    if (t->kind == GAME_TRIGGER_PUSH)
+    if (t->kind == GAME_TRIGGER_PUSH) {
+        g->characters[c].pad = trigger + 1;
+        g->characters[c].launches++;
+        g->stats.launches++;
         game_character_launch(g, c, t->target);
+    }
     else if (t->kind == GAME_TRIGGER_TELEPORT)
         g->characters[c].teleport = trigger + 1;
 }
@@ -681,6 +689,9 @@ void game_triggers_apply(game *g, float dt)
         game_trigger *tr = &g->triggers[t];
         if (!ev[i].entered) {
             tr->inside -= tr->inside > 0;
+            uint32_t c = game_character_of_id(g, ev[i].character);
+            if (c != UINT32_MAX && g->characters[c].pad == t + 1)
+                g->characters[c].pad = 0;
             continue;
         }
         tr->inside++;
@@ -692,4 +703,7 @@ void game_triggers_apply(game *g, float dt)
         if (tr->inside > 0)
             trigger_occupied(g, tr);
     }
+    for (uint32_t c = 0; c < g->character_count; ++c)
+        if (g->characters[c].pad && g->triggers[g->characters[c].pad - 1].has_target)
+            game_character_launch(g, c, g->triggers[g->characters[c].pad - 1].target);
 }
