@@ -223,6 +223,12 @@ typedef struct game_soak_report {
 kcc_status game_soak(const q3bsp_map *map, uint32_t steps, uint32_t bots, game_soak_report *out, char *err,
                      size_t err_size);
 
+/// Runs game_soak on `where` (a .bsp, or a directory holding levels.txt and pkg/maps/NAME.bsp) and
+/// prints a line a map (only the failing ones when quiet) and a total. A map passes with no step over
+/// the penetration tolerance, no fall out of the level, every lift ridden to its top and no clear
+/// flight (one that met no wall or ceiling) missing its target. Returns a DEMO_EXIT_* status.
+int game_soak_levels(const char *where, uint32_t steps, uint32_t bots, bool quiet);
+
 /// The character's world state; false for an index out of range.
 bool game_character_state(const game *g, uint32_t index, kcc_character_state *out_state,
                           kcc_move_result *out_result);

@@ -275,3 +275,88 @@ kcc_status game_soak(const q3bsp_map *map, uint32_t steps, uint32_t bots, game_s
         *out = s.r;
     return st;
 }
+
+/* The verdict on one map: its penetrations, falls, lifts and clear flights (docs/demo.md). */
+static bool soak_passed(const game_soak_report *r)
+{
+    return r->over_tolerance == 0 && r->stats.fell == 0 && r->lifts_ridden == r->lifts && r->pads_clear_missed == 0;
+}
+
+static int soak_one(const char *path, const char *name, uint32_t steps, uint32_t bots, bool quiet,
+                    game_soak_report *total)
+{
+    char err[512];
+    q3bsp_map map;
+    kcc_status s = q3bsp_load_map(path, NULL, &map, NULL, err, sizeof(err));
+    game_soak_report r;
+    if (s == KCC_OK)
+        s = game_soak(&map, steps, bots, &r, err, sizeof(err));
+    q3bsp_map_free(&map);
+    if (s != KCC_OK) {
+        fprintf(stderr, "kcc-demo: soak %s: %s (%s)\n", name, err, kcc_status_str(s));
+        return DEMO_EXIT_ERROR;
+    }
+    bool ok = soak_passed(&r);
+    if (!quiet || !ok)
+        printf("%-16s %s %5u steps, lifts %u/%u ridden, pads %u/%u on target (%u blocked by the level, "
+               "%u into teleporters, %u silent, worst apex %.3f m), max penetration %.5f m, %llu over "
+               "tolerance, %u fell, %u crushed\n",
+               name, ok ? "ok  " : "FAIL", r.steps, r.lifts_ridden, r.lifts, r.pads_on_target, r.pads,
+               r.pads_blocked, r.pads_teleported, r.pads - r.pads_launched - r.pads_teleported,
+               (double)r.worst_pad_distance, (double)r.max_penetration,
+               (unsigned long long)r.over_tolerance, r.stats.fell, r.stats.crushed);
+    total->steps += r.steps;
+    total->lifts += r.lifts;
+    total->lifts_ridden += r.lifts_ridden;
+    total->pads += r.pads;
+    total->pads_launched += r.pads_launched;
+    total->pads_on_target += r.pads_on_target;
+    total->pads_blocked += r.pads_blocked;
+    total->pads_teleported += r.pads_teleported;
+    total->pads_clear_missed += r.pads_clear_missed;
+    total->over_tolerance += r.over_tolerance;
+    total->character_steps += r.character_steps;
+    total->stats.fell += r.stats.fell;
+    total->max_penetration = fmaxf(total->max_penetration, r.max_penetration);
+    total->worst_pad_distance = fmaxf(total->worst_pad_distance, r.worst_pad_distance);
+    return ok ? DEMO_EXIT_OK : DEMO_EXIT_PROBLEM;
+}
+
+int game_soak_levels(const char *where, uint32_t steps, uint32_t bots, bool quiet)
+{
+    game_soak_report total;
+    memset(&total, 0, sizeof(total));
+    size_t n = strlen(where);
+    int rc = DEMO_EXIT_OK, maps = 0;
+    if (n > 4 && strcmp(where + n - 4, ".bsp") == 0) {
+        rc = soak_one(where, where, steps, bots, quiet, &total);
+        maps = 1;
+    } else {
+        char list[1024], line[256], path[1400];
+        snprintf(list, sizeof(list), "%s/levels.txt", where);
+        FILE *f = fopen(list, "r");
+        if (!f) {
+            fprintf(stderr, "kcc-demo: soak: %s: cannot open (run make levels)\n", list);
+            return DEMO_EXIT_ERROR;
+        }
+        while (fgets(line, sizeof(line), f)) {
+            line[strcspn(line, "\r\n")] = '\0';
+            if (!line[0])
+                continue;
+            snprintf(path, sizeof(path), "%s/pkg/maps/%s.bsp", where, line);
+            int one = soak_one(path, line, steps, bots, quiet, &total);
+            rc = one > rc ? one : rc;
+            maps++;
+        }
+        fclose(f);
+    }
+    printf("soak-movers: %d maps, %u steps, %llu character steps: lifts %u/%u ridden to the top, jump pads "
+           "%u/%u on target at the apex (%u blocked by the level, %u into teleporters, %u clear flights "
+           "missed; worst %.3f m), max penetration %.5f m (%llu over tolerance), %u fell: %s\n",
+           maps, total.steps, (unsigned long long)total.character_steps, total.lifts_ridden, total.lifts,
+           total.pads_on_target, total.pads, total.pads_blocked, total.pads_teleported, total.pads_clear_missed,
+           (double)total.worst_pad_distance, (double)total.max_penetration,
+           (unsigned long long)total.over_tolerance, total.stats.fell,
+           rc == DEMO_EXIT_OK ? "passed" : "FAILED");
+    return rc;
+}
