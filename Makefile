@@ -353,7 +353,7 @@ docs-images: $(BUILD)/kcc-docs-images
 
 # The window-free demo code is tested inside the one test binary (test/test_demo.c).
 $(BUILD)/kcc_tests: $(DEMO_CORE:%.c=$(BUILD)/san/%.o)
-$(DEMO_CORE:%.c=$(BUILD)/san/%.o) $(BUILD)/san/test/test_demo.o: $(DEMO_HDR)
+$(DEMO_CORE:%.c=$(BUILD)/san/%.o) $(BUILD)/san/test/test_demo.o $(BUILD)/san/test/test_movers.o: $(DEMO_HDR)
 $(BUILD)/kcc_tests: LDLIBS += -lpng
 
 # Headless showcase with the real binary: must exit 0 and write a PNG (the unit tests check pixels).

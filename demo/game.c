@@ -188,8 +188,8 @@ static void free_centre(const game *g, const float feet[3], vec3 out)
         vec3 box[2];
         for (int a = 0; a < 3; ++a) {
             float c = feet[a] + (a == 0 ? dx : a == 2 ? dz : dy + lift);
-            box[0][a] = c - d->half_extents[a] - d->skin_width;
-            box[1][a] = c + d->half_extents[a] + d->skin_width;
+            box[0][a] = c - d->half_extents[a];
+            box[1][a] = c + d->half_extents[a];
         }
         if (kcc_world_overlap_aabb(g->world, (const vec3 *)box, KCC_LAYERS_ALL, NULL, 0) == 0) {
             out[0] = feet[0] + dx;
@@ -353,6 +353,7 @@ static void character_prepare(game *g, game_character *c, float dt)
         /* The launch's apex: from here on the character goes down. */
         float dx = st.position[0] - c->launch_target[0], dz = st.position[2] - c->launch_target[2];
         c->apex_distance = sqrtf(dx * dx + dz * dz);
+        memcpy(c->apex, st.position, sizeof(c->apex));
         c->in_flight = false;
     }
     vec3 disp = {c->velocity[0] * dt, c->velocity[1] * dt, c->velocity[2] * dt};

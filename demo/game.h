@@ -126,6 +126,7 @@ typedef struct game_character {
     float    launch_target[3];    ///< m: the last launch's target
     float    apex_distance;       ///< m: horizontal distance from the target at the last launch's apex
                                   ///< (NAN before it is reached)
+    float    apex[3];             ///< m: the centre at that apex
 } game_character;
 
 typedef struct game_desc {
