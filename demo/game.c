@@ -64,16 +64,23 @@ static kcc_status check_desc(const game_desc *d, char *err, size_t err_size)
     return KCC_OK;
 }
 
+kcc_status game_mesh_build(const float *positions, uint32_t vertex_count, const uint32_t *indices,
+                           uint32_t triangle_count, kcc_mesh **out)
+{
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof(d));
+    d.positions = positions;
+    d.vertex_count = vertex_count;
+    d.indices = indices;
+    d.triangle_count = triangle_count;
+    return kcc_mesh_build(&d, out);
+}
+
 /* The static level: one body, its bounds and a copy of its spawn points. */
 static kcc_status add_level(game *g, const kcc_level *lv)
 {
-    kcc_mesh_desc md;
-    memset(&md, 0, sizeof(md));
-    md.positions = lv->positions;
-    md.vertex_count = lv->vertex_count;
-    md.indices = lv->indices;
-    md.triangle_count = lv->triangle_count;
-    kcc_status s = kcc_mesh_build(&md, &g->level_mesh);
+    kcc_status s = game_mesh_build(lv->positions, lv->vertex_count, lv->indices, lv->triangle_count,
+                                   &g->level_mesh);
     if (s != KCC_OK)
         return s;
     s = kcc_world_add_body(g->world, g->level_mesh, NULL, &g->level_body);

@@ -95,7 +95,7 @@ typedef struct game_trigger {
                                   ///< (every trigger's box is its brushes' bounds grown by one unit: Quake 3
                                   ///< touches triggers with the player's box grown so, so standing on one
                                   ///< touches it)
-    uint32_t  inside;             ///< characters inside it now
+    uint32_t  inside;             ///< characters inside it
 } game_trigger;
 
 /// A corner of a train's path (path_corner).
@@ -233,6 +233,10 @@ int game_soak_levels(const char *where, uint32_t steps, uint32_t bots, bool quie
 /// The character's world state; false for an index out of range.
 bool game_character_state(const game *g, uint32_t index, kcc_character_state *out_state,
                           kcc_move_result *out_result);
+
+/// A mesh of x y z positions (m) and 3 indices a triangle (kcc_mesh_build's errors).
+kcc_status game_mesh_build(const float *positions, uint32_t vertex_count, const uint32_t *indices,
+                           uint32_t triangle_count, kcc_mesh **out);
 
 /* game_movers.c: the movers and triggers (used by game.c) */
 

@@ -110,13 +110,7 @@ static kcc_status box_mesh(const float box[2][3], kcc_mesh **out)
         0, 2, 3, 0, 3, 1,  4, 5, 7, 4, 7, 6,  0, 1, 5, 0, 5, 4,
         2, 6, 7, 2, 7, 3,  0, 4, 6, 0, 6, 2,  1, 3, 7, 1, 7, 5,
     };
-    kcc_mesh_desc d;
-    memset(&d, 0, sizeof(d));
-    d.positions = &p[0][0];
-    d.vertex_count = 8;
-    d.indices = idx;
-    d.triangle_count = 12;
-    return kcc_mesh_build(&d, out);
+    return game_mesh_build(&p[0][0], 8, idx, 12, out);
 }
 
 /* ------------------------------------------------------------------ triggers */
@@ -387,13 +381,7 @@ static kcc_status add_mover(game *g, const q3bsp_map *map, uint32_t entity, uint
         setup_periodic(m, e, entity, bounds);
     if (kind == GAME_MOVER_DOOR || kind == GAME_MOVER_BUTTON || kind == GAME_MOVER_PLAT)
         memcpy(m->origin, m->pos1, sizeof(m->origin));
-    kcc_mesh_desc d;
-    memset(&d, 0, sizeof(d));
-    d.positions = md->positions;
-    d.vertex_count = md->vertex_count;
-    d.indices = md->indices;
-    d.triangle_count = md->triangle_count;
-    kcc_status s = kcc_mesh_build(&d, &m->mesh);
+    kcc_status s = game_mesh_build(md->positions, md->vertex_count, md->indices, md->triangle_count, &m->mesh);
     if (s != KCC_OK)
         return s;
     kcc_body_desc bd = kcc_body_default_desc();

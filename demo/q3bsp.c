@@ -950,6 +950,14 @@ kcc_status q3bsp_import_map(const uint8_t *data, size_t size, const q3bsp_option
     return KCC_OK;
 }
 
+/* Keeps a map's world level in out and frees the rest. */
+static void keep_world(q3bsp_map *map, kcc_level *out)
+{
+    *out = map->world;
+    memset(&map->world, 0, sizeof(map->world));
+    q3bsp_map_free(map);
+}
+
 kcc_status q3bsp_import(const uint8_t *data, size_t size, const q3bsp_options *opt, kcc_level *out,
                         q3bsp_stats *stats, char *err, size_t err_size)
 {
@@ -959,12 +967,9 @@ kcc_status q3bsp_import(const uint8_t *data, size_t size, const q3bsp_options *o
     }
     q3bsp_map map;
     kcc_status s = q3bsp_import_map(data, size, opt, &map, stats, err, err_size);
-    if (s != KCC_OK)
-        return s;
-    *out = map.world;
-    memset(&map.world, 0, sizeof(map.world));
-    q3bsp_map_free(&map);
-    return KCC_OK;
+    if (s == KCC_OK)
+        keep_world(&map, out);
+    return s;
 }
 
 uint32_t q3bsp_entity_model(const q3bsp_map *map, uint32_t entity)
@@ -1053,12 +1058,9 @@ kcc_status q3bsp_load(const char *path, const q3bsp_options *opt, kcc_level *out
     }
     q3bsp_map map;
     kcc_status s = q3bsp_load_map(path, opt, &map, stats, err, err_size);
-    if (s != KCC_OK)
-        return s;
-    *out = map.world;
-    memset(&map.world, 0, sizeof(map.world));
-    q3bsp_map_free(&map);
-    return KCC_OK;
+    if (s == KCC_OK)
+        keep_world(&map, out);
+    return s;
 }
 
 void q3bsp_level_free(kcc_level *level)

@@ -1,9 +1,12 @@
 /* test_movers.c: the demo's game code (demo/game*.c) on maps built here by hand: the entity parser on a
- * hand-written entity string, a plat carrying its rider to the top (and staying while stood on), a
+ * hand-written entity string, the .movers sidecar, a plat carrying its rider to the top (and staying while stood on), a
  * jump pad's launch against numbers worked out by hand, a door squeezing a character against a wall
  * (reversed, or killing it), and the movers soak's checks on such a map. */
+#define _POSIX_C_SOURCE 200809L   /* mkstemp for the sidecar's scratch file */
 #include "test.h"
 #include "../demo/game.h"
+
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ maps built by hand */
 
@@ -103,6 +106,51 @@ static void movers_entity_string_parses_every_key(void **state)
         assert_true(untouched.count == 0xabababab);
     }
     assert_int_equal(q3bsp_parse_entities(NULL, 0, &e, NULL, 0), KCC_ERR_NULL_ARGUMENT);
+}
+
+/* The sidecar of a map with a door and a target point: the door's entity line with its keys as
+ * written, the point's, no line for the worldspawn, and the door's model with its bounds and its
+ * 8 corners and 12 triangles. */
+static void movers_sidecar_lists_entities_and_models(void **state)
+{
+    (void)state;
+    static const float world[1][2][3] = {{{-10, -1, -10}, {20, 0, 10}}};
+    static const float models[1][2][3] = {{{2, 0, -2}, {4, 2.5f, 2}}};
+    q3bsp_map map;
+    make_map(&map, world, 1, (const float[3]){0, 0, 0}, models, 1,
+             "{ \"classname\" \"worldspawn\" }\n"
+             "{ \"classname\" \"func_door\" \"model\" \"*1\" \"angle\" \"-1\" }\n"
+             "{ \"classname\" \"target_position\" \"targetname\" \"p\" \"origin\" \"1 2 3\" }");
+    char path[] = "/tmp/kcc_movers_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(q3bsp_write_movers(&map, path, NULL, 0), KCC_OK);
+    q3bsp_map_free(&map);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[256];
+    int entities = 0, v = 0, t = 0, models_seen = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "entity ", 7) == 0) {
+            entities++;
+            assert_true(strcmp(line, "entity 1 \"classname\" \"func_door\" \"model\" \"*1\" \"angle\" \"-1\"\n") == 0 ||
+                        strcmp(line, "entity 2 \"classname\" \"target_position\" \"targetname\" \"p\" \"origin\" "
+                                     "\"1 2 3\"\n") == 0);
+        } else if (strncmp(line, "model ", 6) == 0) {
+            models_seen++;
+            assert_string_equal(line, "model 1 bounds 2 0 -2 4 2.5 2 vertices 8 triangles 12\n");
+        }
+        v += line[0] == 'v' && line[1] == ' ';
+        t += line[0] == 'f' && line[1] == ' ';
+    }
+    fclose(f);
+    remove(path);
+    assert_int_equal(entities, 2);
+    assert_int_equal(models_seen, 1);
+    assert_int_equal(v, 8);
+    assert_int_equal(t, 12);
+    assert_int_equal(q3bsp_write_movers(NULL, path, NULL, 0), KCC_ERR_NULL_ARGUMENT);
 }
 
 /* ------------------------------------------------------------------ plat */
@@ -332,6 +380,7 @@ int test_group_movers(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(movers_entity_string_parses_every_key),
+        cmocka_unit_test(movers_sidecar_lists_entities_and_models),
         cmocka_unit_test(movers_plat_carries_its_rider_to_the_top),
         cmocka_unit_test(movers_jump_pad_aims_at_a_hand_computed_apex),
         cmocka_unit_test(movers_jump_pad_launches_onto_its_target),
