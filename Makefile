@@ -280,7 +280,7 @@ test: deps
 	$(MAKE) --no-print-directory install-check
 	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory determinism
-	@echo "make test: fuzz, install-check, replay, determinism, demo-check and replay-check passed; the unit tests:"
+	@echo "make test: fuzz, install-check, replay, determinism, demo-check, soak-movers and replay-check passed; the unit tests:"
 	@grep -H '^tests:' $(BUILD)/unit*.log
 	@! grep -q '^tests: .* [1-9][0-9]* skipped' $(BUILD)/unit*.log \
 	  || echo "make test: some unit tests were skipped (their reasons are in $(BUILD)/unit*.log)"
@@ -319,7 +319,7 @@ run: lib tools
 # also runs the headless showcase (demo-check). `make levels` fetches Debian's openarena-081-maps with
 # apt-get download (no root needed) and imports its maps into $(BUILD)/levels. `make run`: see README.
 DEPS_DEMO     = libglfw3-dev libgl-dev libpng-dev xvfb unzip
-DEMO_CORE     = demo/q3bsp.c demo/raster.c demo/app.c
+DEMO_CORE     = demo/q3bsp.c demo/raster.c demo/app.c demo/game.c demo/game_movers.c demo/game_soak.c
 DEMO_HDR      = $(wildcard demo/*.h)
 DEMO_LEVELS   = $(BUILD)/levels
 .PHONY: tools levels demo-check deps-demo docs-images
@@ -354,7 +354,7 @@ docs-images: $(BUILD)/kcc-docs-images
 
 # The window-free demo code is tested inside the one test binary (test/test_demo.c).
 $(BUILD)/kcc_tests: $(DEMO_CORE:%.c=$(BUILD)/san/%.o)
-$(DEMO_CORE:%.c=$(BUILD)/san/%.o) $(BUILD)/san/test/test_demo.o: $(DEMO_HDR)
+$(DEMO_CORE:%.c=$(BUILD)/san/%.o) $(BUILD)/san/test/test_demo.o $(BUILD)/san/test/test_movers.o: $(DEMO_HDR)
 $(BUILD)/kcc_tests: LDLIBS += -lpng
 
 # Headless showcase with the real binary: must exit 0 and write a PNG (the unit tests check pixels).
@@ -364,6 +364,19 @@ demo-check: $(BUILD)/kcc-demo
 	@sig=$$(od -An -tx1 -N8 $(BUILD)/demo-check.png | tr -d ' \n'); \
 	  [ "$$sig" = "89504e470d0a1a0a" ] && [ $$(wc -c <$(BUILD)/demo-check.png) -gt 20000 ] \
 	  || { echo "demo-check: $(BUILD)/demo-check.png is not a plausible picture"; exit 1; }
+
+# The movers soak (docs/demo.md): every imported map's game with its movers and triggers live, a rider
+# on every plat, a jumper on every jump pad, bots wandering: `soak-movers` (part of `make test`, about
+# half a minute) runs each map for at least 300 steps; `soak-movers-long` for 3600 (a minute of play a
+# map) with more bots. Both skip, saying so, when `make levels` has not been run.
+.PHONY: soak-movers soak-movers-long
+test: soak-movers
+soak-movers: $(BUILD)/kcc-demo
+	@if [ -f $(DEMO_LEVELS)/levels.txt ]; then $(BUILD)/kcc-demo --soak-movers $(DEMO_LEVELS) --quiet; \
+	  else echo "soak-movers: no imported maps ($(DEMO_LEVELS)/levels.txt; make levels): skipped"; fi
+soak-movers-long: $(BUILD)/kcc-demo
+	@if [ -f $(DEMO_LEVELS)/levels.txt ]; then $(BUILD)/kcc-demo --soak-movers $(DEMO_LEVELS) --soak-steps 3600 --bots 32; \
+	  else echo "soak-movers-long: no imported maps ($(DEMO_LEVELS)/levels.txt; make levels): skipped"; fi
 
 levels: $(BUILD)/kcc-bsp2obj
 	@mkdir -p $(DEMO_LEVELS)/pkg

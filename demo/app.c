@@ -737,11 +737,16 @@ void demo_cli_usage(FILE *f)
             "  --view YAW,PITCH  headless camera, degrees (default %.0f,%.0f)\n"
             "  --cut M           headless: hide geometry higher than M above the highest path point\n"
             "  --quiet           headless: no summary\n"
+            "  --bots N          viewer: N wandering characters in the level's game (movers, jump pads,\n"
+            "                    teleporters live; default %u); soak: bots a map (default %u)\n"
+            "  --soak-movers P   run the movers soak on P (a .bsp, or a directory holding levels.txt and\n"
+            "                    pkg/maps/NAME.bsp, as `make levels` makes it) and exit (docs/demo.md)\n"
+            "  --soak-steps N    movers soak: at least N steps a map, 1..%u (default %u)\n"
             "Exit status: 0 fine, 1 the run found a problem (a trace diverges, a box deeper in the level\n"
             "than the tolerance), 2 usage or bad input. KCC_ISA=baseline|avx2 picks the build of the move.\n",
             DEMO_OUTPUT_DIR, v.spawn, DEMO_MAX_CHARACTERS, h.characters, DEMO_MAX_FRAMES, h.frames,
             (double)h.frames * (double)DEMO_DT, h.seed, h.width, h.height, v.width, v.height, (double)h.yaw,
-            (double)h.pitch);
+            (double)h.pitch, v.bots, DEMO_SOAK_BOTS, DEMO_MAX_FRAMES, DEMO_SOAK_STEPS);
 }
 
 /* One option with a value; false with a message in err when the value is not what it wants. */
@@ -781,6 +786,13 @@ static bool cli_value(demo_cli *c, const char *opt, const char *val, char *err, 
             h->yaw = fpair[0];
             h->pitch = fpair[1];
         }
+    } else if (strcmp(opt, "--bots") == 0) {
+        wants = demo_parse_u32(val, 0, DEMO_MAX_CHARACTERS, &c->viewer.bots) ? NULL : "a whole number 0..10000";
+        c->soak_bots = c->viewer.bots;
+    } else if (strcmp(opt, "--soak-movers") == 0) {
+        c->soak_movers = val;
+    } else if (strcmp(opt, "--soak-steps") == 0) {
+        wants = demo_parse_u32(val, 1, DEMO_MAX_FRAMES, &c->soak_steps) ? NULL : "a whole number 1..10000000";
     } else if (strcmp(opt, "--cut") == 0) {
         wants = demo_parse_float(val, &h->cut) ? NULL : "a finite number of metres";
     } else {
@@ -798,6 +810,8 @@ int demo_cli_parse(int argc, char *const *argv, demo_cli *out, char *err, size_t
     memset(&c, 0, sizeof(c));
     c.headless = demo_headless_default_opts();
     c.viewer = demo_viewer_default_opts();
+    c.soak_steps = DEMO_SOAK_STEPS;
+    c.soak_bots = DEMO_SOAK_BOTS;
     for (int i = 1; i < argc; ++i) {
         const char *opt = argv[i];
         if (strcmp(opt, "--headless") == 0) {

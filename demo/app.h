@@ -81,6 +81,8 @@ enum { DEMO_EXIT_OK = 0, DEMO_EXIT_PROBLEM = 1, DEMO_EXIT_ERROR = 2 };
 #define DEMO_DEFAULT_FRAMES     1800u  ///< headless frames per wanderer (30 s at 60 Hz)
 #define DEMO_MAX_CHARACTERS     10000u
 #define DEMO_MAX_FRAMES         10000000u
+#define DEMO_SOAK_STEPS         300u   ///< the movers soak's steps a map (5 s at 60 Hz) at least
+#define DEMO_SOAK_BOTS          8u     ///< the movers soak's wandering bots a map
 
 /// Headless options (kcc-demo --headless ...).
 typedef struct demo_headless_opts {
@@ -114,6 +116,9 @@ typedef struct demo_cli {
     demo_headless_opts headless;
     demo_viewer_opts   viewer;
     bool               run_headless;   ///< --headless
+    const char        *soak_movers;    ///< --soak-movers: a .bsp, or a directory with levels.txt and pkg/maps
+    uint32_t           soak_steps;     ///< --soak-steps: at least this many steps a map; default DEMO_SOAK_STEPS
+    uint32_t           soak_bots;      ///< --bots for the soak; default DEMO_SOAK_BOTS
     bool               help;           ///< -h / --help
 } demo_cli;
 

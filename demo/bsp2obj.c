@@ -1,5 +1,6 @@
 /* demo/bsp2obj.c: kcc-bsp2obj, the command-line Quake 3 BSP importer: IN.bsp -> OUT.obj + OUT.spawns
- * (Y-up metres, the format of the shared levels). All the work is in q3bsp.c. */
+ * (Y-up metres, the format of the shared levels) + OUT.movers (movers and triggers, docs/demo.md).
+ * All the work is in q3bsp.c. */
 #include "q3bsp.h"
 
 #include <stdio.h>
@@ -12,7 +13,8 @@ static void usage(FILE *f)
             "usage: kcc-bsp2obj [options] IN.bsp OUT.obj\n"
             "  Imports the collision geometry of a Quake 3 BSP (version 46): solid and player-clip\n"
             "  brushes of the world model as closed convex polyhedra plus its solid curved patches,\n"
-            "  in Y-up metres (1/32 m per unit). Writes OUT.obj and OUT.spawns (player feet).\n"
+            "  in Y-up metres (1/32 m per unit). Writes OUT.obj, OUT.spawns (player feet) and OUT.movers\n"
+            "  (the movers' and triggers' entities and brush models, docs/demo.md).\n"
             "  --patch-level N   subdivisions per 3x3 patch side (default 4)\n"
             "  --contents MASK   content flags kept (default 0x10001: solid | player clip)\n"
             "  --quiet           no summary line\n");
@@ -51,24 +53,29 @@ int main(int argc, char **argv)
         return 2;
     }
     char err[512];
-    kcc_level level;
+    q3bsp_map map;
     q3bsp_stats st;
-    kcc_status s = q3bsp_load(in, &opt, &level, &st, err, sizeof(err));
+    kcc_status s = q3bsp_load_map(in, &opt, &map, &st, err, sizeof(err));
     if (s != KCC_OK) {
         fprintf(stderr, "kcc-bsp2obj: %s (%s)\n", err, kcc_status_str(s));
         return 1;
     }
     size_t n = strlen(out);
-    char *spawns = malloc(n + 16);
-    if (!spawns) {
-        q3bsp_level_free(&level);
+    const kcc_level level = map.world;
+    char *spawns = malloc(n + 16), *movers = malloc(n + 16);
+    if (!spawns || !movers) {
+        free(spawns);
+        free(movers);
+        q3bsp_map_free(&map);
         fprintf(stderr, "kcc-bsp2obj: out of memory\n");
         return 1;
     }
     memcpy(spawns, out, n + 1);
     if (n > 4 && strcmp(out + n - 4, ".obj") == 0)
         spawns[n - 4] = '\0';
+    memcpy(movers, spawns, strlen(spawns) + 1);
     strcat(spawns, ".spawns");
+    strcat(movers, ".movers");
     const char *base = strrchr(in, '/');
     char header[512];
     snprintf(header, sizeof(header), "%s: Quake 3 BSP collision geometry, Y-up metres, by kcc-bsp2obj",
@@ -76,13 +83,17 @@ int main(int argc, char **argv)
     s = q3bsp_write_obj(&level, out, header, err, sizeof(err));
     if (s == KCC_OK)
         s = q3bsp_write_spawns(&level, spawns, err, sizeof(err));
+    if (s == KCC_OK)
+        s = q3bsp_write_movers(&map, movers, err, sizeof(err));
     if (s != KCC_OK)
         fprintf(stderr, "kcc-bsp2obj: %s\n", err);
     else if (!quiet)
-        printf("%s: %u triangles (%u from %u of %u brushes, %u from %u patches), %u vertices, %u spawns\n",
+        printf("%s: %u triangles (%u from %u of %u brushes, %u from %u patches), %u vertices, %u spawns, "
+               "%u brush models\n",
                out, level.triangle_count, st.brush_triangles, st.brushes_solid, st.brushes, st.patch_triangles,
-               st.patches, level.vertex_count, level.spawn_count);
+               st.patches, level.vertex_count, level.spawn_count, map.model_count ? map.model_count - 1 : 0);
     free(spawns);
-    q3bsp_level_free(&level);
+    free(movers);
+    q3bsp_map_free(&map);
     return s == KCC_OK ? 0 : 1;
 }

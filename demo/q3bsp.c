@@ -166,7 +166,7 @@ static void add_triangle(builder *b, uint32_t i0, uint32_t i1, uint32_t i2)
 }
 
 /* Quake units, Z up -> metres, Y up: (x, z, -y) / 32. A rotation, so windings keep their sense. */
-static void to_metres(const double q[3], float out[3])
+void q3bsp_to_metres(const double q[3], float out[3])
 {
     out[0] = (float)(q[0] / Q3BSP_UNITS_PER_METRE);
     out[1] = (float)(q[2] / Q3BSP_UNITS_PER_METRE);
@@ -329,7 +329,7 @@ static void emit_brush(builder *b, const dplane *planes, int n, double (*w0)[3],
         uint32_t before = (uint32_t)(b->ni / 3);
         for (int v = 0; v < k; ++v) {
             float mv[3];
-            to_metres(w0[v], mv);
+            q3bsp_to_metres(w0[v], mv);
             uint32_t id = add_vertex(b, mv);
             if (v == 0)
                 first = id;
@@ -387,67 +387,180 @@ static int next_token(const char *s, size_t n, size_t *pos, size_t *start, size_
     return '"';
 }
 
-static bool is_spawn_class(const char *s, size_t n)
+static bool is_spawn_class(const char *s)
 {
     static const char *const names[] = {
         "info_player_deathmatch", "info_player_start", "team_CTF_redplayer", "team_CTF_blueplayer",
         "team_CTF_redspawn", "team_CTF_bluespawn",
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i)
-        if (strlen(names[i]) == n && memcmp(names[i], s, n) == 0)
+        if (strcmp(names[i], s) == 0)
             return true;
     return false;
 }
 
-/* Spawn points: the game puts the player's origin 9 units above the entity's origin and the box
- * reaches 24 units below its origin, so the feet are at origin z - 15 units. */
-static kcc_status parse_entities(builder *b, const char *s, size_t n, char *err, size_t err_size)
+static bool add_pair(q3bsp_entities *e, size_t *cap, char **cursor, const char *s, size_t ks, size_t kl,
+                     size_t vs, size_t vl)
 {
-    size_t pos = 0, st = 0, len = 0;
+    if (!grow((void **)&e->pairs, cap, (size_t)e->pair_count + 1, sizeof(q3bsp_pair)))
+        return false;
+    char *k = *cursor;
+    memcpy(k, s + ks, kl);
+    k[kl] = '\0';
+    char *v = k + kl + 1;
+    memcpy(v, s + vs, vl);
+    v[vl] = '\0';
+    *cursor = v + vl + 1;
+    e->pairs[e->pair_count].key = k;
+    e->pairs[e->pair_count].value = v;
+    e->pair_count++;
+    return true;
+}
+
+/* One `{ ... }` block after its '{': its pairs appended to e. */
+static kcc_status parse_entity_block(q3bsp_entities *e, size_t *pair_cap, char **cursor, const char *s,
+                                     size_t n, size_t *pos, char *err, size_t err_size)
+{
+    size_t st = 0, len = 0;
     for (;;) {
-        int t = next_token(s, n, &pos, &st, &len);
-        if (t == 0)
+        int t = next_token(s, n, pos, &st, &len);
+        if (t == '}')
             return KCC_OK;
-        if (t != '{') {
-            set_err(err, err_size, "entities: expected '{' at byte %zu", pos);
+        if (t != '"') {
+            set_err(err, err_size, "entities: expected a key or '}' at byte %zu", *pos);
             return KCC_ERR_PARSE;
         }
-        bool spawn = false, has_origin = false;
-        double org[3] = {0, 0, 0};
-        for (;;) {
-            t = next_token(s, n, &pos, &st, &len);
-            if (t == '}')
-                break;
-            if (t != '"') {
-                set_err(err, err_size, "entities: expected a key or '}' at byte %zu", pos);
-                return KCC_ERR_PARSE;
-            }
-            size_t ks = st, kl = len;
-            t = next_token(s, n, &pos, &st, &len);
-            if (t != '"') {
-                set_err(err, err_size, "entities: key without a value at byte %zu", pos);
-                return KCC_ERR_PARSE;
-            }
-            if (kl == 9 && memcmp(s + ks, "classname", 9) == 0)
-                spawn = is_spawn_class(s + st, len);
-            else if (kl == 6 && memcmp(s + ks, "origin", 6) == 0 && len < 128) {
-                char buf[128];
-                memcpy(buf, s + st, len);
-                buf[len] = '\0';
-                has_origin = sscanf(buf, "%lf %lf %lf", &org[0], &org[1], &org[2]) == 3 &&
-                             isfinite(org[0]) && isfinite(org[1]) && isfinite(org[2]);
-            }
+        size_t ks = st, kl = len;
+        t = next_token(s, n, pos, &st, &len);
+        if (t != '"') {
+            set_err(err, err_size, "entities: key without a value at byte %zu", *pos);
+            return KCC_ERR_PARSE;
         }
-        if (spawn && has_origin) {
-            org[2] += 9.0 - 24.0;
-            if (!grow((void **)&b->spawn, &b->cap_s, (b->ns + 1) * 3, sizeof(float))) {
-                b->oom = true;
-                return KCC_ERR_OUT_OF_MEMORY;
-            }
-            to_metres(org, b->spawn + 3 * b->ns);
-            b->ns++;
+        if (!add_pair(e, pair_cap, cursor, s, ks, kl, st, len))
+            return KCC_ERR_OUT_OF_MEMORY;
+    }
+}
+
+kcc_status q3bsp_parse_entities(const char *s, size_t n, q3bsp_entities *out, char *err, size_t err_size)
+{
+    if (!s || !out) {
+        set_err(err, err_size, "NULL argument");
+        return KCC_ERR_NULL_ARGUMENT;
+    }
+    q3bsp_entities e;
+    memset(&e, 0, sizeof(e));
+    size_t pair_cap = 0, ent_cap = 0, pos = 0, st = 0, len = 0;
+    /* Every key and value is shorter than the text that quotes it, NUL included: one buffer of n + 1
+     * bytes holds them all, so the pairs' pointers never move. */
+    e.strings = malloc(n + 1);
+    char *cursor = e.strings;
+    kcc_status status = e.strings ? KCC_OK : KCC_ERR_OUT_OF_MEMORY;
+    while (status == KCC_OK) {
+        int t = next_token(s, n, &pos, &st, &len);
+        if (t == 0)
+            break;
+        if (t != '{') {
+            set_err(err, err_size, "entities: expected '{' at byte %zu", pos);
+            status = KCC_ERR_PARSE;
+        } else if (!grow((void **)&e.entities, &ent_cap, (size_t)e.count + 1, sizeof(q3bsp_entity))) {
+            status = KCC_ERR_OUT_OF_MEMORY;
+        } else {
+            e.entities[e.count].first_pair = e.pair_count;
+            status = parse_entity_block(&e, &pair_cap, &cursor, s, n, &pos, err, err_size);
+            e.entities[e.count].pair_count = e.pair_count - e.entities[e.count].first_pair;
+            e.count++;
         }
     }
+    if (status != KCC_OK) {
+        if (status == KCC_ERR_OUT_OF_MEMORY)
+            set_err(err, err_size, "out of memory");
+        q3bsp_entities_free(&e);
+        return status;
+    }
+    *out = e;
+    return KCC_OK;
+}
+
+void q3bsp_entities_free(q3bsp_entities *ents)
+{
+    if (!ents)
+        return;
+    free(ents->entities);
+    free(ents->pairs);
+    free(ents->strings);
+    memset(ents, 0, sizeof(*ents));
+}
+
+const char *q3bsp_entity_value(const q3bsp_entities *ents, uint32_t entity, const char *key)
+{
+    if (!ents || !key || entity >= ents->count)
+        return NULL;
+    const q3bsp_entity *en = &ents->entities[entity];
+    for (uint32_t i = en->first_pair; i < en->first_pair + en->pair_count; ++i)
+        if (strcmp(ents->pairs[i].key, key) == 0)
+            return ents->pairs[i].value;
+    return NULL;
+}
+
+const char *q3bsp_entity_class(const q3bsp_entities *ents, uint32_t entity)
+{
+    const char *c = q3bsp_entity_value(ents, entity, "classname");
+    return c ? c : "";
+}
+
+bool q3bsp_entity_vec3(const q3bsp_entities *ents, uint32_t entity, const char *key, double out[3])
+{
+    const char *v = q3bsp_entity_value(ents, entity, key);
+    double q[3];
+    char tail;
+    if (!v || sscanf(v, "%lf %lf %lf %c", &q[0], &q[1], &q[2], &tail) != 3)
+        return false;
+    if (!isfinite(q[0]) || !isfinite(q[1]) || !isfinite(q[2]) || fabs(q[0]) > 1e6 || fabs(q[1]) > 1e6 ||
+        fabs(q[2]) > 1e6)
+        return false;
+    memcpy(out, q, sizeof(q));
+    return true;
+}
+
+double q3bsp_entity_float(const q3bsp_entities *ents, uint32_t entity, const char *key, double fallback)
+{
+    const char *v = q3bsp_entity_value(ents, entity, key);
+    double x;
+    char tail;
+    if (!v || sscanf(v, "%lf %c", &x, &tail) != 1 || !isfinite(x) || fabs(x) > 1e6)
+        return fallback;
+    return x;
+}
+
+uint32_t q3bsp_entity_find(const q3bsp_entities *ents, const char *name, const char *classname)
+{
+    if (!ents || !name)
+        return UINT32_MAX;
+    for (uint32_t i = 0; i < ents->count; ++i) {
+        const char *tn = q3bsp_entity_value(ents, i, "targetname");
+        if (tn && strcmp(tn, name) == 0 && (!classname || strcmp(q3bsp_entity_class(ents, i), classname) == 0))
+            return i;
+    }
+    return UINT32_MAX;
+}
+
+/* Spawn points: the game puts the player's origin 9 units above the entity's origin and the box
+ * reaches 24 units below its origin, so the feet are at origin z - 15 units. */
+static kcc_status add_spawns(builder *b, const q3bsp_entities *ents)
+{
+    for (uint32_t i = 0; i < ents->count; ++i) {
+        double org[3];
+        if (!is_spawn_class(q3bsp_entity_class(ents, i)) || !q3bsp_entity_vec3(ents, i, "origin", org))
+            continue;
+        org[2] += 9.0 - 24.0;
+        if (!grow((void **)&b->spawn, &b->cap_s, (b->ns + 1) * 3, sizeof(float))) {
+            b->oom = true;
+            return KCC_ERR_OUT_OF_MEMORY;
+        }
+        q3bsp_to_metres(org, b->spawn + 3 * b->ns);
+        b->ns++;
+    }
+    return KCC_OK;
 }
 
 /* ------------------------------------------------------------------ the importer */
@@ -609,7 +722,7 @@ static kcc_status import_patch(builder *b, const lump *verts, const uint8_t *sf,
             bool flip = dot3(area, nsum) < 0.0;
             for (size_t g = 0; g < grid; ++g) {
                 float mv[3];
-                to_metres(pts[g], mv);
+                q3bsp_to_metres(pts[g], mv);
                 ids[g] = add_vertex(b, mv);
             }
             uint32_t before = (uint32_t)(b->ni / 3);
@@ -636,18 +749,12 @@ static kcc_status import_patch(builder *b, const lump *verts, const uint8_t *sf,
     return s;
 }
 
-kcc_status q3bsp_import(const uint8_t *data, size_t size, const q3bsp_options *opt, kcc_level *out,
-                        q3bsp_stats *stats, char *err, size_t err_size)
+typedef struct bsp_lumps {
+    lump ents, shaders, planes, models, brushes, sides, verts, surfs;
+} bsp_lumps;
+
+static kcc_status read_lumps(const uint8_t *data, size_t size, bsp_lumps *l, char *err, size_t err_size)
 {
-    if (!data || !out) {
-        set_err(err, err_size, "NULL argument");
-        return KCC_ERR_NULL_ARGUMENT;
-    }
-    q3bsp_options o = opt ? *opt : q3bsp_default_options();
-    if (o.patch_level < 1 || o.patch_level > 64) {
-        set_err(err, err_size, "patch level %u outside [1, 64]", o.patch_level);
-        return KCC_ERR_BAD_DESC;
-    }
     if (size < 4 || memcmp(data, "IBSP", 4) != 0) {
         set_err(err, err_size, "not a Quake 3 BSP (no IBSP header)");
         return KCC_ERR_PARSE;
@@ -661,59 +768,126 @@ kcc_status q3bsp_import(const uint8_t *data, size_t size, const q3bsp_options *o
         set_err(err, err_size, "BSP version %d, only 46 (Quake 3) is supported", (int)version);
         return KCC_ERR_VERSION;
     }
-    lump ents, shaders, planes, models, brushes, sides, verts, surfs;
     kcc_status s;
-    if ((s = get_lump(data, size, LUMP_ENTITIES, 1, &ents, err, err_size)) ||
-        (s = get_lump(data, size, LUMP_SHADERS, SZ_SHADER, &shaders, err, err_size)) ||
-        (s = get_lump(data, size, LUMP_PLANES, SZ_PLANE, &planes, err, err_size)) ||
-        (s = get_lump(data, size, LUMP_MODELS, SZ_MODEL, &models, err, err_size)) ||
-        (s = get_lump(data, size, LUMP_BRUSHES, SZ_BRUSH, &brushes, err, err_size)) ||
-        (s = get_lump(data, size, LUMP_BRUSHSIDES, SZ_BRUSHSIDE, &sides, err, err_size)) ||
-        (s = get_lump(data, size, LUMP_DRAWVERTS, SZ_DRAWVERT, &verts, err, err_size)) ||
-        (s = get_lump(data, size, LUMP_SURFACES, SZ_SURFACE, &surfs, err, err_size)))
+    if ((s = get_lump(data, size, LUMP_ENTITIES, 1, &l->ents, err, err_size)) ||
+        (s = get_lump(data, size, LUMP_SHADERS, SZ_SHADER, &l->shaders, err, err_size)) ||
+        (s = get_lump(data, size, LUMP_PLANES, SZ_PLANE, &l->planes, err, err_size)) ||
+        (s = get_lump(data, size, LUMP_MODELS, SZ_MODEL, &l->models, err, err_size)) ||
+        (s = get_lump(data, size, LUMP_BRUSHES, SZ_BRUSH, &l->brushes, err, err_size)) ||
+        (s = get_lump(data, size, LUMP_BRUSHSIDES, SZ_BRUSHSIDE, &l->sides, err, err_size)) ||
+        (s = get_lump(data, size, LUMP_DRAWVERTS, SZ_DRAWVERT, &l->verts, err, err_size)) ||
+        (s = get_lump(data, size, LUMP_SURFACES, SZ_SURFACE, &l->surfs, err, err_size)))
         return s;
-    if (models.count == 0) {
+    if (l->models.count == 0) {
         set_err(err, err_size, "models lump is empty (no world model)");
         return KCC_ERR_PARSE;
     }
-    /* The world is model 0. */
-    int32_t first_surf = rd_i32(models.p + 24), num_surf = rd_i32(models.p + 28);
-    int32_t first_brush = rd_i32(models.p + 32), num_brush = rd_i32(models.p + 36);
-    if (first_brush < 0 || num_brush < 0 || (uint64_t)first_brush + (uint64_t)num_brush > brushes.count) {
-        set_err(err, err_size, "world model: brushes %lld..%lld out of range (%u brushes)", (long long)first_brush,
-                (long long)first_brush + num_brush, brushes.count);
+    return KCC_OK;
+}
+
+/* The solid brushes and patches of brush model `model` (0: the world) into b. */
+static kcc_status import_model(builder *b, const bsp_lumps *l, uint32_t model, const q3bsp_options *o,
+                               q3bsp_stats *st, char *err, size_t err_size)
+{
+    const uint8_t *m = l->models.p + (size_t)model * SZ_MODEL;
+    int32_t first_surf = rd_i32(m + 24), num_surf = rd_i32(m + 28);
+    int32_t first_brush = rd_i32(m + 32), num_brush = rd_i32(m + 36);
+    char name[32];
+    if (model == 0)
+        snprintf(name, sizeof(name), "world model");
+    else
+        snprintf(name, sizeof(name), "model *%u", model);
+    if (first_brush < 0 || num_brush < 0 || (uint64_t)first_brush + (uint64_t)num_brush > l->brushes.count) {
+        set_err(err, err_size, "%s: brushes %lld..%lld out of range (%u brushes)", name, (long long)first_brush,
+                (long long)first_brush + num_brush, l->brushes.count);
         return KCC_ERR_PARSE;
     }
-    if (first_surf < 0 || num_surf < 0 || (uint64_t)first_surf + (uint64_t)num_surf > surfs.count) {
-        set_err(err, err_size, "world model: surfaces %lld..%lld out of range (%u surfaces)", (long long)first_surf,
-                (long long)first_surf + num_surf, surfs.count);
+    if (first_surf < 0 || num_surf < 0 || (uint64_t)first_surf + (uint64_t)num_surf > l->surfs.count) {
+        set_err(err, err_size, "%s: surfaces %lld..%lld out of range (%u surfaces)", name, (long long)first_surf,
+                (long long)first_surf + num_surf, l->surfs.count);
         return KCC_ERR_PARSE;
     }
+    kcc_status s = import_brushes(b, &l->shaders, &l->planes, &l->brushes, &l->sides, (uint32_t)first_brush,
+                                  (uint32_t)num_brush, o->contents_mask, st, err, err_size);
+    for (int32_t i = first_surf; s == KCC_OK && i < first_surf + num_surf; ++i) {
+        const uint8_t *sf = l->surfs.p + (size_t)i * SZ_SURFACE;
+        if (rd_i32(sf + 8) != MST_PATCH)
+            continue;
+        int32_t sh = rd_i32(sf);
+        if (sh < 0 || (uint32_t)sh >= l->shaders.count) {
+            set_err(err, err_size, "surface %d: shader %d out of range (%u shaders)", (int)i, (int)sh,
+                    l->shaders.count);
+            return KCC_ERR_PARSE;
+        }
+        uint32_t contents = (uint32_t)rd_i32(l->shaders.p + (size_t)sh * SZ_SHADER + 68);
+        if (contents & o->contents_mask)
+            s = import_patch(b, &l->verts, sf, (uint32_t)i, o->patch_level, st, err, err_size);
+    }
+    if (s == KCC_OK && b->oom)
+        s = KCC_ERR_OUT_OF_MEMORY;
+    return s;
+}
+
+/* Brush model `index` (>= 1) of the map: its triangles and the models lump's bounds. */
+static kcc_status import_brush_model(const bsp_lumps *l, uint32_t index, const q3bsp_options *o,
+                                     q3bsp_model *out, char *err, size_t err_size)
+{
+    const uint8_t *m = l->models.p + (size_t)index * SZ_MODEL;
+    double lo[3], hi[3];
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = rd_f32(m + 4 * k);
+        hi[k] = rd_f32(m + 12 + 4 * k);
+        if (!isfinite(lo[k]) || !isfinite(hi[k]) || fabs(lo[k]) > 1e6 || fabs(hi[k]) > 1e6) {
+            set_err(err, err_size, "model *%u: non-finite bounds", index);
+            return KCC_ERR_PARSE;
+        }
+    }
+    /* (x, z, -y): the min corner takes -max y. */
+    double qmin[3] = {lo[0], hi[1], lo[2]}, qmax[3] = {hi[0], lo[1], hi[2]};
+    q3bsp_to_metres(qmin, out->bounds[0]);
+    q3bsp_to_metres(qmax, out->bounds[1]);
     builder b;
     memset(&b, 0, sizeof(b));
     q3bsp_stats st;
     memset(&st, 0, sizeof(st));
-    s = import_brushes(&b, &shaders, &planes, &brushes, &sides, (uint32_t)first_brush, (uint32_t)num_brush,
-                       o.contents_mask, &st, err, err_size);
-    for (int32_t i = first_surf; s == KCC_OK && i < first_surf + num_surf; ++i) {
-        const uint8_t *sf = surfs.p + (size_t)i * SZ_SURFACE;
-        if (rd_i32(sf + 8) != MST_PATCH)
-            continue;
-        int32_t sh = rd_i32(sf);
-        if (sh < 0 || (uint32_t)sh >= shaders.count) {
-            set_err(err, err_size, "surface %d: shader %d out of range (%u shaders)", (int)i, (int)sh,
-                    shaders.count);
-            s = KCC_ERR_PARSE;
-            break;
-        }
-        uint32_t contents = (uint32_t)rd_i32(shaders.p + (size_t)sh * SZ_SHADER + 68);
-        if (contents & o.contents_mask)
-            s = import_patch(&b, &verts, sf, (uint32_t)i, o.patch_level, &st, err, err_size);
+    kcc_status s = import_model(&b, l, index, o, &st, err, err_size);
+    if (s != KCC_OK) {
+        builder_free(&b);
+        return s;
     }
+    out->positions = b.pos;
+    out->vertex_count = (uint32_t)b.nv;
+    out->indices = b.idx;
+    out->triangle_count = (uint32_t)(b.ni / 3);
+    free(b.hash);
+    free(b.spawn);
+    return KCC_OK;
+}
+
+void q3bsp_map_free(q3bsp_map *map)
+{
+    if (!map)
+        return;
+    q3bsp_level_free(&map->world);
+    q3bsp_entities_free(&map->entities);
+    for (uint32_t i = 0; map->models && i < map->model_count; ++i) {
+        free(map->models[i].positions);
+        free(map->models[i].indices);
+    }
+    free(map->models);
+    memset(map, 0, sizeof(*map));
+}
+
+static kcc_status import_world(const bsp_lumps *l, const q3bsp_options *o, q3bsp_map *map, q3bsp_stats *st,
+                               char *err, size_t err_size)
+{
+    builder b;
+    memset(&b, 0, sizeof(b));
+    kcc_status s = import_model(&b, l, 0, o, st, err, err_size);
     if (s == KCC_OK)
-        s = parse_entities(&b, (const char *)ents.p, ents.count, err, err_size);
-    if (s == KCC_OK && b.oom)
-        s = KCC_ERR_OUT_OF_MEMORY;
+        s = q3bsp_parse_entities((const char *)l->ents.p, l->ents.count, &map->entities, err, err_size);
+    if (s == KCC_OK)
+        s = add_spawns(&b, &map->entities);
     if (s == KCC_ERR_OUT_OF_MEMORY)
         set_err(err, err_size, "out of memory");
     if (s == KCC_OK && b.ni == 0) {
@@ -724,27 +898,94 @@ kcc_status q3bsp_import(const uint8_t *data, size_t size, const q3bsp_options *o
         builder_free(&b);
         return s;
     }
-    st.spawns = (uint32_t)b.ns;
-    memset(out, 0, sizeof(*out));
-    out->positions = b.pos;
-    out->vertex_count = (uint32_t)b.nv;
-    out->indices = b.idx;
-    out->triangle_count = (uint32_t)(b.ni / 3);
-    out->spawns = b.spawn;
-    out->spawn_count = (uint32_t)b.ns;
+    st->spawns = (uint32_t)b.ns;
+    map->world.positions = b.pos;
+    map->world.vertex_count = (uint32_t)b.nv;
+    map->world.indices = b.idx;
+    map->world.triangle_count = (uint32_t)(b.ni / 3);
+    map->world.spawns = b.spawn;
+    map->world.spawn_count = (uint32_t)b.ns;
     free(b.hash);
+    return KCC_OK;
+}
+
+kcc_status q3bsp_import_map(const uint8_t *data, size_t size, const q3bsp_options *opt, q3bsp_map *out,
+                            q3bsp_stats *stats, char *err, size_t err_size)
+{
+    if (!data || !out) {
+        set_err(err, err_size, "NULL argument");
+        return KCC_ERR_NULL_ARGUMENT;
+    }
+    q3bsp_options o = opt ? *opt : q3bsp_default_options();
+    if (o.patch_level < 1 || o.patch_level > 64) {
+        set_err(err, err_size, "patch level %u outside [1, 64]", o.patch_level);
+        return KCC_ERR_BAD_DESC;
+    }
+    bsp_lumps l;
+    kcc_status s = read_lumps(data, size, &l, err, err_size);
+    if (s != KCC_OK)
+        return s;
+    q3bsp_map map;
+    memset(&map, 0, sizeof(map));
+    q3bsp_stats st;
+    memset(&st, 0, sizeof(st));
+    s = import_world(&l, &o, &map, &st, err, err_size);
+    if (s == KCC_OK) {
+        map.models = calloc(l.models.count, sizeof(q3bsp_model));
+        map.model_count = map.models ? l.models.count : 0;
+        if (!map.models) {
+            set_err(err, err_size, "out of memory");
+            s = KCC_ERR_OUT_OF_MEMORY;
+        }
+    }
+    for (uint32_t i = 1; s == KCC_OK && i < map.model_count; ++i)
+        s = import_brush_model(&l, i, &o, &map.models[i], err, err_size);
+    if (s != KCC_OK) {
+        q3bsp_map_free(&map);
+        return s;
+    }
+    *out = map;
     if (stats)
         *stats = st;
     return KCC_OK;
 }
 
-kcc_status q3bsp_load(const char *path, const q3bsp_options *opt, kcc_level *out, q3bsp_stats *stats,
-                      char *err, size_t err_size)
+/* Keeps a map's world level in out and frees the rest. */
+static void keep_world(q3bsp_map *map, kcc_level *out)
 {
-    if (!path || !out) {
+    *out = map->world;
+    memset(&map->world, 0, sizeof(map->world));
+    q3bsp_map_free(map);
+}
+
+kcc_status q3bsp_import(const uint8_t *data, size_t size, const q3bsp_options *opt, kcc_level *out,
+                        q3bsp_stats *stats, char *err, size_t err_size)
+{
+    if (!out) {
         set_err(err, err_size, "NULL argument");
         return KCC_ERR_NULL_ARGUMENT;
     }
+    q3bsp_map map;
+    kcc_status s = q3bsp_import_map(data, size, opt, &map, stats, err, err_size);
+    if (s == KCC_OK)
+        keep_world(&map, out);
+    return s;
+}
+
+uint32_t q3bsp_entity_model(const q3bsp_map *map, uint32_t entity)
+{
+    const char *m = map ? q3bsp_entity_value(&map->entities, entity, "model") : NULL;
+    if (!m || m[0] != '*')
+        return UINT32_MAX;
+    char *end;
+    unsigned long n = strtoul(m + 1, &end, 10);
+    if (end == m + 1 || *end != '\0' || n < 1 || n >= map->model_count)
+        return UINT32_MAX;
+    return (uint32_t)n;
+}
+
+static kcc_status read_whole_file(const char *path, uint8_t **out, size_t *out_size, char *err, size_t err_size)
+{
     FILE *f = fopen(path, "rb");
     if (!f) {
         set_err(err, err_size, "%s: cannot open", path);
@@ -783,11 +1024,42 @@ kcc_status q3bsp_load(const char *path, const q3bsp_options *opt, kcc_level *out
         set_err(err, err_size, "%s: read error", path);
         return KCC_ERR_IO;
     }
+    *out = data;
+    *out_size = n;
+    return KCC_OK;
+}
+
+kcc_status q3bsp_load_map(const char *path, const q3bsp_options *opt, q3bsp_map *out, q3bsp_stats *stats,
+                          char *err, size_t err_size)
+{
+    if (!path || !out) {
+        set_err(err, err_size, "NULL argument");
+        return KCC_ERR_NULL_ARGUMENT;
+    }
+    uint8_t *data = NULL;
+    size_t n = 0;
+    kcc_status s = read_whole_file(path, &data, &n, err, err_size);
+    if (s != KCC_OK)
+        return s;
     char inner[256] = "";
-    kcc_status s = q3bsp_import(data, n, opt, out, stats, inner, sizeof(inner));
+    s = q3bsp_import_map(data, n, opt, out, stats, inner, sizeof(inner));
     free(data);
     if (s != KCC_OK)
         set_err(err, err_size, "%s: %s", path, inner);
+    return s;
+}
+
+kcc_status q3bsp_load(const char *path, const q3bsp_options *opt, kcc_level *out, q3bsp_stats *stats,
+                      char *err, size_t err_size)
+{
+    if (!path || !out) {
+        set_err(err, err_size, "NULL argument");
+        return KCC_ERR_NULL_ARGUMENT;
+    }
+    q3bsp_map map;
+    kcc_status s = q3bsp_load_map(path, opt, &map, stats, err, err_size);
+    if (s == KCC_OK)
+        keep_world(&map, out);
     return s;
 }
 
@@ -843,6 +1115,64 @@ kcc_status q3bsp_write_spawns(const kcc_level *level, const char *path, char *er
     for (uint32_t i = 0; i < level->spawn_count; ++i)
         fprintf(f, "%.9g %.9g %.9g\n", (double)level->spawns[3 * i], (double)level->spawns[3 * i + 1],
                 (double)level->spawns[3 * i + 2]);
+    bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad) {
+        set_err(err, err_size, "%s: write error", path);
+        return KCC_ERR_IO;
+    }
+    return KCC_OK;
+}
+
+/* The entities the sidecar keeps: those that name a brush model, and the points movers and triggers
+ * aim at (train corners, jump pad targets, teleporter destinations). */
+static bool sidecar_keeps(const q3bsp_map *map, uint32_t entity)
+{
+    static const char *const points[] = {"path_corner", "target_position", "misc_teleporter_dest",
+                                         "info_notnull"};
+    if (q3bsp_entity_model(map, entity) != UINT32_MAX)
+        return true;
+    const char *c = q3bsp_entity_class(&map->entities, entity);
+    for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); ++i)
+        if (strcmp(c, points[i]) == 0)
+            return true;
+    return false;
+}
+
+static void write_model(FILE *f, const q3bsp_model *m, uint32_t index)
+{
+    fprintf(f, "model %u bounds %.9g %.9g %.9g %.9g %.9g %.9g vertices %u triangles %u\n", index,
+            (double)m->bounds[0][0], (double)m->bounds[0][1], (double)m->bounds[0][2], (double)m->bounds[1][0],
+            (double)m->bounds[1][1], (double)m->bounds[1][2], m->vertex_count, m->triangle_count);
+    for (uint32_t i = 0; i < m->vertex_count; ++i)
+        fprintf(f, "v %.9g %.9g %.9g\n", (double)m->positions[3 * i], (double)m->positions[3 * i + 1],
+                (double)m->positions[3 * i + 2]);
+    for (uint32_t i = 0; i < m->triangle_count; ++i)
+        fprintf(f, "f %u %u %u\n", m->indices[3 * i] + 1, m->indices[3 * i + 1] + 1, m->indices[3 * i + 2] + 1);
+}
+
+kcc_status q3bsp_write_movers(const q3bsp_map *map, const char *path, char *err, size_t err_size)
+{
+    if (!map || !path) {
+        set_err(err, err_size, "NULL argument");
+        return KCC_ERR_NULL_ARGUMENT;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        set_err(err, err_size, "%s: cannot create", path);
+        return KCC_ERR_IO;
+    }
+    fprintf(f, "# kcc movers 1: entities (Quake keys, Quake units) and brush models (metres, Y up)\n");
+    for (uint32_t e = 0; e < map->entities.count; ++e) {
+        if (!sidecar_keeps(map, e))
+            continue;
+        fprintf(f, "entity %u", e);
+        const q3bsp_entity *en = &map->entities.entities[e];
+        for (uint32_t i = en->first_pair; i < en->first_pair + en->pair_count; ++i)
+            fprintf(f, " \"%s\" \"%s\"", map->entities.pairs[i].key, map->entities.pairs[i].value);
+        fprintf(f, "\n");
+    }
+    for (uint32_t m = 1; m < map->model_count; ++m)
+        write_model(f, &map->models[m], m);
     bool bad = ferror(f) != 0;
     if (fclose(f) != 0 || bad) {
         set_err(err, err_size, "%s: write error", path);

@@ -1,9 +1,12 @@
 /* demo/viewer.c: the interactive viewer: a GLFW window drawn with legacy OpenGL (display list for the
  * level, immediate mode for the rest), a 60 Hz fixed-step player under the demo's movement rules, live
  * retuning, debug drawing of what each move computed (kcc_move_debug: edge rays, first contacts,
- * averaged normal, slide direction) plus the move result, trace recording and replay, screenshots. */
+ * averaged normal, slide direction) plus the move result, trace recording and replay, screenshots.
+ * On a Quake 3 map or with --bots the level runs the demo's game (demo/game.h): movers, triggers and
+ * bots live, the player one of the game's characters. */
 #include "viewer.h"
 #include "app.h"
+#include "game.h"
 #include "font6x10.h"
 
 #include <GLFW/glfw3.h>
@@ -20,6 +23,8 @@ typedef struct viewer {
     const demo_viewer_opts *o;
     GLFWwindow *win;
     demo_level  lv;
+    game       *game;                 /* the level's game (NULL: the player alone on the mesh) */
+    uint32_t    player;               /* the player's index among the game's characters */
     GLuint      list, grid_tex;
     demo_mover  m;
     kcc_character_desc desc;
@@ -152,9 +157,51 @@ static void respawn(viewer *v, bool next)
     if (next && L->spawn_count == 0)
         v->spawn_index++;
     demo_mover_init(&v->m, &v->desc, feet);
+    if (v->game) {
+        static const float still[3] = {0.0f, 0.0f, 0.0f};
+        game_character_teleport(v->game, v->player, feet, still);
+    }
     v->trail_n = 0;
     if (v->recording)
         kcc_trace_restart(&v->rec, v->m.ch.position);
+}
+
+/* The level's game: a BSP's movers and triggers (or only the static level), the player and the bots
+ * as its characters, under the player's rules (the viewer's desc). */
+static void start_game(viewer *v, const char *arg)
+{
+    char err[512] = "";
+    q3bsp_map map;
+    memset(&map, 0, sizeof(map));
+    kcc_status s = KCC_OK;
+    if (v->lv.from_bsp)
+        s = q3bsp_load_map(arg, NULL, &map, NULL, err, sizeof(err));
+    else
+        map.world = v->lv.level;   /* borrowed for game_create, which copies what it keeps */
+    game_desc d = game_default_desc();
+    d.character = v->desc;
+    d.character_capacity = v->o->bots + 1;
+    if (s == KCC_OK)
+        s = game_create(&map, &d, &v->game, err, sizeof(err));
+    if (v->lv.from_bsp)
+        q3bsp_map_free(&map);
+    const float origin[3] = {0.0f, 0.0f, 0.0f};
+    const kcc_level *L = &v->lv.level;
+    if (s == KCC_OK)
+        s = game_add_character(v->game, L->spawn_count ? L->spawns : origin, false, &v->player);
+    for (uint32_t b = 0; s == KCC_OK && b < v->o->bots; ++b)
+        s = game_add_character(v->game, L->spawn_count ? L->spawns + 3 * ((b + 1) % L->spawn_count) : origin,
+                               true, NULL);
+    if (s != KCC_OK) {
+        fprintf(stderr, "kcc-demo: the level's game: %s (%s)\n", err, kcc_status_str(s));
+        game_destroy(v->game);
+        v->game = NULL;
+        return;
+    }
+    char text[256];
+    snprintf(text, sizeof(text), "game: %u movers, %u triggers, %u bots", v->game->mover_count,
+             v->game->trigger_count, v->o->bots);
+    say(v, text);
 }
 
 static bool open_level(viewer *v, const char *arg)
@@ -167,9 +214,13 @@ static bool open_level(viewer *v, const char *arg)
         return false;
     }
     demo_level_close(&v->lv);
+    game_destroy(v->game);
+    v->game = NULL;
     v->lv = lv;
     build_level_list(v);
     v->spawn_index = v->o->spawn;
+    if (lv.from_bsp || v->o->bots > 0)
+        start_game(v, arg);
     respawn(v, false);
     return true;
 }
@@ -214,6 +265,10 @@ static bool output_path(viewer *v, const char *ext, bool with_frame, char *out, 
 static void start_recording(viewer *v)
 {
     char level[KCC_TRACE_LEVEL_MAX + 8], err[1200];
+    if (v->game) {
+        say(v, "traces record moves on the static level: not in a level with movers or bots");
+        return;
+    }
     if (v->o->record)
         snprintf(v->record_path, sizeof(v->record_path), "%s", v->o->record);
     else if (!output_path(v, "trace", false, v->record_path, sizeof(v->record_path)))
@@ -410,6 +465,20 @@ static void trail_add(viewer *v)
 
 static void step_inner(viewer *v, bool scripted);
 
+/* One frame of the level's game: the player's input, the step, and the player's state copied to the
+ * viewer's character (camera, box, HUD; the per-move debug data is that of single-mesh moves). */
+static void step_game(viewer *v, const demo_input *in)
+{
+    game_set_input(v->game, v->player, in);
+    game_step(v->game, DEMO_DT);
+    kcc_character_state st;
+    if (game_character_state(v->game, v->player, &st, &v->m.last)) {
+        memcpy(v->m.ch.position, st.position, sizeof(vec3));
+        v->m.ch.on_ground = st.on_ground;
+    }
+    memset(&v->m.dbg, 0, sizeof(v->m.dbg));
+}
+
 static void step(viewer *v, bool scripted)
 {
     step_inner(v, scripted);
@@ -445,6 +514,10 @@ static void step_inner(viewer *v, bool scripted)
         memset(&in, 0, sizeof(in));
         in.yaw = v->yaw;
         in.forward = 1.0f;
+    }
+    if (v->game) {
+        step_game(v, &in);
+        return;
     }
     demo_mover_step(&v->m, v->lv.mesh, &in);
     if (v->recording) {
@@ -671,6 +744,58 @@ static void save_screenshot(viewer *v, int w, int h, const char *path)
     raster_image_free(&img);
 }
 
+/* The game's movers (solid, at their current poses), triggers (outlines: jump pads green, teleporters
+ * magenta, the rest grey) and the other characters' boxes. */
+static void draw_game(viewer *v)
+{
+    const game *g = v->game;
+    for (uint32_t i = 0; i < g->mover_count; ++i) {
+        kcc_transform t;
+        if (kcc_world_get_body_transform(g->world, g->movers[i].body, &t, NULL) != KCC_OK)
+            continue;
+        uint32_t n = kcc_mesh_triangle_count(g->movers[i].mesh);
+        glBegin(GL_TRIANGLES);
+        for (uint32_t k = 0; k < n; ++k) {
+            vec3 c[3], w[3];
+            if (!kcc_mesh_triangle(g->movers[i].mesh, k, c))
+                continue;
+            for (int j = 0; j < 3; ++j)
+                kcc_transform_point(&t, c[j], w[j]);
+            float e1[3] = {w[1][0] - w[0][0], w[1][1] - w[0][1], w[1][2] - w[0][2]};
+            float e2[3] = {w[2][0] - w[0][0], w[2][1] - w[0][1], w[2][2] - w[0][2]};
+            float ny = e1[2] * e2[0] - e1[0] * e2[2], len = sqrtf(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]) *
+                                                            sqrtf(e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2]);
+            float shade = 0.55f + 0.35f * (len > 0.0f ? ny / len : 0.0f);
+            glColor3f(0.85f * shade, 0.55f * shade, 0.2f * shade);
+            for (int j = 0; j < 3; ++j)
+                glVertex3fv(w[j]);
+        }
+        glEnd();
+    }
+    for (uint32_t i = 0; i < g->trigger_count; ++i) {
+        game_trigger_kind k = g->triggers[i].kind;
+        if (k == GAME_TRIGGER_PUSH)
+            glColor3f(0.3f, 1.0f, 0.4f);
+        else if (k == GAME_TRIGGER_TELEPORT)
+            glColor3f(1.0f, 0.3f, 1.0f);
+        else
+            glColor3f(0.6f, 0.6f, 0.6f);
+        draw_box_lines((const float(*)[3])g->triggers[i].box);
+    }
+    glColor3f(0.3f, 0.7f, 1.0f);
+    for (uint32_t i = 0; i < g->character_count; ++i) {
+        kcc_character_state st;
+        if (i == v->player || !game_character_state(g, i, &st, NULL))
+            continue;
+        float b[2][3];
+        for (int k = 0; k < 3; ++k) {
+            b[0][k] = st.position[k] - v->desc.half_extents[k];
+            b[1][k] = st.position[k] + v->desc.half_extents[k];
+        }
+        draw_box_lines((const float(*)[3])b);
+    }
+}
+
 static void render(viewer *v, int w, int h)
 {
     glViewport(0, 0, w, h);
@@ -759,6 +884,8 @@ static void render(viewer *v, int w, int h)
         glEnd();
         glLineWidth(1.0f);
     }
+    if (v->game)
+        draw_game(v);
     char branch_text[128];
     draw_debug(v, branch_text, sizeof(branch_text));
     draw_hud(v, w, h, branch_text);
@@ -858,6 +985,7 @@ int demo_viewer_run(const demo_viewer_opts *o)
     }
     stop_recording(v);
     stop_replay(v);
+    game_destroy(v->game);
     demo_level_close(&v->lv);
     glfwDestroyWindow(v->win);
     glfwTerminate();

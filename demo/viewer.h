@@ -15,6 +15,7 @@ typedef struct demo_viewer_opts {
     const char *screenshot;   ///< save a screenshot after a few frames and quit
     uint32_t width, height;   ///< window pixels
     uint32_t spawn;           ///< the spawn point to start at (modulo the level's count)
+    uint32_t bots;            ///< wandering characters of the demo's game (demo/game.h); default 0
 } demo_viewer_opts;
 
 /// The defaults (1280 x 720, spawn 0, no trace, no screenshot); defined in app.c, window-free.

@@ -121,6 +121,7 @@ int test_group_controller(void);
 int test_group_local(void);
 int test_group_trace(void);
 int test_group_demo(void);
+int test_group_movers(void);
 int test_group_api(void);
 int test_group_axes(void);
 int test_group_world(void);

@@ -84,6 +84,7 @@ int main(int argc, char **argv)
         test_group_base,
         test_group_collide,
         test_group_demo,
+        test_group_movers,
         test_group_level,
         test_group_controller,
         test_group_local,
