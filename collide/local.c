@@ -9,6 +9,7 @@
 
 #include "kcc_local_internal.h"
 #include "collide_internal.h"
+#include "heightfield_internal.h"
 #if KCC_SSE && defined(__AVX__)
 #include <immintrin.h>
 #endif
@@ -28,8 +29,19 @@ static void mesh_fetch(const kcc_local_source *src, const uint32_t *handles, uin
     const kcc_mesh *mesh = src->owner;
     for (uint32_t j = 0; j < n; ++j) {
         const uint32_t slot = handles[j];
-        const kcc_plane *plane = &mesh->planes[slot];
         kcc_local_tri *tri = &out[j];
+        if (mesh->hf) { /* a heightfield's slot is its triangle id; its plane is computed here */
+            kcc_tri cell_tri;
+            kcc_plane cell_plane;
+            kcc_hf_triangle(mesh, slot, &cell_tri);
+            kcc_tri_plane(&cell_tri, &cell_plane);
+            memcpy(tri->v, cell_tri.v, sizeof tri->v);
+            memcpy(tri->n, cell_plane.n, sizeof tri->n);
+            tri->d = cell_plane.d;
+            tri->index = slot;
+            continue;
+        }
+        const kcc_plane *plane = &mesh->planes[slot];
         memcpy(tri->v, mesh->tris[slot].v, sizeof tri->v);
         memcpy(tri->n, plane->n, sizeof tri->n);
         tri->d = plane->d;
@@ -63,7 +75,10 @@ static bool mesh_triangle(const kcc_local_source *src, uint32_t id, vec3 out_cor
 static void mesh_face_normal(const kcc_local_source *src, uint32_t id, vec3 out)
 {
     const kcc_mesh *mesh = src->owner;
-    memcpy(out, mesh->planes[mesh->tri_slot[id]].n, sizeof(vec3));
+    kcc_plane cell_plane;
+    if (mesh->hf)
+        kcc_hf_plane(mesh, id, &cell_plane);
+    memcpy(out, mesh->hf ? cell_plane.n : mesh->planes[mesh->tri_slot[id]].n, sizeof(vec3));
 }
 
 static const kcc_local_source_ops mesh_source_ops = {
