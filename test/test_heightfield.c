@@ -455,6 +455,12 @@ static void bad_descs_give_statuses(void **state)
     assert_false(kcc_mesh_triangle(m, 18, t));
     assert_int_equal(kcc_mesh_overlap_mesh(m, NULL, m, NULL, NULL, 0), 0);
     assert_int_equal(kcc_mesh_self_intersections(m, NULL, 0), 0);
+    kcc_world_desc wd = kcc_world_default_desc();
+    kcc_world *w;
+    assert_int_equal(kcc_world_create(&wd, &w), KCC_OK);
+    uint32_t body;
+    assert_int_equal(kcc_world_add_body(w, m, NULL, &body), KCC_ERR_BAD_DESC);
+    kcc_world_destroy(w);
     kcc_mesh_destroy(m);
 }
 
