@@ -115,6 +115,20 @@ static void cell_span(float origin, float spacing, uint32_t cells, float lo, flo
     *end = b <= 0.0 ? 0u : b >= (double)cells ? cells : (uint32_t)b;
 }
 
+/* The cells [*first, *end) along x (axis 0) or z (axis 2) whose corners' span reaches [lo, hi]:
+ * cell_span's estimate trimmed by the float corners (cell i spans corner i .. corner i + 1). */
+static void cells_reaching(const struct kcc_hf *hf, int axis, float lo, float hi, uint32_t *first,
+                           uint32_t *end)
+{
+    const int s = axis == 0 ? 0 : 1;
+    const uint32_t cells = axis == 0 ? hf->cells_x : hf->cells_z;
+    cell_span(hf->origin[axis], hf->spacing[s], cells, lo, hi, first, end);
+    while (*first < *end && (axis == 0 ? corner_x(hf, *first + 1u) : corner_z(hf, *first + 1u)) < lo)
+        ++*first;
+    while (*end > *first && (axis == 0 ? corner_x(hf, *end - 1u) : corner_z(hf, *end - 1u)) > hi)
+        --*end;
+}
+
 void kcc_hf_box_begin(kcc_hf_box_iter *it, const kcc_mesh *mesh, const float lo[3], const float hi[3])
 {
     const struct kcc_hf *hf = mesh->hf;
@@ -122,8 +136,8 @@ void kcc_hf_box_begin(kcc_hf_box_iter *it, const kcc_mesh *mesh, const float lo[
     it->mesh = mesh;
     memcpy(it->lo, lo, sizeof it->lo);
     memcpy(it->hi, hi, sizeof it->hi);
-    cell_span(hf->origin[0], hf->spacing[0], hf->cells_x, lo[0], hi[0], &it->i0, &it->i1);
-    cell_span(hf->origin[2], hf->spacing[1], hf->cells_z, lo[2], hi[2], &j0, &it->j1);
+    cells_reaching(hf, 0, lo[0], hi[0], &it->i0, &it->i1);
+    cells_reaching(hf, 2, lo[2], hi[2], &j0, &it->j1);
     if (it->i0 >= it->i1)
         j0 = it->j1;
     it->i = it->i0;
@@ -223,15 +237,12 @@ static void children_group(const struct kcc_hf *hf, uint32_t level, uint32_t ind
     }
 }
 
-/* Gathers the live cells of block `index` (level 0) whose boxes the slab enters within limit,
- * four cells to a slab test. Returns the view's triangle count. */
-static uint32_t block_gather(const struct kcc_hf *hf, uint32_t index, const kcc_pray *r, float limit,
-                             kcc_hf_view *view)
+/* Gathers the live cells of [i0, i1) x [j0, j1) (at most KCC_HF_BATCH / 2 of them) whose boxes the
+ * slab enters within limit, four cells to a slab test. Returns the view's triangle count. */
+static uint32_t rect_gather(const struct kcc_hf *hf, const uint32_t cells[4], const kcc_pray *r,
+                            float limit, kcc_hf_view *view)
 {
-    const uint32_t w = hf->level_w[0];
-    const uint32_t i0 = index % w * KCC_HF_BLOCK, j0 = index / w * KCC_HF_BLOCK;
-    const uint32_t i1 = i0 + KCC_HF_BLOCK < hf->cells_x ? i0 + KCC_HF_BLOCK : hf->cells_x;
-    const uint32_t j1 = j0 + KCC_HF_BLOCK < hf->cells_z ? j0 + KCC_HF_BLOCK : hf->cells_z;
+    const uint32_t i0 = cells[0], i1 = cells[1], j0 = cells[2], j1 = cells[3];
     uint32_t n = 0;
     for (uint32_t j = j0; j < j1; ++j) {
         for (uint32_t i = i0; i < i1; i += 4) {
@@ -256,10 +267,51 @@ static uint32_t block_gather(const struct kcc_hf *hf, uint32_t index, const kcc_
     return n;
 }
 
+/* The cells of block `index` (level 0). */
+static void block_cells(const struct kcc_hf *hf, uint32_t index, uint32_t out[4])
+{
+    const uint32_t w = hf->level_w[0];
+    out[0] = index % w * KCC_HF_BLOCK, out[2] = index / w * KCC_HF_BLOCK;
+    out[1] = out[0] + KCC_HF_BLOCK < hf->cells_x ? out[0] + KCC_HF_BLOCK : hf->cells_x;
+    out[3] = out[2] + KCC_HF_BLOCK < hf->cells_z ? out[2] + KCC_HF_BLOCK : hf->cells_z;
+}
+
+/* The cells under the slab's segment up to limit (its start grown as the slab is, plus the
+ * segment's reach along x and z, plus two cells: a superset, as each cell is tested after). False
+ * when they are more than one batch holds: the pyramid then culls them. A short segment (a ground
+ * probe, a move's sweep) so skips the descent. */
+static bool short_reach(const struct kcc_hf *hf, const kcc_pray *r, float limit, uint32_t out[4])
+{
+    float lo[2], hi[2];
+    for (int a = 0; a < 2; ++a) {
+        const int k = a * 2;
+        /* 1 / dir overflows only for |dir| below 2^-126: the segment then reaches at most
+         * limit * 2^-126 either way */
+        const bool flat = !isfinite(r->inv[k]);
+        const float reach = flat ? limit * 0x1p-126f : limit / r->inv[k];
+        const float o0 = r->org_n[k] < r->org_f[k] ? r->org_n[k] : r->org_f[k];
+        const float o1 = r->org_n[k] < r->org_f[k] ? r->org_f[k] : r->org_n[k];
+        lo[a] = o0 - (flat ? reach : reach < 0.0f ? -reach : 0.0f);
+        hi[a] = o1 + (flat ? reach : reach > 0.0f ? reach : 0.0f);
+        if (!isfinite(lo[a]) || !isfinite(hi[a]))
+            return false;
+    }
+    cells_reaching(hf, 0, lo[0], hi[0], &out[0], &out[1]);
+    cells_reaching(hf, 2, lo[1], hi[1], &out[2], &out[3]);
+    return (uint64_t)(out[1] - out[0]) * (out[3] - out[2]) <= KCC_HF_BATCH / 2;
+}
+
 void kcc_hf_walk_nearest(const kcc_mesh *mesh, kcc_hf_view *view, const kcc_pray *r, float limit,
                          kcc_leaf_visit visit, void *ctx)
 {
     const struct kcc_hf *hf = mesh->hf;
+    uint32_t cells[4];
+    if (short_reach(hf, r, limit, cells)) {
+        const uint32_t n = rect_gather(hf, cells, r, limit, view);
+        if (n > 0)
+            visit(ctx, 0, n);
+        return;
+    }
     kcc_stack_entry stack[3 * KCC_HF_MAX_LEVELS + 8], cur;
     float entry_t[4];
     kcc_node4 q;
@@ -279,7 +331,8 @@ void kcc_hf_walk_nearest(const kcc_mesh *mesh, kcc_hf_view *view, const kcc_pray
                 continue;
             }
         } else {
-            const uint32_t n = block_gather(hf, cur.first, r, limit, view);
+            block_cells(hf, cur.first, cells);
+            const uint32_t n = rect_gather(hf, cells, r, limit, view);
             if (n > 0)
                 limit = visit(ctx, 0, n);
         }
