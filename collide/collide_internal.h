@@ -216,6 +216,8 @@ struct kcc_mesh {
     uint32_t        depth;         ///< of the binary SAH tree the four-wide one was collapsed from
     float           bounds[2][3];  ///< of the tree's triangles; all zero when there are none
     float           coord_scale;   ///< largest |coordinate| of any tree triangle (m)
+    const struct kcc_hf *hf;       ///< a heightfield's grid (heightfield_internal.h), NULL for a
+                                   ///< tree mesh: every walk over a mesh dispatches on it
     uint64_t        key;           ///< hash of the tree's triangles, their input indices and the
                                    ///< build's stamp (never 0): a character's cache or clear note
                                    ///< from another build at the same address (a rebuilt level, or

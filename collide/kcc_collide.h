@@ -143,6 +143,38 @@ KCC_API bool kcc_mesh_sweep_capsule(const kcc_mesh *mesh, const vec3 p0, const v
 KCC_API uint32_t kcc_mesh_overlap_sphere(const kcc_mesh *mesh, const vec3 center, float radius,
                                          uint32_t *out_triangles, uint32_t capacity);
 
+/// What to build a heightfield from (kcc_heightfield_build). Y is up: sample (i, j), i along x and
+/// j along z, is the corner (origin[0] + i * spacing[0], origin[1] + heights[j * columns + i],
+/// origin[2] + j * spacing[1]), each operation in float. The arrays are borrowed for the build only.
+typedef struct kcc_heightfield_desc {
+    const float   *heights;     ///< columns * rows heights (m), row-major: row j is z = j
+    uint32_t       columns;     ///< samples along x (>= 2)
+    uint32_t       rows;        ///< samples along z (>= 2)
+    float          spacing[2];  ///< x and z distance between samples (m, > 0)
+    vec3           origin;      ///< m: where sample (0, 0) lies at height 0
+    const uint8_t *holes;       ///< NULL, or one byte per cell ((columns - 1) * (rows - 1),
+                                ///< row-major): nonzero makes the cell a hole (no triangles)
+    kcc_allocator  allocator;   ///< all zero: malloc/free
+} kcc_heightfield_desc;
+
+/// Builds a heightfield: a kcc_mesh of two triangles per cell, answered from the grid (4 bytes a
+/// sample plus a min/max pyramid, docs/collide.md "Heightfields") exactly as kcc_mesh_build answers
+/// the same triangles. Usable wherever a mesh is: every kcc_mesh_* query and accessor, characters,
+/// kcc_mesh_destroy. Cell (i, j) (i < columns - 1, j < rows - 1) is c = j * (columns - 1) + i; its
+/// triangles are 2c = (p(i,j), p(i,j+1), p(i+1,j+1)) and 2c + 1 = (p(i,j), p(i+1,j+1), p(i+1,j)),
+/// split along the diagonal p(i,j)..p(i+1,j+1) and wound so that (b-a)x(c-a) points up (+y). A
+/// hole cell's two triangles do not exist (kcc_mesh_triangle is false for them; no query reports
+/// them). kcc_mesh_overlap_mesh and kcc_mesh_self_intersections give 0 for a heightfield (its
+/// cells never cut each other; against other meshes it is not supported), and kcc_world_add_body
+/// refuses one (KCC_ERR_BAD_DESC): a world's bodies are tree meshes.
+/// Errors: KCC_ERR_NULL_ARGUMENT (desc, out_mesh), KCC_ERR_NO_VERTICES (heights NULL),
+/// KCC_ERR_NO_TRIANGLES (columns or rows below 2, or every cell a hole), KCC_ERR_NON_FINITE (a NaN
+/// or infinite height, spacing or origin, or a corner height that overflows), KCC_ERR_BAD_DESC
+/// (spacing <= 0, only one of the allocator's functions set, or a cell whose triangles float
+/// cannot represent: spacing below the coordinates' precision, or heights whose cross products
+/// overflow), KCC_ERR_TOO_LARGE (over 2^30 triangles), KCC_ERR_OUT_OF_MEMORY.
+KCC_API kcc_status kcc_heightfield_build(const kcc_heightfield_desc *desc, kcc_mesh **out_mesh);
+
 /* Per-triangle primitives (the exact tests the mesh queries use; handy for tests and tools). */
 
 /// Exact SAT overlap of triangle abc with box (touching counts). Degenerate triangles never overlap.

@@ -45,6 +45,13 @@ KCC_API kcc_status kcc_level_load_spawns(const char *path, kcc_level *level, cha
 /// e.g. "arena seed=3", "terrain seed=7 size=48", "showcase". Unknown names or keys: KCC_ERR_NOT_FOUND;
 /// bad values: KCC_ERR_BAD_DESC (err says which). Same spec, same triangles, bit for bit.
 KCC_API kcc_status kcc_level_generate(const char *spec, kcc_level *out, char *err, size_t err_size);
+/// The "terrain" generator's ground as a heightfield: "terrain seed=<seed> size=<size>" without its
+/// walls, and with every cell split along one diagonal (kcc_heightfield_build's) where the level
+/// alternates them. Writes (size + 1)^2 heights (m) to out_heights (the caller's) and a desc over
+/// them (1 m spacing, the level's origin, malloc/free) to out_desc. size in 16..16384 (the level
+/// itself takes 16..256). KCC_ERR_NULL_ARGUMENT, KCC_ERR_BAD_DESC (size out of range).
+KCC_API kcc_status kcc_level_terrain_heights(uint64_t seed, uint32_t size, float *out_heights,
+                                             kcc_heightfield_desc *out_desc);
 /// The names kcc_level_generate knows, NULL-terminated.
 KCC_API const char *const *kcc_level_names(void);
 

@@ -678,12 +678,11 @@ static float terrain_height(uint64_t seed, const mesa *m, int mesa_count, int x,
     return h;
 }
 
-static kcc_status gen_terrain(const level_params *p, kcc_level *out)
+/* The terrain's (S + 1)^2 sample heights, row-major along z (1 m apart), into h; its lowest and
+ * highest into *out_min, *out_max. */
+static void terrain_grid(uint64_t spec_seed, int S, float *h, float *out_min, float *out_max)
 {
-    kcc_gen g;
-    kcc_gen_init(&g, 1.0f);
-    int S = p->size;
-    uint64_t seed = mix64(p->seed ^ 0x74657272ull);
+    uint64_t seed = mix64(spec_seed ^ 0x74657272ull);
     rng r = {seed};
     mesa m[16];
     int mc = 2 + (S * S) / 1024;
@@ -696,9 +695,6 @@ static kcc_status gen_terrain(const level_params *p, kcc_level *out)
         m[i].height = 0.5f * (float)rng_int(&r, 3, 6);
     }
     size_t n1 = (size_t)S + 1u;
-    float *h = malloc(n1 * n1 * sizeof(float));
-    if (!h)
-        return KCC_ERR_OUT_OF_MEMORY;
     int mid = S / 2;
     float hc = terrain_height(seed, m, mc, mid, mid);
     float hmin = 1e30f, hmax = -1e30f;
@@ -712,6 +708,38 @@ static kcc_status gen_terrain(const level_params *p, kcc_level *out)
             hmin = v < hmin ? v : hmin;
             hmax = v > hmax ? v : hmax;
         }
+    *out_min = hmin;
+    *out_max = hmax;
+}
+
+kcc_status kcc_level_terrain_heights(uint64_t seed, uint32_t size, float *out_heights,
+                                     kcc_heightfield_desc *out_desc)
+{
+    if (!out_heights || !out_desc)
+        return KCC_ERR_NULL_ARGUMENT;
+    if (size < 16u || size > 16384u)
+        return KCC_ERR_BAD_DESC;
+    float hmin, hmax;
+    terrain_grid(seed, (int)size, out_heights, &hmin, &hmax);
+    memset(out_desc, 0, sizeof *out_desc);
+    out_desc->heights = out_heights;
+    out_desc->columns = out_desc->rows = size + 1u;
+    out_desc->spacing[0] = out_desc->spacing[1] = 1.0f;
+    out_desc->origin[0] = out_desc->origin[2] = -0.5f * (float)size;
+    return KCC_OK;
+}
+
+static kcc_status gen_terrain(const level_params *p, kcc_level *out)
+{
+    kcc_gen g;
+    kcc_gen_init(&g, 1.0f);
+    int S = p->size, mid = S / 2;
+    size_t n1 = (size_t)S + 1u;
+    float *h = malloc(n1 * n1 * sizeof(float));
+    if (!h)
+        return KCC_ERR_OUT_OF_MEMORY;
+    float hmin, hmax;
+    terrain_grid(p->seed, S, h, &hmin, &hmax);
     float o = -0.5f * (float)S;
     uint32_t first = 0;
     for (int z = 0; z <= S; ++z)

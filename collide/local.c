@@ -9,6 +9,7 @@
 
 #include "kcc_local_internal.h"
 #include "collide_internal.h"
+#include "heightfield_internal.h"
 #if KCC_SSE && defined(__AVX__)
 #include <immintrin.h>
 #endif
@@ -22,19 +23,31 @@ static uint32_t mesh_query(const kcc_local_source *src, const vec3 region[2], ui
     return kcc_mesh_query_slots(src->owner, region[0], region[1], out_handles, capacity);
 }
 
+/// Slot `slot`'s corners: a tree mesh's stored triangle, or a heightfield's cell triangle (its slot
+/// is its triangle id).
+static void mesh_slot_corners(const kcc_mesh *mesh, uint32_t slot, kcc_tri *out)
+{
+    if (mesh->hf)
+        kcc_hf_triangle(mesh, slot, out);
+    else
+        *out = mesh->tris[slot];
+}
+
 static void mesh_fetch(const kcc_local_source *src, const uint32_t *handles, uint32_t n,
                        kcc_local_tri *out)
 {
     const kcc_mesh *mesh = src->owner;
     for (uint32_t j = 0; j < n; ++j) {
         const uint32_t slot = handles[j];
-        kcc_plane plane; /* computed here, not stored: 16 bytes a triangle saved (docs/collide.md) */
-        kcc_tri_plane(&mesh->tris[slot], &plane);
+        kcc_tri corners;
+        kcc_plane plane; /* computed here, not stored (docs/collide.md, Memory layout) */
+        mesh_slot_corners(mesh, slot, &corners);
+        kcc_tri_plane(&corners, &plane);
         kcc_local_tri *tri = &out[j];
-        memcpy(tri->v, mesh->tris[slot].v, sizeof tri->v);
+        memcpy(tri->v, corners.v, sizeof tri->v);
         memcpy(tri->n, plane.n, sizeof tri->n);
         tri->d = plane.d;
-        tri->index = mesh->tri_id[slot];
+        tri->index = mesh->hf ? slot : mesh->tri_id[slot];
     }
 }
 
@@ -64,8 +77,10 @@ static bool mesh_triangle(const kcc_local_source *src, uint32_t id, vec3 out_cor
 static void mesh_face_normal(const kcc_local_source *src, uint32_t id, vec3 out)
 {
     const kcc_mesh *mesh = src->owner;
+    kcc_tri corners;
     kcc_plane plane;
-    kcc_tri_plane(&mesh->tris[mesh->tri_slot[id]], &plane);
+    mesh_slot_corners(mesh, mesh->hf ? id : mesh->tri_slot[id], &corners);
+    kcc_tri_plane(&corners, &plane);
     memcpy(out, plane.n, sizeof(vec3));
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "collide_internal.h"
+#include "heightfield_internal.h"
 
 #define BLOCK_ALIGN 64
 
@@ -411,6 +412,10 @@ void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out)
 {
     if (!mesh || !out)
         return;
+    if (mesh->hf) {
+        kcc_hf_stats(mesh, out);
+        return;
+    }
     kcc_mesh_stats s;
     memset(&s, 0, sizeof s);
     s.triangles = mesh->triangle_count;
@@ -441,7 +446,10 @@ bool kcc_mesh_triangle(const kcc_mesh *mesh, uint32_t i, vec3 out[3])
 {
     if (!mesh || !out || i >= mesh->triangle_count)
         return false;
-    const kcc_tri *t = &mesh->tris[mesh->tri_slot[i]];
+    kcc_tri cell_tri;
+    if (mesh->hf && !kcc_hf_triangle(mesh, i, &cell_tri))
+        return false;
+    const kcc_tri *t = mesh->hf ? &cell_tri : &mesh->tris[mesh->tri_slot[i]];
     for (int c = 0; c < 3; ++c)
         for (int k = 0; k < 3; ++k)
             out[c][k] = t->v[c][k];
@@ -558,11 +566,23 @@ KCC_HOT uint32_t box_leaf_run(const kcc_mesh *mesh, uint32_t s0, uint32_t n, con
 static uint32_t box_walk_under(const kcc_mesh *mesh, uint32_t first, uint32_t count, const float lo[3],
                                const float hi[3], uint32_t *out, uint32_t capacity, box_answer answer)
 {
-    if (mesh->quad_count == 0)
+    if (mesh->quad_count == 0 && !mesh->hf)
         return 0;
     kcc_pbox qb;
     kcc_pbox_setup(&qb, lo, hi);
     uint32_t found = 0;
+    if (mesh->hf) { /* the cells under the box in ascending triangle order; a slot is a triangle id */
+        kcc_hf_view view;
+        kcc_hf_box_iter it;
+        const box_answer by_id = answer == BOX_SLOTS ? BOX_BOUNDS : answer;
+        kcc_hf_view_init(&view, mesh);
+        kcc_hf_box_begin(&it, mesh, qb.lo, qb.hi);
+        for (uint32_t n; (n = kcc_hf_box_next(&it, &view)) > 0;)
+            for (uint32_t s0 = 0; s0 < n; s0 += 4)
+                found = box_leaf_run(&view.mesh, s0, n - s0 < 4 ? n - s0 : 4, &qb, by_id, out,
+                                     capacity, found);
+        return found;
+    }
     if (count > 0) {
         for (uint32_t s0 = first, e = first + count; s0 < e; s0 += 4)
             found = box_leaf_run(mesh, s0, e - s0 < 4 ? e - s0 : 4, &qb, answer, out, capacity, found);
@@ -728,7 +748,7 @@ static bool sweep_reach_is_finite(const vec3 box[2], const vec3 delta, const swe
 bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
                          kcc_sweep_hit *hit)
 {
-    if (!mesh || !box || !delta || !hit || !box_valid(box) || mesh->quad_count == 0)
+    if (!mesh || !box || !delta || !hit || !box_valid(box) || (mesh->quad_count == 0 && !mesh->hf))
         return false;
     if (!isfinite(delta[0]) || !isfinite(delta[1]) || !isfinite(delta[2]))
         return false;
@@ -736,7 +756,15 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
         return false; /* nothing approaches anything */
     sweep_walk w;
     sweep_setup(&w, mesh, box, delta);
-    if (sweep_reach_is_finite(box, delta, &w)) {
+    kcc_hf_view view;
+    if (mesh->hf) { /* the visitor reads the heightfield's triangles batch by batch from the view */
+        w.mesh = kcc_hf_view_init(&view, mesh);
+        w.cull = sweep_reach_is_finite(box, delta, &w);
+        if (w.cull)
+            kcc_hf_walk_nearest(mesh, &view, &w.slab, w.limit, sweep_leaf, &w);
+        else
+            kcc_hf_visit_all(mesh, &view, sweep_leaf, &w);
+    } else if (sweep_reach_is_finite(box, delta, &w)) {
         kcc_walk_nearest(mesh->quads, &w.slab, w.limit, sweep_leaf, &w);
     } else { /* every tree triangle, unculled: one leaf of them all */
         w.cull = false;

@@ -888,7 +888,7 @@ uint32_t kcc_mesh_overlap_mesh(const kcc_mesh *a, const kcc_transform *pose_a, c
                                uint32_t capacity)
 {
     mm_query q;
-    if (!a || !b || a->tree_triangles == 0 || b->tree_triangles == 0 ||
+    if (!a || !b || a->tree_triangles == 0 || b->tree_triangles == 0 || a->hf || b->hf ||
         !pose_from(pose_a, &q.pose[0]) || !pose_from(pose_b, &q.pose[1]))
         return 0;
     q.mesh[0] = a, q.mesh[1] = b, q.self = false;
@@ -899,7 +899,7 @@ uint32_t kcc_mesh_self_intersections(const kcc_mesh *mesh, kcc_tri_pair *out_pai
                                      uint32_t capacity)
 {
     mm_query q;
-    if (!mesh || mesh->tree_triangles == 0)
+    if (!mesh || mesh->tree_triangles == 0 || mesh->hf) /* a heightfield never cuts itself */
         return 0;
     pose_from(NULL, &q.pose[0]);
     q.pose[1] = q.pose[0];

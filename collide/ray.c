@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "collide_internal.h"
+#include "heightfield_internal.h"
 
 /// Per-ray constants of the watertight test: the axis permutation (kz = largest |dir| component)
 /// and the shear that maps the ray onto +z.
@@ -226,10 +227,9 @@ KCC_HOT float ray_leaf(void *ctx, uint32_t first, uint32_t count)
     return w->best;
 }
 
-/* The hit record of the best triangle: its normal from the cross product in double. */
-static void ray_hit_write(const ray_walk *w, kcc_ray_hit *hit)
+/* The hit record of the best triangle t: its normal from the cross product in double. */
+static void ray_hit_write(const ray_walk *w, const kcc_tri *t, kcc_ray_hit *hit)
 {
-    const kcc_tri *t = &w->mesh->tris[w->best_slot];
     float e0[3] = {t->v[1][0] - t->v[0][0], t->v[1][1] - t->v[0][1], t->v[1][2] - t->v[0][2]};
     float e1[3] = {t->v[2][0] - t->v[0][0], t->v[2][1] - t->v[0][1], t->v[2][2] - t->v[0][2]};
     double n[3] = {(double)e0[1] * e1[2] - (double)e0[2] * e1[1],
@@ -247,7 +247,7 @@ static void ray_hit_write(const ray_walk *w, kcc_ray_hit *hit)
 bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], const float dir[3],
                                float max_t, float limit, kcc_ray_hit *hit)
 {
-    if (mesh->quad_count == 0)
+    if (mesh->quad_count == 0 && !mesh->hf)
         return false;
     ray_walk w = {.mesh = mesh, .origin = origin, .dir = dir, .max_t = max_t, .best = limit,
                   .best_slot = UINT32_MAX, .best_id = UINT32_MAX};
@@ -255,10 +255,19 @@ bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], cons
     const float no_grow[3] = {0.0f, 0.0f, 0.0f};
     kcc_pray slab;
     kcc_pray_setup(&slab, origin, dir, no_grow);
-    kcc_walk_nearest(mesh->quads, &slab, limit, ray_leaf, &w);
+    if (mesh->hf) { /* the visitor reads the heightfield's triangles batch by batch from the view */
+        kcc_hf_view view;
+        w.mesh = kcc_hf_view_init(&view, mesh);
+        kcc_hf_walk_nearest(mesh, &view, &slab, limit, ray_leaf, &w);
+    } else {
+        kcc_walk_nearest(mesh->quads, &slab, limit, ray_leaf, &w);
+    }
     if (w.best_slot == UINT32_MAX)
         return false;
-    ray_hit_write(&w, hit);
+    kcc_tri best;
+    if (mesh->hf)
+        kcc_hf_triangle(mesh, w.best_id, &best);
+    ray_hit_write(&w, mesh->hf ? &best : &mesh->tris[w.best_slot], hit);
     return true;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "collide_internal.h"
+#include "heightfield_internal.h"
 
 /* A delta within a millionth of a radian of parallel to a touched surface (a direction computed in
  * float) does not go deeper: the box sweep's start rule. */
@@ -526,7 +527,7 @@ static bool sweep_shape(const kcc_mesh *mesh, const float p0[3], const float p1[
                         const float delta[3], bool capsule, kcc_sphere_hit *hit)
 {
     if (!mesh || !hit || !finite_vec(p0) || !finite_vec(p1) || !finite_vec(delta) ||
-        !radius_valid(radius) || mesh->quad_count == 0)
+        !radius_valid(radius) || (mesh->quad_count == 0 && !mesh->hf))
         return false;
     if (delta[0] == 0.0f && delta[1] == 0.0f && delta[2] == 0.0f)
         return false; /* nothing approaches anything */
@@ -540,11 +541,17 @@ static bool sweep_shape(const kcc_mesh *mesh, const float p0[3], const float p1[
         const double reach = fabs(p0[k]) + fabs(w.seg[k]) + fabs(w.delta[k]) + radius;
         big = reach > big ? reach : big;
     }
+    kcc_hf_view view;
+    if (mesh->hf) /* the visitor reads the heightfield's triangles batch by batch from the view */
+        w.mesh = kcc_hf_view_init(&view, mesh);
     if (!(big < FAR_REACH)) {
         /* Grown float bounds could overflow (an infinite plane matches the empty child slots, and
          * the walk would revisit the root): every triangle is tested, none culled. */
         w.cull = false;
-        shape_leaf(&w, 0, mesh->tree_triangles);
+        if (mesh->hf)
+            kcc_hf_visit_all(mesh, &view, shape_leaf, &w);
+        else
+            shape_leaf(&w, 0, mesh->tree_triangles);
     } else {
         /* A few ulps of the largest coordinate in play covers every rounding of the grown bounds. */
         const float margin = (float)big * 1e-6f + 1e-30f;
@@ -554,7 +561,10 @@ static bool sweep_shape(const kcc_mesh *mesh, const float p0[3], const float p1[
             grow[k] = (float)(0.5 * fabs(w.seg[k])) + radius + margin;
         }
         kcc_pray_setup(&w.slab, org, delta, grow);
-        kcc_walk_nearest(mesh->quads, &w.slab, w.limit, shape_leaf, &w);
+        if (mesh->hf)
+            kcc_hf_walk_nearest(mesh, &view, &w.slab, w.limit, shape_leaf, &w);
+        else
+            kcc_walk_nearest(mesh->quads, &w.slab, w.limit, shape_leaf, &w);
     }
     if (w.best_id == UINT32_MAX)
         return false;
@@ -616,7 +626,7 @@ uint32_t kcc_mesh_overlap_sphere(const kcc_mesh *mesh, const vec3 center, float 
 {
     if (!mesh || !finite_vec(center) || !radius_valid(radius) || (capacity > 0 && !out_triangles))
         return 0;
-    if (mesh->quad_count == 0)
+    if (mesh->quad_count == 0 && !mesh->hf)
         return 0;
     float big = mesh->coord_scale > radius ? mesh->coord_scale : radius, lo[3], hi[3];
     for (int k = 0; k < 3; ++k)
@@ -630,6 +640,15 @@ uint32_t kcc_mesh_overlap_sphere(const kcc_mesh *mesh, const vec3 center, float 
     kcc_pbox qb;
     kcc_pbox_setup(&qb, lo, hi);
     uint32_t stack[KCC_TREE_STACK], sp = 0, found = 0;
+    if (mesh->hf) { /* the cells under the sphere's cube, batch by batch */
+        kcc_hf_view view;
+        kcc_hf_box_iter it;
+        kcc_hf_view_init(&view, mesh);
+        kcc_hf_box_begin(&it, mesh, qb.lo, qb.hi);
+        for (uint32_t n; (n = kcc_hf_box_next(&it, &view)) > 0;)
+            found = overlap_leaf(&view.mesh, 0, n, &qb, c, radius, out_triangles, capacity, found);
+        return found;
+    }
     stack[sp++] = 0;
     while (sp > 0) {
         const kcc_node4 *q = &mesh->quads[stack[--sp]];

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "collide_internal.h"
+#include "heightfield_internal.h"
 
 #define BINS 16
 /* SAH costs: one node visit against one triangle test. A traversal cost above the triangle cost
@@ -680,6 +681,8 @@ kcc_status kcc_mesh_validate(const kcc_mesh *mesh)
 {
     if (!mesh)
         return KCC_ERR_NULL_ARGUMENT;
+    if (mesh->hf)
+        return kcc_hf_validate(mesh);
     if (!maps_valid(mesh))
         return KCC_ERR_CORRUPT;
     if (mesh->quad_count == 0)
