@@ -103,10 +103,29 @@ static inline void carried_point(const kcc_transform *start, const kcc_transform
     kcc_transform_point(end, local, out);
 }
 
+/* world_step.c */
+/// The phases of a step, in order (kcc_world_step_marked marks the end of each).
+enum {
+    KCC_PHASE_BODIES,     ///< kinematic bodies moved, the body tree rebuilt
+    KCC_PHASE_SNAPSHOT,   ///< the live slots and their boxes
+    KCC_PHASE_BROADPHASE, ///< the characters' proxies moved, the broadphase updated
+    KCC_PHASE_NEIGHBOURS, ///< each character's neighbour list
+    KCC_PHASE_CHARACTERS, ///< every character rides, is pushed and moves
+    KCC_PHASE_RESOLVE,    ///< characters that ended in one space put back
+    KCC_PHASE_SENSORS,
+    KCC_PHASE_COUNT
+};
+/// Called at the end of each phase with its KCC_PHASE_ value (bench_world_step times them).
+typedef void kcc_world_phase_mark(void *user, int phase);
+/// kcc_world_step, calling mark (NULL: none) at the end of each phase.
+kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, void *user);
+
 /* world_neighbours.c */
-/// Moves every live character's proxy to the region its step may reach, updates the broadphase
-/// and lists each character's neighbours (cs->near).
-void kcc_world_find_neighbours(kcc_world *world, struct kcc_world_characters *cs);
+/// Moves every live character's proxy to the region its step may reach and updates the
+/// broadphase.
+void kcc_world_move_proxies(kcc_world *world, struct kcc_world_characters *cs);
+/// Lists each live character's neighbours (cs->near) from the broadphase's pairs.
+void kcc_world_list_neighbours(const kcc_world *world, struct kcc_world_characters *cs);
 /// Puts character slot's neighbour entries in source order (its own part of cs->near only: safe
 /// from its task).
 void kcc_world_sort_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t slot);

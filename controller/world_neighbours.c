@@ -53,7 +53,7 @@ static void tally_pairs(const kcc_world *world, struct kcc_world_characters *cs,
     }
 }
 
-void kcc_world_find_neighbours(kcc_world *world, struct kcc_world_characters *cs)
+void kcc_world_move_proxies(kcc_world *world, struct kcc_world_characters *cs)
 {
     for (uint32_t i = 0; i < cs->live_count; ++i) {
         world_character *wc = &cs->slots[cs->live[i]];
@@ -62,6 +62,10 @@ void kcc_world_find_neighbours(kcc_world *world, struct kcc_world_characters *cs
         kcc_world_move_character_proxy(world, wc->proxy, (const float(*)[3])region);
     }
     kcc_world_update_broadphase(world);
+}
+
+void kcc_world_list_neighbours(const kcc_world *world, struct kcc_world_characters *cs)
+{
     neighbour_lists *near = &cs->near;
     bool overflow = false;
     kcc_world_pair_count(world, &overflow);

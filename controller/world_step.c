@@ -329,18 +329,38 @@ static void snapshot_characters(struct kcc_world_characters *cs)
     }
 }
 
-kcc_status kcc_world_step(kcc_world *world)
+kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, void *user)
 {
     if (!world)
         return KCC_ERR_NULL_ARGUMENT;
     kcc_world_step_bodies(world);
     struct kcc_world_characters *cs = kcc_world_characters(world);
+    if (mark)
+        mark(user, KCC_PHASE_BODIES);
     snapshot_characters(cs);
-    kcc_world_find_neighbours(world, cs);
+    if (mark)
+        mark(user, KCC_PHASE_SNAPSHOT);
+    kcc_world_move_proxies(world, cs);
+    if (mark)
+        mark(user, KCC_PHASE_BROADPHASE);
+    kcc_world_list_neighbours(world, cs);
+    if (mark)
+        mark(user, KCC_PHASE_NEIGHBOURS);
     step_context ctx = {world, cs, kcc_world_step_key(world), NULL, 0};
     ctx.mover_count = kcc_world_movers(world, &ctx.movers);
     run_character_phases(world, &ctx);
+    if (mark)
+        mark(user, KCC_PHASE_CHARACTERS);
     resolve_character_overlaps(cs);
+    if (mark)
+        mark(user, KCC_PHASE_RESOLVE);
     kcc_world_sensor_step(world, cs);
+    if (mark)
+        mark(user, KCC_PHASE_SENSORS);
     return KCC_OK;
+}
+
+kcc_status kcc_world_step(kcc_world *world)
+{
+    return kcc_world_step_marked(world, NULL, NULL);
 }
