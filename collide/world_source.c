@@ -34,30 +34,89 @@ typedef struct seen_part {
     uint32_t        first, count;   ///< (0, 0): the whole tree (kcc_mesh_query_slots_under)
 } seen_part;
 
-static uint32_t part_total(const kcc_world_source *src)
+/// Where a walk over a source's parts is: the next body of the range table and the next piece.
+typedef struct part_cursor {
+    uint32_t base, piece;
+} part_cursor;
+
+/// Whether the walk over the range table takes body b: static bodies are walked whole from the
+/// table by every part but KCC_WORLD_PART_MOVING; other bodies, when the source has no piece list,
+/// by every part but KCC_WORLD_PART_STATIC.
+static bool walks_base(const kcc_world_source *src, const kcc_body *b)
 {
-    return src->pieces ? src->piece_count : src->world->base_count;
+    if (b->kind == KCC_BODY_STATIC)
+        return src->part != KCC_WORLD_PART_MOVING;
+    return !src->pieces && src->part != KCC_WORLD_PART_STATIC;
 }
 
-/// Part i of the source (its piece i, or body i of the range table whole) when the source sees
-/// that body and the part may reach [lo, hi].
-static bool seen_part_at(const kcc_world_source *src, uint32_t i, const float lo[3], const float hi[3],
-                         seen_part *out)
+/// The slot of the next body the range-table walk takes (cursor moved past it), or
+/// KCC_WORLD_NO_BODY at its end; *out_tri_base its triangle range's start.
+static uint32_t peek_base(const kcc_world_source *src, part_cursor *at, uint32_t *out_tri_base)
 {
     const kcc_world *w = src->world;
-    const kcc_piece *piece = src->pieces ? &w->pieces[src->pieces[i]] : NULL;
-    const uint32_t slot = piece ? piece->body : w->bases[i].slot;
-    const kcc_body *b = &w->bodies[slot];
-    if (slot == src->skip_body || (src->only_body != KCC_WORLD_NO_BODY && slot != src->only_body) ||
-        (b->sensor && slot != src->only_body) || !(b->layers & src->layer_mask))
-        return false;
-    const float(*bounds)[3] = piece ? piece->bounds : b->bounds;
-    if (!boxes_touch(bounds[0], bounds[1], lo, hi))
-        return false;
-    out->body = b;
-    out->first = piece ? piece->first : 0;
-    out->count = piece ? piece->count : 0;
-    return true;
+    for (; at->base < w->base_count; ++at->base) {
+        const uint32_t slot = w->bases[at->base].slot;
+        if (walks_base(src, &w->bodies[slot])) {
+            *out_tri_base = w->bodies[slot].tri_base;
+            return slot;
+        }
+    }
+    return KCC_WORLD_NO_BODY;
+}
+
+/// The next piece of the piece list (a body that is not static: static bodies are walked whole),
+/// or KCC_WORLD_NO_PIECE at its end; *out_tri_base its body's triangle range's start.
+static uint32_t peek_piece(const kcc_world_source *src, part_cursor *at, uint32_t *out_tri_base)
+{
+    const kcc_world *w = src->world;
+    if (!src->pieces || src->part == KCC_WORLD_PART_STATIC)
+        return KCC_WORLD_NO_PIECE;
+    for (; at->piece < src->piece_count; ++at->piece) {
+        const kcc_body *b = &w->bodies[w->pieces[src->pieces[at->piece]].body];
+        if (b->kind != KCC_BODY_STATIC) {
+            *out_tri_base = b->tri_base;
+            return src->pieces[at->piece];
+        }
+    }
+    return KCC_WORLD_NO_PIECE;
+}
+
+/// Whether the source sees body slot (skip_body, only_body, sensors, layers).
+static bool sees_body(const kcc_world_source *src, uint32_t slot)
+{
+    const kcc_body *b = &src->world->bodies[slot];
+    return slot != src->skip_body && (src->only_body == KCC_WORLD_NO_BODY || slot == src->only_body) &&
+           (!b->sensor || slot == src->only_body) && (b->layers & src->layer_mask);
+}
+
+/// The next part of the source in its order (bodies by triangle range: the range table's and the
+/// piece list's walks merged) that it sees and that may reach [lo, hi]; false at the end.
+static bool next_seen_part(const kcc_world_source *src, part_cursor *at, const float lo[3],
+                           const float hi[3], seen_part *out)
+{
+    const kcc_world *w = src->world;
+    for (;;) {
+        uint32_t base_tri = 0, piece_tri = 0;
+        const uint32_t slot = peek_base(src, at, &base_tri);
+        const uint32_t piece = peek_piece(src, at, &piece_tri);
+        const bool take_piece = piece != KCC_WORLD_NO_PIECE && (slot == KCC_WORLD_NO_BODY || piece_tri < base_tri);
+        if (!take_piece && slot == KCC_WORLD_NO_BODY)
+            return false;
+        const kcc_piece *p = take_piece ? &w->pieces[piece] : NULL;
+        const uint32_t body = p ? p->body : slot;
+        if (p)
+            ++at->piece;
+        else
+            ++at->base;
+        const float(*bounds)[3] = p ? (const float(*)[3])p->bounds
+                                    : (const float(*)[3])w->bodies[body].bounds;
+        if (!sees_body(src, body) || !boxes_touch(bounds[0], bounds[1], lo, hi))
+            continue;
+        out->body = &w->bodies[body];
+        out->first = p ? p->first : 0;
+        out->count = p ? p->count : 0;
+        return true;
+    }
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -127,10 +186,9 @@ static uint32_t world_query(const kcc_local_source *base, const vec3 region[2], 
 {
     const kcc_world_source *src = (const kcc_world_source *)(const void *)base;
     uint32_t n = 0;
-    for (uint32_t i = 0; i < part_total(src); ++i) {
-        seen_part part;
-        if (!seen_part_at(src, i, region[0], region[1], &part))
-            continue;
+    part_cursor at = {0, 0};
+    seen_part part;
+    while (next_seen_part(src, &at, region[0], region[1], &part)) {
         const kcc_body *b = part.body;
         float lo[3], hi[3];
         region_in_body(b, region[0], region[1], lo, hi);
@@ -259,10 +317,9 @@ static bool visit_part_slots(const seen_part *part, const float lo[3], const flo
 static void visit_placed(const kcc_world_source *src, const float lo[3], const float hi[3],
                          placed_visitor visit, void *ctx)
 {
-    for (uint32_t i = 0; i < part_total(src); ++i) {
-        seen_part part;
-        if (!seen_part_at(src, i, lo, hi, &part))
-            continue;
+    part_cursor at = {0, 0};
+    seen_part part;
+    while (next_seen_part(src, &at, lo, hi, &part)) {
         float llo[3], lhi[3];
         region_in_body(part.body, lo, hi, llo, lhi);
         if (!visit_part_slots(&part, llo, lhi, visit, ctx))
@@ -496,6 +553,39 @@ static const kcc_local_source_ops world_source_ops = {
     world_face_normal,
 };
 
+bool kcc_world_source_parts(const kcc_local_source *base, const kcc_local_source **out_fixed,
+                            const kcc_local_source **out_rest)
+{
+    if (base->ops != &world_source_ops)
+        return false;
+    const kcc_world_source *src = (const kcc_world_source *)(const void *)base;
+    if (!src->fixed)
+        return false;
+    *out_fixed = &src->fixed->base;
+    *out_rest = &src->rest->base;
+    return true;
+}
+
+void kcc_world_source_split(kcc_world_source *all, kcc_world_source *fixed, kcc_world_source *rest)
+{
+    KCC_ASSERT(all->part == KCC_WORLD_PART_ALL);
+    *fixed = *all;
+    fixed->part = KCC_WORLD_PART_STATIC;
+    fixed->base.key = all->world->static_key ^ (uint64_t)all->layer_mask * 0x9E3779B97F4A7C15ull;
+    if (fixed->base.key == 0)
+        fixed->base.key = 1;
+    fixed->boxes = NULL;
+    fixed->box_slots = NULL;
+    fixed->box_count = 0;
+    fixed->pieces = NULL;
+    fixed->piece_count = 0;
+    *rest = *all;
+    rest->part = KCC_WORLD_PART_MOVING;
+    fixed->fixed = fixed->rest = rest->fixed = rest->rest = NULL;
+    all->fixed = fixed;
+    all->rest = rest;
+}
+
 void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32_t layer_mask)
 {
     out->base.ops = &world_source_ops;
@@ -513,4 +603,7 @@ void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32
     out->skip_box = KCC_WORLD_NO_BODY;
     out->pieces = NULL;
     out->piece_count = 0;
+    out->part = KCC_WORLD_PART_ALL;
+    out->fixed = NULL;
+    out->rest = NULL;
 }

@@ -70,6 +70,8 @@ struct kcc_world_characters {
     uint32_t         sensor_capacity;
     neighbour_lists  near;
     uint32_t         pair_capacity;
+    bool             split_off;    ///< tests: the moves list the static bodies afresh every step
+                                   ///< (no kcc_world_source_split): the same results, bit for bit
 };
 
 

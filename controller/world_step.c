@@ -21,27 +21,36 @@ typedef struct step_context {
     uint32_t                     mover_count;
 } step_context;
 
-/// The world source of one character's phase: the pieces and characters near it (its neighbours
-/// from the broadphase), or every body and character when `everything` is asked for or the
-/// pairs overflowed.
+/// The world sources of one character's phase: `all`, what it sees, split into its static bodies
+/// (`fixed`: its cache keeps their triangles from step to step) and the rest (`rest`).
+typedef struct character_sources {
+    kcc_world_source all, fixed, rest;
+} character_sources;
+
+/// The world source of one character's phase: every static body (whole), and the other pieces
+/// and the characters near it (its neighbours from the broadphase), or every body and character
+/// when `everything` is asked for or the pairs overflowed.
 static void character_source(const step_context *ctx, uint32_t slot, bool everything,
-                             kcc_world_source *out)
+                             character_sources *out)
 {
     const struct kcc_world_characters *cs = ctx->cs;
-    kcc_world_source_init(out, ctx->world, KCC_LAYERS_ALL);
-    out->base.key = ctx->key;
-    out->boxes = (const float(*)[2][3])cs->boxes;
-    out->skip_box = slot;
+    kcc_world_source *all = &out->all;
+    kcc_world_source_init(all, ctx->world, KCC_LAYERS_ALL);
+    all->base.key = ctx->key;
+    all->boxes = (const float(*)[2][3])cs->boxes;
+    all->skip_box = slot;
     if (everything || cs->near.all) {
-        out->box_slots = cs->live;
-        out->box_count = cs->live_count;
-        return;
+        all->box_slots = cs->live;
+        all->box_count = cs->live_count;
+    } else {
+        const uint32_t *e = cs->near.entries + cs->near.first[slot];
+        all->pieces = e;
+        all->piece_count = cs->near.pieces[slot];
+        all->box_slots = e + all->piece_count;
+        all->box_count = cs->near.count[slot] - all->piece_count;
     }
-    const uint32_t *e = cs->near.entries + cs->near.first[slot];
-    out->pieces = e;
-    out->piece_count = cs->near.pieces[slot];
-    out->box_slots = e + out->piece_count;
-    out->box_count = cs->near.count[slot] - out->piece_count;
+    if (!cs->split_off)
+        kcc_world_source_split(all, &out->fixed, &out->rest);
 }
 
 /// Translates the character's box by up to delta through source, stopping a skin short of the
@@ -213,25 +222,26 @@ static void step_character(const step_context *ctx, uint32_t slot)
     world_character *wc = &ctx->cs->slots[slot];
     if (!ctx->cs->near.all)
         kcc_world_sort_neighbours(ctx->world, ctx->cs, slot);
-    kcc_world_source src;
-    character_source(ctx, slot, false, &src);
+    character_sources srcs;
+    kcc_world_source *src = &srcs.all;
+    character_source(ctx, slot, false, &srcs);
     kcc_move_result pre;
     memset(&pre, 0, sizeof pre);
     pre.carried_rotation[3] = 1.0f;
     kcc_contact_sink touched;
     touched.count = 0;
     touched.overflow = false;
-    ride_ground_body(ctx, wc, &src, &pre);
+    ride_ground_body(ctx, wc, src, &pre);
     const uint32_t ridden = kcc_world_body_slot(ctx->world, pre.carried_body);
     bool pushed = false;
     for (uint32_t i = 0; i < ctx->mover_count; ++i)
         if (ctx->movers[i] != ridden)
-            pushed |= push_by_mover(ctx, ctx->movers[i], wc, &src, &pre, &touched);
+            pushed |= push_by_mover(ctx, ctx->movers[i], wc, src, &pre, &touched);
     if (pushed) /* pushed out of the region its neighbours were found for: it sees everything */
-        character_source(ctx, slot, true, &src);
+        character_source(ctx, slot, true, &srcs);
     wc->before_move = footing_of(&wc->ch);
     kcc_move_result r;
-    kcc_character_move_source(&wc->ch, &src.base, wc->displacement, &r, NULL, &touched);
+    kcc_character_move_source(&wc->ch, &src->base, wc->displacement, &r, NULL, &touched);
     r.flags |= pre.flags;
     glm_vec3_copy(pre.carried, r.carried);
     r.carried_body = pre.carried_body;
