@@ -148,16 +148,13 @@ static void box_local_tri(const float box[2][3], uint32_t k, uint32_t index, kcc
     out->index = index;
 }
 
-/// Whether box triangle k (a face) touches [lo, hi]: the face's bounds are the box's, flattened
-/// on its axis.
+/// Whether box triangle k (a face) touches [lo, hi], for a box that touches it: the face's bounds
+/// are the box's flattened on its axis, so it does when its side's coordinate lies in [lo, hi]
+/// along that axis.
 static bool box_tri_touches(const float box[2][3], uint32_t k, const float lo[3], const float hi[3])
 {
     const uint32_t axis = k / 4, side = k / 2 % 2;
-    float flo[3], fhi[3];
-    memcpy(flo, box[0], sizeof flo);
-    memcpy(fhi, box[1], sizeof fhi);
-    flo[axis] = fhi[axis] = box[side][axis];
-    return boxes_touch(flo, fhi, lo, hi);
+    return box[side][axis] >= lo[axis] && box[side][axis] <= hi[axis];
 }
 
 /// Appends the handles of the listed boxes' triangles that touch region to out (room for
@@ -170,15 +167,24 @@ static uint32_t query_boxes(const kcc_world_source *src, const float lo[3], cons
         const float(*box)[3] = src->boxes[slot];
         if (slot == src->skip_box || !boxes_touch(box[0], box[1], lo, hi))
             continue;
-        for (uint32_t k = 0; k < BOX_TRIS; ++k) {
+        for (uint32_t k = 0; k < BOX_TRIS; k += 2) { /* a face's two triangles */
             if (!box_tri_touches(box, k, lo, hi))
                 continue;
-            if (n < capacity)
+            if (n + 1 < capacity) {
                 out[n] = KCC_WORLD_BOX_TRIS + BOX_TRIS * slot + k;
-            ++n;
+                out[n + 1] = out[n] + 1;
+            }
+            n += 2;
         }
     }
     return n;
+}
+
+/// Box triangle h (a handle or id of the boxes) of the source.
+static void box_tri_of(const kcc_world_source *src, uint32_t h, kcc_local_tri *out)
+{
+    const uint32_t slot = (h - KCC_WORLD_BOX_TRIS) / BOX_TRIS, k = (h - KCC_WORLD_BOX_TRIS) % BOX_TRIS;
+    box_local_tri(src->boxes[slot], k, h, out);
 }
 
 static uint32_t world_query(const kcc_local_source *base, const vec3 region[2], uint32_t *out_handles,
@@ -241,8 +247,7 @@ static void world_fetch(const kcc_local_source *base, const uint32_t *handles, u
     for (uint32_t j = 0; j < n; ++j) {
         const uint32_t h = handles[j];
         if (h >= KCC_WORLD_BOX_TRIS) {
-            const uint32_t slot = (h - KCC_WORLD_BOX_TRIS) / BOX_TRIS;
-            box_local_tri(src->boxes[slot], (h - KCC_WORLD_BOX_TRIS) % BOX_TRIS, h, &out[j]);
+            box_tri_of(src, h, &out[j]);
             continue;
         }
         uint32_t slot;
@@ -331,8 +336,10 @@ static void visit_placed(const kcc_world_source *src, const float lo[3], const f
         if (slot == src->skip_box || !boxes_touch(src->boxes[slot][0], src->boxes[slot][1], lo, hi))
             continue;
         for (uint32_t k = 0; k < BOX_TRIS; ++k) {
-            box_local_tri(src->boxes[slot], k, KCC_WORLD_BOX_TRIS + BOX_TRIS * slot + k, &v.tri);
-            if (box_tri_touches(src->boxes[slot], k, lo, hi) && !visit(ctx, &v))
+            if (!box_tri_touches(src->boxes[slot], k, lo, hi))
+                continue;
+            box_tri_of(src, KCC_WORLD_BOX_TRIS + BOX_TRIS * slot + k, &v.tri);
+            if (!visit(ctx, &v))
                 return;
         }
     }
@@ -463,7 +470,7 @@ static bool triangle_of_id(const kcc_world_source *src, uint32_t id, kcc_local_t
         for (uint32_t i = 0; i < src->box_count && !listed; ++i)
             listed = src->box_slots[i] == slot && slot != src->skip_box;
         if (listed)
-            box_local_tri(src->boxes[slot], (id - KCC_WORLD_BOX_TRIS) % BOX_TRIS, id, out);
+            box_tri_of(src, id, out);
         return listed;
     }
     uint32_t input;

@@ -28,6 +28,9 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
         cs->boxes = (void *)(base + at);
     at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
     if (cs)
+        cs->regions = (void *)(base + at);
+    at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
+    if (cs)
         cs->live = (void *)(base + at);
     at = round_up(at + (size_t)capacity * sizeof(uint32_t));
     for (int k = 0; k < 2; ++k) {

@@ -62,6 +62,7 @@ typedef struct neighbour_lists {
 struct kcc_world_characters {
     world_character *slots;        ///< character_capacity
     float          (*boxes)[2][3]; ///< each live character's box at the start of the step (m)
+    float          (*regions)[2][3]; ///< the region its step may reach (m, kcc_world_step_region)
     uint32_t        *live;         ///< the live slots, ascending (rebuilt every step)
     uint32_t         live_count;
     kcc_id_pool      ids;
@@ -123,8 +124,9 @@ typedef void kcc_world_phase_mark(void *user, int phase);
 kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, void *user);
 
 /* world_neighbours.c */
-/// Moves every live character's proxy to the region its step may reach and updates the
-/// broadphase.
+/// The region character wc's step may reach (m).
+void kcc_world_step_region(const kcc_world *world, const world_character *wc, float out[2][3]);
+/// Moves every live character's proxy to its region (cs->regions) and updates the broadphase.
 void kcc_world_move_proxies(kcc_world *world, struct kcc_world_characters *cs);
 /// Lists each live character's neighbours (cs->near) from the broadphase's pairs.
 void kcc_world_list_neighbours(const kcc_world *world, struct kcc_world_characters *cs);

@@ -9,7 +9,7 @@
 /// The region a character's step may reach: its box, carried by the body it stands on (that
 /// body's motion over the step at the box centre) and moved by its displacement, grown by what a
 /// move looks around it (step height, ground snap, push-out, two skins) and 10 cm.
-static void step_region(const kcc_world *world, const world_character *wc, float out[2][3])
+void kcc_world_step_region(const kcc_world *world, const world_character *wc, float out[2][3])
 {
     vec3 box[2], carry = {0.0f, 0.0f, 0.0f};
     kcc_character_box(&wc->ch, box);
@@ -56,10 +56,8 @@ static void tally_pairs(const kcc_world *world, struct kcc_world_characters *cs,
 void kcc_world_move_proxies(kcc_world *world, struct kcc_world_characters *cs)
 {
     for (uint32_t i = 0; i < cs->live_count; ++i) {
-        world_character *wc = &cs->slots[cs->live[i]];
-        float region[2][3];
-        step_region(world, wc, region);
-        kcc_world_move_character_proxy(world, wc->proxy, (const float(*)[3])region);
+        const uint32_t slot = cs->live[i];
+        kcc_world_move_character_proxy(world, cs->slots[slot].proxy, (const float(*)[3])cs->regions[slot]);
     }
     kcc_world_update_broadphase(world);
 }
