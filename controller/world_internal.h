@@ -27,6 +27,9 @@ typedef struct world_character {
     bool            contact_overflow;
     footing         before_move;    ///< where its own move started this step (after riding and
                                     ///< pushing): what the resolve pass puts back
+    bool            ends_inside_earlier; ///< its move ended inside a character's before it
+                                    ///< (as they ended: the resolve pass's first look)
+    bool            put_back;       ///< the resolve pass put it back this step
     uint32_t        generation;
     uint32_t        proxy;          ///< its broadphase proxy
     bool            live;
@@ -114,6 +117,7 @@ enum {
     KCC_PHASE_BROADPHASE, ///< the characters' proxies moved, the broadphase updated
     KCC_PHASE_NEIGHBOURS, ///< each character's neighbour list
     KCC_PHASE_CHARACTERS, ///< every character rides, is pushed and moves
+    KCC_PHASE_OVERLAPS,   ///< each character asked whether it ended inside an earlier one
     KCC_PHASE_RESOLVE,    ///< characters that ended in one space put back
     KCC_PHASE_SENSORS,
     KCC_PHASE_COUNT

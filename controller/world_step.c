@@ -14,7 +14,8 @@
 
 /// The least characters in a range of the step's parallel phases: a move costs 0.5-5 us, so 16 of
 /// them outweigh handing a range to a worker many times over while leaving ranges enough to
-/// balance the workers; the snapshot costs about 0.1 us a character.
+/// balance the workers; the snapshot and the resolve pass's first look cost about 0.1 us a
+/// character.
 #define MOVE_RANGE 16u
 #define SNAPSHOT_RANGE 256u
 
@@ -325,15 +326,48 @@ static bool overlaps_earlier(const struct kcc_world_characters *cs, uint32_t i)
     return false;
 }
 
+/// Whether a character before live character i among its neighbours was put back by the resolve
+/// pass (the only boxes that changed since resolve_flags_task looked).
+static bool earlier_put_back(const struct kcc_world_characters *cs, uint32_t i)
+{
+    const uint32_t slot = cs->live[i];
+    const uint32_t *near = cs->near.all ? cs->live : cs->near.entries + cs->near.first[slot] +
+                                                         cs->near.pieces[slot];
+    const uint32_t n = cs->near.all ? i : cs->near.count[slot] - cs->near.pieces[slot];
+    for (uint32_t j = 0; j < n && near[j] < slot; ++j)
+        if (cs->slots[near[j]].put_back)
+            return true;
+    return false;
+}
+
+/// Whether each character's box at the end of its move overlaps an earlier one's (each writes its
+/// own slot only): what the resolve pass asks first, asked over the task hooks.
+static void resolve_flags_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
+{
+    (void)worker;
+    const step_context *ctx = task_context;
+    struct kcc_world_characters *cs = ctx->cs;
+    for (uint32_t i = begin; i < end; ++i) {
+        world_character *wc = &cs->slots[cs->live[i]];
+        wc->ends_inside_earlier = i > 0 && overlaps_earlier(cs, i);
+        wc->put_back = false;
+    }
+}
+
 /// Characters moved at once, each seeing the others where they stood: two may end in the same
 /// space. In slot order, a character whose box overlaps an earlier one's goes back to where its
-/// move started (clear of every other character's start box, which its move saw).
+/// move started (clear of every other character's start box, which its move saw). Whether it
+/// overlaps was asked in parallel (resolve_flags_task) with every box where its move ended; it is
+/// asked again only when an earlier neighbour has been put back since.
 static void resolve_character_overlaps(struct kcc_world_characters *cs)
 {
+    bool any_put_back = false;
     for (uint32_t i = 1; i < cs->live_count; ++i) {
-        if (!overlaps_earlier(cs, i))
-            continue;
         world_character *wc = &cs->slots[cs->live[i]];
+        const bool ask_again = any_put_back && earlier_put_back(cs, i);
+        KCC_ASSERT(ask_again || wc->ends_inside_earlier == overlaps_earlier(cs, i));
+        if (!(ask_again ? overlaps_earlier(cs, i) : wc->ends_inside_earlier))
+            continue;
         const footing end = footing_of(&wc->ch);
         restore_footing(&wc->ch, &wc->before_move);
         if (overlaps_earlier(cs, i)) { /* it started inside one: keep the move, which pushed out */
@@ -344,6 +378,7 @@ static void resolve_character_overlaps(struct kcc_world_characters *cs)
         glm_vec3_sub(wc->ch.position, (float *)end.position, undone);
         glm_vec3_add(wc->result.moved, undone, wc->result.moved);
         wc->result.flags |= KCC_MOVE_STUCK;
+        wc->put_back = any_put_back = true;
     }
 }
 
@@ -379,6 +414,9 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     run_over_live(world, step_task, MOVE_RANGE, &ctx);
     if (mark)
         mark(user, KCC_PHASE_CHARACTERS);
+    run_over_live(world, resolve_flags_task, SNAPSHOT_RANGE, &ctx);
+    if (mark)
+        mark(user, KCC_PHASE_OVERLAPS);
     resolve_character_overlaps(cs);
     if (mark)
         mark(user, KCC_PHASE_RESOLVE);
