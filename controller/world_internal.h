@@ -66,6 +66,7 @@ struct kcc_world_characters {
     world_character *slots;        ///< character_capacity
     float          (*boxes)[2][3]; ///< each live character's box at the start of the step (m)
     float          (*regions)[2][3]; ///< the region its step may reach (m, kcc_world_step_region)
+    uint8_t         *alive;        ///< slots[i].live, packed: what a step scans for the live slots
     uint32_t        *live;         ///< the live slots, ascending (rebuilt every step)
     uint32_t         live_count;
     kcc_id_pool      ids;

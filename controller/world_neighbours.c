@@ -84,32 +84,33 @@ void kcc_world_list_neighbours(const kcc_world *world, struct kcc_world_characte
 }
 
 /// Entry order: pieces first, by their place in the bodies' triangles; then characters by slot.
-static uint64_t entry_key(const kcc_world *world, uint32_t entry)
-{
-    if (entry & NEAR_CHARACTER)
-        return UINT64_MAX - NEAR_CHARACTER + (entry & ~NEAR_CHARACTER);
-    return kcc_world_piece_order(world, entry);
-}
-
 void kcc_world_sort_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t slot)
 {
     neighbour_lists *near = &cs->near;
     uint32_t *e = near->entries + near->first[slot];
     const uint32_t n = near->count[slot];
-    for (uint32_t i = 1; i < n; ++i) { /* insertion sort: the lists are short */
+    uint32_t pieces = 0;
+    for (uint32_t i = 0; i < n; ++i) { /* the pieces to the front, each part keeping its order */
         const uint32_t v = e[i];
-        const uint64_t key = entry_key(world, v);
+        if (v & NEAR_CHARACTER)
+            continue;
+        memmove(e + pieces + 1, e + pieces, (i - pieces) * sizeof *e);
+        e[pieces++] = v;
+    }
+    for (uint32_t i = 1; i < pieces; ++i) { /* insertion sorts: the lists are short */
+        const uint32_t v = e[i];
+        const uint64_t key = kcc_world_piece_order(world, v);
         uint32_t j = i;
-        while (j > 0 && entry_key(world, e[j - 1]) > key) {
+        for (; j > 0 && kcc_world_piece_order(world, e[j - 1]) > key; --j)
             e[j] = e[j - 1];
-            --j;
-        }
         e[j] = v;
     }
-    uint32_t pieces = 0;
-    while (pieces < n && !(e[pieces] & NEAR_CHARACTER))
-        ++pieces;
-    for (uint32_t i = pieces; i < n; ++i)
-        e[i] &= ~NEAR_CHARACTER;
+    for (uint32_t i = pieces; i < n; ++i) {
+        const uint32_t v = e[i] & ~NEAR_CHARACTER;
+        uint32_t j = i;
+        for (; j > pieces && e[j - 1] > v; --j)
+            e[j] = e[j - 1];
+        e[j] = v;
+    }
     near->pieces[slot] = pieces;
 }

@@ -387,7 +387,7 @@ static void list_live(struct kcc_world_characters *cs)
 {
     cs->live_count = 0;
     for (uint32_t i = 0; i < cs->ids.end; ++i)
-        if (cs->slots[i].live)
+        if (cs->alive[i])
             cs->live[cs->live_count++] = i;
 }
 

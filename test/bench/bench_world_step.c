@@ -155,7 +155,7 @@ static void wander(int c, int f, bool on_ground, float *vy, vec3 out)
 }
 
 /* Start points: random spots of walkable floor (a ray down from a random point of the level's
- * bounds), where the box fits (kcc_character_fits), at least 1.2 m across or 2 m up from every
+ * bounds, or from above them), where the box fits (kcc_character_fits), at least 1.2 m across or 2 m up from every
  * other start (a grid of 1.2 m cells holds up to 4 starts each). Returns how many it found (up to
  * n): a small level holds fewer. */
 enum { CELL_STARTS = 4 };
@@ -186,8 +186,10 @@ static int starts(const kcc_mesh *m, int n, vec3 *out)
     bench_rng rng = bench_rng_seed(7u + (uint32_t)n);
     int found = 0;
     for (int attempt = 0; found < n && attempt < 40 * n; ++attempt) {
+        /* every other ray from above the level, the rest from a random height (storeys under a roof) */
+        const float top = b[1][1] + 1.0f;
         vec3 at = {bench_rng_range(&rng, b[0][0], b[1][0]),
-                   bench_rng_range(&rng, b[0][1], b[1][1] + 1.0f), bench_rng_range(&rng, b[0][2], b[1][2])};
+                   attempt % 2 ? top : bench_rng_range(&rng, b[0][1], top), bench_rng_range(&rng, b[0][2], b[1][2])};
         const vec3 down = {0.0f, -1.0f, 0.0f};
         kcc_ray_hit hit;
         if (!kcc_mesh_raycast(m, at, down, at[1] - b[0][1] + 1.0f, &hit) || hit.normal[1] < 0.8f)
@@ -195,9 +197,13 @@ static int starts(const kcc_mesh *m, int n, vec3 *out)
         at[1] = hit.point[1] + d.half_extents[1] + 0.02f;
         const int cx = (int)((at[0] - b[0][0]) / 1.2f), cz = (int)((at[2] - b[0][2]) / 1.2f);
         int *cell = &cells[(cz * nx + cx) * (CELL_STARTS + 1)];
-        if (cell[0] == CELL_STARTS || !apart_from_others(out, cells, nx, nz, cx, cz, at) ||
-            kcc_character_fits(&d, m, at) != KCC_OK)
+        if (cell[0] == CELL_STARTS || !apart_from_others(out, cells, nx, nz, cx, cz, at))
             continue;
+        if (kcc_character_fits(&d, m, at) != KCC_OK) { /* on a bumpy floor: 0.3 m higher, it drops */
+            at[1] += 0.3f;
+            if (!apart_from_others(out, cells, nx, nz, cx, cz, at) || kcc_character_fits(&d, m, at) != KCC_OK)
+                continue;
+        }
         cell[++cell[0]] = found;
         memcpy(out[found++], at, sizeof(vec3));
     }
