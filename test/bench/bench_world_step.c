@@ -185,7 +185,7 @@ static int starts(const kcc_mesh *m, int n, vec3 *out)
     int *cells = calloc((size_t)nx * (size_t)nz * (CELL_STARTS + 1), sizeof *cells);
     bench_rng rng = bench_rng_seed(7u + (uint32_t)n);
     int found = 0;
-    for (int attempt = 0; found < n && attempt < 40 * n; ++attempt) {
+    for (int attempt = 0; found < n && attempt < 20 * n; ++attempt) {
         /* every other ray from above the level, the rest from a random height (storeys under a roof) */
         const float top = b[1][1] + 1.0f;
         vec3 at = {bench_rng_range(&rng, b[0][0], b[1][0]),
