@@ -424,11 +424,27 @@ typedef struct kcc_world_source {
     uint32_t         box_count;
     uint32_t         skip_box;       ///< a listed slot left out (the moving character's own), or
                                      ///< KCC_WORLD_NO_BODY
-    const uint32_t  *pieces;         ///< the pieces seen (kcc_world_piece_order), or NULL: every
-    uint32_t         piece_count;    ///< body whole
+    const uint32_t  *pieces;         ///< the pieces of bodies that are not static seen
+    uint32_t         piece_count;    ///< (kcc_world_piece_order), or NULL: every body whole
+    uint32_t         part;           ///< KCC_WORLD_PART_*: which bodies it lists
+    const struct kcc_world_source *fixed, *rest; ///< its split (kcc_world_source_split), or NULL
 } kcc_world_source;
+/// Which bodies a world source lists: every one (static bodies always whole, the others whole or
+/// by the pieces listed), the static ones alone (whole, no box), or the others alone (and boxes).
+enum { KCC_WORLD_PART_ALL, KCC_WORLD_PART_STATIC, KCC_WORLD_PART_MOVING };
 /// Every body on layer_mask, no box.
 void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32_t layer_mask);
+/// Splits `all` (a KCC_WORLD_PART_ALL source, set up) into its static bodies, `fixed` (owner the
+/// world, its key changing only when a static body is added, removed or placed), and the rest
+/// (its other bodies and boxes), and links them to it: a gather through a character's cache then
+/// keeps the static bodies' triangles across steps. `fixed` and `rest` must outlive all's use.
+void kcc_world_source_split(kcc_world_source *all, kcc_world_source *fixed, kcc_world_source *rest);
+/// A split world source's two parts (false for any other source): `fixed`, with its own owner
+/// and key that outlive the source's key, and the `rest`, listed afresh by every gather. Their
+/// lists merged by triangle id are the source's list: the parts share no body, and ids order
+/// bodies as the source does (kcc_local_gather_cached).
+bool kcc_world_source_parts(const kcc_local_source *src, const kcc_local_source **out_fixed,
+                            const kcc_local_source **out_rest);
 /// The id of live body slot.
 uint32_t kcc_world_body_id_of_slot(const kcc_world *world, uint32_t slot);
 /// The slot of a live body id (KCC_WORLD_NO_BODY when it is not one).

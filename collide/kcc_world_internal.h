@@ -81,6 +81,8 @@ struct kcc_world {
     uint32_t        tri_next;      ///< the next body's tri_base
     uint32_t        tri_live;      ///< the live bodies' triangles
     uint64_t        key;           ///< changes whenever a placed triangle does (never 0)
+    uint64_t        static_key;    ///< changes whenever a body is added or placed, or a static one
+                                   ///< removed (0 before the first; world_broadphase.c keeps it)
     uint32_t       *movers;        ///< kinematic body slots that moved in the last step
     uint32_t        mover_count;
     uint32_t       *sensors;       ///< live sensor body slots, ascending (listed by the step)

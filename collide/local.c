@@ -376,17 +376,19 @@ static uint32_t shrink_to_cache(kcc_local_tri *tris, uint32_t n, const vec3 regi
     return w;
 }
 
-void kcc_local_gather_cached(kcc_local *list, kcc_local_store *store, kcc_local_cache *cache,
-                             const kcc_local_source *source, const vec3 region[2], const vec3 grow[2])
+static bool cache_covers(const kcc_local_cache *cache, const kcc_local_source *source, const vec3 region[2])
 {
-    if (cache->owner == source->owner && cache->key == source->key &&
-        box_inside(cache->lo, cache->hi, region)) {
-        view(list, source, cache->count, cache->bounds, cache->tris, region);
-        return;
-    }
-    /* Refill around the region, grown, so that the next moves find it again. The triangles are
-     * fetched straight into the cache; only a neighbourhood too dense for it goes through the store
-     * (shrink_to_cache). */
+    return cache->owner == source->owner && cache->key == source->key &&
+           box_inside(cache->lo, cache->hi, region);
+}
+
+/* Refills the cache from source around region, grown, so that the next moves find it again, and
+ * views it; a neighbourhood too dense for the cache empties it and goes to the store (or the
+ * overflow mode). The triangles are fetched straight into the cache; only a neighbourhood too
+ * dense for it goes through the store (shrink_to_cache). */
+static void refill_cache(kcc_local *list, kcc_local_store *store, kcc_local_cache *cache,
+                         const kcc_local_source *source, const vec3 region[2], const vec3 grow[2])
+{
     vec3 cached_box[2];
     for (int k = 0; k < 3; ++k) {
         cached_box[0][k] = region[0][k] - grow[0][k];
@@ -426,6 +428,76 @@ void kcc_local_gather_cached(kcc_local *list, kcc_local_store *store, kcc_local_
     if (!in_store)
         ops->fetch(source, handles, n, store->tris);
     view_store(list, store, source, n, region);
+}
+
+/* Merges, into store->tris, the cached fixed part's triangles whose bounds touch region (those of
+ * sel, in their order) with the rest's n_rest triangles, fetched into the store's end, by id (the
+ * parts' lists merged by id are the source's list: kcc_world_source_parts). The caller checked
+ * that both fit. Returns how many. */
+static uint32_t merge_parts(kcc_local_store *store, const kcc_local_cache *cache, const kcc_sel *sel,
+                            const kcc_local_source *rest, const uint32_t *handles, uint32_t n_rest)
+{
+    kcc_local_tri *rest_tris = store->tris + (KCC_LOCAL_MAX - n_rest);
+    rest->ops->fetch(rest, handles, n_rest, rest_tris);
+    uint32_t out = 0, r = 0, i;
+    /* the rest's triangles sit past every fixed one the merge writes first: out < its read place
+       until the fixed ones run out (fixed + n_rest <= KCC_LOCAL_MAX) */
+    for (kcc_sel_iter it = kcc_sel_begin(sel); kcc_sel_next(&it, &i);) {
+        while (r < n_rest && rest_tris[r].index < cache->tris[i].index)
+            store->tris[out++] = rest_tris[r++];
+        store->tris[out++] = cache->tris[i];
+    }
+    while (r < n_rest)
+        store->tris[out++] = rest_tris[r++];
+    return out;
+}
+
+/* The list of a split source (kcc_world_source_parts): its fixed part through the cache (kept
+ * across the source's keys), merged with the rest's triangles in region. */
+static void gather_split(kcc_local *list, kcc_local_store *store, kcc_local_cache *cache,
+                         const kcc_local_source *source, const kcc_local_source *fixed,
+                         const kcc_local_source *rest, const vec3 region[2], const vec3 grow[2])
+{
+    kcc_local fixed_list;
+    if (!cache_covers(cache, fixed, region)) {
+        refill_cache(&fixed_list, store, cache, fixed, region, grow);
+        if (cache->owner == NULL) { /* too dense for the cache: one list of the whole source */
+            kcc_local_gather(list, store, source, region);
+            return;
+        }
+    }
+    uint32_t handles[KCC_LOCAL_MAX];
+    const uint32_t n_rest = rest->ops->query(rest, region, handles, KCC_LOCAL_MAX);
+    if (n_rest == 0) {
+        view(list, source, cache->count, cache->bounds, cache->tris, region);
+        return;
+    }
+    view(&fixed_list, fixed, cache->count, cache->bounds, cache->tris, region);
+    kcc_sel sel;
+    kcc_local_select(&fixed_list, region, &sel);
+    uint32_t n_fixed = 0, i;
+    for (kcc_sel_iter it = kcc_sel_begin(&sel); kcc_sel_next(&it, &i);)
+        ++n_fixed;
+    if (n_rest > KCC_LOCAL_MAX - n_fixed) { /* a crowd too dense for one list: as the source lists it */
+        kcc_local_gather(list, store, source, region);
+        return;
+    }
+    view_store(list, store, source, merge_parts(store, cache, &sel, rest, handles, n_rest), region);
+}
+
+void kcc_local_gather_cached(kcc_local *list, kcc_local_store *store, kcc_local_cache *cache,
+                             const kcc_local_source *source, const vec3 region[2], const vec3 grow[2])
+{
+    const kcc_local_source *fixed, *rest;
+    if (kcc_world_source_parts(source, &fixed, &rest)) {
+        gather_split(list, store, cache, source, fixed, rest, region, grow);
+        return;
+    }
+    if (cache_covers(cache, source, region)) {
+        view(list, source, cache->count, cache->bounds, cache->tris, region);
+        return;
+    }
+    refill_cache(list, store, cache, source, region, grow);
 }
 
 void kcc_local_select(const kcc_local *list, const vec3 box[2], kcc_sel *out)

@@ -26,15 +26,19 @@ static uint32_t first_slot_under(const kcc_mesh *mesh, uint32_t first, uint32_t 
     return first;
 }
 
-/// Calls `take` (when not NULL) for each piece of body b, returns how many there are. A body that
-/// is not static, or small, is one piece (the whole tree).
+/// Calls `take` (when not NULL) for each piece of body b, returns how many there are. A static
+/// body that is not a sensor has none: characters see static bodies whole, through their caches
+/// (kcc_world_source_split), so the broadphase never holds them. Any other body, or a small static
+/// sensor, is one piece (the whole tree); a large static sensor is split along its tree.
 static uint32_t plan_pieces(const kcc_world *world, const kcc_body *b,
                             void (*take)(kcc_world *, uint32_t, uint32_t, uint32_t, const float *,
                                          const float *),
                             kcc_world *out_world, uint32_t slot)
 {
     const float size = world->desc.grid_cell_size;
-    if (b->kind != KCC_BODY_STATIC || b->sensor || small_enough(b->bounds[0], b->bounds[1], size)) {
+    if (b->kind == KCC_BODY_STATIC && !b->sensor)
+        return 0;
+    if (b->kind != KCC_BODY_STATIC || small_enough(b->bounds[0], b->bounds[1], size)) {
         if (take)
             take(out_world, slot, 0, 0, b->bounds[0], b->bounds[1]);
         return 1;
@@ -95,6 +99,9 @@ kcc_status kcc_world_add_pieces(kcc_world *world, uint32_t slot)
 {
     kcc_body *b = &world->bodies[slot];
     b->first_piece = KCC_WORLD_NO_PIECE;
+    /* a body added or placed: a static body's triangles change, or an added body's range may
+       renumber the others' (compact_triangle_ranges): the characters' cached triangles go stale */
+    world->static_key = kcc_fresh_key(world->static_key);
     const uint32_t n = plan_pieces(world, b, NULL, world, slot);
     const uint32_t proxy_room = world->desc.body_capacity + world->desc.character_capacity +
                                 world->desc.piece_capacity;
@@ -108,6 +115,8 @@ kcc_status kcc_world_add_pieces(kcc_world *world, uint32_t slot)
 void kcc_world_remove_pieces(kcc_world *world, uint32_t slot)
 {
     kcc_body *b = &world->bodies[slot];
+    if (b->kind == KCC_BODY_STATIC)
+        world->static_key = kcc_fresh_key(world->static_key);
     uint32_t index = b->first_piece;
     while (index != KCC_WORLD_NO_PIECE) {
         kcc_piece *p = &world->pieces[index];

@@ -34,30 +34,89 @@ typedef struct seen_part {
     uint32_t        first, count;   ///< (0, 0): the whole tree (kcc_mesh_query_slots_under)
 } seen_part;
 
-static uint32_t part_total(const kcc_world_source *src)
+/// Where a walk over a source's parts is: the next body of the range table and the next piece.
+typedef struct part_cursor {
+    uint32_t base, piece;
+} part_cursor;
+
+/// Whether the walk over the range table takes body b: static bodies are walked whole from the
+/// table by every part but KCC_WORLD_PART_MOVING; other bodies, when the source has no piece list,
+/// by every part but KCC_WORLD_PART_STATIC.
+static bool walks_base(const kcc_world_source *src, const kcc_body *b)
 {
-    return src->pieces ? src->piece_count : src->world->base_count;
+    if (b->kind == KCC_BODY_STATIC)
+        return src->part != KCC_WORLD_PART_MOVING;
+    return !src->pieces && src->part != KCC_WORLD_PART_STATIC;
 }
 
-/// Part i of the source (its piece i, or body i of the range table whole) when the source sees
-/// that body and the part may reach [lo, hi].
-static bool seen_part_at(const kcc_world_source *src, uint32_t i, const float lo[3], const float hi[3],
-                         seen_part *out)
+/// The slot of the next body the range-table walk takes (cursor moved past it), or
+/// KCC_WORLD_NO_BODY at its end; *out_tri_base its triangle range's start.
+static uint32_t peek_base(const kcc_world_source *src, part_cursor *at, uint32_t *out_tri_base)
 {
     const kcc_world *w = src->world;
-    const kcc_piece *piece = src->pieces ? &w->pieces[src->pieces[i]] : NULL;
-    const uint32_t slot = piece ? piece->body : w->bases[i].slot;
-    const kcc_body *b = &w->bodies[slot];
-    if (slot == src->skip_body || (src->only_body != KCC_WORLD_NO_BODY && slot != src->only_body) ||
-        (b->sensor && slot != src->only_body) || !(b->layers & src->layer_mask))
-        return false;
-    const float(*bounds)[3] = piece ? piece->bounds : b->bounds;
-    if (!boxes_touch(bounds[0], bounds[1], lo, hi))
-        return false;
-    out->body = b;
-    out->first = piece ? piece->first : 0;
-    out->count = piece ? piece->count : 0;
-    return true;
+    for (; at->base < w->base_count; ++at->base) {
+        const uint32_t slot = w->bases[at->base].slot;
+        if (walks_base(src, &w->bodies[slot])) {
+            *out_tri_base = w->bodies[slot].tri_base;
+            return slot;
+        }
+    }
+    return KCC_WORLD_NO_BODY;
+}
+
+/// The next piece of the piece list (a body that is not static: static bodies are walked whole),
+/// or KCC_WORLD_NO_PIECE at its end; *out_tri_base its body's triangle range's start.
+static uint32_t peek_piece(const kcc_world_source *src, part_cursor *at, uint32_t *out_tri_base)
+{
+    const kcc_world *w = src->world;
+    if (!src->pieces || src->part == KCC_WORLD_PART_STATIC)
+        return KCC_WORLD_NO_PIECE;
+    for (; at->piece < src->piece_count; ++at->piece) {
+        const kcc_body *b = &w->bodies[w->pieces[src->pieces[at->piece]].body];
+        if (b->kind != KCC_BODY_STATIC) {
+            *out_tri_base = b->tri_base;
+            return src->pieces[at->piece];
+        }
+    }
+    return KCC_WORLD_NO_PIECE;
+}
+
+/// Whether the source sees body slot (skip_body, only_body, sensors, layers).
+static bool sees_body(const kcc_world_source *src, uint32_t slot)
+{
+    const kcc_body *b = &src->world->bodies[slot];
+    return slot != src->skip_body && (src->only_body == KCC_WORLD_NO_BODY || slot == src->only_body) &&
+           (!b->sensor || slot == src->only_body) && (b->layers & src->layer_mask);
+}
+
+/// The next part of the source in its order (bodies by triangle range: the range table's and the
+/// piece list's walks merged) that it sees and that may reach [lo, hi]; false at the end.
+static bool next_seen_part(const kcc_world_source *src, part_cursor *at, const float lo[3],
+                           const float hi[3], seen_part *out)
+{
+    const kcc_world *w = src->world;
+    for (;;) {
+        uint32_t base_tri = 0, piece_tri = 0;
+        const uint32_t slot = peek_base(src, at, &base_tri);
+        const uint32_t piece = peek_piece(src, at, &piece_tri);
+        const bool take_piece = piece != KCC_WORLD_NO_PIECE && (slot == KCC_WORLD_NO_BODY || piece_tri < base_tri);
+        if (!take_piece && slot == KCC_WORLD_NO_BODY)
+            return false;
+        const kcc_piece *p = take_piece ? &w->pieces[piece] : NULL;
+        const uint32_t body = p ? p->body : slot;
+        if (p)
+            ++at->piece;
+        else
+            ++at->base;
+        const float(*bounds)[3] = p ? (const float(*)[3])p->bounds
+                                    : (const float(*)[3])w->bodies[body].bounds;
+        if (!sees_body(src, body) || !boxes_touch(bounds[0], bounds[1], lo, hi))
+            continue;
+        out->body = &w->bodies[body];
+        out->first = p ? p->first : 0;
+        out->count = p ? p->count : 0;
+        return true;
+    }
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -89,16 +148,13 @@ static void box_local_tri(const float box[2][3], uint32_t k, uint32_t index, kcc
     out->index = index;
 }
 
-/// Whether box triangle k (a face) touches [lo, hi]: the face's bounds are the box's, flattened
-/// on its axis.
+/// Whether box triangle k (a face) touches [lo, hi], for a box that touches it: the face's bounds
+/// are the box's flattened on its axis, so it does when its side's coordinate lies in [lo, hi]
+/// along that axis.
 static bool box_tri_touches(const float box[2][3], uint32_t k, const float lo[3], const float hi[3])
 {
     const uint32_t axis = k / 4, side = k / 2 % 2;
-    float flo[3], fhi[3];
-    memcpy(flo, box[0], sizeof flo);
-    memcpy(fhi, box[1], sizeof fhi);
-    flo[axis] = fhi[axis] = box[side][axis];
-    return boxes_touch(flo, fhi, lo, hi);
+    return box[side][axis] >= lo[axis] && box[side][axis] <= hi[axis];
 }
 
 /// Appends the handles of the listed boxes' triangles that touch region to out (room for
@@ -111,15 +167,24 @@ static uint32_t query_boxes(const kcc_world_source *src, const float lo[3], cons
         const float(*box)[3] = src->boxes[slot];
         if (slot == src->skip_box || !boxes_touch(box[0], box[1], lo, hi))
             continue;
-        for (uint32_t k = 0; k < BOX_TRIS; ++k) {
+        for (uint32_t k = 0; k < BOX_TRIS; k += 2) { /* a face's two triangles */
             if (!box_tri_touches(box, k, lo, hi))
                 continue;
-            if (n < capacity)
+            if (n + 1 < capacity) {
                 out[n] = KCC_WORLD_BOX_TRIS + BOX_TRIS * slot + k;
-            ++n;
+                out[n + 1] = out[n] + 1;
+            }
+            n += 2;
         }
     }
     return n;
+}
+
+/// Box triangle h (a handle or id of the boxes) of the source.
+static void box_tri_of(const kcc_world_source *src, uint32_t h, kcc_local_tri *out)
+{
+    const uint32_t slot = (h - KCC_WORLD_BOX_TRIS) / BOX_TRIS, k = (h - KCC_WORLD_BOX_TRIS) % BOX_TRIS;
+    box_local_tri(src->boxes[slot], k, h, out);
 }
 
 static uint32_t world_query(const kcc_local_source *base, const vec3 region[2], uint32_t *out_handles,
@@ -127,10 +192,9 @@ static uint32_t world_query(const kcc_local_source *base, const vec3 region[2], 
 {
     const kcc_world_source *src = (const kcc_world_source *)(const void *)base;
     uint32_t n = 0;
-    for (uint32_t i = 0; i < part_total(src); ++i) {
-        seen_part part;
-        if (!seen_part_at(src, i, region[0], region[1], &part))
-            continue;
+    part_cursor at = {0, 0};
+    seen_part part;
+    while (next_seen_part(src, &at, region[0], region[1], &part)) {
         const kcc_body *b = part.body;
         float lo[3], hi[3];
         region_in_body(b, region[0], region[1], lo, hi);
@@ -183,8 +247,7 @@ static void world_fetch(const kcc_local_source *base, const uint32_t *handles, u
     for (uint32_t j = 0; j < n; ++j) {
         const uint32_t h = handles[j];
         if (h >= KCC_WORLD_BOX_TRIS) {
-            const uint32_t slot = (h - KCC_WORLD_BOX_TRIS) / BOX_TRIS;
-            box_local_tri(src->boxes[slot], (h - KCC_WORLD_BOX_TRIS) % BOX_TRIS, h, &out[j]);
+            box_tri_of(src, h, &out[j]);
             continue;
         }
         uint32_t slot;
@@ -259,10 +322,9 @@ static bool visit_part_slots(const seen_part *part, const float lo[3], const flo
 static void visit_placed(const kcc_world_source *src, const float lo[3], const float hi[3],
                          placed_visitor visit, void *ctx)
 {
-    for (uint32_t i = 0; i < part_total(src); ++i) {
-        seen_part part;
-        if (!seen_part_at(src, i, lo, hi, &part))
-            continue;
+    part_cursor at = {0, 0};
+    seen_part part;
+    while (next_seen_part(src, &at, lo, hi, &part)) {
         float llo[3], lhi[3];
         region_in_body(part.body, lo, hi, llo, lhi);
         if (!visit_part_slots(&part, llo, lhi, visit, ctx))
@@ -274,8 +336,10 @@ static void visit_placed(const kcc_world_source *src, const float lo[3], const f
         if (slot == src->skip_box || !boxes_touch(src->boxes[slot][0], src->boxes[slot][1], lo, hi))
             continue;
         for (uint32_t k = 0; k < BOX_TRIS; ++k) {
-            box_local_tri(src->boxes[slot], k, KCC_WORLD_BOX_TRIS + BOX_TRIS * slot + k, &v.tri);
-            if (box_tri_touches(src->boxes[slot], k, lo, hi) && !visit(ctx, &v))
+            if (!box_tri_touches(src->boxes[slot], k, lo, hi))
+                continue;
+            box_tri_of(src, KCC_WORLD_BOX_TRIS + BOX_TRIS * slot + k, &v.tri);
+            if (!visit(ctx, &v))
                 return;
         }
     }
@@ -406,7 +470,7 @@ static bool triangle_of_id(const kcc_world_source *src, uint32_t id, kcc_local_t
         for (uint32_t i = 0; i < src->box_count && !listed; ++i)
             listed = src->box_slots[i] == slot && slot != src->skip_box;
         if (listed)
-            box_local_tri(src->boxes[slot], (id - KCC_WORLD_BOX_TRIS) % BOX_TRIS, id, out);
+            box_tri_of(src, id, out);
         return listed;
     }
     uint32_t input;
@@ -496,6 +560,39 @@ static const kcc_local_source_ops world_source_ops = {
     world_face_normal,
 };
 
+bool kcc_world_source_parts(const kcc_local_source *base, const kcc_local_source **out_fixed,
+                            const kcc_local_source **out_rest)
+{
+    if (base->ops != &world_source_ops)
+        return false;
+    const kcc_world_source *src = (const kcc_world_source *)(const void *)base;
+    if (!src->fixed)
+        return false;
+    *out_fixed = &src->fixed->base;
+    *out_rest = &src->rest->base;
+    return true;
+}
+
+void kcc_world_source_split(kcc_world_source *all, kcc_world_source *fixed, kcc_world_source *rest)
+{
+    KCC_ASSERT(all->part == KCC_WORLD_PART_ALL);
+    *fixed = *all;
+    fixed->part = KCC_WORLD_PART_STATIC;
+    fixed->base.key = all->world->static_key ^ (uint64_t)all->layer_mask * 0x9E3779B97F4A7C15ull;
+    if (fixed->base.key == 0)
+        fixed->base.key = 1;
+    fixed->boxes = NULL;
+    fixed->box_slots = NULL;
+    fixed->box_count = 0;
+    fixed->pieces = NULL;
+    fixed->piece_count = 0;
+    *rest = *all;
+    rest->part = KCC_WORLD_PART_MOVING;
+    fixed->fixed = fixed->rest = rest->fixed = rest->rest = NULL;
+    all->fixed = fixed;
+    all->rest = rest;
+}
+
 void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32_t layer_mask)
 {
     out->base.ops = &world_source_ops;
@@ -513,4 +610,7 @@ void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32
     out->skip_box = KCC_WORLD_NO_BODY;
     out->pieces = NULL;
     out->piece_count = 0;
+    out->part = KCC_WORLD_PART_ALL;
+    out->fixed = NULL;
+    out->rest = NULL;
 }

@@ -28,6 +28,12 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
         cs->boxes = (void *)(base + at);
     at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
     if (cs)
+        cs->regions = (void *)(base + at);
+    at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
+    if (cs)
+        cs->alive = (void *)(base + at);
+    at = round_up(at + (size_t)capacity);
+    if (cs)
         cs->live = (void *)(base + at);
     at = round_up(at + (size_t)capacity * sizeof(uint32_t));
     for (int k = 0; k < 2; ++k) {
@@ -118,6 +124,7 @@ kcc_status kcc_world_add_character(kcc_world *world, const kcc_character_desc *d
     wc->ch = ch;
     wc->generation = generation;
     wc->live = true;
+    cs->alive[slot] = 1;
     vec3 box[2];
     kcc_character_box(&ch, box);
     wc->proxy = kcc_world_add_character_proxy(world, slot, (const float(*)[3])box);
@@ -134,6 +141,7 @@ kcc_status kcc_world_remove_character(kcc_world *world, uint32_t character)
     struct kcc_world_characters *cs = kcc_world_characters(world);
     kcc_world_remove_character_proxy(world, wc->proxy);
     wc->live = false;
+    cs->alive[wc - cs->slots] = 0;
     wc->generation = (wc->generation + 1) & KCC_ID_GENERATION_MASK;
     kcc_id_pool_give(&cs->ids, (uint32_t)(wc - cs->slots));
     --cs->count;

@@ -27,6 +27,9 @@ typedef struct world_character {
     bool            contact_overflow;
     footing         before_move;    ///< where its own move started this step (after riding and
                                     ///< pushing): what the resolve pass puts back
+    bool            ends_inside_earlier; ///< its move ended inside a character's before it
+                                    ///< (as they ended: the resolve pass's first look)
+    bool            put_back;       ///< the resolve pass put it back this step
     uint32_t        generation;
     uint32_t        proxy;          ///< its broadphase proxy
     bool            live;
@@ -62,6 +65,8 @@ typedef struct neighbour_lists {
 struct kcc_world_characters {
     world_character *slots;        ///< character_capacity
     float          (*boxes)[2][3]; ///< each live character's box at the start of the step (m)
+    float          (*regions)[2][3]; ///< the region its step may reach (m, kcc_world_step_region)
+    uint8_t         *alive;        ///< slots[i].live, packed: what a step scans for the live slots
     uint32_t        *live;         ///< the live slots, ascending (rebuilt every step)
     uint32_t         live_count;
     kcc_id_pool      ids;
@@ -70,6 +75,8 @@ struct kcc_world_characters {
     uint32_t         sensor_capacity;
     neighbour_lists  near;
     uint32_t         pair_capacity;
+    bool             split_off;    ///< tests: the moves list the static bodies afresh every step
+                                   ///< (no kcc_world_source_split): the same results, bit for bit
 };
 
 
@@ -103,10 +110,31 @@ static inline void carried_point(const kcc_transform *start, const kcc_transform
     kcc_transform_point(end, local, out);
 }
 
+/* world_step.c */
+/// The phases of a step, in order (kcc_world_step_marked marks the end of each).
+enum {
+    KCC_PHASE_BODIES,     ///< kinematic bodies moved, the body tree rebuilt
+    KCC_PHASE_SNAPSHOT,   ///< the live slots and their boxes
+    KCC_PHASE_BROADPHASE, ///< the characters' proxies moved, the broadphase updated
+    KCC_PHASE_NEIGHBOURS, ///< each character's neighbour list
+    KCC_PHASE_CHARACTERS, ///< every character rides, is pushed and moves
+    KCC_PHASE_OVERLAPS,   ///< each character asked whether it ended inside an earlier one
+    KCC_PHASE_RESOLVE,    ///< characters that ended in one space put back
+    KCC_PHASE_SENSORS,
+    KCC_PHASE_COUNT
+};
+/// Called at the end of each phase with its KCC_PHASE_ value (bench_world_step times them).
+typedef void kcc_world_phase_mark(void *user, int phase);
+/// kcc_world_step, calling mark (NULL: none) at the end of each phase.
+kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, void *user);
+
 /* world_neighbours.c */
-/// Moves every live character's proxy to the region its step may reach, updates the broadphase
-/// and lists each character's neighbours (cs->near).
-void kcc_world_find_neighbours(kcc_world *world, struct kcc_world_characters *cs);
+/// The region character wc's step may reach (m).
+void kcc_world_step_region(const kcc_world *world, const world_character *wc, float out[2][3]);
+/// Moves every live character's proxy to its region (cs->regions) and updates the broadphase.
+void kcc_world_move_proxies(kcc_world *world, struct kcc_world_characters *cs);
+/// Lists each live character's neighbours (cs->near) from the broadphase's pairs.
+void kcc_world_list_neighbours(const kcc_world *world, struct kcc_world_characters *cs);
 /// Puts character slot's neighbour entries in source order (its own part of cs->near only: safe
 /// from its task).
 void kcc_world_sort_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t slot);

@@ -9,7 +9,7 @@
 /// The region a character's step may reach: its box, carried by the body it stands on (that
 /// body's motion over the step at the box centre) and moved by its displacement, grown by what a
 /// move looks around it (step height, ground snap, push-out, two skins) and 10 cm.
-static void step_region(const kcc_world *world, const world_character *wc, float out[2][3])
+void kcc_world_step_region(const kcc_world *world, const world_character *wc, float out[2][3])
 {
     vec3 box[2], carry = {0.0f, 0.0f, 0.0f};
     kcc_character_box(&wc->ch, box);
@@ -53,15 +53,17 @@ static void tally_pairs(const kcc_world *world, struct kcc_world_characters *cs,
     }
 }
 
-void kcc_world_find_neighbours(kcc_world *world, struct kcc_world_characters *cs)
+void kcc_world_move_proxies(kcc_world *world, struct kcc_world_characters *cs)
 {
     for (uint32_t i = 0; i < cs->live_count; ++i) {
-        world_character *wc = &cs->slots[cs->live[i]];
-        float region[2][3];
-        step_region(world, wc, region);
-        kcc_world_move_character_proxy(world, wc->proxy, (const float(*)[3])region);
+        const uint32_t slot = cs->live[i];
+        kcc_world_move_character_proxy(world, cs->slots[slot].proxy, (const float(*)[3])cs->regions[slot]);
     }
     kcc_world_update_broadphase(world);
+}
+
+void kcc_world_list_neighbours(const kcc_world *world, struct kcc_world_characters *cs)
+{
     neighbour_lists *near = &cs->near;
     bool overflow = false;
     kcc_world_pair_count(world, &overflow);
@@ -82,32 +84,33 @@ void kcc_world_find_neighbours(kcc_world *world, struct kcc_world_characters *cs
 }
 
 /// Entry order: pieces first, by their place in the bodies' triangles; then characters by slot.
-static uint64_t entry_key(const kcc_world *world, uint32_t entry)
-{
-    if (entry & NEAR_CHARACTER)
-        return UINT64_MAX - NEAR_CHARACTER + (entry & ~NEAR_CHARACTER);
-    return kcc_world_piece_order(world, entry);
-}
-
 void kcc_world_sort_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t slot)
 {
     neighbour_lists *near = &cs->near;
     uint32_t *e = near->entries + near->first[slot];
     const uint32_t n = near->count[slot];
-    for (uint32_t i = 1; i < n; ++i) { /* insertion sort: the lists are short */
+    uint32_t pieces = 0;
+    for (uint32_t i = 0; i < n; ++i) { /* the pieces to the front, each part keeping its order */
         const uint32_t v = e[i];
-        const uint64_t key = entry_key(world, v);
+        if (v & NEAR_CHARACTER)
+            continue;
+        memmove(e + pieces + 1, e + pieces, (i - pieces) * sizeof *e);
+        e[pieces++] = v;
+    }
+    for (uint32_t i = 1; i < pieces; ++i) { /* insertion sorts: the lists are short */
+        const uint32_t v = e[i];
+        const uint64_t key = kcc_world_piece_order(world, v);
         uint32_t j = i;
-        while (j > 0 && entry_key(world, e[j - 1]) > key) {
+        for (; j > 0 && kcc_world_piece_order(world, e[j - 1]) > key; --j)
             e[j] = e[j - 1];
-            --j;
-        }
         e[j] = v;
     }
-    uint32_t pieces = 0;
-    while (pieces < n && !(e[pieces] & NEAR_CHARACTER))
-        ++pieces;
-    for (uint32_t i = pieces; i < n; ++i)
-        e[i] &= ~NEAR_CHARACTER;
+    for (uint32_t i = pieces; i < n; ++i) {
+        const uint32_t v = e[i] & ~NEAR_CHARACTER;
+        uint32_t j = i;
+        for (; j > pieces && e[j - 1] > v; --j)
+            e[j] = e[j - 1];
+        e[j] = v;
+    }
     near->pieces[slot] = pieces;
 }

@@ -12,6 +12,13 @@
  * character's phase reads only the step's shared state and writes only its own slot, so results
  * are the same for any number of workers and any scheduling (docs/world.md, "Threads"). */
 
+/// The least characters in a range of the step's parallel phases: a move costs 0.5-5 us, so 16 of
+/// them outweigh handing a range to a worker many times over while leaving ranges enough to
+/// balance the workers; the snapshot and the resolve pass's first look cost about 0.1 us a
+/// character.
+#define MOVE_RANGE 16u
+#define SNAPSHOT_RANGE 256u
+
 /// What every character's phase of one step reads.
 typedef struct step_context {
     const kcc_world             *world;
@@ -21,27 +28,36 @@ typedef struct step_context {
     uint32_t                     mover_count;
 } step_context;
 
-/// The world source of one character's phase: the pieces and characters near it (its neighbours
-/// from the broadphase), or every body and character when `everything` is asked for or the
-/// pairs overflowed.
+/// The world sources of one character's phase: `all`, what it sees, split into its static bodies
+/// (`fixed`: its cache keeps their triangles from step to step) and the rest (`rest`).
+typedef struct character_sources {
+    kcc_world_source all, fixed, rest;
+} character_sources;
+
+/// The world source of one character's phase: every static body (whole), and the other pieces
+/// and the characters near it (its neighbours from the broadphase), or every body and character
+/// when `everything` is asked for or the pairs overflowed.
 static void character_source(const step_context *ctx, uint32_t slot, bool everything,
-                             kcc_world_source *out)
+                             character_sources *out)
 {
     const struct kcc_world_characters *cs = ctx->cs;
-    kcc_world_source_init(out, ctx->world, KCC_LAYERS_ALL);
-    out->base.key = ctx->key;
-    out->boxes = (const float(*)[2][3])cs->boxes;
-    out->skip_box = slot;
+    kcc_world_source *all = &out->all;
+    kcc_world_source_init(all, ctx->world, KCC_LAYERS_ALL);
+    all->base.key = ctx->key;
+    all->boxes = (const float(*)[2][3])cs->boxes;
+    all->skip_box = slot;
     if (everything || cs->near.all) {
-        out->box_slots = cs->live;
-        out->box_count = cs->live_count;
-        return;
+        all->box_slots = cs->live;
+        all->box_count = cs->live_count;
+    } else {
+        const uint32_t *e = cs->near.entries + cs->near.first[slot];
+        all->pieces = e;
+        all->piece_count = cs->near.pieces[slot];
+        all->box_slots = e + all->piece_count;
+        all->box_count = cs->near.count[slot] - all->piece_count;
     }
-    const uint32_t *e = cs->near.entries + cs->near.first[slot];
-    out->pieces = e;
-    out->piece_count = cs->near.pieces[slot];
-    out->box_slots = e + out->piece_count;
-    out->box_count = cs->near.count[slot] - out->piece_count;
+    if (!cs->split_off)
+        kcc_world_source_split(all, &out->fixed, &out->rest);
 }
 
 /// Translates the character's box by up to delta through source, stopping a skin short of the
@@ -213,25 +229,26 @@ static void step_character(const step_context *ctx, uint32_t slot)
     world_character *wc = &ctx->cs->slots[slot];
     if (!ctx->cs->near.all)
         kcc_world_sort_neighbours(ctx->world, ctx->cs, slot);
-    kcc_world_source src;
-    character_source(ctx, slot, false, &src);
+    character_sources srcs;
+    kcc_world_source *src = &srcs.all;
+    character_source(ctx, slot, false, &srcs);
     kcc_move_result pre;
     memset(&pre, 0, sizeof pre);
     pre.carried_rotation[3] = 1.0f;
     kcc_contact_sink touched;
     touched.count = 0;
     touched.overflow = false;
-    ride_ground_body(ctx, wc, &src, &pre);
+    ride_ground_body(ctx, wc, src, &pre);
     const uint32_t ridden = kcc_world_body_slot(ctx->world, pre.carried_body);
     bool pushed = false;
     for (uint32_t i = 0; i < ctx->mover_count; ++i)
         if (ctx->movers[i] != ridden)
-            pushed |= push_by_mover(ctx, ctx->movers[i], wc, &src, &pre, &touched);
+            pushed |= push_by_mover(ctx, ctx->movers[i], wc, src, &pre, &touched);
     if (pushed) /* pushed out of the region its neighbours were found for: it sees everything */
-        character_source(ctx, slot, true, &src);
+        character_source(ctx, slot, true, &srcs);
     wc->before_move = footing_of(&wc->ch);
     kcc_move_result r;
-    kcc_character_move_source(&wc->ch, &src.base, wc->displacement, &r, NULL, &touched);
+    kcc_character_move_source(&wc->ch, &src->base, wc->displacement, &r, NULL, &touched);
     r.flags |= pre.flags;
     glm_vec3_copy(pre.carried, r.carried);
     r.carried_body = pre.carried_body;
@@ -250,21 +267,37 @@ static void step_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_
         step_character(ctx, ctx->cs->live[i]);
 }
 
-/// The characters' phases over the engine's job system (inline without hooks or with one worker).
-static void run_character_phases(const kcc_world *world, step_context *ctx)
+/// Each live character's box at the start of the step and the region its step may reach (writes
+/// its own slot only).
+static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
+{
+    (void)worker;
+    const step_context *ctx = task_context;
+    struct kcc_world_characters *cs = ctx->cs;
+    for (uint32_t i = begin; i < end; ++i) {
+        const uint32_t slot = cs->live[i];
+        vec3 box[2];
+        kcc_character_box(&cs->slots[slot].ch, box);
+        memcpy(cs->boxes[slot], box, sizeof cs->boxes[slot]);
+        kcc_world_step_region(ctx->world, &cs->slots[slot], cs->regions[slot]);
+    }
+}
+
+/// Runs task over the live characters on the engine's job system (inline without hooks or with
+/// one worker), in ranges of at least `min_range`.
+static void run_over_live(const kcc_world *world, kcc_task_fn *task, uint32_t min_range, step_context *ctx)
 {
     const kcc_world_desc *d = kcc_world_get_desc(world);
     const uint32_t n = ctx->cs->live_count;
     if (n == 0)
         return;
-    if (!d->enqueue_task || d->worker_count <= 1) {
-        step_task(0, n, 0, ctx);
+    if (!d->enqueue_task || d->worker_count <= 1 || n <= min_range) {
+        task(0, n, 0, ctx);
         return;
     }
-    const uint32_t min_range = n / (4 * d->worker_count) > 1 ? n / (4 * d->worker_count) : 1;
-    void *task = d->enqueue_task(step_task, n, min_range, ctx, d->user_task_context);
-    if (task)
-        d->finish_task(task, d->user_task_context);
+    void *handle = d->enqueue_task(task, n, min_range, ctx, d->user_task_context);
+    if (handle)
+        d->finish_task(handle, d->user_task_context);
 }
 
 static bool boxes_overlap(const vec3 a[2], const vec3 b[2])
@@ -293,15 +326,48 @@ static bool overlaps_earlier(const struct kcc_world_characters *cs, uint32_t i)
     return false;
 }
 
+/// Whether a character before live character i among its neighbours was put back by the resolve
+/// pass (the only boxes that changed since resolve_flags_task looked).
+static bool earlier_put_back(const struct kcc_world_characters *cs, uint32_t i)
+{
+    const uint32_t slot = cs->live[i];
+    const uint32_t *near = cs->near.all ? cs->live : cs->near.entries + cs->near.first[slot] +
+                                                         cs->near.pieces[slot];
+    const uint32_t n = cs->near.all ? i : cs->near.count[slot] - cs->near.pieces[slot];
+    for (uint32_t j = 0; j < n && near[j] < slot; ++j)
+        if (cs->slots[near[j]].put_back)
+            return true;
+    return false;
+}
+
+/// Whether each character's box at the end of its move overlaps an earlier one's (each writes its
+/// own slot only): what the resolve pass asks first, asked over the task hooks.
+static void resolve_flags_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
+{
+    (void)worker;
+    const step_context *ctx = task_context;
+    struct kcc_world_characters *cs = ctx->cs;
+    for (uint32_t i = begin; i < end; ++i) {
+        world_character *wc = &cs->slots[cs->live[i]];
+        wc->ends_inside_earlier = i > 0 && overlaps_earlier(cs, i);
+        wc->put_back = false;
+    }
+}
+
 /// Characters moved at once, each seeing the others where they stood: two may end in the same
 /// space. In slot order, a character whose box overlaps an earlier one's goes back to where its
-/// move started (clear of every other character's start box, which its move saw).
+/// move started (clear of every other character's start box, which its move saw). Whether it
+/// overlaps was asked in parallel (resolve_flags_task) with every box where its move ended; it is
+/// asked again only when an earlier neighbour has been put back since.
 static void resolve_character_overlaps(struct kcc_world_characters *cs)
 {
+    bool any_put_back = false;
     for (uint32_t i = 1; i < cs->live_count; ++i) {
-        if (!overlaps_earlier(cs, i))
-            continue;
         world_character *wc = &cs->slots[cs->live[i]];
+        const bool ask_again = any_put_back && earlier_put_back(cs, i);
+        KCC_ASSERT(ask_again || wc->ends_inside_earlier == overlaps_earlier(cs, i));
+        if (!(ask_again ? overlaps_earlier(cs, i) : wc->ends_inside_earlier))
+            continue;
         const footing end = footing_of(&wc->ch);
         restore_footing(&wc->ch, &wc->before_move);
         if (overlaps_earlier(cs, i)) { /* it started inside one: keep the move, which pushed out */
@@ -312,35 +378,55 @@ static void resolve_character_overlaps(struct kcc_world_characters *cs)
         glm_vec3_sub(wc->ch.position, (float *)end.position, undone);
         glm_vec3_add(wc->result.moved, undone, wc->result.moved);
         wc->result.flags |= KCC_MOVE_STUCK;
+        wc->put_back = any_put_back = true;
     }
 }
 
-/// The live slots, ascending, and their boxes at the start of the step.
-static void snapshot_characters(struct kcc_world_characters *cs)
+/// The live slots, ascending.
+static void list_live(struct kcc_world_characters *cs)
 {
     cs->live_count = 0;
-    for (uint32_t i = 0; i < cs->ids.end; ++i) {
-        if (!cs->slots[i].live)
-            continue;
-        cs->live[cs->live_count++] = i;
-        vec3 box[2];
-        kcc_character_box(&cs->slots[i].ch, box);
-        memcpy(cs->boxes[i], box, sizeof cs->boxes[i]);
-    }
+    for (uint32_t i = 0; i < cs->ids.end; ++i)
+        if (cs->alive[i])
+            cs->live[cs->live_count++] = i;
 }
 
-kcc_status kcc_world_step(kcc_world *world)
+kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, void *user)
 {
     if (!world)
         return KCC_ERR_NULL_ARGUMENT;
     kcc_world_step_bodies(world);
     struct kcc_world_characters *cs = kcc_world_characters(world);
-    snapshot_characters(cs);
-    kcc_world_find_neighbours(world, cs);
+    if (mark)
+        mark(user, KCC_PHASE_BODIES);
     step_context ctx = {world, cs, kcc_world_step_key(world), NULL, 0};
     ctx.mover_count = kcc_world_movers(world, &ctx.movers);
-    run_character_phases(world, &ctx);
+    list_live(cs);
+    run_over_live(world, snapshot_task, SNAPSHOT_RANGE, &ctx);
+    if (mark)
+        mark(user, KCC_PHASE_SNAPSHOT);
+    kcc_world_move_proxies(world, cs);
+    if (mark)
+        mark(user, KCC_PHASE_BROADPHASE);
+    kcc_world_list_neighbours(world, cs);
+    if (mark)
+        mark(user, KCC_PHASE_NEIGHBOURS);
+    run_over_live(world, step_task, MOVE_RANGE, &ctx);
+    if (mark)
+        mark(user, KCC_PHASE_CHARACTERS);
+    run_over_live(world, resolve_flags_task, SNAPSHOT_RANGE, &ctx);
+    if (mark)
+        mark(user, KCC_PHASE_OVERLAPS);
     resolve_character_overlaps(cs);
+    if (mark)
+        mark(user, KCC_PHASE_RESOLVE);
     kcc_world_sensor_step(world, cs);
+    if (mark)
+        mark(user, KCC_PHASE_SENSORS);
     return KCC_OK;
+}
+
+kcc_status kcc_world_step(kcc_world *world)
+{
+    return kcc_world_step_marked(world, NULL, NULL);
 }

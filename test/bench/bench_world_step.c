@@ -1,52 +1,125 @@
-/* bench_world_step.c: characters stepped in a world against the same characters moved one by one
- * with kcc_character_move: us per character per step on each shared level (the level one static
- * body at the identity), with the step on one worker and on two (a small pthread job system, as
- * an engine's would be). Usage: bench_world_step [levels_dir]; KCC_BENCH_BROADPHASE=sap or grid picks
- * the world's broadphase (unset: the default). */
+/* bench_world_step.c: crowds of characters stepped in a world (issue 23) against the same characters
+ * moved one by one with kcc_character_move on the bare mesh, in the same run: us per character per
+ * step with the step on one worker and on two (a small job system of persistent threads, as an
+ * engine's is), the ratios, and the share of the step each phase takes (the broadphase's above
+ * all, issue 22's target). The level is one static body at the identity: each shared level and a
+ * generated one. docs/world.md, "Figures", holds the results.
+ * Usage: bench_world_step [levels_dir]. Env: KCC_BENCH_COUNTS (e.g. "1000,10000"),
+ * KCC_BENCH_FRAMES (timed steps at 1k characters; scaled down for more), KCC_BENCH_RUNS,
+ * KCC_BENCH_ONLY (one level's name), KCC_BENCH_NO_BIG (skip the generated level),
+ * KCC_BENCH_BROADPHASE=sap or grid (unset: the default). */
 #include "bench.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
-enum { RUNS = 5 };
-static int FRAMES = 300;
+#include "world_internal.h"
 
-/* ---------------------------------------------------------------- a job system of two threads */
+static int RUNS = 3;
+static int FRAMES_1K = 120;   /* timed steps at 1,000 characters; FRAMES_1K * 1000 / n at n */
+enum { WARM_FRAMES = 10 };    /* untimed steps first: the characters land and fill their caches */
 
-typedef struct job_range {
-    kcc_task_fn *task;
-    void        *context;
-    uint32_t     begin, end, worker;
-} job_range;
+/* ---------------------------------------------------------------- a job system of persistent threads */
 
+/* The workers wait on a condition for a task; the ranges of a task are taken from a shared counter
+ * in pieces of min_range (the calling thread takes its share too), as an engine's job system does. */
 typedef struct jobs {
-    int       workers;
-    pthread_t thread[8];
-    job_range range[8];
-    int       started;
+    int             workers;
+    pthread_t       thread[8];
+    pthread_mutex_t lock;
+    pthread_cond_t  wake, done;
+    uint64_t        generation;   /* a new task was posted */
+    int             busy;         /* workers still running the current task */
+    bool            quit;
+    kcc_task_fn    *task;
+    void           *context;
+    uint32_t        count, chunk;
+    atomic_uint     next;         /* the next item to hand out */
 } jobs;
 
-static void *run_range(void *arg)
+static void take_ranges(jobs *j, uint32_t worker)
 {
-    job_range *r = arg;
-    r->task(r->begin, r->end, r->worker, r->context);
+    for (;;) {
+        const uint32_t begin = atomic_fetch_add(&j->next, j->chunk);
+        if (begin >= j->count)
+            return;
+        const uint32_t end = begin + j->chunk < j->count ? begin + j->chunk : j->count;
+        j->task(begin, end, worker, j->context);
+    }
+}
+
+typedef struct worker_arg {
+    jobs    *j;
+    uint32_t index;
+} worker_arg;
+
+static void *worker_main(void *arg)
+{
+    worker_arg *w = arg;
+    jobs *j = w->j;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&j->lock);
+    for (;;) {
+        while (j->generation == seen && !j->quit)
+            pthread_cond_wait(&j->wake, &j->lock);
+        if (j->quit)
+            break;
+        seen = j->generation;
+        pthread_mutex_unlock(&j->lock);
+        take_ranges(j, w->index);
+        pthread_mutex_lock(&j->lock);
+        if (--j->busy == 0)
+            pthread_cond_signal(&j->done);
+    }
+    pthread_mutex_unlock(&j->lock);
     return NULL;
 }
 
-/* Ranges split evenly over the workers; the calling thread runs the first. */
+static worker_arg worker_args[8];
+
+static void jobs_start(jobs *j, int workers)
+{
+    memset(j, 0, sizeof *j);
+    j->workers = workers;
+    pthread_mutex_init(&j->lock, NULL);
+    pthread_cond_init(&j->wake, NULL);
+    pthread_cond_init(&j->done, NULL);
+    for (int w = 1; w < workers; ++w) {
+        worker_args[w].j = j;
+        worker_args[w].index = (uint32_t)w;
+        pthread_create(&j->thread[w], NULL, worker_main, &worker_args[w]);
+    }
+}
+
+static void jobs_stop(jobs *j)
+{
+    pthread_mutex_lock(&j->lock);
+    j->quit = true;
+    pthread_cond_broadcast(&j->wake);
+    pthread_mutex_unlock(&j->lock);
+    for (int w = 1; w < j->workers; ++w)
+        pthread_join(j->thread[w], NULL);
+    pthread_mutex_destroy(&j->lock);
+    pthread_cond_destroy(&j->wake);
+    pthread_cond_destroy(&j->done);
+}
+
+/* Ranges of min_range items (at least count / (8 workers)) handed out to whoever is free. */
 static void *enqueue(kcc_task_fn *task, uint32_t count, uint32_t min_range, void *context, void *user)
 {
     jobs *j = user;
-    (void)min_range;
-    const uint32_t per = (count + (uint32_t)j->workers - 1) / (uint32_t)j->workers;
-    j->started = 0;
-    for (int w = 1; w < j->workers && (uint32_t)w * per < count; ++w) {
-        job_range r = {task, context, (uint32_t)w * per,
-                       (uint32_t)(w + 1) * per < count ? (uint32_t)(w + 1) * per : count, (uint32_t)w};
-        j->range[w] = r;
-        pthread_create(&j->thread[w], NULL, run_range, &j->range[w]);
-        j->started = w;
-    }
-    task(0, per < count ? per : count, 0, context);
+    const uint32_t share = count / (8u * (uint32_t)j->workers);
+    j->task = task;
+    j->context = context;
+    j->count = count;
+    j->chunk = min_range > share ? min_range : (share > 0 ? share : 1);
+    atomic_store(&j->next, 0);
+    pthread_mutex_lock(&j->lock);
+    j->busy = j->workers - 1;
+    ++j->generation;
+    pthread_cond_broadcast(&j->wake);
+    pthread_mutex_unlock(&j->lock);
+    take_ranges(j, 0);
     return j;
 }
 
@@ -54,8 +127,10 @@ static void finish(void *handle, void *user)
 {
     (void)user;
     jobs *j = handle;
-    for (int w = 1; w <= j->started; ++w)
-        pthread_join(j->thread[w], NULL);
+    pthread_mutex_lock(&j->lock);
+    while (j->busy > 0)
+        pthread_cond_wait(&j->done, &j->lock);
+    pthread_mutex_unlock(&j->lock);
 }
 
 /* ---------------------------------------------------------------- the wanderers */
@@ -69,6 +144,7 @@ static kcc_character_desc player(void)
     return d;
 }
 
+/* 6 m/s along a heading that turns every 0.75 s, a jump now and then, gravity in the air. */
 static void wander(int c, int f, bool on_ground, float *vy, vec3 out)
 {
     const float heading = 0.9f * (float)c + 2.1f * (float)(f / 45);
@@ -78,45 +154,118 @@ static void wander(int c, int f, bool on_ground, float *vy, vec3 out)
     out[2] = 6.0f / 60.0f * sinf(heading);
 }
 
-/* Start points: the level's spawns, a few to a spawn, stacked 2 m apart where the level leaves
- * room (kcc_character_fits). Returns how many it found (up to n). */
-static int starts(const kcc_level *lv, const kcc_mesh *m, int n, vec3 *out)
+/* Start points: random spots of walkable floor (a ray down from a random point of the level's
+ * bounds, or from above them), where the box fits (kcc_character_fits), at least 1.2 m across or 2 m up from every
+ * other start (a grid of 1.2 m cells holds up to 4 starts each). Returns how many it found (up to
+ * n): a small level holds fewer. */
+enum { CELL_STARTS = 4 };
+static bool apart_from_others(vec3 *out, const int *cells, int nx, int nz, int cx, int cz,
+                              const vec3 at)
+{
+    for (int z = cz - 1; z <= cz + 1; ++z)
+        for (int x = cx - 1; x <= cx + 1; ++x) {
+            if (x < 0 || z < 0 || x >= nx || z >= nz)
+                continue;
+            const int *cell = &cells[(z * nx + x) * (CELL_STARTS + 1)];
+            for (int i = 1; i <= cell[0]; ++i) {
+                const float *o = out[cell[i]];
+                if (fabsf(o[0] - at[0]) < 1.2f && fabsf(o[2] - at[2]) < 1.2f && fabsf(o[1] - at[1]) < 2.0f)
+                    return false;
+            }
+        }
+    return true;
+}
+
+static int starts(const kcc_mesh *m, int n, vec3 *out)
 {
     const kcc_character_desc d = player();
+    vec3 b[2];
+    kcc_mesh_bounds(m, b);
+    const int nx = (int)((b[1][0] - b[0][0]) / 1.2f) + 1, nz = (int)((b[1][2] - b[0][2]) / 1.2f) + 1;
+    int *cells = calloc((size_t)nx * (size_t)nz * (CELL_STARTS + 1), sizeof *cells);
+    bench_rng rng = bench_rng_seed(7u + (uint32_t)n);
     int found = 0;
-    for (uint32_t spot = 0; found < n && spot < 64 * lv->spawn_count; ++spot) {
-        const float *sp = &lv->spawns[3 * (spot % lv->spawn_count)];
-        const float dx = (float)(spot / lv->spawn_count % 4) * 1.0f - 1.5f;
-        const vec3 at = {sp[0] + dx, sp[1] + d.half_extents[1] + 0.01f + 2.0f * (float)(spot / lv->spawn_count / 4),
-                         sp[2]};
-        if (kcc_character_fits(&d, m, at) == KCC_OK)
-            memcpy(out[found++], at, sizeof(vec3));
+    for (int attempt = 0; found < n && attempt < 20 * n; ++attempt) {
+        /* every other ray from above the level, the rest from a random height (storeys under a roof) */
+        const float top = b[1][1] + 1.0f;
+        vec3 at = {bench_rng_range(&rng, b[0][0], b[1][0]),
+                   attempt % 2 ? top : bench_rng_range(&rng, b[0][1], top), bench_rng_range(&rng, b[0][2], b[1][2])};
+        const vec3 down = {0.0f, -1.0f, 0.0f};
+        kcc_ray_hit hit;
+        if (!kcc_mesh_raycast(m, at, down, at[1] - b[0][1] + 1.0f, &hit) || hit.normal[1] < 0.8f)
+            continue;
+        at[1] = hit.point[1] + d.half_extents[1] + 0.02f;
+        const int cx = (int)((at[0] - b[0][0]) / 1.2f), cz = (int)((at[2] - b[0][2]) / 1.2f);
+        int *cell = &cells[(cz * nx + cx) * (CELL_STARTS + 1)];
+        if (cell[0] == CELL_STARTS || !apart_from_others(out, cells, nx, nz, cx, cz, at))
+            continue;
+        if (kcc_character_fits(&d, m, at) != KCC_OK) { /* on a bumpy floor: 0.3 m higher, it drops */
+            at[1] += 0.3f;
+            if (!apart_from_others(out, cells, nx, nz, cx, cz, at) || kcc_character_fits(&d, m, at) != KCC_OK)
+                continue;
+        }
+        cell[++cell[0]] = found;
+        memcpy(out[found++], at, sizeof(vec3));
     }
+    free(cells);
     return found;
 }
 
-/* us per character per step: plain moves (workers 0) or a world stepped on `workers`. */
-static double run(const kcc_mesh *m, vec3 *at, int n, int workers)
+/* ---------------------------------------------------------------- the runs */
+
+typedef struct phase_clock {
+    double last;
+    double ns[KCC_PHASE_COUNT];
+} phase_clock;
+
+static void mark_phase(void *user, int phase)
+{
+    phase_clock *pc = user;
+    const double now = bench_now_ns();
+    pc->ns[phase] += now - pc->last;
+    pc->last = now;
+}
+
+typedef struct run_result {
+    double us;                      /* per character per step */
+    double phase_us[KCC_PHASE_COUNT];
+    bool   pairs_overflowed;
+} run_result;
+
+static kcc_world *make_world(const kcc_mesh *m, int n, jobs *j)
+{
+    kcc_world_desc wd = kcc_world_default_desc();
+    wd.character_capacity = (uint32_t)n;
+    wd.pair_capacity = 48u * (uint32_t)n;
+    wd.piece_capacity = 65536;
+    wd.worker_count = (uint32_t)j->workers;
+    wd.enqueue_task = enqueue;
+    wd.finish_task = finish;
+    wd.user_task_context = j;
+    const char *kind = getenv("KCC_BENCH_BROADPHASE"); /* sap or grid; unset: the default */
+    if (kind)
+        wd.broadphase = strcmp(kind, "grid") == 0 ? KCC_BROADPHASE_GRID : KCC_BROADPHASE_SAP;
+    kcc_world *w = NULL;
+    uint32_t level;
+    if (kcc_world_create(&wd, &w) != KCC_OK || kcc_world_add_body(w, m, NULL, &level) != KCC_OK) {
+        fprintf(stderr, "bench_world_step: cannot make the world\n");
+        exit(1);
+    }
+    return w;
+}
+
+/* One run of `frames` timed steps: plain moves (workers 0) or a world stepped on `workers`. */
+static run_result run(const kcc_mesh *m, vec3 *at, int n, int workers, int frames)
 {
     const kcc_character_desc d = player();
     kcc_character *solo = calloc((size_t)n, sizeof *solo);
     float *vy = calloc((size_t)n, sizeof *vy);
     uint32_t *ids = calloc((size_t)n, sizeof *ids);
+    jobs j;
     kcc_world *w = NULL;
-    jobs j = {workers, {0}, {{0}}, 0};
     if (workers > 0) {
-        kcc_world_desc wd = kcc_world_default_desc();
-        wd.character_capacity = (uint32_t)n;
-        wd.worker_count = (uint32_t)workers;
-        wd.enqueue_task = enqueue;
-        wd.finish_task = finish;
-        wd.user_task_context = &j;
-        const char *kind = getenv("KCC_BENCH_BROADPHASE"); /* sap or grid; unset: the default */
-        if (kind)
-            wd.broadphase = strcmp(kind, "grid") == 0 ? KCC_BROADPHASE_GRID : KCC_BROADPHASE_SAP;
-        kcc_world_create(&wd, &w);
-        uint32_t level;
-        kcc_world_add_body(w, m, NULL, &level);
+        jobs_start(&j, workers);
+        w = make_world(m, n, &j);
     }
     for (int c = 0; c < n; ++c) {
         if (w)
@@ -124,8 +273,12 @@ static double run(const kcc_mesh *m, vec3 *at, int n, int workers)
         else
             kcc_character_init(&solo[c], &d, at[c]);
     }
+    run_result res;
+    memset(&res, 0, sizeof res);
+    phase_clock pc;
+    memset(&pc, 0, sizeof pc);
     double total = 0.0;
-    for (int f = 0; f < FRAMES; ++f) {
+    for (int f = 0; f < WARM_FRAMES + frames; ++f) {
         vec3 disp;
         double t0;
         if (w) {
@@ -135,8 +288,13 @@ static double run(const kcc_mesh *m, vec3 *at, int n, int workers)
                 wander(c, f, st.on_ground, &vy[c], disp);
                 kcc_world_set_displacement(w, ids[c], disp);
             }
-            t0 = bench_now_ns();
-            kcc_world_step(w);
+            if (f == WARM_FRAMES)
+                memset(&pc, 0, sizeof pc);
+            t0 = pc.last = bench_now_ns();
+            kcc_world_step_marked(w, mark_phase, &pc);
+            bool overflow = false;
+            kcc_world_pair_count(w, &overflow);
+            res.pairs_overflowed |= overflow;
         } else {
             t0 = bench_now_ns();
             for (int c = 0; c < n; ++c) {
@@ -144,51 +302,121 @@ static double run(const kcc_mesh *m, vec3 *at, int n, int workers)
                 kcc_character_move(&solo[c], m, disp, NULL);
             }
         }
-        total += bench_now_ns() - t0;
+        if (f >= WARM_FRAMES)
+            total += bench_now_ns() - t0;
     }
-    kcc_world_destroy(w);
+    if (w) {
+        kcc_world_destroy(w);
+        jobs_stop(&j);
+    }
     free(solo);
     free(vy);
     free(ids);
-    return total / FRAMES / n * 1e-3;
+    res.us = total / frames / n * 1e-3;
+    for (int p = 0; p < KCC_PHASE_COUNT; ++p)
+        res.phase_us[p] = pc.ns[p] / frames / n * 1e-3;
+    return res;
+}
+
+/* The medians of RUNS runs of plain moves, one worker and two, interleaved, printed as a row. */
+static void bench_crowd(const char *name, const kcc_mesh *m, int count)
+{
+    vec3 *at = calloc((size_t)count, sizeof *at);
+    const int n = starts(m, count, at);
+    const int frames = FRAMES_1K * 1000 / n > 8 ? FRAMES_1K * 1000 / n : 8;
+    double t[3][16], phase[KCC_PHASE_COUNT][16];
+    bool overflow = false;
+    for (int r = 0; r < RUNS; ++r)
+        for (int k = 0; k < 3; ++k) {
+            const run_result res = run(m, at, n, k, frames);
+            t[k][r] = res.us;
+            overflow |= res.pairs_overflowed;
+            if (k == 1)
+                for (int p = 0; p < KCC_PHASE_COUNT; ++p)
+                    phase[p][r] = res.phase_us[p];
+        }
+    const double plain = bench_median(t[0], (size_t)RUNS), one = bench_median(t[1], (size_t)RUNS),
+                 two = bench_median(t[2], (size_t)RUNS);
+    double ph[KCC_PHASE_COUNT];
+    for (int p = 0; p < KCC_PHASE_COUNT; ++p)
+        ph[p] = bench_median(phase[p], (size_t)RUNS);
+    /* the phases the step runs on the calling thread alone bound what a second worker can give */
+    const double serial = ph[KCC_PHASE_BODIES] + ph[KCC_PHASE_BROADPHASE] + ph[KCC_PHASE_NEIGHBOURS] +
+                          ph[KCC_PHASE_RESOLVE] + ph[KCC_PHASE_SENSORS];
+    double total = 0.0;
+    for (int p = 0; p < KCC_PHASE_COUNT; ++p)
+        total += ph[p];
+    const double bound = total > 0.0 ? total / (serial + 0.5 * (total - serial)) : 0.0;
+    printf("%-14s %6d %7.3f %8.3f %8.3f %7.2f %7.2f %7.3f %7.2f %7.3f %7.3f %7.3f %7.3f %7.2f%s\n",
+           name, n, plain, one, two, one / plain, one / two, ph[KCC_PHASE_BROADPHASE],
+           ph[KCC_PHASE_BROADPHASE] / plain, ph[KCC_PHASE_NEIGHBOURS], ph[KCC_PHASE_CHARACTERS],
+           ph[KCC_PHASE_SNAPSHOT] + ph[KCC_PHASE_OVERLAPS],
+           serial - ph[KCC_PHASE_BROADPHASE] - ph[KCC_PHASE_NEIGHBOURS],
+           bound, overflow ? "  (pairs overflowed)" : "");
+    fflush(stdout);
+    free(at);
+}
+
+static void bench_mesh(const char *name, const kcc_mesh *m, const int *counts, int count_n)
+{
+    for (int ci = 0; ci < count_n; ++ci)
+        bench_crowd(name, m, counts[ci]);
 }
 
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "../shared/levels";
     if (getenv("KCC_BENCH_FRAMES"))
-        FRAMES = atoi(getenv("KCC_BENCH_FRAMES"));
-    static const char *const names[] = {"oa_bases3", "oa_dm1", "oa_dm4", "wrackdm17", "ctf_inyard"};
-    static const int counts[] = {64, 256};
-    printf("bench_world_step: us per character per step, median of %d runs of %d steps (%s)\n", RUNS,
-           FRAMES, bench_clock_name());
-    printf("%-12s %6s %10s %10s %10s %8s %8s\n", "level", "chars", "plain", "world 1w", "world 2w",
-           "1w/plain", "2w/1w");
-    for (size_t li = 0; li < sizeof names / sizeof names[0]; ++li) {
-        char path[1024], err[256];
-        snprintf(path, sizeof path, "%s/%s.obj", dir, names[li]);
-        kcc_level lv;
-        kcc_mesh *m = NULL;
-        if (kcc_level_load_obj(path, &lv, err, sizeof err) != KCC_OK || lv.spawn_count == 0 ||
-            kcc_level_build_mesh(&lv, &m) != KCC_OK) {
-            printf("%-12s (not found: %s)\n", names[li], path);
-            continue;
+        FRAMES_1K = atoi(getenv("KCC_BENCH_FRAMES"));
+    if (getenv("KCC_BENCH_RUNS"))
+        RUNS = atoi(getenv("KCC_BENCH_RUNS")) > 0 && atoi(getenv("KCC_BENCH_RUNS")) <= 16
+                   ? atoi(getenv("KCC_BENCH_RUNS")) : RUNS;
+    int counts[4] = {1000, 10000}, count_n = 2;
+    if (getenv("KCC_BENCH_COUNTS")) {
+        count_n = 0;
+        for (const char *s = getenv("KCC_BENCH_COUNTS"); *s && count_n < 4;) {
+            counts[count_n++] = atoi(s);
+            while (*s && *s != ',')
+                ++s;
+            if (*s == ',')
+                ++s;
         }
-        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ++ci) {
-            vec3 *at = calloc((size_t)counts[ci], sizeof *at);
-            const int n = starts(&lv, m, counts[ci], at);
-            double t[3][RUNS];
-            for (int r = 0; r < RUNS; ++r)
-                for (int k = 0; k < 3; ++k)
-                    t[k][r] = run(m, at, n, k);
-            const double plain = bench_median(t[0], RUNS), one = bench_median(t[1], RUNS),
-                         two = bench_median(t[2], RUNS);
-            printf("%-12s %6d %10.3f %10.3f %10.3f %8.2f %8.2f\n", names[li], n, plain, one, two,
-                   one / plain, two / one);
-            free(at);
-        }
-        kcc_mesh_destroy(m);
-        kcc_level_free(&lv);
     }
+    const char *only = getenv("KCC_BENCH_ONLY");
+    bench_warmup(200.0);
+    bench_print_load("before");
+    printf("bench_world_step: us per character per step, median of %d runs of %d steps at 1k characters "
+           "(fewer at more) (%s)\n", RUNS, FRAMES_1K, bench_clock_name());
+    printf("plain: kcc_character_move on the bare mesh; 1w, 2w: kcc_world_step on 1 and 2 workers\n"
+           "(2w-x: throughput of 2 over 1); phases of the 1w step per character: bp (proxies moved,\n"
+           "broadphase updated), near (neighbour lists), moves, snap (boxes, regions, and the resolve\n"
+           "pass's first look, in parallel), serial (bodies,"
+           " resolve, sensors); 2w-max: the throughput 2 workers could give with the serial phases\n"
+           "(bodies, bp, near, resolve, sensors) on one\n");
+    printf("%-14s %6s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s\n", "level", "chars", "plain",
+           "world1w", "world2w", "1w/pl", "2w-x", "bp", "bp/pl", "near", "moves", "snap", "serial",
+           "2w-max");
+    for (int li = 0; li < BENCH_LEVEL_COUNT; ++li) {
+        if (only && strcmp(only, bench_level_names[li]) != 0)
+            continue;
+        bench_level lv;
+        if (!bench_level_load(dir, bench_level_names[li], &lv))
+            continue;
+        kcc_mesh *m = bench_build_mesh(&lv);
+        if (m)
+            bench_mesh(bench_level_names[li], m, counts, count_n);
+        kcc_mesh_destroy(m);
+        bench_level_free(&lv);
+    }
+    bench_level big;
+    if (!getenv("KCC_BENCH_NO_BIG") && (!only || strcmp(only, "generated") == 0) &&
+        bench_generate_big(300, 800, &big)) {
+        kcc_mesh *m = bench_build_mesh(&big);
+        if (m)
+            bench_mesh("generated_190k", m, counts, count_n);
+        kcc_mesh_destroy(m);
+        bench_level_free(&big);
+    }
+    bench_print_load("after");
     return 0;
 }
