@@ -187,8 +187,8 @@ typedef struct kcc_move_result {
     uint32_t   ground_body;    ///< in a world step: the body stood on (0: none, another character,
                                ///< or a move on a plain mesh)
     uint32_t   ground_character; ///< in a world step: the character stood on (0: none)
-    vec3       carried;        ///< m, in a world step: how far the body stood on carried the box
-                               ///< before its own move (0 0 0 when none did)
+    vec3       carried;        ///< m, in a world step: how far the body or the character stood on
+                               ///< carried the box before its own move (0 0 0 when none did)
     uint32_t   carried_body;   ///< the body that carried it (0: none)
     float      carried_rotation[4]; ///< the rotation the body that carried it turned by over the
                                ///< step, a unit quaternion x y z w (0 0 0 1 when none did): a

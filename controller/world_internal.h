@@ -30,6 +30,9 @@ typedef struct world_character {
     bool            ends_inside_earlier; ///< its move ended inside a character's before it
                                     ///< (as they ended: the resolve pass's first look)
     bool            put_back;       ///< the resolve pass put it back this step
+    vec3            step_start;     ///< m, its centre when the step began (the snapshot's)
+    vec3            last_motion;    ///< m, how far it went over its last step, end to end: what
+                                    ///< carries a character standing on it in the next step
     uint32_t        generation;
     uint32_t        proxy;          ///< its broadphase proxy
     bool            live;
@@ -79,6 +82,33 @@ struct kcc_world_characters {
                                    ///< (no kcc_world_source_split): the same results, bit for bit
 };
 
+
+/// The live character an id names, or NULL (0, stale, removed).
+static inline const world_character *kcc_world_character_of_id(const struct kcc_world_characters *cs,
+                                                               uint32_t id)
+{
+    uint32_t slot, generation;
+    if (!kcc_id_split(id, cs->ids.capacity, &slot, &generation))
+        return NULL;
+    const world_character *wc = &cs->slots[slot];
+    return wc->live && wc->generation == generation ? wc : NULL;
+}
+
+/// How far the character wc stood on at the end of the last step moved over that step (out), or
+/// false when it stands on none: a character standing on another is carried by it, one step behind
+/// (the motion the other made in the last step, as an engine takes a ground's velocity), which
+/// every character's task can read while the others move.
+static inline bool kcc_world_character_carry(const struct kcc_world_characters *cs,
+                                             const world_character *wc, float out[3])
+{
+    if (!wc->ch.on_ground || wc->result.ground_body != 0)
+        return false;
+    const world_character *below = kcc_world_character_of_id(cs, wc->result.ground_character);
+    if (!below)
+        return false;
+    memcpy(out, below->last_motion, sizeof(float[3]));
+    return out[0] != 0.0f || out[1] != 0.0f || out[2] != 0.0f;
+}
 
 /// The character's state a move changes, and putting it back.
 static inline footing footing_of(const kcc_character *ch)

@@ -21,6 +21,8 @@ void kcc_world_step_region(const kcc_world *world, const world_character *wc, fl
         vec3 to;
         carried_point(&start, &end, wc->ch.position, to);
         glm_vec3_sub(to, (float *)wc->ch.position, carry);
+    } else {
+        kcc_world_character_carry(kcc_world_characters(world), wc, carry);
     }
     const kcc_character_desc *d = &wc->ch.desc;
     const float grow = d->step_height + d->ground_snap + d->max_push_out + 2.0f * d->skin_width + 0.1f;

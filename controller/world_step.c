@@ -119,6 +119,20 @@ static void ride_ground_body(const step_context *ctx, world_character *wc, kcc_w
     turn_between(start.rotation, end.rotation, r->carried_rotation);
 }
 
+/// A character standing on another is carried by the motion that one made in the last step
+/// (kcc_world_character_carry), swept through everything (the one below included, where it stood
+/// at the step's start), so a stack walks, rides and falls together one step apart.
+static void ride_ground_character(const step_context *ctx, world_character *wc, kcc_world_source *src,
+                                  kcc_move_result *r)
+{
+    vec3 delta, from;
+    if (!kcc_world_character_carry(ctx->cs, wc, delta))
+        return;
+    glm_vec3_copy(wc->ch.position, from);
+    advance_character(&wc->ch, &src->base, delta);
+    glm_vec3_sub(wc->ch.position, from, r->carried);
+}
+
 /// Whether mover `slot` at its new pose overlaps the character's box (the move's overlap rule).
 static bool mover_overlaps(const kcc_world_source *src, uint32_t slot, const kcc_character *ch)
 {
@@ -239,6 +253,8 @@ static void step_character(const step_context *ctx, uint32_t slot)
     touched.count = 0;
     touched.overflow = false;
     ride_ground_body(ctx, wc, src, &pre);
+    if (pre.carried_body == 0)
+        ride_ground_character(ctx, wc, src, &pre);
     const uint32_t ridden = kcc_world_body_slot(ctx->world, pre.carried_body);
     bool pushed = false;
     for (uint32_t i = 0; i < ctx->mover_count; ++i)
@@ -279,6 +295,7 @@ static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *t
         vec3 box[2];
         kcc_character_box(&cs->slots[slot].ch, box);
         memcpy(cs->boxes[slot], box, sizeof cs->boxes[slot]);
+        glm_vec3_copy(cs->slots[slot].ch.position, cs->slots[slot].step_start);
         kcc_world_step_region(ctx->world, &cs->slots[slot], cs->regions[slot]);
     }
 }
@@ -418,6 +435,10 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     if (mark)
         mark(user, KCC_PHASE_OVERLAPS);
     resolve_character_overlaps(cs);
+    for (uint32_t i = 0; i < cs->live_count; ++i) { /* what carries their riders next step */
+        world_character *wc = &cs->slots[cs->live[i]];
+        glm_vec3_sub(wc->ch.position, wc->step_start, wc->last_motion);
+    }
     if (mark)
         mark(user, KCC_PHASE_RESOLVE);
     kcc_world_sensor_step(world, cs);

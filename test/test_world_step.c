@@ -547,6 +547,46 @@ static void characters_are_solid_boxes_to_each_other(void **state)
     mover_scene_free(&s);
 }
 
+/* One dropped onto another's head lands on it and rides it: the one below walks 3 m along x (and
+ * back 1 m) and the rider, given only gravity, goes with it one step behind (carried by the motion
+ * the one below made in the step before: kcc_move_result.carried), on the ground on it every step,
+ * never inside it, and ends where it would stand had the two moved together. */
+static void character_rides_another_that_walks(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 50, 0});
+    const kcc_character_desc d = player_desc();
+    const float y = d.half_extents[1] + 0.01f, top_y = 3.0f * d.half_extents[1] + 0.05f;
+    uint32_t below, rider;
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){-4, y, 0}, &below), KCC_OK);
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){-4.1f, top_y + 0.5f, 0.1f}, &rider), KCC_OK);
+    for (int f = 0; f < 30; ++f) { /* both settle: the rider lands on the head */
+        assert_int_equal(kcc_world_set_displacement(s.world, below, (vec3){0, -0.05f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_set_displacement(s.world, rider, (vec3){0, -0.05f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+    }
+    const float offset_x = state_of(s.world, rider, NULL).position[0] - state_of(s.world, below, NULL).position[0];
+    float step_x = 0.0f;
+    for (int f = 0; f < 80; ++f) {
+        step_x = f < 60 ? 0.05f : f < 70 ? -0.1f : 0.0f;
+        assert_int_equal(kcc_world_set_displacement(s.world, below, (vec3){step_x, -0.05f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_set_displacement(s.world, rider, (vec3){0, -0.05f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        kcc_move_result r;
+        const kcc_character_state st = state_of(s.world, rider, &r);
+        const kcc_character_state under = state_of(s.world, below, NULL);
+        assert_true(st.on_ground);
+        assert_int_equal(r.ground_character, below);
+        assert_false(characters_overlap(s.world, below, rider));
+        assert_true(fabsf(st.position[0] - under.position[0] - offset_x) <= fabsf(step_x) + 1e-4f);
+        assert_true(fabsf(st.position[1] - under.position[1] - 2.0f * d.half_extents[1]) < 0.01f);
+    }
+    const float end_gap = state_of(s.world, rider, NULL).position[0] - state_of(s.world, below, NULL).position[0];
+    assert_true(fabsf(end_gap - offset_x) < 1e-4f);
+    assert_true(state_of(s.world, below, NULL).position[0] > -2.1f);
+    mover_scene_free(&s);
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Many characters, many workers */
 
@@ -1042,6 +1082,7 @@ int test_group_world_step(void)
         cmocka_unit_test(door_pushes_a_character_ahead_of_it),
         cmocka_unit_test(door_against_a_wall_crushes_and_never_pushes_into_the_wall),
         cmocka_unit_test(characters_are_solid_boxes_to_each_other),
+        cmocka_unit_test(character_rides_another_that_walks),
         cmocka_unit_test(world_step_is_the_same_for_any_workers),
         cmocka_unit_test(sensors_list_who_enters_and_leaves),
         cmocka_unit_test(contacts_name_the_ground_the_pushers_walls_and_characters),
