@@ -264,6 +264,19 @@ KCC_API kcc_status kcc_world_remove_character(kcc_world *world, uint32_t charact
 KCC_API kcc_status kcc_world_set_displacement(kcc_world *world, uint32_t character,
                                               const vec3 displacement);
 
+/// Teleports a character between steps: its box centre goes to `center` at once (no motion: it
+/// rides nothing, pushes nothing and sweeps nothing on the way; sensors see it leave and enter at
+/// the next step). Its ground is forgotten until its next move finds it again. A box placed inside
+/// the level is the caller's choice: the next move pushes it out as kcc_character_move does (test
+/// the spot first with kcc_world_overlap_aabb). Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_NOT_FOUND,
+/// KCC_ERR_NON_FINITE (center), KCC_ERR_BAD_DESC (beyond KCC_WORLD_MAX_POSITION).
+KCC_API kcc_status kcc_world_set_character_position(kcc_world *world, uint32_t character,
+                                                    const vec3 center);
+/// Retunes a character between steps as kcc_character_set_desc does (the feet stay where they
+/// are; desc NULL: the defaults). Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_NOT_FOUND, the desc's own.
+KCC_API kcc_status kcc_world_set_character_desc(kcc_world *world, uint32_t character,
+                                                const kcc_character_desc *desc);
+
 /// What a game reads of a character every frame.
 typedef struct kcc_character_state {
     vec3     position;        ///< m, centre of the box

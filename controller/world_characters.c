@@ -166,6 +166,45 @@ kcc_status kcc_world_set_displacement(kcc_world *world, uint32_t character, cons
     return KCC_OK;
 }
 
+/// The character's broadphase proxy to its box as it is now.
+static void move_proxy_to_box(kcc_world *world, const world_character *wc)
+{
+    vec3 box[2];
+    kcc_character_box(&wc->ch, box);
+    kcc_world_move_character_proxy(world, wc->proxy, (const float(*)[3])box);
+}
+
+kcc_status kcc_world_set_character_position(kcc_world *world, uint32_t character, const vec3 center)
+{
+    world_character *wc = find_character(world, character);
+    if (!wc || !center)
+        return !world || !center ? KCC_ERR_NULL_ARGUMENT : KCC_ERR_NOT_FOUND;
+    for (int k = 0; k < 3; ++k)
+        if (!isfinite(center[k]))
+            return KCC_ERR_NON_FINITE;
+    for (int k = 0; k < 3; ++k)
+        if (fabsf(center[k]) > KCC_WORLD_MAX_POSITION)
+            return KCC_ERR_BAD_DESC;
+    glm_vec3_copy((float *)center, wc->ch.position);
+    wc->ch.on_ground = false;
+    wc->result.ground_body = wc->result.ground_character = 0; /* nothing to ride next step */
+    kcc_character_forget(&wc->ch);
+    move_proxy_to_box(world, wc);
+    return KCC_OK;
+}
+
+kcc_status kcc_world_set_character_desc(kcc_world *world, uint32_t character,
+                                        const kcc_character_desc *desc)
+{
+    world_character *wc = find_character(world, character);
+    if (!wc)
+        return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
+    const kcc_status st = kcc_character_set_desc(&wc->ch, desc);
+    if (st == KCC_OK)
+        move_proxy_to_box(world, wc);
+    return st;
+}
+
 kcc_status kcc_world_get_character(const kcc_world *world, uint32_t character,
                                    kcc_character_state *out_state, kcc_move_result *out_result)
 {
@@ -202,9 +241,7 @@ static void shift_character(kcc_world *world, world_character *wc, const float n
     if (wc->result.flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP))
         wc->result.ground_height -= along_up;
     kcc_character_forget(ch);
-    vec3 box[2];
-    kcc_character_box(ch, box);
-    kcc_world_move_character_proxy(world, wc->proxy, (const float(*)[3])box);
+    move_proxy_to_box(world, wc);
 }
 
 kcc_status kcc_world_shift_origin(kcc_world *world, const vec3 new_origin)

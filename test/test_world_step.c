@@ -861,6 +861,61 @@ static void sensors_list_who_enters_and_leaves(void **state)
     kcc_mesh_destroy(volume);
 }
 
+/* Teleporting and retuning characters in a world: a character teleported out of a sensor into
+ * another keeps its id, the next step lists it leaving the one and entering the other, and it
+ * lands where it was put (the move finds its ground again); retuned taller, its feet stay where
+ * they were and it stands on as before; bad input gets statuses and changes nothing. */
+static void characters_teleport_and_retune_in_a_world(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 50, 0});
+    kcc_mesh *volume = test_box_mesh((float[3]){-1.5f, 0, -1.5f}, (float[3]){1.5f, 3, 1.5f});
+    kcc_body_desc bd = kcc_body_default_desc();
+    bd.sensor = true;
+    bd.transform.position[0] = -5.0f;
+    uint32_t here, there, id;
+    assert_int_equal(kcc_world_add_body(s.world, volume, &bd, &here), KCC_OK);
+    bd.transform.position[0] = 5.0f;
+    assert_int_equal(kcc_world_add_body(s.world, volume, &bd, &there), KCC_OK);
+    kcc_character_desc d = player_desc();
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){-5, d.half_extents[1] + 0.01f, 0}, &id), KCC_OK);
+    assert_int_equal(kcc_world_step(s.world), KCC_OK);
+    kcc_sensor_event ev[4];
+    assert_int_equal(events_now(s.world, ev, 4), 1);
+    assert_true(ev[0].sensor == here && ev[0].entered);
+    assert_int_equal(kcc_world_set_character_position(s.world, id, (vec3){5, 1.5f, 0}), KCC_OK);
+    assert_false(state_of(s.world, id, NULL).on_ground);
+    for (int f = 0; f < 20; ++f) {
+        assert_int_equal(kcc_world_set_displacement(s.world, id, (vec3){0, -0.05f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        const uint32_t n = events_now(s.world, ev, 4);
+        assert_int_equal(n, f == 0 ? 2u : 0u);
+        if (n == 2)
+            assert_true(ev[0].sensor == here && !ev[0].entered && ev[1].sensor == there && ev[1].entered &&
+                        ev[1].character == id);
+    }
+    kcc_character_state st = state_of(s.world, id, NULL);
+    assert_true(st.on_ground && st.position[0] == 5.0f);
+    assert_true(fabsf(st.position[1] - d.half_extents[1] - d.skin_width) < 1e-3f);
+    const float feet = st.position[1] - d.half_extents[1];
+    d.half_extents[1] = 1.2f;
+    assert_int_equal(kcc_world_set_character_desc(s.world, id, &d), KCC_OK);
+    assert_int_equal(kcc_world_step(s.world), KCC_OK);
+    st = state_of(s.world, id, NULL);
+    assert_true(st.on_ground && fabsf(st.position[1] - 1.2f - feet) < 1e-3f);
+    d.step_height = -1.0f;
+    assert_int_equal(kcc_world_set_character_desc(s.world, id, &d), KCC_ERR_BAD_DESC);
+    assert_int_equal(kcc_world_set_character_position(s.world, id, (vec3){NAN, 0, 0}), KCC_ERR_NON_FINITE);
+    assert_int_equal(kcc_world_set_character_position(s.world, id, (vec3){0, 2e18f, 0}), KCC_ERR_BAD_DESC);
+    assert_int_equal(kcc_world_set_character_position(s.world, id, NULL), KCC_ERR_NULL_ARGUMENT);
+    assert_int_equal(kcc_world_set_character_position(NULL, id, (vec3){0, 0, 0}), KCC_ERR_NULL_ARGUMENT);
+    assert_int_equal(kcc_world_set_character_position(s.world, id + 1, (vec3){0, 0, 0}), KCC_ERR_NOT_FOUND);
+    assert_int_equal(kcc_world_set_character_desc(s.world, 0, NULL), KCC_ERR_NOT_FOUND);
+    assert_true(state_of(s.world, id, NULL).position[0] == 5.0f);
+    mover_scene_free(&s);
+    kcc_mesh_destroy(volume);
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Shifting the origin */
 
@@ -1086,6 +1141,7 @@ int test_group_world_step(void)
         cmocka_unit_test(world_step_is_the_same_for_any_workers),
         cmocka_unit_test(sensors_list_who_enters_and_leaves),
         cmocka_unit_test(contacts_name_the_ground_the_pushers_walls_and_characters),
+        cmocka_unit_test(characters_teleport_and_retune_in_a_world),
         cmocka_unit_test(shifting_the_origin_moves_everything_and_play_goes_on),
         cmocka_unit_test(shifting_the_origin_refuses_bad_input),
     };
