@@ -188,6 +188,7 @@ kcc_status kcc_world_set_character_position(kcc_world *world, uint32_t character
     glm_vec3_copy((float *)center, wc->ch.position);
     wc->ch.on_ground = false;
     wc->result.ground_body = wc->result.ground_character = 0; /* nothing to ride next step */
+    glm_vec3_zero(wc->last_motion); /* nor anything to carry a rider by */
     kcc_character_forget(&wc->ch);
     move_proxy_to_box(world, wc);
     return KCC_OK;

@@ -308,14 +308,14 @@ void game_character_launch(game *g, uint32_t index, const float target[3])
 void game_character_teleport(game *g, uint32_t index, const float feet[3], const float velocity[3])
 {
     game_character *c = &g->characters[index];
-    g->character_of_slot[slot_of(c->id)] = 0;
-    kcc_world_remove_character(g->world, c->id);
+    vec3 centre;
+    free_centre(g, feet, centre);
+    if (kcc_world_set_character_position(g->world, c->id, centre) != KCC_OK)
+        return; /* a destination beyond the world's range: it stays */
     memcpy(c->velocity, velocity, sizeof(c->velocity));
     c->ballistic = velocity[0] != 0.0f || velocity[2] != 0.0f;
     c->in_flight = false;
     c->pad = 0;
-    c->id = 0;
-    place(g, index, feet);
 }
 
 /* A bot walks toward its goal spawn, jumps when a wall stops it, and picks another goal on arrival or

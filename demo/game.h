@@ -275,8 +275,8 @@ uint32_t game_character_of_id(const game *g, uint32_t id);
 /// Launches a character along the arc whose apex is `target` (game_aim_at from its centre, with the
 /// game's last step length).
 void game_character_launch(game *g, uint32_t index, const float target[3]);
-/// Moves a character to stand at `feet` (removed and added again: the world has no teleport) with
-/// the given velocity (m/s).
+/// Moves a character to stand at `feet` (kcc_world_set_character_position: it keeps its id; the next
+/// step's sensor events list it leaving and entering) with the given velocity (m/s).
 void game_character_teleport(game *g, uint32_t index, const float feet[3], const float velocity[3]);
 
 #ifdef __cplusplus
