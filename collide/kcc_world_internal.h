@@ -173,6 +173,11 @@ void kcc_world_rebuild_body_tree(kcc_world *world);
 void kcc_world_for_bodies_in_box(const kcc_world *world, const float lo[3], const float hi[3],
                                  uint32_t layer_mask, void (*visit)(void *ctx, uint32_t slot),
                                  void *ctx);
+/// Appends the triangle in mesh slot s of body body_id, then every exact duplicate listed beside
+/// it, to out while there is room (out[found..capacity)); counts them all. Returns found plus
+/// their number (the box and sphere overlaps' report).
+uint32_t kcc_body_append_slot(const kcc_mesh *mesh, uint32_t s, uint32_t body_id,
+                              kcc_body_triangle *out, uint32_t capacity, uint32_t found);
 /// Visits one leaf of a body's mesh tree (slots first .. first + count - 1).
 typedef void (*kcc_mesh_leaf_visit)(void *ctx, uint32_t first, uint32_t count);
 /// The box walk of a mesh's tree in kcc_mesh_overlap_aabb's order (a group's overlapping leaves in

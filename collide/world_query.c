@@ -213,13 +213,17 @@ typedef struct overlap_query {
     bool               identity;
 } overlap_query;
 
-static void overlap_report(overlap_query *q, uint32_t triangle)
+uint32_t kcc_body_append_slot(const kcc_mesh *mesh, uint32_t s, uint32_t body_id,
+                              kcc_body_triangle *out, uint32_t capacity, uint32_t found)
 {
-    if (q->found < q->capacity) {
-        q->out[q->found].body = q->body_id;
-        q->out[q->found].triangle = triangle;
-    }
-    ++q->found;
+    if (found < capacity)
+        out[found] = (kcc_body_triangle){.body = body_id, .triangle = mesh->tri_id[s]};
+    ++found;
+    if (mesh->dup_first)
+        for (uint32_t d = mesh->dup_first[s]; d < mesh->dup_first[s + 1u]; ++d, ++found)
+            if (found < capacity)
+                out[found] = (kcc_body_triangle){.body = body_id, .triangle = mesh->dup_ids[d]};
+    return found;
 }
 
 static void overlap_leaf(void *ctx, uint32_t first, uint32_t count)
@@ -233,10 +237,7 @@ static void overlap_leaf(void *ctx, uint32_t first, uint32_t count)
         for (int hits = run_overlaps(t, n, q->lo, q->hi); hits != 0; hits &= hits - 1) {
             const int bit = hits & -hits;
             const uint32_t s = s0 + (uint32_t)((bit >> 1) - (bit >> 3));
-            overlap_report(q, mesh->tri_id[s]);
-            if (mesh->dup_first)
-                for (uint32_t d = mesh->dup_first[s]; d < mesh->dup_first[s + 1u]; ++d)
-                    overlap_report(q, mesh->dup_ids[d]);
+            q->found = kcc_body_append_slot(mesh, s, q->body_id, q->out, q->capacity, q->found);
         }
     }
 }

@@ -191,21 +191,14 @@ bool kcc_world_sweep_capsule(const kcc_world *world, const vec3 p0, const vec3 p
 typedef struct sphere_query {
     const kcc_world   *world;
     double             center[3], radius;
-    kcc_body_triangle *out;
-    uint32_t           capacity;
-    uint32_t           found;
-    const kcc_body    *body;       ///< the body being tested
+    const kcc_body    *body;          ///< the body being tested
     uint32_t           body_id;
     bool               identity;
     float              lo[3], hi[3];  ///< the sphere's cube in the body's frame
+    kcc_body_triangle *out;
+    uint32_t           capacity;
+    uint32_t           found;         ///< every triangle found so far, written or not
 } sphere_query;
-
-static void sphere_report(sphere_query *q, uint32_t triangle)
-{
-    if (q->found < q->capacity)
-        q->out[q->found] = (kcc_body_triangle){.body = q->body_id, .triangle = triangle};
-    ++q->found;
-}
 
 static void sphere_leaf(void *ctx, uint32_t first, uint32_t count)
 {
@@ -221,24 +214,24 @@ static void sphere_leaf(void *ctx, uint32_t first, uint32_t count)
         const kcc_tri *t = near ? placed_tri(q->body, q->identity, s, &buf) : NULL;
         if (!t || !kcc_tri_within_sphere(t, q->center, q->radius))
             continue;
-        sphere_report(q, mesh->tri_id[s]);
-        if (mesh->dup_first)
-            for (uint32_t d = mesh->dup_first[s]; d < mesh->dup_first[s + 1u]; ++d)
-                sphere_report(q, mesh->dup_ids[d]);
+        q->found = kcc_body_append_slot(mesh, s, q->body_id, q->out, q->capacity, q->found);
     }
 }
 
+/// Walks body `slot` with the sphere's cube in its frame: the centre taken there in double, grown by
+/// the radius and the margin.
 static void sphere_body(void *ctx, uint32_t slot)
 {
     sphere_query *q = ctx;
-    q->body = &q->world->bodies[slot];
-    q->body_id = kcc_body_id(q->world, slot);
-    q->identity = kcc_pose_is_identity(&q->body->pose);
+    const kcc_body *b = &q->world->bodies[slot];
     const double *c = q->center;
     const double reach = fmax(fabs(c[0]), fmax(fabs(c[1]), fabs(c[2]))) + q->radius;
-    const double grow = q->radius + local_margin(q->body, reach);
+    const double grow = q->radius + local_margin(b, reach);
     double local[3];
-    to_local(&q->body->pose, c, true, local);
+    to_local(&b->pose, c, true, local);
+    q->body = b;
+    q->body_id = kcc_body_id(q->world, slot);
+    q->identity = kcc_pose_is_identity(&b->pose);
     for (int k = 0; k < 3; ++k) {
         q->lo[k] = nextafterf((float)(local[k] - grow), -INFINITY);
         q->hi[k] = nextafterf((float)(local[k] + grow), INFINITY);

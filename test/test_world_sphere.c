@@ -44,17 +44,6 @@ typedef struct scene {
     double     scale;         /* the largest |coordinate| in play */
 } scene;
 
-/* Rotation matrix (rows) of the quaternion x y z w, normalised, in double. */
-static void quat_matrix(const float q[4], double m[3][3])
-{
-    const double len = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] +
-                            (double)q[3] * q[3]);
-    const double x = q[0] / len, y = q[1] / len, z = q[2] / len, w = q[3] / len;
-    m[0][0] = 1 - 2 * (y * y + z * z), m[0][1] = 2 * (x * y - z * w), m[0][2] = 2 * (x * z + y * w);
-    m[1][0] = 2 * (x * y + z * w), m[1][1] = 1 - 2 * (x * x + z * z), m[1][2] = 2 * (y * z - x * w);
-    m[2][0] = 2 * (x * z - y * w), m[2][1] = 2 * (y * z + x * w), m[2][2] = 1 - 2 * (x * x + y * y);
-}
-
 /* Refreshes every live body's placed corners from the world's stored transform. */
 static void scene_place(scene *s)
 {
@@ -66,7 +55,7 @@ static void scene_place(scene *s)
         kcc_transform t;
         assert_int_equal(kcc_world_get_body_transform(s->world, bd->id, &t, NULL), KCC_OK);
         double m[3][3];
-        quat_matrix(t.rotation, m);
+        test_quat_matrix(t.rotation, m);
         for (uint32_t i = 0; i < bd->n; ++i) {
             vec3 local[3];
             assert_true(kcc_mesh_triangle(bd->mesh, i, local));
@@ -203,25 +192,26 @@ static double point_segment(const double p[3], const double a[3], const double b
     return sqrt(dot3d(d, d));
 }
 
+/* out = (b - a) x (c - a) */
+static void cross_of(const double a[3], const double b[3], const double c[3], double out[3])
+{
+    const double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    const double w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    out[0] = u[1] * w[2] - u[2] * w[1];
+    out[1] = u[2] * w[0] - u[0] * w[2];
+    out[2] = u[0] * w[1] - u[1] * w[0];
+}
+
 /* Distance from p to the triangle v (9 doubles): the plane inside, else the nearest edge. */
 static double point_triangle(const double *v, const double p[3])
 {
-    double e0[3], e1[3], n[3];
-    for (int k = 0; k < 3; ++k)
-        e0[k] = v[3 + k] - v[k], e1[k] = v[6 + k] - v[k];
-    n[0] = e0[1] * e1[2] - e0[2] * e1[1];
-    n[1] = e0[2] * e1[0] - e0[0] * e1[2];
-    n[2] = e0[0] * e1[1] - e0[1] * e1[0];
+    double n[3];
+    cross_of(v, v + 3, v + 6, n);
     const double nl = sqrt(dot3d(n, n));
     bool inside = nl > 0.0;
     for (int e = 0; e < 3 && inside; ++e) {
-        const double *a = v + 3 * e, *b = v + 3 * ((e + 1) % 3);
-        double ab[3], ap[3], x[3];
-        for (int k = 0; k < 3; ++k)
-            ab[k] = b[k] - a[k], ap[k] = p[k] - a[k];
-        x[0] = ab[1] * ap[2] - ab[2] * ap[1];
-        x[1] = ab[2] * ap[0] - ab[0] * ap[2];
-        x[2] = ab[0] * ap[1] - ab[1] * ap[0];
+        double x[3];
+        cross_of(v + 3 * e, v + 3 * ((e + 1) % 3), p, x);
         inside = dot3d(x, n) >= 0.0;
     }
     if (inside) {
