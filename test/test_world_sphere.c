@@ -495,12 +495,40 @@ static void world_sphere_queries_refuse_bad_input_and_leave_the_hit_untouched(vo
     scene_free(&s);
 }
 
+static void world_sphere_sweeps_reaching_beyond_float_range_still_answer(void **state)
+{
+    (void)state;
+    scene s;
+    scene_make(&s, 5);
+    const float c[3] = {-7.0f, 0.5f, 0.25f}, far_delta[3] = {3e37f, 1e36f, 0.0f};
+    const float radii[2] = {0.5f, 1e37f};
+    for (int i = 0; i < 2; ++i)
+        for (int capsule = 0; capsule < 2; ++capsule) {
+            const float p1[3] = {c[0], c[1] + (capsule ? 1.0f : 0.0f), c[2]};
+            kcc_world_sphere_hit got, want;
+            const bool g = capsule ? kcc_world_sweep_capsule(s.world, c, p1, radii[i], far_delta,
+                                                             KCC_LAYERS_ALL, &got)
+                                   : kcc_world_sweep_sphere(s.world, c, radii[i], far_delta,
+                                                            KCC_LAYERS_ALL, &got);
+            assert_int_equal(g, brute_sweep(&s, c, p1, radii[i], far_delta, capsule != 0,
+                                            KCC_LAYERS_ALL, &want));
+            assert_true(g); /* both reach the scene */
+            assert_true(got.t == want.t);
+            assert_int_equal(got.body, want.body);
+            assert_int_equal(got.triangle, want.triangle);
+        }
+    kcc_body_triangle out[4];
+    assert_true(kcc_world_overlap_sphere(s.world, c, 1e37f, KCC_LAYERS_ALL, out, 4) > 4);
+    scene_free(&s);
+}
+
 int test_group_world_sphere(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(world_sphere_queries_equal_brute_force_over_placed_triangles),
         cmocka_unit_test(world_sphere_sweeps_hit_rotated_and_translated_floors_at_hand_computed_times),
         cmocka_unit_test(world_sphere_queries_refuse_bad_input_and_leave_the_hit_untouched),
+        cmocka_unit_test(world_sphere_sweeps_reaching_beyond_float_range_still_answer),
     };
     return KCC_RUN_GROUP("world_sphere", tests);
 }

@@ -165,12 +165,15 @@ static void op_move(model *m, reader *r, bool teleport)
     CHECK(got == want);
 }
 
-/* The placed corners of body b's triangle i. */
+/* The placed corners of body b's triangle i; false for a triangle degenerate as built (no query
+ * reports one, even where placement rounds its corners apart). A triangle is degenerate exactly
+ * when it does not meet itself (kcc_tri_intersect_tri's rule). */
 static bool placed_triangle(const model *m, const model_body *b, uint32_t i, vec3 out[3])
 {
     vec3 local[3];
     kcc_transform pose;
-    if (!kcc_mesh_triangle(b->mesh, i, local))
+    if (!kcc_mesh_triangle(b->mesh, i, local) ||
+        !kcc_tri_intersect_tri(local[0], local[1], local[2], local[0], local[1], local[2], NULL))
         return false;
     CHECK(kcc_world_get_body_transform(m->world, b->id, &pose, NULL) == KCC_OK);
     for (int k = 0; k < 3; ++k)
