@@ -513,6 +513,25 @@ uint32_t kcc_mesh_overlap_once(const kcc_mesh *mesh, const vec3 box[2], uint32_t
 bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], const float dir[3],
                                float max_t, float limit, kcc_ray_hit *hit);
 
+/* sphere.c */
+/// One swept sphere (seg zero, capsule false) or capsule: its start p0 and segment p1 - p0 in
+/// double, its motion and radius, as kcc_mesh_sweep_sphere and kcc_mesh_sweep_capsule set it up.
+typedef struct kcc_shape_sweep {
+    double origin[3], seg[3], delta[3], radius;
+    double reach;     ///< m: the largest |p0| + |seg| + |delta| + radius over the axes
+    bool   capsule;
+} kcc_shape_sweep;
+/// Sets up the sweep; false on the mesh sweeps' bad input (a NaN or infinite coordinate, a radius
+/// not finite and positive) or a zero delta (nothing approaches anything).
+bool kcc_shape_sweep_setup(kcc_shape_sweep *s, const float p0[3], const float p1[3], float radius,
+                           const float delta[3], bool capsule);
+/// The contact of the sweep with triangle abc (not degenerate) exactly as kcc_tri_sweep_sphere
+/// (or _capsule) reports it; hit->triangle is left as it is. False: no contact.
+bool kcc_shape_sweep_tri(const kcc_shape_sweep *s, const float a[3], const float b[3],
+                         const float c[3], kcc_sphere_hit *hit);
+/// Triangle t (not degenerate) within radius of center, as kcc_tri_overlap_sphere decides it.
+bool kcc_tri_within_sphere(const kcc_tri *t, const double center[3], double radius);
+
 /* tri_box.c */
 /// True when (b-a)x(c-a) computed in float is zero or not finite, or exactly zero in double: such
 /// a triangle is never reported by any query.

@@ -232,6 +232,41 @@ typedef struct kcc_world_sweep_hit {
 KCC_API bool kcc_world_sweep_aabb(const kcc_world *world, const vec3 box[2], const vec3 delta,
                                   uint32_t layer_mask, kcc_world_sweep_hit *hit);
 
+/// First contact of a sphere or capsule moved along delta, over every body seen by a layer mask.
+typedef struct kcc_world_sphere_hit {
+    float    t;              ///< fraction of delta in [0, 1] at first contact
+    vec3     point;          ///< m, world frame: the contact point on the placed triangle
+    vec3     normal;         ///< unit, world frame: from the contact point toward the sphere's
+                             ///< centre (the capsule's segment)
+    uint32_t body;
+    uint32_t triangle;       ///< input index in that body's mesh
+    bool     start_overlap;  ///< the shape overlapped (or touched) this triangle at t = 0
+} kcc_world_sphere_hit;
+
+/// kcc_mesh_sweep_sphere over the placed triangles (kcc_transform_point of the mesh's corners) of
+/// every body seen by layer_mask: the same rules (either face, exact; start overlaps reported when
+/// delta goes deeper) and the same bits as that sweep on a mesh built from the placed corners. The
+/// earliest reported t wins; ties go to the lowest body index, then the lowest triangle index.
+/// False (hit untouched) on no contact, a zero delta, or bad input (NULL world, centre, delta or
+/// hit; a NaN or infinite coordinate; a radius not finite and positive). Never allocates; safe from
+/// many threads between the calls that change the world. A projectile or a chase camera.
+KCC_API bool kcc_world_sweep_sphere(const kcc_world *world, const vec3 center, float radius,
+                                    const vec3 delta, uint32_t layer_mask,
+                                    kcc_world_sphere_hit *hit);
+/// kcc_mesh_sweep_capsule (the segment p0..p1 plus radius) over the placed triangles, with
+/// kcc_world_sweep_sphere's rules.
+KCC_API bool kcc_world_sweep_capsule(const kcc_world *world, const vec3 p0, const vec3 p1,
+                                     float radius, const vec3 delta, uint32_t layer_mask,
+                                     kcc_world_sphere_hit *hit);
+/// The placed triangles within radius of center (kcc_tri_overlap_sphere's double distance test:
+/// touching counts) over every body seen by layer_mask, every copy of a duplicate. Returns how many
+/// and writes the first `capacity`, grouped by body in ascending body index (each body's in its
+/// mesh tree's order). out may be NULL when capacity is 0; bad input (as for the sweep) returns 0.
+/// An explosion's reach.
+KCC_API uint32_t kcc_world_overlap_sphere(const kcc_world *world, const vec3 center, float radius,
+                                          uint32_t layer_mask, kcc_body_triangle *out,
+                                          uint32_t capacity);
+
 #ifdef __cplusplus
 }
 #endif

@@ -142,6 +142,13 @@ static inline void kcc_body_corners(const kcc_body *body, uint32_t s, float out[
     for (int k = 0; k < 3; ++k)
         kcc_pose_point(&body->pose, t->v[k], out[k]);
 }
+/// A pose whose placed corners are the mesh's corners bit for bit (no rotation, position 0): its
+/// queries test the mesh's own triangles and, for rays, the world ray as is.
+static inline bool kcc_pose_is_identity(const kcc_pose *pose)
+{
+    const float *p = pose->transform.position;
+    return !pose->rotated && p[0] == 0.0f && p[1] == 0.0f && p[2] == 0.0f;
+}
 /// The live body an id names, or NULL (0, stale, removed, never issued).
 const kcc_body *kcc_world_find_body(const kcc_world *world, uint32_t body);
 /// The id of live slot i.
@@ -165,5 +172,22 @@ void kcc_pose_box_local_bounds(const kcc_pose *pose, const float lo[3], const fl
 /* world_query.c */
 /// Rebuilds the body tree over the live bodies' bounds and marks it valid. Allocates nothing.
 void kcc_world_rebuild_body_tree(kcc_world *world);
+/// Calls visit(ctx, slot) for every body seen by layer_mask whose bounds overlap [lo, hi], in
+/// ascending slot order: through the body tree when it is valid, else by scanning every slot.
+void kcc_world_for_bodies_in_box(const kcc_world *world, const float lo[3], const float hi[3],
+                                 uint32_t layer_mask, void (*visit)(void *ctx, uint32_t slot),
+                                 void *ctx);
+/// Appends the triangle in mesh slot s of body body_id, then every exact duplicate listed beside
+/// it, to out while there is room (out[found..capacity)); counts them all. Returns found plus
+/// their number (the box and sphere overlaps' report).
+uint32_t kcc_body_append_slot(const kcc_mesh *mesh, uint32_t s, uint32_t body_id,
+                              kcc_body_triangle *out, uint32_t capacity, uint32_t found);
+/// Visits one leaf of a body's mesh tree (slots first .. first + count - 1).
+typedef void (*kcc_mesh_leaf_visit)(void *ctx, uint32_t first, uint32_t count);
+/// The box walk of a mesh's tree in kcc_mesh_overlap_aabb's order (a group's overlapping leaves in
+/// slot order, then its inner children in slot order): calls visit on every leaf whose box
+/// overlaps [lo, hi] (touching counts). lo <= hi.
+void kcc_mesh_box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3],
+                       kcc_mesh_leaf_visit visit, void *ctx);
 
 #endif

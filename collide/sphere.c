@@ -457,12 +457,24 @@ static void capsule_tri(const rel_tri *tri, const double S[3], const double d[3]
  * the tree walk could overflow; such sweeps test every triangle instead. */
 #define FAR_REACH 1e36
 
-/* One sweep (a sphere when seg is zero): start p0 in double, and the best contact so far. */
+/* The contact of the shape with triangle abc over the whole sweep (relative to the shape's start). */
+static void shape_tri(const kcc_shape_sweep *s, const float a[3], const float b[3],
+                      const float c[3], contact *out)
+{
+    rel_tri tri;
+    rel_tri_setup(a, b, c, s->origin, &tri);
+    *out = (contact){.t = 1.0};
+    if (s->capsule)
+        capsule_tri(&tri, s->seg, s->delta, s->radius, out);
+    else
+        sphere_tri(&tri, s->delta, s->radius, out);
+}
+
+/* One sweep through a mesh, and the best contact so far. */
 typedef struct shape_walk {
     const kcc_mesh *mesh;
     kcc_pray        slab;
-    double          origin[3], seg[3], delta[3], radius;
-    bool            capsule;
+    kcc_shape_sweep shape;
     bool            cull;      ///< the triangles' grown bounds are tested first
     contact         best;
     float           best_t;    ///< best.t as reported (float); 2 before any contact
@@ -485,13 +497,8 @@ KCC_HOT float shape_leaf(void *ctx, uint32_t first, uint32_t count)
             continue; /* can at best tie at t = 0, and ties go to the lower index */
         if (w->cull && !kcc_tri_bounds_swept(t, &w->slab, w->limit))
             continue;
-        rel_tri tri;
-        rel_tri_setup(t->v[0], t->v[1], t->v[2], w->origin, &tri);
-        contact c = {.t = 1.0};
-        if (w->capsule)
-            capsule_tri(&tri, w->seg, w->delta, w->radius, &c);
-        else
-            sphere_tri(&tri, w->delta, w->radius, &c);
+        contact c;
+        shape_tri(&w->shape, t->v[0], t->v[1], t->v[2], &c);
         const float ct = (float)c.t;
         if (!c.found || !(ct < w->best_t || (ct == w->best_t && id < w->best_id)))
             continue;
@@ -522,25 +529,47 @@ static void write_hit(const contact *c, const double origin[3], uint32_t id, kcc
     hit->start_overlap = c->start;
 }
 
+bool kcc_shape_sweep_setup(kcc_shape_sweep *s, const float p0[3], const float p1[3], float radius,
+                           const float delta[3], bool capsule)
+{
+    if (!finite_vec(p0) || !finite_vec(p1) || !finite_vec(delta) || !radius_valid(radius))
+        return false;
+    if (delta[0] == 0.0f && delta[1] == 0.0f && delta[2] == 0.0f)
+        return false; /* nothing approaches anything */
+    s->radius = radius;
+    s->capsule = capsule;
+    s->reach = 0.0;
+    for (int k = 0; k < 3; ++k) {
+        s->origin[k] = p0[k];
+        s->seg[k] = (double)p1[k] - p0[k];
+        s->delta[k] = delta[k];
+        const double reach = fabs(p0[k]) + fabs(s->seg[k]) + fabs(s->delta[k]) + radius;
+        s->reach = reach > s->reach ? reach : s->reach;
+    }
+    return true;
+}
+
+bool kcc_shape_sweep_tri(const kcc_shape_sweep *s, const float a[3], const float b[3],
+                         const float c[3], kcc_sphere_hit *hit)
+{
+    contact best;
+    shape_tri(s, a, b, c, &best);
+    if (best.found)
+        write_hit(&best, s->origin, hit->triangle, hit);
+    return best.found;
+}
+
 /* The sweep of the capsule p0..p1 (a sphere when capsule is false and p1 == p0) through the mesh. */
 static bool sweep_shape(const kcc_mesh *mesh, const float p0[3], const float p1[3], float radius,
                         const float delta[3], bool capsule, kcc_sphere_hit *hit)
 {
-    if (!mesh || !hit || !finite_vec(p0) || !finite_vec(p1) || !finite_vec(delta) ||
-        !radius_valid(radius) || (mesh->quad_count == 0 && !mesh->hf))
+    shape_walk w = {.mesh = mesh, .cull = true, .best_t = 2.0f, .best_id = UINT32_MAX,
+                    .limit = 1.0f};
+    if (!mesh || !hit || (mesh->quad_count == 0 && !mesh->hf) ||
+        !kcc_shape_sweep_setup(&w.shape, p0, p1, radius, delta, capsule))
         return false;
-    if (delta[0] == 0.0f && delta[1] == 0.0f && delta[2] == 0.0f)
-        return false; /* nothing approaches anything */
-    shape_walk w = {.mesh = mesh, .radius = radius, .capsule = capsule, .cull = true,
-                    .best_t = 2.0f, .best_id = UINT32_MAX, .limit = 1.0f};
     double big = mesh->coord_scale > radius ? mesh->coord_scale : radius;
-    for (int k = 0; k < 3; ++k) {
-        w.origin[k] = p0[k];
-        w.seg[k] = (double)p1[k] - p0[k];
-        w.delta[k] = delta[k];
-        const double reach = fabs(p0[k]) + fabs(w.seg[k]) + fabs(w.delta[k]) + radius;
-        big = reach > big ? reach : big;
-    }
+    big = w.shape.reach > big ? w.shape.reach : big;
     kcc_hf_view view;
     if (mesh->hf) /* the visitor reads the heightfield's triangles batch by batch from the view */
         w.mesh = kcc_hf_view_init(&view, mesh);
@@ -558,7 +587,7 @@ static bool sweep_shape(const kcc_mesh *mesh, const float p0[3], const float p1[
         float org[3], grow[3];
         for (int k = 0; k < 3; ++k) {
             org[k] = (float)(0.5 * ((double)p0[k] + p1[k]));
-            grow[k] = (float)(0.5 * fabs(w.seg[k])) + radius + margin;
+            grow[k] = (float)(0.5 * fabs(w.shape.seg[k])) + radius + margin;
         }
         kcc_pray_setup(&w.slab, org, delta, grow);
         if (mesh->hf)
@@ -568,7 +597,7 @@ static bool sweep_shape(const kcc_mesh *mesh, const float p0[3], const float p1[
     }
     if (w.best_id == UINT32_MAX)
         return false;
-    write_hit(&w.best, w.origin, w.best_id, hit);
+    write_hit(&w.best, w.shape.origin, w.best_id, hit);
     return true;
 }
 
@@ -597,6 +626,11 @@ static bool tri_within(const kcc_tri *t, const double center[3], double r)
     double q[3];
     closest_on_tri(&tri, origin, q);
     return dot3(q, q) <= r * r;
+}
+
+bool kcc_tri_within_sphere(const kcc_tri *t, const double center[3], double radius)
+{
+    return tri_within(t, center, radius);
 }
 
 /* Appends the triangles of the leaf (first, count) within r of center that overlap the box. */
@@ -678,23 +712,15 @@ static bool tri_sweep(const float a[3], const float b[3], const float c[3], cons
                       const float p1[3], float radius, const float delta[3], bool capsule,
                       kcc_sphere_hit *out_hit)
 {
-    if (!tri_args_valid(a, b, c) || !finite_vec(p0) || !finite_vec(p1) || !finite_vec(delta) ||
-        !radius_valid(radius))
+    kcc_shape_sweep s;
+    if (!tri_args_valid(a, b, c) || !kcc_shape_sweep_setup(&s, p0, p1, radius, delta, capsule))
         return false;
-    const double origin[3] = {p0[0], p0[1], p0[2]};
-    const double S[3] = {(double)p1[0] - p0[0], (double)p1[1] - p0[1], (double)p1[2] - p0[2]};
-    const double d[3] = {delta[0], delta[1], delta[2]};
-    rel_tri tri;
-    rel_tri_setup(a, b, c, origin, &tri);
-    contact best = {.t = 1.0};
-    if (capsule)
-        capsule_tri(&tri, S, d, radius, &best);
-    else
-        sphere_tri(&tri, d, radius, &best);
+    contact best;
+    shape_tri(&s, a, b, c, &best);
     if (!best.found)
         return false;
     if (out_hit)
-        write_hit(&best, origin, 0, out_hit);
+        write_hit(&best, s.origin, 0, out_hit);
     return true;
 }
 

@@ -59,14 +59,6 @@ static const kcc_body *seen_body(const kcc_world *world, uint32_t slot, uint32_t
     return b;
 }
 
-/// A pose whose placed corners are the mesh's corners bit for bit (no rotation, position 0): its
-/// queries test the mesh's own triangles and, for rays, the world ray as is.
-static bool pose_is_identity(const kcc_pose *pose)
-{
-    const float *p = pose->transform.position;
-    return !pose->rotated && p[0] == 0.0f && p[1] == 0.0f && p[2] == 0.0f;
-}
-
 /// The n (<= 4) triangles from slot s0 of body b as the queries see them: the mesh's own records
 /// for an identity pose, else their placed corners (kcc_body_corners) written to buf.
 static const kcc_tri *placed_run(const kcc_body *b, bool identity, uint32_t s0, uint32_t n,
@@ -94,14 +86,8 @@ static int run_overlaps(const kcc_tri *t, uint32_t n, const float lo[3], const f
 #endif
 }
 
-/// Visits one leaf of a body's mesh tree (slots first .. first + count - 1).
-typedef void (*mesh_leaf_visit)(void *ctx, uint32_t first, uint32_t count);
-
-/// The box walk of a mesh's tree in kcc_mesh_overlap_aabb's order (a group's overlapping leaves in
-/// slot order, then its inner children in slot order): calls visit on every leaf whose box
-/// overlaps [lo, hi] (touching counts). lo <= hi.
-static void mesh_box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3],
-                          mesh_leaf_visit visit, void *ctx)
+void kcc_mesh_box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3],
+                       kcc_mesh_leaf_visit visit, void *ctx)
 {
     kcc_pbox qb;
     kcc_pbox_setup(&qb, lo, hi);
@@ -171,11 +157,9 @@ static bool bounds_overlap(const kcc_body *b, const float lo[3], const float hi[
     return true;
 }
 
-/// Calls visit(ctx, slot) for every body seen by layer_mask whose bounds overlap [lo, hi], in
-/// ascending slot order: through the body tree when it is valid, else by scanning every slot.
-static void for_bodies_in_box(const kcc_world *world, const float lo[3], const float hi[3],
-                              uint32_t layer_mask, void (*visit)(void *ctx, uint32_t slot),
-                              void *ctx)
+void kcc_world_for_bodies_in_box(const kcc_world *world, const float lo[3], const float hi[3],
+                                 uint32_t layer_mask, void (*visit)(void *ctx, uint32_t slot),
+                                 void *ctx)
 {
     uint32_t slots[WORLD_QUERY_BODIES];
     const uint32_t n = bodies_in_box(world, lo, hi, layer_mask, slots);
@@ -229,13 +213,17 @@ typedef struct overlap_query {
     bool               identity;
 } overlap_query;
 
-static void overlap_report(overlap_query *q, uint32_t triangle)
+uint32_t kcc_body_append_slot(const kcc_mesh *mesh, uint32_t s, uint32_t body_id,
+                              kcc_body_triangle *out, uint32_t capacity, uint32_t found)
 {
-    if (q->found < q->capacity) {
-        q->out[q->found].body = q->body_id;
-        q->out[q->found].triangle = triangle;
-    }
-    ++q->found;
+    if (found < capacity)
+        out[found] = (kcc_body_triangle){.body = body_id, .triangle = mesh->tri_id[s]};
+    ++found;
+    if (mesh->dup_first)
+        for (uint32_t d = mesh->dup_first[s]; d < mesh->dup_first[s + 1u]; ++d, ++found)
+            if (found < capacity)
+                out[found] = (kcc_body_triangle){.body = body_id, .triangle = mesh->dup_ids[d]};
+    return found;
 }
 
 static void overlap_leaf(void *ctx, uint32_t first, uint32_t count)
@@ -249,10 +237,7 @@ static void overlap_leaf(void *ctx, uint32_t first, uint32_t count)
         for (int hits = run_overlaps(t, n, q->lo, q->hi); hits != 0; hits &= hits - 1) {
             const int bit = hits & -hits;
             const uint32_t s = s0 + (uint32_t)((bit >> 1) - (bit >> 3));
-            overlap_report(q, mesh->tri_id[s]);
-            if (mesh->dup_first)
-                for (uint32_t d = mesh->dup_first[s]; d < mesh->dup_first[s + 1u]; ++d)
-                    overlap_report(q, mesh->dup_ids[d]);
+            q->found = kcc_body_append_slot(mesh, s, q->body_id, q->out, q->capacity, q->found);
         }
     }
 }
@@ -262,10 +247,10 @@ static void overlap_body(void *ctx, uint32_t slot)
     overlap_query *q = ctx;
     q->body = &q->world->bodies[slot];
     q->body_id = kcc_body_id(q->world, slot);
-    q->identity = pose_is_identity(&q->body->pose);
+    q->identity = kcc_pose_is_identity(&q->body->pose);
     float lo[3], hi[3];
     body_local_box(q->body, q->identity, q->lo, q->hi, lo, hi);
-    mesh_box_walk(q->body->mesh, lo, hi, overlap_leaf, q);
+    kcc_mesh_box_walk(q->body->mesh, lo, hi, overlap_leaf, q);
 }
 
 uint32_t kcc_world_overlap_aabb(const kcc_world *world, const vec3 box[2], uint32_t layer_mask,
@@ -275,7 +260,7 @@ uint32_t kcc_world_overlap_aabb(const kcc_world *world, const vec3 box[2], uint3
         return 0;
     overlap_query q = {.world = world, .lo = box[0], .hi = box[1], .out = out,
                        .capacity = capacity};
-    for_bodies_in_box(world, box[0], box[1], layer_mask, overlap_body, &q);
+    kcc_world_for_bodies_in_box(world, box[0], box[1], layer_mask, overlap_body, &q);
     return q.found;
 }
 
@@ -377,7 +362,7 @@ static void sweep_body(void *ctx, uint32_t slot)
     sweep_query *q = c->query;
     q->body = &q->world->bodies[slot];
     q->slot = slot;
-    q->identity = pose_is_identity(&q->body->pose);
+    q->identity = kcc_pose_is_identity(&q->body->pose);
     kcc_pray slab;
     sweep_local_slab(q, c->lo, c->hi, &slab);
     kcc_walk_nearest(q->body->mesh->quads, &slab, q->limit, sweep_leaf, q);
@@ -406,7 +391,7 @@ bool kcc_world_sweep_aabb(const kcc_world *world, const vec3 box[2], const vec3 
         q.delta[k] = delta[k];
     swept_bounds(box, delta, q.swept_lo, q.swept_hi);
     sweep_body_ctx c = {.query = &q, .lo = box[0], .hi = box[1]};
-    for_bodies_in_box(world, q.swept_lo, q.swept_hi, layer_mask, sweep_body, &c);
+    kcc_world_for_bodies_in_box(world, q.swept_lo, q.swept_hi, layer_mask, sweep_body, &c);
     if (q.best_slot == UINT32_MAX)
         return false;
     hit->t = (float)q.best_t;
@@ -458,7 +443,7 @@ static void ray_body(ray_query *q, uint32_t slot)
     const kcc_body *b = &q->world->bodies[slot];
     float org[3], dir[3];
     const float *o = q->origin, *d = q->dir;
-    if (!pose_is_identity(&b->pose)) {
+    if (!kcc_pose_is_identity(&b->pose)) {
         const float *p = b->pose.transform.position;
         const float rel[3] = {o[0] - p[0], o[1] - p[1], o[2] - p[2]};
         kcc_pose_vector_inverse(&b->pose, rel, org);

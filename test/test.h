@@ -108,6 +108,18 @@ static inline void test_random_rotation(test_rng *r, float out[4])
         out[k] = (float)(q[k] / sqrt(len));
 }
 
+/* Rotation matrix (rows) of the quaternion x y z w, normalised in double: the world tests' own
+ * placement, independent of the library's float one. */
+static inline void test_quat_matrix(const float q[4], double m[3][3])
+{
+    const double len = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] +
+                            (double)q[3] * q[3]);
+    const double x = q[0] / len, y = q[1] / len, z = q[2] / len, w = q[3] / len;
+    m[0][0] = 1 - 2 * (y * y + z * z), m[0][1] = 2 * (x * y - z * w), m[0][2] = 2 * (x * z + y * w);
+    m[1][0] = 2 * (x * y + z * w), m[1][1] = 1 - 2 * (x * x + z * z), m[1][2] = 2 * (y * z - x * w);
+    m[2][0] = 2 * (x * z - y * w), m[2][1] = 2 * (y * z + x * w), m[2][2] = 1 - 2 * (x * x + y * y);
+}
+
 /* Runs a cmocka group and adds its size to the total; evaluates to the number of failures. */
 #define KCC_RUN_GROUP(name, tests) \
     (kcc_test_total += (int)(sizeof(tests) / sizeof((tests)[0])), \
@@ -131,6 +143,7 @@ int test_group_sphere(void);
 int test_group_mesh_mesh(void);
 int test_group_world_query(void);
 int test_group_heightfield(void);
+int test_group_world_sphere(void);
 
 /* The path of shared level i (0..4) in KCC_LEVELS_DIR, or NULL when i is out of range or the file
  * is missing. A missing file is reported once (where the levels belong) and shows in the closing

@@ -26,17 +26,6 @@ static uint32_t id_slot(uint32_t id)
 /* ------------------------------------------------------------------------------------------------
  * Rigid transforms in double (the test's own arithmetic), and the split world. */
 
-/* Rotation matrix (rows) of the quaternion x y z w, normalised in double. */
-static void quat_matrix(const float q[4], double m[3][3])
-{
-    const double len = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] +
-                            (double)q[3] * q[3]);
-    const double x = q[0] / len, y = q[1] / len, z = q[2] / len, w = q[3] / len;
-    m[0][0] = 1 - 2 * (y * y + z * z), m[0][1] = 2 * (x * y - z * w), m[0][2] = 2 * (x * z + y * w);
-    m[1][0] = 2 * (x * y + z * w), m[1][1] = 1 - 2 * (x * x + z * z), m[1][2] = 2 * (y * z - x * w);
-    m[2][0] = 2 * (x * z - y * w), m[2][1] = 2 * (y * z + x * w), m[2][2] = 1 - 2 * (x * x + y * y);
-}
-
 /* out = m p + t in double. */
 static void place_d(double m[3][3], const float t[3], const float p[3], double out[3])
 {
@@ -103,7 +92,7 @@ static void refresh_placed(split_world *sw)
 static void piece_place_ref(piece *pc, const kcc_transform *t)
 {
     double m[3][3];
-    quat_matrix(t->rotation, m);
+    test_quat_matrix(t->rotation, m);
     for (uint32_t c = 0; c < 3 * pc->n; ++c)
         place_d(m, t->position, pc->local + 3 * c, pc->ref + 3 * c);
 }
@@ -166,7 +155,7 @@ static uint32_t centroid_cell(const float *t, const float lo[3], const float hi[
 static void to_local(const kcc_transform *t, const float *world, uint32_t n, float *local)
 {
     double m[3][3];
-    quat_matrix(t->rotation, m);
+    test_quat_matrix(t->rotation, m);
     for (uint32_t c = 0; c < 3 * n; ++c) {
         const float *p = world + 3 * c;
         for (int i = 0; i < 3; ++i)

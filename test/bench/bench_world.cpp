@@ -3,7 +3,9 @@
  * kcc_mesh_raycast on the single mesh, kcc_world_raycast over the pieces, Bullet's
  * btCollisionWorld::rayTest (one btCollisionObject per piece) and Embree 3's two-level scene (27
  * instances), plus box overlap and box sweep (world against single mesh), the same queries on worlds
- * whose pieces are only translated or not moved at all, and the engines' answers cross-checked.
+ * whose pieces are only translated or not moved at all, sphere sweeps (kcc_world_sweep_sphere beside
+ * Bullet's btCollisionWorld::convexSweepTest with a btSphereShape over the same pieces), and the
+ * engines' answers cross-checked.
  * Usage: bench_world [levels_dir]; env KCC_BENCH_QUERIES (default 20000), KCC_BENCH_ONLY. */
 #include <embree3/rtcore.h>
 #include <btBulletCollisionCommon.h>
@@ -21,6 +23,8 @@ const int RUNS = 7;        /* timed repetitions; every figure is the median over
 const int SLICES = 8;      /* each run is split into slices, the engines taking turns slice by slice */
 int N_QUERIES = 20000;
 const float BOX_HALF[3] = {0.47f, 0.875f, 0.47f}; /* the shared levels' player (README) */
+const float SPHERE_RADIUS = 0.3f;                  /* m: bench_sphere's */
+const float SPHERE_TRAVEL = 6.0f;                  /* m: a sweep's length, along the ray's direction */
 
 struct Ray { float o[3], d[3], tmax; };
 struct Answer { bool hit; float t; uint32_t count; };
@@ -150,6 +154,20 @@ struct BulletWorld {
             objects.push_back(o);
         }
         world.updateAabbs();
+    }
+    btSphereShape sphere{SPHERE_RADIUS};
+    bool sweep_sphere(const float c[3], const float d[3], float *t)
+    {
+        btTransform from, to;
+        from.setIdentity();
+        to.setIdentity();
+        from.setOrigin(btVector3(c[0], c[1], c[2]));
+        to.setOrigin(btVector3(c[0] + d[0], c[1] + d[1], c[2] + d[2]));
+        btCollisionWorld::ClosestConvexResultCallback cb(from.getOrigin(), to.getOrigin());
+        world.convexSweepTest(&sphere, from, to, cb);
+        if (!cb.hasHit()) return false;
+        *t = (float)cb.m_closestHitFraction;
+        return true;
     }
     ~BulletWorld()
     {
@@ -321,6 +339,10 @@ enum { R_MESH, R_WORLD, R_BULLET, R_EMBREE, R_TRANSLATED, R_IDENTITY, R_COUNT };
 const char *const RAY_ENGINES[R_COUNT] = {"kcc mesh", "kcc world", "bullet world", "embree 2-level",
                                           "world translated", "world identity"};
 
+enum { S_MESH, S_WORLD, S_BULLET, S_TRANSLATED, S_IDENTITY, S_COUNT };
+const char *const SPHERE_ENGINES[S_COUNT] = {"kcc mesh", "kcc world", "bullet world",
+                                             "world translated", "world identity"};
+
 struct LevelFigures {
     char name[64];
     uint32_t triangles, pieces;
@@ -329,6 +351,9 @@ struct LevelFigures {
     int rays, hits;
     double box_ns[2 + 2], sweep_ns[2 + 2]; /* mesh, world rotated, translated, identity */
     int box_disagree, sweep_disagree;      /* world rotated against mesh */
+    double sphere_ns[S_COUNT];
+    int sphere_disagree[S_COUNT];          /* against kcc mesh: hit/miss, or t beyond 1 cm of travel */
+    int sphere_hits;
 };
 
 void time_rays(const Queries &q, const kcc_mesh *mesh, SplitLevel split[PLACE_COUNT], BulletWorld &bw,
@@ -408,6 +433,56 @@ void time_boxes(const Queries &q, const kcc_mesh *mesh, SplitLevel split[PLACE_C
     f->sweep_disagree = disagreements(sweep[1], sweep[0]);
 }
 
+/* Sphere sweeps (SPHERE_RADIUS, SPHERE_TRAVEL along the ray's direction from the centre of the
+ * query's player box, clear of the floor): kcc's mesh, kcc's three worlds and Bullet's world over the
+ * rotated pieces. Answers against the mesh's: the same hit/miss and t within 1 cm of travel (Bullet's
+ * conservative advancement stops short by up to that; bench_sphere referees its disagreements). */
+void time_spheres(const Queries &q, const kcc_mesh *mesh, SplitLevel split[PLACE_COUNT], BulletWorld &bw,
+                  LevelFigures *f)
+{
+    const int n = (int)q.boxes.size();
+    std::vector<std::array<float, 6>> sweeps(n); /* centre, delta */
+    for (int i = 0; i < n; ++i)
+        for (int k = 0; k < 3; ++k) {
+            sweeps[i][k] = 0.5f * (q.boxes[i][k] + q.boxes[i][3 + k]);
+            sweeps[i][3 + k] = q.rays[i].d[k] * SPHERE_TRAVEL;
+        }
+    std::vector<std::vector<Answer>> ans(S_COUNT, std::vector<Answer>(n, Answer{false, 0.0f, 0}));
+    std::vector<std::function<void(int)>> engines(S_COUNT);
+    engines[S_MESH] = [&](int i) {
+        kcc_sphere_hit h;
+        const bool hit = kcc_mesh_sweep_sphere(mesh, sweeps[i].data(), SPHERE_RADIUS, sweeps[i].data() + 3, &h);
+        ans[S_MESH][i] = Answer{hit, hit ? h.t : 0.0f, 0};
+    };
+    const int world_engine[PLACE_COUNT] = {S_WORLD, S_TRANSLATED, S_IDENTITY};
+    for (int p = 0; p < PLACE_COUNT; ++p) {
+        const int e = world_engine[p];
+        const kcc_world *w = split[p].world;
+        engines[e] = [&, e, w](int i) {
+            kcc_world_sphere_hit h;
+            const bool hit = kcc_world_sweep_sphere(w, sweeps[i].data(), SPHERE_RADIUS, sweeps[i].data() + 3,
+                                                    KCC_LAYERS_ALL, &h);
+            ans[e][i] = Answer{hit, hit ? h.t : 0.0f, 0};
+        };
+    }
+    engines[S_BULLET] = [&](int i) {
+        float t = 0.0f;
+        const bool hit = bw.sweep_sphere(sweeps[i].data(), sweeps[i].data() + 3, &t);
+        ans[S_BULLET][i] = Answer{hit, t, 0};
+    };
+    const std::vector<double> ns = time_engines(n, engines);
+    f->sphere_hits = 0;
+    for (const Answer &a : ans[S_MESH]) f->sphere_hits += a.hit;
+    for (int e = 0; e < S_COUNT; ++e) {
+        f->sphere_ns[e] = ns[e];
+        f->sphere_disagree[e] = 0;
+        for (int i = 0; i < n; ++i) {
+            const Answer &a = ans[e][i], &m = ans[S_MESH][i];
+            f->sphere_disagree[e] += a.hit != m.hit || (a.hit && fabsf(a.t - m.t) * SPHERE_TRAVEL > 0.01f);
+        }
+    }
+}
+
 bool run_level(const bench_level &bl, RTCDevice dev, LevelFigures *f)
 {
     memset(f, 0, sizeof *f);
@@ -424,6 +499,7 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelFigures *f)
     const Queries q = make_queries(mesh, 22);
     time_rays(q, mesh, split, *bw, emb, f);
     time_boxes(q, mesh, split, f);
+    time_spheres(q, mesh, split, *bw, f);
     printf("%s: %u triangles, %u pieces, %d rays (%d hit)\n", f->name, f->triangles, f->pieces, f->rays, f->hits);
     for (int e = 0; e < R_COUNT; ++e)
         printf("  ray %-17s %8.1f ns  %6.2fx mesh  %5d disagree with kcc mesh\n", RAY_ENGINES[e],
@@ -432,6 +508,9 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelFigures *f)
         printf("  %-24s box %8.1f ns  sweep %8.1f ns\n", e == 0 ? "kcc mesh" : PLACEMENT_NAMES[e - 1],
                f->box_ns[e], f->sweep_ns[e]);
     printf("  world (rotated) vs mesh: %d box counts differ, %d sweeps differ\n", f->box_disagree, f->sweep_disagree);
+    for (int e = 0; e < S_COUNT; ++e)
+        printf("  sphere %-17s %8.1f ns  %6.2fx mesh  %5d disagree with kcc mesh (%d of %d hit)\n", SPHERE_ENGINES[e],
+               f->sphere_ns[e], f->sphere_ns[e] / f->sphere_ns[S_MESH], f->sphere_disagree[e], f->sphere_hits, f->rays);
     rtcReleaseScene(emb);
     for (RTCScene s : piece_scenes) rtcReleaseScene(s);
     delete bw;
@@ -489,6 +568,18 @@ int main(int argc, char **argv)
         printf("| %s | %.0f | %.0f, %.0f, %.0f | %.0f | %.0f, %.0f, %.0f | %d, %d |\n", f.name, f.box_ns[0], f.box_ns[1],
                f.box_ns[2], f.box_ns[3], f.sweep_ns[0], f.sweep_ns[1], f.sweep_ns[2], f.sweep_ns[3], f.box_disagree,
                f.sweep_disagree);
+    double worst_sphere = 1e30;
+    printf("\n| level | sphere mesh ns | sphere world ns (rotated, translated, identity) | bullet world ns |"
+           " bullet / world | disagree with mesh (world, bullet) |\n|---|---:|---|---:|---:|---|\n");
+    for (const LevelFigures &f : all) {
+        const double *ns = f.sphere_ns;
+        worst_sphere = std::min(worst_sphere, ns[S_BULLET] / ns[S_WORLD]);
+        printf("| %s | %.0f | %.0f, %.0f, %.0f | %.0f | %.2f | %d, %d of %d |\n", f.name, ns[S_MESH], ns[S_WORLD],
+               ns[S_TRANSLATED], ns[S_IDENTITY], ns[S_BULLET], ns[S_BULLET] / ns[S_WORLD],
+               f.sphere_disagree[S_WORLD], f.sphere_disagree[S_BULLET], f.rays);
+    }
+    printf("\nsummary: world sphere sweep: bullet / world worst %.2f (target >= 3) %s\n", worst_sphere,
+           worst_sphere >= 3.0 ? "PASS" : "FAIL");
     printf("\nsummary: world ray / mesh ray worst %.2f (target <= 1.3) %s; bullet / world worst %.2f (target >= 3) %s\n",
            worst_mesh, worst_mesh <= 1.3 ? "PASS" : "FAIL", worst_bullet, worst_bullet >= 3.0 ? "PASS" : "FAIL");
     bench_print_load("at the end");

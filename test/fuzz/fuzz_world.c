@@ -6,8 +6,8 @@
  * - every call's status is what a model of the live ids predicts (NOT_FOUND exactly for ids not
  *   live, TOO_LARGE exactly at capacity, transforms refused exactly when their rotation's length
  *   is not within 1e-3 of 1 or a coordinate is not finite);
- * - box overlaps and sweeps answer exactly as the per-triangle tests on the placed corners
- *   (kcc_transform_point) of every live body the mask sees, and a ray's hit lies on the placed
+ * - box overlaps and sweeps, sphere overlaps and sphere and capsule sweeps answer exactly as the
+ *   per-triangle tests on the placed corners (kcc_transform_point) of every live body the mask sees, and a ray's hit lies on the placed
  *   triangle it names, within the rounding of the ray's passage into each body's frame
  *   (test_world_query.c checks rays exactly).
  * `make fuzz` explores with it, `make fuzz-check` (part of `make test`) repeats a fixed run. */
@@ -188,12 +188,15 @@ static void op_shift(model *m, reader *r)
     }
 }
 
-/* The placed corners of body b's triangle i. */
+/* The placed corners of body b's triangle i; false for a triangle degenerate as built (no query
+ * reports one, even where placement rounds its corners apart). A triangle is degenerate exactly
+ * when it does not meet itself (kcc_tri_intersect_tri's rule). */
 static bool placed_triangle(const model *m, const model_body *b, uint32_t i, vec3 out[3])
 {
     vec3 local[3];
     kcc_transform pose;
-    if (!kcc_mesh_triangle(b->mesh, i, local))
+    if (!kcc_mesh_triangle(b->mesh, i, local) ||
+        !kcc_tri_intersect_tri(local[0], local[1], local[2], local[0], local[1], local[2], NULL))
         return false;
     CHECK(kcc_world_get_body_transform(m->world, b->id, &pose, NULL) == KCC_OK);
     for (int k = 0; k < 3; ++k)
@@ -257,6 +260,54 @@ static void op_sweep(model *m, reader *r)
     CHECK(got == (best <= 1.0f));
     if (got)
         CHECK(hit.t == best);
+}
+
+/* Sphere and capsule: the world's sweeps and overlap against the per-triangle tests on every placed
+ * triangle the mask sees (earliest t, ties to the lowest body slot then triangle; the same bits). */
+static void op_sphere(model *m, reader *r)
+{
+    vec3 p0, p1, delta;
+    for (int k = 0; k < 3; ++k) {
+        p0[k] = grid(r) * 0.25f;
+        p1[k] = p0[k] + (float)(byte(r) % 5) * 0.25f;
+        delta[k] = grid(r) * 0.125f;
+    }
+    const float radius = (float)(1 + byte(r) % 16) * 0.0625f;
+    const uint32_t mask = 1u + byte(r) % 3;
+    const bool capsule = byte(r) % 2;
+    kcc_world_sphere_hit got;
+    const bool hit = capsule ? kcc_world_sweep_capsule(m->world, p0, p1, radius, delta, mask, &got)
+                             : kcc_world_sweep_sphere(m->world, p0, radius, delta, mask, &got);
+    kcc_body_triangle list[CAPACITY * MAX_TRIS];
+    const uint32_t n = kcc_world_overlap_sphere(m->world, p0, radius, mask, list, CAPACITY * MAX_TRIS);
+    float best = INFINITY;
+    uint32_t best_slot = UINT32_MAX, best_tri = UINT32_MAX, want = 0;
+    for (uint32_t b = 0; b < m->live_count; ++b) {
+        const model_body *body = &m->live[b];
+        const uint32_t slot = (body->id & 0xfffffu) - 1u;
+        for (uint32_t i = 0; (body->layers & mask) && i < kcc_mesh_triangle_count(body->mesh); ++i) {
+            vec3 v[3];
+            kcc_sphere_hit h;
+            if (!placed_triangle(m, body, i, v))
+                continue;
+            if (kcc_tri_overlap_sphere(v[0], v[1], v[2], p0, radius)) {
+                bool listed = false;
+                for (uint32_t j = 0; j < n; ++j)
+                    listed = listed || (list[j].body == body->id && list[j].triangle == i);
+                CHECK(listed);
+                ++want;
+            }
+            const bool touch = capsule ? kcc_tri_sweep_capsule(v[0], v[1], v[2], p0, p1, radius, delta, &h)
+                                       : kcc_tri_sweep_sphere(v[0], v[1], v[2], p0, radius, delta, &h);
+            if (touch && (h.t < best || (h.t == best && (slot < best_slot ||
+                                                         (slot == best_slot && i < best_tri)))))
+                best = h.t, best_slot = slot, best_tri = i;
+        }
+    }
+    CHECK(n == want);
+    CHECK(hit == (best <= 1.0f));
+    if (hit)
+        CHECK(got.t == best && (got.body & 0xfffffu) - 1u == best_slot && got.triangle == best_tri);
 }
 
 /* Squared distance from p to triangle abc, in double (the closest point by regions, Ericson's
@@ -359,7 +410,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             case 3: op_move(&m, &r, false); break;
             case 4: op_move(&m, &r, true); break;
             case 5: CHECK(kcc_world_step(m.world) == KCC_OK); break;
-            case 6: op_overlap(&m, &r); op_sweep(&m, &r); break;
+            case 6: op_overlap(&m, &r); op_sweep(&m, &r); op_sphere(&m, &r); break;
             case 7: op_shift(&m, &r); break;
             default: op_ray(&m, &r); break;
             }

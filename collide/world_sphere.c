@@ -1,0 +1,256 @@
+/* world_sphere.c: the world's sphere and capsule queries (kcc_world_sweep_sphere, _capsule,
+ * kcc_world_overlap_sphere) over every body at its current pose: each body's tree walked in the
+ * body's frame with the shape's local bounds, every candidate triangle placed and tested in the
+ * world by sphere.c's exact per-triangle tests. Queries keep no state and never allocate. */
+#include "kcc_world_internal.h"
+
+/// The margin (relative to the magnitudes in play: the mesh's corners, the body's position and
+/// the shape's reach) covering the rounding of the body's placed corners (transform.c allows 2^-18
+/// of them, matrix included), of the shape's passage into the body's frame in double and of its
+/// rounding to float for the node test. 1e-5 is over twice 2^-18.
+#define LOCAL_MARGIN 1e-5
+
+/// Beyond this (m: the shape's reach plus the body's extent) the grown float bounds of a walk could
+/// overflow; such a body's triangles are all tested (sphere.c's FAR_REACH rule).
+#define FAR_REACH 1e36
+
+/// out = the body's rotation transposed applied to v (point: v - position first), in double from
+/// the float matrix the placement uses.
+static void to_local(const kcc_pose *pose, const double v[3], bool point, double out[3])
+{
+    const float *t = pose->transform.position;
+    const double w[3] = {point ? v[0] - t[0] : v[0], point ? v[1] - t[1] : v[1],
+                         point ? v[2] - t[2] : v[2]};
+    for (int i = 0; i < 3; ++i)
+        out[i] = (double)pose->m[0][i] * w[0] + (double)pose->m[1][i] * w[1] +
+                 (double)pose->m[2][i] * w[2];
+}
+
+/// The allowance for a shape reaching `reach` (m) against body b (LOCAL_MARGIN's magnitudes).
+static double local_margin(const kcc_body *b, double reach)
+{
+    const float *t = b->pose.transform.position;
+    const double offset = fmax(fabs((double)t[0]), fmax(fabs((double)t[1]), fabs((double)t[2])));
+    return (reach + offset + b->mesh->coord_scale) * LOCAL_MARGIN + 1e-30;
+}
+
+/// Triangle s of body b as the world's queries see it: the mesh's record for an identity pose,
+/// else its placed corners in *buf. NULL when placement flattened it (never reported, as
+/// kcc_tri_sweep_sphere and kcc_tri_overlap_sphere never report a degenerate triangle).
+static const kcc_tri *placed_tri(const kcc_body *b, bool identity, uint32_t s, kcc_tri *buf)
+{
+    if (identity)
+        return &b->mesh->tris[s];
+    kcc_body_corners(b, s, buf->v);
+    return kcc_tri_is_degenerate(buf->v[0], buf->v[1], buf->v[2]) ? NULL : buf;
+}
+
+/// The world box holding every point within `grow` (m) of the segment p0 .. p0 + seg moved by
+/// [0, 1] delta, rounded outward.
+static void shape_world_box(const kcc_shape_sweep *s, double grow, float lo[3], float hi[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        const double a = s->origin[k], b = a + s->seg[k];
+        const double l = fmin(fmin(a, b), fmin(a, b) + s->delta[k]) - grow;
+        const double h = fmax(fmax(a, b), fmax(a, b) + s->delta[k]) + grow;
+        lo[k] = nextafterf((float)l, -INFINITY);
+        hi[k] = nextafterf((float)h, INFINITY);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Sweeps: each body's tree walked nearest first in its frame (the shape's start segment and
+ * motion taken there in double, nodes grown by the half segment, the radius and the margin),
+ * pruned by the best contact so far over every body. */
+
+typedef struct shape_query {
+    const kcc_world *world;
+    kcc_shape_sweep  shape;
+    kcc_sphere_hit   best;         ///< in the world; t 2 before any contact
+    uint32_t         best_slot;    ///< UINT32_MAX before any contact
+    float            limit;        ///< best t grown by a relative hair (ties still visited), <= 1
+    const kcc_body  *body;         ///< the body being swept
+    uint32_t         slot;
+    bool             identity;
+    bool             cull;         ///< the local triangles' grown bounds are tested first
+    kcc_pray         slab;         ///< the shape in the body's frame
+} shape_query;
+
+/// (t, slot, id) comes before the best so far: the earliest t, ties to the lowest body slot,
+/// then the lowest triangle index.
+static bool shape_earlier(const shape_query *q, float t, uint32_t id)
+{
+    if (t != q->best.t)
+        return t < q->best.t;
+    return q->slot != q->best_slot ? q->slot < q->best_slot : id < q->best.triangle;
+}
+
+static float shape_leaf(void *ctx, uint32_t first, uint32_t count)
+{
+    shape_query *q = ctx;
+    const kcc_mesh *mesh = q->body->mesh;
+    for (uint32_t s = first, end = first + count; s < end; ++s) {
+        const uint32_t id = mesh->tri_id[s];
+        if (q->best.t == 0.0f && !shape_earlier(q, 0.0f, id))
+            continue; /* can at best tie at t = 0, and loses the tie */
+        if (q->cull && !kcc_tri_bounds_swept(&mesh->tris[s], &q->slab, q->limit))
+            continue;
+        kcc_tri buf;
+        const kcc_tri *t = placed_tri(q->body, q->identity, s, &buf);
+        kcc_sphere_hit h = {.triangle = id};
+        if (!t || !kcc_shape_sweep_tri(&q->shape, t->v[0], t->v[1], t->v[2], &h) ||
+            !shape_earlier(q, h.t, id))
+            continue;
+        q->best = h;
+        q->best_slot = q->slot;
+        q->limit = fminf(h.t * (1.0f + 1e-6f) + 1e-30f, 1.0f);
+    }
+    return q->limit;
+}
+
+/// The shape's node test in the body's frame: the start segment's midpoint moved along the
+/// motion, nodes grown by the half segment, the radius and the margin. False when the grown
+/// bounds could overflow (then every triangle is tested).
+static bool shape_local_slab(const shape_query *q, kcc_pray *slab)
+{
+    const kcc_shape_sweep *s = &q->shape;
+    const double margin = local_margin(q->body, s->reach);
+    if (!(s->reach + q->body->mesh->coord_scale < FAR_REACH))
+        return false;
+    double mid[3], seg[3], dir[3];
+    const double wmid[3] = {s->origin[0] + 0.5 * s->seg[0], s->origin[1] + 0.5 * s->seg[1],
+                            s->origin[2] + 0.5 * s->seg[2]};
+    to_local(&q->body->pose, wmid, true, mid);
+    to_local(&q->body->pose, s->seg, false, seg);
+    to_local(&q->body->pose, s->delta, false, dir);
+    float org[3], fdir[3], grow[3];
+    for (int k = 0; k < 3; ++k) {
+        org[k] = (float)mid[k];
+        fdir[k] = (float)dir[k];
+        grow[k] = (float)(0.5 * fabs(seg[k]) + s->radius + margin);
+    }
+    kcc_pray_setup(slab, org, fdir, grow);
+    return true;
+}
+
+static void shape_body(void *ctx, uint32_t slot)
+{
+    shape_query *q = ctx;
+    q->body = &q->world->bodies[slot];
+    q->slot = slot;
+    if (q->best.t == 0.0f && slot > q->best_slot)
+        return; /* every contact here would lose the tie at t = 0 */
+    q->identity = kcc_pose_is_identity(&q->body->pose);
+    q->cull = shape_local_slab(q, &q->slab);
+    if (q->cull)
+        kcc_walk_nearest(q->body->mesh->quads, &q->slab, q->limit, shape_leaf, q);
+    else
+        shape_leaf(q, 0, q->body->mesh->tree_triangles);
+}
+
+/// The sweep of the capsule p0..p1 (a sphere when capsule is false and p1 == p0) over the world.
+static bool world_sweep_shape(const kcc_world *world, const float p0[3], const float p1[3],
+                              float radius, const float delta[3], bool capsule,
+                              uint32_t layer_mask, kcc_world_sphere_hit *hit)
+{
+    shape_query q = {.world = world, .best = {.t = 2.0f, .triangle = UINT32_MAX},
+                     .best_slot = UINT32_MAX, .limit = 1.0f};
+    if (!world || !hit || !kcc_shape_sweep_setup(&q.shape, p0, p1, radius, delta, capsule))
+        return false;
+    float lo[3], hi[3];
+    shape_world_box(&q.shape, radius + q.shape.reach * 1e-6, lo, hi);
+    kcc_world_for_bodies_in_box(world, lo, hi, layer_mask, shape_body, &q);
+    if (q.best_slot == UINT32_MAX)
+        return false;
+    hit->t = q.best.t;
+    memcpy(hit->point, q.best.point, sizeof hit->point);
+    memcpy(hit->normal, q.best.normal, sizeof hit->normal);
+    hit->body = kcc_body_id(world, q.best_slot);
+    hit->triangle = q.best.triangle;
+    hit->start_overlap = q.best.start_overlap;
+    return true;
+}
+
+bool kcc_world_sweep_sphere(const kcc_world *world, const vec3 center, float radius,
+                            const vec3 delta, uint32_t layer_mask, kcc_world_sphere_hit *hit)
+{
+    return world_sweep_shape(world, center, center, radius, delta, false, layer_mask, hit);
+}
+
+bool kcc_world_sweep_capsule(const kcc_world *world, const vec3 p0, const vec3 p1, float radius,
+                             const vec3 delta, uint32_t layer_mask, kcc_world_sphere_hit *hit)
+{
+    return world_sweep_shape(world, p0, p1, radius, delta, true, layer_mask, hit);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Sphere overlap: each body's tree walked with the sphere's cube in its frame (the centre taken
+ * there in double, grown by the radius and the margin), then per triangle its local bounds and the
+ * exact point-to-triangle distance of its placed corners, in double. */
+
+typedef struct sphere_query {
+    const kcc_world   *world;
+    double             center[3], radius;
+    const kcc_body    *body;          ///< the body being tested
+    uint32_t           body_id;
+    bool               identity;
+    float              lo[3], hi[3];  ///< the sphere's cube in the body's frame
+    kcc_body_triangle *out;
+    uint32_t           capacity;
+    uint32_t           found;         ///< every triangle found so far, written or not
+} sphere_query;
+
+static void sphere_leaf(void *ctx, uint32_t first, uint32_t count)
+{
+    sphere_query *q = ctx;
+    const kcc_mesh *mesh = q->body->mesh;
+    for (uint32_t s = first, end = first + count; s < end; ++s) {
+        const kcc_tri *local = &mesh->tris[s];
+        bool near = true;
+        for (int k = 0; k < 3; ++k)
+            near = near && min3f(local->v[0][k], local->v[1][k], local->v[2][k]) <= q->hi[k] &&
+                   max3f(local->v[0][k], local->v[1][k], local->v[2][k]) >= q->lo[k];
+        kcc_tri buf;
+        const kcc_tri *t = near ? placed_tri(q->body, q->identity, s, &buf) : NULL;
+        if (!t || !kcc_tri_within_sphere(t, q->center, q->radius))
+            continue;
+        q->found = kcc_body_append_slot(mesh, s, q->body_id, q->out, q->capacity, q->found);
+    }
+}
+
+/// Walks body `slot` with the sphere's cube in its frame: the centre taken there in double, grown by
+/// the radius and the margin.
+static void sphere_body(void *ctx, uint32_t slot)
+{
+    sphere_query *q = ctx;
+    const kcc_body *b = &q->world->bodies[slot];
+    const double *c = q->center;
+    const double reach = fmax(fabs(c[0]), fmax(fabs(c[1]), fabs(c[2]))) + q->radius;
+    const double grow = q->radius + local_margin(b, reach);
+    double local[3];
+    to_local(&b->pose, c, true, local);
+    q->body = b;
+    q->body_id = kcc_body_id(q->world, slot);
+    q->identity = kcc_pose_is_identity(&b->pose);
+    for (int k = 0; k < 3; ++k) {
+        q->lo[k] = nextafterf((float)(local[k] - grow), -INFINITY);
+        q->hi[k] = nextafterf((float)(local[k] + grow), INFINITY);
+    }
+    kcc_mesh_box_walk(q->body->mesh, q->lo, q->hi, sphere_leaf, q);
+}
+
+uint32_t kcc_world_overlap_sphere(const kcc_world *world, const vec3 center, float radius,
+                                  uint32_t layer_mask, kcc_body_triangle *out, uint32_t capacity)
+{
+    if (!world || !center || !isfinite(center[0]) || !isfinite(center[1]) ||
+        !isfinite(center[2]) || !isfinite(radius) || !(radius > 0.0f) || (capacity > 0 && !out))
+        return 0;
+    sphere_query q = {.world = world, .center = {center[0], center[1], center[2]},
+                      .radius = radius, .out = out, .capacity = capacity};
+    float lo[3], hi[3];
+    const kcc_shape_sweep cube = {.origin = {center[0], center[1], center[2]}};
+    const double reach = fmax(fabs(q.center[0]), fmax(fabs(q.center[1]), fabs(q.center[2])));
+    shape_world_box(&cube, q.radius + (reach + q.radius) * 1e-6, lo, hi);
+    kcc_world_for_bodies_in_box(world, lo, hi, layer_mask, sphere_body, &q);
+    return q.found;
+}
