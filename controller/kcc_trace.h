@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include "kcc_controller.h"
 #include "kcc_level.h"
+#include "kcc_world.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -18,6 +19,10 @@ extern "C" {
 
 /// The format version this library writes and reads (first line `kcc-trace 1`).
 #define KCC_TRACE_VERSION 1
+/// The format version of world traces (first line `kcc-trace 2`): a kcc_world recorded as it runs.
+#define KCC_WORLD_TRACE_VERSION 2
+/// Most levels (distinct meshes) one world trace names.
+#define KCC_WORLD_TRACE_LEVELS 256
 /// Longest level description (`obj <path>` or `gen <spec>`), bytes including the terminator.
 #define KCC_TRACE_LEVEL_MAX 1024
 /// Buffer size that holds any float written by kcc_trace_float_to_text ("%.9g", e.g. -1.17549435e-38).
@@ -40,6 +45,9 @@ typedef struct kcc_trace_writer {
     kcc_status status;      ///< first error; sticky: once set, every call returns it
     size_t   header_length; ///< bytes kcc_trace_begin wrote
     bool     begun, ended;
+    kcc_world *world;       ///< world traces: the world recorded (borrowed until kcc_trace_end)
+    struct kcc_world_recorder *recorder; ///< world traces: allocated by kcc_world_trace_begin,
+                                         ///< freed by kcc_trace_end
 } kcc_trace_writer;
 
 /// Starts a trace: writes the header, `level`, `desc` and `start` lines. `level` is `obj <path>`
@@ -76,7 +84,9 @@ KCC_API kcc_status kcc_trace_restart(kcc_trace_writer *w, const vec3 center);
 /// Writes a `# text` comment line (text without newlines).
 KCC_API kcc_status kcc_trace_comment(kcc_trace_writer *w, const char *text);
 /// Ends the trace with `end <frames>` (a trace without it is treated as truncated) and flushes the
-/// FILE. Returns the writer's sticky status: KCC_OK when the whole trace was written.
+/// FILE. Returns the writer's sticky status: KCC_OK when the whole trace was written. A world
+/// trace's writer (kcc_world_trace_begin) writes `end <steps>`, detaches from the world (which must
+/// still exist) and frees what it allocated.
 KCC_API kcc_status kcc_trace_end(kcc_trace_writer *w);
 /// Bytes written so far (the text length in buffer mode).
 KCC_API size_t kcc_trace_writer_length(const kcc_trace_writer *w);
@@ -197,6 +207,96 @@ KCC_API int kcc_trace_format_divergence(const kcc_trace *trace, const kcc_trace_
 /// unchanged. Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_IO.
 KCC_API kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outcome *outcomes, FILE *out);
 
+// ---------------------------------------------------------------------------------- world traces
+
+/// Starts recording `world` into a world trace (`kcc-trace 2`, docs/traces.md): from this call on,
+/// every call that changes the world is written as it happens (bodies added, removed, placed and
+/// given targets, characters added and removed, and at each kcc_world_step the displacements that
+/// changed, then the outcomes that changed: every character's position and flags, and the sensor
+/// events). Nothing is needed per frame from the game. The world must be empty (no body, no
+/// character) and not already recorded (KCC_ERR_BAD_DESC). Name every mesh before its first body
+/// is added (kcc_world_trace_level). Allocates once here (tables over the world's capacities);
+/// recording never allocates. The FILE and the world are borrowed until kcc_trace_end, which must
+/// come before kcc_world_destroy. Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_BAD_DESC,
+/// KCC_ERR_OUT_OF_MEMORY, KCC_ERR_IO. A body added with a mesh that was never named makes the
+/// writer's status KCC_ERR_NOT_FOUND (sticky: kcc_trace_end reports it).
+KCC_API kcc_status kcc_world_trace_begin(kcc_trace_writer *w, FILE *file, kcc_world *world);
+/// The same into a caller buffer (KCC_ERR_BUFFER_TOO_SMALL when it is full; never overrun).
+KCC_API kcc_status kcc_world_trace_begin_buffer(kcc_trace_writer *w, char *buffer, size_t capacity,
+                                                kcc_world *world);
+/// Says once per mesh which level it is: `level` is `obj <path>` or `gen <spec>` as for
+/// kcc_trace_begin, `level_hash` the kcc_level_hash of the level's triangles (a replay on a level
+/// that hashes otherwise is reported as a changed level). Naming a mesh twice is KCC_ERR_BAD_DESC
+/// (not sticky); more than KCC_WORLD_TRACE_LEVELS meshes KCC_ERR_TOO_LARGE.
+KCC_API kcc_status kcc_world_trace_level(kcc_trace_writer *w, const kcc_mesh *mesh,
+                                         const char *level, uint64_t level_hash);
+
+/// A parsed world trace (kcc_world_trace_load; free with kcc_world_trace_free). Opaque.
+typedef struct kcc_world_trace kcc_world_trace;
+
+/// Parses world trace text; `name` prefixes messages and is the base of relative OBJ paths. On
+/// failure writes "name:LINE: what" into err and returns KCC_ERR_PARSE, KCC_ERR_VERSION (not a
+/// world trace), KCC_ERR_NOT_FOUND (an OBJ level missing) or KCC_ERR_OUT_OF_MEMORY. Allocates.
+KCC_API kcc_status kcc_world_trace_parse(const char *text, size_t length, const char *name,
+                                         kcc_world_trace **out, char *err, size_t err_size);
+/// Reads and parses a world trace file (KCC_ERR_IO when it cannot be read).
+KCC_API kcc_status kcc_world_trace_load(const char *path, kcc_world_trace **out, char *err,
+                                        size_t err_size);
+/// Frees a world trace. NULL is fine.
+KCC_API void kcc_world_trace_free(kcc_world_trace *trace);
+/// Steps the trace records.
+KCC_API uint32_t kcc_world_trace_step_count(const kcc_world_trace *trace);
+/// The format version of the trace file at path (its `kcc-trace N` line): 1 single-character,
+/// 2 world; 0 when it cannot be read or has no such line.
+KCC_API uint32_t kcc_trace_file_version(const char *path);
+
+/// How a world trace is replayed.
+typedef struct kcc_world_replay_desc {
+    float    tolerance;      ///< m: 0 compares positions bit for bit (default)
+    /// The world's job system for the replay (kcc_world_desc's fields; default 1 worker, inline).
+    uint32_t worker_count;
+    void *(*enqueue_task)(kcc_task_fn *task, uint32_t item_count, uint32_t min_range,
+                          void *task_context, void *user_context);
+    void  (*finish_task)(void *user_task, void *user_context);
+    void  *user_task_context;
+    /// Non-NULL: the replay is recorded into this FILE as a new world trace with the replayed
+    /// outcomes (what kcc-replay --update writes). Default NULL.
+    FILE  *record;
+} kcc_world_replay_desc;
+
+/// The defaults named in kcc_world_replay_desc.
+KCC_API kcc_world_replay_desc kcc_world_replay_default_desc(void);
+
+/// Summary of a world replay and its first divergence.
+typedef struct kcc_world_trace_report {
+    uint32_t steps;          ///< steps replayed
+    uint32_t diverged;       ///< outcomes that did not match (character states and sensor lists)
+    float    max_error;      ///< m, largest |actual - expected| position component
+    /* the first divergence, valid when diverged > 0 */
+    uint32_t step;           ///< 1-based step number
+    uint32_t line;           ///< the line of the expected outcome (or of the step)
+    uint32_t character;      ///< the trace's character number (0: the sensor events differ)
+    vec3     expected_position, actual_position;  ///< m
+    uint32_t expected_flags, actual_flags;
+    uint32_t expected_events, actual_events;      ///< sensor events of that step (character 0)
+} kcc_world_trace_report;
+
+/// Builds the trace's levels (checked against their recorded hashes), creates the world, replays
+/// every recorded call and step, and compares every live character's position (within tolerance)
+/// and flags (exactly) after every step, and the step's sensor events, with the trace's. Returns
+/// KCC_OK when the replay ran (check report.diverged); otherwise the status of what stopped it
+/// (KCC_ERR_LEVEL_CHANGED for a level that hashes otherwise, a level reader's status, a recorded
+/// call the world refused, KCC_ERR_NON_FINITE for a bad tolerance) with "name:LINE: what" in err.
+/// Allocates the levels and the world, and frees them before returning; nothing per step.
+KCC_API kcc_status kcc_world_trace_replay(const kcc_world_trace *trace,
+                                          const kcc_world_replay_desc *desc,
+                                          kcc_world_trace_report *out, char *err, size_t err_size);
+/// Formats the first divergence as one line: "name:LINE: step S character C: expected position
+/// (x y z) flags F, actual (x y z) flags G" (or the sensor events' counts). snprintf-style.
+KCC_API int kcc_world_trace_format_divergence(const kcc_world_trace *trace,
+                                              const kcc_world_trace_report *report, char *buf,
+                                              size_t size);
+
 // --------------------------------------------------------------------------- in a user's tests
 
 /// A trace as one check in a test suite: loads the trace at `path`, builds its level (checked
@@ -211,9 +311,10 @@ KCC_API kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outco
 /// unreadable or malformed file, a missing level, a level changed since recording, a trace format
 /// this library does not read). `message` may be NULL or `message_size` 0; a longer line is cut to
 /// fit, always NUL-terminated. Never aborts or prints. Reads single-character traces
-/// (`kcc-trace 1`); world traces (a later format version) will be accepted here when the library
-/// writes them, and until then are refused as an unsupported version. Allocates (the trace and
-/// its level) and frees everything before returning; keeps no state between calls.
+/// (`kcc-trace 1`) and world traces (`kcc-trace 2`, replayed with kcc_world_trace_replay on one
+/// worker: every live character's position and flags after every step, and the sensor events).
+/// Allocates (the trace, its levels, a world) and frees everything before returning; keeps no
+/// state between calls.
 KCC_API bool kcc_trace_check_file(const char *path, float tolerance, char *message,
                                   size_t message_size);
 

@@ -1,6 +1,7 @@
 /* world_step.c: kcc_world_step: the bodies move, then every character (in parallel over the task
  * hooks) rides, is pushed and moves through the bodies and its neighbours, then a resolve pass and
  * the sensors. Nothing here allocates. */
+#include "trace_internal.h"
 #include "world_internal.h"
 
 /* ------------------------------------------------------------------------------------------------
@@ -333,6 +334,7 @@ kcc_status kcc_world_step(kcc_world *world)
 {
     if (!world)
         return KCC_ERR_NULL_ARGUMENT;
+    kcc_world_record_step(world, false);
     kcc_world_step_bodies(world);
     struct kcc_world_characters *cs = kcc_world_characters(world);
     snapshot_characters(cs);
@@ -342,5 +344,6 @@ kcc_status kcc_world_step(kcc_world *world)
     run_character_phases(world, &ctx);
     resolve_character_overlaps(cs);
     kcc_world_sensor_step(world, cs);
+    kcc_world_record_step(world, true);
     return KCC_OK;
 }
