@@ -192,6 +192,7 @@ FUZZ_RUNS_fuzz_move ?= 100000
 FUZZ_RUNS_fuzz_world ?= 20000
 FUZZ_RUNS_fuzz_sphere ?= 80000
 FUZZ_RUNS_fuzz_mesh_mesh ?= 15000
+FUZZ_RUNS_fuzz_world_trace ?= 150000
 fuzz-check: $(FUZZ_BIN)
 	@$(foreach f,$^,rm -rf $(BUILD)/fuzz/check-$(notdir $(f)); \
 	  $(call fuzz_run,$(f),$(BUILD)/fuzz/check-$(notdir $(f)),$(BUILD)/fuzz/$(notdir $(f)).check.log,\
