@@ -483,6 +483,7 @@ kcc_status kcc_trace_comment(kcc_trace_writer *w, const char *text)
         return KCC_ERR_NULL_ARGUMENT;
     if (strpbrk(text, "\r\n"))
         return KCC_ERR_BAD_DESC;   // not sticky: nothing was written
+    kcc_tr_world_flush(w);
     kcc_tr_emit(w, "# ", 2);
     kcc_tr_emit(w, text, strlen(text));
     kcc_tr_emit(w, "\n", 1);

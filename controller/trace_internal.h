@@ -112,6 +112,8 @@ uint32_t kcc_tr_text_version(const char *text, size_t length);
 
 // ----------------------------------------------------------------------- world recorder hooks
 
+/// Writes a world trace writer's gathered lines (before a comment); nothing for other writers.
+void kcc_tr_world_flush(kcc_trace_writer *w);
 /// kcc_trace_end of a world trace's writer: detaches it from the world and frees its tables.
 void kcc_tr_world_detach(kcc_trace_writer *w);
 /// The world's character calls, for its recorder (world_characters.c): `center` the added

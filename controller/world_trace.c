@@ -2,6 +2,8 @@
  * kcc_world writes every call that changes the world as it happens (the hooks collide/world.c,
  * world_characters.c and world_step.c call), a step's displacements and outcomes only where they
  * changed. Allocates its tables once, at kcc_world_trace_begin; never per call or per step. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +28,8 @@ struct kcc_world_recorder {
     float             (*body_pose)[7]; ///< per body slot: the last transform the trace gave it
     recorded_character *characters;    ///< per character slot
     uint32_t            next_body, next_character;
+    char                pending[16384];  ///< a call's lines, written with one kcc_tr_emit
+    size_t              pending_length;
 };
 
 static kcc_trace_writer *recording(const kcc_world *world)
@@ -34,16 +38,124 @@ static kcc_trace_writer *recording(const kcc_world *world)
     return w && w->status == KCC_OK && !w->ended ? w : NULL;
 }
 
+/// Writes the lines gathered since the last flush: at the end of each step, and before anything
+/// else is written (a level, a comment, the end).
+static void flush(kcc_trace_writer *w)
+{
+    struct kcc_world_recorder *r = w->recorder;
+    kcc_tr_emit(w, r->pending, r->pending_length);
+    r->pending_length = 0;
+}
+
+void kcc_tr_world_flush(kcc_trace_writer *w)
+{
+    if (w && w->recorder)
+        flush(w);
+}
+
 static void emit_line(kcc_trace_writer *w, const kcc_tr_line *b)
 {
-    kcc_tr_emit(w, b->text, b->len);
+    struct kcc_world_recorder *r = w->recorder;
+    if (b->len > sizeof r->pending - r->pending_length)
+        flush(w);
+    memcpy(r->pending + r->pending_length, b->text, b->len);
+    r->pending_length += b->len;
+}
+
+/// Appends the decimal digits of v (no allocation, no stdio: the step's lines are hot).
+static void lb_digits(kcc_tr_line *b, uint64_t v)
+{
+    char t[24];
+    int n = 0;
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (b->len + (size_t)n >= sizeof b->text)
+        return;
+    while (n > 0)
+        b->text[b->len++] = t[--n];
+    b->text[b->len] = '\0';
 }
 
 static void lb_uint(kcc_tr_line *b, const char *before, uint32_t v)
 {
-    char t[64];
-    snprintf(t, sizeof t, "%s%u", before, (unsigned)v);
-    kcc_tr_lb_str(b, t);
+    kcc_tr_lb_str(b, before);
+    lb_digits(b, v);
+}
+
+/// 10^i, exact in double, i = 0..15.
+static const double powers_of_ten[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+                                         1e11, 1e12, 1e13, 1e14, 1e15};
+/// 10^(i - 7), i = 0..15 (the doubles nearest: only compared with).
+static const double decades[16] = {1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0,
+                                   1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8};
+
+/// Appends v in plain decimal ("-12.345678", "0.0035", "1200") with as few digits as keep it
+/// strictly within half an ulp of v, so that a correctly rounding reader (kcc_text_to_float) gets
+/// its bits back: v scaled to 9 significant digits in double (one rounding, at most 1.1e-7 of a
+/// unit: 9 digits always read back), then rounded to fewer digits while the rounding stays within
+/// the half ulp less a margin of 1e-3 units, far above the double's error (a borderline case keeps
+/// a digit). Plain double and integer arithmetic: the same text on every build. False (nothing
+/// written) for 0, NaN, infinities and |v| outside [1e-7, 1e9): the caller writes those.
+static bool lb_fast_float(kcc_tr_line *b, float v)
+{
+    const double a = fabs((double)v);
+    if (!(a >= 1e-7 && a < 1e9))
+        return false;
+    int k = 8;   // the decimal exponent of a's first digit
+    while (k > -7 && a < decades[k + 7])
+        --k;
+    const double scaled = a * powers_of_ten[8 - k];   // in [1e8, 1e9): one rounding
+    uint64_t digits = (uint64_t)(scaled + 0.5);
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    const uint64_t ulp_bits = (uint64_t)((bits >> 23 & 0xff) - 150 + 1023) << 52;   // 2^(e - 150)
+    double ulp;
+    memcpy(&ulp, &ulp_bits, sizeof ulp);
+    ulp *= powers_of_ten[8 - k];
+    const double half = ((bits & 0x7fffff) == 0 ? 0.25 : 0.5) * ulp - 1e-3;
+    int exponent = k - 8;   // of the last digit
+    for (uint64_t p = 10; p <= 100000000; p *= 10) {
+        const uint64_t c = (digits % p == 0 ? digits : (digits + p / 2) / p * p);
+        if (!(fabs((double)c - scaled) < half))
+            break;
+        digits = c;
+    }
+    while (digits % 10 == 0) {
+        digits /= 10;
+        ++exponent;
+    }
+    char t[24];
+    int n = 0;
+    for (uint64_t d = digits; d; d /= 10)
+        t[n++] = (char)('0' + d % 10);
+    char text[48];
+    size_t len = 0;
+    if (v < 0.0f)
+        text[len++] = '-';
+    if (exponent >= 0) {          // integer: digits then zeros
+        while (n > 0)
+            text[len++] = t[--n];
+        for (int z = 0; z < exponent; ++z)
+            text[len++] = '0';
+    } else if (n > -exponent) {   // a point inside the digits
+        for (; n > 0; --n) {
+            text[len++] = t[n - 1];
+            if (n - 1 == -exponent)
+                text[len++] = '.';
+        }
+    } else {                      // 0.000ddd
+        text[len++] = '0';
+        text[len++] = '.';
+        for (int z = 0; z < -exponent - n; ++z)
+            text[len++] = '0';
+        while (n > 0)
+            text[len++] = t[--n];
+    }
+    text[len] = '\0';
+    kcc_tr_lb_str(b, text);
+    return true;
 }
 
 /// " v0 v1 ...", each value bitwise equal to last[k] written `.` (the trace repeats it), and last
@@ -54,7 +166,7 @@ static void lb_values(kcc_tr_line *b, const float *v, uint32_t count, float *las
         kcc_tr_lb_str(b, " ");
         if (last && memcmp(&v[k], &last[k], sizeof v[k]) == 0)
             kcc_tr_lb_str(b, ".");
-        else
+        else if (!lb_fast_float(b, v[k]))
             kcc_tr_lb_float(b, v[k]);
         if (last)
             last[k] = v[k];
@@ -188,7 +300,7 @@ static void record_step_inputs(kcc_trace_writer *w, const struct kcc_world_chara
         memcpy(rc->displacement, wc->displacement, sizeof rc->displacement);
         kcc_tr_line line = {.len = 0};
         lb_uint(&line, "d ", rc->number);
-        kcc_tr_lb_vec3(&line, wc->displacement);
+        lb_values(&line, wc->displacement, 3, NULL);
         kcc_tr_lb_str(&line, "\n");
         emit_line(w, &line);
     }
@@ -246,9 +358,10 @@ void kcc_world_record_step(kcc_world *world, bool done)
     kcc_trace_writer *w = recording(world);
     if (!w)
         return;
-    if (done)
+    if (done) {
         record_step_outcomes(w, world, kcc_world_characters(world));
-    else
+        flush(w);
+    } else
         record_step_inputs(w, kcc_world_characters(world));
 }
 
@@ -338,6 +451,7 @@ kcc_status kcc_world_trace_level(kcc_trace_writer *w, const kcc_mesh *mesh, cons
         return KCC_ERR_BAD_DESC;
     if (r->level_count == KCC_WORLD_TRACE_LEVELS)
         return KCC_ERR_TOO_LARGE;
+    flush(w);
     r->meshes[r->level_count++] = mesh;
     char head[64];
     int n = snprintf(head, sizeof head, "level %u ", (unsigned)r->level_count);
@@ -356,6 +470,7 @@ void kcc_tr_world_detach(kcc_trace_writer *w)
         w->world->record_body = NULL;
     }
     if (w->recorder) {
+        flush(w);
         free(w->recorder->body_number);
         free(w->recorder->body_pose);
         free(w->recorder->characters);
