@@ -297,6 +297,39 @@ KCC_API int kcc_world_trace_format_divergence(const kcc_world_trace *trace,
                                               const kcc_world_trace_report *report, char *buf,
                                               size_t size);
 
+/// What a shrunk trace must still do (kcc-replay --shrink-check).
+typedef enum kcc_world_shrink_check {
+    KCC_WORLD_SHRINK_DIVERGENCE = 0,   ///< diverge first at the same recorded outcome line
+    KCC_WORLD_SHRINK_PENETRATION,      ///< a character's box overlaps a solid body by more than
+                                       ///< 1 cm (its box shrunk by 1 cm still overlaps one)
+    KCC_WORLD_SHRINK_FLAG,             ///< a character's step result carries `flag`
+} kcc_world_shrink_check;
+
+typedef struct kcc_world_shrink_desc {
+    kcc_world_shrink_check check;      ///< default KCC_WORLD_SHRINK_DIVERGENCE
+    uint32_t flag;                     ///< KCC_WORLD_SHRINK_FLAG: a KCC_MOVE_* bit
+    float    tolerance;                ///< m, of the divergence (as kcc_world_trace_replay's)
+    uint32_t max_replays;              ///< the search stops after this many replays; 0: 2000
+} kcc_world_shrink_desc;
+
+typedef struct kcc_world_shrink_report {
+    uint32_t steps[2], characters[2], bodies[2];   ///< before and after
+    uint32_t replays;                              ///< replays the search ran
+} kcc_world_shrink_report;
+
+/// Delta debugging over a world trace: cuts the steps after the first one that fails, then
+/// removes characters (every line naming one), bodies, and runs of steps (a step with its targets
+/// and outcomes) as long as the rest still fails the same way: for a divergence, the first
+/// divergence is at the same recorded outcome line (so the cut trace shows the same difference,
+/// not one the cut made); for the other checks, any character trips it. Writes the smaller trace
+/// (bodies, characters and steps numbered again; every value written out) to `out`. Errors:
+/// KCC_ERR_BAD_DESC (the trace does not fail the check: nothing to shrink), the replay's errors
+/// with "name:LINE: what" in err, KCC_ERR_IO. Allocates; replays many times (report->replays).
+KCC_API kcc_status kcc_world_trace_shrink(const kcc_world_trace *trace,
+                                          const kcc_world_shrink_desc *desc, FILE *out,
+                                          kcc_world_shrink_report *report, char *err,
+                                          size_t err_size);
+
 // --------------------------------------------------------------------------- in a user's tests
 
 /// A trace as one check in a test suite: loads the trace at `path`, builds its level (checked

@@ -317,6 +317,18 @@ bool kcc_tr_level_string_ok(const char *level)
     return true;
 }
 
+void kcc_tr_writer_init(kcc_trace_writer *w, FILE *file, char *buffer, size_t capacity)
+{
+    memset(w, 0, sizeof *w);
+    w->file = file;
+    w->buffer = buffer;
+    w->capacity = capacity;
+    w->status = KCC_OK;
+    w->begun = true;
+    if (buffer)
+        buffer[0] = '\0';
+}
+
 static kcc_status begin(kcc_trace_writer *w, FILE *file, char *buffer, size_t capacity,
                         const char *level, const kcc_character_desc *desc, const vec3 start)
 {
@@ -333,15 +345,8 @@ static kcc_status begin(kcc_trace_writer *w, FILE *file, char *buffer, size_t ca
     if (!kcc_tr_vec3_finite(start))
         return KCC_ERR_NON_FINITE;
 
-    memset(w, 0, sizeof *w);
-    w->file = file;
-    w->buffer = buffer;
-    w->capacity = capacity;
+    kcc_tr_writer_init(w, file, buffer, capacity);
     w->desc = d;
-    w->status = KCC_OK;
-    w->begun = true;
-    if (buffer)
-        buffer[0] = '\0';
 
     char head[32];
     int n = snprintf(head, sizeof head, "kcc-trace %d\nlevel ", KCC_TRACE_VERSION);
@@ -1321,6 +1326,17 @@ kcc_status kcc_trace_replay(const kcc_trace *trace, const kcc_mesh *mesh, float 
     return KCC_OK;
 }
 
+void kcc_tr_outcome_text_of(const float *expected, uint32_t expected_flags, const float *actual,
+                            uint32_t actual_flags, kcc_tr_outcome_text *out)
+{
+    for (int k = 0; k < 3; ++k) {
+        kcc_trace_float_to_text(expected[k], out->expected[k]);
+        kcc_trace_float_to_text(actual[k], out->actual[k]);
+    }
+    kcc_trace_flags_to_text(expected_flags, out->expected_flags, sizeof out->expected_flags);
+    kcc_trace_flags_to_text(actual_flags, out->actual_flags, sizeof out->actual_flags);
+}
+
 int kcc_trace_format_divergence(const kcc_trace *trace, const kcc_trace_report *report, char *buf,
                                 size_t size)
 {
@@ -1329,14 +1345,11 @@ int kcc_trace_format_divergence(const kcc_trace *trace, const kcc_trace_report *
     if (report->diverged == 0)
         return snprintf(buf, size, "%s: %u frames replay as recorded", trace->name,
                         (unsigned)report->frames);
-    char e[3][KCC_TRACE_FLOAT_CHARS], a[3][KCC_TRACE_FLOAT_CHARS];
-    char ef[KCC_TRACE_FLAGS_CHARS], af[KCC_TRACE_FLAGS_CHARS];
-    for (int k = 0; k < 3; ++k) {
-        kcc_trace_float_to_text(report->expected_position[k], e[k]);
-        kcc_trace_float_to_text(report->actual_position[k], a[k]);
-    }
-    kcc_trace_flags_to_text(report->expected_flags, ef, sizeof ef);
-    kcc_trace_flags_to_text(report->actual_flags, af, sizeof af);
+    kcc_tr_outcome_text o;
+    kcc_tr_outcome_text_of(report->expected_position, report->expected_flags,
+                           report->actual_position, report->actual_flags, &o);
+    char (*e)[KCC_TRACE_FLOAT_CHARS] = o.expected, (*a)[KCC_TRACE_FLOAT_CHARS] = o.actual;
+    const char *ef = o.expected_flags, *af = o.actual_flags;
     const char *name = trace->name;
     unsigned line = (unsigned)report->line, frame = (unsigned)report->frame;
     if (report->kind == KCC_TRACE_MOVE && report->missing_expected)

@@ -28,6 +28,8 @@ bool kcc_tr_level_string_ok(const char *level);
 
 // ------------------------------------------------------------------------------------- writing
 
+/// A begun writer to file or buffer (capacity bytes), status KCC_OK, nothing written yet.
+void kcc_tr_writer_init(kcc_trace_writer *w, FILE *file, char *buffer, size_t capacity);
 /// Writes n bytes to the writer's FILE or buffer; the first failure is kept (sticky status).
 void kcc_tr_emit(kcc_trace_writer *w, const char *s, size_t n);
 /// The writer's status for a recording call: KCC_ERR_NULL_ARGUMENT when not begun or ended.
@@ -101,6 +103,13 @@ char *kcc_tr_resolve_obj_path(const char *name, const char *path, size_t n);
 /// end_of_text; stops at the first failure.
 kcc_status kcc_tr_parse_lines(kcc_tr_parser *p, size_t length, kcc_tr_statement_fn *on_line,
                               kcc_tr_statement_fn *on_end);
+/// An expected and an actual outcome as divergence messages write them.
+typedef struct kcc_tr_outcome_text {
+    char expected[3][KCC_TRACE_FLOAT_CHARS], actual[3][KCC_TRACE_FLOAT_CHARS];
+    char expected_flags[KCC_TRACE_FLAGS_CHARS], actual_flags[KCC_TRACE_FLAGS_CHARS];
+} kcc_tr_outcome_text;
+void kcc_tr_outcome_text_of(const float *expected, uint32_t expected_flags, const float *actual,
+                            uint32_t actual_flags, kcc_tr_outcome_text *out);
 /// The position-matching rule of replays: bit for bit at tolerance 0, else per component.
 bool kcc_tr_position_matches(const float *expected, const float *actual, float tolerance);
 /// Reads a whole file (allocated; "path: cannot open/read: why" in err on failure).

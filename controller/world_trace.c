@@ -407,16 +407,9 @@ static kcc_status world_begin(kcc_trace_writer *w, FILE *file, char *buffer, siz
     r->body_number = bodies;
     r->body_pose = poses;
     r->characters = characters;
-    memset(w, 0, sizeof *w);
-    w->file = file;
-    w->buffer = buffer;
-    w->capacity = capacity;
-    w->status = KCC_OK;
-    w->begun = true;
+    kcc_tr_writer_init(w, file, buffer, capacity);
     w->world = world;
     w->recorder = r;
-    if (buffer)
-        buffer[0] = '\0';
     char head[32];
     int n = snprintf(head, sizeof head, "kcc-trace %d\n", KCC_WORLD_TRACE_VERSION);
     kcc_tr_emit(w, head, (size_t)n);

@@ -55,19 +55,13 @@ struct kcc_world_trace {
     uint32_t            character_count; ///< characters added
 };
 
-/// The checks a shrink keeps tripping besides a divergence (kcc-replay --shrink-check).
-typedef enum kcc_wt_check_kind {
-    KCC_WT_CHECK_DIVERGENCE = 0,   ///< a recorded outcome is not met
-    KCC_WT_CHECK_PENETRATION,      ///< a character's box overlaps a solid body by more than
-                                   ///< KCC_WT_PENETRATION_DEPTH
-    KCC_WT_CHECK_FLAG,             ///< a character's result carries `flag`
-} kcc_wt_check_kind;
 /// m: how deep a box may overlap a body before the penetration check trips (well above the
 /// controller's skin and its overlap tolerance).
 #define KCC_WT_PENETRATION_DEPTH 0.01f
 
+/// A check evaluated on every live character after every step of a replay.
 typedef struct kcc_wt_check {
-    kcc_wt_check_kind kind;
+    kcc_world_shrink_check kind;
     uint32_t          flag;                 ///< KCC_WT_CHECK_FLAG: the KCC_MOVE_* bit
     /* what the replay found: the first step and character that tripped it (0: none) */
     uint32_t          tripped_step, tripped_character, line;

@@ -18,8 +18,9 @@ typedef struct parsed_body {
 
 /// A character as the parser follows it: whether it is live, and its last expected position.
 typedef struct parsed_character {
-    uint8_t state;         ///< CHARACTER_*
-    float   expected[3];   ///< m
+    uint8_t  state;         ///< CHARACTER_*
+    float    expected[3];   ///< m
+    uint32_t flags;         ///< the last flags written (what a line without flags repeats)
 } parsed_character;
 
 /// What the parser knows besides the trace: which bodies and characters are live, and where it is.
@@ -396,12 +397,14 @@ static kcc_status outcome_line(kcc_tr_parser *p)
     }
     if (st != KCC_OK)
         return st;
+    op.bits = c->flags;
+    op.flag = true;   // flags resolved: a line without them repeats the character's last ones
     if (p->ntok > 5) {
         const char *flags = p->text + p->tok_begin[5];
         size_t n = p->content_end - p->tok_begin[5];
         if (!kcc_tr_flags_from_text(flags, n, &op.bits))
             return kcc_tr_fail(p, KCC_ERR_PARSE, "bad flags '%.*s'", (int)n, flags);
-        op.flag = true;
+        c->flags = op.bits;
     }
     return push_op(p, &op);
 }

@@ -192,9 +192,9 @@ static void diverge(replay *r, uint32_t line, uint32_t number, const float *actu
 static bool check_trips(const kcc_wt_check *check, const kcc_world *world,
                         const kcc_character_state *s, const kcc_move_result *res, const float *half)
 {
-    if (check->kind == KCC_WT_CHECK_FLAG)
+    if (check->kind == KCC_WORLD_SHRINK_FLAG)
         return (res->flags & check->flag) != 0;
-    if (check->kind != KCC_WT_CHECK_PENETRATION)
+    if (check->kind != KCC_WORLD_SHRINK_PENETRATION)
         return false;
     vec3 box[2];
     for (int k = 0; k < 3; ++k) {
@@ -383,15 +383,11 @@ int kcc_world_trace_format_divergence(const kcc_world_trace *trace,
         return snprintf(buf, size, "%s:%u: step %u: sensor events differ: the trace lists %u, the "
                         "replay has %u (or they name other bodies or characters)", name, line, step,
                         (unsigned)report->expected_events, (unsigned)report->actual_events);
-    char e[3][KCC_TRACE_FLOAT_CHARS], a[3][KCC_TRACE_FLOAT_CHARS];
-    char ef[KCC_TRACE_FLAGS_CHARS], af[KCC_TRACE_FLAGS_CHARS];
-    for (int k = 0; k < 3; ++k) {
-        kcc_trace_float_to_text(report->expected_position[k], e[k]);
-        kcc_trace_float_to_text(report->actual_position[k], a[k]);
-    }
-    kcc_trace_flags_to_text(report->expected_flags, ef, sizeof ef);
-    kcc_trace_flags_to_text(report->actual_flags, af, sizeof af);
+    kcc_tr_outcome_text o;
+    kcc_tr_outcome_text_of(report->expected_position, report->expected_flags,
+                           report->actual_position, report->actual_flags, &o);
     return snprintf(buf, size, "%s:%u: step %u character %u: expected position (%s %s %s) flags "
                     "%s, actual (%s %s %s) flags %s", name, line, step, (unsigned)report->character,
-                    e[0], e[1], e[2], ef, a[0], a[1], a[2], af);
+                    o.expected[0], o.expected[1], o.expected[2], o.expected_flags, o.actual[0],
+                    o.actual[1], o.actual[2], o.actual_flags);
 }

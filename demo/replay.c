@@ -31,6 +31,11 @@ static void usage(FILE *to)
             "                  the trace its replay records)\n"
             "  --workers N     replay world traces on N worker threads (1..64, default 1); the\n"
             "                  outcomes must not depend on it\n"
+            "  --shrink OUT    (one world trace) write to OUT a smaller trace that still fails:\n"
+            "                  steps, characters and bodies cut by delta debugging\n"
+            "  --shrink-check C  what it must still do: divergence (default: diverge first at the\n"
+            "                  same recorded outcome), penetration (a box 1 cm into a body), or\n"
+            "                  flag=NAME (a step result with KCC_MOVE_NAME, e.g. flag=CRUSHED)\n"
             "  --verbose, -v   one line per file even when it matches\n"
             "  --isa           print the instruction set moves run on (avx2 or baseline) and exit;\n"
             "                  KCC_ISA=baseline in the environment forces the baseline (any other\n"
@@ -234,6 +239,8 @@ typedef struct options {
     float    tolerance;   // m
     bool     update, print, verbose;
     uint32_t workers;     // world traces' worker threads
+    const char *shrink;   // --shrink OUT
+    kcc_world_shrink_desc shrink_desc;
 } options;
 
 typedef struct totals {
@@ -386,6 +393,53 @@ static int replay_file(const char *path, const options *opt, mesh_cache *cache, 
     return code;
 }
 
+// `divergence`, `penetration` or `flag=NAME` (a flag name as traces write them).
+static bool parse_shrink_check(const char *v, kcc_world_shrink_desc *d)
+{
+    if (strcmp(v, "divergence") == 0) {
+        d->check = KCC_WORLD_SHRINK_DIVERGENCE;
+    } else if (strcmp(v, "penetration") == 0) {
+        d->check = KCC_WORLD_SHRINK_PENETRATION;
+    } else if (strncmp(v, "flag=", 5) == 0 && kcc_trace_text_to_flags(v + 5, &d->flag) && d->flag) {
+        d->check = KCC_WORLD_SHRINK_FLAG;
+    } else {
+        fprintf(stderr, "kcc-replay: --shrink-check takes divergence, penetration or flag=NAME "
+                "(e.g. flag=CRUSHED), got '%s'\n", v);
+        return false;
+    }
+    return true;
+}
+
+// --shrink: the one world trace at path shrunk into opt->shrink.
+static int shrink_file(const char *path, const options *opt)
+{
+    char err[1024] = "";
+    kcc_world_trace *t = NULL;
+    kcc_status st = kcc_world_trace_load(path, &t, err, sizeof err);
+    FILE *out = st == KCC_OK ? fopen(opt->shrink, "wb") : NULL;
+    if (st == KCC_OK && !out) {
+        snprintf(err, sizeof err, "%s: cannot write: %s", opt->shrink, strerror(errno));
+        st = KCC_ERR_IO;
+    }
+    kcc_world_shrink_desc d = opt->shrink_desc;
+    d.tolerance = opt->tolerance;
+    kcc_world_shrink_report r;
+    if (st == KCC_OK)
+        st = kcc_world_trace_shrink(t, &d, out, &r, err, sizeof err);
+    if (out && fclose(out) != 0 && st == KCC_OK)
+        st = KCC_ERR_IO;
+    kcc_world_trace_free(t);
+    if (st != KCC_OK) {
+        fprintf(stderr, "%s (%s)\n", err[0] ? err : path, kcc_trace_status_name(st));
+        return EXIT_BAD_INPUT;
+    }
+    fprintf(stderr, "kcc-replay: shrunk %s into %s: %u -> %u steps, %u -> %u characters, %u -> %u "
+            "bodies (%u replays)\n", path, opt->shrink, (unsigned)r.steps[0], (unsigned)r.steps[1],
+            (unsigned)r.characters[0], (unsigned)r.characters[1], (unsigned)r.bodies[0],
+            (unsigned)r.bodies[1], (unsigned)r.replays);
+    return EXIT_PASS;
+}
+
 // Reads the options; returns -1 to go on (files from *first_file), or an exit status.
 static int parse_args(int argc, char **argv, options *opt, int *first_file)
 {
@@ -409,6 +463,11 @@ static int parse_args(int argc, char **argv, options *opt, int *first_file)
             demo_isa_warn_if_invalid("kcc-replay");
             printf("%s\n", kcc_character_isa());
             return EXIT_PASS;
+        } else if (strcmp(a, "--shrink") == 0 && i + 1 < argc) {
+            opt->shrink = argv[++i];
+        } else if (strcmp(a, "--shrink-check") == 0 && i + 1 < argc) {
+            if (!parse_shrink_check(argv[++i], &opt->shrink_desc))
+                return EXIT_BAD_INPUT;
         } else if (strncmp(a, "--workers", 9) == 0 && (a[9] == '=' || a[9] == '\0')) {
             const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : "");
             char *end = NULL;
@@ -471,6 +530,13 @@ int main(int argc, char **argv)
     if (code >= 0)
         return code;
     demo_isa_warn_if_invalid("kcc-replay");
+    if (opt.shrink) {
+        if (argc - first_file != 1) {
+            fprintf(stderr, "kcc-replay: --shrink takes one world trace\n");
+            return EXIT_BAD_INPUT;
+        }
+        return shrink_file(argv[first_file], &opt);
+    }
     mesh_cache cache;
     memset(&cache, 0, sizeof cache);
     totals tot;

@@ -54,8 +54,10 @@ static void write_all(const char *path, const char *text)
     fclose(f);
 }
 
-/// Records the scene (crowd characters, steps) into dir/name.
-static void record_scene(const trace_dir *d, const char *name, uint32_t crowd, uint32_t steps)
+/// Records the scene (crowd characters, steps) into dir/name, whose path goes to out_path (may be
+/// NULL; 256 bytes).
+static void record_scene(const trace_dir *d, const char *name, uint32_t crowd, uint32_t steps,
+                         char *out_path)
 {
     world_scene s;
     assert_true(world_scene_init(&s, d->path, 7));
@@ -75,6 +77,8 @@ static void record_scene(const trace_dir *d, const char *name, uint32_t crowd, u
     fclose(f);
     kcc_world_destroy(world);
     world_scene_free(&s);
+    if (out_path)
+        snprintf(out_path, 256, "%s", path);
 }
 
 static kcc_world_trace *load(const trace_dir *d, const char *name)
@@ -112,9 +116,8 @@ static void a_recorded_world_replays_bit_for_bit_with_1_2_and_8_workers(void **s
     (void)state;
     trace_dir d;
     make_dir(&d);
-    record_scene(&d, "scene.trace", 16, 400);
     char path[256];
-    snprintf(path, sizeof path, "%s/scene.trace", d.path);
+    record_scene(&d, "scene.trace", 16, 400, path);
     char *text = read_all(path, NULL);
     /* every kind of line the recorder writes is in it, and the door crushed someone */
     static const char *const kinds[] = {"\nbody ", "\nremove_body ", "\nplace ", "\ntarget ",
@@ -147,7 +150,7 @@ static void replaying_a_world_trace_while_recording_writes_the_same_text(void **
     (void)state;
     trace_dir d;
     make_dir(&d);
-    record_scene(&d, "scene.trace", 12, 300);
+    record_scene(&d, "scene.trace", 12, 300, NULL);
     kcc_world_trace *t = load(&d, "scene.trace");
     char again[256];
     snprintf(again, sizeof again, "%s/again.trace", d.path);
@@ -197,29 +200,39 @@ static uint32_t line_of(const char *text, const char *prefix)
     return 0;
 }
 
+/// Replaces the first outcome line after `step S` in the trace at path with "= C " + values (C its
+/// character); returns that line's number and writes C.
+static uint32_t plant_outcome(const char *path, uint32_t step, const char *values,
+                              unsigned *out_character)
+{
+    char *text = read_all(path, NULL), step_line[32], edited[96];
+    snprintf(step_line, sizeof step_line, "step %u\n", (unsigned)step);
+    const uint32_t line = line_of(text, step_line) + 1;
+    const char *at = text;
+    for (uint32_t i = 1; i < line; ++i)
+        at = strchr(at, '\n') + 1;
+    assert_true(strncmp(at, "= ", 2) == 0);
+    *out_character = (unsigned)strtoul(at + 2, NULL, 10);
+    snprintf(edited, sizeof edited, "= %u %s", *out_character, values);
+    size_t size = strlen(text) + sizeof edited;
+    char *out = malloc(size);
+    edit_line(text, line, edited, out, size);
+    write_all(path, out);
+    free(out);
+    free(text);
+    return line;
+}
+
 static void an_edited_outcome_fails_the_check_naming_its_step_and_character(void **state)
 {
     (void)state;
     trace_dir d;
     make_dir(&d);
-    record_scene(&d, "scene.trace", 6, 120);
     char path[256], msg[512];
-    snprintf(path, sizeof path, "%s/scene.trace", d.path);
+    record_scene(&d, "scene.trace", 6, 120, path);
     assert_true(kcc_trace_check_file(path, 0.0f, msg, sizeof msg));
-    char *text = read_all(path, NULL);
-    const uint32_t step = line_of(text, "step 60\n");
-    const uint32_t line = step + 1;   /* the first outcome of step 60 */
-    const char *at = text;
-    for (uint32_t i = 1; i < line; ++i)
-        at = strchr(at, '\n') + 1;
-    assert_true(strncmp(at, "= ", 2) == 0);
-    unsigned character = (unsigned)strtoul(at + 2, NULL, 10);
-    char edited[64];
-    snprintf(edited, sizeof edited, "= %u 1 2 3", character);
-    size_t size = strlen(text) + 64;
-    char *out = malloc(size);
-    edit_line(text, line, edited, out, size);
-    write_all(path, out);
+    unsigned character;
+    const uint32_t line = plant_outcome(path, 60, "1 2 3", &character);
     assert_false(kcc_trace_check_file(path, 0.0f, msg, sizeof msg));
     char want[512];
     snprintf(want, sizeof want, "%s:%u: step 60 character %u: expected position (1 2 3)", path,
@@ -228,8 +241,6 @@ static void an_edited_outcome_fails_the_check_naming_its_step_and_character(void
         fail_msg("got '%s', want it to start with '%s'", msg, want);
     /* a tolerance does not hide a metre */
     assert_false(kcc_trace_check_file(path, 0.01f, msg, sizeof msg));
-    free(out);
-    free(text);
     remove_dir(&d);
 }
 
@@ -238,9 +249,8 @@ static void a_changed_level_is_reported_as_changed_not_as_a_divergence(void **st
     (void)state;
     trace_dir d;
     make_dir(&d);
-    record_scene(&d, "scene.trace", 4, 30);
     char path[256], obj[256], msg[512];
-    snprintf(path, sizeof path, "%s/scene.trace", d.path);
+    record_scene(&d, "scene.trace", 4, 30, path);
     snprintf(obj, sizeof obj, "%s/wt_door.obj", d.path);
     assert_true(ws_write_box(obj, (float[3]){-0.2f, 0, -1.5f}, (float[3]){0.2f, 3, 1.5f}));
     assert_false(kcc_trace_check_file(path, 0.0f, msg, sizeof msg));
@@ -288,7 +298,7 @@ static void check_file_reads_both_versions_and_each_loader_names_the_other(void 
     trace_dir d;
     make_dir(&d);
     record_v1(&d, "walk.trace");
-    record_scene(&d, "world.trace", 4, 60);
+    record_scene(&d, "world.trace", 4, 60, NULL);
     char v1[256], v2[256], msg[512], err[512];
     snprintf(v1, sizeof v1, "%s/walk.trace", d.path);
     snprintf(v2, sizeof v2, "%s/world.trace", d.path);
@@ -311,9 +321,8 @@ static void the_documented_check_examples_pass_on_a_world_trace(void **state)
     (void)state;
     trace_dir d;
     make_dir(&d);
-    record_scene(&d, "world.trace", 4, 30);
     char path[256];
-    snprintf(path, sizeof path, "%s/world.trace", d.path);
+    record_scene(&d, "world.trace", 4, 30, path);
     { /* cmocka */
         char msg[512];
         if (!kcc_trace_check_file(path, 0.0f, msg, sizeof msg))
@@ -482,6 +491,66 @@ static void a_displacement_that_repeats_is_written_once(void **state)
     remove_dir(&d);
 }
 
+static void a_planted_divergence_in_a_long_trace_shrinks_to_a_few_steps_that_still_diverge(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    char path[256], shrunk[256], msg[512], err[512];
+    record_scene(&d, "long.trace", 8, 480, path);
+    snprintf(shrunk, sizeof shrunk, "%s/shrunk.trace", d.path);
+    unsigned character;   /* the first outcome after step 400 gets x = 1.5: a planted divergence */
+    plant_outcome(path, 400, "1.5 . .", &character);
+    kcc_world_trace *t = load(&d, "long.trace");
+    FILE *f = fopen(shrunk, "w");
+    kcc_world_shrink_desc desc = {KCC_WORLD_SHRINK_DIVERGENCE, 0, 0.0f, 0};
+    kcc_world_shrink_report rep;
+    assert_int_equal(kcc_world_trace_shrink(t, &desc, f, &rep, err, sizeof err), KCC_OK);
+    fclose(f);
+    assert_int_equal(rep.steps[0], 480);
+    assert_true(rep.steps[1] >= 1 && rep.steps[1] <= 20);
+    assert_true(rep.characters[1] < rep.characters[0]);
+    /* it still diverges, at the planted value */
+    assert_false(kcc_trace_check_file(shrunk, 0.0f, msg, sizeof msg));
+    if (!strstr(msg, "expected position (1.5 "))
+        fail_msg("the shrunk trace fails otherwise: %s", msg);
+    kcc_world_trace_free(t);
+    /* a trace that replays has nothing to shrink */
+    record_scene(&d, "good.trace", 3, 30, NULL);
+    t = load(&d, "good.trace");
+    f = fopen(shrunk, "w");
+    assert_int_equal(kcc_world_trace_shrink(t, &desc, f, &rep, err, sizeof err), KCC_ERR_BAD_DESC);
+    fclose(f);
+    assert_non_null(strstr(err, "nothing to shrink"));
+    kcc_world_trace_free(t);
+    remove_dir(&d);
+}
+
+static void a_crush_shrinks_to_the_door_and_the_crushed_character(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    record_scene(&d, "crush.trace", 8, 200, NULL);
+    char shrunk[256], err[512];
+    snprintf(shrunk, sizeof shrunk, "%s/shrunk.trace", d.path);
+    kcc_world_trace *t = load(&d, "crush.trace");
+    FILE *f = fopen(shrunk, "w");
+    kcc_world_shrink_desc desc = {KCC_WORLD_SHRINK_FLAG, KCC_MOVE_CRUSHED, 0.0f, 0};
+    kcc_world_shrink_report rep;
+    assert_int_equal(kcc_world_trace_shrink(t, &desc, f, &rep, err, sizeof err), KCC_OK);
+    fclose(f);
+    assert_int_equal(rep.characters[1], 1);
+    assert_true(rep.bodies[1] <= 2);   /* the door, and the floor if the wall needs it */
+    kcc_world_trace_free(t);
+    /* replayed, the shrunk trace's character is crushed */
+    size_t n;
+    char *text = read_all(shrunk, &n);
+    assert_non_null(strstr(text, "CRUSHED"));
+    free(text);
+    remove_dir(&d);
+}
+
 int test_group_world_trace(void)
 {
     const struct CMUnitTest tests[] = {
@@ -494,6 +563,8 @@ int test_group_world_trace(void)
         cmocka_unit_test(every_kind_of_mistake_in_a_hand_edited_world_trace_is_named_by_line),
         cmocka_unit_test(recording_refuses_a_busy_world_and_an_unnamed_mesh_fails_the_trace),
         cmocka_unit_test(a_displacement_that_repeats_is_written_once),
+        cmocka_unit_test(a_planted_divergence_in_a_long_trace_shrinks_to_a_few_steps_that_still_diverge),
+        cmocka_unit_test(a_crush_shrinks_to_the_door_and_the_crushed_character),
     };
     return KCC_RUN_GROUP("world_trace", tests);
 }
