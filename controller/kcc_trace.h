@@ -2,7 +2,9 @@
  * engine fed kcc_character_move (level, tuning, start, one displacement per frame, retunes) and what
  * came out (position, flags); a writer an engine calls alongside its moves, a loader plus a
  * replayer that reports the first frame that diverges, and kcc_trace_check_file, all of it in one
- * call for a user's tests. Loading allocates; recording and replaying never allocate per frame.
+ * call for a user's tests. World traces (version 2) record a whole kcc_world the same way, from a
+ * recorder attached to it, and replay on any worker count; a failing one can be shrunk.
+ * Loading allocates; recording and replaying never allocate per frame.
  * No global state; kcc never calls setlocale and reads/writes '.' decimals
  * whatever LC_NUMERIC says. */
 #ifndef KCC_TRACE_H
