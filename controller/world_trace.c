@@ -478,7 +478,10 @@ kcc_status kcc_wt_record_levels(kcc_trace_writer *w, FILE *file, kcc_world *worl
                                 const uint64_t *hashes)
 {
     kcc_status st = kcc_world_trace_begin(w, file, world);
-    for (uint32_t i = 0; st == KCC_OK && i < trace->level_count; ++i)
+    for (uint32_t i = 0; st == KCC_OK && i < trace->level_count; ++i) {
         st = kcc_world_trace_level(w, meshes[i], trace->levels[i].text, hashes[i]);
+        if (st != KCC_OK)   // a level the writer refuses (e.g. spaced otherwise): stop recording
+            kcc_trace_end(w);
+    }
     return st;
 }
