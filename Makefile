@@ -193,6 +193,7 @@ FUZZ_RUNS_fuzz_world ?= 20000
 FUZZ_RUNS_fuzz_sphere ?= 80000
 FUZZ_RUNS_fuzz_mesh_mesh ?= 15000
 FUZZ_RUNS_fuzz_heightfield ?= 5000
+FUZZ_RUNS_fuzz_world_trace ?= 150000
 fuzz-check: $(FUZZ_BIN)
 	@$(foreach f,$^,rm -rf $(BUILD)/fuzz/check-$(notdir $(f)); \
 	  $(call fuzz_run,$(f),$(BUILD)/fuzz/check-$(notdir $(f)),$(BUILD)/fuzz/$(notdir $(f)).check.log,\
@@ -202,22 +203,26 @@ fuzz-check: $(FUZZ_BIN)
 # `make replay` replays every golden trace bit-exactly; `make determinism` builds kcc-replay with each
 # compiler and optimisation level (separate dirs $(BUILD)/det-CC-OPT, normal flags) and checks that
 # every variant replays every golden byte for byte the same (whether or not the goldens are up to
-# date: that is `make replay`'s job); `make goldens` re-records the goldens.
+# date: that is `make replay`'s job), the world goldens on 1 and 2 workers; `make goldens`
+# re-records the goldens (the world ones with kcc-record-world-goldens).
 TRACES   = $(sort $(wildcard test/traces/*.trace))
 DET_CCS  ?= gcc clang
 DET_OPTS ?= -O0 -O2 -O3
 .PHONY: replay determinism goldens
 
-$(BUILD)/kcc-replay: demo/replay.c demo/isa_env.h $(BUILD)/libkcc.a
-	$(CC) $(CFLAGS_ALL) $< $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL)
+$(BUILD)/kcc-replay: demo/replay.c demo/isa_env.h demo/jobs.h $(BUILD)/libkcc.a
+	$(CC) $(CFLAGS_ALL) $< $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL) -lpthread
 $(BUILD)/kcc-record-goldens: test/traces/record_goldens.c $(BUILD)/libkcc.a
+	$(CC) $(CFLAGS_ALL) $< $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL)
+$(BUILD)/kcc-record-world-goldens: test/traces/record_world_goldens.c test/world_scene.h $(BUILD)/libkcc.a
 	$(CC) $(CFLAGS_ALL) $< $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL)
 
 replay: $(BUILD)/kcc-replay
 	@$(BUILD)/kcc-replay $(TRACES) || { echo "replay: golden traces diverge (if the controller changed on purpose: make goldens, review git diff test/traces)"; exit 1; }
 
-goldens: $(BUILD)/kcc-record-goldens
+goldens: $(BUILD)/kcc-record-goldens $(BUILD)/kcc-record-world-goldens
 	$(BUILD)/kcc-record-goldens test/traces
+	$(BUILD)/kcc-record-world-goldens test/traces
 
 determinism:
 	@ref=""; for cc in $(DET_CCS); do for opt in $(DET_OPTS); do \
@@ -228,6 +233,8 @@ determinism:
 	  [ $$? -le 1 ] || { cat $$d/replay.err; echo "determinism: CC=$$cc OPT=$$opt cannot replay the traces"; exit 1; }; \
 	  KCC_ISA=baseline $$d/kcc-replay --print $(TRACES) 2>/dev/null | cmp -s - $$d/replay.txt \
 	    || { echo "determinism: CC=$$cc OPT=$$opt: the baseline build of the move (KCC_ISA=baseline) differs from $$($$d/kcc-replay --isa)"; exit 1; }; \
+	  $$d/kcc-replay --print --workers 2 $(TRACES) 2>/dev/null | cmp -s - $$d/replay.txt \
+	    || { echo "determinism: CC=$$cc OPT=$$opt: the world traces replayed on 2 workers (--workers 2) differ from 1 worker"; exit 1; }; \
 	  if [ -n "$$ref" ] && ! cmp -s $$ref/replay.txt $$d/replay.txt; then \
 	    n=$$(cmp $$ref/replay.txt $$d/replay.txt 2>&1 | sed -n 's/.*line \([0-9]*\).*/\1/p'); \
 	    echo "determinism: CC=$$cc OPT=$$opt differs from $$ref at line $$n of the replay output"; \
@@ -240,7 +247,7 @@ determinism:
 	      || { echo "determinism: two runs of CC=$$cc OPT=$$opt differ"; exit 1; }; \
 	  fi; \
 	done; done; \
-	echo "determinism: $(words $(TRACES)) traces, $$(grep -c '^[0-9]' $$ref/replay.txt) frames replay bit-identically across runs, with CC=$(DET_CCS) x OPT=$(DET_OPTS), and with the $$($$ref/kcc-replay --isa) and baseline builds of the move"
+	echo "determinism: $(words $(TRACES)) traces, $$(grep -c '^[0-9]' $$ref/replay.txt) frames and $$(grep -c '^step ' $$ref/replay.txt) world steps replay bit-identically across runs, with CC=$(DET_CCS) x OPT=$(DET_OPTS), with the $$($$ref/kcc-replay --isa) and baseline builds of the move, and on 1 and 2 workers"
 
 # `make replay-check` (part of `make test`) runs kcc-replay's command line the way a user does, on
 # inputs made here from a golden with sed: the golden replays (exit 0); one expected position edited

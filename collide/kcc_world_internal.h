@@ -68,6 +68,18 @@ typedef struct kcc_body_tree {
     bool            valid;
 } kcc_body_tree;
 
+/// What a body call did, for the world's recorder.
+typedef enum kcc_body_event {
+    KCC_BODY_ADDED,     ///< kcc_world_add_body (given: the desc's transform)
+    KCC_BODY_REMOVED,   ///< kcc_world_remove_body
+    KCC_BODY_PLACED,    ///< kcc_world_set_body_transform (given: the caller's transform)
+    KCC_BODY_TARGETED,  ///< kcc_world_move_body (given: the caller's target)
+} kcc_body_event;
+/// The recorder's hook (controller/world_trace.c): called after each body call that succeeded, with
+/// the transform exactly as the caller gave it.
+typedef void kcc_world_record_body_fn(void *recorder, const kcc_world *world, kcc_body_event event,
+                                      uint32_t body, const kcc_transform *given);
+
 struct kcc_world {
     kcc_allocator   allocator;     ///< resolved (never NULL functions)
     size_t          block_bytes;   ///< of the single allocation holding everything
@@ -93,6 +105,8 @@ struct kcc_world {
     uint32_t        piece_count;   ///< pieces in use
     kcc_broadphase *broadphase;
     struct kcc_world_characters *characters;
+    void           *recorder;      ///< the trace writer recording the world (NULL: none)
+    kcc_world_record_body_fn *record_body; ///< its hook, set with it
 };
 
 /* world_broadphase.c */

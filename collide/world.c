@@ -313,6 +313,7 @@ kcc_status kcc_world_add_body(kcc_world *world, const kcc_mesh *mesh, const kcc_
     ++world->body_count;
     world->body_end = world->body_ids.end;
     *out_body = kcc_body_id(world, slot);
+    if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_ADDED, *out_body, &d.transform);
     return KCC_OK;
 }
 
@@ -332,6 +333,7 @@ kcc_status kcc_world_remove_body(kcc_world *world, uint32_t body)
     --world->body_count;
     world->tree.valid = false;
     world->key = kcc_fresh_key(world->key);
+    if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_REMOVED, body, NULL);
     return KCC_OK;
 }
 
@@ -350,6 +352,7 @@ kcc_status kcc_world_move_body(kcc_world *world, uint32_t body, const kcc_transf
         return st;
     b->target = t;
     b->has_target = true;
+    if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_TARGETED, body, target);
     return KCC_OK;
 }
 
@@ -376,6 +379,7 @@ kcc_status kcc_world_set_body_transform(kcc_world *world, uint32_t body,
         return KCC_ERR_TOO_LARGE;
     }
     b->has_target = false;
+    if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_PLACED, body, transform);
     return KCC_OK;
 }
 

@@ -2,7 +2,9 @@
  * engine fed kcc_character_move (level, tuning, start, one displacement per frame, retunes) and what
  * came out (position, flags); a writer an engine calls alongside its moves, a loader plus a
  * replayer that reports the first frame that diverges, and kcc_trace_check_file, all of it in one
- * call for a user's tests. Loading allocates; recording and replaying never allocate per frame.
+ * call for a user's tests. World traces (version 2) record a whole kcc_world the same way, from a
+ * recorder attached to it, and replay on any worker count; a failing one can be shrunk.
+ * Loading allocates; recording and replaying never allocate per frame.
  * No global state; kcc never calls setlocale and reads/writes '.' decimals
  * whatever LC_NUMERIC says. */
 #ifndef KCC_TRACE_H
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include "kcc_controller.h"
 #include "kcc_level.h"
+#include "kcc_world.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -18,6 +21,10 @@ extern "C" {
 
 /// The format version this library writes and reads (first line `kcc-trace 1`).
 #define KCC_TRACE_VERSION 1
+/// The format version of world traces (first line `kcc-trace 2`): a kcc_world recorded as it runs.
+#define KCC_WORLD_TRACE_VERSION 2
+/// Most levels (distinct meshes) one world trace names.
+#define KCC_WORLD_TRACE_LEVELS 256
 /// Longest level description (`obj <path>` or `gen <spec>`), bytes including the terminator.
 #define KCC_TRACE_LEVEL_MAX 1024
 /// Buffer size that holds any float written by kcc_trace_float_to_text ("%.9g", e.g. -1.17549435e-38).
@@ -40,6 +47,9 @@ typedef struct kcc_trace_writer {
     kcc_status status;      ///< first error; sticky: once set, every call returns it
     size_t   header_length; ///< bytes kcc_trace_begin wrote
     bool     begun, ended;
+    kcc_world *world;       ///< world traces: the world recorded (borrowed until kcc_trace_end)
+    struct kcc_world_recorder *recorder; ///< world traces: allocated by kcc_world_trace_begin,
+                                         ///< freed by kcc_trace_end
 } kcc_trace_writer;
 
 /// Starts a trace: writes the header, `level`, `desc` and `start` lines. `level` is `obj <path>`
@@ -76,7 +86,9 @@ KCC_API kcc_status kcc_trace_restart(kcc_trace_writer *w, const vec3 center);
 /// Writes a `# text` comment line (text without newlines).
 KCC_API kcc_status kcc_trace_comment(kcc_trace_writer *w, const char *text);
 /// Ends the trace with `end <frames>` (a trace without it is treated as truncated) and flushes the
-/// FILE. Returns the writer's sticky status: KCC_OK when the whole trace was written.
+/// FILE. Returns the writer's sticky status: KCC_OK when the whole trace was written. A world
+/// trace's writer (kcc_world_trace_begin) writes `end <steps>`, detaches from the world (which must
+/// still exist) and frees what it allocated.
 KCC_API kcc_status kcc_trace_end(kcc_trace_writer *w);
 /// Bytes written so far (the text length in buffer mode).
 KCC_API size_t kcc_trace_writer_length(const kcc_trace_writer *w);
@@ -197,6 +209,129 @@ KCC_API int kcc_trace_format_divergence(const kcc_trace *trace, const kcc_trace_
 /// unchanged. Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_IO.
 KCC_API kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outcome *outcomes, FILE *out);
 
+// ---------------------------------------------------------------------------------- world traces
+
+/// Starts recording `world` into a world trace (`kcc-trace 2`, docs/traces.md): from this call on,
+/// every call that changes the world is written as it happens (bodies added, removed, placed and
+/// given targets, characters added and removed, and at each kcc_world_step the displacements that
+/// changed, then the outcomes that changed: every character's position and flags, and the sensor
+/// events). Nothing is needed per frame from the game. The world must be empty (no body, no
+/// character) and not already recorded (KCC_ERR_BAD_DESC). Name every mesh before its first body
+/// is added (kcc_world_trace_level). Allocates once here (tables over the world's capacities);
+/// recording never allocates. The FILE and the world are borrowed until kcc_trace_end, which must
+/// come before kcc_world_destroy. Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_BAD_DESC,
+/// KCC_ERR_OUT_OF_MEMORY, KCC_ERR_IO. A body added with a mesh that was never named makes the
+/// writer's status KCC_ERR_NOT_FOUND (sticky: kcc_trace_end reports it).
+KCC_API kcc_status kcc_world_trace_begin(kcc_trace_writer *w, FILE *file, kcc_world *world);
+/// The same into a caller buffer (KCC_ERR_BUFFER_TOO_SMALL when it is full; never overrun).
+KCC_API kcc_status kcc_world_trace_begin_buffer(kcc_trace_writer *w, char *buffer, size_t capacity,
+                                                kcc_world *world);
+/// Says once per mesh which level it is: `level` is `obj <path>` or `gen <spec>` as for
+/// kcc_trace_begin, `level_hash` the kcc_level_hash of the level's triangles (a replay on a level
+/// that hashes otherwise is reported as a changed level). Naming a mesh twice is KCC_ERR_BAD_DESC
+/// (not sticky); more than KCC_WORLD_TRACE_LEVELS meshes KCC_ERR_TOO_LARGE.
+KCC_API kcc_status kcc_world_trace_level(kcc_trace_writer *w, const kcc_mesh *mesh,
+                                         const char *level, uint64_t level_hash);
+
+/// A parsed world trace (kcc_world_trace_load; free with kcc_world_trace_free). Opaque.
+typedef struct kcc_world_trace kcc_world_trace;
+
+/// Parses world trace text; `name` prefixes messages and is the base of relative OBJ paths. On
+/// failure writes "name:LINE: what" into err and returns KCC_ERR_PARSE, KCC_ERR_VERSION (not a
+/// world trace), KCC_ERR_NOT_FOUND (an OBJ level missing) or KCC_ERR_OUT_OF_MEMORY. Allocates.
+KCC_API kcc_status kcc_world_trace_parse(const char *text, size_t length, const char *name,
+                                         kcc_world_trace **out, char *err, size_t err_size);
+/// Reads and parses a world trace file (KCC_ERR_IO when it cannot be read).
+KCC_API kcc_status kcc_world_trace_load(const char *path, kcc_world_trace **out, char *err,
+                                        size_t err_size);
+/// Frees a world trace. NULL is fine.
+KCC_API void kcc_world_trace_free(kcc_world_trace *trace);
+/// Steps the trace records.
+KCC_API uint32_t kcc_world_trace_step_count(const kcc_world_trace *trace);
+/// The format version of the trace file at path (its `kcc-trace N` line): 1 single-character,
+/// 2 world; 0 when it cannot be read or has no such line.
+KCC_API uint32_t kcc_trace_file_version(const char *path);
+
+/// How a world trace is replayed.
+typedef struct kcc_world_replay_desc {
+    float    tolerance;      ///< m: 0 compares positions bit for bit (default)
+    /// The world's job system for the replay (kcc_world_desc's fields; default 1 worker, inline).
+    uint32_t worker_count;
+    void *(*enqueue_task)(kcc_task_fn *task, uint32_t item_count, uint32_t min_range,
+                          void *task_context, void *user_context);
+    void  (*finish_task)(void *user_task, void *user_context);
+    void  *user_task_context;
+    /// Non-NULL: the replay is recorded into this FILE as a new world trace with the replayed
+    /// outcomes (what kcc-replay --update writes). Default NULL.
+    FILE  *record;
+} kcc_world_replay_desc;
+
+/// The defaults named in kcc_world_replay_desc.
+KCC_API kcc_world_replay_desc kcc_world_replay_default_desc(void);
+
+/// Summary of a world replay and its first divergence.
+typedef struct kcc_world_trace_report {
+    uint32_t steps;          ///< steps replayed
+    uint32_t diverged;       ///< outcomes that did not match (character states and sensor lists)
+    float    max_error;      ///< m, largest |actual - expected| position component
+    /* the first divergence, valid when diverged > 0 */
+    uint32_t step;           ///< 1-based step number
+    uint32_t line;           ///< the line of the expected outcome (or of the step)
+    uint32_t character;      ///< the trace's character number (0: the sensor events differ)
+    vec3     expected_position, actual_position;  ///< m
+    uint32_t expected_flags, actual_flags;
+    uint32_t expected_events, actual_events;      ///< sensor events of that step (character 0)
+} kcc_world_trace_report;
+
+/// Builds the trace's levels (checked against their recorded hashes), creates the world, replays
+/// every recorded call and step, and compares every live character's position (within tolerance)
+/// and flags (exactly) after every step, and the step's sensor events, with the trace's. Returns
+/// KCC_OK when the replay ran (check report.diverged); otherwise the status of what stopped it
+/// (KCC_ERR_LEVEL_CHANGED for a level that hashes otherwise, a level reader's status, a recorded
+/// call the world refused, KCC_ERR_NON_FINITE for a bad tolerance) with "name:LINE: what" in err.
+/// Allocates the levels and the world, and frees them before returning; nothing per step.
+KCC_API kcc_status kcc_world_trace_replay(const kcc_world_trace *trace,
+                                          const kcc_world_replay_desc *desc,
+                                          kcc_world_trace_report *out, char *err, size_t err_size);
+/// Formats the first divergence as one line: "name:LINE: step S character C: expected position
+/// (x y z) flags F, actual (x y z) flags G" (or the sensor events' counts). snprintf-style.
+KCC_API int kcc_world_trace_format_divergence(const kcc_world_trace *trace,
+                                              const kcc_world_trace_report *report, char *buf,
+                                              size_t size);
+
+/// What a shrunk trace must still do (kcc-replay --shrink-check).
+typedef enum kcc_world_shrink_check {
+    KCC_WORLD_SHRINK_DIVERGENCE = 0,   ///< diverge first at the same recorded outcome line
+    KCC_WORLD_SHRINK_PENETRATION,      ///< a character's box overlaps a solid body by more than
+                                       ///< 1 cm (its box shrunk by 1 cm still overlaps one)
+    KCC_WORLD_SHRINK_FLAG,             ///< a character's step result carries `flag`
+} kcc_world_shrink_check;
+
+typedef struct kcc_world_shrink_desc {
+    kcc_world_shrink_check check;      ///< default KCC_WORLD_SHRINK_DIVERGENCE
+    uint32_t flag;                     ///< KCC_WORLD_SHRINK_FLAG: a KCC_MOVE_* bit
+    float    tolerance;                ///< m, of the divergence (as kcc_world_trace_replay's)
+    uint32_t max_replays;              ///< the search stops after this many replays; 0: 2000
+} kcc_world_shrink_desc;
+
+typedef struct kcc_world_shrink_report {
+    uint32_t steps[2], characters[2], bodies[2];   ///< before and after
+    uint32_t replays;                              ///< replays the search ran
+} kcc_world_shrink_report;
+
+/// Delta debugging over a world trace: cuts the steps after the first one that fails, then
+/// removes characters (every line naming one), bodies, and runs of steps (a step with its targets
+/// and outcomes) as long as the rest still fails the same way: for a divergence, the first
+/// divergence is at the same recorded outcome line (so the cut trace shows the same difference,
+/// not one the cut made); for the other checks, any character trips it. Writes the smaller trace
+/// (bodies, characters and steps numbered again; every value written out) to `out`. Errors:
+/// KCC_ERR_BAD_DESC (the trace does not fail the check: nothing to shrink), the replay's errors
+/// with "name:LINE: what" in err, KCC_ERR_IO. Allocates; replays many times (report->replays).
+KCC_API kcc_status kcc_world_trace_shrink(const kcc_world_trace *trace,
+                                          const kcc_world_shrink_desc *desc, FILE *out,
+                                          kcc_world_shrink_report *report, char *err,
+                                          size_t err_size);
+
 // --------------------------------------------------------------------------- in a user's tests
 
 /// A trace as one check in a test suite: loads the trace at `path`, builds its level (checked
@@ -211,9 +346,10 @@ KCC_API kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outco
 /// unreadable or malformed file, a missing level, a level changed since recording, a trace format
 /// this library does not read). `message` may be NULL or `message_size` 0; a longer line is cut to
 /// fit, always NUL-terminated. Never aborts or prints. Reads single-character traces
-/// (`kcc-trace 1`); world traces (a later format version) will be accepted here when the library
-/// writes them, and until then are refused as an unsupported version. Allocates (the trace and
-/// its level) and frees everything before returning; keeps no state between calls.
+/// (`kcc-trace 1`) and world traces (`kcc-trace 2`, replayed with kcc_world_trace_replay on one
+/// worker: every live character's position and flags after every step, and the sensor events).
+/// Allocates (the trace, its levels, a world) and frees everything before returning; keeps no
+/// state between calls.
 KCC_API bool kcc_trace_check_file(const char *path, float tolerance, char *message,
                                   size_t message_size);
 

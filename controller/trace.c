@@ -5,6 +5,7 @@
 #include "kcc_trace.h"
 #include "kcc_level.h"
 #include "text_internal.h"
+#include "trace_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -16,16 +17,10 @@
 
 // ------------------------------------------------------------------------------------- tables
 
-typedef struct desc_field {
-    const char *name;
-    size_t      offset;
-    uint32_t    count;     // floats (1 or 3); int fields have count 1
-    bool        is_int;
-} desc_field;
 
 // Every kcc_character_desc field, in the order `desc` lines list them. A field added to the desc must
 // be added here (test_trace checks that a default desc written and read back compares equal).
-static const desc_field desc_fields[] = {
+const kcc_tr_desc_field kcc_tr_desc_fields[KCC_TR_DESC_FIELD_COUNT] = {
     { "half_extents",  offsetof(kcc_character_desc, half_extents),  3, false },
     { "step_height",   offsetof(kcc_character_desc, step_height),   1, false },
     { "max_slope_deg", offsetof(kcc_character_desc, max_slope_deg), 1, false },
@@ -34,8 +29,7 @@ static const desc_field desc_fields[] = {
     { "ground_snap",   offsetof(kcc_character_desc, ground_snap),   1, false },
     { "max_push_out",  offsetof(kcc_character_desc, max_push_out),  1, false },
 };
-#define DESC_FIELD_COUNT ((uint32_t)(sizeof(desc_fields) / sizeof(desc_fields[0])))
-_Static_assert(sizeof(desc_fields) / sizeof(desc_fields[0]) <= 32, "set_fields is a 32-bit mask");
+_Static_assert(KCC_TR_DESC_FIELD_COUNT <= 32, "set_fields is a 32-bit mask");
 
 typedef struct flag_name {
     uint32_t    bit;
@@ -49,6 +43,7 @@ static const flag_name flag_names[] = {
     { KCC_MOVE_ON_STEEP, "ON_STEEP" },         { KCC_MOVE_SNAPPED_DOWN, "SNAPPED_DOWN" },
     { KCC_MOVE_PUSHED_OUT, "PUSHED_OUT" },     { KCC_MOVE_BAD_INPUT, "BAD_INPUT" },
     { KCC_MOVE_LANDED, "LANDED" },             { KCC_MOVE_CONTACT_CAP, "CONTACT_CAP" },
+    { KCC_MOVE_CRUSHED, "CRUSHED" },
 };
 #define FLAG_NAME_COUNT (sizeof(flag_names) / sizeof(flag_names[0]))
 
@@ -82,7 +77,7 @@ const char *kcc_trace_status_name(kcc_status s)
 
 const char *kcc_trace_desc_field(uint32_t i)
 {
-    return i < DESC_FIELD_COUNT ? desc_fields[i].name : NULL;
+    return i < KCC_TR_DESC_FIELD_COUNT ? kcc_tr_desc_fields[i].name : NULL;
 }
 
 // ------------------------------------------------------------------------------------- numbers
@@ -181,7 +176,7 @@ static bool flag_from_text(const char *s, size_t n, uint32_t *flags)
 }
 
 // Flags joined by '|' with any blanks (spaces, tabs) around each one, spanning [s, s + n).
-static bool flags_from_text(const char *s, size_t n, uint32_t *out)
+bool kcc_tr_flags_from_text(const char *s, size_t n, uint32_t *out)
 {
     const char *p = s, *end = s + n;
     while (p < end && (*p == ' ' || *p == '\t'))
@@ -212,17 +207,17 @@ static bool flags_from_text(const char *s, size_t n, uint32_t *out)
 
 bool kcc_trace_text_to_flags(const char *text, uint32_t *out)
 {
-    return text && out && flags_from_text(text, strlen(text), out);
+    return text && out && kcc_tr_flags_from_text(text, strlen(text), out);
 }
 
-static bool vec3_finite(const float *v)
+bool kcc_tr_vec3_finite(const float *v)
 {
     return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
 }
 
 // ------------------------------------------------------------------------------------- writer
 
-static void emit(kcc_trace_writer *w, const char *s, size_t n)
+void kcc_tr_emit(kcc_trace_writer *w, const char *s, size_t n)
 {
     if (w->status != KCC_OK)
         return;
@@ -242,13 +237,8 @@ static void emit(kcc_trace_writer *w, const char *s, size_t n)
     w->length += n;
 }
 
-// Appends to a fixed line buffer; long enough for every line the writer produces except `level`.
-typedef struct line_buf {
-    char   text[1024];
-    size_t len;
-} line_buf;
 
-static void lb_str(line_buf *b, const char *s)
+void kcc_tr_lb_str(kcc_tr_line *b, const char *s)
 {
     size_t n = strlen(s);
     if (n > sizeof b->text - 1 - b->len)
@@ -258,22 +248,22 @@ static void lb_str(line_buf *b, const char *s)
     b->text[b->len] = '\0';
 }
 
-static void lb_float(line_buf *b, float v)
+void kcc_tr_lb_float(kcc_tr_line *b, float v)
 {
     char t[KCC_TRACE_FLOAT_CHARS];
     kcc_trace_float_to_text(v, t);
-    lb_str(b, t);
+    kcc_tr_lb_str(b, t);
 }
 
-static void lb_vec3(line_buf *b, const float *v)
+void kcc_tr_lb_vec3(kcc_tr_line *b, const float *v)
 {
     for (int i = 0; i < 3; ++i) {
-        lb_str(b, " ");
-        lb_float(b, v[i]);
+        kcc_tr_lb_str(b, " ");
+        kcc_tr_lb_float(b, v[i]);
     }
 }
 
-static void lb_status(line_buf *b, kcc_status s)
+void kcc_tr_lb_status(kcc_tr_line *b, kcc_status s)
 {
     const char *name = kcc_trace_status_name(s);
     char t[32];
@@ -281,38 +271,38 @@ static void lb_status(line_buf *b, kcc_status s)
         snprintf(t, sizeof t, "%d", (int)s);
         name = t;
     }
-    lb_str(b, name);
+    kcc_tr_lb_str(b, name);
 }
 
-static void lb_field(line_buf *b, const desc_field *f, const kcc_character_desc *d)
+void kcc_tr_lb_field(kcc_tr_line *b, const kcc_tr_desc_field *f, const kcc_character_desc *d)
 {
     const char *base = (const char *)d + f->offset;
-    lb_str(b, " ");
-    lb_str(b, f->name);
-    lb_str(b, "=");
+    kcc_tr_lb_str(b, " ");
+    kcc_tr_lb_str(b, f->name);
+    kcc_tr_lb_str(b, "=");
     if (f->is_int) {
         char t[24];
         int v;
         memcpy(&v, base, sizeof v);
         snprintf(t, sizeof t, "%d", v);
-        lb_str(b, t);
+        kcc_tr_lb_str(b, t);
         return;
     }
     for (uint32_t i = 0; i < f->count; ++i) {
         float v;
         memcpy(&v, base + i * sizeof(float), sizeof v);
         if (i)
-            lb_str(b, ",");
-        lb_float(b, v);
+            kcc_tr_lb_str(b, ",");
+        kcc_tr_lb_float(b, v);
     }
 }
 
-static size_t field_bytes(const desc_field *f)
+size_t kcc_tr_field_bytes(const kcc_tr_desc_field *f)
 {
     return f->is_int ? sizeof(int) : f->count * sizeof(float);
 }
 
-static bool level_string_ok(const char *level)
+bool kcc_tr_level_string_ok(const char *level)
 {
     size_t n = strlen(level);
     if (n < 5 || n >= KCC_TRACE_LEVEL_MAX)
@@ -327,6 +317,18 @@ static bool level_string_ok(const char *level)
     return true;
 }
 
+void kcc_tr_writer_init(kcc_trace_writer *w, FILE *file, char *buffer, size_t capacity)
+{
+    memset(w, 0, sizeof *w);
+    w->file = file;
+    w->buffer = buffer;
+    w->capacity = capacity;
+    w->status = KCC_OK;
+    w->begun = true;
+    if (buffer)
+        buffer[0] = '\0';
+}
+
 static kcc_status begin(kcc_trace_writer *w, FILE *file, char *buffer, size_t capacity,
                         const char *level, const kcc_character_desc *desc, const vec3 start)
 {
@@ -334,38 +336,31 @@ static kcc_status begin(kcc_trace_writer *w, FILE *file, char *buffer, size_t ca
         return KCC_ERR_NULL_ARGUMENT;
     if (!file && capacity == 0)
         return KCC_ERR_BUFFER_TOO_SMALL;
-    if (!level_string_ok(level))
+    if (!kcc_tr_level_string_ok(level))
         return KCC_ERR_BAD_DESC;
     kcc_character_desc d = desc ? *desc : kcc_character_default_desc();
     kcc_status st = kcc_character_desc_validate(&d);
     if (st != KCC_OK)
         return st;
-    if (!vec3_finite(start))
+    if (!kcc_tr_vec3_finite(start))
         return KCC_ERR_NON_FINITE;
 
-    memset(w, 0, sizeof *w);
-    w->file = file;
-    w->buffer = buffer;
-    w->capacity = capacity;
+    kcc_tr_writer_init(w, file, buffer, capacity);
     w->desc = d;
-    w->status = KCC_OK;
-    w->begun = true;
-    if (buffer)
-        buffer[0] = '\0';
 
     char head[32];
     int n = snprintf(head, sizeof head, "kcc-trace %d\nlevel ", KCC_TRACE_VERSION);
-    emit(w, head, (size_t)n);
-    emit(w, level, strlen(level));
-    emit(w, "\n", 1);
-    line_buf b = { .len = 0 };
-    lb_str(&b, "desc");
-    for (uint32_t i = 0; i < DESC_FIELD_COUNT; ++i)
-        lb_field(&b, &desc_fields[i], &d);
-    lb_str(&b, "\nstart");
-    lb_vec3(&b, start);
-    lb_str(&b, "\n");
-    emit(w, b.text, b.len);
+    kcc_tr_emit(w, head, (size_t)n);
+    kcc_tr_emit(w, level, strlen(level));
+    kcc_tr_emit(w, "\n", 1);
+    kcc_tr_line b = { .len = 0 };
+    kcc_tr_lb_str(&b, "desc");
+    for (uint32_t i = 0; i < KCC_TR_DESC_FIELD_COUNT; ++i)
+        kcc_tr_lb_field(&b, &kcc_tr_desc_fields[i], &d);
+    kcc_tr_lb_str(&b, "\nstart");
+    kcc_tr_lb_vec3(&b, start);
+    kcc_tr_lb_str(&b, "\n");
+    kcc_tr_emit(w, b.text, b.len);
     w->header_length = w->length;
     return w->status;
 }
@@ -388,7 +383,7 @@ kcc_status kcc_trace_begin_buffer(kcc_trace_writer *w, char *buffer, size_t capa
 }
 
 // Common entry check of the per-frame calls: a writer that is not begun, or already ended.
-static kcc_status writer_ready(kcc_trace_writer *w)
+kcc_status kcc_tr_writer_ready(kcc_trace_writer *w)
 {
     if (!w || !w->begun)
         return KCC_ERR_NULL_ARGUMENT;
@@ -399,36 +394,40 @@ static kcc_status writer_ready(kcc_trace_writer *w)
 
 kcc_status kcc_trace_level_hash(kcc_trace_writer *w, uint64_t level_hash)
 {
-    kcc_status st = writer_ready(w);
+    kcc_status st = kcc_tr_writer_ready(w);
     if (st != KCC_OK)
         return st;
+    if (w->recorder)
+        return KCC_ERR_BAD_DESC;   // a world trace records the world's calls itself
     if (w->length != w->header_length)
         return KCC_ERR_BAD_DESC;   // not sticky: nothing was written
     char line[40];
     int n = snprintf(line, sizeof line, "level_hash %016llx\n", (unsigned long long)level_hash);
-    emit(w, line, (size_t)n);
+    kcc_tr_emit(w, line, (size_t)n);
     return w->status;
 }
 
 kcc_status kcc_trace_record(kcc_trace_writer *w, const vec3 displacement, const kcc_character *ch,
                             const kcc_move_result *result)
 {
-    kcc_status st = writer_ready(w);
+    kcc_status st = kcc_tr_writer_ready(w);
     if (st != KCC_OK)
         return st;
+    if (w->recorder)
+        return KCC_ERR_BAD_DESC;   // a world trace records the world's calls itself
     if (!displacement || !ch || !result)
         return w->status = KCC_ERR_NULL_ARGUMENT;   // sticky: the trace would miss a frame
-    line_buf b = { .len = 0 };
-    lb_str(&b, "f");
-    lb_vec3(&b, displacement);
-    lb_str(&b, " |");
-    lb_vec3(&b, ch->position);
-    lb_str(&b, " | ");
+    kcc_tr_line b = { .len = 0 };
+    kcc_tr_lb_str(&b, "f");
+    kcc_tr_lb_vec3(&b, displacement);
+    kcc_tr_lb_str(&b, " |");
+    kcc_tr_lb_vec3(&b, ch->position);
+    kcc_tr_lb_str(&b, " | ");
     char flags[KCC_TRACE_FLAGS_CHARS];
     kcc_trace_flags_to_text(result->flags, flags, sizeof flags);
-    lb_str(&b, flags);
-    lb_str(&b, "\n");
-    emit(w, b.text, b.len);
+    kcc_tr_lb_str(&b, flags);
+    kcc_tr_lb_str(&b, "\n");
+    kcc_tr_emit(w, b.text, b.len);
     if (w->status == KCC_OK)
         w->frames++;
     return w->status;
@@ -437,23 +436,25 @@ kcc_status kcc_trace_record(kcc_trace_writer *w, const vec3 displacement, const 
 kcc_status kcc_trace_set_desc(kcc_trace_writer *w, const kcc_character_desc *desc,
                               kcc_status status)
 {
-    kcc_status st = writer_ready(w);
+    kcc_status st = kcc_tr_writer_ready(w);
     if (st != KCC_OK)
         return st;
+    if (w->recorder)
+        return KCC_ERR_BAD_DESC;   // a world trace records the world's calls itself
     if (!desc)
         return w->status = KCC_ERR_NULL_ARGUMENT;
-    line_buf b = { .len = 0 };
-    lb_str(&b, "set");
-    for (uint32_t i = 0; i < DESC_FIELD_COUNT; ++i) {
-        const desc_field *f = &desc_fields[i];
+    kcc_tr_line b = { .len = 0 };
+    kcc_tr_lb_str(&b, "set");
+    for (uint32_t i = 0; i < KCC_TR_DESC_FIELD_COUNT; ++i) {
+        const kcc_tr_desc_field *f = &kcc_tr_desc_fields[i];
         if (memcmp((const char *)desc + f->offset, (const char *)&w->desc + f->offset,
-                   field_bytes(f)) != 0)
-            lb_field(&b, f, desc);
+                   kcc_tr_field_bytes(f)) != 0)
+            kcc_tr_lb_field(&b, f, desc);
     }
-    lb_str(&b, " | ");
-    lb_status(&b, status);
-    lb_str(&b, "\n");
-    emit(w, b.text, b.len);
+    kcc_tr_lb_str(&b, " | ");
+    kcc_tr_lb_status(&b, status);
+    kcc_tr_lb_str(&b, "\n");
+    kcc_tr_emit(w, b.text, b.len);
     if (w->status == KCC_OK && status == KCC_OK)
         w->desc = *desc;
     return w->status;
@@ -461,44 +462,49 @@ kcc_status kcc_trace_set_desc(kcc_trace_writer *w, const kcc_character_desc *des
 
 kcc_status kcc_trace_restart(kcc_trace_writer *w, const vec3 center)
 {
-    kcc_status st = writer_ready(w);
+    kcc_status st = kcc_tr_writer_ready(w);
     if (st != KCC_OK)
         return st;
+    if (w->recorder)
+        return KCC_ERR_BAD_DESC;   // a world trace records the world's calls itself
     if (!center)
         return w->status = KCC_ERR_NULL_ARGUMENT;
-    if (!vec3_finite(center))
+    if (!kcc_tr_vec3_finite(center))
         return w->status = KCC_ERR_NON_FINITE;
-    line_buf b = { .len = 0 };
-    lb_str(&b, "start");
-    lb_vec3(&b, center);
-    lb_str(&b, "\n");
-    emit(w, b.text, b.len);
+    kcc_tr_line b = { .len = 0 };
+    kcc_tr_lb_str(&b, "start");
+    kcc_tr_lb_vec3(&b, center);
+    kcc_tr_lb_str(&b, "\n");
+    kcc_tr_emit(w, b.text, b.len);
     return w->status;
 }
 
 kcc_status kcc_trace_comment(kcc_trace_writer *w, const char *text)
 {
-    kcc_status st = writer_ready(w);
+    kcc_status st = kcc_tr_writer_ready(w);
     if (st != KCC_OK)
         return st;
     if (!text)
         return KCC_ERR_NULL_ARGUMENT;
     if (strpbrk(text, "\r\n"))
         return KCC_ERR_BAD_DESC;   // not sticky: nothing was written
-    emit(w, "# ", 2);
-    emit(w, text, strlen(text));
-    emit(w, "\n", 1);
+    kcc_tr_world_flush(w);
+    kcc_tr_emit(w, "# ", 2);
+    kcc_tr_emit(w, text, strlen(text));
+    kcc_tr_emit(w, "\n", 1);
     return w->status;
 }
 
 kcc_status kcc_trace_end(kcc_trace_writer *w)
 {
-    kcc_status st = writer_ready(w);
+    if (w && w->begun)
+        kcc_tr_world_detach(w);   // whatever the status: the world must not keep the writer
+    kcc_status st = kcc_tr_writer_ready(w);
     if (st != KCC_OK)
         return st;
     char t[32];
     int n = snprintf(t, sizeof t, "end %u\n", (unsigned)w->frames);
-    emit(w, t, (size_t)n);
+    kcc_tr_emit(w, t, (size_t)n);
     if (w->file && w->status == KCC_OK && fflush(w->file) != 0)
         w->status = KCC_ERR_IO;
     w->ended = true;
@@ -512,30 +518,8 @@ size_t kcc_trace_writer_length(const kcc_trace_writer *w)
 
 // ------------------------------------------------------------------------------------- parser
 
-#define MAX_TOKENS 40
-#define MAX_TOKEN_CHARS 200
 
-// Where the parser is in the file's fixed order of lines.
-typedef enum parse_state {
-    WANT_HEADER, WANT_LEVEL, WANT_DESC, WANT_START, IN_BODY, AFTER_END
-} parse_state;
-
-typedef struct parser {
-    const char *name;
-    char       *err;
-    size_t      err_size;
-    const char *text;
-    uint32_t    line;            // current line number
-    // tokens of the current line: offsets into text
-    uint32_t    tok_begin[MAX_TOKENS], tok_end[MAX_TOKENS];
-    uint32_t    ntok;
-    uint32_t    content_end;     // end of the line's content (before comment and trailing blanks)
-    kcc_trace  *trace;           // what the lines fill in
-    parse_state state;
-    uint32_t    step_cap;        // steps the trace's array holds
-} parser;
-
-static kcc_status fail(parser *p, kcc_status st, const char *fmt, ...)
+kcc_status kcc_tr_fail(kcc_tr_parser *p, kcc_status st, const char *fmt, ...)
 {
     if (p->err && p->err_size) {
         int n = snprintf(p->err, p->err_size, "%s:%u: ", p->name, (unsigned)p->line);
@@ -550,17 +534,17 @@ static kcc_status fail(parser *p, kcc_status st, const char *fmt, ...)
 }
 
 // Copies token i into out (NUL-terminated). Long tokens are cut (and then fail to parse).
-static const char *tok(const parser *p, uint32_t i, char out[MAX_TOKEN_CHARS + 1])
+const char *kcc_tr_tok(const kcc_tr_parser *p, uint32_t i, char out[KCC_TR_MAX_TOKEN_CHARS + 1])
 {
     size_t n = p->tok_end[i] - p->tok_begin[i];
-    if (n > MAX_TOKEN_CHARS)
-        n = MAX_TOKEN_CHARS;
+    if (n > KCC_TR_MAX_TOKEN_CHARS)
+        n = KCC_TR_MAX_TOKEN_CHARS;
     memcpy(out, p->text + p->tok_begin[i], n);
     out[n] = '\0';
     return out;
 }
 
-static bool tok_is(const parser *p, uint32_t i, const char *s)
+bool kcc_tr_tok_is(const kcc_tr_parser *p, uint32_t i, const char *s)
 {
     size_t n = p->tok_end[i] - p->tok_begin[i];
     return strlen(s) == n && memcmp(p->text + p->tok_begin[i], s, n) == 0;
@@ -573,7 +557,7 @@ static bool is_blank(char c)
 
 // Splits [begin, end) into tokens: runs of non-blanks, and every '|' a token of its own whatever
 // the spacing around it. Fails on control characters (binary data, NUL bytes).
-static kcc_status tokenize(parser *p, uint32_t begin, uint32_t end)
+static kcc_status tokenize(kcc_tr_parser *p, uint32_t begin, uint32_t end)
 {
     const char *t = p->text;
     uint32_t ce = end;
@@ -584,7 +568,7 @@ static kcc_status tokenize(parser *p, uint32_t begin, uint32_t end)
             break;
         }
         if (c < 0x20 && c != '\t' && c != '\r')
-            return fail(p, KCC_ERR_PARSE, "unexpected control character (byte %u): not a text trace", c);
+            return kcc_tr_fail(p, KCC_ERR_PARSE, "unexpected control character (byte %u): not a text trace", c);
     }
     while (ce > begin && is_blank(t[ce - 1]))
         --ce;
@@ -596,8 +580,8 @@ static kcc_status tokenize(parser *p, uint32_t begin, uint32_t end)
             ++i;
         if (i >= ce)
             break;
-        if (p->ntok == MAX_TOKENS)
-            return fail(p, KCC_ERR_PARSE, "too many fields on one line (at most %d)", MAX_TOKENS);
+        if (p->ntok == KCC_TR_MAX_TOKENS)
+            return kcc_tr_fail(p, KCC_ERR_PARSE, "too many fields on one line (at most %d)", KCC_TR_MAX_TOKENS);
         p->tok_begin[p->ntok] = i;
         if (t[i] == '|')
             ++i;
@@ -611,28 +595,28 @@ static kcc_status tokenize(parser *p, uint32_t begin, uint32_t end)
 
 // Parses [s, e) as a float (decimal, C hex, inf/nan). finite_only rejects nan/inf (positions,
 // tuning at the start).
-static kcc_status parse_float_text(parser *p, const char *s, const char *e, bool finite_only,
+kcc_status kcc_tr_parse_float_text(kcc_tr_parser *p, const char *s, const char *e, bool finite_only,
                                    const char *what, float *out)
 {
     float v = 0.0f;
     int n = (int)(e - s);
     kcc_num_result r = kcc_text_to_float(s, e, KCC_NUM_HEX | KCC_NUM_NAN_INF, &v);
     if (r == KCC_NUM_RANGE)
-        return fail(p, KCC_ERR_PARSE, "number '%.*s' for %s is out of range (overflows float)", n,
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "number '%.*s' for %s is out of range (overflows float)", n,
                     s, what);
     if (r != KCC_NUM_OK)
-        return fail(p, KCC_ERR_PARSE, "bad number '%.*s' for %s", n, s, what);
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "bad number '%.*s' for %s", n, s, what);
     if (finite_only && !isfinite(v))
-        return fail(p, KCC_ERR_PARSE, "%s must be finite, found '%.*s'", what, n, s);
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "%s must be finite, found '%.*s'", what, n, s);
     *out = v;
     return KCC_OK;
 }
 
-static kcc_status parse_vec3(parser *p, uint32_t first, bool finite_only, const char *what, float *out)
+kcc_status kcc_tr_parse_vec3(kcc_tr_parser *p, uint32_t first, bool finite_only, const char *what, float *out)
 {
     for (uint32_t k = 0; k < 3; ++k) {
         const char *s = p->text + p->tok_begin[first + k], *e = p->text + p->tok_end[first + k];
-        kcc_status st = parse_float_text(p, s, e, finite_only, what, &out[k]);
+        kcc_status st = kcc_tr_parse_float_text(p, s, e, finite_only, what, &out[k]);
         if (st != KCC_OK)
             return st;
     }
@@ -640,31 +624,31 @@ static kcc_status parse_vec3(parser *p, uint32_t first, bool finite_only, const 
 }
 
 // Parses [s, e) as a decimal integer within [min, max], or fails naming `what`.
-static kcc_status parse_int_text(parser *p, const char *s, const char *e, int64_t min, int64_t max,
+kcc_status kcc_tr_parse_int_text(kcc_tr_parser *p, const char *s, const char *e, int64_t min, int64_t max,
                                  const char *what, int64_t *out)
 {
     kcc_num_result r = kcc_text_to_int(s, e, min, max, out);
     if (r == KCC_NUM_RANGE)
-        return fail(p, KCC_ERR_PARSE, "%s '%.*s' is out of range (%lld to %lld)", what, (int)(e - s),
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "%s '%.*s' is out of range (%lld to %lld)", what, (int)(e - s),
                     s, (long long)min, (long long)max);
     if (r != KCC_NUM_OK)
-        return fail(p, KCC_ERR_PARSE, "bad %s '%.*s' (expected an integer)", what, (int)(e - s), s);
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "bad %s '%.*s' (expected an integer)", what, (int)(e - s), s);
     return KCC_OK;
 }
 
 // A line of two fields, `usage` (e.g. "end <frame count>"), whose second is an integer.
-static kcc_status int_line(parser *p, const char *usage, int64_t min, int64_t max, const char *what,
+kcc_status kcc_tr_int_line(kcc_tr_parser *p, const char *usage, int64_t min, int64_t max, const char *what,
                            int64_t *out)
 {
     if (p->ntok != 2)
-        return fail(p, KCC_ERR_PARSE, "expected '%s'", usage);
-    return parse_int_text(p, p->text + p->tok_begin[1], p->text + p->tok_end[1], min, max, what, out);
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected '%s'", usage);
+    return kcc_tr_parse_int_text(p, p->text + p->tok_begin[1], p->text + p->tok_end[1], min, max, what, out);
 }
 
-static kcc_status parse_status(parser *p, uint32_t i, kcc_status *out)
+kcc_status kcc_tr_parse_status(kcc_tr_parser *p, uint32_t i, kcc_status *out)
 {
-    char t[MAX_TOKEN_CHARS + 1];
-    tok(p, i, t);
+    char t[KCC_TR_MAX_TOKEN_CHARS + 1];
+    kcc_tr_tok(p, i, t);
     for (int s = 0; s < KCC_STATUS_COUNT; ++s) {
         if (status_names[s] && strcmp(status_names[s], t) == 0) {
             *out = (kcc_status)s;
@@ -676,17 +660,17 @@ static kcc_status parse_status(parser *p, uint32_t i, kcc_status *out)
         *out = (kcc_status)v;
         return KCC_OK;
     }
-    return fail(p, KCC_ERR_PARSE, "unknown status '%s' (expected a name like KCC_OK)", t);
+    return kcc_tr_fail(p, KCC_ERR_PARSE, "unknown status '%s' (expected a name like KCC_OK)", t);
 }
 
 // Parses one field value: an integer, or count comma-separated floats.
-static kcc_status parse_field_value(parser *p, const desc_field *df, const char *value,
+static kcc_status parse_field_value(kcc_tr_parser *p, const kcc_tr_desc_field *df, const char *value,
                                     bool finite_only, char *base)
 {
     const char *end = value + strlen(value);
     if (df->is_int) {
         int64_t v;
-        kcc_status st = parse_int_text(p, value, end, -1000000, 1000000, df->name, &v);
+        kcc_status st = kcc_tr_parse_int_text(p, value, end, -1000000, 1000000, df->name, &v);
         if (st != KCC_OK)
             return st;
         int iv = (int)v;
@@ -697,11 +681,11 @@ static kcc_status parse_field_value(parser *p, const desc_field *df, const char 
     for (uint32_t k = 0; k < df->count; ++k) {
         const char *comma = strchr(s, ',');
         if ((k + 1 < df->count) != (comma != NULL))
-            return fail(p, KCC_ERR_PARSE, "%s needs %u comma-separated numbers, found '%s'",
+            return kcc_tr_fail(p, KCC_ERR_PARSE, "%s needs %u comma-separated numbers, found '%s'",
                         df->name, (unsigned)df->count, value);
         const char *e = comma ? comma : end;
         float v = 0.0f;
-        kcc_status st = parse_float_text(p, s, e, finite_only, df->name, &v);
+        kcc_status st = kcc_tr_parse_float_text(p, s, e, finite_only, df->name, &v);
         if (st != KCC_OK)
             return st;
         memcpy(base + k * sizeof(float), &v, sizeof v);
@@ -711,25 +695,25 @@ static kcc_status parse_field_value(parser *p, const desc_field *df, const char 
 }
 
 // Parses `key=value` tokens [first, last) into d, marking the given fields in *mask.
-static kcc_status parse_fields(parser *p, uint32_t first, uint32_t last, bool finite_only,
+kcc_status kcc_tr_parse_fields(kcc_tr_parser *p, uint32_t first, uint32_t last, bool finite_only,
                                kcc_character_desc *d, uint32_t *mask)
 {
     for (uint32_t i = first; i < last; ++i) {
-        char t[MAX_TOKEN_CHARS + 1];
-        tok(p, i, t);
+        char t[KCC_TR_MAX_TOKEN_CHARS + 1];
+        kcc_tr_tok(p, i, t);
         char *eq = strchr(t, '=');
         if (!eq)
-            return fail(p, KCC_ERR_PARSE, "expected key=value, found '%s'", t);
+            return kcc_tr_fail(p, KCC_ERR_PARSE, "expected key=value, found '%s'", t);
         *eq = '\0';
         uint32_t f = 0;
-        while (f < DESC_FIELD_COUNT && strcmp(desc_fields[f].name, t) != 0)
+        while (f < KCC_TR_DESC_FIELD_COUNT && strcmp(kcc_tr_desc_fields[f].name, t) != 0)
             ++f;
-        if (f == DESC_FIELD_COUNT)
-            return fail(p, KCC_ERR_PARSE, "unknown desc field '%s'", t);
+        if (f == KCC_TR_DESC_FIELD_COUNT)
+            return kcc_tr_fail(p, KCC_ERR_PARSE, "unknown desc field '%s'", t);
         if (*mask & (1u << f))
-            return fail(p, KCC_ERR_PARSE, "desc field '%s' given twice", t);
-        kcc_status st = parse_field_value(p, &desc_fields[f], eq + 1, finite_only,
-                                          (char *)d + desc_fields[f].offset);
+            return kcc_tr_fail(p, KCC_ERR_PARSE, "desc field '%s' given twice", t);
+        kcc_status st = parse_field_value(p, &kcc_tr_desc_fields[f], eq + 1, finite_only,
+                                          (char *)d + kcc_tr_desc_fields[f].offset);
         if (st != KCC_OK)
             return st;
         *mask |= 1u << f;
@@ -737,7 +721,7 @@ static kcc_status parse_fields(parser *p, uint32_t first, uint32_t last, bool fi
     return KCC_OK;
 }
 
-static char *dup_range(const char *s, size_t n)
+char *kcc_tr_dup_range(const char *s, size_t n)
 {
     char *d = malloc(n + 1);
     if (d) {
@@ -748,11 +732,11 @@ static char *dup_range(const char *s, size_t n)
 }
 
 // `level obj <path>` resolves a relative path against the directory of the trace's name.
-static char *resolve_obj_path(const char *name, const char *path, size_t n)
+char *kcc_tr_resolve_obj_path(const char *name, const char *path, size_t n)
 {
     const char *slash = strrchr(name, '/');
     if (path[0] == '/' || !slash)
-        return dup_range(path, n);
+        return kcc_tr_dup_range(path, n);
     size_t dn = (size_t)(slash - name) + 1;
     char *d = malloc(dn + n + 1);
     if (d) {
@@ -763,7 +747,7 @@ static char *resolve_obj_path(const char *name, const char *path, size_t n)
     return d;
 }
 
-static kcc_status push_step(parser *p, const kcc_trace_step *s)
+static kcc_status push_step(kcc_tr_parser *p, const kcc_trace_step *s)
 {
     kcc_trace *t = p->trace;
     if (t->step_count == p->step_cap) {
@@ -771,7 +755,7 @@ static kcc_status push_step(parser *p, const kcc_trace_step *s)
         kcc_trace_step *ns = nc < p->step_cap ? NULL : realloc(t->steps, (size_t)nc * sizeof *ns);
         if (!ns) {
             kcc_status st = nc < p->step_cap ? KCC_ERR_TOO_LARGE : KCC_ERR_OUT_OF_MEMORY;
-            return fail(p, st, "%s", kcc_status_str(st));
+            return kcc_tr_fail(p, st, "%s", kcc_status_str(st));
         }
         t->steps = ns;
         p->step_cap = nc;
@@ -781,68 +765,81 @@ static kcc_status push_step(parser *p, const kcc_trace_step *s)
 }
 
 // `kcc-trace <version>`: the first statement.
-static kcc_status header_line(parser *p, const char *t0)
+static kcc_status header_line(kcc_tr_parser *p, const char *t0)
 {
-    if (!tok_is(p, 0, "kcc-trace"))
-        return fail(p, KCC_ERR_PARSE, "not a kcc trace: expected 'kcc-trace %d', found '%s'",
+    if (!kcc_tr_tok_is(p, 0, "kcc-trace"))
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "not a kcc trace: expected 'kcc-trace %d', found '%s'",
                     KCC_TRACE_VERSION, t0);
     int64_t version;
-    kcc_status st = int_line(p, "kcc-trace <version>", 0, INT32_MAX, "version", &version);
+    kcc_status st = kcc_tr_int_line(p, "kcc-trace <version>", 0, INT32_MAX, "version", &version);
     if (st != KCC_OK)
         return st;
+    if (version == KCC_WORLD_TRACE_VERSION)
+        return kcc_tr_fail(p, KCC_ERR_VERSION, "a world trace (version %d): load it with "
+                           "kcc_world_trace_load", KCC_WORLD_TRACE_VERSION);
     if (version != KCC_TRACE_VERSION)
-        return fail(p, KCC_ERR_VERSION, "trace format version %lld is not supported (this library "
-                    "reads version %d)", (long long)version, KCC_TRACE_VERSION);
+        return kcc_tr_fail(p, KCC_ERR_VERSION, "trace format version %lld is not supported (this "
+                           "library reads versions %d and %d)", (long long)version,
+                           KCC_TRACE_VERSION, KCC_WORLD_TRACE_VERSION);
     p->state = WANT_LEVEL;
     return KCC_OK;
 }
 
 // `level obj <path>` (the path runs to the end of the content) or `level gen <spec>`.
-static kcc_status level_line(parser *p, const char *t0)
+static kcc_status level_line(kcc_tr_parser *p, const char *t0)
 {
     kcc_trace *t = p->trace;
-    if (!tok_is(p, 0, "level"))
-        return fail(p, KCC_ERR_PARSE, "expected the 'level' line, found '%s'", t0);
-    if (p->ntok < 3 || (!tok_is(p, 1, "obj") && !tok_is(p, 1, "gen")))
-        return fail(p, KCC_ERR_PARSE, "expected 'level obj <path>' or 'level gen <spec>'");
+    if (!kcc_tr_tok_is(p, 0, "level"))
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected the 'level' line, found '%s'", t0);
+    if (p->ntok < 3 || (!kcc_tr_tok_is(p, 1, "obj") && !kcc_tr_tok_is(p, 1, "gen")))
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected 'level obj <path>' or 'level gen <spec>'");
     const char *rest = p->text + p->tok_begin[2];
     size_t n = p->content_end - p->tok_begin[2];
     if (n >= KCC_TRACE_LEVEL_MAX)
-        return fail(p, KCC_ERR_PARSE, "level description too long");
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "level description too long");
     t->level_line = p->line;
-    bool obj = tok_is(p, 1, "obj");
+    bool obj = kcc_tr_tok_is(p, 1, "obj");
     t->level_kind = obj ? KCC_TRACE_LEVEL_OBJ : KCC_TRACE_LEVEL_GEN;
-    t->level = obj ? resolve_obj_path(p->name, rest, n) : dup_range(rest, n);
+    t->level = obj ? kcc_tr_resolve_obj_path(p->name, rest, n) : kcc_tr_dup_range(rest, n);
     if (!t->level)
-        return fail(p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
+        return kcc_tr_fail(p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
     if (obj) {
         FILE *f = fopen(t->level, "rb");
         if (!f)
-            return fail(p, KCC_ERR_NOT_FOUND, "level file '%s' not found", t->level);
+            return kcc_tr_fail(p, KCC_ERR_NOT_FOUND, "level file '%s' not found", t->level);
         fclose(f);
     }
     p->state = WANT_DESC;
     return KCC_OK;
 }
 
-// `level_hash <16 hex digits>`: optional, once, between the level line and the first step.
-static kcc_status level_hash_line(parser *p)
+kcc_status kcc_tr_parse_hash(kcc_tr_parser *p, uint32_t i, uint64_t *out)
 {
-    kcc_trace *t = p->trace;
-    if (p->state < WANT_DESC || t->step_count > 0 || t->has_level_hash)
-        return fail(p, KCC_ERR_PARSE, "'level_hash' belongs once between the 'level' line and the "
-                    "first step");
-    const char *s = p->text + p->tok_begin[1 % p->ntok];
+    const char *s = p->text + p->tok_begin[i];
     uint64_t h = 0;
-    bool ok = p->ntok == 2 && p->tok_end[1] - p->tok_begin[1] == 16;
-    for (int i = 0; ok && i < 16; ++i) {
-        char c = s[i];
+    bool ok = i < p->ntok && p->tok_end[i] - p->tok_begin[i] == 16;
+    for (int k = 0; ok && k < 16; ++k) {
+        char c = s[k];
         int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
         ok = d >= 0;
         h = h * 16u + (uint64_t)(d & 15);
     }
     if (!ok)
-        return fail(p, KCC_ERR_PARSE, "expected 'level_hash' and 16 lowercase hex digits");
+        return KCC_ERR_PARSE;
+    *out = h;
+    return KCC_OK;
+}
+
+// `level_hash <16 hex digits>`: optional, once, between the level line and the first step.
+static kcc_status level_hash_line(kcc_tr_parser *p)
+{
+    kcc_trace *t = p->trace;
+    if (p->state < WANT_DESC || t->step_count > 0 || t->has_level_hash)
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "'level_hash' belongs once between the 'level' line and the "
+                    "first step");
+    uint64_t h = 0;
+    if (p->ntok != 2 || kcc_tr_parse_hash(p, 1, &h) != KCC_OK)
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected 'level_hash' and 16 lowercase hex digits");
     t->has_level_hash = true;
     t->level_hash = h;
     t->level_hash_line = p->line;
@@ -850,33 +847,33 @@ static kcc_status level_hash_line(parser *p)
 }
 
 // `desc key=value ...`: every field, within the documented ranges.
-static kcc_status desc_line(parser *p, const char *t0)
+static kcc_status desc_line(kcc_tr_parser *p, const char *t0)
 {
-    if (!tok_is(p, 0, "desc"))
-        return fail(p, KCC_ERR_PARSE, "expected the 'desc' line, found '%s'", t0);
+    if (!kcc_tr_tok_is(p, 0, "desc"))
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected the 'desc' line, found '%s'", t0);
     uint32_t mask = 0;
     kcc_character_desc d = kcc_character_default_desc();
-    kcc_status st = parse_fields(p, 1, p->ntok, true, &d, &mask);
+    kcc_status st = kcc_tr_parse_fields(p, 1, p->ntok, true, &d, &mask);
     if (st != KCC_OK)
         return st;
-    for (uint32_t f = 0; f < DESC_FIELD_COUNT; ++f)
+    for (uint32_t f = 0; f < KCC_TR_DESC_FIELD_COUNT; ++f)
         if (!(mask & (1u << f)))
-            return fail(p, KCC_ERR_PARSE, "desc is missing field '%s'", desc_fields[f].name);
+            return kcc_tr_fail(p, KCC_ERR_PARSE, "desc is missing field '%s'", kcc_tr_desc_fields[f].name);
     st = kcc_character_desc_validate(&d);
     if (st != KCC_OK)
-        return fail(p, st, "desc rejected: %s", kcc_status_str(st));
+        return kcc_tr_fail(p, st, "desc rejected: %s", kcc_status_str(st));
     p->trace->desc = d;
     p->state = WANT_START;
     return KCC_OK;
 }
 
 // `start x y z`: the initial centre (the first one) or a restart step.
-static kcc_status start_line(parser *p)
+static kcc_status start_line(kcc_tr_parser *p)
 {
     if (p->ntok != 4)
-        return fail(p, KCC_ERR_PARSE, "expected 'start x y z'");
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected 'start x y z'");
     float c[3];
-    kcc_status st = parse_vec3(p, 1, true, "start position", c);
+    kcc_status st = kcc_tr_parse_vec3(p, 1, true, "start position", c);
     if (st != KCC_OK)
         return st;
     if (p->state == WANT_START) {
@@ -891,25 +888,25 @@ static kcc_status start_line(parser *p)
 }
 
 // `f dx dy dz [| px py pz | FLAGS]`; FLAGS may have blanks around its '|'.
-static kcc_status frame_line(parser *p)
+static kcc_status frame_line(kcc_tr_parser *p)
 {
     if (p->ntok != 4 && p->ntok < 10)
-        return fail(p, KCC_ERR_PARSE, "incomplete frame line: expected 'f dx dy dz | px py pz | flags'");
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "incomplete frame line: expected 'f dx dy dz | px py pz | flags'");
     kcc_trace_step s = { .kind = KCC_TRACE_MOVE, .line = p->line };
-    kcc_status st = parse_vec3(p, 1, false, "displacement", s.vec);
+    kcc_status st = kcc_tr_parse_vec3(p, 1, false, "displacement", s.vec);
     if (st != KCC_OK)
         return st;
     s.cut_begin = s.cut_end = p->tok_end[3];
     if (p->ntok >= 10) {
-        if (!tok_is(p, 4, "|") || !tok_is(p, 8, "|"))
-            return fail(p, KCC_ERR_PARSE, "expected 'f dx dy dz | px py pz | flags'");
-        st = parse_vec3(p, 5, true, "expected position", s.expected_position);
+        if (!kcc_tr_tok_is(p, 4, "|") || !kcc_tr_tok_is(p, 8, "|"))
+            return kcc_tr_fail(p, KCC_ERR_PARSE, "expected 'f dx dy dz | px py pz | flags'");
+        st = kcc_tr_parse_vec3(p, 5, true, "expected position", s.expected_position);
         if (st != KCC_OK)
             return st;
         const char *flags = p->text + p->tok_begin[9];
         size_t n = p->content_end - p->tok_begin[9];
-        if (!flags_from_text(flags, n, &s.expected_flags))
-            return fail(p, KCC_ERR_PARSE, "bad flags '%.*s'", (int)n, flags);
+        if (!kcc_tr_flags_from_text(flags, n, &s.expected_flags))
+            return kcc_tr_fail(p, KCC_ERR_PARSE, "bad flags '%.*s'", (int)n, flags);
         s.has_expected = true;
         s.cut_end = p->content_end;
     }
@@ -918,21 +915,21 @@ static kcc_status frame_line(parser *p)
 }
 
 // `set key=value ... [| STATUS]`.
-static kcc_status set_line(parser *p)
+static kcc_status set_line(kcc_tr_parser *p)
 {
     kcc_trace_step s = { .kind = KCC_TRACE_SET, .line = p->line };
     uint32_t last = p->ntok;
-    if (p->ntok >= 2 && tok_is(p, p->ntok - 2, "|"))
+    if (p->ntok >= 2 && kcc_tr_tok_is(p, p->ntok - 2, "|"))
         last = p->ntok - 2;
     for (uint32_t i = 1; i < p->ntok; ++i)
-        if (tok_is(p, i, "|") && i != last)
-            return fail(p, KCC_ERR_PARSE, "expected 'set key=value ... | STATUS'");
-    kcc_status st = parse_fields(p, 1, last, false, &s.desc, &s.set_fields);
+        if (kcc_tr_tok_is(p, i, "|") && i != last)
+            return kcc_tr_fail(p, KCC_ERR_PARSE, "expected 'set key=value ... | STATUS'");
+    kcc_status st = kcc_tr_parse_fields(p, 1, last, false, &s.desc, &s.set_fields);
     if (st != KCC_OK)
         return st;
     s.cut_begin = s.cut_end = p->tok_end[last - 1];
     if (last != p->ntok) {
-        st = parse_status(p, p->ntok - 1, &s.expected_status);
+        st = kcc_tr_parse_status(p, p->ntok - 1, &s.expected_status);
         if (st != KCC_OK)
             return st;
         s.has_expected = true;
@@ -942,64 +939,64 @@ static kcc_status set_line(parser *p)
 }
 
 // `end N`: N must be the number of frames read.
-static kcc_status end_line(parser *p)
+static kcc_status end_line(kcc_tr_parser *p)
 {
     int64_t n;
-    kcc_status st = int_line(p, "end <frame count>", 0, UINT32_MAX, "frame count", &n);
+    kcc_status st = kcc_tr_int_line(p, "end <frame count>", 0, UINT32_MAX, "frame count", &n);
     if (st != KCC_OK)
         return st;
     if (n != (int64_t)p->trace->frame_count)
-        return fail(p, KCC_ERR_PARSE, "truncated or edited: 'end' says %lld frames, the file "
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "truncated or edited: 'end' says %lld frames, the file "
                     "has %u", (long long)n, (unsigned)p->trace->frame_count);
     p->state = AFTER_END;
     return KCC_OK;
 }
 
 // One line with at least one token, dispatched by the parser's state and its first token.
-static kcc_status statement(parser *p)
+static kcc_status statement(kcc_tr_parser *p)
 {
-    char t0[MAX_TOKEN_CHARS + 1];
-    tok(p, 0, t0);
+    char t0[KCC_TR_MAX_TOKEN_CHARS + 1];
+    kcc_tr_tok(p, 0, t0);
     // Only the level line carries free text (a path); elsewhere a huge field is garbage, and
     // cutting it could turn it into a different valid one.
-    for (uint32_t i = 0; i < p->ntok && !tok_is(p, 0, "level"); ++i)
-        if (p->tok_end[i] - p->tok_begin[i] > MAX_TOKEN_CHARS)
-            return fail(p, KCC_ERR_PARSE, "field %u is longer than %d characters", (unsigned)i + 1,
-                        MAX_TOKEN_CHARS);
+    for (uint32_t i = 0; i < p->ntok && !kcc_tr_tok_is(p, 0, "level"); ++i)
+        if (p->tok_end[i] - p->tok_begin[i] > KCC_TR_MAX_TOKEN_CHARS)
+            return kcc_tr_fail(p, KCC_ERR_PARSE, "field %u is longer than %d characters", (unsigned)i + 1,
+                        KCC_TR_MAX_TOKEN_CHARS);
     switch (p->state) {
     case WANT_HEADER: return header_line(p, t0);
     case WANT_LEVEL: return level_line(p, t0);
-    case AFTER_END: return fail(p, KCC_ERR_PARSE, "unexpected '%s' after the 'end' line", t0);
+    case AFTER_END: return kcc_tr_fail(p, KCC_ERR_PARSE, "unexpected '%s' after the 'end' line", t0);
     default: break;
     }
-    if (tok_is(p, 0, "level_hash"))
+    if (kcc_tr_tok_is(p, 0, "level_hash"))
         return level_hash_line(p);
     if (p->state == WANT_DESC)
         return desc_line(p, t0);
-    if (p->state == WANT_START && !tok_is(p, 0, "start"))
-        return fail(p, KCC_ERR_PARSE, "expected the 'start' line, found '%s'", t0);
-    if (tok_is(p, 0, "start"))
+    if (p->state == WANT_START && !kcc_tr_tok_is(p, 0, "start"))
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected the 'start' line, found '%s'", t0);
+    if (kcc_tr_tok_is(p, 0, "start"))
         return start_line(p);
-    if (tok_is(p, 0, "f"))
+    if (kcc_tr_tok_is(p, 0, "f"))
         return frame_line(p);
-    if (tok_is(p, 0, "set"))
+    if (kcc_tr_tok_is(p, 0, "set"))
         return set_line(p);
-    if (tok_is(p, 0, "end"))
+    if (kcc_tr_tok_is(p, 0, "end"))
         return end_line(p);
-    return fail(p, KCC_ERR_PARSE, "unknown line '%s' (expected f, set, start or end)", t0);
+    return kcc_tr_fail(p, KCC_ERR_PARSE, "unknown line '%s' (expected f, set, start or end)", t0);
 }
 
 // The text ended: fine only after the `end` line.
-static kcc_status end_of_text(parser *p)
+static kcc_status end_of_text(kcc_tr_parser *p)
 {
     if (p->line == 0)
         p->line = 1;
     switch (p->state) {
-    case WANT_HEADER: return fail(p, KCC_ERR_PARSE, "empty file: expected 'kcc-trace %d'", KCC_TRACE_VERSION);
-    case WANT_LEVEL: return fail(p, KCC_ERR_PARSE, "truncated: missing the 'level' line");
-    case WANT_DESC: return fail(p, KCC_ERR_PARSE, "truncated: missing the 'desc' line");
-    case WANT_START: return fail(p, KCC_ERR_PARSE, "truncated: missing the 'start' line");
-    case IN_BODY: return fail(p, KCC_ERR_PARSE, "truncated: missing the 'end' line after frame %u",
+    case WANT_HEADER: return kcc_tr_fail(p, KCC_ERR_PARSE, "empty file: expected 'kcc-trace %d'", KCC_TRACE_VERSION);
+    case WANT_LEVEL: return kcc_tr_fail(p, KCC_ERR_PARSE, "truncated: missing the 'level' line");
+    case WANT_DESC: return kcc_tr_fail(p, KCC_ERR_PARSE, "truncated: missing the 'desc' line");
+    case WANT_START: return kcc_tr_fail(p, KCC_ERR_PARSE, "truncated: missing the 'start' line");
+    case IN_BODY: return kcc_tr_fail(p, KCC_ERR_PARSE, "truncated: missing the 'end' line after frame %u",
                               (unsigned)p->trace->frame_count);
     default: return KCC_OK;
     }
@@ -1011,7 +1008,31 @@ static uint32_t skip_bom(const char *text, size_t length)
     return length >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3u : 0u;
 }
 
-static kcc_status parse_lines(parser *p, size_t length)
+uint32_t kcc_tr_text_version(const char *text, size_t length)
+{
+    // The first line that is not blank or a comment, after a byte order mark.
+    size_t pos = text ? skip_bom(text, length) : length;
+    while (pos < length) {
+        const char *nl = memchr(text + pos, '\n', length - pos);
+        size_t eol = nl ? (size_t)(nl - text) : length, b = pos;
+        pos = eol + 1;
+        while (b < eol && is_blank(text[b]))
+            ++b;
+        if (b == eol || text[b] == '#')
+            continue;
+        int64_t v = 0;
+        size_t e = b + 10;
+        if (eol - b < 11 || memcmp(text + b, "kcc-trace ", 10) != 0)
+            return 0;
+        while (e < eol && !is_blank(text[e]) && text[e] != '#')
+            ++e;
+        return kcc_text_to_int(text + b + 10, text + e, 1, 1000, &v) == KCC_NUM_OK ? (uint32_t)v : 0;
+    }
+    return 0;
+}
+
+kcc_status kcc_tr_parse_lines(kcc_tr_parser *p, size_t length, kcc_tr_statement_fn *on_line,
+                              kcc_tr_statement_fn *on_end)
 {
     const char *text = p->text;
     uint32_t pos = skip_bom(text, length);
@@ -1024,11 +1045,11 @@ static kcc_status parse_lines(parser *p, size_t length)
         kcc_status st = tokenize(p, pos, eol);
         pos = eol < length ? eol + 1 : eol;
         if (st == KCC_OK && p->ntok > 0)
-            st = statement(p);
+            st = on_line(p);
         if (st != KCC_OK)
             return st;
     }
-    return end_of_text(p);
+    return on_end(p);
 }
 
 kcc_status kcc_trace_parse(const char *text, size_t length, const char *name, kcc_trace **out,
@@ -1040,7 +1061,7 @@ kcc_status kcc_trace_parse(const char *text, size_t length, const char *name, kc
         return KCC_ERR_NULL_ARGUMENT;
     if (!name)
         name = "<trace>";
-    parser p;
+    kcc_tr_parser p;
     memset(&p, 0, sizeof p);
     p.name = name;
     p.err = err;
@@ -1048,21 +1069,21 @@ kcc_status kcc_trace_parse(const char *text, size_t length, const char *name, kc
     p.text = text ? text : "";
     if (length >= UINT32_MAX) {
         p.line = 1;
-        return fail(&p, KCC_ERR_TOO_LARGE, "file too large");
+        return kcc_tr_fail(&p, KCC_ERR_TOO_LARGE, "file too large");
     }
     kcc_trace *t = calloc(1, sizeof *t);
     if (!t)
-        return fail(&p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
-    t->name = dup_range(name, strlen(name));
-    t->text = dup_range(p.text, length);
+        return kcc_tr_fail(&p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
+    t->name = kcc_tr_dup_range(name, strlen(name));
+    t->text = kcc_tr_dup_range(p.text, length);
     t->text_length = length;
     if (!t->name || !t->text) {
         kcc_trace_free(t);
-        return fail(&p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
+        return kcc_tr_fail(&p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
     }
     p.text = t->text;   // a private, NUL-terminated copy
     p.trace = t;
-    kcc_status st = parse_lines(&p, length);
+    kcc_status st = kcc_tr_parse_lines(&p, length, statement, end_of_text);
     if (st != KCC_OK) {
         kcc_trace_free(t);
         return st;
@@ -1071,12 +1092,9 @@ kcc_status kcc_trace_parse(const char *text, size_t length, const char *name, kc
     return KCC_OK;
 }
 
-kcc_status kcc_trace_load(const char *path, kcc_trace **out, char *err, size_t err_size)
+kcc_status kcc_tr_read_file(const char *path, char **out_text, size_t *out_length, char *err,
+                            size_t err_size)
 {
-    if (err && err_size)
-        err[0] = '\0';
-    if (!path || !out)
-        return KCC_ERR_NULL_ARGUMENT;
     FILE *f = fopen(path, "rb");
     if (!f) {
         if (err && err_size)
@@ -1115,9 +1133,36 @@ kcc_status kcc_trace_load(const char *path, kcc_trace **out, char *err, size_t e
             snprintf(err, err_size, "%s: cannot read: %s", path, kcc_status_str(st));
         return st;
     }
+    *out_text = buf;
+    *out_length = len;
+    return KCC_OK;
+}
+
+kcc_status kcc_trace_load(const char *path, kcc_trace **out, char *err, size_t err_size)
+{
+    if (err && err_size)
+        err[0] = '\0';
+    if (!path || !out)
+        return KCC_ERR_NULL_ARGUMENT;
+    char *buf = NULL;
+    size_t len = 0;
+    kcc_status st = kcc_tr_read_file(path, &buf, &len, err, err_size);
+    if (st != KCC_OK)
+        return st;
     st = kcc_trace_parse(buf, len, path, out, err, err_size);
     free(buf);
     return st;
+}
+
+uint32_t kcc_trace_file_version(const char *path)
+{
+    char *text = NULL;
+    size_t length = 0;
+    if (!path || kcc_tr_read_file(path, &text, &length, NULL, 0) != KCC_OK)
+        return 0;
+    uint32_t v = kcc_tr_text_version(text, length);
+    free(text);
+    return v;
 }
 
 void kcc_trace_free(kcc_trace *trace)
@@ -1194,7 +1239,7 @@ kcc_status kcc_trace_build_level(const kcc_trace *trace, kcc_mesh **out_mesh, ch
 
 // ------------------------------------------------------------------------------------- replay
 
-static bool position_matches(const float *expected, const float *actual, float tolerance)
+bool kcc_tr_position_matches(const float *expected, const float *actual, float tolerance)
 {
     if (tolerance == 0.0f)
         return memcmp(expected, actual, 3 * sizeof(float)) == 0;
@@ -1234,17 +1279,17 @@ kcc_status kcc_trace_replay(const kcc_trace *trace, const kcc_mesh *mesh, float 
                     if (e > r.max_error || isnan(e))
                         r.max_error = isnan(e) ? INFINITY : e;
                 }
-                ok = position_matches(s->expected_position, o.position, tolerance) &&
+                ok = kcc_tr_position_matches(s->expected_position, o.position, tolerance) &&
                      o.flags == s->expected_flags;
             } else {
                 ok = false;
             }
         } else if (s->kind == KCC_TRACE_SET) {
             kcc_character_desc req = cur;
-            for (uint32_t f = 0; f < DESC_FIELD_COUNT; ++f) {
+            for (uint32_t f = 0; f < KCC_TR_DESC_FIELD_COUNT; ++f) {
                 if (s->set_fields & (1u << f))
-                    memcpy((char *)&req + desc_fields[f].offset,
-                           (const char *)&s->desc + desc_fields[f].offset, field_bytes(&desc_fields[f]));
+                    memcpy((char *)&req + kcc_tr_desc_fields[f].offset,
+                           (const char *)&s->desc + kcc_tr_desc_fields[f].offset, kcc_tr_field_bytes(&kcc_tr_desc_fields[f]));
             }
             o.status = kcc_character_set_desc_checked(&ch, &req, mesh);
             if (o.status == KCC_OK)
@@ -1281,6 +1326,17 @@ kcc_status kcc_trace_replay(const kcc_trace *trace, const kcc_mesh *mesh, float 
     return KCC_OK;
 }
 
+void kcc_tr_outcome_text_of(const float *expected, uint32_t expected_flags, const float *actual,
+                            uint32_t actual_flags, kcc_tr_outcome_text *out)
+{
+    for (int k = 0; k < 3; ++k) {
+        kcc_trace_float_to_text(expected[k], out->expected[k]);
+        kcc_trace_float_to_text(actual[k], out->actual[k]);
+    }
+    kcc_trace_flags_to_text(expected_flags, out->expected_flags, sizeof out->expected_flags);
+    kcc_trace_flags_to_text(actual_flags, out->actual_flags, sizeof out->actual_flags);
+}
+
 int kcc_trace_format_divergence(const kcc_trace *trace, const kcc_trace_report *report, char *buf,
                                 size_t size)
 {
@@ -1289,14 +1345,11 @@ int kcc_trace_format_divergence(const kcc_trace *trace, const kcc_trace_report *
     if (report->diverged == 0)
         return snprintf(buf, size, "%s: %u frames replay as recorded", trace->name,
                         (unsigned)report->frames);
-    char e[3][KCC_TRACE_FLOAT_CHARS], a[3][KCC_TRACE_FLOAT_CHARS];
-    char ef[KCC_TRACE_FLAGS_CHARS], af[KCC_TRACE_FLAGS_CHARS];
-    for (int k = 0; k < 3; ++k) {
-        kcc_trace_float_to_text(report->expected_position[k], e[k]);
-        kcc_trace_float_to_text(report->actual_position[k], a[k]);
-    }
-    kcc_trace_flags_to_text(report->expected_flags, ef, sizeof ef);
-    kcc_trace_flags_to_text(report->actual_flags, af, sizeof af);
+    kcc_tr_outcome_text o;
+    kcc_tr_outcome_text_of(report->expected_position, report->expected_flags,
+                           report->actual_position, report->actual_flags, &o);
+    char (*e)[KCC_TRACE_FLOAT_CHARS] = o.expected, (*a)[KCC_TRACE_FLOAT_CHARS] = o.actual;
+    const char *ef = o.expected_flags, *af = o.actual_flags;
     const char *name = trace->name;
     unsigned line = (unsigned)report->line, frame = (unsigned)report->frame;
     if (report->kind == KCC_TRACE_MOVE && report->missing_expected)
@@ -1329,22 +1382,22 @@ kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outcome *outc
             continue;
         ok = fwrite(trace->text + cursor, 1, s->cut_begin - cursor, out) == s->cut_begin - cursor;
         cursor = s->cut_end;
-        line_buf b = { .len = 0 };
+        kcc_tr_line b = { .len = 0 };
         if (s->kind == KCC_TRACE_MOVE) {
             if (!outcomes && !s->has_expected)
                 continue;
-            lb_str(&b, " |");
-            lb_vec3(&b, outcomes ? outcomes[i].position : s->expected_position);
-            lb_str(&b, " | ");
+            kcc_tr_lb_str(&b, " |");
+            kcc_tr_lb_vec3(&b, outcomes ? outcomes[i].position : s->expected_position);
+            kcc_tr_lb_str(&b, " | ");
             char flags[KCC_TRACE_FLAGS_CHARS];
             kcc_trace_flags_to_text(outcomes ? outcomes[i].flags : s->expected_flags, flags,
                                     sizeof flags);
-            lb_str(&b, flags);
+            kcc_tr_lb_str(&b, flags);
         } else {
             if (!outcomes && !s->has_expected)
                 continue;
-            lb_str(&b, " | ");
-            lb_status(&b, outcomes ? outcomes[i].status : s->expected_status);
+            kcc_tr_lb_str(&b, " | ");
+            kcc_tr_lb_status(&b, outcomes ? outcomes[i].status : s->expected_status);
         }
         ok = ok && fwrite(b.text, 1, b.len, out) == b.len;
     }
@@ -1366,6 +1419,26 @@ static void one_line(char *message)
             *c = ' ';
 }
 
+// A world trace: loaded, replayed on one worker, its first divergence as the message.
+static bool check_world_file(const char *path, float tolerance, char *message, size_t message_size)
+{
+    kcc_world_trace *trace = NULL;
+    if (kcc_world_trace_load(path, &trace, message, message_size) != KCC_OK)
+        return false;
+    kcc_world_replay_desc desc = kcc_world_replay_default_desc();
+    desc.tolerance = tolerance;
+    kcc_world_trace_report report;
+    kcc_status st = kcc_world_trace_replay(trace, &desc, &report, message, message_size);
+    bool passed = st == KCC_OK && report.diverged == 0;
+    if (st == KCC_OK && !passed) {
+        int n = kcc_world_trace_format_divergence(trace, &report, message, message_size);
+        if (tolerance > 0.0f && n >= 0 && (size_t)n < message_size)
+            snprintf(message + n, message_size - (size_t)n, " (tolerance %g m)", (double)tolerance);
+    }
+    kcc_world_trace_free(trace);
+    return passed;
+}
+
 // Loads the trace at path, builds its level and replays it; a message for whatever stops the
 // check, or the first divergence. False on any of them.
 static bool check_file(const char *path, float tolerance, char *message, size_t message_size)
@@ -1379,6 +1452,8 @@ static bool check_file(const char *path, float tolerance, char *message, size_t 
                  "got %g", path, (double)tolerance);
         return false;
     }
+    if (kcc_trace_file_version(path) == KCC_WORLD_TRACE_VERSION)
+        return check_world_file(path, tolerance, message, message_size);
     kcc_trace *trace = NULL;
     if (kcc_trace_load(path, &trace, message, message_size) != KCC_OK)
         return false;

@@ -3,6 +3,7 @@
  * their state and contacts. Nothing here allocates after kcc_world_create. */
 #include <math.h>
 
+#include "trace_internal.h"
 #include "world_internal.h"
 
 #define WORLD_ALIGN 64
@@ -130,6 +131,7 @@ kcc_status kcc_world_add_character(kcc_world *world, const kcc_character_desc *d
     wc->proxy = kcc_world_add_character_proxy(world, slot, (const float(*)[3])box);
     ++cs->count;
     *out_character = kcc_id_make(generation, slot);
+    kcc_world_record_character(world, *out_character, desc, center);
     return KCC_OK;
 }
 
@@ -145,6 +147,7 @@ kcc_status kcc_world_remove_character(kcc_world *world, uint32_t character)
     wc->generation = (wc->generation + 1) & KCC_ID_GENERATION_MASK;
     kcc_id_pool_give(&cs->ids, (uint32_t)(wc - cs->slots));
     --cs->count;
+    kcc_world_record_character(world, character, NULL, NULL);
     return KCC_OK;
 }
 

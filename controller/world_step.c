@@ -1,6 +1,7 @@
 /* world_step.c: kcc_world_step: the bodies move, then every character (in parallel over the task
  * hooks) rides, is pushed and moves through the bodies and its neighbours, then a resolve pass and
  * the sensors. Nothing here allocates. */
+#include "trace_internal.h"
 #include "world_internal.h"
 
 /* ------------------------------------------------------------------------------------------------
@@ -412,6 +413,7 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
 {
     if (!world)
         return KCC_ERR_NULL_ARGUMENT;
+    kcc_world_record_step(world, false);
     kcc_world_step_bodies(world);
     struct kcc_world_characters *cs = kcc_world_characters(world);
     if (mark)
@@ -444,6 +446,7 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     kcc_world_sensor_step(world, cs);
     if (mark)
         mark(user, KCC_PHASE_SENSORS);
+    kcc_world_record_step(world, true);
     return KCC_OK;
 }
 

@@ -1,12 +1,14 @@
 /* replay.c: kcc-replay, the command-line replayer of input traces (docs/traces.md). Replays each file
- * through the controller and reports the first divergence per file; can rewrite expected outcomes
- * (--update, listing the frames it changed) and print the replayed positions (--print). Exit 0 when
+ * (single-character traces through the controller, world traces through a world on --workers
+ * threads) and reports the first divergence per file; can rewrite expected outcomes (--update,
+ * listing the frames it changed) and print the replayed positions (--print). Exit 0 when
  * every frame of every file matches, 1 when some file diverges, 2 on usage errors or a file that
  * cannot be replayed (unreadable, malformed, its level missing or changed: a changed level is named
  * "level changed"); kcc-demo uses the same three statuses. Warns, as kcc-demo does, about a KCC_ISA
  * the library does not know (isa_env.h). `make replay-check` runs each of these cases. */
 #include "kcc.h"
 #include "isa_env.h"
+#include "jobs.h"
 
 #include <errno.h>
 #include <math.h>
@@ -25,7 +27,15 @@ static void usage(FILE *to)
             "                  (default 0: bit-exact); flags and retune statuses always match exactly\n"
             "  --update        rewrite the expected outcomes in each FILE with the replayed ones and\n"
             "                  list the frames that changed (on stderr)\n"
-            "  --print         write the replayed outcome of every step to stdout\n"
+            "  --print         write the replayed outcome of every step to stdout (a world trace:\n"
+            "                  the trace its replay records)\n"
+            "  --workers N     replay world traces on N worker threads (1..64, default 1); the\n"
+            "                  outcomes must not depend on it\n"
+            "  --shrink OUT    (one world trace) write to OUT a smaller trace that still fails:\n"
+            "                  steps, characters and bodies cut by delta debugging\n"
+            "  --shrink-check C  what it must still do: divergence (default: diverge first at the\n"
+            "                  same recorded outcome), penetration (a box 1 cm into a body), or\n"
+            "                  flag=NAME (a step result with KCC_MOVE_NAME, e.g. flag=CRUSHED)\n"
             "  --verbose, -v   one line per file even when it matches\n"
             "  --isa           print the instruction set moves run on (avx2 or baseline) and exit;\n"
             "                  KCC_ISA=baseline in the environment forces the baseline (any other\n"
@@ -226,8 +236,11 @@ static uint32_t report_changes(const char *path, const kcc_trace *t, const kcc_t
 }
 
 typedef struct options {
-    float tolerance;   // m
-    bool  update, print, verbose;
+    float    tolerance;   // m
+    bool     update, print, verbose;
+    uint32_t workers;     // world traces' worker threads
+    const char *shrink;   // --shrink OUT
+    kcc_world_shrink_desc shrink_desc;
 } options;
 
 typedef struct totals {
@@ -237,13 +250,104 @@ typedef struct totals {
     unsigned long frames;
 } totals;
 
+// "file:line: what (STATUS)" for a file that cannot be replayed; a changed level is named so.
+static void report_unreplayable(const char *message, kcc_status st, totals *tot)
+{
+    bool changed = st == KCC_ERR_LEVEL_CHANGED;
+    fprintf(stderr, "%s (%s%s)\n", message, changed ? "level changed: " : "",
+            kcc_trace_status_name(st));
+    tot->errors++;
+    tot->levels_changed += changed;
+}
+
+// A world trace's replay recorded into a temporary file renamed over path (--update).
+static int update_world_file(const char *path, const kcc_world_trace *t, kcc_world_replay_desc desc)
+{
+    char *tmp = malloc(strlen(path) + 16);
+    if (!tmp)
+        return EXIT_BAD_INPUT;
+    sprintf(tmp, "%s.update-tmp", path);
+    char err[1024] = "";
+    kcc_world_trace_report r;
+    desc.record = fopen(tmp, "wb");
+    kcc_status st = desc.record ? kcc_world_trace_replay(t, &desc, &r, err, sizeof err) : KCC_ERR_IO;
+    if (desc.record && fclose(desc.record) != 0 && st == KCC_OK)
+        st = KCC_ERR_IO;
+    if (st != KCC_OK || rename(tmp, path) != 0) {
+        fprintf(stderr, "%s: cannot write the updated trace: %s\n", path,
+                err[0] ? err : st != KCC_OK ? kcc_status_str(st) : strerror(errno));
+        remove(tmp);
+        free(tmp);
+        return EXIT_BAD_INPUT;
+    }
+    free(tmp);
+    return EXIT_PASS;
+}
+
+// Replays (or updates) one world trace; returns its exit status.
+static int replay_world_file(const char *path, const options *opt, totals *tot)
+{
+    char err[1024] = "";
+    kcc_world_trace *t = NULL;
+    demo_jobs jobs = {.workers = opt->workers};
+    kcc_world_replay_desc desc = kcc_world_replay_default_desc();
+    desc.tolerance = opt->tolerance;
+    desc.worker_count = opt->workers;
+    if (opt->workers > 1) {
+        desc.enqueue_task = demo_jobs_enqueue;
+        desc.finish_task = demo_jobs_finish;
+        desc.user_task_context = &jobs;
+    }
+    if (opt->print) {
+        printf("# %s\n", path);
+        fflush(stdout);
+        desc.record = stdout;
+    }
+    kcc_world_trace_report r;
+    kcc_status st = kcc_world_trace_load(path, &t, err, sizeof err);
+    if (st == KCC_OK)
+        st = kcc_world_trace_replay(t, &desc, &r, err, sizeof err);
+    desc.record = NULL;
+    int code = EXIT_PASS;
+    if (st != KCC_OK) {
+        report_unreplayable(err[0] ? err : path, st, tot);
+        code = EXIT_BAD_INPUT;
+    } else if (opt->update) {
+        code = r.diverged ? update_world_file(path, t, desc) : EXIT_PASS;
+        tot->updated_steps += r.diverged ? r.steps : 0;
+        tot->errors += code != EXIT_PASS;
+        if (r.diverged)
+            fprintf(stderr, "%s: updated: %u outcomes differed (first at step %u); the trace is "
+                    "written again from its replay (comments are not kept)\n", path,
+                    (unsigned)r.diverged, (unsigned)r.step);
+    } else if (r.diverged) {
+        char msg[1024], e[KCC_TRACE_FLOAT_CHARS];
+        kcc_world_trace_format_divergence(t, &r, msg, sizeof msg);
+        kcc_trace_float_to_text(r.max_error, e);
+        fprintf(stderr, "%s\n%s: %u outcomes diverge over %u steps; largest position difference "
+                "%s m\n", msg, path, (unsigned)r.diverged, (unsigned)r.steps, e);
+        tot->diverged++;
+        code = EXIT_DIVERGED;
+    } else {
+        tot->matched++;
+        if (opt->verbose)
+            fprintf(stderr, "%s: %u steps match\n", path, (unsigned)r.steps);
+    }
+    if (st == KCC_OK)
+        tot->frames += r.steps;
+    kcc_world_trace_free(t);
+    return code;
+}
+
 // Replays (or updates) one file; returns its exit status.
 static int replay_file(const char *path, const options *opt, mesh_cache *cache, totals *tot)
 {
+    tot->files++;
+    if (kcc_trace_file_version(path) == KCC_WORLD_TRACE_VERSION)
+        return replay_world_file(path, opt, tot);
     char err[1024] = "";
     kcc_trace *t = NULL;
     kcc_mesh *mesh = NULL;
-    tot->files++;
     kcc_status st = kcc_trace_load(path, &t, err, sizeof err);
     if (st == KCC_OK)
         st = cached_level(cache, t, &mesh, err, sizeof err);
@@ -257,11 +361,7 @@ static int replay_file(const char *path, const options *opt, mesh_cache *cache, 
     }
     int code = EXIT_PASS;
     if (st != KCC_OK) {
-        bool changed = st == KCC_ERR_LEVEL_CHANGED;
-        fprintf(stderr, "%s (%s%s)\n", err[0] ? err : path, changed ? "level changed: " : "",
-                kcc_trace_status_name(st));
-        tot->errors++;
-        tot->levels_changed += changed;
+        report_unreplayable(err[0] ? err : path, st, tot);
         code = EXIT_BAD_INPUT;
     } else {
         tot->frames += r.frames;
@@ -293,6 +393,53 @@ static int replay_file(const char *path, const options *opt, mesh_cache *cache, 
     return code;
 }
 
+// `divergence`, `penetration` or `flag=NAME` (a flag name as traces write them).
+static bool parse_shrink_check(const char *v, kcc_world_shrink_desc *d)
+{
+    if (strcmp(v, "divergence") == 0) {
+        d->check = KCC_WORLD_SHRINK_DIVERGENCE;
+    } else if (strcmp(v, "penetration") == 0) {
+        d->check = KCC_WORLD_SHRINK_PENETRATION;
+    } else if (strncmp(v, "flag=", 5) == 0 && kcc_trace_text_to_flags(v + 5, &d->flag) && d->flag) {
+        d->check = KCC_WORLD_SHRINK_FLAG;
+    } else {
+        fprintf(stderr, "kcc-replay: --shrink-check takes divergence, penetration or flag=NAME "
+                "(e.g. flag=CRUSHED), got '%s'\n", v);
+        return false;
+    }
+    return true;
+}
+
+// --shrink: the one world trace at path shrunk into opt->shrink.
+static int shrink_file(const char *path, const options *opt)
+{
+    char err[1024] = "";
+    kcc_world_trace *t = NULL;
+    kcc_status st = kcc_world_trace_load(path, &t, err, sizeof err);
+    FILE *out = st == KCC_OK ? fopen(opt->shrink, "wb") : NULL;
+    if (st == KCC_OK && !out) {
+        snprintf(err, sizeof err, "%s: cannot write: %s", opt->shrink, strerror(errno));
+        st = KCC_ERR_IO;
+    }
+    kcc_world_shrink_desc d = opt->shrink_desc;
+    d.tolerance = opt->tolerance;
+    kcc_world_shrink_report r;
+    if (st == KCC_OK)
+        st = kcc_world_trace_shrink(t, &d, out, &r, err, sizeof err);
+    if (out && fclose(out) != 0 && st == KCC_OK)
+        st = KCC_ERR_IO;
+    kcc_world_trace_free(t);
+    if (st != KCC_OK) {
+        fprintf(stderr, "%s (%s)\n", err[0] ? err : path, kcc_trace_status_name(st));
+        return EXIT_BAD_INPUT;
+    }
+    fprintf(stderr, "kcc-replay: shrunk %s into %s: %u -> %u steps, %u -> %u characters, %u -> %u "
+            "bodies (%u replays)\n", path, opt->shrink, (unsigned)r.steps[0], (unsigned)r.steps[1],
+            (unsigned)r.characters[0], (unsigned)r.characters[1], (unsigned)r.bodies[0],
+            (unsigned)r.bodies[1], (unsigned)r.replays);
+    return EXIT_PASS;
+}
+
 // Reads the options; returns -1 to go on (files from *first_file), or an exit status.
 static int parse_args(int argc, char **argv, options *opt, int *first_file)
 {
@@ -316,6 +463,21 @@ static int parse_args(int argc, char **argv, options *opt, int *first_file)
             demo_isa_warn_if_invalid("kcc-replay");
             printf("%s\n", kcc_character_isa());
             return EXIT_PASS;
+        } else if (strcmp(a, "--shrink") == 0 && i + 1 < argc) {
+            opt->shrink = argv[++i];
+        } else if (strcmp(a, "--shrink-check") == 0 && i + 1 < argc) {
+            if (!parse_shrink_check(argv[++i], &opt->shrink_desc))
+                return EXIT_BAD_INPUT;
+        } else if (strncmp(a, "--workers", 9) == 0 && (a[9] == '=' || a[9] == '\0')) {
+            const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : "");
+            char *end = NULL;
+            long n = strtol(v, &end, 10);
+            if (!v[0] || *end || n < 1 || n > DEMO_JOBS_MAX) {
+                fprintf(stderr, "kcc-replay: --workers needs a number from 1 to %d, got '%s'\n",
+                        DEMO_JOBS_MAX, v);
+                return EXIT_BAD_INPUT;
+            }
+            opt->workers = (uint32_t)n;
         } else if (strncmp(a, "--tolerance", 11) == 0 && (a[11] == '=' || a[11] == '\0')) {
             const char *v = a[11] == '=' ? a + 12 : (i + 1 < argc ? argv[++i] : "");
             float tol = 0.0f;
@@ -362,12 +524,19 @@ static void print_summary(const options *opt, const totals *tot)
 
 int main(int argc, char **argv)
 {
-    options opt = { .tolerance = 0.0f };
+    options opt = { .tolerance = 0.0f, .workers = 1 };
     int first_file = argc;
     int code = parse_args(argc, argv, &opt, &first_file);
     if (code >= 0)
         return code;
     demo_isa_warn_if_invalid("kcc-replay");
+    if (opt.shrink) {
+        if (argc - first_file != 1) {
+            fprintf(stderr, "kcc-replay: --shrink takes one world trace\n");
+            return EXIT_BAD_INPUT;
+        }
+        return shrink_file(argv[first_file], &opt);
+    }
     mesh_cache cache;
     memset(&cache, 0, sizeof cache);
     totals tot;

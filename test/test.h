@@ -144,6 +144,7 @@ int test_group_mesh_mesh(void);
 int test_group_world_query(void);
 int test_group_heightfield(void);
 int test_group_world_sphere(void);
+int test_group_world_trace(void);
 
 /* The path of shared level i (0..4) in KCC_LEVELS_DIR, or NULL when i is out of range or the file
  * is missing. A missing file is reported once (where the levels belong) and shows in the closing

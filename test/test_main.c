@@ -99,6 +99,7 @@ int main(int argc, char **argv)
         test_group_world_query,
         test_group_heightfield,
         test_group_world_sphere,
+        test_group_world_trace,
     };
     int failed = 0;
     for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); ++i)

@@ -1002,9 +1002,9 @@ static void a_trace_format_this_library_does_not_read_fails_its_check(void **sta
     check_files_make(c);
     char path[160], prefix[512];
     snprintf(path, sizeof path, "%s/world.trace", c->dir);
-    write_text(path, "kcc-trace 2\nlevel obj floor.obj\nend 0\n");
+    write_text(path, "kcc-trace 3\nlevel obj floor.obj\nend 0\n");
     snprintf(prefix, sizeof prefix, "%s:1: ", path);
-    expect_check_fails(path, 0.0f, prefix, "version 2 is not supported");
+    expect_check_fails(path, 0.0f, prefix, "version 3 is not supported");
     write_text(path, "solid cube\nfacet normal 0 0 1\n");
     expect_check_fails(path, 0.0f, prefix, "not a kcc trace");
     check_files_remove(c, path);

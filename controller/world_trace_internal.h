@@ -1,0 +1,85 @@
+/* world_trace_internal.h: the parsed form of a world trace (`kcc-trace 2`): its levels and its
+ * operations in file order, shared by the loader and replayer (world_trace_replay.c) and the
+ * shrinker (world_trace_shrink.c). Never installed. */
+#ifndef KCC_WORLD_TRACE_INTERNAL_H
+#define KCC_WORLD_TRACE_INTERNAL_H
+
+#include "kcc_trace.h"
+
+/// One line of a world trace that does something.
+typedef enum wt_op_kind {
+    WT_BODY,               ///< `body B L static|kinematic px py pz qx qy qz qw [sensor] [layers=N]`
+    WT_REMOVE_BODY,        ///< `remove_body B`
+    WT_PLACE,              ///< `place B px py pz qx qy qz qw` (kcc_world_set_body_transform)
+    WT_TARGET,             ///< `target B px py pz qx qy qz qw` (kcc_world_move_body)
+    WT_CHARACTER,          ///< `character C cx cy cz [field=value ...]`
+    WT_REMOVE_CHARACTER,   ///< `remove_character C`
+    WT_DISPLACE,           ///< `d C dx dy dz`: C's displacement for every step from here on
+    WT_STEP,               ///< `step S`
+    WT_OUTCOME,            ///< `= C x y z [FLAGS]`: C's state after the step above
+    WT_SENSOR,             ///< `sensor B C enter|leave`: an event of the step above
+} wt_op_kind;
+
+typedef struct wt_op {
+    uint8_t  kind;         ///< wt_op_kind
+    bool     flag;         ///< BODY: a sensor; OUTCOME: flags given; SENSOR: entered
+    bool     kinematic;    ///< BODY
+    uint32_t line;
+    uint32_t number;       ///< the body or character named (STEP: the step number)
+    uint32_t arg;          ///< BODY: level; CHARACTER: index into descs; SENSOR: the character
+    uint32_t bits;         ///< BODY: layers; OUTCOME: flags
+    float    v[7];         ///< positions (m) and rotations
+} wt_op;
+
+typedef struct wt_level {
+    kcc_trace_level_kind kind;
+    char    *text;         ///< as written after the number (`obj <path>` / `gen <spec>`)
+    char    *path;         ///< OBJ: resolved against the trace's directory; GEN: the spec
+    uint32_t line;
+    bool     has_hash;
+    uint64_t hash;
+    uint32_t hash_line;
+} wt_level;
+
+struct kcc_world_trace {
+    char               *name;
+    kcc_world_desc      desc;            ///< the `world` line's capacities and broadphase
+    wt_level            levels[KCC_WORLD_TRACE_LEVELS];
+    uint32_t            level_count;
+    wt_op              *ops;
+    uint32_t            op_count, op_capacity;
+    kcc_character_desc *descs;           ///< characters' descs (WT_CHARACTER's arg)
+    uint32_t            desc_count, desc_capacity;
+    uint32_t            step_count;
+    uint32_t            body_count;      ///< bodies added (the highest body number)
+    uint32_t            character_count; ///< characters added
+};
+
+/// m: how deep a box may overlap a body before the penetration check trips (well above the
+/// controller's skin and its overlap tolerance).
+#define KCC_WT_PENETRATION_DEPTH 0.01f
+
+/// A check evaluated on every live character after every step of a replay.
+typedef struct kcc_wt_check {
+    kcc_world_shrink_check kind;
+    uint32_t          flag;                 ///< KCC_WT_CHECK_FLAG: the KCC_MOVE_* bit
+    /* what the replay found: the first step and character that tripped it (0: none) */
+    uint32_t          tripped_step, tripped_character, line;
+} kcc_wt_check;
+
+/// Replays the operations keep[i] marks (all when keep is NULL): kcc_world_trace_replay's work,
+/// plus the check (may be NULL) evaluated on every live character after every step.
+kcc_status kcc_wt_replay(const kcc_world_trace *trace, const bool *keep,
+                         const kcc_world_replay_desc *desc, kcc_wt_check *check,
+                         kcc_world_trace_report *out, char *err, size_t err_size);
+/// Begins recording world (empty) into file, naming the trace's levels as the trace writes them
+/// (meshes[i] is level i + 1, with its triangles' hash).
+kcc_status kcc_wt_record_levels(kcc_trace_writer *w, FILE *file, kcc_world *world,
+                                const kcc_world_trace *trace, const kcc_mesh *const *meshes,
+                                const uint64_t *hashes);
+
+/// Writes the trace's text with only the operations keep[i] marks (all when keep is NULL), with
+/// steps, bodies and characters numbered again from 1 (the shrinker's output).
+kcc_status kcc_wt_write(const kcc_world_trace *trace, const bool *keep, FILE *out);
+
+#endif

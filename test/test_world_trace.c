@@ -1,0 +1,584 @@
+/* test_world_trace.c: world traces (`kcc-trace 2`, docs/traces.md): a world with a lift, a door,
+ * a turntable, a sensor and a crowd recorded and replayed bit for bit with 1, 2 and 8 workers;
+ * re-recording a replay gives the same text; kcc_trace_check_file on both versions; hand-edited
+ * traces with every kind of mistake give file:line: messages; a shrink of a long trace with a
+ * planted divergence ends at a few steps that still diverge. */
+#define _POSIX_C_SOURCE 200809L   /* mkdtemp */
+#include "test.h"
+#include "world_scene.h"
+#include "../demo/jobs.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+/// A temporary directory holding the scene's OBJ files and the traces written in a test.
+typedef struct trace_dir {
+    char path[64];
+} trace_dir;
+
+static void make_dir(trace_dir *d)
+{
+    snprintf(d->path, sizeof d->path, "/tmp/kcc_world_trace_XXXXXX");
+    assert_non_null(mkdtemp(d->path));
+}
+
+static void remove_dir(trace_dir *d)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->path);
+    assert_int_equal(system(cmd), 0);
+}
+
+static char *read_all(const char *path, size_t *out_length)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    assert_non_null(text);
+    assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    if (out_length)
+        *out_length = (size_t)n;
+    return text;
+}
+
+static void write_all(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    fclose(f);
+}
+
+/// Records the scene (crowd characters, steps) into dir/name, whose path goes to out_path (may be
+/// NULL; 256 bytes).
+static void record_world(const trace_dir *d, const char *name, uint32_t lifts, uint32_t crowd,
+                         uint32_t steps, uint64_t seed, char *out_path)
+{
+    world_scene s;
+    assert_true(world_scene_init(&s, d->path, seed));
+    kcc_world *world = NULL;
+    assert_int_equal(kcc_world_create(NULL, &world), KCC_OK);
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", d->path, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    kcc_trace_writer w;
+    assert_int_equal(kcc_world_trace_begin(&w, f, world), KCC_OK);
+    assert_int_equal(world_scene_name_levels(&s, &w), KCC_OK);
+    world_scene_populate(&s, world, lifts, crowd);
+    for (uint32_t i = 0; i < steps; ++i)
+        world_scene_step(&s, world, i);
+    assert_int_equal(kcc_trace_end(&w), KCC_OK);
+    fclose(f);
+    kcc_world_destroy(world);
+    world_scene_free(&s);
+    if (out_path)
+        snprintf(out_path, 256, "%s", path);
+}
+
+/// The scene with 2 lifts and seed 7.
+static void record_scene(const trace_dir *d, const char *name, uint32_t crowd, uint32_t steps,
+                         char *out_path)
+{
+    record_world(d, name, 2, crowd, steps, 7, out_path);
+}
+
+static kcc_world_trace *load(const trace_dir *d, const char *name)
+{
+    char path[256], err[512];
+    snprintf(path, sizeof path, "%s/%s", d->path, name);
+    kcc_world_trace *t = NULL;
+    kcc_status st = kcc_world_trace_load(path, &t, err, sizeof err);
+    if (st != KCC_OK)
+        fail_msg("%s", err);
+    return t;
+}
+
+static kcc_world_trace_report replay_with(const kcc_world_trace *t, uint32_t workers, FILE *record)
+{
+    demo_jobs jobs = {.workers = workers};
+    kcc_world_replay_desc desc = kcc_world_replay_default_desc();
+    desc.worker_count = workers;
+    if (workers > 1) {
+        desc.enqueue_task = demo_jobs_enqueue;
+        desc.finish_task = demo_jobs_finish;
+        desc.user_task_context = &jobs;
+    }
+    desc.record = record;
+    kcc_world_trace_report rep;
+    char err[512];
+    kcc_status st = kcc_world_trace_replay(t, &desc, &rep, err, sizeof err);
+    if (st != KCC_OK)
+        fail_msg("%s", err);
+    return rep;
+}
+
+static void a_recorded_world_replays_bit_for_bit_with_1_2_and_8_workers(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    char path[256];
+    record_scene(&d, "scene.trace", 16, 400, path);
+    char *text = read_all(path, NULL);
+    /* every kind of line the recorder writes is in it, and the door crushed someone */
+    static const char *const kinds[] = {"\nbody ", "\nremove_body ", "\nplace ", "\ntarget ",
+                                        "\ncharacter ", "\nremove_character ", "\nd ", "\nstep ",
+                                        "\n= ", "\nsensor ", " enter\n", " leave\n", "CRUSHED",
+                                        "\nlevel_hash ", "\nend 400\n"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; ++i)
+        if (!strstr(text, kinds[i]))
+            fail_msg("the recorded trace has no '%s'", kinds[i]);
+    free(text);
+    kcc_world_trace *t = load(&d, "scene.trace");
+    assert_int_equal(kcc_world_trace_step_count(t), 400);
+    static const uint32_t workers[] = {1, 2, 8};
+    for (size_t i = 0; i < 3; ++i) {
+        kcc_world_trace_report rep = replay_with(t, workers[i], NULL);
+        if (rep.diverged) {
+            char msg[512];
+            kcc_world_trace_format_divergence(t, &rep, msg, sizeof msg);
+            fail_msg("%u workers: %s", (unsigned)workers[i], msg);
+        }
+        assert_int_equal(rep.steps, 400);
+        assert_true(rep.max_error == 0.0f);
+    }
+    kcc_world_trace_free(t);
+    remove_dir(&d);
+}
+
+static void replaying_a_world_trace_while_recording_writes_the_same_text(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    record_scene(&d, "scene.trace", 12, 300, NULL);
+    kcc_world_trace *t = load(&d, "scene.trace");
+    char again[256];
+    snprintf(again, sizeof again, "%s/again.trace", d.path);
+    FILE *f = fopen(again, "w");
+    assert_non_null(f);
+    kcc_world_trace_report rep = replay_with(t, 2, f);
+    fclose(f);
+    assert_int_equal(rep.diverged, 0);
+    char first[256];
+    snprintf(first, sizeof first, "%s/scene.trace", d.path);
+    char *a = read_all(first, NULL), *b = read_all(again, NULL);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    kcc_world_trace_free(t);
+    remove_dir(&d);
+}
+
+/// Line `line` (1-based) of text replaced by `with` (NULL: deleted), into out.
+static void edit_line(const char *text, uint32_t line, const char *with, char *out, size_t size)
+{
+    const char *at = text;
+    for (uint32_t i = 1; i < line && at; ++i) {
+        at = strchr(at, '\n');
+        at = at ? at + 1 : NULL;
+    }
+    assert_non_null(at);
+    const char *next = strchr(at, '\n');
+    next = next ? next + 1 : at + strlen(at);
+    snprintf(out, size, "%.*s%s%s%s", (int)(at - text), text, with ? with : "", with ? "\n" : "",
+             next);
+}
+
+/// The number of the first line that starts with prefix.
+static uint32_t line_of(const char *text, const char *prefix)
+{
+    uint32_t line = 1;
+    for (const char *at = text; *at; ++line) {
+        if (strncmp(at, prefix, strlen(prefix)) == 0)
+            return line;
+        at = strchr(at, '\n');
+        if (!at)
+            break;
+        ++at;
+    }
+    fail_msg("no line starts with '%s'", prefix);
+    return 0;
+}
+
+/// Replaces the first outcome line after `step S` in the trace at path (of character `only`; 0:
+/// any) with "= C " + values (C its character); returns that line's number and writes C.
+static uint32_t plant_outcome(const char *path, uint32_t step, unsigned only, const char *values,
+                              unsigned *out_character)
+{
+    char *text = read_all(path, NULL), step_line[32], edited[96];
+    snprintf(step_line, sizeof step_line, "step %u\n", (unsigned)step);
+    uint32_t line = line_of(text, step_line) + 1;
+    const char *at = text;
+    for (uint32_t i = 1; i < line; ++i)
+        at = strchr(at, '\n') + 1;
+    while (only && strncmp(at, "= ", 2) == 0 && strtoul(at + 2, NULL, 10) != only) {
+        at = strchr(at, '\n') + 1;
+        ++line;
+    }
+    assert_true(strncmp(at, "= ", 2) == 0);
+    *out_character = (unsigned)strtoul(at + 2, NULL, 10);
+    snprintf(edited, sizeof edited, "= %u %s", *out_character, values);
+    size_t size = strlen(text) + sizeof edited;
+    char *out = malloc(size);
+    edit_line(text, line, edited, out, size);
+    write_all(path, out);
+    free(out);
+    free(text);
+    return line;
+}
+
+static void an_edited_outcome_fails_the_check_naming_its_step_and_character(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    char path[256], msg[512];
+    record_scene(&d, "scene.trace", 6, 120, path);
+    assert_true(kcc_trace_check_file(path, 0.0f, msg, sizeof msg));
+    unsigned character;
+    const uint32_t line = plant_outcome(path, 60, 0, "1 2 3", &character);
+    assert_false(kcc_trace_check_file(path, 0.0f, msg, sizeof msg));
+    char want[512];
+    snprintf(want, sizeof want, "%s:%u: step 60 character %u: expected position (1 2 3)", path,
+             (unsigned)line, character);
+    if (strncmp(msg, want, strlen(want)) != 0)
+        fail_msg("got '%s', want it to start with '%s'", msg, want);
+    /* a tolerance does not hide a metre */
+    assert_false(kcc_trace_check_file(path, 0.01f, msg, sizeof msg));
+    remove_dir(&d);
+}
+
+static void a_changed_level_is_reported_as_changed_not_as_a_divergence(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    char path[256], obj[256], msg[512];
+    record_scene(&d, "scene.trace", 4, 30, path);
+    snprintf(obj, sizeof obj, "%s/wt_door.obj", d.path);
+    assert_true(ws_write_box(obj, (float[3]){-0.2f, 0, -1.5f}, (float[3]){0.2f, 3, 1.5f}));
+    assert_false(kcc_trace_check_file(path, 0.0f, msg, sizeof msg));
+    if (!strstr(msg, "level 'obj wt_door.obj'") && !strstr(msg, "has changed since the trace was recorded"))
+        fail_msg("got '%s'", msg);
+    assert_non_null(strstr(msg, "has changed since the trace was recorded"));
+    kcc_world_trace *t = load(&d, "scene.trace");
+    kcc_world_trace_report rep;
+    assert_int_equal(kcc_world_trace_replay(t, NULL, &rep, msg, sizeof msg), KCC_ERR_LEVEL_CHANGED);
+    kcc_world_trace_free(t);
+    remove_dir(&d);
+}
+
+/// A single-character trace of a character falling onto `gen flat`, written into dir.
+static void record_v1(const trace_dir *d, const char *name)
+{
+    kcc_level level;
+    char err[256], path[256];
+    assert_int_equal(kcc_level_generate("flat size=16", &level, err, sizeof err), KCC_OK);
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_level_build_mesh(&level, &mesh), KCC_OK);
+    snprintf(path, sizeof path, "%s/%s", d->path, name);
+    FILE *f = fopen(path, "w");
+    kcc_trace_writer w;
+    vec3 start = {0, 2, 0};
+    assert_int_equal(kcc_trace_begin(&w, f, "gen flat size=16", NULL, start), KCC_OK);
+    assert_int_equal(kcc_trace_level_hash(&w, kcc_level_hash(&level)), KCC_OK);
+    kcc_character ch;
+    assert_int_equal(kcc_character_init(&ch, NULL, start), KCC_OK);
+    for (int i = 0; i < 60; ++i) {
+        kcc_move_result r;
+        vec3 disp = {0.01f, -0.1f, 0};
+        kcc_character_move(&ch, mesh, disp, &r);
+        assert_int_equal(kcc_trace_record(&w, disp, &ch, &r), KCC_OK);
+    }
+    assert_int_equal(kcc_trace_end(&w), KCC_OK);
+    fclose(f);
+    kcc_mesh_destroy(mesh);
+    kcc_level_free(&level);
+}
+
+static void check_file_reads_both_versions_and_each_loader_names_the_other(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    record_v1(&d, "walk.trace");
+    record_scene(&d, "world.trace", 4, 60, NULL);
+    char v1[256], v2[256], msg[512], err[512];
+    snprintf(v1, sizeof v1, "%s/walk.trace", d.path);
+    snprintf(v2, sizeof v2, "%s/world.trace", d.path);
+    assert_int_equal(kcc_trace_file_version(v1), 1);
+    assert_int_equal(kcc_trace_file_version(v2), 2);
+    assert_true(kcc_trace_check_file(v1, 0.0f, msg, sizeof msg));
+    assert_true(kcc_trace_check_file(v2, 0.0f, msg, sizeof msg));
+    kcc_trace *t1 = NULL;
+    kcc_world_trace *t2 = NULL;
+    assert_int_equal(kcc_trace_load(v2, &t1, err, sizeof err), KCC_ERR_VERSION);
+    assert_non_null(strstr(err, "kcc_world_trace_load"));
+    assert_int_equal(kcc_world_trace_load(v1, &t2, err, sizeof err), KCC_ERR_VERSION);
+    assert_non_null(strstr(err, "kcc_trace_load"));
+    remove_dir(&d);
+}
+
+/// The docs/traces.md examples, as a user's test writes them.
+static void the_documented_check_examples_pass_on_a_world_trace(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    char path[256];
+    record_scene(&d, "world.trace", 4, 30, path);
+    { /* cmocka */
+        char msg[512];
+        if (!kcc_trace_check_file(path, 0.0f, msg, sizeof msg))
+            fail_msg("%s", msg);
+    }
+    { /* plain assert */
+        char msg[512];
+        bool ok = kcc_trace_check_file(path, 0.0f, msg, sizeof msg);
+        if (!ok)
+            fprintf(stderr, "%s\n", msg);
+        assert_true(ok);
+    }
+    remove_dir(&d);
+}
+
+/// A small hand-written world trace every mistake below is made in.
+static const char good_trace[] =
+    "kcc-trace 2\n"                                              /* 1 */
+    "world body_capacity=16 character_capacity=16\n"             /* 2 */
+    "level 1 gen flat size=16\n"                                 /* 3 */
+    "level 2 obj box.obj\n"                                      /* 4 */
+    "body 1 1 static 0 0 0 0 0 0 1\n"                            /* 5 */
+    "body 2 2 kinematic 3 0 0 0 0 0 1\n"                         /* 6 */
+    "character 1 0 0.95 0\n"                                     /* 7 */
+    "d 1 0.01 -0.02 0\n"                                         /* 8 */
+    "target 2 . 0.1 . . . . .\n"                                 /* 9 */
+    "step 1\n"                                                   /* 10 */
+    "= 1 0.0100000007 0.930000007 0 -\n"                         /* 11 */
+    "step 2\n"                                                   /* 12 */
+    "end 2\n";                                                   /* 13 */
+
+typedef struct mistake {
+    uint32_t    line;       ///< the line replaced
+    const char *with;       ///< NULL: deleted
+    kcc_status  status;
+    const char *message;    ///< what the message says after "name:LINE: "
+    uint32_t    at;         ///< the line the message names
+} mistake;
+
+static void every_kind_of_mistake_in_a_hand_edited_world_trace_is_named_by_line(void **state)
+{
+    (void)state;
+    static const mistake mistakes[] = {
+        {1, "kcc-trace 3", KCC_ERR_VERSION, "trace format version 3 is not a world trace", 1},
+        {1, "kcc-trace 1", KCC_ERR_VERSION, "load it with kcc_trace_load", 1},
+        {2, "world bodies=16", KCC_ERR_PARSE, "unknown world field 'bodies=16'", 2},
+        {3, "level 2 gen flat", KCC_ERR_PARSE, "level 2 out of order: the next level is 1", 3},
+        {4, "level 2 obj missing.obj", KCC_ERR_NOT_FOUND, "level file", 4},
+        {5, "body 1 3 static 0 0 0 0 0 0 1", KCC_ERR_PARSE, "level 3 is not defined above", 5},
+        {5, "body 1 1 wobbly 0 0 0 0 0 0 1", KCC_ERR_PARSE, "body kind must be", 5},
+        {5, "body 1 1 static 0 0 0 0 0 1", KCC_ERR_PARSE, "expected 'body B L", 5},
+        {5, "body 1 1 static 0 0 x 0 0 0 1", KCC_ERR_PARSE, "bad number 'x' for body transform", 5},
+        {6, "body 3 2 kinematic 3 0 0 0 0 0 1", KCC_ERR_PARSE, "body 3 out of order", 6},
+        {6, "body 2 2 kinematic 3 0 0 0 0 0 1 glowing", KCC_ERR_PARSE, "unknown body option 'glowing'", 6},
+        {7, "character 1 0 0.95 0 step_height=-1", KCC_ERR_BAD_DESC, "desc rejected", 7},
+        {7, "character 1 0 0.95 0 colour=red", KCC_ERR_PARSE, "unknown desc field 'colour'", 7},
+        {8, "d 2 0.01 -0.02 0", KCC_ERR_PARSE, "character 2 is not in the world here (never added)", 8},
+        {8, "d 1 0.01 -0.02", KCC_ERR_PARSE, "expected 'd C dx dy dz'", 8},
+        {8, "d 1 nan 0 0", KCC_ERR_PARSE, "displacement must be finite", 8},
+        {8, "d 1 1e9 0 0", KCC_ERR_PARSE, "displacement beyond", 8},
+        {9, "target 1 3 0.1 0 0 0 0 1", KCC_ERR_PARSE, "body 1 is static", 9},
+        {9, "target 5 3 0.1 0 0 0 0 1", KCC_ERR_PARSE, "body 5 is not in the world here", 9},
+        {10, "step 2", KCC_ERR_PARSE, "step 2 out of order: the next step is 1", 10},
+        {11, "= 1 0.01 0.93 0 ON_GRUND", KCC_ERR_PARSE, "bad flags 'ON_GRUND'", 11},
+        {11, "sensor 1 9 enter", KCC_ERR_PARSE, "sensor event names character 9, never added", 11},
+        {11, "sensor 1 1 wave", KCC_ERR_PARSE, "expected 'sensor B C enter|leave'", 11},
+        {9, "= 1 0 0 0", KCC_ERR_PARSE, "'=' lines belong right after their 'step' line", 9},
+        {12, "remove_character 1\nd 1 0 0 0", KCC_ERR_PARSE, "character 1 is not in the world here (it was removed)", 13},
+        {12, "hop 1", KCC_ERR_PARSE, "unknown line 'hop'", 12},
+        {13, "end 3", KCC_ERR_PARSE, "'end' says 3 steps, the file has 2", 13},
+        {13, NULL, KCC_ERR_PARSE, "truncated: missing the 'end' line after step 2", 12},
+        {13, "end 2\nstep 3", KCC_ERR_PARSE, "unexpected 'step' after the 'end' line", 14},
+        {2, "level 1 gen flat size=16\nworld body_capacity=16", KCC_ERR_PARSE, "the 'world' line belongs", 3},
+        {3, "level 1 gen flat size=16\nlevel_hash 1 0123", KCC_ERR_PARSE, "16 lowercase hex digits", 4},
+    };
+    trace_dir d;
+    make_dir(&d);
+    char box[256], name[256];
+    snprintf(box, sizeof box, "%s/box.obj", d.path);
+    assert_true(ws_write_box(box, (float[3]){-1, -0.2f, -1}, (float[3]){1, 0, 1}));
+    snprintf(name, sizeof name, "%s/hand.trace", d.path);
+    kcc_world_trace *t = NULL;
+    char err[512], text[2048], want[512];
+    assert_int_equal(kcc_world_trace_parse(good_trace, strlen(good_trace), name, &t, err, sizeof err), KCC_OK);
+    kcc_world_trace_free(t);
+    for (size_t i = 0; i < sizeof mistakes / sizeof mistakes[0]; ++i) {
+        const mistake *m = &mistakes[i];
+        edit_line(good_trace, m->line, m->with, text, sizeof text);
+        t = NULL;
+        kcc_status st = kcc_world_trace_parse(text, strlen(text), name, &t, err, sizeof err);
+        snprintf(want, sizeof want, "%s:%u: ", name, (unsigned)m->at);
+        if (st != m->status || strncmp(err, want, strlen(want)) != 0 || !strstr(err, m->message))
+            fail_msg("mistake %zu (line %u '%s'): status %s, message '%s'; want %s, '%s...%s'", i,
+                     (unsigned)m->line, m->with ? m->with : "(deleted)", kcc_trace_status_name(st),
+                     err, kcc_trace_status_name(m->status), want, m->message);
+        assert_null(t);
+    }
+    remove_dir(&d);
+}
+
+static void recording_refuses_a_busy_world_and_an_unnamed_mesh_fails_the_trace(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    world_scene s;
+    assert_true(world_scene_init(&s, d.path, 1));
+    kcc_world *world = NULL;
+    assert_int_equal(kcc_world_create(NULL, &world), KCC_OK);
+    char buffer[4096];
+    kcc_trace_writer w, other;
+    assert_int_equal(kcc_world_trace_begin_buffer(&w, buffer, sizeof buffer, world), KCC_OK);
+    assert_int_equal(kcc_world_trace_begin_buffer(&other, buffer, sizeof buffer, world), KCC_ERR_BAD_DESC);
+    assert_int_equal(kcc_world_trace_level(&w, s.mesh[0], s.level[0], s.hash[0]), KCC_OK);
+    assert_int_equal(kcc_world_trace_level(&w, s.mesh[0], s.level[0], s.hash[0]), KCC_ERR_BAD_DESC);
+    assert_int_equal(kcc_trace_record(&w, (vec3){0, 0, 0}, NULL, NULL), KCC_ERR_BAD_DESC);
+    uint32_t body;
+    assert_int_equal(kcc_world_add_body(world, s.mesh[1], NULL, &body), KCC_OK);   /* never named */
+    assert_int_equal(kcc_trace_end(&w), KCC_ERR_NOT_FOUND);
+    /* ended: the world records nothing more and can be recorded again, once empty */
+    assert_int_equal(kcc_world_step(world), KCC_OK);
+    assert_int_equal(kcc_world_trace_begin_buffer(&other, buffer, sizeof buffer, world), KCC_ERR_BAD_DESC);
+    assert_int_equal(kcc_world_remove_body(world, body), KCC_OK);
+    assert_int_equal(kcc_world_trace_begin_buffer(&other, buffer, sizeof buffer, world), KCC_OK);
+    assert_int_equal(kcc_trace_end(&other), KCC_OK);
+    kcc_world_destroy(world);
+    world_scene_free(&s);
+    remove_dir(&d);
+}
+
+static void a_displacement_that_repeats_is_written_once(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    world_scene s;
+    assert_true(world_scene_init(&s, d.path, 1));
+    kcc_world *world = NULL;
+    assert_int_equal(kcc_world_create(NULL, &world), KCC_OK);
+    static char buffer[1 << 16];
+    kcc_trace_writer w;
+    assert_int_equal(kcc_world_trace_begin_buffer(&w, buffer, sizeof buffer, world), KCC_OK);
+    assert_int_equal(world_scene_name_levels(&s, &w), KCC_OK);
+    uint32_t floor, c;
+    assert_int_equal(kcc_world_add_body(world, s.mesh[0], NULL, &floor), KCC_OK);
+    assert_int_equal(kcc_world_add_character(world, NULL, (vec3){0, 0.95f, 0}, &c), KCC_OK);
+    for (int i = 0; i < 100; ++i) {
+        assert_int_equal(kcc_world_set_displacement(world, c, (vec3){0.02f, -0.02f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_step(world), KCC_OK);
+    }
+    assert_int_equal(kcc_trace_end(&w), KCC_OK);
+    uint32_t d_lines = 0, outcome_flags = 0;
+    for (const char *at = buffer; (at = strchr(at, '\n')) != NULL; ++at) {
+        d_lines += strncmp(at, "\nd ", 3) == 0;
+        if (strncmp(at, "\n= ", 3) == 0) {
+            const char *eol = strchr(at + 1, '\n');
+            const char *flags = strstr(at + 1, "ON_GROUND");
+            outcome_flags += flags && flags < eol;
+        }
+    }
+    assert_int_equal(d_lines, 1);        /* one d line for 100 steps of the same displacement */
+    assert_true(outcome_flags <= 3);     /* flags written when they change, not every step */
+    assert_true(strlen(buffer) < 100 * 40 + 1024);
+    kcc_world_destroy(world);
+    world_scene_free(&s);
+    remove_dir(&d);
+}
+
+static void a_planted_divergence_in_a_long_trace_shrinks_to_a_few_steps_that_still_diverge(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    char path[256], shrunk[256], msg[512], err[512];
+    record_world(&d, "long.trace", 1, 6, 480, 3, path);   /* the world_movers golden's world */
+    snprintf(shrunk, sizeof shrunk, "%s/shrunk.trace", d.path);
+    /* the lift's rider's outcome after step 400 gets x = 1.5: a planted divergence */
+    unsigned character;
+    plant_outcome(path, 400, 1, "1.5 . .", &character);
+    kcc_world_trace *t = load(&d, "long.trace");
+    FILE *f = fopen(shrunk, "w");
+    kcc_world_shrink_desc desc = {KCC_WORLD_SHRINK_DIVERGENCE, 0, 0.0f, 0};
+    kcc_world_shrink_report rep;
+    assert_int_equal(kcc_world_trace_shrink(t, &desc, f, &rep, err, sizeof err), KCC_OK);
+    fclose(f);
+    assert_int_equal(rep.steps[0], 480);
+    if (!(rep.steps[1] >= 1 && rep.steps[1] <= 20))
+        fail_msg("shrunk to %u steps, %u characters, %u bodies (%u replays)", (unsigned)rep.steps[1],
+                 (unsigned)rep.characters[1], (unsigned)rep.bodies[1], (unsigned)rep.replays);
+    assert_true(rep.characters[1] < rep.characters[0]);
+    /* it still diverges, at the planted value */
+    assert_false(kcc_trace_check_file(shrunk, 0.0f, msg, sizeof msg));
+    if (!strstr(msg, "expected position (1.5 "))
+        fail_msg("the shrunk trace fails otherwise: %s", msg);
+    kcc_world_trace_free(t);
+    /* a trace that replays has nothing to shrink */
+    record_scene(&d, "good.trace", 3, 30, NULL);
+    t = load(&d, "good.trace");
+    f = fopen(shrunk, "w");
+    assert_int_equal(kcc_world_trace_shrink(t, &desc, f, &rep, err, sizeof err), KCC_ERR_BAD_DESC);
+    fclose(f);
+    assert_non_null(strstr(err, "nothing to shrink"));
+    kcc_world_trace_free(t);
+    remove_dir(&d);
+}
+
+static void a_crush_shrinks_to_the_door_and_the_crushed_character(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    record_scene(&d, "crush.trace", 8, 200, NULL);
+    char shrunk[256], err[512];
+    snprintf(shrunk, sizeof shrunk, "%s/shrunk.trace", d.path);
+    kcc_world_trace *t = load(&d, "crush.trace");
+    FILE *f = fopen(shrunk, "w");
+    kcc_world_shrink_desc desc = {KCC_WORLD_SHRINK_FLAG, KCC_MOVE_CRUSHED, 0.0f, 0};
+    kcc_world_shrink_report rep;
+    assert_int_equal(kcc_world_trace_shrink(t, &desc, f, &rep, err, sizeof err), KCC_OK);
+    fclose(f);
+    assert_int_equal(rep.characters[1], 1);
+    assert_true(rep.bodies[1] <= 2);   /* the door, and the floor if the wall needs it */
+    kcc_world_trace_free(t);
+    /* replayed, the shrunk trace's character is crushed */
+    size_t n;
+    char *text = read_all(shrunk, &n);
+    assert_non_null(strstr(text, "CRUSHED"));
+    free(text);
+    remove_dir(&d);
+}
+
+int test_group_world_trace(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_recorded_world_replays_bit_for_bit_with_1_2_and_8_workers),
+        cmocka_unit_test(replaying_a_world_trace_while_recording_writes_the_same_text),
+        cmocka_unit_test(an_edited_outcome_fails_the_check_naming_its_step_and_character),
+        cmocka_unit_test(a_changed_level_is_reported_as_changed_not_as_a_divergence),
+        cmocka_unit_test(check_file_reads_both_versions_and_each_loader_names_the_other),
+        cmocka_unit_test(the_documented_check_examples_pass_on_a_world_trace),
+        cmocka_unit_test(every_kind_of_mistake_in_a_hand_edited_world_trace_is_named_by_line),
+        cmocka_unit_test(recording_refuses_a_busy_world_and_an_unnamed_mesh_fails_the_trace),
+        cmocka_unit_test(a_displacement_that_repeats_is_written_once),
+        cmocka_unit_test(a_planted_divergence_in_a_long_trace_shrinks_to_a_few_steps_that_still_diverge),
+        cmocka_unit_test(a_crush_shrinks_to_the_door_and_the_crushed_character),
+    };
+    return KCC_RUN_GROUP("world_trace", tests);
+}
