@@ -188,6 +188,7 @@ kcc_status kcc_world_set_character_position(kcc_world *world, uint32_t character
     for (int k = 0; k < 3; ++k)
         if (fabsf(center[k]) > KCC_WORLD_MAX_POSITION)
             return KCC_ERR_BAD_DESC;
+    kcc_world_record_unrecordable(world);
     glm_vec3_copy((float *)center, wc->ch.position);
     wc->ch.on_ground = false;
     wc->result.ground_body = wc->result.ground_character = 0; /* nothing to ride next step */
@@ -204,8 +205,10 @@ kcc_status kcc_world_set_character_desc(kcc_world *world, uint32_t character,
     if (!wc)
         return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
     const kcc_status st = kcc_character_set_desc(&wc->ch, desc);
-    if (st == KCC_OK)
+    if (st == KCC_OK) {
+        kcc_world_record_unrecordable(world);
         move_proxy_to_box(world, wc);
+    }
     return st;
 }
 
@@ -263,6 +266,7 @@ kcc_status kcc_world_shift_origin(kcc_world *world, const vec3 new_origin)
     const kcc_status st = kcc_world_shift_bodies(world, new_origin);
     if (st != KCC_OK)
         return st;
+    kcc_world_record_unrecordable(world);
     for (uint32_t i = 0; i < cs->ids.end; ++i)
         if (cs->slots[i].live)
             shift_character(world, &cs->slots[i], new_origin);

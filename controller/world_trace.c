@@ -285,6 +285,13 @@ void kcc_world_record_character(kcc_world *world, uint32_t character,
     emit_line(w, &line);
 }
 
+void kcc_world_record_unrecordable(kcc_world *world)
+{
+    kcc_trace_writer *w = recording(world);
+    if (w)
+        w->status = KCC_ERR_VERSION;
+}
+
 // -------------------------------------------------------------------------------------- steps
 
 /// Before the step: `d C dx dy dz` for each character whose displacement differs from the one the

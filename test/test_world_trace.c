@@ -459,6 +459,21 @@ static void recording_refuses_a_busy_world_and_an_unnamed_mesh_fails_the_trace(v
     assert_int_equal(kcc_world_remove_body(world, body), KCC_OK);
     assert_int_equal(kcc_world_trace_begin_buffer(&other, buffer, sizeof buffer, world), KCC_OK);
     assert_int_equal(kcc_trace_end(&other), KCC_OK);
+    /* a teleport, a retune and an origin shift cannot be written in version 2: each ends the
+       recording with KCC_ERR_VERSION rather than leave a trace that would diverge there */
+    uint32_t ch;
+    assert_int_equal(kcc_world_add_character(world, NULL, (vec3){0, 5, 0}, &ch), KCC_OK);
+    for (int call = 0; call < 3; ++call) {
+        assert_int_equal(kcc_world_remove_character(world, ch), KCC_OK);
+        assert_int_equal(kcc_world_trace_begin_buffer(&other, buffer, sizeof buffer, world), KCC_OK);
+        assert_int_equal(kcc_world_add_character(world, NULL, (vec3){0, 5, 0}, &ch), KCC_OK);
+        assert_int_equal(call == 0   ? kcc_world_set_character_position(world, ch, (vec3){1, 5, 0})
+                         : call == 1 ? kcc_world_set_character_desc(world, ch, NULL)
+                                     : kcc_world_shift_origin(world, (vec3){1, 0, 0}),
+                         KCC_OK);
+        assert_int_equal(kcc_world_step(world), KCC_OK);
+        assert_int_equal(kcc_trace_end(&other), KCC_ERR_VERSION);
+    }
     kcc_world_destroy(world);
     world_scene_free(&s);
     remove_dir(&d);
