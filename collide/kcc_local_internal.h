@@ -424,6 +424,10 @@ typedef struct kcc_world_source {
     uint32_t         box_count;
     uint32_t         skip_box;       ///< a listed slot left out (the moving character's own), or
                                      ///< KCC_WORLD_NO_BODY
+    const uint32_t  *box_layers;     ///< characters' layers by slot, or NULL: every listed box is
+    const uint32_t  *box_masks;      ///< seen; else box i is seen when layer_mask & box_layers[i]
+    uint32_t         self_layers;    ///< and box_masks[i] & self_layers (both ways, so two
+                                     ///< characters are solid to each other or to neither)
     const uint32_t  *pieces;         ///< the pieces of bodies that are not static seen
     uint32_t         piece_count;    ///< (kcc_world_piece_order), or NULL: every body whole
     uint32_t         part;           ///< KCC_WORLD_PART_*: which bodies it lists

@@ -148,6 +148,16 @@ static void box_local_tri(const float box[2][3], uint32_t k, uint32_t index, kcc
     out->index = index;
 }
 
+/// Whether the source sees listed box slot: not the mover's own, and on layers both ways
+/// (kcc_world_source.box_layers).
+static bool box_seen(const kcc_world_source *src, uint32_t slot)
+{
+    if (slot == src->skip_box)
+        return false;
+    return !src->box_layers ||
+           ((src->layer_mask & src->box_layers[slot]) && (src->box_masks[slot] & src->self_layers));
+}
+
 /// Whether box triangle k (a face) touches [lo, hi], for a box that touches it: the face's bounds
 /// are the box's flattened on its axis, so it does when its side's coordinate lies in [lo, hi]
 /// along that axis.
@@ -165,7 +175,7 @@ static uint32_t query_boxes(const kcc_world_source *src, const float lo[3], cons
     for (uint32_t i = 0; i < src->box_count; ++i) {
         const uint32_t slot = src->box_slots[i];
         const float(*box)[3] = src->boxes[slot];
-        if (slot == src->skip_box || !boxes_touch(box[0], box[1], lo, hi))
+        if (!box_seen(src, slot) || !boxes_touch(box[0], box[1], lo, hi))
             continue;
         for (uint32_t k = 0; k < BOX_TRIS; k += 2) { /* a face's two triangles */
             if (!box_tri_touches(box, k, lo, hi))
@@ -333,7 +343,7 @@ static void visit_placed(const kcc_world_source *src, const float lo[3], const f
     placed_visit v = {NULL, {{{0}}, {0}, 0.0f, 0u}};
     for (uint32_t i = 0; i < src->box_count; ++i) {
         const uint32_t slot = src->box_slots[i];
-        if (slot == src->skip_box || !boxes_touch(src->boxes[slot][0], src->boxes[slot][1], lo, hi))
+        if (!box_seen(src, slot) || !boxes_touch(src->boxes[slot][0], src->boxes[slot][1], lo, hi))
             continue;
         for (uint32_t k = 0; k < BOX_TRIS; ++k) {
             if (!box_tri_touches(src->boxes[slot], k, lo, hi))
@@ -468,7 +478,7 @@ static bool triangle_of_id(const kcc_world_source *src, uint32_t id, kcc_local_t
         const uint32_t slot = (id - KCC_WORLD_BOX_TRIS) / BOX_TRIS;
         bool listed = false;
         for (uint32_t i = 0; i < src->box_count && !listed; ++i)
-            listed = src->box_slots[i] == slot && slot != src->skip_box;
+            listed = src->box_slots[i] == slot && box_seen(src, slot);
         if (listed)
             box_tri_of(src, id, out);
         return listed;
@@ -607,6 +617,8 @@ void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32
     out->boxes = NULL;
     out->box_slots = NULL;
     out->box_count = 0;
+    out->box_layers = out->box_masks = NULL;
+    out->self_layers = 0;
     out->skip_box = KCC_WORLD_NO_BODY;
     out->pieces = NULL;
     out->piece_count = 0;

@@ -277,6 +277,16 @@ KCC_API kcc_status kcc_world_set_character_position(kcc_world *world, uint32_t c
 KCC_API kcc_status kcc_world_set_character_desc(kcc_world *world, uint32_t character,
                                                 const kcc_character_desc *desc);
 
+/// Which layers a character is on and which it collides with, as bodies have layers and queries
+/// masks: a character moves through the bodies whose layers & mask is 0 as if they were not there
+/// (they neither hold it up, stop it nor push it), and two characters are solid to each other only
+/// when each one's mask has a layer of the other (so both agree: a ghost passes through the crowd
+/// and the crowd through it). Sensors list every character. Defaults: layers 1, mask
+/// KCC_LAYERS_ALL. From the next step. Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_NOT_FOUND,
+/// KCC_ERR_BAD_DESC (layers 0).
+KCC_API kcc_status kcc_world_set_character_layers(kcc_world *world, uint32_t character,
+                                                  uint32_t layers, uint32_t mask);
+
 /// What a game reads of a character every frame.
 typedef struct kcc_character_state {
     vec3     position;        ///< m, centre of the box

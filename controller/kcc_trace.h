@@ -222,7 +222,8 @@ KCC_API kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outco
 /// come before kcc_world_destroy. Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_BAD_DESC,
 /// KCC_ERR_OUT_OF_MEMORY, KCC_ERR_IO. A body added with a mesh that was never named makes the
 /// writer's status KCC_ERR_NOT_FOUND (sticky: kcc_trace_end reports it); a call version 2 cannot
-/// write (kcc_world_set_character_position, kcc_world_set_character_desc, kcc_world_shift_origin)
+/// write (kcc_world_set_character_position, kcc_world_set_character_desc,
+/// kcc_world_set_character_layers, kcc_world_shift_origin)
 /// makes it KCC_ERR_VERSION, rather than leave a trace whose replay would diverge there.
 KCC_API kcc_status kcc_world_trace_begin(kcc_trace_writer *w, FILE *file, kcc_world *world);
 /// The same into a caller buffer (KCC_ERR_BUFFER_TOO_SMALL when it is full; never overrun).

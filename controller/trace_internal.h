@@ -129,7 +129,8 @@ void kcc_tr_world_detach(kcc_trace_writer *w);
 /// character's centre, NULL for a removal; `desc` as the caller gave it (NULL: the defaults).
 void kcc_world_record_character(kcc_world *world, uint32_t character,
                                 const kcc_character_desc *desc, const float *center);
-/// A call the version 2 format cannot express (a teleport, a retune, an origin shift: world_characters.c)
+/// A call the version 2 format cannot express (a teleport, a retune, character layers, an origin
+/// shift: world_characters.c)
 /// ends the recording with KCC_ERR_VERSION (kcc_trace_end returns it), rather than leave a trace
 /// whose replay would diverge there.
 void kcc_world_record_unrecordable(kcc_world *world);

@@ -37,6 +37,12 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
     if (cs)
         cs->live = (void *)(base + at);
     at = round_up(at + (size_t)capacity * sizeof(uint32_t));
+    uint32_t **filters[2] = {cs ? &cs->layers : NULL, cs ? &cs->masks : NULL};
+    for (int k = 0; k < 2; ++k) {
+        if (cs)
+            *filters[k] = (void *)(base + at);
+        at = round_up(at + (size_t)capacity * sizeof(uint32_t));
+    }
     for (int k = 0; k < 2; ++k) {
         if (cs)
             cs->sensors.inside[k] = (void *)(base + at);
@@ -126,6 +132,8 @@ kcc_status kcc_world_add_character(kcc_world *world, const kcc_character_desc *d
     wc->generation = generation;
     wc->live = true;
     cs->alive[slot] = 1;
+    cs->layers[slot] = 1u;
+    cs->masks[slot] = KCC_LAYERS_ALL;
     vec3 box[2];
     kcc_character_box(&ch, box);
     wc->proxy = kcc_world_add_character_proxy(world, slot, (const float(*)[3])box);
@@ -210,6 +218,22 @@ kcc_status kcc_world_set_character_desc(kcc_world *world, uint32_t character,
         move_proxy_to_box(world, wc);
     }
     return st;
+}
+
+kcc_status kcc_world_set_character_layers(kcc_world *world, uint32_t character, uint32_t layers,
+                                          uint32_t mask)
+{
+    world_character *wc = find_character(world, character);
+    if (!wc)
+        return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
+    if (layers == 0)
+        return KCC_ERR_BAD_DESC;
+    struct kcc_world_characters *cs = kcc_world_characters(world);
+    const uint32_t slot = (uint32_t)(wc - cs->slots);
+    kcc_world_record_unrecordable(world);
+    cs->layers[slot] = layers;
+    cs->masks[slot] = mask;
+    return KCC_OK;
 }
 
 kcc_status kcc_world_get_character(const kcc_world *world, uint32_t character,

@@ -71,6 +71,8 @@ struct kcc_world_characters {
     float          (*regions)[2][3]; ///< the region its step may reach (m, kcc_world_step_region)
     uint8_t         *alive;        ///< slots[i].live, packed: what a step scans for the live slots
     uint32_t        *live;         ///< the live slots, ascending (rebuilt every step)
+    uint32_t        *layers;       ///< by slot: the layers each character is on (default 1)
+    uint32_t        *masks;        ///< by slot: the layers each collides with (default all)
     uint32_t         live_count;
     kcc_id_pool      ids;
     uint32_t         count;        ///< live characters
@@ -82,6 +84,14 @@ struct kcc_world_characters {
                                    ///< (no kcc_world_source_split): the same results, bit for bit
 };
 
+
+/// Whether characters at slots a and b are solid to each other: each one's mask has a layer of the
+/// other (the rule the world source applies to the boxes it lists: kcc_world_source.box_layers).
+static inline bool kcc_world_characters_collide(const struct kcc_world_characters *cs, uint32_t a,
+                                                uint32_t b)
+{
+    return (cs->masks[a] & cs->layers[b]) && (cs->masks[b] & cs->layers[a]);
+}
 
 /// The live character an id names, or NULL (0, stale, removed).
 static inline const world_character *kcc_world_character_of_id(const struct kcc_world_characters *cs,

@@ -43,10 +43,13 @@ static void character_source(const step_context *ctx, uint32_t slot, bool everyt
 {
     const struct kcc_world_characters *cs = ctx->cs;
     kcc_world_source *all = &out->all;
-    kcc_world_source_init(all, ctx->world, KCC_LAYERS_ALL);
+    kcc_world_source_init(all, ctx->world, cs->masks[slot]);
     all->base.key = ctx->key;
     all->boxes = (const float(*)[2][3])cs->boxes;
     all->skip_box = slot;
+    all->box_layers = cs->layers;
+    all->box_masks = cs->masks;
+    all->self_layers = cs->layers[slot];
     if (everything || cs->near.all) {
         all->box_slots = cs->live;
         all->box_count = cs->live_count;
@@ -336,6 +339,8 @@ static bool overlaps_earlier(const struct kcc_world_characters *cs, uint32_t i)
                                                          cs->near.pieces[slot];
     const uint32_t n = cs->near.all ? i : cs->near.count[slot] - cs->near.pieces[slot];
     for (uint32_t j = 0; j < n && near[j] < slot; ++j) {
+        if (!kcc_world_characters_collide(cs, slot, near[j]))
+            continue; /* they pass through each other */
         vec3 theirs[2];
         kcc_character_box(&cs->slots[near[j]].ch, theirs);
         if (boxes_overlap((const vec3 *)mine, (const vec3 *)theirs))

@@ -916,6 +916,47 @@ static void characters_teleport_and_retune_in_a_world(void **state)
     kcc_mesh_destroy(volume);
 }
 
+/* Character layers: a ghost (on layer 4, colliding with the floor's layer 8 alone) walks through
+ * a wall on layer 2 and through a character standing in its way, on the ground all along and never
+ * put back; a walker with the default layers on the same path stops at the wall; the standing
+ * character is not moved; a zero layer set is refused. */
+static void character_layers_let_a_ghost_pass_through(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 50, 0});
+    kcc_mesh *wall = test_box_mesh((float[3]){2.0f, 0, -5}, (float[3]){2.5f, 3, 5});
+    uint32_t wall_id, ghost, walker, stander;
+    assert_int_equal(kcc_world_add_body(s.world, wall, NULL, &wall_id), KCC_OK);
+    assert_int_equal(kcc_world_set_body_layers(s.world, wall_id, 2u), KCC_OK);
+    assert_int_equal(kcc_world_set_body_layers(s.world, s.floor_id, 8u), KCC_OK);
+    const kcc_character_desc d = player_desc();
+    const float y = d.half_extents[1] + 0.01f;
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){0, y, 0}, &ghost), KCC_OK);
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){0, y, 3}, &walker), KCC_OK);
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){4, y, 0}, &stander), KCC_OK);
+    assert_int_equal(kcc_world_set_character_layers(s.world, ghost, 4u, 8u), KCC_OK);
+    assert_int_equal(kcc_world_step(s.world), KCC_OK);
+    const kcc_character_state stood = state_of(s.world, stander, NULL);
+    for (int f = 0; f < 60; ++f) {
+        assert_int_equal(kcc_world_set_displacement(s.world, ghost, (vec3){0.1f, -0.05f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_set_displacement(s.world, walker, (vec3){0.1f, -0.05f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_set_displacement(s.world, stander, (vec3){0, -0.05f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        kcc_move_result r;
+        assert_true(state_of(s.world, ghost, &r).on_ground);
+        assert_false(r.flags & (KCC_MOVE_STUCK | KCC_MOVE_HIT_WALL));
+    }
+    assert_true(fabsf(state_of(s.world, ghost, NULL).position[0] - 6.0f) < 1e-3f);
+    assert_true(fabsf(state_of(s.world, walker, NULL).position[0] - (2.0f - d.half_extents[0] - d.skin_width)) < 2e-3f);
+    const kcc_character_state now = state_of(s.world, stander, NULL);
+    assert_true(now.position[0] == stood.position[0] && now.position[2] == stood.position[2]);
+    assert_int_equal(kcc_world_set_character_layers(s.world, ghost, 0u, 8u), KCC_ERR_BAD_DESC);
+    assert_int_equal(kcc_world_set_character_layers(s.world, 0, 1u, 1u), KCC_ERR_NOT_FOUND);
+    assert_int_equal(kcc_world_set_character_layers(NULL, ghost, 1u, 1u), KCC_ERR_NULL_ARGUMENT);
+    mover_scene_free(&s);
+    kcc_mesh_destroy(wall);
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Shifting the origin */
 
@@ -1142,6 +1183,7 @@ int test_group_world_step(void)
         cmocka_unit_test(sensors_list_who_enters_and_leaves),
         cmocka_unit_test(contacts_name_the_ground_the_pushers_walls_and_characters),
         cmocka_unit_test(characters_teleport_and_retune_in_a_world),
+        cmocka_unit_test(character_layers_let_a_ghost_pass_through),
         cmocka_unit_test(shifting_the_origin_moves_everything_and_play_goes_on),
         cmocka_unit_test(shifting_the_origin_refuses_bad_input),
     };
