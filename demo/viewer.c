@@ -596,7 +596,10 @@ static void step(viewer *v, bool scripted)
 static void step_world_replay(viewer *v)
 {
     if (++v->wv_step > v->wv.steps) {
+        vec3 c;
+        memcpy(c, v->m.ch.position, sizeof(vec3));
         stop_replay(v);
+        kcc_character_init(&v->m.ch, &v->desc, c);   /* the player goes on from there */
         say(v, "world replay finished");
         return;
     }
@@ -1103,8 +1106,8 @@ int demo_viewer_run(const demo_viewer_opts *o)
         free(v);
         return DEMO_EXIT_ERROR;
     }
-    if (o->screenshot && o->trace)
-        start_replay(v);   /* --screenshot with --trace: the replay's 90th frame */
+    if (o->screenshot && (o->trace || o->record))
+        (o->trace ? start_replay : start_recording)(v);   /* the replay's 90th frame, or the 90 recorded */
     if (!o->screenshot) {
         v->captured = true;
         glfwSetInputMode(v->win, GLFW_CURSOR, GLFW_CURSOR_DISABLED);
