@@ -204,11 +204,21 @@ fuzz-check: $(FUZZ_BIN)
 # compiler and optimisation level (separate dirs $(BUILD)/det-CC-OPT, normal flags) and checks that
 # every variant replays every golden byte for byte the same (whether or not the goldens are up to
 # date: that is `make replay`'s job), the world goldens on 1 and 2 workers; `make goldens`
-# re-records the goldens (the world ones with kcc-record-world-goldens).
-TRACES   = $(sort $(wildcard test/traces/*.trace))
+# re-records the goldens (the world ones with kcc-record-world-goldens and kcc-record-q3-goldens).
+# The Quake 3 goldens (test/traces/q3_*.trace, recorded from the demo's game) name the maps `make
+# levels` imports into build/levels (the path relative to the repository, whatever BUILD is) and the
+# movers' and triggers' meshes kcc-record-q3-goldens --meshes writes beside them (q3-meshes, before
+# every replay: a game that builds them otherwise replays as a changed level); without the maps,
+# replay and determinism skip them, saying so.
+Q3_LEVELS = build/levels
+Q3_TRACES = $(sort $(wildcard test/traces/q3_*.trace))
+TRACES   = $(filter-out $(Q3_TRACES),$(sort $(wildcard test/traces/*.trace)))
+Q3_SKIP  = the Quake 3 goldens ($(notdir $(Q3_TRACES))): skipped: no imported maps ($(Q3_LEVELS)/levels.txt; make levels)
+# The traces a replay runs: every golden, the Quake 3 ones when the maps are there (shell).
+ALL_TRACES = $(TRACES) $$([ -f $(Q3_LEVELS)/levels.txt ] && echo $(Q3_TRACES))
 DET_CCS  ?= gcc clang
 DET_OPTS ?= -O0 -O2 -O3
-.PHONY: replay determinism goldens
+.PHONY: replay determinism goldens q3-meshes
 
 $(BUILD)/kcc-replay: demo/replay.c demo/isa_env.h demo/jobs.h $(BUILD)/libkcc.a
 	$(CC) $(CFLAGS_ALL) $< $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL) -lpthread
@@ -216,24 +226,32 @@ $(BUILD)/kcc-record-goldens: test/traces/record_goldens.c $(BUILD)/libkcc.a
 	$(CC) $(CFLAGS_ALL) $< $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL)
 $(BUILD)/kcc-record-world-goldens: test/traces/record_world_goldens.c test/world_scene.h $(BUILD)/libkcc.a
 	$(CC) $(CFLAGS_ALL) $< $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL)
+$(BUILD)/kcc-record-q3-goldens: test/traces/record_q3_goldens.c $(DEMO_CORE) $(DEMO_HDR) $(BUILD)/libkcc.a
+	$(CC) $(CFLAGS_ALL) -Idemo $< $(DEMO_CORE) $(BUILD)/libkcc.a -o $@ -lpng $(LDLIBS_ALL)
 
-replay: $(BUILD)/kcc-replay
-	@$(BUILD)/kcc-replay $(TRACES) || { echo "replay: golden traces diverge (if the controller changed on purpose: make goldens, review git diff test/traces)"; exit 1; }
+q3-meshes: $(BUILD)/kcc-record-q3-goldens
+	@if [ -f $(Q3_LEVELS)/levels.txt ]; then $(BUILD)/kcc-record-q3-goldens --meshes $(Q3_LEVELS) test/traces >/dev/null; fi
 
-goldens: $(BUILD)/kcc-record-goldens $(BUILD)/kcc-record-world-goldens
+replay: $(BUILD)/kcc-replay q3-meshes
+	@$(BUILD)/kcc-replay $(ALL_TRACES) || { echo "replay: golden traces diverge (if the controller changed on purpose: make goldens, review git diff test/traces)"; exit 1; }
+	@[ -f $(Q3_LEVELS)/levels.txt ] || echo "replay: $(Q3_SKIP)"
+
+goldens: $(BUILD)/kcc-record-goldens $(BUILD)/kcc-record-world-goldens $(BUILD)/kcc-record-q3-goldens
 	$(BUILD)/kcc-record-goldens test/traces
 	$(BUILD)/kcc-record-world-goldens test/traces
+	@if [ -f $(Q3_LEVELS)/levels.txt ]; then $(BUILD)/kcc-record-q3-goldens $(Q3_LEVELS) test/traces; \
+	  else echo "goldens: $(Q3_SKIP)"; fi
 
-determinism:
-	@ref=""; for cc in $(DET_CCS); do for opt in $(DET_OPTS); do \
+determinism: q3-meshes
+	@traces="$(ALL_TRACES)"; ref=""; for cc in $(DET_CCS); do for opt in $(DET_OPTS); do \
 	  d=$(BUILD)/det-$$cc$$opt; mkdir -p $$d; \
 	  $(MAKE) --no-print-directory CC=$$cc OPT=$$opt BUILD=$$d $$d/kcc-replay >$$d/build.log 2>&1 \
 	    || { cat $$d/build.log; echo "determinism: building CC=$$cc OPT=$$opt failed"; exit 1; }; \
-	  $$d/kcc-replay --print $(TRACES) >$$d/replay.txt 2>$$d/replay.err; \
+	  $$d/kcc-replay --print $$traces >$$d/replay.txt 2>$$d/replay.err; \
 	  [ $$? -le 1 ] || { cat $$d/replay.err; echo "determinism: CC=$$cc OPT=$$opt cannot replay the traces"; exit 1; }; \
-	  KCC_ISA=baseline $$d/kcc-replay --print $(TRACES) 2>/dev/null | cmp -s - $$d/replay.txt \
+	  KCC_ISA=baseline $$d/kcc-replay --print $$traces 2>/dev/null | cmp -s - $$d/replay.txt \
 	    || { echo "determinism: CC=$$cc OPT=$$opt: the baseline build of the move (KCC_ISA=baseline) differs from $$($$d/kcc-replay --isa)"; exit 1; }; \
-	  $$d/kcc-replay --print --workers 2 $(TRACES) 2>/dev/null | cmp -s - $$d/replay.txt \
+	  $$d/kcc-replay --print --workers 2 $$traces 2>/dev/null | cmp -s - $$d/replay.txt \
 	    || { echo "determinism: CC=$$cc OPT=$$opt: the world traces replayed on 2 workers (--workers 2) differ from 1 worker"; exit 1; }; \
 	  if [ -n "$$ref" ] && ! cmp -s $$ref/replay.txt $$d/replay.txt; then \
 	    n=$$(cmp $$ref/replay.txt $$d/replay.txt 2>&1 | sed -n 's/.*line \([0-9]*\).*/\1/p'); \
@@ -243,11 +261,12 @@ determinism:
 	    echo "  $$d: $$(sed -n "$${n}p" $$d/replay.txt)"; exit 1; \
 	  fi; \
 	  if [ -z "$$ref" ]; then ref=$$d; \
-	    $$d/kcc-replay --print $(TRACES) 2>/dev/null | cmp -s - $$d/replay.txt \
+	    $$d/kcc-replay --print $$traces 2>/dev/null | cmp -s - $$d/replay.txt \
 	      || { echo "determinism: two runs of CC=$$cc OPT=$$opt differ"; exit 1; }; \
 	  fi; \
 	done; done; \
-	echo "determinism: $(words $(TRACES)) traces, $$(grep -c '^[0-9]' $$ref/replay.txt) frames and $$(grep -c '^step ' $$ref/replay.txt) world steps replay bit-identically across runs, with CC=$(DET_CCS) x OPT=$(DET_OPTS), with the $$($$ref/kcc-replay --isa) and baseline builds of the move, and on 1 and 2 workers"
+	[ -f $(Q3_LEVELS)/levels.txt ] || echo "determinism: $(Q3_SKIP)"; \
+	echo "determinism: $$(echo $$traces | wc -w) traces, $$(grep -c '^[0-9]' $$ref/replay.txt) frames and $$(grep -c '^step ' $$ref/replay.txt) world steps replay bit-identically across runs, with CC=$(DET_CCS) x OPT=$(DET_OPTS), with the $$($$ref/kcc-replay --isa) and baseline builds of the move, and on 1 and 2 workers"
 
 # `make replay-check` (part of `make test`) runs kcc-replay's command line the way a user does, on
 # inputs made here from a golden with sed: the golden replays (exit 0); one expected position edited
@@ -282,13 +301,15 @@ replay-check: $(BUILD)/kcc-replay
 # ---------------------------------------------------------------- the test command
 test: deps
 	$(MAKE) --no-print-directory lib
+	$(MAKE) --no-print-directory test-levels
 	$(MAKE) --no-print-directory fuzz-check
 	$(MAKE) --no-print-directory unit
 	$(if $(filter 1,$(AVX2)),$(MAKE) --no-print-directory unit KCC_ISA=baseline)
 	$(MAKE) --no-print-directory install-check
 	$(MAKE) --no-print-directory replay
 	$(MAKE) --no-print-directory determinism
-	@echo "make test: fuzz, install-check, replay, determinism, demo-check, soak-movers and replay-check passed; the unit tests:"
+	$(MAKE) --no-print-directory soak-movers
+	@echo "make test: test-levels, fuzz, install-check, replay, determinism, demo-check, soak-movers and replay-check passed; the unit tests:"
 	@grep -H '^tests:' $(BUILD)/unit*.log
 	@! grep -q '^tests: .* [1-9][0-9]* skipped' $(BUILD)/unit*.log \
 	  || echo "make test: some unit tests were skipped (their reasons are in $(BUILD)/unit*.log)"
@@ -327,7 +348,8 @@ run: lib tools
 # also runs the headless showcase (demo-check). `make levels` fetches Debian's openarena-081-maps with
 # apt-get download (no root needed) and imports its maps into $(BUILD)/levels. `make run`: see README.
 DEPS_DEMO     = libglfw3-dev libgl-dev libpng-dev xvfb unzip
-DEMO_CORE     = demo/q3bsp.c demo/raster.c demo/app.c demo/game.c demo/game_movers.c demo/game_soak.c
+DEMO_CORE     = demo/q3bsp.c demo/raster.c demo/app.c demo/world_view.c demo/game.c demo/game_movers.c \
+                demo/game_soak.c
 DEMO_HDR      = $(wildcard demo/*.h)
 DEMO_LEVELS   = $(BUILD)/levels
 .PHONY: tools levels demo-check deps-demo docs-images
@@ -365,20 +387,29 @@ $(BUILD)/kcc_tests: $(DEMO_CORE:%.c=$(BUILD)/san/%.o)
 $(DEMO_CORE:%.c=$(BUILD)/san/%.o) $(BUILD)/san/test/test_demo.o $(BUILD)/san/test/test_movers.o: $(DEMO_HDR)
 $(BUILD)/kcc_tests: LDLIBS += -lpng
 
-# Headless showcase with the real binary: must exit 0 and write a PNG (the unit tests check pixels).
+# Headless showcase and a world trace's picture with the real binary: each must exit 0 and write a
+# PNG (the unit tests check pixels); a world trace cut short exits 2 with a file:line: message.
 test: demo-check replay-check
 demo-check: $(BUILD)/kcc-demo
 	$(BUILD)/kcc-demo --headless --characters 12 --frames 900 --png $(BUILD)/demo-check.png
-	@sig=$$(od -An -tx1 -N8 $(BUILD)/demo-check.png | tr -d ' \n'); \
-	  [ "$$sig" = "89504e470d0a1a0a" ] && [ $$(wc -c <$(BUILD)/demo-check.png) -gt 20000 ] \
-	  || { echo "demo-check: $(BUILD)/demo-check.png is not a plausible picture"; exit 1; }
+	$(BUILD)/kcc-demo --headless --trace test/traces/world_movers.trace --png $(BUILD)/demo-check-world.png
+	@for p in demo-check demo-check-world; do sig=$$(od -An -tx1 -N8 $(BUILD)/$$p.png | tr -d ' \n'); \
+	  [ "$$sig" = "89504e470d0a1a0a" ] && [ $$(wc -c <$(BUILD)/$$p.png) -gt 20000 ] \
+	  || { echo "demo-check: $(BUILD)/$$p.png is not a plausible picture"; exit 1; }; done
+	@rm -f $(BUILD)/demo-check-broken.png; sed '/^end /d' test/traces/world_movers.trace >$(BUILD)/demo-check-broken.trace; \
+	  $(BUILD)/kcc-demo --headless --trace $(BUILD)/demo-check-broken.trace --png $(BUILD)/demo-check-broken.png \
+	    >$(BUILD)/demo-check-broken.txt 2>&1; rc=$$?; \
+	  [ $$rc = 2 ] && grep -q '^kcc-demo: $(BUILD)/demo-check-broken.trace:[0-9]*: ' $(BUILD)/demo-check-broken.txt \
+	  && [ ! -e $(BUILD)/demo-check-broken.png ] \
+	  || { cat $(BUILD)/demo-check-broken.txt; echo "demo-check: a world trace cut before its end line should exit 2" \
+	       "with a file:line: message and no picture; it exited $$rc"; exit 1; }
+	@echo "demo-check: the headless showcase and a world trace's picture are plausible; a broken world trace gets a file:line: message"
 
 # The movers soak (docs/demo.md): every imported map's game with its movers and triggers live, a rider
 # on every plat, a jumper on every jump pad, bots wandering: `soak-movers` (part of `make test`, about
 # half a minute) runs each map for at least 300 steps; `soak-movers-long` for 3600 (a minute of play a
 # map) with more bots. Both skip, saying so, when `make levels` has not been run.
 .PHONY: soak-movers soak-movers-long
-test: soak-movers
 soak-movers: $(BUILD)/kcc-demo
 	@if [ -f $(DEMO_LEVELS)/levels.txt ]; then $(BUILD)/kcc-demo --soak-movers $(DEMO_LEVELS) --quiet; \
 	  else echo "soak-movers: no imported maps ($(DEMO_LEVELS)/levels.txt; make levels): skipped"; fi
@@ -386,17 +417,30 @@ soak-movers-long: $(BUILD)/kcc-demo
 	@if [ -f $(DEMO_LEVELS)/levels.txt ]; then $(BUILD)/kcc-demo --soak-movers $(DEMO_LEVELS) --soak-steps 3600 --bots 32; \
 	  else echo "soak-movers-long: no imported maps ($(DEMO_LEVELS)/levels.txt; make levels): skipped"; fi
 
-levels: $(BUILD)/kcc-bsp2obj
+levels: $(BUILD)/kcc-bsp2obj $(BUILD)/kcc-record-q3-goldens
 	@mkdir -p $(DEMO_LEVELS)/pkg
 	@cd $(DEMO_LEVELS)/pkg && { ls openarena-081-maps_*.deb >/dev/null 2>&1 || apt-get download openarena-081-maps; }
-	@rm -rf $(DEMO_LEVELS)/pkg/x $(DEMO_LEVELS)/pkg/maps
+	@rm -rf $(DEMO_LEVELS)/pkg/x $(DEMO_LEVELS)/pkg/maps $(DEMO_LEVELS)/levels.txt
 	dpkg-deb -x $$(ls $(DEMO_LEVELS)/pkg/openarena-081-maps_*.deb | head -n 1) $(DEMO_LEVELS)/pkg/x
 	@for p in $$(find $(DEMO_LEVELS)/pkg/x -name '*.pk3' | sort); do \
 	  unzip -q -o $$p 'maps/*.bsp' -d $(DEMO_LEVELS)/pkg 2>/dev/null; done; true
-	@n=0; : >$(DEMO_LEVELS)/levels.txt; for b in $(DEMO_LEVELS)/pkg/maps/*.bsp; do m=$$(basename $$b .bsp); \
-	  $(BUILD)/kcc-bsp2obj --quiet $$b $(DEMO_LEVELS)/$$m.obj || exit 1; echo $$m >>$(DEMO_LEVELS)/levels.txt; \
+	@n=0; : >$(DEMO_LEVELS)/levels.tmp; for b in $(DEMO_LEVELS)/pkg/maps/*.bsp; do m=$$(basename $$b .bsp); \
+	  $(BUILD)/kcc-bsp2obj --quiet $$b $(DEMO_LEVELS)/$$m.obj || exit 1; echo $$m >>$(DEMO_LEVELS)/levels.tmp; \
 	  n=$$((n+1)); done; \
+	  mv $(DEMO_LEVELS)/levels.tmp $(DEMO_LEVELS)/levels.txt; \
 	  echo "levels: $$n maps imported into $(DEMO_LEVELS) (OBJ + .spawns; names in levels.txt)"
+	@$(BUILD)/kcc-record-q3-goldens --meshes $(DEMO_LEVELS) test/traces
+
+# `make test` imports the maps when they are not there yet (levels.txt is written last: a failed
+# import leaves none). Without them (no network for apt-get download) it says so and goes on: the
+# steps that need them (soak-movers, the Quake 3 goldens of replay and determinism) skip, saying so.
+.PHONY: test-levels
+test-levels:
+	@if [ -f $(DEMO_LEVELS)/levels.txt ]; then \
+	  echo "test-levels: $$(wc -l <$(DEMO_LEVELS)/levels.txt) maps already imported in $(DEMO_LEVELS)"; \
+	elif ! $(MAKE) --no-print-directory levels; then \
+	  echo "test-levels: skipped: the maps could not be imported (apt-get download openarena-081-maps: no network?);" \
+	    "soak-movers and the Quake 3 goldens will say skipped"; fi
 
 # ---------------------------------------------------------------- install
 # What API.md lists (headers under include/kcc/, libkcc.a, libkcc.so, lib/pkgconfig/kcc.pc) plus the

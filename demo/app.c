@@ -5,6 +5,7 @@
 #define _XOPEN_SOURCE 700   /* realpath, mkdir */
 #include "app.h"
 #include "q3bsp.h"
+#include "world_view.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -278,7 +279,28 @@ typedef struct render_in {
     float             frame_margin;   /* m around the paths to frame; 0: frame the whole level */
     const kcc_character_desc *desc;
     const char       *title, *subtitle;
+    const demo_world_view *world;     /* a world trace's bodies, drawn at its last step; NULL: none */
+    uint32_t          level_body;     /* the world body that is lv (not drawn again) */
 } render_in;
+
+/* A world trace's bodies at its last step: solid ones as meshes, sensors as their boxes. */
+static void draw_world_bodies(raster_image *img, const raster_view *v, const render_in *r)
+{
+    static const uint8_t sensor[3] = {120, 220, 255};
+    const demo_world_view *w = r->world;
+    for (uint32_t b = 0; b < w->body_count; ++b) {
+        const kcc_level *lv = &w->levels[w->bodies[b].level];
+        float *placed = b == r->level_body ? NULL : malloc(sizeof(float) * 3 * ((size_t)lv->vertex_count + 1));
+        float box[2][3];
+        if (placed && demo_world_view_place_body(w, w->steps, b, placed, box)) {
+            if (w->bodies[b].sensor)
+                raster_draw_box(img, v, (const float(*)[3])box, sensor, 1);
+            else
+                raster_draw_mesh(img, v, placed, lv->indices, lv->triangle_count);
+        }
+        free(placed);
+    }
+}
 
 static int render_png(const render_in *r, const demo_headless_opts *o)
 {
@@ -326,6 +348,8 @@ static int render_png(const render_in *r, const demo_headless_opts *o)
     v.cut_y = cut;
     raster_view_shade_range(&v, r->lv->level.positions, r->lv->level.indices, r->lv->level.triangle_count);
     raster_draw_mesh(&img, &v, r->lv->level.positions, r->lv->level.indices, r->lv->level.triangle_count);
+    if (r->world)
+        draw_world_bodies(&img, &v, r);
     raster_outline(&img, 0.25f);
     const float lift = 0.06f;   /* m: paths float a little above the floor */
     for (uint32_t i = 0; i < r->path_count; ++i) {
@@ -522,7 +546,7 @@ static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
         snprintf(sub, sizeof(sub), "%u characters wandering for %.0f s (60 Hz); green: start, red: end", n,
                  (double)o->frames / 60.0);
         /* Imported arenas carry sky and outer brushes far beyond the playable space: frame the paths. */
-        render_in ri = {lv, paths, n, lv->generated ? 0.0f : 4.0f, &desc, title, sub};
+        render_in ri = {lv, paths, n, lv->generated ? 0.0f : 4.0f, &desc, title, sub, NULL, 0};
         int png_rc = render_png(&ri, o);
         rc = png_rc > rc ? png_rc : rc;
     }
@@ -590,7 +614,7 @@ static int run_trace(const demo_level *lv, const kcc_trace *tr, const demo_headl
         snprintf(title, sizeof(title), "kcc: %.200s", base ? base + 1 : tr->name);
         snprintf(sub, sizeof(sub), "level %.150s, %u frames (%.1f s); green: start, red: end", lv->name, rep.frames,
                  (double)rep.frames / 60.0);
-        render_in ri = {lv, &pa, 1, 6.0f, &tr->desc, title, sub};
+        render_in ri = {lv, &pa, 1, 6.0f, &tr->desc, title, sub, NULL, 0};
         int png_rc = render_png(&ri, o);
         rc = png_rc > rc ? png_rc : rc;
     }
@@ -600,9 +624,107 @@ static int run_trace(const demo_level *lv, const kcc_trace *tr, const demo_headl
     return rc;
 }
 
+/* Every character's feet after every step, a path each (NaN where it is not in the world). */
+static path *world_paths(const demo_world_view *w)
+{
+    path *paths = calloc(w->character_count + 1, sizeof(path));
+    for (uint32_t c = 0; paths && c < w->character_count; ++c)
+        for (uint32_t s = 0; s <= w->steps; ++s) {
+            const float *centre = demo_world_view_centre(w, s, c);
+            float q[3] = {NAN, NAN, NAN};
+            if (centre) {
+                q[0] = centre[0];
+                q[1] = centre[1] - w->half_extents[3 * c + 1];
+                q[2] = centre[2];
+            }
+            path_add(&paths[c], q);
+        }
+    return paths;
+}
+
+int demo_world_trace_check(const char *trace_path, uint32_t *steps, char *message, size_t message_size)
+{
+    char err[512] = "", line[512];
+    kcc_world_trace *t = NULL;
+    kcc_world_trace_report rep;
+    memset(&rep, 0, sizeof(rep));
+    kcc_world_replay_desc rd = kcc_world_replay_default_desc();
+    kcc_status s = kcc_world_trace_load(trace_path, &t, err, sizeof(err));
+    if (s == KCC_OK)
+        s = kcc_world_trace_replay(t, &rd, &rep, err, sizeof(err));
+    int rc = DEMO_EXIT_OK;
+    if (s != KCC_OK) {
+        snprintf(message, message_size, "%s (%s)", err[0] ? err : trace_path, kcc_status_str(s));
+        rc = DEMO_EXIT_ERROR;
+    } else if (rep.diverged) {
+        kcc_world_trace_format_divergence(t, &rep, line, sizeof(line));
+        snprintf(message, message_size, "%u outcomes diverge from the recording; first: %s", rep.diverged, line);
+        rc = DEMO_EXIT_PROBLEM;
+    } else {
+        snprintf(message, message_size, "world trace %s: %u steps replay exactly (every character's position "
+                 "bit for bit, every flag, every sensor event)", trace_path, rep.steps);
+    }
+    if (steps)
+        *steps = rep.steps;
+    kcc_world_trace_free(t);
+    return rc;
+}
+
+/* kcc-demo --headless --trace T with a world trace: replays it, draws every character's path and the
+ * bodies at the last step. */
+static int run_world_trace(const demo_headless_opts *o)
+{
+    char err[1200] = "";
+    uint32_t steps = 0;
+    int rc = demo_world_trace_check(o->trace, &steps, err, sizeof(err));
+    if (rc != DEMO_EXIT_OK)
+        fprintf(stderr, "kcc-demo: %s\n", err);
+    else if (!o->quiet)
+        printf("kcc-demo headless: %s\n", err);
+    if (rc == DEMO_EXIT_ERROR || !o->png)
+        return rc;
+    demo_world_view w;
+    kcc_status s = demo_world_view_load(o->trace, &w, err, sizeof(err));
+    uint32_t lb = s == KCC_OK ? demo_world_view_level_body(&w) : UINT32_MAX;
+    demo_level lv;
+    memset(&lv, 0, sizeof(lv));
+    if (s == KCC_OK && lb == UINT32_MAX) {
+        snprintf(err, sizeof(err), "%s: no static level to draw", o->trace);
+        s = KCC_ERR_NO_TRIANGLES;
+    }
+    if (s == KCC_OK)
+        s = demo_level_open(w.level_names[w.bodies[lb].level] + 4, &lv, err, sizeof(err));
+    path *paths = s == KCC_OK ? world_paths(&w) : NULL;
+    if (s != KCC_OK || !paths) {
+        fprintf(stderr, "kcc-demo: %s (%s)\n", err, kcc_status_str(s ? s : KCC_ERR_OUT_OF_MEMORY));
+        demo_level_close(&lv);   /* both are zeroed or loaded: closing either is fine */
+        demo_world_view_free(&w);
+        return DEMO_EXIT_ERROR;
+    }
+    kcc_character_desc d = kcc_character_default_desc();
+    if (w.character_count)
+        memcpy(d.half_extents, w.half_extents, sizeof(d.half_extents));
+    char title[256], sub[256];
+    const char *base = strrchr(o->trace, '/');
+    snprintf(title, sizeof(title), "kcc: %.200s", base ? base + 1 : o->trace);
+    snprintf(sub, sizeof(sub), "world trace on %.120s: %u characters, %u bodies, %u steps (%.1f s); green: start, "
+             "red: end", lv.name, w.character_count, w.body_count, steps, (double)steps / 60.0);
+    render_in ri = {&lv, paths, w.character_count, 4.0f, &d, title, sub, &w, lb};
+    int png_rc = render_png(&ri, o);
+    rc = png_rc > rc ? png_rc : rc;
+    for (uint32_t c = 0; c < w.character_count; ++c)
+        free(paths[c].p);
+    free(paths);
+    demo_level_close(&lv);
+    demo_world_view_free(&w);
+    return rc;
+}
+
 int demo_headless_run(const demo_headless_opts *o)
 {
     char err[512] = "";
+    if (o->trace && kcc_trace_file_version(o->trace) == 2)
+        return run_world_trace(o);
     kcc_trace *tr = NULL;
     const char *level = o->level;
     if (o->trace) {

@@ -84,6 +84,11 @@ enum { DEMO_EXIT_OK = 0, DEMO_EXIT_PROBLEM = 1, DEMO_EXIT_ERROR = 2 };
 #define DEMO_SOAK_STEPS         300u   ///< the movers soak's steps a map (5 s at 60 Hz) at least
 #define DEMO_SOAK_BOTS          8u     ///< the movers soak's wandering bots a map
 
+/// Replays the world trace at trace_path (kcc_world_trace_replay, one worker) and says how it went in
+/// message: the replayed steps, the first divergence, or why it could not be replayed (a broken
+/// trace: "path:LINE: what"). Returns DEMO_EXIT_OK, DEMO_EXIT_PROBLEM (diverges) or DEMO_EXIT_ERROR.
+int demo_world_trace_check(const char *trace_path, uint32_t *steps, char *message, size_t message_size);
+
 /// Headless options (kcc-demo --headless ...).
 typedef struct demo_headless_opts {
     const char *level;        ///< spec or path; NULL: the trace's level, else "showcase"

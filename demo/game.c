@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define RESPAWN UINT32_MAX       /* game_character.teleport: back to a spawn point */
 #define FALL_MARGIN 10.0f        /* m below the level's lowest point: fell out */
@@ -64,8 +65,8 @@ static kcc_status check_desc(const game_desc *d, char *err, size_t err_size)
     return KCC_OK;
 }
 
-kcc_status game_mesh_build(const float *positions, uint32_t vertex_count, const uint32_t *indices,
-                           uint32_t triangle_count, kcc_mesh **out)
+static kcc_status mesh_build(const float *positions, uint32_t vertex_count, const uint32_t *indices,
+                             uint32_t triangle_count, kcc_mesh **out)
 {
     kcc_mesh_desc d;
     memset(&d, 0, sizeof(d));
@@ -76,13 +77,72 @@ kcc_status game_mesh_build(const float *positions, uint32_t vertex_count, const 
     return kcc_mesh_build(&d, out);
 }
 
+/* Writes a mesh as an OBJ file whose numbers read back to the same bits. */
+static bool write_obj(const char *path, const kcc_level *lv)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return false;
+    fprintf(f, "# a mesh of a recorded game (demo/game.c): %u triangles\n", (unsigned)lv->triangle_count);
+    for (uint32_t v = 0; v < lv->vertex_count; ++v) {
+        char t[3][KCC_TRACE_FLOAT_CHARS];
+        for (int k = 0; k < 3; ++k)
+            kcc_trace_float_to_text(lv->positions[3 * v + k], t[k]);
+        fprintf(f, "v %s %s %s\n", t[0], t[1], t[2]);
+    }
+    for (uint32_t t = 0; t < lv->triangle_count; ++t)
+        fprintf(f, "f %u %u %u\n", (unsigned)lv->indices[3 * t] + 1, (unsigned)lv->indices[3 * t + 1] + 1,
+                (unsigned)lv->indices[3 * t + 2] + 1);
+    bool ok = !ferror(f);
+    return fclose(f) == 0 && ok;
+}
+
+/* Names a mesh to the recorder of a recorded game, before its first body: `name` ("obj PATH"), or
+ * an OBJ file written into the record's mesh directory. The first failure is the record's status. */
+static void record_mesh(game *g, const kcc_mesh *mesh, const char *name, const float *positions,
+                        uint32_t vertex_count, const uint32_t *indices, uint32_t triangle_count)
+{
+    game_record *r = g->desc.record;
+    if (!r || !r->active)
+        return;
+    kcc_level lv = {(float *)positions, vertex_count, (uint32_t *)indices, triangle_count, NULL, 0};
+    char level[KCC_TRACE_LEVEL_MAX], path[1024];
+    const uint32_t n = ++r->meshes;
+    kcc_status s = KCC_OK;
+    if (!name) {
+        const char *file = n == 1 && !r->level ? "level.obj" : NULL;
+        char numbered[32];
+        snprintf(numbered, sizeof(numbered), "mesh_%u.obj", (unsigned)n);
+        snprintf(path, sizeof(path), "%s/%s", r->mesh_dir, file ? file : numbered);
+        snprintf(level, sizeof(level), "obj %s/%s", r->mesh_dir_name, file ? file : numbered);
+        mkdir(r->mesh_dir, 0777);   /* an existing directory is fine; a failure shows at the write */
+        s = write_obj(path, &lv) ? KCC_OK : KCC_ERR_IO;
+        name = level;
+    }
+    if (s == KCC_OK)
+        s = kcc_world_trace_level(&r->writer, mesh, name, kcc_level_hash(&lv));
+    if (s != KCC_OK && r->status == KCC_OK)
+        r->status = s;
+}
+
+kcc_status game_mesh_build(game *g, const float *positions, uint32_t vertex_count, const uint32_t *indices,
+                           uint32_t triangle_count, kcc_mesh **out)
+{
+    kcc_status s = mesh_build(positions, vertex_count, indices, triangle_count, out);
+    if (s == KCC_OK && g)
+        record_mesh(g, *out, NULL, positions, vertex_count, indices, triangle_count);
+    return s;
+}
+
 /* The static level: one body, its bounds and a copy of its spawn points. */
 static kcc_status add_level(game *g, const kcc_level *lv)
 {
-    kcc_status s = game_mesh_build(lv->positions, lv->vertex_count, lv->indices, lv->triangle_count,
-                                   &g->level_mesh);
+    kcc_status s = mesh_build(lv->positions, lv->vertex_count, lv->indices, lv->triangle_count, &g->level_mesh);
     if (s != KCC_OK)
         return s;
+    if (g->desc.record)
+        record_mesh(g, g->level_mesh, g->desc.record->level, lv->positions, lv->vertex_count, lv->indices,
+                    lv->triangle_count);
     s = kcc_world_add_body(g->world, g->level_mesh, NULL, &g->level_body);
     if (s != KCC_OK)
         return s;
@@ -103,6 +163,17 @@ static kcc_status add_level(game *g, const kcc_level *lv)
     if (lv->spawn_count)
         memcpy(g->spawns, lv->spawns, sizeof(float) * 3 * lv->spawn_count);
     return KCC_OK;
+}
+
+/* Starts recording the empty world (game_desc.record). */
+static kcc_status record_begin(game *g, game_record *r)
+{
+    if (!r->file || !r->mesh_dir || !r->mesh_dir_name)
+        return KCC_ERR_NULL_ARGUMENT;
+    r->meshes = 0;
+    r->status = kcc_world_trace_begin(&r->writer, r->file, g->world);
+    r->active = r->status == KCC_OK;
+    return r->status;
 }
 
 kcc_status game_create(const q3bsp_map *map, const game_desc *desc, game **out, char *err, size_t err_size)
@@ -131,6 +202,8 @@ kcc_status game_create(const q3bsp_map *map, const game_desc *desc, game **out, 
     g->characters = calloc(d.character_capacity, sizeof(game_character));
     g->character_of_slot = calloc((size_t)d.character_capacity + 1, sizeof(uint32_t));
     s = g->characters && g->character_of_slot ? kcc_world_create(&wd, &g->world) : KCC_ERR_OUT_OF_MEMORY;
+    if (s == KCC_OK && d.record)
+        s = record_begin(g, d.record);
     if (s == KCC_OK)
         s = add_level(g, &map->world);
     if (s != KCC_OK)
@@ -145,10 +218,24 @@ kcc_status game_create(const q3bsp_map *map, const game_desc *desc, game **out, 
     return KCC_OK;
 }
 
+kcc_status game_record_end(game *g)
+{
+    game_record *r = g ? g->desc.record : NULL;
+    if (!r)
+        return KCC_OK;
+    if (r->active) {
+        kcc_status s = kcc_trace_end(&r->writer);
+        r->status = r->status == KCC_OK ? s : r->status;
+        r->active = false;
+    }
+    return r->status;
+}
+
 void game_destroy(game *g)
 {
     if (!g)
         return;
+    game_record_end(g);
     game_movers_destroy(g);
     kcc_world_destroy(g->world);
     kcc_mesh_destroy(g->level_mesh);
@@ -260,6 +347,62 @@ void game_remove_character(game *g, uint32_t index)
         *c = g->characters[last];
         g->character_of_slot[slot_of(c->id)] = index + 1;
     }
+}
+
+/* The movers' rules and poses and the triggers' cooldowns of `from`, each body placed where its mover is. */
+static void copy_movers(game *to, const game *from)
+{
+    for (uint32_t i = 0; i < to->mover_count && i < from->mover_count; ++i) {
+        game_mover *m = &to->movers[i];
+        uint32_t body = m->body;
+        kcc_mesh *mesh = m->mesh;
+        *m = from->movers[i];
+        m->body = body;
+        m->mesh = mesh;
+        kcc_world_set_body_transform(to->world, body, &m->pose);
+    }
+    for (uint32_t i = 0; i < to->trigger_count && i < from->trigger_count; ++i)
+        to->triggers[i].cooldown = from->triggers[i].cooldown;
+}
+
+kcc_status game_restart_recorded(const game *from, const q3bsp_map *map, game_record *record, game **out,
+                                 char *err, size_t err_size)
+{
+    if (!from || !record || !out)
+        return KCC_ERR_NULL_ARGUMENT;
+    game_desc d = from->desc;
+    d.record = record;
+    game *g = NULL;
+    kcc_status s = game_create(map, &d, &g, err, err_size);
+    if (s != KCC_OK)
+        return s;
+    copy_movers(g, from);
+    for (uint32_t c = 0; s == KCC_OK && c < from->character_count; ++c) {
+        kcc_character_state st;
+        if (kcc_world_get_character(from->world, from->characters[c].id, &st, NULL) != KCC_OK)
+            continue;
+        const float feet[3] = {st.position[0], st.position[1] - d.character.half_extents[1] - d.character.skin_width,
+                               st.position[2]};
+        uint32_t index;
+        s = game_add_character(g, feet, from->characters[c].bot, &index);
+        if (s == KCC_OK) {
+            uint32_t id = g->characters[index].id;
+            g->characters[index] = from->characters[c];
+            g->characters[index].id = id;
+            g->characters[index].pad = 0;   /* entered again at the first step */
+        }
+    }
+    g->time = from->time;
+    g->dt = from->dt;
+    g->rng = from->rng;
+    g->stats = from->stats;
+    if (s != KCC_OK) {
+        snprintf(err, err_size, "characters: %s", kcc_status_str(s));
+        game_destroy(g);
+        return s;
+    }
+    *out = g;
+    return KCC_OK;
 }
 
 void game_set_input(game *g, uint32_t index, const demo_input *in)

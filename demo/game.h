@@ -129,6 +129,26 @@ typedef struct game_character {
     float    apex[3];             ///< m: the centre at that apex
 } game_character;
 
+/// A game recorded into a world trace from its creation (game_desc.record; docs/demo.md, "World
+/// traces of the game"). The world recorder wants an empty world and a name for every mesh, so
+/// game_create starts it before the first body and names each mesh as it adds it: the static level
+/// as `level` says, each mover's and trigger's mesh as an OBJ file it writes into mesh_dir
+/// (mesh_N.obj, N counting from 1 in the order the game adds them).
+typedef struct game_record {
+    FILE       *file;            ///< borrowed until game_record_end: the trace is written here
+    const char *level;           ///< the static level as the trace names it ("obj PATH", with PATH
+                                 ///< relative to the trace's directory); NULL: written as level.obj
+                                 ///< into mesh_dir
+    const char *mesh_dir;        ///< where the OBJ files are written (made when missing)
+    const char *mesh_dir_name;   ///< that directory as the trace names it (relative to the trace's)
+    kcc_trace_writer writer;     ///< set by game_create
+    uint32_t    meshes;          ///< meshes named
+    bool        active;          ///< recording (from game_create to game_record_end)
+    kcc_status  status;          ///< the recording's first failure: a mesh file not written, the
+                                 ///< writer's sticky status (KCC_ERR_VERSION: a teleport version 2
+                                 ///< cannot write), set by game_record_end
+} game_record;
+
 typedef struct game_desc {
     kcc_character_desc character;   ///< default: Quake 3's player (0.94 x 1.75 m, 0.5625 m steps, 45.6 deg)
     float    gravity;                ///< m/s^2 the characters fall with; default DEMO_GRAVITY
@@ -137,6 +157,7 @@ typedef struct game_desc {
     game_crush_policy crush;         ///< default GAME_CRUSH_REVERSE
     uint32_t character_capacity;     ///< default 64
     uint32_t seed;                   ///< the bots' choices; default 1
+    game_record *record;             ///< borrowed: record the game into a world trace; default NULL
 } game_desc;
 
 /// What happened since creation.
@@ -182,8 +203,18 @@ game_desc game_default_desc(void);
 /// it keeps: the map may be freed after. Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_BAD_DESC (err says
 /// which field), the world's and the meshes' own errors, KCC_ERR_OUT_OF_MEMORY.
 kcc_status game_create(const q3bsp_map *map, const game_desc *desc, game **out, char *err, size_t err_size);
+/// Ends the recording (kcc_trace_end) and returns its status (game_record.status); KCC_OK when the
+/// game is not recorded. game_destroy calls it when the caller has not.
+kcc_status game_record_end(game *g);
 void game_destroy(game *g);
 
+/// The running game `from` again, recorded from its first body (the world recorder wants an empty
+/// world): a new game of the same map with `record`, into which the movers' states and poses, the
+/// triggers' cooldowns, the characters (where they stand, velocities, goals, counters, in the same
+/// order), the clock, the bots' choices and the stats are copied. `from` is left as it was (destroy
+/// it after). game_create's errors; the viewer's F5 on a game.
+kcc_status game_restart_recorded(const game *from, const q3bsp_map *map, game_record *record, game **out,
+                                 char *err, size_t err_size);
 /// Adds a character standing at `feet` (m). KCC_ERR_TOO_LARGE when character_capacity are in.
 kcc_status game_add_character(game *g, const float feet[3], bool bot, uint32_t *out_index);
 /// Removes a character; the last one takes its index.
@@ -234,9 +265,13 @@ int game_soak_levels(const char *where, uint32_t steps, uint32_t bots, bool quie
 bool game_character_state(const game *g, uint32_t index, kcc_character_state *out_state,
                           kcc_move_result *out_result);
 
-/// A mesh of x y z positions (m) and 3 indices a triangle (kcc_mesh_build's errors).
-kcc_status game_mesh_build(const float *positions, uint32_t vertex_count, const uint32_t *indices,
+/// A mesh of x y z positions (m) and 3 indices a triangle (kcc_mesh_build's errors). A recorded game
+/// (game_desc.record) names the mesh to the recorder, writing its OBJ file.
+kcc_status game_mesh_build(game *g, const float *positions, uint32_t vertex_count, const uint32_t *indices,
                            uint32_t triangle_count, kcc_mesh **out);
+/// Where a rider stands on plat `mover`: the middle of the largest triangle of its top, at its low
+/// position (feet, m).
+void game_plat_rider_feet(const q3bsp_map *map, const game_mover *m, float feet[3]);
 
 /* game_movers.c: the movers and triggers (used by game.c) */
 

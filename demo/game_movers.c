@@ -100,7 +100,7 @@ static void copy_name(char *dst, size_t size, const char *src)
 }
 
 /* A closed box (12 outward triangles) as a mesh, for a sensor. */
-static kcc_status box_mesh(const float box[2][3], kcc_mesh **out)
+static kcc_status box_mesh(game *g, const float box[2][3], kcc_mesh **out)
 {
     float p[8][3];
     for (int i = 0; i < 8; ++i)
@@ -110,7 +110,7 @@ static kcc_status box_mesh(const float box[2][3], kcc_mesh **out)
         0, 2, 3, 0, 3, 1,  4, 5, 7, 4, 7, 6,  0, 1, 5, 0, 5, 4,
         2, 6, 7, 2, 7, 3,  0, 4, 6, 0, 6, 2,  1, 3, 7, 1, 7, 5,
     };
-    return game_mesh_build(&p[0][0], 8, idx, 12, out);
+    return game_mesh_build(g, &p[0][0], 8, idx, 12, out);
 }
 
 /* ------------------------------------------------------------------ triggers */
@@ -125,7 +125,7 @@ static kcc_status add_trigger(game *g, game_trigger_kind kind, const float box[2
         t->box[0][k] = box[0][k] - UNIT;
         t->box[1][k] = box[1][k] + UNIT;
     }
-    kcc_status s = box_mesh((const float(*)[3])t->box, &t->mesh);
+    kcc_status s = box_mesh(g, (const float(*)[3])t->box, &t->mesh);
     if (s != KCC_OK)
         return s;
     kcc_body_desc bd = kcc_body_default_desc();
@@ -381,7 +381,7 @@ static kcc_status add_mover(game *g, const q3bsp_map *map, uint32_t entity, uint
         setup_periodic(m, e, entity, bounds);
     if (kind == GAME_MOVER_DOOR || kind == GAME_MOVER_BUTTON || kind == GAME_MOVER_PLAT)
         memcpy(m->origin, m->pos1, sizeof(m->origin));
-    kcc_status s = game_mesh_build(md->positions, md->vertex_count, md->indices, md->triangle_count, &m->mesh);
+    kcc_status s = game_mesh_build(g, md->positions, md->vertex_count, md->indices, md->triangle_count, &m->mesh);
     if (s != KCC_OK)
         return s;
     kcc_body_desc bd = kcc_body_default_desc();

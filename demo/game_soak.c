@@ -89,9 +89,9 @@ static kcc_status add_role(soak *s, const float feet[3], bool bot, soak_role rol
     return st;
 }
 
-/* Where a rider stands: the middle of the largest triangle of the plat's top (a plat's bounds may
- * hold L-shaped or diagonal floors whose middle is off the plat), at the plat's low position. */
-static void rider_feet(const q3bsp_map *map, const game_mover *m, float feet[3])
+/* The middle of the largest triangle of the plat's top: a plat's bounds may hold L-shaped or diagonal
+ * floors whose middle is off the plat. */
+void game_plat_rider_feet(const q3bsp_map *map, const game_mover *m, float feet[3])
 {
     const q3bsp_model *md = &map->models[q3bsp_entity_model(map, m->entity)];
     float best = -1.0f;
@@ -121,7 +121,7 @@ static kcc_status place_riders_and_bots(soak *s, const q3bsp_map *map, uint32_t 
         if (mv->kind != GAME_MOVER_PLAT)
             continue;
         float feet[3];
-        rider_feet(map, mv, feet);
+        game_plat_rider_feet(map, mv, feet);
         st = add_role(s, feet, false, (soak_role){m, UINT32_MAX, false});
         s->r.lifts += st == KCC_OK;
     }

@@ -7,6 +7,7 @@
 #include "viewer.h"
 #include "app.h"
 #include "game.h"
+#include "world_view.h"
 #include "font6x10.h"
 
 #include <GLFW/glfw3.h>
@@ -43,6 +44,16 @@ typedef struct viewer {
     FILE       *rec_file;
     kcc_trace_writer rec;
     bool        recording;
+    /* recording a game: a world trace (F5 on a level with movers or bots) */
+    game_record wrec;
+    char        wrec_dir[1100], wrec_dir_name[300];
+    bool        world_recording;
+    char        level_arg[1024];      /* what open_level opened (a BSP is loaded again for F5) */
+    /* replaying a world trace (P): what it recorded, shown step by step */
+    demo_world_view wv;
+    bool        world_playing;
+    uint32_t    wv_step, wv_level_body;
+    float      *wv_scratch;           /* a body's vertices placed (the largest level's count) */
     /* replay */
     kcc_trace  *tr;
     kcc_trace_outcome *outcomes;
@@ -217,6 +228,7 @@ static bool open_level(viewer *v, const char *arg)
     game_destroy(v->game);
     v->game = NULL;
     v->lv = lv;
+    snprintf(v->level_arg, sizeof(v->level_arg), "%s", arg);
     build_level_list(v);
     v->spawn_index = v->o->spawn;
     if (lv.from_bsp || v->o->bots > 0)
@@ -229,6 +241,19 @@ static bool open_level(viewer *v, const char *arg)
 
 static void stop_recording(viewer *v)
 {
+    if (v->world_recording) {
+        kcc_status s = game_record_end(v->game);
+        v->game->desc.record = NULL;   /* a later F5 records into a new game */
+        fclose(v->rec_file);
+        v->rec_file = NULL;
+        v->world_recording = false;
+        char line[1400];
+        snprintf(line, sizeof(line), "recorded the world to %.400s (its meshes in %.400s)%s%s%s", v->record_path,
+                 v->wrec_dir, s == KCC_OK ? "" : ": ", s == KCC_OK ? "" : kcc_status_str(s),
+                 s == KCC_ERR_VERSION ? " (a teleport: this trace version cannot write it)" : "");
+        say(v, line);
+        return;
+    }
     if (!v->recording)
         return;
     kcc_status s = kcc_trace_end(&v->rec);
@@ -262,17 +287,63 @@ static bool output_path(viewer *v, const char *ext, bool with_frame, char *out, 
     return true;
 }
 
+/* F5 on a game: the game goes on as a copy recorded from its first body (game_restart_recorded),
+ * its movers' and triggers' meshes written as OBJ files into TRACE.meshes/ beside the trace. */
+static void start_world_recording(viewer *v)
+{
+    char err[1400] = "";
+    snprintf(v->wrec_dir, sizeof(v->wrec_dir), "%.1000s.meshes", v->record_path);
+    const char *base = strrchr(v->wrec_dir, '/');
+    snprintf(v->wrec_dir_name, sizeof(v->wrec_dir_name), "%.290s", base ? base + 1 : v->wrec_dir);
+    q3bsp_map map;
+    memset(&map, 0, sizeof(map));
+    kcc_status s = KCC_OK;
+    if (v->lv.from_bsp)
+        s = q3bsp_load_map(v->level_arg, NULL, &map, NULL, err, sizeof(err));
+    else
+        map.world = v->lv.level;   /* borrowed, as start_game does */
+    v->rec_file = s == KCC_OK ? fopen(v->record_path, "w") : NULL;
+    if (s == KCC_OK && !v->rec_file) {
+        snprintf(err, sizeof(err), "cannot write %.1000s", v->record_path);
+        s = KCC_ERR_IO;
+    }
+    memset(&v->wrec, 0, sizeof(v->wrec));
+    v->wrec.file = v->rec_file;
+    v->wrec.level = v->lv.trace_level[0] ? v->lv.trace_level : NULL;   /* a BSP: TRACE.meshes/level.obj */
+    v->wrec.mesh_dir = v->wrec_dir;
+    v->wrec.mesh_dir_name = v->wrec_dir_name;
+    game *g = NULL;
+    if (s == KCC_OK)
+        s = game_restart_recorded(v->game, &map, &v->wrec, &g, err, sizeof(err));
+    if (v->lv.from_bsp)
+        q3bsp_map_free(&map);
+    if (s != KCC_OK) {
+        if (v->rec_file)
+            fclose(v->rec_file);
+        v->rec_file = NULL;
+        char line[1500];
+        snprintf(line, sizeof(line), "cannot record the world: %.1400s", err[0] ? err : kcc_status_str(s));
+        say(v, line);
+        return;
+    }
+    game_destroy(v->game);
+    v->game = g;
+    v->world_recording = true;
+    snprintf(err, sizeof(err), "recording the world to %.1000s (F5 stops)", v->record_path);
+    say(v, err);
+}
+
 static void start_recording(viewer *v)
 {
     char level[KCC_TRACE_LEVEL_MAX + 8], err[1200];
-    if (v->game) {
-        say(v, "traces record moves on the static level: not in a level with movers or bots");
-        return;
-    }
     if (v->o->record)
         snprintf(v->record_path, sizeof(v->record_path), "%s", v->o->record);
     else if (!output_path(v, "trace", false, v->record_path, sizeof(v->record_path)))
         return;
+    if (v->game) {
+        start_world_recording(v);
+        return;
+    }
     if (v->lv.trace_level[0]) {
         snprintf(level, sizeof(level), "%s", v->lv.trace_level);
     } else {
@@ -312,11 +383,43 @@ static void start_recording(viewer *v)
 
 static void stop_replay(viewer *v)
 {
+    demo_world_view_free(&v->wv);
+    free(v->wv_scratch);
+    v->wv_scratch = NULL;
+    v->world_playing = false;
     kcc_trace_free(v->tr);
     free(v->outcomes);
     v->tr = NULL;
     v->outcomes = NULL;
     v->playing = false;
+}
+
+/* P on a world trace: the library's verdict (kcc_world_trace_replay), then the recorded steps shown
+ * one a frame on the trace's static level: every character's box, the bodies at their poses. */
+static void start_world_replay(viewer *v, const char *path)
+{
+    char msg[1400] = "", err[1200] = "";
+    uint32_t steps = 0;
+    int rc = demo_world_trace_check(path, &steps, msg, sizeof(msg));
+    kcc_status s = rc == DEMO_EXIT_ERROR ? KCC_ERR_PARSE : demo_world_view_load(path, &v->wv, err, sizeof(err));
+    uint32_t lb = s == KCC_OK ? demo_world_view_level_body(&v->wv) : UINT32_MAX;
+    uint32_t most = 0;
+    for (uint32_t l = 0; s == KCC_OK && l < v->wv.level_count; ++l)
+        most = v->wv.levels[l].vertex_count > most ? v->wv.levels[l].vertex_count : most;
+    v->wv_scratch = s == KCC_OK ? malloc(sizeof(float) * 3 * ((size_t)most + 1)) : NULL;
+    if (s != KCC_OK || lb == UINT32_MAX || !v->wv_scratch) {
+        say(v, rc == DEMO_EXIT_ERROR ? msg : err[0] ? err : "the world trace has no static level to show");
+        stop_replay(v);
+        return;
+    }
+    const char *level = v->wv.level_names[v->wv.bodies[lb].level] + 4;
+    if (strcmp(level, v->level_arg) != 0)
+        open_level(v, level);   /* the trace's level (the replay's tables stay) */
+    v->wv_level_body = lb;
+    v->wv_step = 0;
+    v->world_playing = true;
+    v->trail_n = 0;
+    say(v, msg);
 }
 
 static void start_replay(viewer *v)
@@ -329,6 +432,10 @@ static void start_replay(viewer *v)
     }
     stop_recording(v);
     stop_replay(v);
+    if (kcc_trace_file_version(path) == 2) {
+        start_world_replay(v, path);
+        return;
+    }
     kcc_trace *tr = NULL;
     if (kcc_trace_load(path, &tr, err, sizeof(err)) != KCC_OK) {
         say(v, err);
@@ -425,13 +532,13 @@ static void key_cb(GLFWwindow *w, int key, int scancode, int action, int mods)
     case GLFW_KEY_3: retune(v, 0.0f, -5.0f); break;
     case GLFW_KEY_4: retune(v, 0.0f, 5.0f); break;
     case GLFW_KEY_F5:
-        if (v->recording)
+        if (v->recording || v->world_recording)
             stop_recording(v);
-        else if (!v->playing)
+        else if (!v->playing && !v->world_playing)
             start_recording(v);
         break;
     case GLFW_KEY_P:
-        if (v->playing)
+        if (v->playing || v->world_playing)
             stop_replay(v);
         else
             start_replay(v);
@@ -485,8 +592,33 @@ static void step(viewer *v, bool scripted)
     trail_add(v);
 }
 
+/* One recorded step of a world trace a frame; the camera follows its first character. */
+static void step_world_replay(viewer *v)
+{
+    if (++v->wv_step > v->wv.steps) {
+        vec3 c;
+        memcpy(c, v->m.ch.position, sizeof(vec3));
+        stop_replay(v);
+        kcc_character_init(&v->m.ch, &v->desc, c);   /* the player goes on from there */
+        say(v, "world replay finished");
+        return;
+    }
+    for (uint32_t c = 0; c < v->wv.character_count; ++c) {
+        const float *centre = demo_world_view_centre(&v->wv, v->wv_step, c);
+        if (centre) {
+            memcpy(v->m.ch.position, centre, sizeof(vec3));
+            v->m.last.flags = v->wv.flags[(size_t)v->wv_step * v->wv.character_count + c];
+            break;
+        }
+    }
+}
+
 static void step_inner(viewer *v, bool scripted)
 {
+    if (v->world_playing) {
+        step_world_replay(v);
+        return;
+    }
     if (v->playing) {
         /* Replays move the box along the replayed outcomes, one step a frame (retunes apply at once). */
         while (v->play_step < v->tr->step_count) {
@@ -697,6 +829,11 @@ static void draw_hud(viewer *v, int w, int h, const char *branch_text)
         snprintf(lines[nl++], 256, "REC %.200s  frame %u", v->record_path, v->rec.frames);
     if (v->playing)
         snprintf(lines[nl++], 256, "REPLAY step %u / %u", v->play_step, v->tr->step_count);
+    if (v->world_recording)
+        snprintf(lines[nl++], 256, "REC world %.200s  (F5 stops)", v->record_path);
+    if (v->world_playing)
+        snprintf(lines[nl++], 256, "REPLAY world step %u / %u, %u characters, %u bodies", v->wv_step, v->wv.steps,
+                 v->wv.character_count, v->wv.body_count);
     if (v->msg[0] && glfwGetTime() < v->msg_until)
         snprintf(lines[nl++], 256, "%s", v->msg);
     int maxw = 0;
@@ -796,6 +933,41 @@ static void draw_game(viewer *v)
     }
 }
 
+/* A world trace at the replayed step: solid bodies at their poses, sensors as boxes, every
+ * character's box. */
+static void draw_world_replay(viewer *v)
+{
+    const demo_world_view *w = &v->wv;
+    for (uint32_t b = 0; b < w->body_count; ++b) {
+        float box[2][3];
+        if (b == v->wv_level_body || !demo_world_view_place_body(w, v->wv_step, b, v->wv_scratch, box))
+            continue;
+        if (w->bodies[b].sensor) {
+            glColor3f(0.3f, 1.0f, 0.4f);
+            draw_box_lines((const float(*)[3])box);
+            continue;
+        }
+        const kcc_level *lv = &w->levels[w->bodies[b].level];
+        glColor3f(0.85f, 0.55f, 0.2f);
+        glBegin(GL_TRIANGLES);
+        for (uint32_t t = 0; t < 3 * lv->triangle_count; ++t)
+            glVertex3fv(v->wv_scratch + 3 * (size_t)lv->indices[t]);
+        glEnd();
+    }
+    glColor3f(0.3f, 0.7f, 1.0f);
+    for (uint32_t c = 0; c < w->character_count; ++c) {
+        const float *centre = demo_world_view_centre(w, v->wv_step, c);
+        if (!centre)
+            continue;
+        float box[2][3];
+        for (int k = 0; k < 3; ++k) {
+            box[0][k] = centre[k] - w->half_extents[3 * c + k];
+            box[1][k] = centre[k] + w->half_extents[3 * c + k];
+        }
+        draw_box_lines((const float(*)[3])box);
+    }
+}
+
 static void render(viewer *v, int w, int h)
 {
     glViewport(0, 0, w, h);
@@ -884,7 +1056,9 @@ static void render(viewer *v, int w, int h)
         glEnd();
         glLineWidth(1.0f);
     }
-    if (v->game)
+    if (v->world_playing)
+        draw_world_replay(v);
+    else if (v->game)
         draw_game(v);
     char branch_text[128];
     draw_debug(v, branch_text, sizeof(branch_text));
@@ -932,6 +1106,8 @@ int demo_viewer_run(const demo_viewer_opts *o)
         free(v);
         return DEMO_EXIT_ERROR;
     }
+    if (o->screenshot && (o->trace || o->record))
+        (o->trace ? start_replay : start_recording)(v);   /* the replay's 90th frame, or the 90 recorded */
     if (!o->screenshot) {
         v->captured = true;
         glfwSetInputMode(v->win, GLFW_CURSOR, GLFW_CURSOR_DISABLED);

@@ -1,11 +1,13 @@
 /* test_demo.c: the window-free parts of the demo: the Quake 3 BSP importer on tiny BSP files built
  * here byte by byte (a box brush checked by hand, patches, bad input), the software rasterizer and
  * its PNG output (decoded back with libpng's own reader), the headless showcase picture and exit
- * statuses, kcc-demo's command line, the viewer's key latching, chase camera and output paths. */
+ * statuses, kcc-demo's command line, the viewer's key latching, chase camera and output paths, and
+ * world traces read for showing (demo/world_view.c) and drawn headless. */
 #include "test.h"
 #include "../demo/q3bsp.h"
 #include "../demo/raster.h"
 #include "../demo/app.h"
+#include "../demo/world_view.h"
 
 #include <png.h>
 #include <time.h>
@@ -548,14 +550,19 @@ static void isa_requests_other_than_baseline_avx2_or_empty_are_invalid(void **st
     assert_false(demo_isa_request_valid("baseline "));
 }
 
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
 static int headless_trace_status(const char *text)
 {
     char path[512];
     temp_png_path(path, sizeof(path), "trace");
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    write_text(path, text);
     demo_headless_opts o = demo_headless_default_opts();
     o.trace = path;
     o.quiet = true;
@@ -582,6 +589,87 @@ static void headless_trace_exits_as_kcc_replay_does(void **state)
     o.level = "no-such-generator";
     o.quiet = true;
     assert_int_equal(demo_headless_run(&o), DEMO_EXIT_ERROR);
+}
+
+/* A world trace for the headless run: a character 30 m above a flat floor moved 1 cm down (nothing
+ * near: it goes exactly by the displacement, to 1 29.99 1), `outcome` its recorded position, `end` the
+ * step count the file states. */
+static int headless_world_status(const char *outcome, int end, bool png)
+{
+    char trace[512], pic[512], text[512];
+    temp_png_path(trace, sizeof(trace), "world");
+    temp_png_path(pic, sizeof(pic), "world_png");
+    snprintf(text, sizeof(text), "kcc-trace 2\nlevel 1 gen flat\nbody 1 1 static 0 0 0 0 0 0 1\n"
+             "character 1 1 30 1\nd 1 0 -0.01 0\nstep 1\n= 1 %s -\nend %d\n", outcome, end);
+    write_text(trace, text);
+    demo_headless_opts o = demo_headless_default_opts();
+    o.trace = trace;
+    o.png = png ? pic : NULL;
+    o.width = 320;
+    o.height = 200;
+    o.quiet = true;
+    int rc = demo_headless_run(&o);
+    uint32_t w = 0, h = 0;
+    uint8_t *px = png ? read_png(pic, &w, &h) : NULL;
+    if (rc == DEMO_EXIT_OK && png) {
+        assert_non_null(px);
+        assert_true(w == 320 && h == 200);
+    }
+    free(px);
+    remove(trace);
+    remove(pic);
+    return rc;
+}
+
+/* kcc-demo --headless --trace with a world trace: replayed by the library (exit 0, a picture), a
+ * diverging one exits 1, a truncated one 2 (its message names the file and line). */
+static void headless_draws_a_world_trace_and_refuses_a_broken_one(void **state)
+{
+    (void)state;
+    assert_int_equal(headless_world_status("1 29.99 1", 1, true), DEMO_EXIT_OK);
+    assert_int_equal(headless_world_status("1 28 1", 1, false), DEMO_EXIT_PROBLEM);
+    assert_int_equal(headless_world_status("1 29.99 1", 2, true), DEMO_EXIT_ERROR);
+}
+
+/* demo_world_view_load on a trace written by hand: `.` repeats the body's and the character's previous
+ * values, row 0 holds the start (with the first step's targets), a character added after step 1's outcomes is in rows 2 on, one removed after step 2's is in
+ * row 2 and gone from row 3, and a single-character trace is refused. */
+static void world_view_reads_a_hand_written_world_trace(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_png_path(path, sizeof(path), "view");
+    write_text(path, "kcc-trace 2\nlevel 1 gen flat\nbody 1 1 static 0 0 0 0 0 0 1\nbody 2 1 kinematic 1 2 3 0 0 0 1\n"
+          "character 1 0 1 0 half_extents=0.3,0.9,0.3\ntarget 2 . 2.5 . . . . .   # up\nstep 1\n"
+          "= 1 0.5 . 0 ON_GROUND\ncharacter 2 4 1 4\nstep 2\n= 2 . 0.9 .\nremove_character 1\nstep 3\nend 3\n");
+    demo_world_view v;
+    char err[256];
+    assert_int_equal(demo_world_view_load(path, &v, err, sizeof(err)), KCC_OK);
+    assert_true(v.steps == 3 && v.character_count == 2 && v.body_count == 2 && v.level_count == 1);
+    assert_true(v.levels[0].triangle_count > 0 && v.bodies[1].kinematic && !v.bodies[0].kinematic);
+    const float *p = demo_world_view_pose(&v, 0, 1);   /* before step 1, its target given */
+    assert_true(p && p[0] == 1.0f && p[1] == 2.5f && p[2] == 3.0f && p[6] == 1.0f);
+    p = demo_world_view_pose(&v, 1, 1);
+    assert_true(p && p[0] == 1.0f && p[1] == 2.5f && p[2] == 3.0f);
+    p = demo_world_view_centre(&v, 1, 0);
+    assert_true(p && p[0] == 0.5f && p[1] == 1.0f && p[2] == 0.0f);
+    p = demo_world_view_centre(&v, 0, 0);
+    assert_true(p && p[0] == 0.0f && p[1] == 1.0f && p[2] == 0.0f);
+    assert_int_equal(v.flags[1 * 2 + 0], KCC_MOVE_ON_GROUND);
+    assert_true(v.half_extents[0] == 0.3f && v.half_extents[1] == 0.9f);
+    assert_null(demo_world_view_centre(&v, 0, 1));
+    assert_null(demo_world_view_centre(&v, 1, 1));
+    p = demo_world_view_centre(&v, 2, 1);
+    assert_true(p && p[0] == 4.0f && p[1] == 0.9f && p[2] == 4.0f);
+    p = demo_world_view_centre(&v, 2, 0);
+    assert_true(p && p[0] == 0.5f && p[1] == 1.0f);
+    assert_null(demo_world_view_centre(&v, 3, 0));
+    assert_non_null(demo_world_view_centre(&v, 3, 1));
+    assert_int_equal(demo_world_view_level_body(&v), 0);
+    demo_world_view_free(&v);
+    write_text(path, "kcc-trace 1\nlevel gen flat\n");
+    assert_int_equal(demo_world_view_load(path, &v, err, sizeof(err)), KCC_ERR_VERSION);
+    remove(path);
 }
 
 static void a_key_tapped_between_two_frames_acts_in_the_next_one(void **state)
@@ -667,6 +755,8 @@ int test_group_demo(void)
         cmocka_unit_test(a_key_tapped_between_two_frames_acts_in_the_next_one),
         cmocka_unit_test(chase_camera_stops_in_front_of_a_wall_between_it_and_the_character),
         cmocka_unit_test(viewer_output_paths_name_the_level_safely),
+        cmocka_unit_test(headless_draws_a_world_trace_and_refuses_a_broken_one),
+        cmocka_unit_test(world_view_reads_a_hand_written_world_trace),
     };
     return KCC_RUN_GROUP("demo", tests);
 }

@@ -1,7 +1,8 @@
 /* test_movers.c: the demo's game code (demo/game*.c) on maps built here by hand: the entity parser on a
  * hand-written entity string, the .movers sidecar, a plat carrying its rider to the top (and staying while stood on), a
  * jump pad's launch against numbers worked out by hand, a door squeezing a character against a wall
- * (reversed, or killing it), and the movers soak's checks on such a map. */
+ * (reversed, or killing it), the movers soak's checks on such a map, and the game recorded into a world
+ * trace (from its creation, or restarted recorded) that replays without the game code. */
 #define _POSIX_C_SOURCE 200809L   /* mkstemp for the sidecar's scratch file */
 #include "test.h"
 #include "../demo/game.h"
@@ -270,17 +271,23 @@ static void movers_jump_pad_launches_onto_its_target(void **state)
  * sit where they were built), opening along -x ("angle" 180) by 2 m less the 8-unit lip = 1.75 m at
  * 2 m/s, fired by name (no trigger of its own), back after 1 s. A character waits between the open door
  * and the wall (x 3.03 .. 3.97); the closing door pushes it into the wall. */
-static game *door_scene(game_crush_policy crush, uint32_t *out_character)
+static void door_map(q3bsp_map *map)
 {
     static const float world[2][2][3] = {{{-10, -1, -10}, {20, 0, 10}}, {{4, 0, -10}, {5, 3, 10}}};
     static const float models[1][2][3] = {{{2, 0, -2}, {4, 2.5f, 2}}};
-    q3bsp_map map;
-    make_map(&map, world, 2, (const float[3]){10, 0, 0}, models, 1,
+    make_map(map, world, 2, (const float[3]){10, 0, 0}, models, 1,
              "{ \"classname\" \"worldspawn\" }\n"
              "{ \"classname\" \"func_door\" \"model\" \"*1\" \"angle\" \"180\" \"speed\" \"64\" \"wait\" \"1\" "
              "\"targetname\" \"d1\" }");
+}
+
+static game *door_scene_recorded(game_crush_policy crush, game_record *record, uint32_t *out_character)
+{
+    q3bsp_map map;
+    door_map(&map);
     game_desc d = game_default_desc();
     d.crush = crush;
+    d.record = record;
     game *g = NULL;
     assert_int_equal(game_create(&map, &d, &g, NULL, 0), KCC_OK);
     q3bsp_map_free(&map);
@@ -292,6 +299,11 @@ static game *door_scene(game_crush_policy crush, uint32_t *out_character)
     assert_int_equal(g->movers[0].state, GAME_AT_POS2);
     assert_int_equal(game_add_character(g, (const float[3]){3.5f, 0, 0}, false, out_character), KCC_OK);
     return g;
+}
+
+static game *door_scene(game_crush_policy crush, uint32_t *out_character)
+{
+    return door_scene_recorded(crush, NULL, out_character);
 }
 
 /* The character is crushed; the door turns back (Blocked_Door) every time, so it never closes; the
@@ -376,6 +388,107 @@ static void movers_soak_checks_lifts_and_pads(void **state)
     assert_int_equal(r.over_tolerance, 0);
 }
 
+/* ------------------------------------------------------------------ recording the game */
+
+typedef struct scratch_dir {
+    char dir[64], trace[128], meshes[128];
+} scratch_dir;
+
+static void scratch_make(scratch_dir *d)
+{
+    snprintf(d->dir, sizeof(d->dir), "/tmp/kcc_game_record_XXXXXX");
+    assert_non_null(mkdtemp(d->dir));
+    snprintf(d->trace, sizeof(d->trace), "%s/game.trace", d->dir);
+    snprintf(d->meshes, sizeof(d->meshes), "%s/game.meshes", d->dir);
+}
+
+static void scratch_remove(const scratch_dir *d)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static bool file_has(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    bool found = false;
+    while (f && !found && fgets(line, sizeof(line), f))
+        found = strstr(line, text) != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* The door scene recorded from its creation (game_desc.record): the trace names the static level as
+ * level.obj and the door as mesh_2.obj (both written), holds the crushes, and kcc_trace_check_file
+ * replays it with no game code (the door's moves are its recorded targets) bit for bit. */
+static void movers_a_recorded_game_replays_without_the_game(void **state)
+{
+    (void)state;
+    scratch_dir sd;
+    scratch_make(&sd);
+    FILE *f = fopen(sd.trace, "w");
+    assert_non_null(f);
+    game_record rec = {.file = f, .mesh_dir = sd.meshes, .mesh_dir_name = "game.meshes"};
+    uint32_t c;
+    game *g = door_scene_recorded(GAME_CRUSH_REVERSE, &rec, &c);
+    for (int i = 0; i < 240; ++i)
+        game_step(g, DEMO_DT);
+    assert_true(g->stats.crushed > 0);
+    assert_int_equal(game_record_end(g), KCC_OK);
+    game_destroy(g);
+    assert_int_equal(fclose(f), 0);
+    assert_true(file_has(sd.trace, "level 1 obj game.meshes/level.obj"));
+    assert_true(file_has(sd.trace, "level 2 obj game.meshes/mesh_2.obj"));
+    assert_true(file_has(sd.trace, "CRUSHED"));
+    char msg[512];
+    if (!kcc_trace_check_file(sd.trace, 0.0f, msg, sizeof(msg)))
+        fail_msg("%s", msg);
+    scratch_remove(&sd);
+}
+
+/* game_restart_recorded (the viewer's F5): the copy has the door where it was (its body placed there),
+ * on its way and at the same fraction, and the character where it stood (within the placement's rounding); its recording replays. */
+static void movers_a_running_game_restarts_recorded(void **state)
+{
+    (void)state;
+    uint32_t c;
+    game *g = door_scene(GAME_CRUSH_REVERSE, &c);
+    for (int i = 0; i < 70; ++i)
+        game_step(g, DEMO_DT);
+    assert_int_equal(g->movers[0].state, GAME_TO_POS1);
+    scratch_dir sd;
+    scratch_make(&sd);
+    FILE *f = fopen(sd.trace, "w");
+    assert_non_null(f);
+    game_record rec = {.file = f, .mesh_dir = sd.meshes, .mesh_dir_name = "game.meshes"};
+    game *copy = NULL;
+    q3bsp_map map;
+    door_map(&map);
+    assert_int_equal(game_restart_recorded(g, &map, &rec, &copy, NULL, 0), KCC_OK);
+    q3bsp_map_free(&map);
+    assert_int_equal(copy->movers[0].state, g->movers[0].state);
+    assert_true(copy->movers[0].fraction == g->movers[0].fraction);
+    kcc_transform was, is;
+    assert_int_equal(kcc_world_get_body_transform(g->world, g->movers[0].body, &was, NULL), KCC_OK);
+    assert_int_equal(kcc_world_get_body_transform(copy->world, copy->movers[0].body, &is, NULL), KCC_OK);
+    assert_memory_equal(was.position, is.position, sizeof(was.position));
+    assert_int_equal(copy->character_count, g->character_count);
+    assert_float_equal(feet_of(copy, c), feet_of(g, c), 1e-5f);
+    game_destroy(g);
+    for (int i = 0; i < 120; ++i)
+        game_step(copy, DEMO_DT);
+    assert_int_equal(game_record_end(copy), KCC_OK);
+    game_destroy(copy);
+    assert_int_equal(fclose(f), 0);
+    char msg[512];
+    if (!kcc_trace_check_file(sd.trace, 0.0f, msg, sizeof(msg)))
+        fail_msg("%s", msg);
+    scratch_remove(&sd);
+}
+
 int test_group_movers(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +500,8 @@ int test_group_movers(void)
         cmocka_unit_test(movers_door_reverses_when_blocked),
         cmocka_unit_test(movers_door_kills_when_the_policy_says_so),
         cmocka_unit_test(movers_soak_checks_lifts_and_pads),
+        cmocka_unit_test(movers_a_recorded_game_replays_without_the_game),
+        cmocka_unit_test(movers_a_running_game_restarts_recorded),
     };
     return cmocka_run_group_tests_name("movers", tests, NULL, NULL);
 }
