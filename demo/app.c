@@ -496,49 +496,49 @@ static int wander_run_init(wander_run *run, const demo_level *lv, const demo_hea
     }
     run->rng = o->seed * 747796405u + 2891336453u;
     for (uint32_t i = 0; i < run->n; ++i) {
-        wanderer *c = &run->w[i];
-        const float *f = run->starts + 3 * (i % found);
-        demo_mover_init(&c->m, &run->desc, f);
-        memcpy(c->start, f, sizeof(c->start));
-        c->heading = rng_unit(&run->rng) * 6.2831853f;
-        c->turn_timer = 1.0f + 3.0f * rng_unit(&run->rng);
-        c->run = rng_unit(&run->rng) < 0.4f;
-        memcpy(c->window_pos, f, sizeof(c->window_pos));
+        wanderer *walker = &run->w[i];
+        const float *feet = run->starts + 3 * (i % found);
+        demo_mover_init(&walker->m, &run->desc, feet);
+        memcpy(walker->start, feet, sizeof(walker->start));
+        walker->heading = rng_unit(&run->rng) * 6.2831853f;
+        walker->turn_timer = 1.0f + 3.0f * rng_unit(&run->rng);
+        walker->run = rng_unit(&run->rng) < 0.4f;
+        memcpy(walker->window_pos, feet, sizeof(walker->window_pos));
     }
     return DEMO_EXIT_OK;
 }
 
 /* This frame's input: forward along the heading, a random turn every 1 to 4 s, a jump now and then. */
-static demo_input wander_input(wanderer *c, uint32_t *rng)
+static demo_input wander_input(wanderer *walker, uint32_t *rng)
 {
     demo_input in;
     memset(&in, 0, sizeof(in));
-    c->turn_timer -= DEMO_DT;
-    if (c->turn_timer <= 0.0f) {
-        c->heading += (rng_unit(rng) - 0.5f) * 2.5f;
-        c->turn_timer = 1.0f + 3.0f * rng_unit(rng);
-        c->run = rng_unit(rng) < 0.4f;
+    walker->turn_timer -= DEMO_DT;
+    if (walker->turn_timer <= 0.0f) {
+        walker->heading += (rng_unit(rng) - 0.5f) * 2.5f;
+        walker->turn_timer = 1.0f + 3.0f * rng_unit(rng);
+        walker->run = rng_unit(rng) < 0.4f;
     }
-    in.yaw = c->heading;
+    in.yaw = walker->heading;
     in.forward = 1.0f;
-    in.run = c->run;
-    in.jump = c->m.ch.on_ground && rng_unit(rng) < 1.0f / 240.0f;
+    in.run = walker->run;
+    in.jump = walker->m.ch.on_ground && rng_unit(rng) < 1.0f / 240.0f;
     return in;
 }
 
-static void wander_count_flags(wander_stats *st, const kcc_move_result *r)
+static void wander_count_flags(wander_stats *st, const kcc_move_result *result)
 {
     st->moves++;
-    st->ground += (r->flags & KCC_MOVE_ON_GROUND) != 0;
-    st->stuck_frames += (r->flags & KCC_MOVE_STUCK) != 0;
-    st->stepped += (r->flags & KCC_MOVE_STEPPED_UP) != 0;
-    st->slid += (r->flags & KCC_MOVE_SLID) != 0;
-    st->steep += (r->flags & KCC_MOVE_ON_STEEP) != 0;
-    st->pushed += (r->flags & KCC_MOVE_PUSHED_OUT) != 0;
-    st->cap += (r->flags & KCC_MOVE_CONTACT_CAP) != 0;
-    st->landed += (r->flags & KCC_MOVE_LANDED) != 0;
-    if ((unsigned)r->branch < 5)
-        st->branch[r->branch]++;
+    st->ground += (result->flags & KCC_MOVE_ON_GROUND) != 0;
+    st->stuck_frames += (result->flags & KCC_MOVE_STUCK) != 0;
+    st->stepped += (result->flags & KCC_MOVE_STEPPED_UP) != 0;
+    st->slid += (result->flags & KCC_MOVE_SLID) != 0;
+    st->steep += (result->flags & KCC_MOVE_ON_STEEP) != 0;
+    st->pushed += (result->flags & KCC_MOVE_PUSHED_OUT) != 0;
+    st->cap += (result->flags & KCC_MOVE_CONTACT_CAP) != 0;
+    st->landed += (result->flags & KCC_MOVE_LANDED) != 0;
+    if ((unsigned)result->branch < 5)
+        st->branch[result->branch]++;
 }
 
 /* Measures how deep the box is in the level and counts the move when it breaks the contract: the box
@@ -563,22 +563,22 @@ static void wander_check_penetration(wander_stats *st, const kcc_mesh *mesh, con
  * level (its path broken by a NaN point), and extends its path every third frame and on the last. */
 static void wander_track(wander_run *run, uint32_t i, uint32_t f, uint32_t frames)
 {
-    wanderer *c = &run->w[i];
+    wanderer *walker = &run->w[i];
     float feet[3];
-    feet_of(&c->m.ch, feet);
+    feet_of(&walker->m.ch, feet);
     if ((f % WANDER_WINDOW) == WANDER_WINDOW - 1) {
-        float dx = feet[0] - c->window_pos[0], dz = feet[2] - c->window_pos[2];
+        float dx = feet[0] - walker->window_pos[0], dz = feet[2] - walker->window_pos[2];
         run->st.stuck_windows += dx * dx + dz * dz < 0.05f * 0.05f;
-        memcpy(c->window_pos, feet, sizeof(feet));
+        memcpy(walker->window_pos, feet, sizeof(feet));
     }
     if (feet[1] < run->lv->bounds[0][1] - 10.0f || !isfinite(feet[1])) {
         run->st.respawns++;
         float gap[3] = {NAN, NAN, NAN};
         path_add(&run->paths[i], feet);
         path_add(&run->paths[i], gap);
-        demo_mover_init(&c->m, &run->desc, c->start);
-        feet_of(&c->m.ch, feet);
-        memcpy(c->window_pos, feet, sizeof(feet));
+        demo_mover_init(&walker->m, &run->desc, walker->start);
+        feet_of(&walker->m.ch, feet);
+        memcpy(walker->window_pos, feet, sizeof(feet));
     }
     if (f % 3 == 0 || f + 1 == frames)
         path_add(&run->paths[i], feet);
@@ -588,17 +588,17 @@ static void wander_track(wander_run *run, uint32_t i, uint32_t f, uint32_t frame
  * stuck), the penetration check and its path. */
 static void wander_step(wander_run *run, uint32_t i, uint32_t f, uint32_t frames)
 {
-    wanderer *c = &run->w[i];
-    demo_input in = wander_input(c, &run->rng);
+    wanderer *walker = &run->w[i];
+    demo_input in = wander_input(walker, &run->rng);
     run->st.jumps += in.jump;
-    demo_mover_step(&c->m, run->lv->mesh, &in);
-    const kcc_move_result *r = &c->m.last;
-    wander_count_flags(&run->st, r);
-    if (r->flags & KCC_MOVE_STUCK)
-        c->heading += 1.6f + 3.0f * rng_unit(&run->rng);
-    else if (r->flags & KCC_MOVE_HIT_WALL)
-        c->heading += (rng_unit(&run->rng) < 0.5f ? -1.0f : 1.0f) * (0.6f + 1.2f * rng_unit(&run->rng));
-    wander_check_penetration(&run->st, run->lv->mesh, &c->m.ch);
+    demo_mover_step(&walker->m, run->lv->mesh, &in);
+    const kcc_move_result *result = &walker->m.last;
+    wander_count_flags(&run->st, result);
+    if (result->flags & KCC_MOVE_STUCK)
+        walker->heading += 1.6f + 3.0f * rng_unit(&run->rng);
+    else if (result->flags & KCC_MOVE_HIT_WALL)
+        walker->heading += (rng_unit(&run->rng) < 0.5f ? -1.0f : 1.0f) * (0.6f + 1.2f * rng_unit(&run->rng));
+    wander_check_penetration(&run->st, run->lv->mesh, &walker->m.ch);
     wander_track(run, i, f, frames);
 }
 
