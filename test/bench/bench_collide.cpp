@@ -565,35 +565,35 @@ struct BoxAnswers {
 };
 
 /* Times the box queries of every engine into out and keeps their answers. */
-void time_boxes(const QuerySets &q, const Engines &en, LevelResult *out, BoxAnswers *a)
+void time_boxes(const QuerySets &q, const Engines &en, LevelResult *out, BoxAnswers *answers)
 {
     const int nb = (int)q.boxes.size();
-    a->kcc_count.assign(q.boxes.size(), 0);
-    a->kcc_bcount.assign(q.boxes.size(), 0);
-    a->bul_count.assign(q.boxes.size(), 0);
-    a->ode_count.assign(q.boxes.size(), 0);
-    a->bul_exact.assign(q.boxes.size(), 0);
+    answers->kcc_count.assign(q.boxes.size(), 0);
+    answers->kcc_bcount.assign(q.boxes.size(), 0);
+    answers->bul_count.assign(q.boxes.size(), 0);
+    answers->ode_count.assign(q.boxes.size(), 0);
+    answers->bul_exact.assign(q.boxes.size(), 0);
     uint32_t buf[BOX_CAP];
     kcc_mesh *km = en.km;
     const BulletMesh &bm = *en.bm;
     const OdeMesh &om = *en.om;
     std::vector<Pass> bpasses;
-    bpasses.push_back(pass(nb, [&](int i) { a->kcc_count[i] = kcc_mesh_overlap_aabb(km, q.boxes[i].b, buf, BOX_CAP); }));
-    bpasses.push_back(pass(nb, [&](int i) { a->kcc_bcount[i] = kcc_mesh_query_bounds(km, q.boxes[i].b, buf, BOX_CAP); }));
+    bpasses.push_back(pass(nb, [&](int i) { answers->kcc_count[i] = kcc_mesh_overlap_aabb(km, q.boxes[i].b, buf, BOX_CAP); }));
+    bpasses.push_back(pass(nb, [&](int i) { answers->kcc_bcount[i] = kcc_mesh_query_bounds(km, q.boxes[i].b, buf, BOX_CAP); }));
     bpasses.push_back(pass(nb, [&](int i) {
         BulletBoxCount cb;
         const Box &b = q.boxes[i];
         bm.shape->processAllTriangles(&cb, btVector3(b.b[0][0], b.b[0][1], b.b[0][2]),
                                       btVector3(b.b[1][0], b.b[1][1], b.b[1][2]));
-        a->bul_count[i] = cb.count;
+        answers->bul_count[i] = cb.count;
     }));
     static dContactGeom contacts[BOX_CAP];
-    bpasses.push_back(pass(nb, [&](int i) { a->ode_count[i] = ode_box(om, q.boxes[i], contacts, BOX_CAP); }));
+    bpasses.push_back(pass(nb, [&](int i) { answers->ode_count[i] = ode_box(om, q.boxes[i], contacts, BOX_CAP); }));
     BulletContactWorld bcw(bm.shape);
     /* Bullet's exact query costs ~50 us: only the first tenth of the boxes (its agreement check too) */
     const int nb_exact = std::max(1, nb / 10);
-    a->nb_exact = nb_exact;
-    bpasses.push_back(pass(nb_exact, [&](int i) { a->bul_exact[i] = bullet_box_exact(bcw, q.boxes[i]); }));
+    answers->nb_exact = nb_exact;
+    bpasses.push_back(pass(nb_exact, [&](int i) { answers->bul_exact[i] = bullet_box_exact(bcw, q.boxes[i]); }));
     double box_ns[5];
     time_interleaved(nb, bpasses, box_ns, {nb, nb, nb, nb, nb_exact});
     out->box_kcc_ns = box_ns[0];
@@ -635,7 +635,7 @@ void check_ray_answers(const kcc_level &L, const QuerySets &q, const std::vector
 
 /* Brute force over triangle bounds for the first `sample` boxes: how many of kcc's bounds-query
  * counts differ from it. */
-size_t bounds_mismatches(const kcc_level &L, const QuerySets &q, const BoxAnswers &a, int sample)
+size_t bounds_mismatches(const kcc_level &L, const QuerySets &q, const BoxAnswers &answers, int sample)
 {
     size_t kb_mismatch = 0;
     for (int i = 0; i < sample; ++i) {
@@ -651,27 +651,27 @@ size_t bounds_mismatches(const kcc_level &L, const QuerySets &q, const BoxAnswer
             }
             bf += !sep;
         }
-        kb_mismatch += bf != a.kcc_bcount[i];
+        kb_mismatch += bf != answers.kcc_bcount[i];
     }
     return kb_mismatch;
 }
 
 /* The boxes' cross-checks (untimed): the exact answer inside the bounds-only supersets, kcc's bounds
  * query against brute force on a sample, ODE and Bullet's exact query agreeing on touching. */
-void check_box_answers(const kcc_level &L, const QuerySets &q, const Engines &en, const BoxAnswers &a)
+void check_box_answers(const kcc_level &L, const QuerySets &q, const Engines &en, const BoxAnswers &answers)
 {
-    const int nb = (int)q.boxes.size(), nb_exact = a.nb_exact;
+    const int nb = (int)q.boxes.size(), nb_exact = answers.nb_exact;
     uint64_t sum_exact = 0, sum_kb = 0, sum_bb = 0, capped = 0;
     size_t not_subset = 0, ode_agree = 0, ode_capped = 0, boxes_touching = 0, bul_exact_agree = 0;
     std::vector<uint32_t> exact(BOX_CAP);
     std::vector<int> blist;
     for (int i = 0; i < nb; ++i) {
-        sum_exact += a.kcc_count[i];
-        sum_kb += a.kcc_bcount[i];
-        sum_bb += a.bul_count[i];
-        boxes_touching += a.kcc_count[i] > 0;
-        if (a.kcc_count[i] > a.kcc_bcount[i]) ++not_subset;
-        if (a.kcc_count[i] > (uint32_t)BOX_CAP) { ++capped; continue; }
+        sum_exact += answers.kcc_count[i];
+        sum_kb += answers.kcc_bcount[i];
+        sum_bb += answers.bul_count[i];
+        boxes_touching += answers.kcc_count[i] > 0;
+        if (answers.kcc_count[i] > answers.kcc_bcount[i]) ++not_subset;
+        if (answers.kcc_count[i] > (uint32_t)BOX_CAP) { ++capped; continue; }
         uint32_t ne = kcc_mesh_overlap_aabb(en.km, q.boxes[i].b, exact.data(), BOX_CAP);
         BulletBoxCount cb;
         blist.clear();
@@ -682,12 +682,12 @@ void check_box_answers(const kcc_level &L, const QuerySets &q, const Engines &en
         std::sort(blist.begin(), blist.end());
         for (uint32_t k = 0; k < ne; ++k)
             if (!std::binary_search(blist.begin(), blist.end(), (int)exact[k])) { ++not_subset; break; }
-        ode_agree += (a.kcc_count[i] > 0) == (a.ode_count[i] > 0);
-        if (i < nb_exact) bul_exact_agree += (a.kcc_count[i] > 0) == (a.bul_exact[i] > 0);
-        ode_capped += a.ode_count[i] >= BOX_CAP;
+        ode_agree += (answers.kcc_count[i] > 0) == (answers.ode_count[i] > 0);
+        if (i < nb_exact) bul_exact_agree += (answers.kcc_count[i] > 0) == (answers.bul_exact[i] > 0);
+        ode_capped += answers.ode_count[i] >= BOX_CAP;
     }
     const int sample = std::min(nb, 200);
-    const size_t kb_mismatch = bounds_mismatches(L, q, a, sample);
+    const size_t kb_mismatch = bounds_mismatches(L, q, answers, sample);
     printf("  boxes: exact overlaps %.2f triangles/query (%.1f%% of boxes touch), kcc bounds %.2f, bullet bounds %.2f\n",
            (double)sum_exact / nb, 100.0 * (double)boxes_touching / nb, (double)sum_kb / nb, (double)sum_bb / nb);
     printf("  boxes: exact set outside bullet's bounds superset: %zu; kcc bounds vs brute force mismatches: %zu of %d;"
