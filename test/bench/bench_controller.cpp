@@ -333,66 +333,66 @@ struct EngineRun {
 
 /* Many characters: lock-step, frame f of kcc then of both Bullet variants, so that machine load hits
  * all alike (a frame is hundreds of moves: caches warm up within it). */
-void run_lock_step(const kcc_level &level, const kcc_mesh *mesh, uint32_t count, EngineRun *e)
+void run_lock_step(const kcc_level &level, const kcc_mesh *mesh, uint32_t count, EngineRun *run)
 {
-    e->ks.reset(new KccSim(level, mesh, count));
-    e->bb.reset(new BulletSim(level, count, false));
-    e->bc.reset(new BulletSim(level, count, true));
+    run->ks.reset(new KccSim(level, mesh, count));
+    run->bb.reset(new BulletSim(level, count, false));
+    run->bc.reset(new BulletSim(level, count, true));
     for (int f = 0; f < FRAMES; ++f) {
-        e->ks->frame(f);
-        if (f < e->bframes) {
-            e->bb->frame(f);
-            e->bc->frame(f);
+        run->ks->frame(f);
+        if (f < run->bframes) {
+            run->bb->frame(f);
+            run->bc->frame(f);
         }
     }
-    e->k_med = e->ks->rs.median();
-    e->b_med = e->bb->rs.median();
-    e->p_med = e->bc->rs.median();
-    e->k_same = e->ks->rs.median(e->bframes); /* kcc over the frames Bullet ran, for the ratios */
+    run->k_med = run->ks->rs.median();
+    run->b_med = run->bb->rs.median();
+    run->p_med = run->bc->rs.median();
+    run->k_same = run->ks->rs.median(run->bframes); /* kcc over the frames Bullet ran, for the ratios */
 }
 
 /* One character: the whole run is only milliseconds, so it is repeated REPS_ONE times, the engines
  * taking turns run by run (never move by move: a single move right after another engine's frame would
  * find its data evicted from the caches), and the figure is the median of the runs' medians. */
-void run_one_repeated(const kcc_level &level, const kcc_mesh *mesh, EngineRun *e)
+void run_one_repeated(const kcc_level &level, const kcc_mesh *mesh, EngineRun *run)
 {
     std::vector<double> km, bm, pm;
     for (int rep = 0; rep < REPS_ONE; ++rep) {
-        e->ks.reset(new KccSim(level, mesh, 1));
-        for (int f = 0; f < FRAMES; ++f) e->ks->frame(f);
-        km.push_back(e->ks->rs.median());
+        run->ks.reset(new KccSim(level, mesh, 1));
+        for (int f = 0; f < FRAMES; ++f) run->ks->frame(f);
+        km.push_back(run->ks->rs.median());
         for (int br = 0; br < 5; ++br)
-            e->branch_us[br].insert(e->branch_us[br].end(), e->ks->branch_us[br].begin(), e->ks->branch_us[br].end());
-        e->bb.reset();
-        e->bb.reset(new BulletSim(level, 1, false));
-        for (int f = 0; f < e->bframes; ++f) e->bb->frame(f);
-        bm.push_back(e->bb->rs.median());
-        e->bc.reset();
-        e->bc.reset(new BulletSim(level, 1, true));
-        for (int f = 0; f < e->bframes; ++f) e->bc->frame(f);
-        pm.push_back(e->bc->rs.median());
+            run->branch_us[br].insert(run->branch_us[br].end(), run->ks->branch_us[br].begin(), run->ks->branch_us[br].end());
+        run->bb.reset();
+        run->bb.reset(new BulletSim(level, 1, false));
+        for (int f = 0; f < run->bframes; ++f) run->bb->frame(f);
+        bm.push_back(run->bb->rs.median());
+        run->bc.reset();
+        run->bc.reset(new BulletSim(level, 1, true));
+        for (int f = 0; f < run->bframes; ++f) run->bc->frame(f);
+        pm.push_back(run->bc->rs.median());
     }
-    e->k_med = e->k_same = bench_median(km.data(), km.size());
-    e->b_med = bench_median(bm.data(), bm.size());
-    e->p_med = bench_median(pm.data(), pm.size());
+    run->k_med = run->k_same = bench_median(km.data(), km.size());
+    run->b_med = bench_median(bm.data(), bm.size());
+    run->p_med = bench_median(pm.data(), pm.size());
 }
 
 /* Run c's figures into the level's row, and printed: times and ratios, kcc's branches and checks, its
  * times by branch (one character; bench_median sorts them in place), Bullet's runs. */
-void report_run(EngineRun &e, int c, LevelRow *row)
+void report_run(EngineRun &run, int c, LevelRow *row)
 {
     const uint32_t n = COUNTS[c];
-    const RunStats &k = e.ks->rs, &b = e.bb->rs, &p = e.bc->rs;
-    row->kcc_us[c] = e.k_med;
-    row->box_ratio[c] = e.b_med / e.k_same;
-    row->capsule_ratio[c] = e.p_med / e.k_same;
-    row->box_us[c] = e.b_med;
-    row->capsule_us[c] = e.p_med;
+    const RunStats &k = run.ks->rs, &b = run.bb->rs, &p = run.bc->rs;
+    row->kcc_us[c] = run.k_med;
+    row->box_ratio[c] = run.b_med / run.k_same;
+    row->capsule_ratio[c] = run.p_med / run.k_same;
+    row->box_us[c] = run.b_med;
+    row->capsule_us[c] = run.p_med;
     for (int br = 0; br < 5; ++br) row->branch_pct[c][br] = pct(k.branch[br], k.moves);
     row->stuck_pct[c] = pct(k.stuck, k.moves);
     row->violations[c] = k.violations;
-    printf("  %5u  %12.3f %8.3f  %13.2f %8.2f  %13.2f %8.2f  %8.1f %8.1f\n", n, e.k_med, k.mean(),
-           e.b_med, b.mean(), e.p_med, p.mean(), row->box_ratio[c], row->capsule_ratio[c]);
+    printf("  %5u  %12.3f %8.3f  %13.2f %8.2f  %13.2f %8.2f  %8.1f %8.1f\n", n, run.k_med, k.mean(),
+           run.b_med, b.mean(), run.p_med, p.mean(), row->box_ratio[c], row->capsule_ratio[c]);
     printf("         kcc: branch P2 %.2f%%  P4 %.2f%%  P1 %.2f%%  P0 %.2f%%; STUCK %llu (%.2f%%); on ground %.1f%%;"
            " penetration violations %llu (any start %llu, spawned overlapping %llu); respawns %llu;"
            " walked %.1f m/char\n",
@@ -405,15 +405,15 @@ void report_run(EngineRun &e, int c, LevelRow *row)
     if (n == 1) {
         printf("         kcc us/move by final branch (median):");
         for (int br : {KCC_BRANCH_P2, KCC_BRANCH_P4, KCC_BRANCH_P1, KCC_BRANCH_P0})
-            if (!e.branch_us[br].empty())
-                printf("  P%d %.3f (%zu moves)", br, bench_median(e.branch_us[br].data(), e.branch_us[br].size()),
-                       e.branch_us[br].size() / REPS_ONE);
+            if (!run.branch_us[br].empty())
+                printf("  P%d %.3f (%zu moves)", br, bench_median(run.branch_us[br].data(), run.branch_us[br].size()),
+                       run.branch_us[br].size() / REPS_ONE);
         printf("\n");
     }
-    if (e.bframes < FRAMES)
-        printf("         kcc median over the first %d frames (Bullet's run): %.3f us/move\n", e.bframes, e.k_same);
+    if (run.bframes < FRAMES)
+        printf("         kcc median over the first %d frames (Bullet's run): %.3f us/move\n", run.bframes, run.k_same);
     printf("         bullet (%d frames, build %.1f ms): box on ground %.1f%%, respawns %llu, walked %.1f m/char;"
-           " capsule on ground %.1f%%, respawns %llu, walked %.1f m/char\n", e.bframes, e.bb->build_ms,
+           " capsule on ground %.1f%%, respawns %llu, walked %.1f m/char\n", run.bframes, run.bb->build_ms,
            pct(b.on_ground, b.moves), (unsigned long long)b.respawns, b.walked / n,
            pct(p.on_ground, p.moves), (unsigned long long)p.respawns, p.walked / n);
 }
@@ -428,13 +428,13 @@ LevelRow bench_one_level(const bench_level &bl, const kcc_mesh *mesh)
     printf("  %5s  %12s %8s  %13s %8s  %13s %8s  %8s %8s\n", "chars", "kcc us/move", "(mean)", "bullet box",
            "(mean)", "bullet capsule", "(mean)", "box/kcc", "caps/kcc");
     for (int c = 0; c < 2; ++c) {
-        EngineRun e;
-        e.bframes = COUNTS[c] > 1 ? BULLET_MANY_FRAMES : FRAMES;
+        EngineRun run;
+        run.bframes = COUNTS[c] > 1 ? BULLET_MANY_FRAMES : FRAMES;
         if (COUNTS[c] > 1)
-            run_lock_step(bl.level, mesh, COUNTS[c], &e);
+            run_lock_step(bl.level, mesh, COUNTS[c], &run);
         else
-            run_one_repeated(bl.level, mesh, &e);
-        report_run(e, c, &row);
+            run_one_repeated(bl.level, mesh, &run);
+        report_run(run, c, &row);
         fflush(stdout);
     }
     return row;
