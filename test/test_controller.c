@@ -2149,7 +2149,8 @@ static kcc_character_desc soak_desc(const soak_config *cf)
  * the collide layer's sweep of d's box (shrunk by the tolerance) along it finds nothing before its
  * end; otherwise counts a crossing and says which triangle. */
 static bool soak_flight_is_open(const kcc_mesh *m, const kcc_character_desc *d, const kcc_character *ch,
-                                const vec3 before, const soak_config *cf, int c, int f, soak_stats *st)
+                                const vec3 before, const soak_config *cf, int character, int frame,
+                                soak_stats *st)
 {
     vec3 box[2], path;
     for (int k = 0; k < 3; ++k) {
@@ -2161,7 +2162,7 @@ static bool soak_flight_is_open(const kcc_mesh *m, const kcc_character_desc *d, 
     if (kcc_mesh_sweep_aabb(m, (const vec3 *)box, path, &h) && !h.start_overlap) {
         st->crossed++;
         print_message("# soak %s: character %d frame %d crossed triangle %u at t %g\n",
-                      cf->name, c, f, h.triangle, (double)h.t);
+                      cf->name, character, frame, h.triangle, (double)h.t);
         return false;
     }
     return true;
