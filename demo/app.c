@@ -302,41 +302,111 @@ static void draw_world_bodies(raster_image *img, const raster_view *v, const ren
     }
 }
 
-static int render_png(const render_in *r, const demo_headless_opts *o)
+/* The highest feet position of the paths (m); -INFINITY without any. */
+static float paths_top(const render_in *r)
 {
-    float bounds[2][3];
-    memcpy(bounds, r->lv->bounds, sizeof(bounds));
     float top = -INFINITY;
     for (uint32_t i = 0; i < r->path_count; ++i)
         for (uint32_t k = 0; k < r->paths[i].n; ++k)
             if (r->paths[i].p[3 * k + 1] > top)
                 top = r->paths[i].p[3 * k + 1];
-    float cut = INFINITY;
+    return top;
+}
+
+/* The height (m) above which the picture leaves the level out: --cut above the highest path point;
+ * imported arenas are closed boxes, so their roof goes 3.5 m above the paths; INFINITY: no cut. */
+static float picture_cut(const render_in *r, const demo_headless_opts *o, float top)
+{
     if (!isnan(o->cut))
-        cut = isfinite(top) ? top + o->cut : bounds[1][1];
-    else if (!r->lv->generated && isfinite(top))
-        cut = top + 3.5f;   /* imported arenas are closed boxes: take the roof off above the paths */
+        return isfinite(top) ? top + o->cut : r->lv->bounds[1][1];
+    if (!r->lv->generated && isfinite(top))
+        return top + 3.5f;
+    return INFINITY;
+}
+
+/* Shrinks bounds to the paths plus r->frame_margin (1.5 m in height: more tilts the view), staying
+ * within the level on each axis the paths cover. */
+static void frame_paths(const render_in *r, float bounds[2][3])
+{
+    float pb[2][3] = {{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
+    for (uint32_t i = 0; i < r->path_count; ++i)
+        for (uint32_t k = 0; k < r->paths[i].n; ++k)
+            for (int c = 0; c < 3; ++c) {
+                float q = r->paths[i].p[3 * k + (uint32_t)c];
+                if (isnan(q))
+                    continue;
+                float margin = c == 1 ? 1.5f : r->frame_margin;
+                pb[0][c] = fminf(pb[0][c], q - margin);
+                pb[1][c] = fmaxf(pb[1][c], q + margin);
+            }
+    for (int c = 0; c < 3; ++c)
+        if (pb[0][c] <= pb[1][c]) {
+            bounds[0][c] = fmaxf(bounds[0][c], pb[0][c]);
+            bounds[1][c] = fminf(bounds[1][c], pb[1][c]);
+        }
+}
+
+/* Each path as a polyline in its palette colour, a little above the floor; NaN points break it. */
+static void draw_paths(raster_image *img, const raster_view *v, const render_in *r)
+{
+    const float lift = 0.06f;   /* m: paths float a little above the floor */
+    for (uint32_t i = 0; i < r->path_count; ++i) {
+        const path *pa = &r->paths[i];
+        const uint8_t *c = palette[i % 12];
+        for (uint32_t k = 1; k < pa->n; ++k) {
+            const float *a = pa->p + 3 * (size_t)(k - 1), *b = pa->p + 3 * (size_t)k;
+            if (isnan(a[0]) || isnan(b[0]))
+                continue;
+            float qa[3] = {a[0], a[1] + lift, a[2]}, qb[3] = {b[0], b[1] + lift, b[2]};
+            raster_draw_line(img, v, qa, qb, c, 2);
+        }
+    }
+}
+
+/* The character's box at each path's first point (green) and last point (red), NaN points skipped. */
+static void draw_path_ends(raster_image *img, const raster_view *v, const render_in *r)
+{
+    static const uint8_t green[3] = {60, 230, 90}, red[3] = {240, 50, 50};
+    for (uint32_t i = 0; i < r->path_count; ++i) {
+        const path *pa = &r->paths[i];
+        uint32_t first = 0, last = pa->n;
+        while (first < pa->n && isnan(pa->p[3 * first]))
+            ++first;
+        while (last > first && isnan(pa->p[3 * (last - 1)]))
+            --last;
+        if (first >= last)
+            continue;
+        float box[2][3];
+        box_at_feet(r->desc, pa->p + 3 * first, 0.0f, box);
+        raster_draw_box(img, v, (const float(*)[3])box, green, 2);
+        box_at_feet(r->desc, pa->p + 3 * (last - 1), 0.0f, box);
+        raster_draw_box(img, v, (const float(*)[3])box, red, 2);
+    }
+}
+
+/* Writes img to o->png and frees it; DEMO_EXIT_ERROR, saying why, when the file cannot be written. */
+static int write_picture(raster_image *img, const demo_headless_opts *o)
+{
+    kcc_status s = raster_write_png(img, o->png);
+    raster_image_free(img);
+    if (s != KCC_OK) {
+        fprintf(stderr, "kcc-demo: %s: cannot write the picture (%s)\n", o->png, kcc_status_str(s));
+        return DEMO_EXIT_ERROR;
+    }
+    if (!o->quiet)
+        printf("  wrote %s (%ux%u)\n", o->png, o->width, o->height);
+    return DEMO_EXIT_OK;
+}
+
+static int render_png(const render_in *r, const demo_headless_opts *o)
+{
+    float bounds[2][3];
+    memcpy(bounds, r->lv->bounds, sizeof(bounds));
+    float cut = picture_cut(r, o, paths_top(r));
     if (cut < bounds[1][1])
         bounds[1][1] = cut;
-    if (r->frame_margin > 0.0f) {
-        /* Frame the paths (plus a margin), within the level. */
-        float pb[2][3] = {{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
-        for (uint32_t i = 0; i < r->path_count; ++i)
-            for (uint32_t k = 0; k < r->paths[i].n; ++k)
-                for (int c = 0; c < 3; ++c) {
-                    float q = r->paths[i].p[3 * k + (uint32_t)c];
-                    if (isnan(q))
-                        continue;
-                    float m = c == 1 ? 1.5f : r->frame_margin;   /* m: less height, it tilts the view */
-                    pb[0][c] = fminf(pb[0][c], q - m);
-                    pb[1][c] = fmaxf(pb[1][c], q + m);
-                }
-        for (int c = 0; c < 3; ++c)
-            if (pb[0][c] <= pb[1][c]) {
-                bounds[0][c] = fmaxf(bounds[0][c], pb[0][c]);
-                bounds[1][c] = fminf(bounds[1][c], pb[1][c]);
-            }
-    }
+    if (r->frame_margin > 0.0f)
+        frame_paths(r, bounds);
     raster_image img;
     const uint8_t bg[3] = {28, 31, 38};
     if (raster_image_init(&img, o->width, o->height, bg) != KCC_OK) {
@@ -351,48 +421,14 @@ static int render_png(const render_in *r, const demo_headless_opts *o)
     if (r->world)
         draw_world_bodies(&img, &v, r);
     raster_outline(&img, 0.25f);
-    const float lift = 0.06f;   /* m: paths float a little above the floor */
-    for (uint32_t i = 0; i < r->path_count; ++i) {
-        const path *pa = &r->paths[i];
-        const uint8_t *c = palette[i % 12];
-        for (uint32_t k = 1; k < pa->n; ++k) {
-            const float *a = pa->p + 3 * (size_t)(k - 1), *b = pa->p + 3 * (size_t)k;
-            if (isnan(a[0]) || isnan(b[0]))
-                continue;
-            float qa[3] = {a[0], a[1] + lift, a[2]}, qb[3] = {b[0], b[1] + lift, b[2]};
-            raster_draw_line(&img, &v, qa, qb, c, 2);
-        }
-    }
-    static const uint8_t green[3] = {60, 230, 90}, red[3] = {240, 50, 50};
-    for (uint32_t i = 0; i < r->path_count; ++i) {
-        const path *pa = &r->paths[i];
-        uint32_t first = 0, last = pa->n;
-        while (first < pa->n && isnan(pa->p[3 * first]))
-            ++first;
-        while (last > first && isnan(pa->p[3 * (last - 1)]))
-            --last;
-        if (first >= last)
-            continue;
-        float box[2][3];
-        box_at_feet(r->desc, pa->p + 3 * first, 0.0f, box);
-        raster_draw_box(&img, &v, (const float(*)[3])box, green, 2);
-        box_at_feet(r->desc, pa->p + 3 * (last - 1), 0.0f, box);
-        raster_draw_box(&img, &v, (const float(*)[3])box, red, 2);
-    }
+    draw_paths(&img, &v, r);
+    draw_path_ends(&img, &v, r);
     static const uint8_t white[3] = {240, 240, 240}, grey[3] = {190, 195, 205};
     if (r->title)
         raster_draw_text(&img, 10, 8, r->title, white, 2);
     if (r->subtitle)
         raster_draw_text(&img, 10, 34, r->subtitle, grey, 1);
-    kcc_status s = raster_write_png(&img, o->png);
-    raster_image_free(&img);
-    if (s != KCC_OK) {
-        fprintf(stderr, "kcc-demo: %s: cannot write the picture (%s)\n", o->png, kcc_status_str(s));
-        return DEMO_EXIT_ERROR;
-    }
-    if (!o->quiet)
-        printf("  wrote %s (%ux%u)\n", o->png, o->width, o->height);
-    return DEMO_EXIT_OK;
+    return write_picture(&img, o);
 }
 
 typedef struct wanderer {
@@ -404,157 +440,230 @@ typedef struct wanderer {
     float window_pos[3]; /* m, where the current progress window began */
 } wanderer;
 
-static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
+#define WANDER_WINDOW 120u   /* frames: 2 s progress windows */
+
+/* What the wanderers' moves flagged, counted over the run. */
+typedef struct wander_stats {
+    uint64_t moves, ground, stuck_frames, stepped, slid, steep, pushed, cap, landed, jumps, over_tol;
+    uint64_t branch[5];
+    uint32_t respawns, stuck_windows;
+    float    max_pen;   /* m, the deepest the box went into the level */
+} wander_stats;
+
+/* The headless wanderers: the characters, their paths, the random stream and the counts. */
+typedef struct wander_run {
+    const demo_level  *lv;
+    kcc_character_desc desc;
+    uint32_t           n;        /* characters */
+    float             *starts;   /* 3 per character, feet, m */
+    wanderer          *w;
+    path              *paths;
+    uint32_t           rng;
+    wander_stats       st;
+} wander_run;
+
+static void wander_run_free(wander_run *run)
 {
-    const kcc_character_desc desc = kcc_character_default_desc();
-    const uint32_t n = o->characters ? o->characters : 1;
-    float *starts = malloc(sizeof(float) * 3 * n);
-    wanderer *w = calloc(n, sizeof(wanderer));
-    path *paths = calloc(n, sizeof(path));
-    if (!starts || !w || !paths) {
-        free(starts);
-        free(w);
-        free(paths);
+    for (uint32_t i = 0; run->paths && i < run->n; ++i)
+        free(run->paths[i].p);
+    free(run->paths);
+    free(run->w);
+    free(run->starts);
+}
+
+/* Allocates the wanderers and places them at the spawn points (the showcase has one in front of each
+ * feature), then at random places; DEMO_EXIT_ERROR, saying why, when that fails. */
+static int wander_run_init(wander_run *run, const demo_level *lv, const demo_headless_opts *o)
+{
+    memset(run, 0, sizeof(*run));
+    run->lv = lv;
+    run->desc = kcc_character_default_desc();
+    run->n = o->characters ? o->characters : 1;
+    run->starts = malloc(sizeof(float) * 3 * run->n);
+    run->w = calloc(run->n, sizeof(wanderer));
+    run->paths = calloc(run->n, sizeof(path));
+    if (!run->starts || !run->w || !run->paths) {
+        wander_run_free(run);
         fprintf(stderr, "kcc-demo: out of memory\n");
         return DEMO_EXIT_ERROR;
     }
-    /* Wanderers start at the spawn points (the showcase has one in front of each feature), then at
-     * random places. */
     bool use_spawns = lv->level.spawn_count > 0;
-    uint32_t found = demo_find_starts(lv, &desc, n, o->seed, use_spawns, starts);
+    uint32_t found = demo_find_starts(lv, &run->desc, run->n, o->seed, use_spawns, run->starts);
     if (found == 0) {
         fprintf(stderr, "kcc-demo: %s: no place to stand found\n", lv->name);
-        free(starts);
-        free(w);
-        free(paths);
+        wander_run_free(run);
         return DEMO_EXIT_ERROR;
     }
-    uint32_t rng = o->seed * 747796405u + 2891336453u;
-    for (uint32_t i = 0; i < n; ++i) {
-        const float *f = starts + 3 * (i % found);
-        demo_mover_init(&w[i].m, &desc, f);
-        memcpy(w[i].start, f, sizeof(w[i].start));
-        w[i].heading = rng_unit(&rng) * 6.2831853f;
-        w[i].turn_timer = 1.0f + 3.0f * rng_unit(&rng);
-        w[i].run = rng_unit(&rng) < 0.4f;
-        memcpy(w[i].window_pos, f, sizeof(w[i].window_pos));
+    run->rng = o->seed * 747796405u + 2891336453u;
+    for (uint32_t i = 0; i < run->n; ++i) {
+        wanderer *walker = &run->w[i];
+        const float *feet = run->starts + 3 * (i % found);
+        demo_mover_init(&walker->m, &run->desc, feet);
+        memcpy(walker->start, feet, sizeof(walker->start));
+        walker->heading = rng_unit(&run->rng) * 6.2831853f;
+        walker->turn_timer = 1.0f + 3.0f * rng_unit(&run->rng);
+        walker->run = rng_unit(&run->rng) < 0.4f;
+        memcpy(walker->window_pos, feet, sizeof(walker->window_pos));
     }
-    uint64_t moves = 0, ground = 0, stuck_frames = 0, stepped = 0, slid = 0, steep = 0, pushed = 0;
-    uint64_t cap = 0, landed = 0, jumps = 0, branch[5] = {0, 0, 0, 0, 0}, over_tol = 0;
-    uint32_t respawns = 0, stuck_windows = 0;
-    float max_pen = 0.0f;
-    const uint32_t window = 120;   /* frames: 2 s progress windows */
-    double t0 = now_s();
-    for (uint32_t f = 0; f < o->frames; ++f) {
-        for (uint32_t i = 0; i < n; ++i) {
-            wanderer *c = &w[i];
-            demo_input in;
-            memset(&in, 0, sizeof(in));
-            c->turn_timer -= DEMO_DT;
-            if (c->turn_timer <= 0.0f) {
-                c->heading += (rng_unit(&rng) - 0.5f) * 2.5f;
-                c->turn_timer = 1.0f + 3.0f * rng_unit(&rng);
-                c->run = rng_unit(&rng) < 0.4f;
-            }
-            in.yaw = c->heading;
-            in.forward = 1.0f;
-            in.run = c->run;
-            in.jump = c->m.ch.on_ground && rng_unit(&rng) < 1.0f / 240.0f;
-            jumps += in.jump;
-            demo_mover_step(&c->m, lv->mesh, &in);
-            const kcc_move_result *r = &c->m.last;
-            moves++;
-            ground += (r->flags & KCC_MOVE_ON_GROUND) != 0;
-            stuck_frames += (r->flags & KCC_MOVE_STUCK) != 0;
-            stepped += (r->flags & KCC_MOVE_STEPPED_UP) != 0;
-            slid += (r->flags & KCC_MOVE_SLID) != 0;
-            steep += (r->flags & KCC_MOVE_ON_STEEP) != 0;
-            pushed += (r->flags & KCC_MOVE_PUSHED_OUT) != 0;
-            cap += (r->flags & KCC_MOVE_CONTACT_CAP) != 0;
-            landed += (r->flags & KCC_MOVE_LANDED) != 0;
-            if ((unsigned)r->branch < 5)
-                branch[r->branch]++;
-            /* Blocked: turn away, more than 90 degrees when stuck. */
-            if (r->flags & KCC_MOVE_STUCK)
-                c->heading += 1.6f + 3.0f * rng_unit(&rng);
-            else if (r->flags & KCC_MOVE_HIT_WALL)
-                c->heading += (rng_unit(&rng) < 0.5f ? -1.0f : 1.0f) * (0.6f + 1.2f * rng_unit(&rng));
-            vec3 box[2];
-            kcc_character_box(&c->m.ch, box);
-            float pen = demo_penetration(lv->mesh, (const float(*)[3])box);
-            max_pen = fmaxf(max_pen, pen);
-            if (pen > 0.0f) {
-                /* The contract itself: the box shrunk by the tolerance on every side overlaps nothing. */
-                float shrunk[2][3];
-                for (int k = 0; k < 3; ++k) {
-                    shrunk[0][k] = box[0][k] + KCC_PENETRATION_TOLERANCE;
-                    shrunk[1][k] = box[1][k] - KCC_PENETRATION_TOLERANCE;
-                }
-                over_tol += kcc_mesh_overlap_aabb(lv->mesh, (const vec3 *)shrunk, NULL, 0) != 0;
-            }
-            float feet[3];
-            feet_of(&c->m.ch, feet);
-            if ((f % window) == window - 1) {
-                float dx = feet[0] - c->window_pos[0], dz = feet[2] - c->window_pos[2];
-                stuck_windows += dx * dx + dz * dz < 0.05f * 0.05f;
-                memcpy(c->window_pos, feet, sizeof(feet));
-            }
-            if (feet[1] < lv->bounds[0][1] - 10.0f || !isfinite(feet[1])) {
-                /* Fell out of the level: count it and start again. */
-                respawns++;
-                float gap[3] = {NAN, NAN, NAN};
-                path_add(&paths[i], feet);
-                path_add(&paths[i], gap);
-                demo_mover_init(&c->m, &desc, c->start);
-                feet_of(&c->m.ch, feet);
-                memcpy(c->window_pos, feet, sizeof(feet));
-            }
-            if (f % 3 == 0 || f + 1 == o->frames)
-                path_add(&paths[i], feet);
+    return DEMO_EXIT_OK;
+}
+
+/* This frame's input: forward along the heading, a random turn every 1 to 4 s, a jump now and then. */
+static demo_input wander_input(wanderer *walker, uint32_t *rng)
+{
+    demo_input in;
+    memset(&in, 0, sizeof(in));
+    walker->turn_timer -= DEMO_DT;
+    if (walker->turn_timer <= 0.0f) {
+        walker->heading += (rng_unit(rng) - 0.5f) * 2.5f;
+        walker->turn_timer = 1.0f + 3.0f * rng_unit(rng);
+        walker->run = rng_unit(rng) < 0.4f;
+    }
+    in.yaw = walker->heading;
+    in.forward = 1.0f;
+    in.run = walker->run;
+    in.jump = walker->m.ch.on_ground && rng_unit(rng) < 1.0f / 240.0f;
+    return in;
+}
+
+static void wander_count_flags(wander_stats *st, const kcc_move_result *result)
+{
+    st->moves++;
+    st->ground += (result->flags & KCC_MOVE_ON_GROUND) != 0;
+    st->stuck_frames += (result->flags & KCC_MOVE_STUCK) != 0;
+    st->stepped += (result->flags & KCC_MOVE_STEPPED_UP) != 0;
+    st->slid += (result->flags & KCC_MOVE_SLID) != 0;
+    st->steep += (result->flags & KCC_MOVE_ON_STEEP) != 0;
+    st->pushed += (result->flags & KCC_MOVE_PUSHED_OUT) != 0;
+    st->cap += (result->flags & KCC_MOVE_CONTACT_CAP) != 0;
+    st->landed += (result->flags & KCC_MOVE_LANDED) != 0;
+    if ((unsigned)result->branch < 5)
+        st->branch[result->branch]++;
+}
+
+/* Measures how deep the box is in the level and counts the move when it breaks the contract: the box
+ * shrunk by the tolerance on every side overlaps nothing. */
+static void wander_check_penetration(wander_stats *st, const kcc_mesh *mesh, const kcc_character *ch)
+{
+    vec3 box[2];
+    kcc_character_box(ch, box);
+    float pen = demo_penetration(mesh, (const float(*)[3])box);
+    st->max_pen = fmaxf(st->max_pen, pen);
+    if (pen > 0.0f) {
+        float shrunk[2][3];
+        for (int k = 0; k < 3; ++k) {
+            shrunk[0][k] = box[0][k] + KCC_PENETRATION_TOLERANCE;
+            shrunk[1][k] = box[1][k] - KCC_PENETRATION_TOLERANCE;
         }
+        st->over_tol += kcc_mesh_overlap_aabb(mesh, (const vec3 *)shrunk, NULL, 0) != 0;
     }
+}
+
+/* After the move of frame f: closes a progress window, restarts a character that fell out of the
+ * level (its path broken by a NaN point), and extends its path every third frame and on the last. */
+static void wander_track(wander_run *run, uint32_t i, uint32_t f, uint32_t frames)
+{
+    wanderer *walker = &run->w[i];
+    float feet[3];
+    feet_of(&walker->m.ch, feet);
+    if ((f % WANDER_WINDOW) == WANDER_WINDOW - 1) {
+        float dx = feet[0] - walker->window_pos[0], dz = feet[2] - walker->window_pos[2];
+        run->st.stuck_windows += dx * dx + dz * dz < 0.05f * 0.05f;
+        memcpy(walker->window_pos, feet, sizeof(feet));
+    }
+    if (feet[1] < run->lv->bounds[0][1] - 10.0f || !isfinite(feet[1])) {
+        run->st.respawns++;
+        float gap[3] = {NAN, NAN, NAN};
+        path_add(&run->paths[i], feet);
+        path_add(&run->paths[i], gap);
+        demo_mover_init(&walker->m, &run->desc, walker->start);
+        feet_of(&walker->m.ch, feet);
+        memcpy(walker->window_pos, feet, sizeof(feet));
+    }
+    if (f % 3 == 0 || f + 1 == frames)
+        path_add(&run->paths[i], feet);
+}
+
+/* One frame of wanderer i: its move, the counts, a turn away when blocked (more than 90 degrees when
+ * stuck), the penetration check and its path. */
+static void wander_step(wander_run *run, uint32_t i, uint32_t f, uint32_t frames)
+{
+    wanderer *walker = &run->w[i];
+    demo_input in = wander_input(walker, &run->rng);
+    run->st.jumps += in.jump;
+    demo_mover_step(&walker->m, run->lv->mesh, &in);
+    const kcc_move_result *result = &walker->m.last;
+    wander_count_flags(&run->st, result);
+    if (result->flags & KCC_MOVE_STUCK)
+        walker->heading += 1.6f + 3.0f * rng_unit(&run->rng);
+    else if (result->flags & KCC_MOVE_HIT_WALL)
+        walker->heading += (rng_unit(&run->rng) < 0.5f ? -1.0f : 1.0f) * (0.6f + 1.2f * rng_unit(&run->rng));
+    wander_check_penetration(&run->st, run->lv->mesh, &walker->m.ch);
+    wander_track(run, i, f, frames);
+}
+
+static void wander_print(const wander_run *run, const demo_headless_opts *o, double dt)
+{
+    const wander_stats *st = &run->st;
+    const uint32_t n = run->n;
+    printf("kcc-demo headless: level %s (%u triangles), %u characters x %u frames (%.1f s at 60 Hz)\n",
+           run->lv->name, run->lv->level.triangle_count, n, o->frames, (double)o->frames / 60.0);
+    printf("  moves %llu: on ground %.1f%%, landed %llu, jumps %llu, stepped up %llu, slid %llu, "
+           "on steep %llu, pushed out %llu, contact cap %llu\n",
+           (unsigned long long)st->moves, 100.0 * (double)st->ground / (double)(st->moves ? st->moves : 1),
+           (unsigned long long)st->landed, (unsigned long long)st->jumps, (unsigned long long)st->stepped,
+           (unsigned long long)st->slid, (unsigned long long)st->steep, (unsigned long long)st->pushed,
+           (unsigned long long)st->cap);
+    printf("  stuck: %llu frames flagged STUCK, %u of %u two-second windows without 5 cm of progress, "
+           "%u fell out\n",
+           (unsigned long long)st->stuck_frames, st->stuck_windows, n * (o->frames / WANDER_WINDOW),
+           st->respawns);
+    printf("  branches: P0 %llu  P1 %llu  P2 %llu  P3 %llu  P4 %llu\n", (unsigned long long)st->branch[0],
+           (unsigned long long)st->branch[1], (unsigned long long)st->branch[2],
+           (unsigned long long)st->branch[3], (unsigned long long)st->branch[4]);
+    printf("  max penetration %.6f m (tolerance %.4f m), %llu moves over it\n", (double)st->max_pen,
+           (double)KCC_PENETRATION_TOLERANCE, (unsigned long long)st->over_tol);
+    printf("  %.3f ms per frame of %u characters (%.2f us per move, with the penetration check)\n",
+           1e3 * dt / (double)(o->frames ? o->frames : 1), n,
+           1e6 * dt / (double)(st->moves ? st->moves : 1));
+}
+
+/* The wanderers' paths over the level, titled; imported arenas carry sky and outer brushes far
+ * beyond the playable space, so their picture frames the paths. */
+static int wander_picture(const wander_run *run, const demo_headless_opts *o)
+{
+    char title[256], sub[256];
+    snprintf(title, sizeof(title), "kcc: %.200s", run->lv->name);
+    snprintf(sub, sizeof(sub), "%u characters wandering for %.0f s (60 Hz); green: start, red: end", run->n,
+             (double)o->frames / 60.0);
+    render_in ri = {run->lv, run->paths, run->n, run->lv->generated ? 0.0f : 4.0f, &run->desc, title, sub,
+                    NULL, 0};
+    return render_png(&ri, o);
+}
+
+static int run_wanderers(const demo_level *lv, const demo_headless_opts *o)
+{
+    wander_run run;
+    if (wander_run_init(&run, lv, o) != DEMO_EXIT_OK)
+        return DEMO_EXIT_ERROR;
+    double t0 = now_s();
+    for (uint32_t f = 0; f < o->frames; ++f)
+        for (uint32_t i = 0; i < run.n; ++i)
+            wander_step(&run, i, f, o->frames);
     double dt = now_s() - t0;
     int rc = 0;
-    if (!o->quiet) {
-        printf("kcc-demo headless: level %s (%u triangles), %u characters x %u frames (%.1f s at 60 Hz)\n",
-               lv->name, lv->level.triangle_count, n, o->frames, (double)o->frames / 60.0);
-        printf("  moves %llu: on ground %.1f%%, landed %llu, jumps %llu, stepped up %llu, slid %llu, "
-               "on steep %llu, pushed out %llu, contact cap %llu\n",
-               (unsigned long long)moves, 100.0 * (double)ground / (double)(moves ? moves : 1),
-               (unsigned long long)landed, (unsigned long long)jumps, (unsigned long long)stepped,
-               (unsigned long long)slid, (unsigned long long)steep, (unsigned long long)pushed,
-               (unsigned long long)cap);
-        printf("  stuck: %llu frames flagged STUCK, %u of %u two-second windows without 5 cm of progress, "
-               "%u fell out\n",
-               (unsigned long long)stuck_frames, stuck_windows, n * (o->frames / window), respawns);
-        printf("  branches: P0 %llu  P1 %llu  P2 %llu  P3 %llu  P4 %llu\n", (unsigned long long)branch[0],
-               (unsigned long long)branch[1], (unsigned long long)branch[2], (unsigned long long)branch[3],
-               (unsigned long long)branch[4]);
-        printf("  max penetration %.6f m (tolerance %.4f m), %llu moves over it\n", (double)max_pen,
-               (double)KCC_PENETRATION_TOLERANCE, (unsigned long long)over_tol);
-        printf("  %.3f ms per frame of %u characters (%.2f us per move, with the penetration check)\n",
-               1e3 * dt / (double)(o->frames ? o->frames : 1), n, 1e6 * dt / (double)(moves ? moves : 1));
-    }
-    if (over_tol > 0) {
+    if (!o->quiet)
+        wander_print(&run, o, dt);
+    if (run.st.over_tol > 0) {
         fprintf(stderr, "kcc-demo: %llu moves left the box deeper in the level than the tolerance\n",
-                (unsigned long long)over_tol);
+                (unsigned long long)run.st.over_tol);
         rc = DEMO_EXIT_PROBLEM;
     }
     if (o->png) {
-        char title[256], sub[256];
-        snprintf(title, sizeof(title), "kcc: %.200s", lv->name);
-        snprintf(sub, sizeof(sub), "%u characters wandering for %.0f s (60 Hz); green: start, red: end", n,
-                 (double)o->frames / 60.0);
-        /* Imported arenas carry sky and outer brushes far beyond the playable space: frame the paths. */
-        render_in ri = {lv, paths, n, lv->generated ? 0.0f : 4.0f, &desc, title, sub, NULL, 0};
-        int png_rc = render_png(&ri, o);
+        int png_rc = wander_picture(&run, o);
         rc = png_rc > rc ? png_rc : rc;
     }
-    for (uint32_t i = 0; i < n; ++i)
-        free(paths[i].p);
-    free(paths);
-    free(w);
-    free(starts);
+    wander_run_free(&run);
     return rc;
 }
 

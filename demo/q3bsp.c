@@ -658,21 +658,108 @@ done:
     return s;
 }
 
+/* Surface index's patch header: its first vertex and its width x height of control points (odd,
+ * 3..MAX_PATCH_SIDE, all within the drawverts); KCC_ERR_PARSE, saying why, otherwise. */
+static kcc_status patch_header(const lump *verts, const uint8_t *sf, uint32_t index, int32_t *fv, int32_t *pw,
+                               int32_t *ph, char *err, size_t err_size)
+{
+    int32_t nv = rd_i32(sf + 16);
+    *fv = rd_i32(sf + 12);
+    *pw = rd_i32(sf + 96);
+    *ph = rd_i32(sf + 100);
+    if (*fv < 0 || nv < 0 || (uint64_t)*fv + (uint64_t)nv > verts->count) {
+        set_err(err, err_size, "surface %u: vertices %lld..%lld out of range (%u drawverts)", index,
+                (long long)*fv, (long long)*fv + nv, verts->count);
+        return KCC_ERR_PARSE;
+    }
+    if (*pw < 3 || *ph < 3 || *pw > MAX_PATCH_SIDE || *ph > MAX_PATCH_SIDE || *pw % 2 == 0 || *ph % 2 == 0 ||
+        (int64_t)*pw * *ph != nv) {
+        set_err(err, err_size, "surface %u: patch size %d x %d does not fit its %d vertices", index, (int)*pw,
+                (int)*ph, (int)nv);
+        return KCC_ERR_PARSE;
+    }
+    return KCC_OK;
+}
+
+/* The 3x3 control points of the patch piece at (px, py) and the sum of their vertex normals; false
+ * when a control point is not finite or lies beyond 1e6 units. */
+static bool patch_piece_controls(const lump *verts, int32_t fv, int32_t pw, int32_t px, int32_t py,
+                                 double c[3][3][3], double nsum[3])
+{
+    bool ok = true;
+    nsum[0] = nsum[1] = nsum[2] = 0.0;
+    for (int r = 0; r < 3; ++r) {
+        for (int q = 0; q < 3; ++q) {
+            const uint8_t *v = verts->p + (size_t)(fv + (py + r) * pw + px + q) * SZ_DRAWVERT;
+            for (int k = 0; k < 3; ++k) {
+                c[r][q][k] = rd_f32(v + 4 * k);
+                nsum[k] += rd_f32(v + 28 + 4 * k);
+                if (!isfinite(c[r][q][k]) || fabs(c[r][q][k]) > 1e6)
+                    ok = false;
+            }
+        }
+    }
+    return ok;
+}
+
+/* Whether the (level+1)^2 grid's triangles, wound as emitted, face against the control points'
+ * summed vertex normal nsum: their summed cross products point away from it. */
+static bool patch_grid_faces_away(double (*pts)[3], uint32_t level, const double nsum[3])
+{
+    const uint32_t L = level;
+    double area[3] = {0, 0, 0};
+    for (uint32_t j = 0; j < L; ++j) {
+        for (uint32_t i = 0; i < L; ++i) {
+            const double *a = pts[j * (L + 1) + i], *bb = pts[j * (L + 1) + i + 1],
+                         *d = pts[(j + 1) * (L + 1) + i + 1];
+            double e1[3] = {bb[0] - a[0], bb[1] - a[1], bb[2] - a[2]};
+            double e2[3] = {d[0] - a[0], d[1] - a[1], d[2] - a[2]};
+            area[0] += e1[1] * e2[2] - e1[2] * e2[1];
+            area[1] += e1[2] * e2[0] - e1[0] * e2[2];
+            area[2] += e1[0] * e2[1] - e1[1] * e2[0];
+        }
+    }
+    return dot3(area, nsum) < 0.0;
+}
+
+/* Adds the grid's vertices (in metres) and two triangles per cell, wound the other way when flip;
+ * KCC_ERR_OUT_OF_MEMORY when the builder ran out. */
+static kcc_status emit_patch_grid(builder *b, double (*pts)[3], uint32_t *ids, uint32_t level, bool flip,
+                                  q3bsp_stats *st)
+{
+    const uint32_t L = level;
+    for (size_t g = 0; g < (size_t)(L + 1) * (L + 1); ++g) {
+        float mv[3];
+        q3bsp_to_metres(pts[g], mv);
+        ids[g] = add_vertex(b, mv);
+    }
+    uint32_t before = (uint32_t)(b->ni / 3);
+    for (uint32_t j = 0; j < L; ++j) {
+        for (uint32_t i = 0; i < L; ++i) {
+            uint32_t a = ids[j * (L + 1) + i], bb = ids[j * (L + 1) + i + 1];
+            uint32_t cc = ids[(j + 1) * (L + 1) + i + 1], d = ids[(j + 1) * (L + 1) + i];
+            if (flip) {
+                add_triangle(b, a, cc, bb);
+                add_triangle(b, a, d, cc);
+            } else {
+                add_triangle(b, a, bb, cc);
+                add_triangle(b, a, cc, d);
+            }
+        }
+    }
+    st->patch_triangles += (uint32_t)(b->ni / 3) - before;
+    return b->oom ? KCC_ERR_OUT_OF_MEMORY : KCC_OK;
+}
+
+/* A patch surface tessellated at `level` steps per 3x3 piece. A piece whose vertex normals do not
+ * sum to a finite vector ends its row of pieces (the next row goes on). */
 static kcc_status import_patch(builder *b, const lump *verts, const uint8_t *sf, uint32_t index, uint32_t level,
                                q3bsp_stats *st, char *err, size_t err_size)
 {
-    int32_t fv = rd_i32(sf + 12), nv = rd_i32(sf + 16), pw = rd_i32(sf + 96), ph = rd_i32(sf + 100);
-    if (fv < 0 || nv < 0 || (uint64_t)fv + (uint64_t)nv > verts->count) {
-        set_err(err, err_size, "surface %u: vertices %lld..%lld out of range (%u drawverts)", index, (long long)fv,
-                (long long)fv + nv, verts->count);
-        return KCC_ERR_PARSE;
-    }
-    if (pw < 3 || ph < 3 || pw > MAX_PATCH_SIDE || ph > MAX_PATCH_SIDE || pw % 2 == 0 || ph % 2 == 0 ||
-        (int64_t)pw * ph != nv) {
-        set_err(err, err_size, "surface %u: patch size %d x %d does not fit its %d vertices", index, (int)pw,
-                (int)ph, (int)nv);
-        return KCC_ERR_PARSE;
-    }
+    int32_t fv, pw, ph;
+    kcc_status s = patch_header(verts, sf, index, &fv, &pw, &ph, err, err_size);
+    if (s != KCC_OK)
+        return s;
     st->patches++;
     const uint32_t L = level;
     const size_t grid = (size_t)(L + 1) * (L + 1);
@@ -683,65 +770,21 @@ static kcc_status import_patch(builder *b, const lump *verts, const uint8_t *sf,
         free(pts);
         return KCC_ERR_OUT_OF_MEMORY;
     }
-    kcc_status s = KCC_OK;
     for (int32_t py = 0; py + 2 < ph && s == KCC_OK; py += 2) {
         for (int32_t px = 0; px + 2 < pw && s == KCC_OK; px += 2) {
-            double c[3][3][3];
-            double nsum[3] = {0, 0, 0};
-            for (int r = 0; r < 3; ++r) {
-                for (int q = 0; q < 3; ++q) {
-                    const uint8_t *v = verts->p + (size_t)(fv + (py + r) * pw + px + q) * SZ_DRAWVERT;
-                    for (int k = 0; k < 3; ++k) {
-                        c[r][q][k] = rd_f32(v + 4 * k);
-                        nsum[k] += rd_f32(v + 28 + 4 * k);
-                        if (!isfinite(c[r][q][k]) || fabs(c[r][q][k]) > 1e6) {
-                            set_err(err, err_size, "surface %u: non-finite patch control point", index);
-                            s = KCC_ERR_PARSE;
-                        }
-                    }
-                }
+            double c[3][3][3], nsum[3];
+            if (!patch_piece_controls(verts, fv, pw, px, py, c, nsum)) {
+                set_err(err, err_size, "surface %u: non-finite patch control point", index);
+                s = KCC_ERR_PARSE;
+                break;
             }
-            if (s != KCC_OK || !isfinite(nsum[0] + nsum[1] + nsum[2]))
+            if (!isfinite(nsum[0] + nsum[1] + nsum[2]))
                 break;
             for (uint32_t j = 0; j <= L; ++j)
                 for (uint32_t i = 0; i <= L; ++i)
                     bezier3x3(c, (double)i / L, (double)j / L, pts[j * (L + 1) + i]);
             /* Wind the triangles so their normals agree with the control points' vertex normals. */
-            double area[3] = {0, 0, 0};
-            for (uint32_t j = 0; j < L; ++j) {
-                for (uint32_t i = 0; i < L; ++i) {
-                    const double *a = pts[j * (L + 1) + i], *bb = pts[j * (L + 1) + i + 1],
-                                 *d = pts[(j + 1) * (L + 1) + i + 1];
-                    double e1[3] = {bb[0] - a[0], bb[1] - a[1], bb[2] - a[2]};
-                    double e2[3] = {d[0] - a[0], d[1] - a[1], d[2] - a[2]};
-                    area[0] += e1[1] * e2[2] - e1[2] * e2[1];
-                    area[1] += e1[2] * e2[0] - e1[0] * e2[2];
-                    area[2] += e1[0] * e2[1] - e1[1] * e2[0];
-                }
-            }
-            bool flip = dot3(area, nsum) < 0.0;
-            for (size_t g = 0; g < grid; ++g) {
-                float mv[3];
-                q3bsp_to_metres(pts[g], mv);
-                ids[g] = add_vertex(b, mv);
-            }
-            uint32_t before = (uint32_t)(b->ni / 3);
-            for (uint32_t j = 0; j < L; ++j) {
-                for (uint32_t i = 0; i < L; ++i) {
-                    uint32_t a = ids[j * (L + 1) + i], bb = ids[j * (L + 1) + i + 1];
-                    uint32_t cc = ids[(j + 1) * (L + 1) + i + 1], d = ids[(j + 1) * (L + 1) + i];
-                    if (flip) {
-                        add_triangle(b, a, cc, bb);
-                        add_triangle(b, a, d, cc);
-                    } else {
-                        add_triangle(b, a, bb, cc);
-                        add_triangle(b, a, cc, d);
-                    }
-                }
-            }
-            st->patch_triangles += (uint32_t)(b->ni / 3) - before;
-            if (b->oom)
-                s = KCC_ERR_OUT_OF_MEMORY;
+            s = emit_patch_grid(b, pts, ids, L, patch_grid_faces_away(pts, L, nsum), st);
         }
     }
     free(ids);

@@ -968,11 +968,19 @@ static void draw_world_replay(viewer *v)
     }
 }
 
-static void render(viewer *v, int w, int h)
+/* The box takes the colour of the branch that placed it: P0 red, P1 sky blue, P2 and P3 yellow,
+ * P4 magenta (and P2's yellow for an unknown branch). */
+static const float *branch_colour(uint32_t branch)
 {
-    glViewport(0, 0, w, h);
-    glClearColor(0.11f, 0.12f, 0.15f, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+    static const float branch_rgb[5][3] = {{1.0f, 0.25f, 0.2f}, {0.4f, 0.8f, 1.0f}, {1.0f, 0.85f, 0.2f},
+                                           {1.0f, 0.85f, 0.2f}, {1.0f, 0.3f, 0.9f}};
+    return branch_rgb[branch < 5 ? branch : 2];
+}
+
+/* The projection (70 degrees vertical) and the camera: behind the character in third person, at its
+ * eyes in first. */
+static void place_camera(const viewer *v, int w, int h)
+{
     glMatrixMode(GL_PROJECTION);
     glLoadIdentity();
     const double nearz = 0.05, fov = 70.0 * 3.14159265 / 180.0;
@@ -997,6 +1005,11 @@ static void render(viewer *v, int w, int h)
     glRotatef(-v->pitch / DEG, 1.0f, 0.0f, 0.0f);
     glRotatef(-v->yaw / DEG, 0.0f, 1.0f, 0.0f);
     glTranslatef(-eye[0], -eye[1], -eye[2]);
+}
+
+/* The level's display list, grid-textured, pushed back a little so lines on it stay visible. */
+static void draw_level(const viewer *v)
+{
     glEnable(GL_DEPTH_TEST);
     glEnable(GL_TEXTURE_2D);
     glBindTexture(GL_TEXTURE_2D, v->grid_tex);
@@ -1006,56 +1019,74 @@ static void render(viewer *v, int w, int h)
     glCallList(v->list);
     glDisable(GL_POLYGON_OFFSET_FILL);
     glDisable(GL_TEXTURE_2D);
-    /* Spawn points, then the character's box. */
+}
+
+static void draw_spawns(const viewer *v)
+{
     glColor3f(0.9f, 0.25f, 0.25f);
     glPointSize(6.0f);
     glBegin(GL_POINTS);
     for (uint32_t i = 0; i < v->lv.level.spawn_count; ++i)
         glVertex3fv(v->lv.level.spawns + 3 * (size_t)i);
     glEnd();
+}
+
+/* The character's box in third person: translucent faces and outlined edges in its branch colour. */
+static void draw_player_box(const viewer *v)
+{
     vec3 box[2];
     kcc_character_box(&v->m.ch, box);
-    /* The box takes the colour of the branch that placed it: P0 red, P1 sky blue, P2 and P3 yellow,
-     * P4 magenta. */
-    static const float branch_rgb[5][3] = {{1.0f, 0.25f, 0.2f}, {0.4f, 0.8f, 1.0f}, {1.0f, 0.85f, 0.2f},
-                                           {1.0f, 0.85f, 0.2f}, {1.0f, 0.3f, 0.9f}};
-    const float *bc = branch_rgb[(unsigned)v->m.last.branch < 5 ? v->m.last.branch : 2];
-    if (v->third_person) {
-        glEnable(GL_BLEND);
-        glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
-        glColor4f(bc[0], bc[1], bc[2], 0.25f);
-        glBegin(GL_QUADS);
-        for (int f = 0; f < 6; ++f) {
-            int axis = f >> 1, side = f & 1, a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-            static const int q[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
-            for (int k = 0; k < 4; ++k) {
-                float c[3];
-                c[axis] = box[side][axis];
-                c[a1] = box[q[k][0]][a1];
-                c[a2] = box[q[k][1]][a2];
-                glVertex3fv(c);
-            }
+    const float *bc = branch_colour((unsigned)v->m.last.branch);
+    glEnable(GL_BLEND);
+    glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+    glColor4f(bc[0], bc[1], bc[2], 0.25f);
+    glBegin(GL_QUADS);
+    for (int f = 0; f < 6; ++f) {
+        int axis = f >> 1, side = f & 1, a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+        static const int q[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+        for (int k = 0; k < 4; ++k) {
+            float c[3];
+            c[axis] = box[side][axis];
+            c[a1] = box[q[k][0]][a1];
+            c[a2] = box[q[k][1]][a2];
+            glVertex3fv(c);
         }
-        glEnd();
-        glDisable(GL_BLEND);
-        glColor3f(bc[0], bc[1], bc[2]);
-        glLineWidth(2.0f);
-        draw_box_lines((const float(*)[3])box);
-        glLineWidth(1.0f);
     }
-    if (v->show_trail && v->trail_n > 1) {
-        /* The last 10 s of feet positions, coloured by the branch of each frame (box colours). */
-        glLineWidth(3.0f);
-        glBegin(GL_LINE_STRIP);
-        for (uint32_t k = 0; k < v->trail_n; ++k) {
-            uint32_t i = (v->trail_at + TRAIL - v->trail_n + k) % TRAIL;
-            const float *c = branch_rgb[v->trail_branch[i] < 5 ? v->trail_branch[i] : 2];
-            glColor3f(c[0], c[1], c[2]);
-            glVertex3fv(v->trail[i]);
-        }
-        glEnd();
-        glLineWidth(1.0f);
+    glEnd();
+    glDisable(GL_BLEND);
+    glColor3f(bc[0], bc[1], bc[2]);
+    glLineWidth(2.0f);
+    draw_box_lines((const float(*)[3])box);
+    glLineWidth(1.0f);
+}
+
+/* The last 10 s of feet positions, coloured by the branch of each frame (the box colours). */
+static void draw_trail(const viewer *v)
+{
+    glLineWidth(3.0f);
+    glBegin(GL_LINE_STRIP);
+    for (uint32_t k = 0; k < v->trail_n; ++k) {
+        uint32_t i = (v->trail_at + TRAIL - v->trail_n + k) % TRAIL;
+        const float *c = branch_colour(v->trail_branch[i]);
+        glColor3f(c[0], c[1], c[2]);
+        glVertex3fv(v->trail[i]);
     }
+    glEnd();
+    glLineWidth(1.0f);
+}
+
+static void render(viewer *v, int w, int h)
+{
+    glViewport(0, 0, w, h);
+    glClearColor(0.11f, 0.12f, 0.15f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+    place_camera(v, w, h);
+    draw_level(v);
+    draw_spawns(v);
+    if (v->third_person)
+        draw_player_box(v);
+    if (v->show_trail && v->trail_n > 1)
+        draw_trail(v);
     if (v->world_playing)
         draw_world_replay(v);
     else if (v->game)
@@ -1065,40 +1096,120 @@ static void render(viewer *v, int w, int h)
     draw_hud(v, w, h, branch_text);
 }
 
-int demo_viewer_run(const demo_viewer_opts *o)
+/* A window and a zeroed viewer on it, GL 2.1 (4x MSAA unless screenshotting or KCC_DEMO_NO_MSAA);
+ * NULL with *status DEMO_VIEWER_NO_DISPLAY when no window opens, DEMO_EXIT_ERROR out of memory. */
+static viewer *open_viewer_window(const demo_viewer_opts *o, int *status)
 {
+    *status = DEMO_VIEWER_NO_DISPLAY;
     const char *disp = getenv("DISPLAY"), *wl = getenv("WAYLAND_DISPLAY");
     if ((!disp || !disp[0]) && (!wl || !wl[0]))
-        return DEMO_VIEWER_NO_DISPLAY;
+        return NULL;
     if (!glfwInit())
-        return DEMO_VIEWER_NO_DISPLAY;
+        return NULL;
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 2);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 1);
     glfwWindowHint(GLFW_SAMPLES, (o->screenshot || getenv("KCC_DEMO_NO_MSAA")) ? 0 : 4);
     viewer *v = calloc(1, sizeof(viewer));
     if (!v) {
         glfwTerminate();
-        return DEMO_EXIT_ERROR;
+        *status = DEMO_EXIT_ERROR;
+        return NULL;
     }
-    demo_viewer_opts oo = *o;
-    v->o = &oo;
     v->win = glfwCreateWindow((int)o->width, (int)o->height, "kcc-demo", NULL, NULL);
     if (!v->win) {
         free(v);
         glfwTerminate();
-        return DEMO_VIEWER_NO_DISPLAY;
+        return NULL;
     }
     glfwMakeContextCurrent(v->win);
     glfwSwapInterval(o->screenshot ? 0 : 1);
     glfwSetWindowUserPointer(v->win, v);
     glfwSetKeyCallback(v->win, key_cb);
+    return v;
+}
+
+/* The view at start: third person looking along +Z (the showcase's features lie beyond its spawn
+ * points), the ground rays and help shown; --screenshot draws every overlay. */
+static void set_start_view(viewer *v, const demo_viewer_opts *o)
+{
     v->desc = kcc_character_default_desc();
     v->third_person = true;
-    /* The ground rays only; the other overlays are a key away (--screenshot draws them all). */
     v->show_rays = v->show_help = true;
     v->show_tris = v->show_normals = v->show_trail = o->screenshot != NULL;
     v->pitch = -0.35f;
-    v->yaw = 3.14159265f;   /* look along +Z: the showcase's features lie beyond its spawn points */
+    v->yaw = 3.14159265f;
+}
+
+/* With the cursor captured, the mouse turns the camera (pitch kept within 1.5 rad of level). */
+static void follow_mouse(viewer *v)
+{
+    double x, y;
+    glfwGetCursorPos(v->win, &x, &y);
+    if (v->have_mouse) {
+        v->yaw -= (float)(x - v->mx) * 0.0025f;
+        v->pitch -= (float)(y - v->my) * 0.0025f;
+        v->pitch = fminf(fmaxf(v->pitch, -1.5f), 1.5f);
+    }
+    v->mx = x;
+    v->my = y;
+    v->have_mouse = true;
+}
+
+/* Steps the player at 60 Hz for the time that passed (at most 0.25 s and 8 steps a frame); acc holds
+ * the time not yet stepped (s). */
+static void step_with_clock(viewer *v, double *acc, double elapsed)
+{
+    *acc += fmin(elapsed, 0.25);
+    for (int n = 0; *acc >= DEMO_DT && n < 8; ++n) {
+        step(v, false);
+        *acc -= DEMO_DT;
+    }
+}
+
+/* --screenshot saves its picture after shot_frames frames and closes the window; F12 saves one at
+ * any frame. */
+static void save_due_screenshot(viewer *v, int w, int h, uint32_t shot_frames)
+{
+    if (v->o->screenshot && v->frame >= shot_frames) {
+        save_screenshot(v, w, h, v->o->screenshot);
+        glfwSetWindowShouldClose(v->win, 1);
+    } else if (v->want_shot) {
+        v->want_shot = false;
+        save_screenshot(v, w, h, v->shot_path);
+    }
+}
+
+/* Frames per second, measured over half-second spans. */
+static void count_fps(viewer *v, double now)
+{
+    v->fps_n++;
+    if (now - v->fps_t >= 0.5) {
+        v->fps = (float)(v->fps_n / (now - v->fps_t));
+        v->fps_n = 0;
+        v->fps_t = now;
+    }
+}
+
+static void close_viewer(viewer *v)
+{
+    stop_recording(v);
+    stop_replay(v);
+    game_destroy(v->game);
+    demo_level_close(&v->lv);
+    glfwDestroyWindow(v->win);
+    glfwTerminate();
+    free(v);
+}
+
+int demo_viewer_run(const demo_viewer_opts *o)
+{
+    int status;
+    viewer *v = open_viewer_window(o, &status);
+    if (!v)
+        return status;
+    demo_viewer_opts oo = *o;
+    v->o = &oo;
+    set_start_view(v, o);
     build_grid_texture(v);
     if (!open_level(v, o->level ? o->level : "showcase")) {
         glfwDestroyWindow(v->win);
@@ -1118,53 +1229,21 @@ int demo_viewer_run(const demo_viewer_opts *o)
     while (!glfwWindowShouldClose(v->win)) {
         glfwPollEvents();
         double now = glfwGetTime();
-        if (v->captured) {
-            double x, y;
-            glfwGetCursorPos(v->win, &x, &y);
-            if (v->have_mouse) {
-                v->yaw -= (float)(x - v->mx) * 0.0025f;
-                v->pitch -= (float)(y - v->my) * 0.0025f;
-                v->pitch = fminf(fmaxf(v->pitch, -1.5f), 1.5f);
-            }
-            v->mx = x;
-            v->my = y;
-            v->have_mouse = true;
-        }
-        if (o->screenshot) {
+        if (v->captured)
+            follow_mouse(v);
+        if (o->screenshot)
             step(v, true);   /* fixed frames, independent of the clock */
-        } else {
-            acc += fmin(now - prev, 0.25);
-            for (int n = 0; acc >= DEMO_DT && n < 8; ++n) {
-                step(v, false);
-                acc -= DEMO_DT;
-            }
-        }
+        else
+            step_with_clock(v, &acc, now - prev);
         prev = now;
         int w, h;
         glfwGetFramebufferSize(v->win, &w, &h);
         render(v, w, h);
         v->frame++;
-        if (o->screenshot && v->frame >= shot_frames) {
-            save_screenshot(v, w, h, o->screenshot);
-            glfwSetWindowShouldClose(v->win, 1);
-        } else if (v->want_shot) {
-            v->want_shot = false;
-            save_screenshot(v, w, h, v->shot_path);
-        }
+        save_due_screenshot(v, w, h, shot_frames);
         glfwSwapBuffers(v->win);
-        v->fps_n++;
-        if (now - v->fps_t >= 0.5) {
-            v->fps = (float)(v->fps_n / (now - v->fps_t));
-            v->fps_n = 0;
-            v->fps_t = now;
-        }
+        count_fps(v, now);
     }
-    stop_recording(v);
-    stop_replay(v);
-    game_destroy(v->game);
-    demo_level_close(&v->lv);
-    glfwDestroyWindow(v->win);
-    glfwTerminate();
-    free(v);
+    close_viewer(v);
     return 0;
 }

@@ -2102,37 +2102,36 @@ static void level_to_z_up(kcc_level *lv)
     }
 }
 
-/* Characters wander from the spawn points for `seconds` with a player-like driver (gravity, jumps,
- * heading changes); every frame: no overlap beyond the tolerance (for a character that started
- * clear); a move made wholly in the air without touching anything went the straight way (the
- * collide layer's sweep along it finds nothing before its end); and never outside the level's
- * bounds, unless by such a move (off the edge of a level open to the void; counted apart). */
-static void soak_level(const kcc_level *lv_in, const soak_config *cf, int chars, float seconds,
-                       soak_stats *st)
+/* lv_in, turned +Z up (cf->up 2) and moved by cf->offset, into *lv; the copied positions and spawns
+ * (to free) in *pos and *spawns, NULL when lv_in is used as it is. */
+static void soak_level_copy(const kcc_level *lv_in, const soak_config *cf, kcc_level *lv, float **pos,
+                            float **spawns)
 {
-    kcc_level lv = *lv_in;
-    float *pos = NULL, *spawns = NULL;
+    *lv = *lv_in;
+    *pos = *spawns = NULL;
     const bool moved = cf->offset[0] != 0.0f || cf->offset[1] != 0.0f || cf->offset[2] != 0.0f;
-    if (cf->up == 2 || moved) { /* a turned or moved copy */
-        pos = malloc(sizeof(float) * 3 * lv.vertex_count);
-        spawns = malloc(sizeof(float) * 3 * (lv.spawn_count + 1));
-        assert_non_null(pos);
-        assert_non_null(spawns);
-        memcpy(pos, lv.positions, sizeof(float) * 3 * lv.vertex_count);
-        memcpy(spawns, lv.spawns, sizeof(float) * 3 * lv.spawn_count);
-        lv.positions = pos;
-        lv.spawns = spawns;
-        if (cf->up == 2)
-            level_to_z_up(&lv);
-        for (uint32_t i = 0; i < 3 * (lv.vertex_count + lv.spawn_count); ++i) {
-            float *p = i < 3 * lv.vertex_count ? &pos[i] : &spawns[i - 3 * lv.vertex_count];
-            *p += cf->offset[i % 3];
-        }
+    if (cf->up != 2 && !moved)
+        return;
+    *pos = malloc(sizeof(float) * 3 * lv->vertex_count);
+    *spawns = malloc(sizeof(float) * 3 * (lv->spawn_count + 1));
+    assert_non_null(*pos);
+    assert_non_null(*spawns);
+    memcpy(*pos, lv->positions, sizeof(float) * 3 * lv->vertex_count);
+    memcpy(*spawns, lv->spawns, sizeof(float) * 3 * lv->spawn_count);
+    lv->positions = *pos;
+    lv->spawns = *spawns;
+    if (cf->up == 2)
+        level_to_z_up(lv);
+    for (uint32_t i = 0; i < 3 * (lv->vertex_count + lv->spawn_count); ++i) {
+        float *p = i < 3 * lv->vertex_count ? &(*pos)[i] : &(*spawns)[i - 3 * lv->vertex_count];
+        *p += cf->offset[i % 3];
     }
-    kcc_mesh *m = NULL;
-    assert_int_equal(kcc_level_build_mesh(&lv, &m), KCC_OK);
-    vec3 bounds[2];
-    kcc_mesh_bounds(m, bounds);
+}
+
+/* The character cf describes: its box on the world's axes, step (snap the same, 0.1 m without a
+ * step), slope limit, skin and up axis. */
+static kcc_character_desc soak_desc(const soak_config *cf)
+{
     const int u = cf->up == 2 ? 2 : 1, side = cf->up == 2 ? 1 : 2;
     kcc_character_desc d = kcc_character_default_desc();
     d.half_extents[0] = cf->half[0];
@@ -2143,69 +2142,107 @@ static void soak_level(const kcc_level *lv_in, const soak_config *cf, int chars,
     d.max_slope_deg = cf->slope;
     d.skin_width = cf->skin;
     d.up_axis = cf->up;
-    const int frames = (int)(seconds * (float)cf->hz);
+    return d;
+}
+
+/* A move made wholly in the air without touching anything, from before to ch's position: true when
+ * the collide layer's sweep of d's box (shrunk by the tolerance) along it finds nothing before its
+ * end; otherwise counts a crossing and says which triangle. */
+static bool soak_flight_is_open(const kcc_mesh *m, const kcc_character_desc *d, const kcc_character *ch,
+                                const vec3 before, const soak_config *cf, int character, int frame,
+                                soak_stats *st)
+{
+    vec3 box[2], path;
+    for (int k = 0; k < 3; ++k) {
+        box[0][k] = before[k] - d->half_extents[k] + KCC_PENETRATION_TOLERANCE;
+        box[1][k] = before[k] + d->half_extents[k] - KCC_PENETRATION_TOLERANCE;
+        path[k] = ch->position[k] - before[k];
+    }
+    kcc_sweep_hit h;
+    if (kcc_mesh_sweep_aabb(m, (const vec3 *)box, path, &h) && !h.start_overlap) {
+        st->crossed++;
+        print_message("# soak %s: character %d frame %d crossed triangle %u at t %g\n",
+                      cf->name, character, frame, h.triangle, (double)h.t);
+        return false;
+    }
+    return true;
+}
+
+/* Character c wandering from p for frames frames (its random turns and jumps from *rng), counted
+ * into st; it stops when it leaves bounds (grown by 1 m). */
+static void soak_character(const kcc_mesh *m, const vec3 bounds[2], const kcc_character_desc *d,
+                           const soak_config *cf, int c, const vec3 p, int frames, uint64_t *rng,
+                           soak_stats *st)
+{
     const uint32_t turn = (uint32_t)(3 * cf->hz / 2), jump = (uint32_t)(2 * cf->hz);
+    kcc_character ch;
+    assert_int_equal(kcc_character_init(&ch, d, p), KCC_OK);
+    driver dr = {0.0f, 1.0f / (float)cf->hz, cf->up};
+    float heading = (float)c;
+    bool clear = !overlaps(&ch, m);
+    for (int f = 0; f < frames; ++f) {
+        *rng = *rng * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t r = (uint32_t)(*rng >> 33);
+        if (r % turn == 0)
+            heading += (float)(r % 628) * 0.01f;
+        vec3 before;
+        glm_vec3_copy(ch.position, before);
+        const bool airborne = !ch.on_ground;
+        kcc_move_result res;
+        uint32_t fl = drive(&ch, m, &dr, cf->speed * cosf(heading), cf->speed * sinf(heading), &res);
+        if ((fl & KCC_MOVE_ON_GROUND) && r % jump == 1)
+            dr.vy = 5.0f;
+        if (fl & KCC_MOVE_STUCK) {
+            st->stuck++;
+            heading += 1.3f;
+        }
+        st->moves++;
+        bool ov = overlaps(&ch, m);
+        if (clear && ov)
+            st->overlaps++;
+        /* this move went straight through open space */
+        const bool open_flight =
+            clear && airborne && fl == 0 && soak_flight_is_open(m, d, &ch, before, cf, c, f, st);
+        clear = clear || !ov;
+        bool outside = false;
+        for (int k = 0; k < 3; ++k)
+            outside |= ch.position[k] < bounds[0][k] - 1.0f || ch.position[k] > bounds[1][k] + 1.0f;
+        if (outside) {
+            /* Leaving by a straight flight that crossed nothing is falling off an open
+             * level's edge (a map in space); any other way out went through something. */
+            if (open_flight)
+                st->fell_off++;
+            else
+                st->escapes++;
+            break;
+        }
+    }
+}
+
+/* Characters wander from the spawn points for `seconds` with a player-like driver (gravity, jumps,
+ * heading changes); every frame: no overlap beyond the tolerance (for a character that started
+ * clear); a move made wholly in the air without touching anything went the straight way (the
+ * collide layer's sweep along it finds nothing before its end); and never outside the level's
+ * bounds, unless by such a move (off the edge of a level open to the void; counted apart). */
+static void soak_level(const kcc_level *lv_in, const soak_config *cf, int chars, float seconds,
+                       soak_stats *st)
+{
+    kcc_level lv;
+    float *pos, *spawns;
+    soak_level_copy(lv_in, cf, &lv, &pos, &spawns);
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_level_build_mesh(&lv, &m), KCC_OK);
+    vec3 bounds[2];
+    kcc_mesh_bounds(m, bounds);
+    const int u = cf->up == 2 ? 2 : 1;
+    const kcc_character_desc d = soak_desc(cf);
+    const int frames = (int)(seconds * (float)cf->hz);
     uint64_t rng = 0x9E3779B97F4A7C15ull;
     for (int c = 0; c < chars && lv.spawn_count > 0; ++c) {
         const float *sp = &lv.spawns[3 * (uint32_t)(c % (int)lv.spawn_count)];
         vec3 p = {sp[0], sp[1], sp[2]};
         p[u] += d.half_extents[u] + 0.05f;
-        kcc_character ch;
-        assert_int_equal(kcc_character_init(&ch, &d, p), KCC_OK);
-        driver dr = {0.0f, 1.0f / (float)cf->hz, cf->up};
-        float heading = (float)c;
-        bool clear = !overlaps(&ch, m);
-        for (int f = 0; f < frames; ++f) {
-            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-            uint32_t r = (uint32_t)(rng >> 33);
-            if (r % turn == 0)
-                heading += (float)(r % 628) * 0.01f;
-            vec3 before;
-            glm_vec3_copy(ch.position, before);
-            const bool airborne = !ch.on_ground;
-            kcc_move_result res;
-            uint32_t fl = drive(&ch, m, &dr, cf->speed * cosf(heading), cf->speed * sinf(heading), &res);
-            if ((fl & KCC_MOVE_ON_GROUND) && r % jump == 1)
-                dr.vy = 5.0f;
-            if (fl & KCC_MOVE_STUCK) {
-                st->stuck++;
-                heading += 1.3f;
-            }
-            st->moves++;
-            bool ov = overlaps(&ch, m);
-            if (clear && ov)
-                st->overlaps++;
-            bool open_flight = false; /* this move went straight through open space */
-            if (clear && airborne && fl == 0) {
-                vec3 box[2], path;
-                for (int k = 0; k < 3; ++k) {
-                    box[0][k] = before[k] - d.half_extents[k] + KCC_PENETRATION_TOLERANCE;
-                    box[1][k] = before[k] + d.half_extents[k] - KCC_PENETRATION_TOLERANCE;
-                    path[k] = ch.position[k] - before[k];
-                }
-                kcc_sweep_hit h;
-                if (kcc_mesh_sweep_aabb(m, (const vec3 *)box, path, &h) && !h.start_overlap) {
-                    st->crossed++;
-                    print_message("# soak %s: character %d frame %d crossed triangle %u at t %g\n",
-                                  cf->name, c, f, h.triangle, (double)h.t);
-                } else {
-                    open_flight = true;
-                }
-            }
-            clear = clear || !ov;
-            bool outside = false;
-            for (int k = 0; k < 3; ++k)
-                outside |= ch.position[k] < bounds[0][k] - 1.0f || ch.position[k] > bounds[1][k] + 1.0f;
-            if (outside) {
-                /* Leaving by a straight flight that crossed nothing is falling off an open
-                 * level's edge (a map in space); any other way out went through something. */
-                if (open_flight)
-                    st->fell_off++;
-                else
-                    st->escapes++;
-                break;
-            }
-        }
+        soak_character(m, (const vec3 *)bounds, &d, cf, c, p, frames, &rng, st);
     }
     kcc_mesh_destroy(m);
     free(pos);

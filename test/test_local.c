@@ -279,6 +279,19 @@ static void small_region(test_rng *r, const scene *s, kcc_local *L, kcc_local_st
 /* ------------------------------------------------------------------------------------------------
  * The checks: each query of L against its reference */
 
+/* (b - a) x (c - a) of triangle v = (a, b, c), in double: its face normal, unnormalized. */
+static void tri_cross(const vec3 *v, double out[3])
+{
+    double e1[3], e2[3];
+    for (int k = 0; k < 3; ++k) {
+        e1[k] = (double)v[1][k] - v[0][k];
+        e2[k] = (double)v[2][k] - v[0][k];
+    }
+    out[0] = e1[1] * e2[2] - e1[2] * e2[1];
+    out[1] = e1[2] * e2[0] - e1[0] * e2[2];
+    out[2] = e1[0] * e2[1] - e1[1] * e2[0];
+}
+
 /* L holds exactly the live triangles whose bounds overlap region (or overflows exactly when there
  * are more than KCC_LOCAL_MAX of them), each once, in strictly increasing leaf order, with the
  * mesh's corners, their exact bounds, a unit normal of the right direction and d = n . a; padding
@@ -318,14 +331,8 @@ static void check_gather(scene *s, const kcc_local *L, const vec3 region[2])
             assert_true(kcc_local_lo(L, k, i) == s->lo[id][k]);
             assert_true(kcc_local_hi(L, k, i) == s->hi[id][k]);
         }
-        double e0[3], e1[3], cr[3];
-        for (int k = 0; k < 3; ++k) {
-            e0[k] = (double)v[1][k] - v[0][k];
-            e1[k] = (double)v[2][k] - v[0][k];
-        }
-        cr[0] = e0[1] * e1[2] - e0[2] * e1[1];
-        cr[1] = e0[2] * e1[0] - e0[0] * e1[2];
-        cr[2] = e0[0] * e1[1] - e0[1] * e1[0];
+        double cr[3];
+        tri_cross(CB(v), cr);
         const double crl = sqrt(cr[0] * cr[0] + cr[1] * cr[1] + cr[2] * cr[2]);
         const double nl = sqrt((double)t->n[0] * t->n[0] + (double)t->n[1] * t->n[1] +
                                (double)t->n[2] * t->n[2]);
@@ -493,14 +500,8 @@ static bool hidden_by_face_contact(const scene *s, uint32_t i, uint32_t j, const
  * normal on the box's side, from the corners in double. */
 static int touches_plane(const vec3 *v, const vec3 box[2], const vec3 delta, float t, vec3 face)
 {
-    double e1[3], e2[3], f[3];
-    for (int k = 0; k < 3; ++k) {
-        e1[k] = (double)v[1][k] - v[0][k];
-        e2[k] = (double)v[2][k] - v[0][k];
-    }
-    f[0] = e1[1] * e2[2] - e1[2] * e2[1];
-    f[1] = e1[2] * e2[0] - e1[0] * e2[2];
-    f[2] = e1[0] * e2[1] - e1[1] * e2[0];
+    double f[3];
+    tri_cross(v, f);
     const double len = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
     double sd = 0.0, r = 0.0;
     for (int k = 0; k < 3; ++k) {
@@ -524,6 +525,148 @@ static int touches_plane(const vec3 *v, const vec3 box[2], const vec3 delta, flo
     return 0;
 }
 
+/* The box swept by delta from t = 0 to 1, grown by margin (m) on every side. */
+static void swept_reach(const vec3 box[2], const vec3 delta, float margin, vec3 reach[2])
+{
+    for (int k = 0; k < 3; ++k) {
+        reach[0][k] = box[0][k] + fminf(delta[k], 0.0f) - margin;
+        reach[1][k] = box[1][k] + fmaxf(delta[k], 0.0f) + margin;
+    }
+}
+
+/* Every triangle's own kcc_tri_sweep_aabb into s->st, s->sn, s->ss (st NAN: no contact); returns
+ * the earliest time, INFINITY when no triangle is hit. */
+static float sweep_every_triangle(scene *s, const vec3 box[2], const vec3 delta)
+{
+    vec3 reach[2];
+    swept_reach(box, delta, 1e-3f, reach);
+    float tmin = INFINITY;
+    for (uint32_t i = 0; i < s->n; ++i) {
+        s->st[i] = NAN;
+        /* a triangle whose bounds miss the swept box (grown by 1 mm) cannot touch it */
+        if (!boxes_touch(s->lo[i], s->hi[i], reach[0], reach[1]))
+            continue;
+        vec3 *v = &s->v[3 * i];
+        float t;
+        if (kcc_tri_sweep_aabb(v[0], v[1], v[2], box, delta, &t, s->sn[i], &s->ss[i])) {
+            s->st[i] = t;
+            tmin = fminf(tmin, t);
+        }
+    }
+    return tmin;
+}
+
+/* kcc_local_sweep_out, told the triangles the box overlaps at the start (those whose contact in
+ * s->st is a start overlap) as what it leaves: the earliest of the other contacts (within 1e-6),
+ * each reported one among them within t_slop. Counts the sweeps that left a triangle out. */
+static void check_sweep_out(scene *s, const kcc_local *L, const vec3 box[2], const vec3 delta,
+                            float t_slop, sweep_stats *stats)
+{
+    float tout = INFINITY;
+    for (uint32_t i = 0; i < s->n; ++i)
+        if (isfinite(s->st[i]) && !s->ss[i])
+            tout = fminf(tout, s->st[i]);
+    uint32_t *left = malloc(sizeof(uint32_t) * (s->n + 1u)), n_left = 0;
+    assert_non_null(left);
+    for (uint32_t i = 0; i < s->n; ++i)
+        if (isfinite(s->st[i]) && s->ss[i])
+            left[n_left++] = i;
+    kcc_contacts co;
+    const bool gout = kcc_local_sweep_out(L, box, delta, t_slop, left, n_left, &co);
+    free(left);
+    if (gout != isfinite(tout) || (gout && !(fabsf(co.t - tout) <= 1e-6f)))
+        fail_msg("%s: leaving box (%a %a %a)-(%a %a %a) delta (%a %a %a): local %d t %.9g, "
+                 "earliest contact not overlapping at the start %.9g", s->name, box[0][0],
+                 box[0][1], box[0][2], box[1][0], box[1][1], box[1][2], delta[0], delta[1],
+                 delta[2], gout, co.t, tout);
+    for (uint32_t k = 0; gout && k < co.count; ++k) {
+        const uint32_t id = co.triangle[k];
+        assert_true(id < s->n && !s->ss[id] && fabsf(s->st[id] - co.t) <= t_slop + 1e-6f);
+    }
+    stats->leaving += n_left > 0; /* some triangle overlapped at the start was left out */
+}
+
+/* Told the earliest contact's own time as the bound, or a later one, kcc_local_sweep_known gives
+ * the same contacts in the same order as c. */
+static void check_sweep_known(const scene *s, const kcc_local *L, const vec3 box[2], const vec3 delta,
+                              float t_slop, const kcc_contacts *c)
+{
+    for (int b = 0; b < 2; ++b) {
+        kcc_contacts k;
+        memset(&k, 0, sizeof k);
+        const float known = b == 0 ? c->t : c->t + 0.25f * (1.0f - c->t);
+        const bool kgot = kcc_local_sweep_known(L, box, delta, t_slop, known, &k);
+        if (!kgot || k.count != c->count || k.t != c->t || k.start_overlap != c->start_overlap ||
+            memcmp(k.normal, c->normal, sizeof(vec3) * c->count) != 0 ||
+            memcmp(k.triangle, c->triangle, sizeof(uint32_t) * c->count) != 0)
+            fail_msg("%s: sweep told its earliest contact comes by t %.9g: %d contacts at t %.9g, "
+                     "without the bound %u at %.9g", s->name, known, kgot ? (int)k.count : -1, k.t,
+                     c->count, c->t);
+    }
+}
+
+/* start_overlap: the earliest contact overlapped at t = 0 (when several tie, any of them). */
+static void check_start_overlap(const scene *s, const vec3 box[2], const vec3 delta, const kcc_contacts *c)
+{
+    bool any_start = false, all_start = true;
+    for (uint32_t i = 0; i < s->n; ++i)
+        if (s->st[i] == c->t) {
+            any_start = any_start || s->ss[i];
+            all_start = all_start && s->ss[i];
+        }
+    if (c->start_overlap ? !any_start : all_start)
+        fail_msg("%s: box (%a %a %a)-(%a %a %a) delta (%a %a %a): start_overlap %d at t %.9g",
+                 s->name, box[0][0], box[0][1], box[0][2], box[1][0], box[1][1], box[1][2],
+                 delta[0], delta[1], delta[2], c->start_overlap, c->t);
+}
+
+/* Each reported triangle: a contact of its own within t_slop of c->t, none twice, with its own
+ * contact normal, or its face normal when the box touches its plane at that time (the contact is a
+ * face contact: see face_if_touching in local.c). */
+static void check_sweep_contacts(const scene *s, const vec3 box[2], const vec3 delta, float t_slop,
+                                 const kcc_contacts *c)
+{
+    for (uint32_t k = 0; k < c->count; ++k) {
+        const uint32_t id = c->triangle[k];
+        assert_true(id < s->n);
+        if (!(fabsf(s->st[id] - c->t) <= t_slop + 1e-6f))
+            fail_msg("%s: contact %u: triangle %u alone at t %.9g, the sweep's t %.9g slop %g",
+                     s->name, k, id, s->st[id], c->t, t_slop);
+        for (uint32_t j = 0; j < k; ++j)
+            assert_int_not_equal(c->triangle[j], id);
+        vec3 face;
+        const int touching = touches_plane(CB(&s->v[3 * id]), box, delta, s->st[id], face);
+        bool same_sat = true, same_face = true;
+        for (int a = 0; a < 3; ++a) {
+            same_sat = same_sat && fabsf(c->normal[k][a] - s->sn[id][a]) <= 1e-5f;
+            same_face = same_face && fabsf(c->normal[k][a] - face[a]) <= 1e-5f;
+        }
+        if (!(touching > 0 ? same_face : touching < 0 ? same_sat : same_face || same_sat) &&
+            !(same_sat && same_face))
+            fail_msg("%s: contact %u on triangle %u: normal (%g %g %g), its own (%g %g %g), face "
+                     "(%g %g %g), touching %d", s->name, k, id, (double)c->normal[k][0],
+                     (double)c->normal[k][1], (double)c->normal[k][2], (double)s->sn[id][0],
+                     (double)s->sn[id][1], (double)s->sn[id][2], (double)face[0], (double)face[1],
+                     (double)face[2], touching);
+    }
+}
+
+/* Every triangle in contact within t_slop of c->t is reported, but for those hidden by a face
+ * contact (hidden_by_face_contact). */
+static void check_sweep_complete(const scene *s, float t_slop, const kcc_contacts *c)
+{
+    for (uint32_t i = 0; i < s->n; ++i) {
+        if (!(s->st[i] <= c->t + t_slop - 1e-6f))
+            continue;
+        bool in = false;
+        for (uint32_t k = 0; k < c->count; ++k)
+            in = in || c->triangle[k] == i || hidden_by_face_contact(s, i, c->triangle[k], c->normal[k]);
+        if (!in)
+            fail_msg("%s: triangle %u touched at t %.9g, within slop %g of t %.9g, not reported "
+                     "(%u contacts)", s->name, i, s->st[i], t_slop, c->t, c->count);
+    }
+}
+
 /* kcc_local_sweep against every triangle's kcc_tri_sweep_aabb: c.t is the earliest time of them
  * (within 1e-6), each reported triangle is a contact of its own within t_slop of c.t with the same
  * normal, no triangle twice; nothing hit when no triangle is. When the contacts came from the list
@@ -538,65 +681,17 @@ static float check_sweep(scene *s, const kcc_local *L, const vec3 box[2], const 
     kcc_contacts c;
     memset(&c, 0, sizeof c);
     const bool got = kcc_local_sweep(L, box, delta, t_slop, &c);
-    vec3 reach[2];
-    for (int k = 0; k < 3; ++k) {
-        reach[0][k] = box[0][k] + fminf(delta[k], 0.0f) - 1e-3f;
-        reach[1][k] = box[1][k] + fmaxf(delta[k], 0.0f) + 1e-3f;
-    }
-    float tmin = INFINITY;
-    for (uint32_t i = 0; i < s->n; ++i) {
-        s->st[i] = NAN;
-        /* a triangle whose bounds miss the swept box (grown by 1 mm) cannot touch it */
-        if (!boxes_touch(s->lo[i], s->hi[i], reach[0], reach[1]))
-            continue;
-        vec3 *v = &s->v[3 * i];
-        float t;
-        if (kcc_tri_sweep_aabb(v[0], v[1], v[2], box, delta, &t, s->sn[i], &s->ss[i])) {
-            s->st[i] = t;
-            tmin = fminf(tmin, t);
-        }
-    }
+    const float tmin = sweep_every_triangle(s, box, delta);
     kcc_sweep_hit mh;
     const bool mgot = kcc_mesh_sweep_aabb(s->mesh, box, delta, &mh);
     stats->sweeps++;
     /* The sweep's reach: when it overflows, the sweep asks the mesh, which names one triangle. */
     vec3 region[2];
-    for (int k = 0; k < 3; ++k) {
-        region[0][k] = box[0][k] + fminf(delta[k], 0.0f);
-        region[1][k] = box[1][k] + fmaxf(delta[k], 0.0f);
-    }
+    swept_reach(box, delta, 0.0f, region);
     const bool listed = !(L->overflow && ref_count(s, CB(region)) > KCC_LOCAL_MAX);
-    /* kcc_local_sweep_out: the same without the triangles the box overlaps at the start (listed
-     * only: the mesh's first contact hides the rest) */
-    if (listed) {
-        float tout = INFINITY;
-        for (uint32_t i = 0; i < s->n; ++i)
-            if (isfinite(s->st[i]) && !s->ss[i])
-                tout = fminf(tout, s->st[i]);
-        /* what the box overlaps at the start (the triangles whose contact is a start overlap) is
-         * what it leaves */
-        uint32_t *left = malloc(sizeof(uint32_t) * (s->n + 1u)), n_left = 0;
-        assert_non_null(left);
-        for (uint32_t i = 0; i < s->n; ++i)
-            if (isfinite(s->st[i]) && s->ss[i])
-                left[n_left++] = i;
-        kcc_contacts co;
-        const bool gout = kcc_local_sweep_out(L, box, delta, t_slop, left, n_left, &co);
-        free(left);
-        if (gout != isfinite(tout) || (gout && !(fabsf(co.t - tout) <= 1e-6f)))
-            fail_msg("%s: leaving box (%a %a %a)-(%a %a %a) delta (%a %a %a): local %d t %.9g, "
-                     "earliest contact not overlapping at the start %.9g", s->name, box[0][0],
-                     box[0][1], box[0][2], box[1][0], box[1][1], box[1][2], delta[0], delta[1],
-                     delta[2], gout, co.t, tout);
-        for (uint32_t k = 0; gout && k < co.count; ++k) {
-            const uint32_t id = co.triangle[k];
-            assert_true(id < s->n && !s->ss[id] && fabsf(s->st[id] - co.t) <= t_slop + 1e-6f);
-        }
-        bool excluded = false; /* some triangle overlapped at the start was left out */
-        for (uint32_t i = 0; i < s->n; ++i)
-            excluded = excluded || (isfinite(s->st[i]) && s->ss[i]);
-        stats->leaving += excluded;
-    }
+    /* kcc_local_sweep_out: listed only (the mesh's first contact hides the rest) */
+    if (listed)
+        check_sweep_out(s, L, box, delta, t_slop, stats);
     if (got != isfinite(tmin) || mgot != isfinite(tmin) ||
         (got && (!(fabsf(c.t - tmin) <= 1e-6f) || !(fabsf(mh.t - tmin) <= 1e-6f))))
         fail_msg("%s: box (%a %a %a)-(%a %a %a) delta (%a %a %a) slop %g: local %d t %.9g "
@@ -606,73 +701,16 @@ static float check_sweep(scene *s, const kcc_local *L, const vec3 box[2], const 
                  tmin);
     if (!got)
         return -1.0f;
-    /* told the earliest contact's own time as the bound, or a later one, the sweep gives the same
-     * contacts in the same order */
-    for (int b = 0; b < 2; ++b) {
-        kcc_contacts k;
-        memset(&k, 0, sizeof k);
-        const float known = b == 0 ? c.t : c.t + 0.25f * (1.0f - c.t);
-        const bool kgot = kcc_local_sweep_known(L, box, delta, t_slop, known, &k);
-        if (!kgot || k.count != c.count || k.t != c.t || k.start_overlap != c.start_overlap ||
-            memcmp(k.normal, c.normal, sizeof(vec3) * c.count) != 0 ||
-            memcmp(k.triangle, c.triangle, sizeof(uint32_t) * c.count) != 0)
-            fail_msg("%s: sweep told its earliest contact comes by t %.9g: %d contacts at t %.9g, "
-                     "without the bound %u at %.9g", s->name, known, kgot ? (int)k.count : -1, k.t,
-                     c.count, c.t);
-    }
+    check_sweep_known(s, L, box, delta, t_slop, &c);
     stats->hits++;
     stats->multi += c.count > 1;
     stats->starts += c.start_overlap;
     assert_true(c.count >= 1 && c.count <= KCC_MAX_CONTACTS);
-    /* start_overlap: the earliest contact overlapped at t = 0 (when several tie, any of them) */
-    bool any_start = false, all_start = true;
-    for (uint32_t i = 0; i < s->n; ++i)
-        if (s->st[i] == c.t) {
-            any_start = any_start || s->ss[i];
-            all_start = all_start && s->ss[i];
-        }
-    if (c.start_overlap ? !any_start : all_start)
-        fail_msg("%s: box (%a %a %a)-(%a %a %a) delta (%a %a %a): start_overlap %d at t %.9g",
-                 s->name, box[0][0], box[0][1], box[0][2], box[1][0], box[1][1], box[1][2],
-                 delta[0], delta[1], delta[2], c.start_overlap, c.t);
-    for (uint32_t k = 0; k < c.count; ++k) {
-        const uint32_t id = c.triangle[k];
-        assert_true(id < s->n);
-        if (!(fabsf(s->st[id] - c.t) <= t_slop + 1e-6f))
-            fail_msg("%s: contact %u: triangle %u alone at t %.9g, the sweep's t %.9g slop %g",
-                     s->name, k, id, s->st[id], c.t, t_slop);
-        for (uint32_t j = 0; j < k; ++j)
-            assert_int_not_equal(c.triangle[j], id);
-        /* the triangle's own contact normal, or its face normal when the box touches its plane
-         * at that time (the contact is a face contact: see face_if_touching in local.c) */
-        vec3 face;
-        const int touching = touches_plane(CB(&s->v[3 * id]), box, delta, s->st[id], face);
-        bool same_sat = true, same_face = true;
-        for (int a = 0; a < 3; ++a) {
-            same_sat = same_sat && fabsf(c.normal[k][a] - s->sn[id][a]) <= 1e-5f;
-            same_face = same_face && fabsf(c.normal[k][a] - face[a]) <= 1e-5f;
-        }
-        if (!(touching > 0 ? same_face : touching < 0 ? same_sat : same_face || same_sat) &&
-            !(same_sat && same_face))
-            fail_msg("%s: contact %u on triangle %u: normal (%g %g %g), its own (%g %g %g), face "
-                     "(%g %g %g), touching %d", s->name, k, id, (double)c.normal[k][0],
-                     (double)c.normal[k][1], (double)c.normal[k][2], (double)s->sn[id][0],
-                     (double)s->sn[id][1], (double)s->sn[id][2], (double)face[0], (double)face[1],
-                     (double)face[2], touching);
-    }
+    check_start_overlap(s, box, delta, &c);
+    check_sweep_contacts(s, box, delta, t_slop, &c);
     /* Complete unless capped, or unless the sweep's reach overflowed. */
-    if (c.count == KCC_MAX_CONTACTS || !listed)
-        return c.t;
-    for (uint32_t i = 0; i < s->n; ++i) {
-        if (!(s->st[i] <= c.t + t_slop - 1e-6f))
-            continue;
-        bool in = false;
-        for (uint32_t k = 0; k < c.count; ++k)
-            in = in || c.triangle[k] == i || hidden_by_face_contact(s, i, c.triangle[k], c.normal[k]);
-        if (!in)
-            fail_msg("%s: triangle %u touched at t %.9g, within slop %g of t %.9g, not reported "
-                     "(%u contacts)", s->name, i, s->st[i], t_slop, c.t, c.count);
-    }
+    if (c.count < KCC_MAX_CONTACTS && listed)
+        check_sweep_complete(s, t_slop, &c);
     return c.t;
 }
 
@@ -1194,6 +1232,75 @@ static void local_sweep_finds_the_earliest_contact_and_all_within_the_slop(void 
     assert_true(total_leaving > 0); /* kcc_local_sweep_out left out an overlap somewhere */
 }
 
+/* A large region over s: on every third try q the whole scene grown by 0.5 m, else a random one. */
+static void large_region(test_rng *r, const scene *s, int q, vec3 region[2])
+{
+    if (q % 3 != 0) {
+        random_region(r, s, 2.0f, 5.0f, region);
+        return;
+    }
+    memcpy(region, s->bounds, sizeof(vec3[2]));
+    for (int k = 0; k < 3; ++k) {
+        region[0][k] -= 0.5f;
+        region[1][k] += 0.5f;
+    }
+}
+
+/* Sweep b of the 16 in an overflowing region, down axis u: small ones (their reach gathered into a
+ * list of its own) for b < 12; large ones (the reach overflows too: the mesh's sweep): a big box
+ * for b 12..13, a wide slab falling from the top of the region for b 14..15. */
+static void overflow_sweep(test_rng *r, const vec3 region[2], int u, int b, vec3 box[2], vec3 delta)
+{
+    random_sweep(r, region, u, box, delta);
+    for (int k = 0; k < 3 && b >= 12; ++k) {
+        const float size = region[1][k] - region[0][k];
+        box[0][k] = region[0][k] + 0.05f * size;
+        box[1][k] = region[1][k] - 0.35f * size;
+        delta[k] = rng_f(r, 0.0f, 0.3f) * size;
+        if (b >= 14) {
+            box[1][k] = region[1][k] - 0.05f * size;
+            delta[k] = 0.0f;
+            if (k == u) {
+                box[0][k] = region[1][k] - 0.1f * size;
+                delta[k] = -0.8f * size;
+            }
+        }
+    }
+}
+
+/* What the overflowing-region test saw: regions, sweeps whose reach overflowed (answered by the
+ * mesh), and those of them hitting at t > 0. */
+typedef struct overflow_counts {
+    uint32_t regions, through_mesh, later;
+} overflow_counts;
+
+/* Rays, overlaps and sweeps in the overflowing list L over region, each against its reference. */
+static void check_overflowing_list(test_rng *r, scene *s, const kcc_local *L, const vec3 region[2],
+                                   ray_stats *rs, sweep_stats *ss, overflow_counts *counts)
+{
+    for (int u = 1; u <= 2; ++u)
+        for (int b = 0; b < 6; ++b) {
+            vec3 o[4];
+            const float max_t = random_rays(r, L, region, u, o);
+            check_rays(s, L, CB(o), u, max_t, false, rs);
+        }
+    for (int b = 0; b < 30; ++b) {
+        vec3 box[2];
+        random_box(r, L, region, box);
+        check_overlap(s, L, CB(box));
+    }
+    for (int b = 0; b < 16; ++b) {
+        vec3 box[2], delta;
+        overflow_sweep(r, region, s->grid_up ? s->grid_up : 1 + (b & 1), b, box, delta);
+        vec3 reach[2];
+        swept_reach(CB(box), delta, 0.0f, reach);
+        const bool mesh_path = ref_count(s, CB(reach)) > KCC_LOCAL_MAX;
+        const float t = check_sweep(s, L, CB(box), delta, (b & 1) ? 0.02f : 0.0f, ss);
+        counts->through_mesh += mesh_path;
+        counts->later += mesh_path && t > 0.0f;
+    }
+}
+
 static void local_queries_on_an_overflowing_region_agree_with_the_references(void **state)
 {
     scenes *f = *state;
@@ -1207,75 +1314,24 @@ static void local_queries_on_an_overflowing_region_agree_with_the_references(voi
         test_rng r = rng_seed(700 + (uint64_t)si);
         ray_stats rs = {0, 0, 0};
         sweep_stats ss = {0, 0, 0, 0, 0};
-        uint32_t regions = 0, through_mesh = 0, later = 0;
-        for (int q = 0; q < 40 && regions < 6; ++q) {
-            /* a large region (the whole scene now and then) */
+        overflow_counts counts = {0, 0, 0};
+        for (int q = 0; q < 40 && counts.regions < 6; ++q) {
             vec3 region[2];
-            if (q % 3 == 0) {
-                glm_vec3_copy(s->bounds[0], region[0]);
-                glm_vec3_copy(s->bounds[1], region[1]);
-                for (int k = 0; k < 3; ++k) {
-                    region[0][k] -= 0.5f;
-                    region[1][k] += 0.5f;
-                }
-            } else {
-                random_region(&r, s, 2.0f, 5.0f, region);
-            }
+            large_region(&r, s, q, region);
             if (ref_count(s, CB(region)) <= KCC_LOCAL_MAX)
                 continue;
             kcc_local L;
             kcc_local_gather(&L, store, &s->src, CB(region));
             check_gather(s, &L, CB(region));
             assert_true(L.overflow);
-            regions++;
-            for (int u = 1; u <= 2; ++u)
-                for (int b = 0; b < 6; ++b) {
-                    vec3 o[4];
-                    const float max_t = random_rays(&r, &L, CB(region), u, o);
-                    check_rays(s, &L, CB(o), u, max_t, false, &rs);
-                }
-            for (int b = 0; b < 30; ++b) {
-                vec3 box[2];
-                random_box(&r, &L, CB(region), box);
-                check_overlap(s, &L, CB(box));
-            }
-            /* small sweeps (their reach gathered into a list of its own) and large ones (the
-             * reach overflows too: the mesh's sweep): a big box, and a wide slab falling from the
-             * top of the region */
-            for (int b = 0; b < 16; ++b) {
-                vec3 box[2], delta;
-                const int u = s->grid_up ? s->grid_up : 1 + (b & 1);
-                random_sweep(&r, CB(region), u, box, delta);
-                for (int k = 0; k < 3 && b >= 12; ++k) {
-                    const float size = region[1][k] - region[0][k];
-                    box[0][k] = region[0][k] + 0.05f * size;
-                    box[1][k] = region[1][k] - 0.35f * size;
-                    delta[k] = rng_f(&r, 0.0f, 0.3f) * size;
-                    if (b >= 14) {
-                        box[1][k] = region[1][k] - 0.05f * size;
-                        delta[k] = 0.0f;
-                        if (k == u) {
-                            box[0][k] = region[1][k] - 0.1f * size;
-                            delta[k] = -0.8f * size;
-                        }
-                    }
-                }
-                vec3 reach[2];
-                for (int k = 0; k < 3; ++k) {
-                    reach[0][k] = box[0][k] + fminf(delta[k], 0.0f);
-                    reach[1][k] = box[1][k] + fmaxf(delta[k], 0.0f);
-                }
-                const bool mesh_path = ref_count(s, CB(reach)) > KCC_LOCAL_MAX;
-                const float t = check_sweep(s, &L, CB(box), delta, (b & 1) ? 0.02f : 0.0f, &ss);
-                through_mesh += mesh_path;
-                later += mesh_path && t > 0.0f;
-            }
+            counts.regions++;
+            check_overflowing_list(&r, s, &L, CB(region), &rs, &ss, &counts);
         }
-        if (regions == 0 || through_mesh == 0 || rs.hits == 0 || ss.hits == 0 ||
-            (s->grid_up != 0 && later == 0))
+        if (counts.regions == 0 || counts.through_mesh == 0 || rs.hits == 0 || ss.hits == 0 ||
+            (s->grid_up != 0 && counts.later == 0))
             fail_msg("%s: %u overflowing regions, %u sweeps through the mesh (%u hitting at "
-                     "t > 0), %u ray hits, %u sweep hits", s->name, regions, through_mesh, later,
-                     rs.hits, ss.hits);
+                     "t > 0), %u ray hits, %u sweep hits", s->name, counts.regions, counts.through_mesh,
+                     counts.later, rs.hits, ss.hits);
     }
 }
 

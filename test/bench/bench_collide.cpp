@@ -487,107 +487,113 @@ void print_disagreements(const char *label, const kcc_level &L, const std::vecto
     }
 }
 
-bool run_level(const bench_level &bl, bool enclosed, RTCDevice dev, LevelResult *out)
+/* Every engine's acceleration structure over one level. */
+struct Engines {
+    kcc_mesh *km = nullptr;
+    RTCScene es = nullptr, esr = nullptr; /* Embree, default and robust */
+    std::unique_ptr<BulletMesh> bm;
+    std::unique_ptr<OdeMesh> om;
+    ~Engines()
+    {
+        kcc_mesh_destroy(km);
+        if (es) rtcReleaseScene(es);
+        if (esr) rtcReleaseScene(esr);
+    }
+};
+
+/* Builds every engine's structure: median of 3 builds (1 for big meshes), into out->build_ms; the peers
+ * build single-threaded too (Embree: threads=1). False when kcc cannot build the mesh. */
+bool build_engines(const bench_level &bl, RTCDevice dev, Engines *en, LevelResult *out)
 {
     const kcc_level &L = bl.level;
-    memset(out, 0, sizeof *out);
-    snprintf(out->name, sizeof out->name, "%s", bl.name);
-
-    /* builds: median of 3 (1 for big meshes); the peers build single-threaded too (Embree: threads=1) */
     const int reps = L.triangle_count < 200000 ? 3 : 1;
     double v[3];
-    kcc_mesh *km = nullptr;
     for (int r = 0; r < reps; ++r) {
-        kcc_mesh_destroy(km);
+        kcc_mesh_destroy(en->km);
         double t0 = bench_now_ns();
-        km = bench_build_mesh(&bl);
+        en->km = bench_build_mesh(&bl);
         v[r] = ms_since(t0);
-        if (!km) return false;
+        if (!en->km) return false;
     }
-    double kcc_ms = bench_median(v, reps);
-    RTCScene es = nullptr, esr = nullptr;
+    out->build_ms[E_KCC] = bench_median(v, reps);
     for (int r = 0; r < reps; ++r) {
-        if (es) rtcReleaseScene(es);
-        es = embree_build(dev, L, false, &v[r]);
+        if (en->es) rtcReleaseScene(en->es);
+        en->es = embree_build(dev, L, false, &v[r]);
     }
-    double emb_ms = bench_median(v, reps);
+    out->build_ms[E_EMBREE] = bench_median(v, reps);
     for (int r = 0; r < reps; ++r) {
-        if (esr) rtcReleaseScene(esr);
-        esr = embree_build(dev, L, true, &v[r]);
+        if (en->esr) rtcReleaseScene(en->esr);
+        en->esr = embree_build(dev, L, true, &v[r]);
     }
-    double embr_ms = bench_median(v, reps);
-    std::unique_ptr<BulletMesh> bmp;
+    out->build_ms[E_EMBREE_ROBUST] = bench_median(v, reps);
     for (int r = 0; r < reps; ++r) {
-        bmp.reset(new BulletMesh);
-        bullet_build(L, bmp.get(), &v[r]);
+        en->bm.reset(new BulletMesh);
+        bullet_build(L, en->bm.get(), &v[r]);
     }
-    double bul_ms = bench_median(v, reps);
-    std::unique_ptr<OdeMesh> omp;
+    out->build_ms[E_BULLET] = bench_median(v, reps);
     for (int r = 0; r < reps; ++r) {
-        omp.reset();
-        omp.reset(new OdeMesh);
-        ode_build(L, omp.get(), &v[r]);
+        en->om.reset();
+        en->om.reset(new OdeMesh);
+        ode_build(L, en->om.get(), &v[r]);
     }
-    double ode_ms = bench_median(v, reps);
-    const BulletMesh &bm = *bmp;
-    const OdeMesh &om = *omp;
+    out->build_ms[E_ODE] = bench_median(v, reps);
+    return true;
+}
 
+/* The level's header: triangles, the kcc tree's and mesh's bytes per triangle, every build time. */
+void report_mesh(const bench_level &bl, const kcc_mesh *km, LevelResult *out)
+{
     kcc_mesh_stats st;
     kcc_mesh_get_stats(km, &st);
     printf("\n== %s: %u triangles (%u degenerate), %u spawns\n", bl.name, st.triangles, st.degenerate,
-           L.spawn_count);
+           bl.level.spawn_count);
     printf("  kcc tree: %.1f bytes/triangle (%u nodes, %u leaves, depth %u); mesh total %.1f bytes/triangle\n",
            (double)st.tree_bytes / st.triangles, st.nodes, st.leaves, st.depth,
            (double)kcc_mesh_memory_bytes(km) / st.triangles);
-    printf("  build ms: kcc %.2f | embree %.2f | embree-robust %.2f | bullet %.2f | ode %.2f\n", kcc_ms, emb_ms,
-           embr_ms, bul_ms, ode_ms);
+    printf("  build ms: kcc %.2f | embree %.2f | embree-robust %.2f | bullet %.2f | ode %.2f\n", out->build_ms[E_KCC],
+           out->build_ms[E_EMBREE], out->build_ms[E_EMBREE_ROBUST], out->build_ms[E_BULLET], out->build_ms[E_ODE]);
     out->triangles = st.triangles;
     out->tree_bytes_per_tri = (double)st.tree_bytes / st.triangles;
     out->mesh_bytes_per_tri = (double)kcc_mesh_memory_bytes(km) / st.triangles;
-    out->build_ms[E_KCC] = kcc_ms;
-    out->build_ms[E_EMBREE] = emb_ms;
-    out->build_ms[E_EMBREE_ROBUST] = embr_ms;
-    out->build_ms[E_BULLET] = bul_ms;
-    out->build_ms[E_ODE] = ode_ms;
+}
 
-    double tq = bench_now_ns();
-    QuerySets q = make_queries(esr, L, enclosed, 0xC0FFEEu);
-    printf("  queries: %zu down, %zu random, %zu boxes (%d against walls), generated in %.0f ms\n",
-           q.down.size(), q.random.size(), q.boxes.size(), q.against_wall, ms_since(tq));
-    if (q.down.empty() || q.random.empty() || q.boxes.empty()) {
-        printf("  no floor found: skipped\n");
-        kcc_mesh_destroy(km);
-        rtcReleaseScene(es);
-        rtcReleaseScene(esr);
-        return false;
-    }
+/* Each engine's answer to every box query (Bullet's exact query on the first nb_exact boxes only). */
+struct BoxAnswers {
+    std::vector<uint32_t> kcc_count, kcc_bcount, bul_count;
+    std::vector<int> ode_count, bul_exact;
+    int nb_exact = 0;
+};
 
-    std::vector<RayRes> down_res[E_COUNT], rnd_res[E_COUNT];
-    run_rays(q.down, km, es, esr, bm, om, out->down_ns, down_res);
-    run_rays(q.random, km, es, esr, bm, om, out->random_ns, rnd_res);
-
-    /* boxes */
-    int nb = (int)q.boxes.size();
-    std::vector<uint32_t> kcc_count(q.boxes.size()), kcc_bcount(q.boxes.size()), bul_count(q.boxes.size());
-    std::vector<int> ode_count(q.boxes.size());
+/* Times the box queries of every engine into out and keeps their answers. */
+void time_boxes(const QuerySets &q, const Engines &en, LevelResult *out, BoxAnswers *answers)
+{
+    const int nb = (int)q.boxes.size();
+    answers->kcc_count.assign(q.boxes.size(), 0);
+    answers->kcc_bcount.assign(q.boxes.size(), 0);
+    answers->bul_count.assign(q.boxes.size(), 0);
+    answers->ode_count.assign(q.boxes.size(), 0);
+    answers->bul_exact.assign(q.boxes.size(), 0);
     uint32_t buf[BOX_CAP];
+    kcc_mesh *km = en.km;
+    const BulletMesh &bm = *en.bm;
+    const OdeMesh &om = *en.om;
     std::vector<Pass> bpasses;
-    bpasses.push_back(pass(nb, [&](int i) { kcc_count[i] = kcc_mesh_overlap_aabb(km, q.boxes[i].b, buf, BOX_CAP); }));
-    bpasses.push_back(pass(nb, [&](int i) { kcc_bcount[i] = kcc_mesh_query_bounds(km, q.boxes[i].b, buf, BOX_CAP); }));
+    bpasses.push_back(pass(nb, [&](int i) { answers->kcc_count[i] = kcc_mesh_overlap_aabb(km, q.boxes[i].b, buf, BOX_CAP); }));
+    bpasses.push_back(pass(nb, [&](int i) { answers->kcc_bcount[i] = kcc_mesh_query_bounds(km, q.boxes[i].b, buf, BOX_CAP); }));
     bpasses.push_back(pass(nb, [&](int i) {
         BulletBoxCount cb;
         const Box &b = q.boxes[i];
         bm.shape->processAllTriangles(&cb, btVector3(b.b[0][0], b.b[0][1], b.b[0][2]),
                                       btVector3(b.b[1][0], b.b[1][1], b.b[1][2]));
-        bul_count[i] = cb.count;
+        answers->bul_count[i] = cb.count;
     }));
     static dContactGeom contacts[BOX_CAP];
-    bpasses.push_back(pass(nb, [&](int i) { ode_count[i] = ode_box(om, q.boxes[i], contacts, BOX_CAP); }));
+    bpasses.push_back(pass(nb, [&](int i) { answers->ode_count[i] = ode_box(om, q.boxes[i], contacts, BOX_CAP); }));
     BulletContactWorld bcw(bm.shape);
-    std::vector<int> bul_exact(q.boxes.size());
     /* Bullet's exact query costs ~50 us: only the first tenth of the boxes (its agreement check too) */
-    int nb_exact = std::max(1, nb / 10);
-    bpasses.push_back(pass(nb_exact, [&](int i) { bul_exact[i] = bullet_box_exact(bcw, q.boxes[i]); }));
+    const int nb_exact = std::max(1, nb / 10);
+    answers->nb_exact = nb_exact;
+    bpasses.push_back(pass(nb_exact, [&](int i) { answers->bul_exact[i] = bullet_box_exact(bcw, q.boxes[i]); }));
     double box_ns[5];
     time_interleaved(nb, bpasses, box_ns, {nb, nb, nb, nb, nb_exact});
     out->box_kcc_ns = box_ns[0];
@@ -595,19 +601,27 @@ bool run_level(const bench_level &bl, bool enclosed, RTCDevice dev, LevelResult 
     out->box_bullet_ns = box_ns[2];
     out->box_ode_ns = box_ns[3];
     out->box_bullet_exact_ns = box_ns[4];
+}
 
+/* The timing table: rays and boxes, ns per query and peer / kcc ratios. */
+void print_timings(const LevelResult &r, int nb_exact)
+{
     printf("  %-22s %8s %8s %8s %8s %8s  | %6s %6s %6s %6s\n", "ns/query (median of 7)", "kcc", "embree",
            "emb-rob", "bullet", "ode", "emb/k", "robk", "bul/k", "ode/k");
-    print_ray_row("down 2 m", out->down_ns);
-    print_ray_row("random 20 m", out->random_ns);
+    print_ray_row("down 2 m", r.down_ns);
+    print_ray_row("random 20 m", r.random_ns);
     printf("  %-22s %8.1f %8s %8s %8.1f %8.1f  | %6s %6s %6.2f %6.2f   (kcc bounds-only %.1f)\n",
-           "box 0.94x1.75x0.94", out->box_kcc_ns, "-", "-", out->box_bullet_ns, out->box_ode_ns, "-", "-",
-           out->box_bullet_ns / out->box_kcc_ns, out->box_ode_ns / out->box_kcc_ns, out->box_kcc_bounds_ns);
+           "box 0.94x1.75x0.94", r.box_kcc_ns, "-", "-", r.box_bullet_ns, r.box_ode_ns, "-", "-",
+           r.box_bullet_ns / r.box_kcc_ns, r.box_ode_ns / r.box_kcc_ns, r.box_kcc_bounds_ns);
     printf("    (box: kcc = exact SAT overlap; bullet = processAllTriangles, leaf bounds only; ode = dCollide box vs trimesh contacts;\n"
            "     bullet exact = contactTest of a btBoxShape object, GJK/EPA contacts, first %d boxes: %.1f ns, %.2f x kcc)\n",
-           nb_exact, out->box_bullet_exact_ns, out->box_bullet_exact_ns / out->box_kcc_ns);
+           nb_exact, r.box_bullet_exact_ns, r.box_bullet_exact_ns / r.box_kcc_ns);
+}
 
-    /* ray cross-checks */
+/* The rays' cross-checks: agreement with embree-robust, the first disagreements, down rays hitting. */
+void check_ray_answers(const kcc_level &L, const QuerySets &q, const std::vector<RayRes> down_res[E_COUNT],
+                       const std::vector<RayRes> rnd_res[E_COUNT], LevelResult *out)
+{
     print_agreement("down:", down_res);
     print_agreement("random:", rnd_res);
     print_disagreements("down", L, q.down, down_res);
@@ -617,50 +631,63 @@ bool run_level(const bench_level &bl, bool enclosed, RTCDevice dev, LevelResult 
     size_t down_hits = 0;
     for (const RayRes &r : down_res[E_EMBREE_ROBUST]) down_hits += r.hit;
     printf("  down rays hitting (embree-robust): %.1f%%\n", 100.0 * (double)down_hits / (double)q.down.size());
+}
 
-    /* box cross-checks (untimed): exact answer inside the bounds-only supersets, ODE agrees on touching */
-    uint64_t sum_exact = 0, sum_kb = 0, sum_bb = 0, capped = 0;
-    size_t not_subset = 0, kb_mismatch = 0, ode_agree = 0, ode_capped = 0, boxes_touching = 0, bul_exact_agree = 0;
-    std::vector<uint32_t> exact(BOX_CAP);
-    std::vector<int> blist;
-    for (int i = 0; i < nb; ++i) {
-        sum_exact += kcc_count[i];
-        sum_kb += kcc_bcount[i];
-        sum_bb += bul_count[i];
-        boxes_touching += kcc_count[i] > 0;
-        if (kcc_count[i] > kcc_bcount[i]) ++not_subset;
-        if (kcc_count[i] > (uint32_t)BOX_CAP) { ++capped; continue; }
-        uint32_t ne = kcc_mesh_overlap_aabb(km, q.boxes[i].b, exact.data(), BOX_CAP);
-        BulletBoxCount cb;
-        blist.clear();
-        cb.list = &blist;
-        const Box &b = q.boxes[i];
-        bm.shape->processAllTriangles(&cb, btVector3(b.b[0][0], b.b[0][1], b.b[0][2]),
-                                      btVector3(b.b[1][0], b.b[1][1], b.b[1][2]));
-        std::sort(blist.begin(), blist.end());
-        for (uint32_t k = 0; k < ne; ++k)
-            if (!std::binary_search(blist.begin(), blist.end(), (int)exact[k])) { ++not_subset; break; }
-        ode_agree += (kcc_count[i] > 0) == (ode_count[i] > 0);
-        if (i < nb_exact) bul_exact_agree += (kcc_count[i] > 0) == (bul_exact[i] > 0);
-        ode_capped += ode_count[i] >= BOX_CAP;
-    }
-    /* brute force over triangle bounds for a sample: kcc's bounds query must find exactly these */
-    int sample = std::min(nb, 200);
+/* Brute force over triangle bounds for the first `sample` boxes: how many of kcc's bounds-query
+ * counts differ from it. */
+size_t bounds_mismatches(const kcc_level &L, const QuerySets &q, const BoxAnswers &answers, int sample)
+{
+    size_t kb_mismatch = 0;
     for (int i = 0; i < sample; ++i) {
         uint32_t bf = 0;
         const Box &b = q.boxes[i];
         for (uint32_t t = 0; t < L.triangle_count; ++t) {
             bool sep = false;
             for (int k = 0; k < 3 && !sep; ++k) {
-                float a = L.positions[3 * L.indices[3 * t] + k], c = L.positions[3 * L.indices[3 * t + 1] + k],
+                float p = L.positions[3 * L.indices[3 * t] + k], c = L.positions[3 * L.indices[3 * t + 1] + k],
                       d = L.positions[3 * L.indices[3 * t + 2] + k];
-                float mn = std::min(a, std::min(c, d)), mx = std::max(a, std::max(c, d));
+                float mn = std::min(p, std::min(c, d)), mx = std::max(p, std::max(c, d));
                 sep = mn > b.b[1][k] || mx < b.b[0][k];
             }
             bf += !sep;
         }
-        kb_mismatch += bf != kcc_bcount[i];
+        kb_mismatch += bf != answers.kcc_bcount[i];
     }
+    return kb_mismatch;
+}
+
+/* The boxes' cross-checks (untimed): the exact answer inside the bounds-only supersets, kcc's bounds
+ * query against brute force on a sample, ODE and Bullet's exact query agreeing on touching. */
+void check_box_answers(const kcc_level &L, const QuerySets &q, const Engines &en, const BoxAnswers &answers)
+{
+    const int nb = (int)q.boxes.size(), nb_exact = answers.nb_exact;
+    uint64_t sum_exact = 0, sum_kb = 0, sum_bb = 0, capped = 0;
+    size_t not_subset = 0, ode_agree = 0, ode_capped = 0, boxes_touching = 0, bul_exact_agree = 0;
+    std::vector<uint32_t> exact(BOX_CAP);
+    std::vector<int> blist;
+    for (int i = 0; i < nb; ++i) {
+        sum_exact += answers.kcc_count[i];
+        sum_kb += answers.kcc_bcount[i];
+        sum_bb += answers.bul_count[i];
+        boxes_touching += answers.kcc_count[i] > 0;
+        if (answers.kcc_count[i] > answers.kcc_bcount[i]) ++not_subset;
+        if (answers.kcc_count[i] > (uint32_t)BOX_CAP) { ++capped; continue; }
+        uint32_t ne = kcc_mesh_overlap_aabb(en.km, q.boxes[i].b, exact.data(), BOX_CAP);
+        BulletBoxCount cb;
+        blist.clear();
+        cb.list = &blist;
+        const Box &b = q.boxes[i];
+        en.bm->shape->processAllTriangles(&cb, btVector3(b.b[0][0], b.b[0][1], b.b[0][2]),
+                                          btVector3(b.b[1][0], b.b[1][1], b.b[1][2]));
+        std::sort(blist.begin(), blist.end());
+        for (uint32_t k = 0; k < ne; ++k)
+            if (!std::binary_search(blist.begin(), blist.end(), (int)exact[k])) { ++not_subset; break; }
+        ode_agree += (answers.kcc_count[i] > 0) == (answers.ode_count[i] > 0);
+        if (i < nb_exact) bul_exact_agree += (answers.kcc_count[i] > 0) == (answers.bul_exact[i] > 0);
+        ode_capped += answers.ode_count[i] >= BOX_CAP;
+    }
+    const int sample = std::min(nb, 200);
+    const size_t kb_mismatch = bounds_mismatches(L, q, answers, sample);
     printf("  boxes: exact overlaps %.2f triangles/query (%.1f%% of boxes touch), kcc bounds %.2f, bullet bounds %.2f\n",
            (double)sum_exact / nb, 100.0 * (double)boxes_touching / nb, (double)sum_kb / nb, (double)sum_bb / nb);
     printf("  boxes: exact set outside bullet's bounds superset: %zu; kcc bounds vs brute force mismatches: %zu of %d;"
@@ -668,10 +695,34 @@ bool run_level(const bench_level &bl, bool enclosed, RTCDevice dev, LevelResult 
            " Bullet exact contact iff kcc overlap: %.2f%%\n",
            not_subset, kb_mismatch, sample, 100.0 * (double)ode_agree / (double)(nb - capped),
            ode_capped ? " (some ODE answers capped)" : "", 100.0 * (double)bul_exact_agree / (double)nb_exact);
+}
 
-    kcc_mesh_destroy(km);
-    rtcReleaseScene(es);
-    rtcReleaseScene(esr);
+bool run_level(const bench_level &bl, bool enclosed, RTCDevice dev, LevelResult *out)
+{
+    const kcc_level &L = bl.level;
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", bl.name);
+    Engines en;
+    if (!build_engines(bl, dev, &en, out)) return false;
+    report_mesh(bl, en.km, out);
+
+    double tq = bench_now_ns();
+    QuerySets q = make_queries(en.esr, L, enclosed, 0xC0FFEEu);
+    printf("  queries: %zu down, %zu random, %zu boxes (%d against walls), generated in %.0f ms\n",
+           q.down.size(), q.random.size(), q.boxes.size(), q.against_wall, ms_since(tq));
+    if (q.down.empty() || q.random.empty() || q.boxes.empty()) {
+        printf("  no floor found: skipped\n");
+        return false;
+    }
+
+    std::vector<RayRes> down_res[E_COUNT], rnd_res[E_COUNT];
+    run_rays(q.down, en.km, en.es, en.esr, *en.bm, *en.om, out->down_ns, down_res);
+    run_rays(q.random, en.km, en.es, en.esr, *en.bm, *en.om, out->random_ns, rnd_res);
+    BoxAnswers boxes;
+    time_boxes(q, en, out, &boxes);
+    print_timings(*out, boxes.nb_exact);
+    check_ray_answers(L, q, down_res, rnd_res, out);
+    check_box_answers(L, q, en, boxes);
     return true;
 }
 
@@ -687,32 +738,16 @@ void check(Target *t, double ratio, const char *level)
     if (ratio < t->worst) { t->worst = ratio; t->worst_level = level; }
 }
 
-} // namespace
-
-int main(int argc, char **argv)
+/* Runs every level of dir (the shared levels; generated ones without them) and the generated 1M-triangle
+ * mesh (not with KCC_BENCH_NO_BIG), those whose name contains `only` when set. */
+std::vector<LevelResult> run_levels(const char *dir, const char *only, RTCDevice dev)
 {
-    const char *dir = argc > 1 ? argv[1] : "../shared/levels";
-    const char *only = getenv("KCC_BENCH_ONLY"); /* run only the levels whose name contains this */
-    if (getenv("KCC_BENCH_QUERIES")) N_QUERIES = std::max(1, atoi(getenv("KCC_BENCH_QUERIES")));
-    dInitODE2(0);
-    dAllocateODEDataForThread(dAllocateMaskAll);
-    RTCDevice dev = rtcNewDevice("threads=1");
-    if (!dev) { fprintf(stderr, "embree: rtcNewDevice failed\n"); return 1; }
-
-    printf("clock %s\n", bench_clock_name());
-    bench_print_load("at the start");
-    bench_warmup(300.0);
-    printf("bench_collide: single-thread ns/query, median of %d runs of up to %d queries each;\n"
-           "ratios are peer time / kcc time (above 1: kcc faster). Embree built with threads=1, default quality.\n",
-           RUNS, N_QUERIES);
-
     std::vector<LevelResult> results;
     static char names[BENCH_MAX_LEVELS][64];
     int nlevels = bench_level_list(dir, names, BENCH_MAX_LEVELS);
     bool shared = nlevels > 0;
     if (!shared) printf("no levels at %s: generated meshes only\n", dir);
     int count = shared ? nlevels : 2;
-    double t_start = bench_wall_ns();
     for (int i = 0; i <= count; ++i) {
         bench_level bl;
         bool ok;
@@ -727,7 +762,12 @@ int main(int argc, char **argv)
         bench_level_free(&bl);
         fflush(stdout);
     }
+    return results;
+}
 
+/* Each target's worst level and whether it passes. */
+void print_summary(const std::vector<LevelResult> &results)
+{
     Target t_bul = {"rays >= 3x faster than Bullet", 3.0, 1e30, ""};
     Target t_ode = {"rays >= 3x faster than ODE", 3.0, 1e30, ""};
     Target t_emb = {"rays >= 0.5x Embree's throughput", 0.5, 1e30, ""};
@@ -750,8 +790,11 @@ int main(int argc, char **argv)
     for (const Target *t : {&t_bul, &t_ode, &t_emb, &t_emb_down, &t_box_ode, &t_box_bul, &t_agree})
         printf("  %-52s need >= %-6g worst %8.3f (%s)  %s\n", t->what, t->need, t->worst, t->worst_level,
                results.empty() ? "n/a" : t->worst >= t->need ? "PASS" : "FAIL");
+}
 
-    /* the same figures as markdown tables, for docs/bench.md */
+/* The same figures as markdown tables, for docs/bench.md. */
+void print_markdown(const std::vector<LevelResult> &results)
+{
     printf("\nmarkdown:\n\n| level | triangles | kcc tree B/tri | kcc mesh B/tri | build ms kcc | embree | embree robust | bullet | ode |\n"
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const LevelResult &r : results)
@@ -774,6 +817,31 @@ int main(int argc, char **argv)
         printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |\n", r.name, r.box_kcc_ns, r.box_kcc_bounds_ns,
                r.box_bullet_ns, r.box_bullet_exact_ns, r.box_ode_ns, r.box_bullet_ns / r.box_kcc_ns,
                r.box_bullet_exact_ns / r.box_kcc_ns, r.box_ode_ns / r.box_kcc_ns);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "../shared/levels";
+    const char *only = getenv("KCC_BENCH_ONLY"); /* run only the levels whose name contains this */
+    if (getenv("KCC_BENCH_QUERIES")) N_QUERIES = std::max(1, atoi(getenv("KCC_BENCH_QUERIES")));
+    dInitODE2(0);
+    dAllocateODEDataForThread(dAllocateMaskAll);
+    RTCDevice dev = rtcNewDevice("threads=1");
+    if (!dev) { fprintf(stderr, "embree: rtcNewDevice failed\n"); return 1; }
+
+    printf("clock %s\n", bench_clock_name());
+    bench_print_load("at the start");
+    bench_warmup(300.0);
+    printf("bench_collide: single-thread ns/query, median of %d runs of up to %d queries each;\n"
+           "ratios are peer time / kcc time (above 1: kcc faster). Embree built with threads=1, default quality.\n",
+           RUNS, N_QUERIES);
+
+    double t_start = bench_wall_ns();
+    std::vector<LevelResult> results = run_levels(dir, only, dev);
+    print_summary(results);
+    print_markdown(results);
     bench_print_load("at the end");
     printf("\ntotal %.1f s\n", (bench_wall_ns() - t_start) * 1e-9);
 

@@ -318,38 +318,139 @@ struct LevelRow {
     uint64_t violations[2];
 };
 
-} // namespace
+const uint32_t COUNTS[2] = {1, 256}; /* characters of the two runs on each level */
 
-int main(int argc, char **argv)
+/* One run of kcc and both Bullet variants on a level: their medians (us per move), kcc's over the frames
+ * Bullet ran (for the ratios), the last simulations (their stats) and, with one character, kcc's move
+ * times by final branch over every repetition. */
+struct EngineRun {
+    int bframes = 0;                   /* frames Bullet ran */
+    double k_med = 0.0, b_med = 0.0, p_med = 0.0, k_same = 0.0;
+    std::unique_ptr<KccSim> ks;
+    std::unique_ptr<BulletSim> bb, bc;
+    std::vector<double> branch_us[5];
+};
+
+/* Many characters: lock-step, frame f of kcc then of both Bullet variants, so that machine load hits
+ * all alike (a frame is hundreds of moves: caches warm up within it). */
+void run_lock_step(const kcc_level &level, const kcc_mesh *mesh, uint32_t count, EngineRun *run)
 {
-    const char *dir = argc > 1 ? argv[1] : "../shared/levels";
-    const char *only = getenv("KCC_BENCH_ONLY");
-    if (getenv("KCC_BENCH_FRAMES")) FRAMES = std::max(1, atoi(getenv("KCC_BENCH_FRAMES")));
-    if (getenv("KCC_BENCH_BULLET_FRAMES")) BULLET_MANY_FRAMES = std::max(1, atoi(getenv("KCC_BENCH_BULLET_FRAMES")));
-    BULLET_MANY_FRAMES = std::min(BULLET_MANY_FRAMES, FRAMES);
-    const uint32_t counts[2] = {1, 256};
+    run->ks.reset(new KccSim(level, mesh, count));
+    run->bb.reset(new BulletSim(level, count, false));
+    run->bc.reset(new BulletSim(level, count, true));
+    for (int f = 0; f < FRAMES; ++f) {
+        run->ks->frame(f);
+        if (f < run->bframes) {
+            run->bb->frame(f);
+            run->bc->frame(f);
+        }
+    }
+    run->k_med = run->ks->rs.median();
+    run->b_med = run->bb->rs.median();
+    run->p_med = run->bc->rs.median();
+    run->k_same = run->ks->rs.median(run->bframes); /* kcc over the frames Bullet ran, for the ratios */
+}
 
-    CLOCK_OVERHEAD = bench_clock_overhead_ns();
-    printf("clock %s, %.0f ns per reading (subtracted from each frame time)\n", bench_clock_name(), CLOCK_OVERHEAD);
-    bench_print_load("at the start");
-    bench_warmup(300.0);
-    printf("bench_controller: us per character move, median over %d frames (60 Hz) of the per-frame time / characters;\n"
-           "box 0.94 x 1.75 x 0.94 m, step %.4g m, slope %.1f deg, walk %.0f m/s, gravity %.0f m/s^2, jump %.2f m/s.\n"
-           "Bullet: btKinematicCharacterController + btPairCachingGhostObject (btBoxShape, same size) in a btCollisionWorld\n"
-           "(btDbvtBroadphase + btGhostPairCallback), per frame updateAabbs + computeOverlappingPairs + updateAction each.\n",
-           FRAMES, STEP, SLOPE_DEG, SPEED, GRAVITY, JUMP_SPEED);
-    printf("kcc moves run the %s build (kcc_character_isa; KCC_ISA=baseline forces the baseline)\n",
-           kcc_character_isa());
+/* One character: the whole run is only milliseconds, so it is repeated REPS_ONE times, the engines
+ * taking turns run by run (never move by move: a single move right after another engine's frame would
+ * find its data evicted from the caches), and the figure is the median of the runs' medians. */
+void run_one_repeated(const kcc_level &level, const kcc_mesh *mesh, EngineRun *run)
+{
+    std::vector<double> km, bm, pm;
+    for (int rep = 0; rep < REPS_ONE; ++rep) {
+        run->ks.reset(new KccSim(level, mesh, 1));
+        for (int f = 0; f < FRAMES; ++f) run->ks->frame(f);
+        km.push_back(run->ks->rs.median());
+        for (int br = 0; br < 5; ++br)
+            run->branch_us[br].insert(run->branch_us[br].end(), run->ks->branch_us[br].begin(), run->ks->branch_us[br].end());
+        run->bb.reset();
+        run->bb.reset(new BulletSim(level, 1, false));
+        for (int f = 0; f < run->bframes; ++f) run->bb->frame(f);
+        bm.push_back(run->bb->rs.median());
+        run->bc.reset();
+        run->bc.reset(new BulletSim(level, 1, true));
+        for (int f = 0; f < run->bframes; ++f) run->bc->frame(f);
+        pm.push_back(run->bc->rs.median());
+    }
+    run->k_med = run->k_same = bench_median(km.data(), km.size());
+    run->b_med = bench_median(bm.data(), bm.size());
+    run->p_med = bench_median(pm.data(), pm.size());
+}
 
+/* Run c's figures into the level's row, and printed: times and ratios, kcc's branches and checks, its
+ * times by branch (one character; bench_median sorts them in place), Bullet's runs. */
+void report_run(EngineRun &run, int c, LevelRow *row)
+{
+    const uint32_t n = COUNTS[c];
+    const RunStats &k = run.ks->rs, &b = run.bb->rs, &p = run.bc->rs;
+    row->kcc_us[c] = run.k_med;
+    row->box_ratio[c] = run.b_med / run.k_same;
+    row->capsule_ratio[c] = run.p_med / run.k_same;
+    row->box_us[c] = run.b_med;
+    row->capsule_us[c] = run.p_med;
+    for (int br = 0; br < 5; ++br) row->branch_pct[c][br] = pct(k.branch[br], k.moves);
+    row->stuck_pct[c] = pct(k.stuck, k.moves);
+    row->violations[c] = k.violations;
+    printf("  %5u  %12.3f %8.3f  %13.2f %8.2f  %13.2f %8.2f  %8.1f %8.1f\n", n, run.k_med, k.mean(),
+           run.b_med, b.mean(), run.p_med, p.mean(), row->box_ratio[c], row->capsule_ratio[c]);
+    printf("         kcc: branch P2 %.2f%%  P4 %.2f%%  P1 %.2f%%  P0 %.2f%%; STUCK %llu (%.2f%%); on ground %.1f%%;"
+           " penetration violations %llu (any start %llu, spawned overlapping %llu); respawns %llu;"
+           " walked %.1f m/char\n",
+           pct(k.branch[KCC_BRANCH_P2], k.moves), pct(k.branch[KCC_BRANCH_P4], k.moves),
+           pct(k.branch[KCC_BRANCH_P1], k.moves), pct(k.branch[KCC_BRANCH_P0], k.moves),
+           (unsigned long long)k.stuck, pct(k.stuck, k.moves), pct(k.on_ground, k.moves),
+           (unsigned long long)k.violations, (unsigned long long)k.violations_any,
+           (unsigned long long)k.start_overlap, (unsigned long long)k.respawns,
+           k.walked / n);
+    if (n == 1) {
+        printf("         kcc us/move by final branch (median):");
+        for (int br : {KCC_BRANCH_P2, KCC_BRANCH_P4, KCC_BRANCH_P1, KCC_BRANCH_P0})
+            if (!run.branch_us[br].empty())
+                printf("  P%d %.3f (%zu moves)", br, bench_median(run.branch_us[br].data(), run.branch_us[br].size()),
+                       run.branch_us[br].size() / REPS_ONE);
+        printf("\n");
+    }
+    if (run.bframes < FRAMES)
+        printf("         kcc median over the first %d frames (Bullet's run): %.3f us/move\n", run.bframes, run.k_same);
+    printf("         bullet (%d frames, build %.1f ms): box on ground %.1f%%, respawns %llu, walked %.1f m/char;"
+           " capsule on ground %.1f%%, respawns %llu, walked %.1f m/char\n", run.bframes, run.bb->build_ms,
+           pct(b.on_ground, b.moves), (unsigned long long)b.respawns, b.walked / n,
+           pct(p.on_ground, p.moves), (unsigned long long)p.respawns, p.walked / n);
+}
+
+/* Both runs (COUNTS characters) on one level, printed under its header; its row of figures. */
+LevelRow bench_one_level(const bench_level &bl, const kcc_mesh *mesh)
+{
+    LevelRow row;
+    snprintf(row.name, sizeof row.name, "%s", bl.name);
+    printf("\n== %s: %u triangles, %u spawns, %d frames\n", bl.name, bl.level.triangle_count,
+           bl.level.spawn_count, FRAMES);
+    printf("  %5s  %12s %8s  %13s %8s  %13s %8s  %8s %8s\n", "chars", "kcc us/move", "(mean)", "bullet box",
+           "(mean)", "bullet capsule", "(mean)", "box/kcc", "caps/kcc");
+    for (int c = 0; c < 2; ++c) {
+        EngineRun run;
+        run.bframes = COUNTS[c] > 1 ? BULLET_MANY_FRAMES : FRAMES;
+        if (COUNTS[c] > 1)
+            run_lock_step(bl.level, mesh, COUNTS[c], &run);
+        else
+            run_one_repeated(bl.level, mesh, &run);
+        report_run(run, c, &row);
+        fflush(stdout);
+    }
+    return row;
+}
+
+/* Every level of dir (generated ones without the shared levels; the generated 1M-triangle mesh without
+ * them or with KCC_BENCH_BIG=1: its bumpy 0.5 m terrain cells make Bullet's 256-character run take
+ * minutes), those whose name contains `only` when set; levels without spawn points are skipped. */
+std::vector<LevelRow> bench_levels(const char *dir, const char *only)
+{
     static char names[BENCH_MAX_LEVELS][64];
     int nlevels = bench_level_list(dir, names, BENCH_MAX_LEVELS);
     bool shared = nlevels > 0;
     if (!shared) printf("no levels at %s: generated levels only\n", dir);
     int count = shared ? nlevels : 2;
     std::vector<LevelRow> rows;
-    double t_start = bench_wall_ns();
-    /* the generated 1M-triangle mesh only without the shared levels or with KCC_BENCH_BIG=1: its bumpy 0.5 m
-     * terrain cells make Bullet's 256-character run take minutes */
     bool big = !shared || (getenv("KCC_BENCH_BIG") && atoi(getenv("KCC_BENCH_BIG")));
     for (int li = 0; li < count + (big ? 1 : 0); ++li) {
         bench_level bl;
@@ -365,100 +466,16 @@ int main(int argc, char **argv)
         }
         kcc_mesh *mesh = bench_build_mesh(&bl);
         if (!mesh) { bench_level_free(&bl); continue; }
-        LevelRow row;
-        snprintf(row.name, sizeof row.name, "%s", bl.name);
-        printf("\n== %s: %u triangles, %u spawns, %d frames\n", bl.name, bl.level.triangle_count,
-               bl.level.spawn_count, FRAMES);
-        printf("  %5s  %12s %8s  %13s %8s  %13s %8s  %8s %8s\n", "chars", "kcc us/move", "(mean)", "bullet box",
-               "(mean)", "bullet capsule", "(mean)", "box/kcc", "caps/kcc");
-        for (int c = 0; c < 2; ++c) {
-            /* 256 characters: lock-step, frame f of kcc then of both Bullet variants, so that machine load
-             * hits all alike (a frame is hundreds of moves: caches warm up within it). One character: the
-             * whole run is only milliseconds, so it is repeated REPS_ONE times, the engines taking turns run
-             * by run (never move by move: a single move right after another engine's frame would find its
-             * data evicted from the caches), and the figure is the median of the runs' medians. */
-            int bframes = counts[c] > 1 ? BULLET_MANY_FRAMES : FRAMES;
-            std::unique_ptr<KccSim> ks;
-            std::unique_ptr<BulletSim> bb, bc;
-            double k_med, b_med, p_med, k_same;
-            std::vector<double> branch_us[5];
-            if (counts[c] > 1) {
-                ks.reset(new KccSim(bl.level, mesh, counts[c]));
-                bb.reset(new BulletSim(bl.level, counts[c], false));
-                bc.reset(new BulletSim(bl.level, counts[c], true));
-                for (int f = 0; f < FRAMES; ++f) {
-                    ks->frame(f);
-                    if (f < bframes) {
-                        bb->frame(f);
-                        bc->frame(f);
-                    }
-                }
-                k_med = ks->rs.median();
-                b_med = bb->rs.median();
-                p_med = bc->rs.median();
-                k_same = ks->rs.median(bframes); /* kcc over the frames Bullet ran, for the ratios */
-            } else {
-                std::vector<double> km, bm, pm;
-                for (int rep = 0; rep < REPS_ONE; ++rep) {
-                    ks.reset(new KccSim(bl.level, mesh, 1));
-                    for (int f = 0; f < FRAMES; ++f) ks->frame(f);
-                    km.push_back(ks->rs.median());
-                    for (int br = 0; br < 5; ++br)
-                        branch_us[br].insert(branch_us[br].end(), ks->branch_us[br].begin(), ks->branch_us[br].end());
-                    bb.reset();
-                    bb.reset(new BulletSim(bl.level, 1, false));
-                    for (int f = 0; f < bframes; ++f) bb->frame(f);
-                    bm.push_back(bb->rs.median());
-                    bc.reset();
-                    bc.reset(new BulletSim(bl.level, 1, true));
-                    for (int f = 0; f < bframes; ++f) bc->frame(f);
-                    pm.push_back(bc->rs.median());
-                }
-                k_med = k_same = bench_median(km.data(), km.size());
-                b_med = bench_median(bm.data(), bm.size());
-                p_med = bench_median(pm.data(), pm.size());
-            }
-            const RunStats &k = ks->rs, &b = bb->rs, &p = bc->rs;
-            row.kcc_us[c] = k_med;
-            row.box_ratio[c] = b_med / k_same;
-            row.capsule_ratio[c] = p_med / k_same;
-            row.box_us[c] = b_med;
-            row.capsule_us[c] = p_med;
-            for (int br = 0; br < 5; ++br) row.branch_pct[c][br] = pct(k.branch[br], k.moves);
-            row.stuck_pct[c] = pct(k.stuck, k.moves);
-            row.violations[c] = k.violations;
-            printf("  %5u  %12.3f %8.3f  %13.2f %8.2f  %13.2f %8.2f  %8.1f %8.1f\n", counts[c], k_med, k.mean(),
-                   b_med, b.mean(), p_med, p.mean(), row.box_ratio[c], row.capsule_ratio[c]);
-            printf("         kcc: branch P2 %.2f%%  P4 %.2f%%  P1 %.2f%%  P0 %.2f%%; STUCK %llu (%.2f%%); on ground %.1f%%;"
-                   " penetration violations %llu (any start %llu, spawned overlapping %llu); respawns %llu;"
-                   " walked %.1f m/char\n",
-                   pct(k.branch[KCC_BRANCH_P2], k.moves), pct(k.branch[KCC_BRANCH_P4], k.moves),
-                   pct(k.branch[KCC_BRANCH_P1], k.moves), pct(k.branch[KCC_BRANCH_P0], k.moves),
-                   (unsigned long long)k.stuck, pct(k.stuck, k.moves), pct(k.on_ground, k.moves),
-                   (unsigned long long)k.violations, (unsigned long long)k.violations_any,
-                   (unsigned long long)k.start_overlap, (unsigned long long)k.respawns,
-                   k.walked / counts[c]);
-            if (counts[c] == 1) {
-                printf("         kcc us/move by final branch (median):");
-                for (int br : {KCC_BRANCH_P2, KCC_BRANCH_P4, KCC_BRANCH_P1, KCC_BRANCH_P0})
-                    if (!branch_us[br].empty())
-                        printf("  P%d %.3f (%zu moves)", br, bench_median(branch_us[br].data(), branch_us[br].size()),
-                               branch_us[br].size() / REPS_ONE);
-                printf("\n");
-            }
-            if (bframes < FRAMES)
-                printf("         kcc median over the first %d frames (Bullet's run): %.3f us/move\n", bframes, k_same);
-            printf("         bullet (%d frames, build %.1f ms): box on ground %.1f%%, respawns %llu, walked %.1f m/char;"
-                   " capsule on ground %.1f%%, respawns %llu, walked %.1f m/char\n", bframes, bb->build_ms,
-                   pct(b.on_ground, b.moves), (unsigned long long)b.respawns, b.walked / counts[c],
-                   pct(p.on_ground, p.moves), (unsigned long long)p.respawns, p.walked / counts[c]);
-            fflush(stdout);
-        }
-        rows.push_back(row);
+        rows.push_back(bench_one_level(bl, mesh));
         kcc_mesh_destroy(mesh);
         bench_level_free(&bl);
     }
+    return rows;
+}
 
+/* The targets' worst level and character count, and whether they pass. */
+void print_summary(const std::vector<LevelRow> &rows)
+{
     double worst_us = 0.0, worst_box = 1e30, worst_caps = 1e30;
     const char *wl_us = "", *wl_box = "", *wl_caps = "";
     for (const LevelRow &r : rows)
@@ -475,16 +492,47 @@ int main(int argc, char **argv)
            na ? na : worst_box >= 25.0 ? "PASS" : "FAIL");
     printf("  %-56s worst %8.1f x  (%s)  %s\n", "kcc >= 25x faster than Bullet's controller (capsule)", worst_caps,
            wl_caps, na ? na : worst_caps >= 25.0 ? "PASS" : "FAIL");
+}
 
-    /* the same figures as a markdown table, for docs/bench.md */
+/* The same figures as a markdown table, for docs/bench.md. */
+void print_markdown(const std::vector<LevelRow> &rows)
+{
     printf("\nmarkdown:\n\n| level | chars | kcc us/move | bullet box | bullet capsule | box/kcc | capsule/kcc |"
            " P2 | P4 | P1 | P0 | STUCK | violations |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const LevelRow &r : rows)
         for (int c = 0; c < 2; ++c)
             printf("| %s | %u | %.3f | %.1f | %.1f | %.1f | %.1f | %.1f%% | %.1f%% | %.2f%% | %.2f%% | %.2f%% | %llu |\n",
-                   r.name, counts[c], r.kcc_us[c], r.box_us[c], r.capsule_us[c], r.box_ratio[c], r.capsule_ratio[c],
+                   r.name, COUNTS[c], r.kcc_us[c], r.box_us[c], r.capsule_us[c], r.box_ratio[c], r.capsule_ratio[c],
                    r.branch_pct[c][KCC_BRANCH_P2], r.branch_pct[c][KCC_BRANCH_P4], r.branch_pct[c][KCC_BRANCH_P1],
                    r.branch_pct[c][KCC_BRANCH_P0], r.stuck_pct[c], (unsigned long long)r.violations[c]);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "../shared/levels";
+    const char *only = getenv("KCC_BENCH_ONLY");
+    if (getenv("KCC_BENCH_FRAMES")) FRAMES = std::max(1, atoi(getenv("KCC_BENCH_FRAMES")));
+    if (getenv("KCC_BENCH_BULLET_FRAMES")) BULLET_MANY_FRAMES = std::max(1, atoi(getenv("KCC_BENCH_BULLET_FRAMES")));
+    BULLET_MANY_FRAMES = std::min(BULLET_MANY_FRAMES, FRAMES);
+
+    CLOCK_OVERHEAD = bench_clock_overhead_ns();
+    printf("clock %s, %.0f ns per reading (subtracted from each frame time)\n", bench_clock_name(), CLOCK_OVERHEAD);
+    bench_print_load("at the start");
+    bench_warmup(300.0);
+    printf("bench_controller: us per character move, median over %d frames (60 Hz) of the per-frame time / characters;\n"
+           "box 0.94 x 1.75 x 0.94 m, step %.4g m, slope %.1f deg, walk %.0f m/s, gravity %.0f m/s^2, jump %.2f m/s.\n"
+           "Bullet: btKinematicCharacterController + btPairCachingGhostObject (btBoxShape, same size) in a btCollisionWorld\n"
+           "(btDbvtBroadphase + btGhostPairCallback), per frame updateAabbs + computeOverlappingPairs + updateAction each.\n",
+           FRAMES, STEP, SLOPE_DEG, SPEED, GRAVITY, JUMP_SPEED);
+    printf("kcc moves run the %s build (kcc_character_isa; KCC_ISA=baseline forces the baseline)\n",
+           kcc_character_isa());
+
+    double t_start = bench_wall_ns();
+    std::vector<LevelRow> rows = bench_levels(dir, only);
+    print_summary(rows);
+    print_markdown(rows);
     bench_print_load("at the end");
     printf("\ntotal %.1f s\n", (bench_wall_ns() - t_start) * 1e-9);
     return 0;

@@ -105,121 +105,161 @@ static void write_scene(const char *dir, const char *name, const scene *s, const
     }
 }
 
+// Each build_* fills a cleared scene; write_scenes names and describes it.
+
+static void build_flat(scene *s)
+{
+    floor_quad(s, -20, -20, 20, 20, 0);
+}
+
+static void build_stairs(scene *s)
+{
+    floor_quad(s, -20, -5, 20, 5, 0);
+    for (int i = 0; i < 10; ++i)   // 0.2 m rise, 0.3 m run, from x = 0
+        box(s, 0.3f * (float)i, 0, -2, 0.3f * (float)(i + 1), 0.2f * (float)(i + 1), 2);
+    box(s, 3, 0, -2, 8, 2, 2);    // landing at 2 m
+    for (int i = 0; i < 4; ++i)    // 0.45 m rise beside: too high to step
+        box(s, 0.5f * (float)i, 0, 3, 0.5f * (float)(i + 1), 0.45f * (float)(i + 1), 5);
+}
+
+static void build_ledge(scene *s)
+{
+    floor_quad(s, -20, -20, 20, 20, 0);
+    box(s, 2, 0, -6, 6, 0.3f, -2);     // climbable ledge
+    box(s, 2, 0, 2, 6, 0.5f, 6);       // too high to step
+    box(s, -8, 0, -4, -2, 2, 4);       // platform to walk off
+}
+
+static void build_walls(scene *s)
+{
+    floor_quad(s, -20, -20, 20, 20, 0);
+    box(s, 5, 0, -20, 5.5f, 3, 20);                      // wall across +x
+    quad(s, sv(s, -10, 0, 5), sv(s, -10, 3, 5), sv(s, 0, 3, 10), sv(s, 0, 0, 10));  // 26.6 deg
+    box(s, -10, 0, -10, -9.5f, 3, -4);                   // corner: two walls at 90 degrees
+    box(s, -10, 0, -10.5f, -4, 3, -10);
+}
+
+static void build_beam(scene *s)
+{
+    floor_quad(s, -20, -20, 20, 20, 0);
+    box(s, -10, 0, -0.1f, 10, 1, 0.1f);                  // 0.2 m wide beam, 1 m high
+}
+
+static void build_ceiling(scene *s)
+{
+    floor_quad(s, -20, -20, 20, 20, 0);
+    box(s, -20, 2.2f, -20, 0, 2.5f, 20);                 // ceiling at 2.2 m over x < 0
+    box(s, 4, 1.5f, -3, 6, 3, 3);                        // lintel: 1.5 m clearance at x in [4,6]
+}
+
+static void build_thin_wall(scene *s)
+{
+    floor_quad(s, -20, -20, 20, 20, 0);
+    quad(s, sv(s, 3, 0, -5), sv(s, 3, 4, -5), sv(s, 3, 4, 5), sv(s, 3, 0, 5));
+}
+
+static void build_block(scene *s)
+{
+    floor_quad(s, -20, -20, 20, 20, 0);
+    box(s, -1, 0, -1, 1, 1, 1);                          // block the character starts inside
+}
+
+// A 24 m floor of 1 m cells split into triangles with alternating diagonals, and a 20 m x 3 m
+// wall at x = 6 made of 0.25 m cells: many small triangles, many shared edges.
+static void build_grid(scene *s)
+{
+    uint32_t g[25][25];
+    for (int i = 0; i <= 24; ++i)
+        for (int k = 0; k <= 24; ++k)
+            g[i][k] = sv(s, (float)(i - 12), 0, (float)(k - 12));
+    for (int i = 0; i < 24; ++i)
+        for (int k = 0; k < 24; ++k) {
+            uint32_t a = g[i][k], b = g[i][k + 1], c = g[i + 1][k + 1], d = g[i + 1][k];
+            if ((i + k) % 2)
+                quad(s, a, b, c, 0), quad(s, a, c, d, 0);
+            else
+                quad(s, a, b, d, 0), quad(s, b, c, d, 0);
+        }
+    uint32_t w[13][81];
+    for (int j = 0; j <= 12; ++j)
+        for (int k = 0; k <= 80; ++k)
+            w[j][k] = sv(s, 6, 0.25f * (float)j, -10 + 0.25f * (float)k);
+    for (int j = 0; j < 12; ++j)
+        for (int k = 0; k < 80; ++k) {
+            quad(s, w[j][k], w[j + 1][k], w[j + 1][k + 1], 0);
+            quad(s, w[j][k], w[j + 1][k + 1], w[j][k + 1], 0);
+        }
+}
+
+static void build_wedge(scene *s)
+{
+    floor_quad(s, -20, -20, 20, 20, 0);
+    const float c = 10.0f * 0.96592583f, sn = 10.0f * 0.25881905f;   // 10 m at 15 degrees
+    quad(s, sv(s, 5, 0, 0), sv(s, 5, 3, 0), sv(s, 5 - c, 3, sn), sv(s, 5 - c, 0, sn));
+    quad(s, sv(s, 5, 0, 0), sv(s, 5 - c, 0, -sn), sv(s, 5 - c, 3, -sn), sv(s, 5, 3, 0));
+}
+
+static void build_tunnel(scene *s)
+{
+    floor_quad(s, -20, -20, 20, 20, 0);
+    box(s, 2, 1.95f, -1.3f, 8, 2.3f, 1.3f);     // roof: 1.95 m clearance
+    box(s, 2, 0, 1, 8, 1.95f, 1.3f);            // side walls: 2 m wide inside
+    box(s, 2, 0, -1.3f, 8, 1.95f, -1);
+}
+
+// Floor, then a ramp rising 3 m along +x at angle_deg, then a plateau.
+static void build_slope(scene *s, int angle_deg)
+{
+    float t = tanf((float)angle_deg * 3.14159265f / 180.0f);
+    float h = 3.0f, len = h / t;
+    floor_quad(s, -20, -5, 0, 5, 0);
+    quad(s, sv(s, 0, 0, -5), sv(s, 0, 0, 5), sv(s, len, h, 5), sv(s, len, h, -5));
+    floor_quad(s, len, -5, len + 10, 5, h);
+}
+
+// Floor, a 26.6 degree ramp and a wall, authored Y-up (written turned for the scene's up axis).
+static void build_turned(scene *s)
+{
+    floor_quad(s, -20, -20, 20, 20, 0);
+    quad(s, sv(s, 2, 0, -3), sv(s, 2, 0, 3), sv(s, 6, 2, 3), sv(s, 6, 2, -3)); // 26.6 deg ramp
+    box(s, -6, 0, -20, -5.5f, 3, 20);
+}
+
 static void write_scenes(const char *dir)
 {
     static scene s;
-    memset(&s, 0, sizeof s);
-    floor_quad(&s, -20, -20, 20, 20, 0);
-    write_scene(dir, "flat.obj", &s, "a 40 m square floor at height 0");
+    static const struct { const char *name, *what; void (*build)(scene *s); } fixed[] = {
+        {"flat.obj", "a 40 m square floor at height 0", build_flat},
+        {"stairs.obj", "ten 0.2 m stairs up to a 2 m landing (z in [-2,2]); four 0.45 m stairs beside them "
+         "(z in [3,5])", build_stairs},
+        {"ledge.obj", "a 0.3 m ledge (z<0, x in [2,6]), a 0.5 m ledge (z>0), and a 2 m platform at x in "
+         "[-8,-2]", build_ledge},
+        {"walls.obj", "a wall at x = 5, a slanted wall along z = 10 + x/2, and a corner at (-9.5, -10)",
+         build_walls},
+        {"beam.obj", "a 0.2 m wide, 1 m high beam along x", build_beam},
+        {"ceiling.obj", "a ceiling at 2.2 m over x < 0, a 1.5 m high passage at x in [4,6]", build_ceiling},
+        {"thin_wall.obj", "a zero-thickness one-sided wall at x = 3", build_thin_wall},
+        {"block.obj", "a 2 m block at the origin on a floor", build_block},
+        {"grid.obj", "a floor of 1 m triangle cells and a wall of 0.25 m triangle cells at x = 6", build_grid},
+        {"wedge.obj", "two walls meeting at 30 degrees at (5, 0), opening toward -x", build_wedge},
+        {"tunnel.obj", "a 2 m wide, 1.95 m high tunnel along x in [2,8]", build_tunnel},
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; ++i) {
+        memset(&s, 0, sizeof s);
+        fixed[i].build(&s);
+        write_scene(dir, fixed[i].name, &s, fixed[i].what);
+    }
 
     static const int angles[] = { 20, 40, 44, 46, 60, 80 };
     for (size_t i = 0; i < sizeof angles / sizeof angles[0]; ++i) {
         memset(&s, 0, sizeof s);
-        float t = tanf((float)angles[i] * 3.14159265f / 180.0f);
-        float h = 3.0f, len = h / t;
-        floor_quad(&s, -20, -5, 0, 5, 0);
-        quad(&s, sv(&s, 0, 0, -5), sv(&s, 0, 0, 5), sv(&s, len, h, 5), sv(&s, len, h, -5));
-        floor_quad(&s, len, -5, len + 10, 5, h);
+        build_slope(&s, angles[i]);
         char name[64], what[128];
         snprintf(name, sizeof name, "slope_%d.obj", angles[i]);
         snprintf(what, sizeof what, "floor, then a %d degree ramp rising 3 m along +x, then a plateau",
                  angles[i]);
         write_scene(dir, name, &s, what);
     }
-
-    memset(&s, 0, sizeof s);
-    floor_quad(&s, -20, -5, 20, 5, 0);
-    for (int i = 0; i < 10; ++i)   // 0.2 m rise, 0.3 m run, from x = 0
-        box(&s, 0.3f * (float)i, 0, -2, 0.3f * (float)(i + 1), 0.2f * (float)(i + 1), 2);
-    box(&s, 3, 0, -2, 8, 2, 2);    // landing at 2 m
-    for (int i = 0; i < 4; ++i)    // 0.45 m rise beside: too high to step
-        box(&s, 0.5f * (float)i, 0, 3, 0.5f * (float)(i + 1), 0.45f * (float)(i + 1), 5);
-    write_scene(dir, "stairs.obj", &s, "ten 0.2 m stairs up to a 2 m landing (z in [-2,2]); four "
-                "0.45 m stairs beside them (z in [3,5])");
-
-    memset(&s, 0, sizeof s);
-    floor_quad(&s, -20, -20, 20, 20, 0);
-    box(&s, 2, 0, -6, 6, 0.3f, -2);     // climbable ledge
-    box(&s, 2, 0, 2, 6, 0.5f, 6);       // too high to step
-    box(&s, -8, 0, -4, -2, 2, 4);       // platform to walk off
-    write_scene(dir, "ledge.obj", &s, "a 0.3 m ledge (z<0, x in [2,6]), a 0.5 m ledge (z>0), and a 2 m "
-                "platform at x in [-8,-2]");
-
-    memset(&s, 0, sizeof s);
-    floor_quad(&s, -20, -20, 20, 20, 0);
-    box(&s, 5, 0, -20, 5.5f, 3, 20);                      // wall across +x
-    quad(&s, sv(&s, -10, 0, 5), sv(&s, -10, 3, 5), sv(&s, 0, 3, 10), sv(&s, 0, 0, 10));  // 26.6 deg
-    box(&s, -10, 0, -10, -9.5f, 3, -4);                   // corner: two walls at 90 degrees
-    box(&s, -10, 0, -10.5f, -4, 3, -10);
-    write_scene(dir, "walls.obj", &s, "a wall at x = 5, a slanted wall along z = 10 + x/2, and a "
-                "corner at (-9.5, -10)");
-
-    memset(&s, 0, sizeof s);
-    floor_quad(&s, -20, -20, 20, 20, 0);
-    box(&s, -10, 0, -0.1f, 10, 1, 0.1f);                  // 0.2 m wide beam, 1 m high
-    write_scene(dir, "beam.obj", &s, "a 0.2 m wide, 1 m high beam along x");
-
-    memset(&s, 0, sizeof s);
-    floor_quad(&s, -20, -20, 20, 20, 0);
-    box(&s, -20, 2.2f, -20, 0, 2.5f, 20);                 // ceiling at 2.2 m over x < 0
-    box(&s, 4, 1.5f, -3, 6, 3, 3);                        // lintel: 1.5 m clearance at x in [4,6]
-    write_scene(dir, "ceiling.obj", &s, "a ceiling at 2.2 m over x < 0, a 1.5 m high passage at x in "
-                "[4,6]");
-
-    memset(&s, 0, sizeof s);
-    floor_quad(&s, -20, -20, 20, 20, 0);
-    quad(&s, sv(&s, 3, 0, -5), sv(&s, 3, 4, -5), sv(&s, 3, 4, 5), sv(&s, 3, 0, 5));
-    write_scene(dir, "thin_wall.obj", &s, "a zero-thickness one-sided wall at x = 3");
-
-    memset(&s, 0, sizeof s);
-    floor_quad(&s, -20, -20, 20, 20, 0);
-    box(&s, -1, 0, -1, 1, 1, 1);                          // block the character starts inside
-    write_scene(dir, "block.obj", &s, "a 2 m block at the origin on a floor");
-
-    // A 24 m floor of 1 m cells split into triangles with alternating diagonals, and a 20 m x 3 m
-    // wall at x = 6 made of 0.25 m cells: many small triangles, many shared edges.
-    memset(&s, 0, sizeof s);
-    {
-        uint32_t g[25][25];
-        for (int i = 0; i <= 24; ++i)
-            for (int k = 0; k <= 24; ++k)
-                g[i][k] = sv(&s, (float)(i - 12), 0, (float)(k - 12));
-        for (int i = 0; i < 24; ++i)
-            for (int k = 0; k < 24; ++k) {
-                uint32_t a = g[i][k], b = g[i][k + 1], c = g[i + 1][k + 1], d = g[i + 1][k];
-                if ((i + k) % 2)
-                    quad(&s, a, b, c, 0), quad(&s, a, c, d, 0);
-                else
-                    quad(&s, a, b, d, 0), quad(&s, b, c, d, 0);
-            }
-        uint32_t w[13][81];
-        for (int j = 0; j <= 12; ++j)
-            for (int k = 0; k <= 80; ++k)
-                w[j][k] = sv(&s, 6, 0.25f * (float)j, -10 + 0.25f * (float)k);
-        for (int j = 0; j < 12; ++j)
-            for (int k = 0; k < 80; ++k) {
-                quad(&s, w[j][k], w[j + 1][k], w[j + 1][k + 1], 0);
-                quad(&s, w[j][k], w[j + 1][k + 1], w[j][k + 1], 0);
-            }
-    }
-    write_scene(dir, "grid.obj", &s, "a floor of 1 m triangle cells and a wall of 0.25 m triangle cells at "
-                "x = 6");
-
-    memset(&s, 0, sizeof s);
-    floor_quad(&s, -20, -20, 20, 20, 0);
-    {
-        const float c = 10.0f * 0.96592583f, sn = 10.0f * 0.25881905f;   // 10 m at 15 degrees
-        quad(&s, sv(&s, 5, 0, 0), sv(&s, 5, 3, 0), sv(&s, 5 - c, 3, sn), sv(&s, 5 - c, 0, sn));
-        quad(&s, sv(&s, 5, 0, 0), sv(&s, 5 - c, 0, -sn), sv(&s, 5 - c, 3, -sn), sv(&s, 5, 3, 0));
-    }
-    write_scene(dir, "wedge.obj", &s, "two walls meeting at 30 degrees at (5, 0), opening toward -x");
-
-    memset(&s, 0, sizeof s);
-    floor_quad(&s, -20, -20, 20, 20, 0);
-    box(&s, 2, 1.95f, -1.3f, 8, 2.3f, 1.3f);     // roof: 1.95 m clearance
-    box(&s, 2, 0, 1, 8, 1.95f, 1.3f);            // side walls: 2 m wide inside
-    box(&s, 2, 0, -1.3f, 8, 1.95f, -1);
-    write_scene(dir, "tunnel.obj", &s, "a 2 m wide, 1.95 m high tunnel along x in [2,8]");
 
     // The same floor, ramp and wall turned for three other up axes.
     static const struct { int up_axis; const char *name, *what; } turned[] = {
@@ -230,9 +270,7 @@ static void write_scenes(const char *dir)
     for (size_t i = 0; i < sizeof turned / sizeof turned[0]; ++i) {
         memset(&s, 0, sizeof s);
         s.up_axis = turned[i].up_axis;
-        floor_quad(&s, -20, -20, 20, 20, 0);
-        quad(&s, sv(&s, 2, 0, -3), sv(&s, 2, 0, 3), sv(&s, 6, 2, 3), sv(&s, 6, 2, -3)); // 26.6 deg ramp
-        box(&s, -6, 0, -20, -5.5f, 3, 20);
+        build_turned(&s);
         write_scene(dir, turned[i].name, &s, turned[i].what);
     }
 }
@@ -356,111 +394,164 @@ static void wander(const scenario *sc, int frame, const kcc_character *ch, input
 }
 
 
-static int run(const scenario *sc, const char *dir)
+// Builds the scenario's level the way a replay will: through a one-line trace header ("obj FILE" in
+// dir, or "gen SPEC"). Returns 1, saying why, when that fails.
+static int load_level(const scenario *sc, const char *dir, kcc_level *level, kcc_mesh **mesh)
 {
-    char path[1024], err[512];
-    snprintf(path, sizeof path, "%s/%s.trace", dir, sc->name);
-    // Build the level the way a replay will: through a one-line trace header.
-    kcc_level level;
-    memset(&level, 0, sizeof level);
+    char err[512];
+    memset(level, 0, sizeof *level);
+    *mesh = NULL;
     kcc_status st;
     if (strncmp(sc->level, "obj ", 4) == 0) {
         char obj[1024];
         snprintf(obj, sizeof obj, "%s/%s", dir, sc->level + 4);
-        st = kcc_level_load_obj(obj, &level, err, sizeof err);
+        st = kcc_level_load_obj(obj, level, err, sizeof err);
     } else {
-        st = kcc_level_generate(sc->level + 4, &level, err, sizeof err);
+        st = kcc_level_generate(sc->level + 4, level, err, sizeof err);
     }
-    kcc_mesh *mesh = NULL;
     if (st == KCC_OK)
-        st = kcc_level_build_mesh(&level, &mesh);
+        st = kcc_level_build_mesh(level, mesh);
     if (st != KCC_OK) {
         fprintf(stderr, "%s: level '%s': %s (%s)\n", sc->name, sc->level, err, kcc_status_str(st));
-        kcc_level_free(&level);
+        kcc_level_free(level);
         return 1;
     }
-    // +Y and +Z run the default box (for +Z it lies on its side: half extents are world axes);
-    // the other axes run the default box standing along their up axis.
-    const int up = sc->up_axis ? sc->up_axis : 1;
+    return 0;
+}
+
+// One scenario's run: the character and its trace, and what the driving loop carries between frames.
+typedef struct drive {
+    const scenario  *sc;
+    const kcc_level *level;
+    const kcc_mesh  *mesh;
+    int              up;       // the up axis (1 for the scenario's 0)
+    kcc_character    ch;
+    kcc_trace_writer w;
+    float            v_up;     // m/s along up
+    uint32_t         seed;     // the scripts' random stream
+    input            in;
+    int              stuck;    // frames in a row flagged STUCK (wander)
+} drive;
+
+// +Y and +Z run the default box (for +Z it lies on its side: half extents are world axes); the
+// other axes run the default box standing along their up axis. The start is the scenario's, or for
+// wander on a level with spawns, its first spawn point; turned into the world's axes.
+static kcc_character_desc start_desc(const scenario *sc, const kcc_level *level, int up, float start[3])
+{
     kcc_character_desc desc = up == 1 || up == 2 ? kcc_character_default_desc()
                                                  : kcc_character_default_desc_up(up);
     desc.up_axis = up;
-    float start[3];
-    memcpy(start, sc->start, sizeof start);
-    if (sc->script == wander && level.spawn_count > 0) {
-        memcpy(start, level.spawns, sizeof start);
+    memcpy(start, sc->start, 3 * sizeof(float));
+    if (sc->script == wander && level->spawn_count > 0) {
+        memcpy(start, level->spawns, 3 * sizeof(float));
         start[1] += desc.half_extents[1] + 0.05f;
     }
     authored_to_world(up, start);
+    return desc;
+}
 
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        return 1;
-    }
-    kcc_character ch;
-    kcc_trace_writer w;
-    st = kcc_character_init(&ch, &desc, start);
+// Places the character and begins its trace in f with the scenario's comments; 1, saying why, when
+// either fails.
+static int begin_drive(drive *dr, FILE *f)
+{
+    const scenario *sc = dr->sc;
+    float start[3];
+    kcc_character_desc desc = start_desc(sc, dr->level, dr->up, start);
+    kcc_status st = kcc_character_init(&dr->ch, &desc, start);
     if (st == KCC_OK)
-        st = kcc_trace_begin(&w, f, sc->level, &desc, start);
+        st = kcc_trace_begin(&dr->w, f, sc->level, &desc, start);
     if (st != KCC_OK) {
         fprintf(stderr, "%s: %s\n", sc->name, kcc_status_str(st));
-        fclose(f);
         return 1;
     }
-    kcc_trace_comment(&w, sc->what);
+    kcc_trace_comment(&dr->w, sc->what);
     char line[256];
     snprintf(line, sizeof line, "%g Hz, gravity 9.81 m/s^2, jump speed 5 m/s; written by "
              "test/traces/record_goldens.c (make goldens)", (double)sc->hz);
-    kcc_trace_comment(&w, line);
+    kcc_trace_comment(&dr->w, line);
+    dr->seed = sc->seed ? sc->seed : 1u;
+    return 0;
+}
 
-    const float dt = 1.0f / sc->hz, g = 9.81f, jump_speed = 5.0f;
-    float v_up = 0.0f;
-    uint32_t seed = sc->seed ? sc->seed : 1u;
-    input in;
-    memset(&in, 0, sizeof in);
-    int stuck = 0;
-    for (int i = 0; i < sc->frames; ++i) {
-        kcc_character_desc d2 = ch.desc;
-        bool do_retune = false;
-        in.jump = false;
-        sc->script(sc, i, &ch, &in, &d2, &do_retune, &seed);
-        if (do_retune) {
-            kcc_status rs = kcc_character_set_desc_checked(&ch, &d2, mesh);   // what a replay calls
-            kcc_trace_set_desc(&w, &d2, rs);
-        }
-        if (in.jump && ch.on_ground)
-            v_up = jump_speed;
-        v_up -= g * dt;
-        float disp[3] = { in.wish[0] * dt, in.wish[1] * dt, in.wish[2] * dt };
-        disp[1] = v_up * dt;
-        authored_to_world(up, disp);
-        kcc_move_result res;
-        kcc_character_move(&ch, mesh, disp, &res);
-        if ((res.flags & KCC_MOVE_ON_GROUND) && v_up < 0.0f)
-            v_up = 0.0f;
-        if ((res.flags & KCC_MOVE_HIT_CEILING) && v_up > 0.0f)
-            v_up = 0.0f;
-        kcc_trace_record(&w, disp, &ch, &res);
-        if (sc->script == wander) {
-            stuck = (res.flags & KCC_MOVE_STUCK) ? stuck + 1 : 0;
-            float h = ch.position[up];
-            if (h < -50.0f && level.spawn_count > 0) {   // fell out: respawn
-                uint32_t k = rng(&seed) % level.spawn_count;
-                float p[3] = { level.spawns[3 * k], level.spawns[3 * k + 1] + 1.0f,
-                               level.spawns[3 * k + 2] };
-                kcc_character_init(&ch, &ch.desc, p);
-                kcc_trace_restart(&w, p);
-                v_up = 0.0f;
-            }
-            if (stuck > 30) {
-                in.wish[0] = -in.wish[0];
-                in.wish[2] = -in.wish[2];
-                stuck = 0;
-            }
-        }
+// wander: a character that fell below -50 m starts again at a random spawn point (a trace
+// restart), and one stuck for more than 30 frames turns back.
+static void wander_recover(drive *dr, const kcc_move_result *res)
+{
+    dr->stuck = (res->flags & KCC_MOVE_STUCK) ? dr->stuck + 1 : 0;
+    float h = dr->ch.position[dr->up];
+    if (h < -50.0f && dr->level->spawn_count > 0) {
+        uint32_t k = rng(&dr->seed) % dr->level->spawn_count;
+        const float *sp = dr->level->spawns + 3 * k;
+        float p[3] = { sp[0], sp[1] + 1.0f, sp[2] };
+        kcc_character_init(&dr->ch, &dr->ch.desc, p);
+        kcc_trace_restart(&dr->w, p);
+        dr->v_up = 0.0f;
     }
-    st = kcc_trace_end(&w);
+    if (dr->stuck > 30) {
+        dr->in.wish[0] = -dr->in.wish[0];
+        dr->in.wish[2] = -dr->in.wish[2];
+        dr->stuck = 0;
+    }
+}
+
+// Frame i: the script's input and retune (recorded with its status), gravity and jumps (9.81 m/s^2,
+// 5 m/s), the move, recorded.
+static void drive_frame(drive *dr, int i)
+{
+    const scenario *sc = dr->sc;
+    const float dt = 1.0f / sc->hz, g = 9.81f, jump_speed = 5.0f;
+    kcc_character_desc d2 = dr->ch.desc;
+    bool do_retune = false;
+    dr->in.jump = false;
+    sc->script(sc, i, &dr->ch, &dr->in, &d2, &do_retune, &dr->seed);
+    if (do_retune) {
+        kcc_status rs = kcc_character_set_desc_checked(&dr->ch, &d2, dr->mesh);   // what a replay calls
+        kcc_trace_set_desc(&dr->w, &d2, rs);
+    }
+    if (dr->in.jump && dr->ch.on_ground)
+        dr->v_up = jump_speed;
+    dr->v_up -= g * dt;
+    float disp[3] = { dr->in.wish[0] * dt, dr->in.wish[1] * dt, dr->in.wish[2] * dt };
+    disp[1] = dr->v_up * dt;
+    authored_to_world(dr->up, disp);
+    kcc_move_result res;
+    kcc_character_move(&dr->ch, dr->mesh, disp, &res);
+    if ((res.flags & KCC_MOVE_ON_GROUND) && dr->v_up < 0.0f)
+        dr->v_up = 0.0f;
+    if ((res.flags & KCC_MOVE_HIT_CEILING) && dr->v_up > 0.0f)
+        dr->v_up = 0.0f;
+    kcc_trace_record(&dr->w, disp, &dr->ch, &res);
+    if (sc->script == wander)
+        wander_recover(dr, &res);
+}
+
+static int run(const scenario *sc, const char *dir)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.trace", dir, sc->name);
+    kcc_level level;
+    kcc_mesh *mesh;
+    if (load_level(sc, dir, &level, &mesh) != 0)
+        return 1;
+    drive dr;
+    memset(&dr, 0, sizeof dr);
+    dr.sc = sc;
+    dr.level = &level;
+    dr.mesh = mesh;
+    dr.up = sc->up_axis ? sc->up_axis : 1;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        perror(path);
+    if (!f || begin_drive(&dr, f) != 0) {
+        if (f)
+            fclose(f);
+        kcc_mesh_destroy(mesh);
+        kcc_level_free(&level);
+        return 1;
+    }
+    for (int i = 0; i < sc->frames; ++i)
+        drive_frame(&dr, i);
+    kcc_status st = kcc_trace_end(&dr.w);
     if (fclose(f) != 0 && st == KCC_OK)
         st = KCC_ERR_IO;
     kcc_mesh_destroy(mesh);
