@@ -27,6 +27,7 @@ struct kcc_world_recorder {
     uint32_t           *body_number;   ///< per body slot: its body's trace number
     float             (*body_pose)[7]; ///< per body slot: the last transform the trace gave it
     recorded_character *characters;    ///< per character slot
+    kcc_character_desc *descs;         ///< per character slot: its desc as the trace gives it
     uint32_t            next_body, next_character;
     char                pending[16384];  ///< a call's lines, written with one kcc_tr_emit
     size_t              pending_length;
@@ -237,27 +238,69 @@ static void record_body(void *recorder, const kcc_world *world, kcc_body_event e
     }
     static const char *const names[] = {[KCC_BODY_REMOVED] = "remove_body ",
                                         [KCC_BODY_PLACED] = "place ",
-                                        [KCC_BODY_TARGETED] = "target "};
+                                        [KCC_BODY_TARGETED] = "target ",
+                                        [KCC_BODY_LAYERED] = "body_layers "};
     kcc_tr_line line = {.len = 0};
     const uint32_t slot = slot_of(body);
     lb_uint(&line, names[event], w->recorder->body_number[slot]);
     if (given)
         lb_transform(&line, given, w->recorder->body_pose[slot]);
+    if (event == KCC_BODY_LAYERED)
+        lb_uint(&line, " ", world->bodies[slot].layers);
     kcc_tr_lb_str(&line, "\n");
     emit_line(w, &line);
 }
 
 // --------------------------------------------------------------------------------- characters
 
+/// " name=value" for each desc field in which desc differs from base.
+static void lb_changed_fields(kcc_tr_line *line, const kcc_character_desc *desc,
+                              const kcc_character_desc *base)
+{
+    for (uint32_t i = 0; i < KCC_TR_DESC_FIELD_COUNT; ++i) {
+        const kcc_tr_desc_field *f = &kcc_tr_desc_fields[i];
+        if (memcmp((const char *)desc + f->offset, (const char *)base + f->offset,
+                   kcc_tr_field_bytes(f)) != 0)
+            kcc_tr_lb_field(line, f, desc);
+    }
+}
+
+/// The recorded character a world call names (its slot's), when the world is being recorded.
+static recorded_character *recorded(kcc_world *world, uint32_t character, kcc_trace_writer **out)
+{
+    *out = recording(world);
+    return *out ? &(*out)->recorder->characters[slot_of(character)] : NULL;
+}
+
+/// Begins the line `word C` of a call on a recorded character (C its trace number); NULL (nothing
+/// begun) when the world is not being recorded.
+static kcc_trace_writer *begin_call(kcc_world *world, uint32_t character, const char *word,
+                                    kcc_tr_line *line)
+{
+    kcc_trace_writer *w;
+    const recorded_character *rc = recorded(world, character, &w);
+    line->len = 0;
+    if (rc)
+        lb_uint(line, word, rc->number);
+    return w;
+}
+
+/// Ends a line and gathers it.
+static void end_line(kcc_trace_writer *w, kcc_tr_line *line)
+{
+    kcc_tr_lb_str(line, "\n");
+    emit_line(w, line);
+}
+
 /// `character C cx cy cz [field=value ...]` (the fields that differ from the defaults), or
 /// `remove_character C`.
 void kcc_world_record_character(kcc_world *world, uint32_t character,
                                 const kcc_character_desc *desc, const float *center)
 {
-    kcc_trace_writer *w = recording(world);
-    if (!w)
+    kcc_trace_writer *w;
+    recorded_character *rc = recorded(world, character, &w);
+    if (!rc)
         return;
-    recorded_character *rc = &w->recorder->characters[slot_of(character)];
     kcc_tr_line line = {.len = 0};
     if (!center) {
         lb_uint(&line, "remove_character ", rc->number);
@@ -272,24 +315,64 @@ void kcc_world_record_character(kcc_world *world, uint32_t character,
         rc->flags = 0;
         lb_uint(&line, "character ", rc->number);
         kcc_tr_lb_vec3(&line, center);
-        const kcc_character_desc given = desc ? *desc : kcc_character_default_desc();
         const kcc_character_desc defaults = kcc_character_default_desc();
-        for (uint32_t i = 0; i < KCC_TR_DESC_FIELD_COUNT; ++i) {
-            const kcc_tr_desc_field *f = &kcc_tr_desc_fields[i];
-            if (memcmp((const char *)&given + f->offset, (const char *)&defaults + f->offset,
-                       kcc_tr_field_bytes(f)) != 0)
-                kcc_tr_lb_field(&line, f, &given);
-        }
+        kcc_character_desc *given = &w->recorder->descs[slot_of(character)];
+        *given = desc ? *desc : defaults;
+        lb_changed_fields(&line, given, &defaults);
     }
     kcc_tr_lb_str(&line, "\n");
     emit_line(w, &line);
 }
 
-void kcc_world_record_unrecordable(kcc_world *world)
+/// `teleport C cx cy cz`
+void kcc_world_record_teleport(kcc_world *world, uint32_t character, const float *center)
+{
+    kcc_tr_line line;
+    kcc_trace_writer *w = begin_call(world, character, "teleport ", &line);
+    if (!w)
+        return;
+    lb_values(&line, center, 3, NULL);
+    end_line(w, &line);
+}
+
+/// `retune C [field=value ...]`: the fields in which desc (NULL: the defaults) differs from the
+/// character's desc before the call.
+void kcc_world_record_retune(kcc_world *world, uint32_t character, const kcc_character_desc *desc)
+{
+    kcc_tr_line line;
+    kcc_trace_writer *w = begin_call(world, character, "retune ", &line);
+    if (!w)
+        return;
+    const kcc_character_desc given = desc ? *desc : kcc_character_default_desc();
+    kcc_character_desc *before = &w->recorder->descs[slot_of(character)];
+    lb_changed_fields(&line, &given, before);
+    end_line(w, &line);
+    *before = given;
+}
+
+/// `character_layers C N M`
+void kcc_world_record_character_layers(kcc_world *world, uint32_t character, uint32_t layers,
+                                       uint32_t mask)
+{
+    kcc_tr_line line;
+    kcc_trace_writer *w = begin_call(world, character, "character_layers ", &line);
+    if (!w)
+        return;
+    lb_uint(&line, " ", layers);
+    lb_uint(&line, " ", mask);
+    end_line(w, &line);
+}
+
+/// `shift x y z`
+void kcc_world_record_shift(kcc_world *world, const float *new_origin)
 {
     kcc_trace_writer *w = recording(world);
-    if (w)
-        w->status = KCC_ERR_VERSION;
+    if (!w)
+        return;
+    kcc_tr_line line = {.len = 0};
+    kcc_tr_lb_str(&line, "shift");
+    lb_values(&line, new_origin, 3, NULL);
+    end_line(w, &line);
 }
 
 // -------------------------------------------------------------------------------------- steps
@@ -404,16 +487,19 @@ static kcc_status world_begin(kcc_trace_writer *w, FILE *file, char *buffer, siz
     uint32_t *bodies = calloc(d->body_capacity, sizeof *bodies);
     float(*poses)[7] = calloc(d->body_capacity, sizeof *poses);
     recorded_character *characters = calloc(d->character_capacity, sizeof *characters);
-    if (!r || !bodies || !poses || !characters) {
+    kcc_character_desc *descs = calloc(d->character_capacity, sizeof *descs);
+    if (!r || !bodies || !poses || !characters || !descs) {
         free(r);
         free(bodies);
         free(poses);
         free(characters);
+        free(descs);
         return KCC_ERR_OUT_OF_MEMORY;
     }
     r->body_number = bodies;
     r->body_pose = poses;
     r->characters = characters;
+    r->descs = descs;
     kcc_tr_writer_init(w, file, buffer, capacity);
     w->world = world;
     w->recorder = r;
@@ -474,6 +560,7 @@ void kcc_tr_world_detach(kcc_trace_writer *w)
         free(w->recorder->body_number);
         free(w->recorder->body_pose);
         free(w->recorder->characters);
+        free(w->recorder->descs);
         free(w->recorder);
     }
     w->world = NULL;
