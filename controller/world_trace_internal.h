@@ -97,6 +97,14 @@ kcc_status kcc_wt_record_levels(kcc_trace_writer *w, FILE *file, kcc_world *worl
                                 const kcc_world_trace *trace, const kcc_mesh *const *meshes,
                                 const uint64_t *hashes);
 
+/// Writes v's decimal digits at `at`; returns the end.
+char *kcc_wt_put_uint(char *at, uint32_t v);
+/// Writes v at `at` (32 bytes of room) in plain decimal ("-12.345678", "0.0035", "1200", at most 18
+/// characters) with as few digits as read back to v's bits (world_trace_text.c says how); returns
+/// the end, or NULL (nothing written) for 0, NaN, infinities and |v| outside [1e-7, 1e9): the caller
+/// writes those.
+char *kcc_wt_put_float(char *at, float v);
+
 /// Writes the trace's text with only the operations keep[i] marks (all when keep is NULL), with
 /// steps, bodies and characters numbered again from 1 (the shrinker's output).
 kcc_status kcc_wt_write(const kcc_world_trace *trace, const bool *keep, FILE *out);

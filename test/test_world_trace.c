@@ -10,6 +10,7 @@
 #include "../demo/jobs.h"
 #include "world_trace_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -753,6 +754,102 @@ static void a_shrink_that_cuts_a_character_cuts_its_calls_and_keeps_the_others(v
     remove_dir(&d);
 }
 
+/// The fewest significant digits n with which snprintf's correctly rounded "%.*e" of v reads back
+/// (strtof) to v's bits: the shortest decimal any writer can give v.
+static int shortest_digits(float v)
+{
+    char text[64];
+    for (int n = 1; n < 9; ++n) {
+        snprintf(text, sizeof text, "%.*e", n - 1, (double)v);
+        const float back = strtof(text, NULL);
+        if (memcmp(&back, &v, sizeof v) == 0)
+            return n;
+    }
+    return 9;
+}
+
+/// Checks kcc_wt_put_float(v) against the C library: plain decimal, reads back (strtof) to v's bits,
+/// no fewer significant digits than the shortest, at most 9; false when it has more than the
+/// shortest (a borderline case, where the writer keeps a digit).
+static bool check_float_text(float v)
+{
+    char text[64];
+    char *end = kcc_wt_put_float(text, v);
+    const double a = fabs((double)v);
+    if (!(a >= 1e-7 && a < 1e9)) {   /* 0, NaN, infinities, out of range: the caller's */
+        if (end)
+            fail_msg("%a: written, but out of the plain range", (double)v);
+        return true;
+    }
+    if (!end || end - text > 18)
+        fail_msg("%a: not written, or longer than 18 characters", (double)v);
+    *end = '\0';
+    int points = 0;
+    for (const char *c = text + (v < 0.0f); *c; ++c) {
+        if (*c == '.')
+            ++points;
+        else if (*c < '0' || *c > '9')
+            fail_msg("%a: '%s' is not plain decimal", (double)v, text);
+    }
+    const char *first = text + (v < 0.0f);
+    const float back = strtof(text, NULL);
+    if (memcmp(&back, &v, sizeof v) != 0 || points > 1 || (first[0] == '0' && first[1] != '.'))
+        fail_msg("%a: '%s' does not read back (%a) or is not plain", (double)v, text, (double)back);
+    /* the significant digits: from the first non-zero digit to the last */
+    int significant = 0, digits = 0;
+    for (const char *c = first; *c; ++c) {
+        if (*c == '.' || (*c == '0' && digits == 0))
+            continue;
+        ++digits;
+        if (*c != '0')
+            significant = digits;
+    }
+    const int shortest = shortest_digits(v);
+    if (significant < shortest || significant > 9)
+        fail_msg("%a: '%s' has %d significant digits, the shortest %d", (double)v, text, significant,
+                 shortest);
+    return significant == shortest;
+}
+
+static void the_recorder_writes_floats_that_read_back_with_few_digits(void **state)
+{
+    (void)state;
+    static const float edges[] = {1e-7f, 1.0000001e-7f, 9.99999e-8f, 1e9f, 999999936.0f, 1.0f, 0.1f,
+                                  0.2f, 0.3f, 1e-3f, 123456.789f, 16777216.0f, 16777218.0f,
+                                  117760704.0f, 0.93f, 0.95f, 2.5f, 0.125f, 1e-5f, 3.4028235e38f,
+                                  1e-45f, 1.17549435e-38f, -0.0f, 0.0f, 4.0f, 1e8f, 99999992.0f};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; ++i) {
+        check_float_text(edges[i]);
+        check_float_text(-edges[i]);
+        check_float_text(INFINITY);
+        check_float_text(NAN);
+    }
+    for (int e = -7; e <= 8; ++e) {   /* powers of ten and their neighbours */
+        const float p = (float)pow(10.0, e);
+        check_float_text(p);
+        check_float_text(nextafterf(p, 0.0f));
+        check_float_text(nextafterf(p, INFINITY));
+    }
+    for (int e = -23; e <= 29; ++e)   /* powers of two: the ulp below is half the ulp above */
+        check_float_text(ldexpf(1.0f, e));
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    uint32_t checked = 0, shortest = 0;
+    for (int i = 0; i < 200000; ++i) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        const uint32_t bits = (uint32_t)(seed >> 32);
+        float v;
+        memcpy(&v, &bits, sizeof v);
+        if (i % 2)   /* positions as a game has them: metres with a few decimals */
+            v = (float)((double)(bits % 2000000u) / 1000.0 - 1000.0);
+        const double a = fabs((double)v);
+        checked += a >= 1e-7 && a < 1e9;
+        shortest += check_float_text(v) && a >= 1e-7 && a < 1e9;
+    }
+    /* the borderline cases, where a digit is kept, are rare */
+    if (shortest < checked - checked / 50)
+        fail_msg("%u of %u floats written with the fewest digits", (unsigned)shortest, (unsigned)checked);
+}
+
 static void a_crush_shrinks_to_the_door_and_the_crushed_character(void **state)
 {
     (void)state;
@@ -795,6 +892,7 @@ int test_group_world_trace(void)
         cmocka_unit_test(a_planted_divergence_in_a_long_trace_shrinks_to_a_few_steps_that_still_diverge),
         cmocka_unit_test(a_shrink_that_cuts_a_character_cuts_its_calls_and_keeps_the_others),
         cmocka_unit_test(a_crush_shrinks_to_the_door_and_the_crushed_character),
+        cmocka_unit_test(the_recorder_writes_floats_that_read_back_with_few_digits),
     };
     return KCC_RUN_GROUP("world_trace", tests);
 }
