@@ -1,6 +1,7 @@
 /* test_world_trace.c: world traces (`kcc-trace 2`, docs/traces.md): a world with a lift, a door,
  * a turntable, a sensor and a crowd recorded and replayed bit for bit with 1, 2 and 8 workers;
- * teleports, retunes, layers and origin shifts recorded, read back as given and replayed;
+ * teleports, retunes, layers and origin shifts recorded, read back as given and replayed; an
+ * edited position, flag or sensor event fails the replay; the recorder's floats read back;
  * re-recording a replay gives the same text; kcc_trace_check_file on both versions; hand-edited
  * traces with every kind of mistake give file:line: messages; a shrink of a long trace with a
  * planted divergence ends at a few steps that still diverge. */
@@ -400,6 +401,58 @@ static void an_edited_outcome_fails_the_check_naming_its_step_and_character(void
         fail_msg("got '%s', want it to start with '%s'", msg, want);
     /* a tolerance does not hide a metre */
     assert_false(kcc_trace_check_file(path, 0.01f, msg, sizeof msg));
+    remove_dir(&d);
+}
+
+/// Writes text with the first line starting with `prefix` replaced by `with` (NULL: deleted) to
+/// path, and returns kcc_trace_check_file's message (false expected) in msg (512 bytes).
+static void check_edited(const char *path, const char *text, const char *prefix, const char *with,
+                         char *msg)
+{
+    const size_t size = strlen(text) + 256;
+    char *edited = malloc(size);
+    assert_non_null(edited);
+    edit_line(text, line_of(text, prefix), with, edited, size);
+    write_all(path, edited);
+    free(edited);
+    assert_false(kcc_trace_check_file(path, 0.0f, msg, 512));
+}
+
+static void a_changed_sensor_event_or_flag_fails_the_check(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    char path[256], msg[512];
+    record_scene(&d, "scene.trace", 6, 200, path);
+    char *text = read_all(path, NULL);
+    /* a sensor event left out, or turned around */
+    const char *event = strstr(text, "\nsensor ");
+    assert_non_null(event);
+    char line[64];
+    snprintf(line, sizeof line, "%.*s", (int)(strchr(event + 1, '\n') - event - 1), event + 1);
+    check_edited(path, text, line, NULL, msg);
+    if (!strstr(msg, "sensor events differ: the trace lists 0, the replay has 1"))
+        fail_msg("a left-out event: %s", msg);
+    char turned[64];
+    snprintf(turned, sizeof turned, "%.*s%s", (int)(strlen(line) - 6), line,
+             strstr(line, " enter") ? " leave" : " enter");
+    check_edited(path, text, line, turned, msg);
+    if (!strstr(msg, "sensor events differ: the trace lists 1, the replay has 1"))
+        fail_msg("a turned event: %s", msg);
+    /* an outcome's flags alone */
+    const char *landed = strstr(text, " ON_GROUND\n");
+    assert_non_null(landed);
+    const char *begin = landed;
+    while (begin[-1] != '\n')
+        --begin;
+    snprintf(line, sizeof line, "%.*s", (int)(landed - begin), begin);
+    char flagged[96];
+    snprintf(flagged, sizeof flagged, "%s ON_GROUND|ON_STEEP", line);
+    check_edited(path, text, line, flagged, msg);
+    if (!strstr(msg, "flags ON_GROUND|ON_STEEP, actual"))
+        fail_msg("a changed flag: %s", msg);
+    free(text);
     remove_dir(&d);
 }
 
@@ -883,6 +936,7 @@ int test_group_world_trace(void)
         cmocka_unit_test(teleports_retunes_layers_and_an_origin_shift_replay_bit_for_bit),
         cmocka_unit_test(the_calls_read_back_are_the_calls_made),
         cmocka_unit_test(an_edited_outcome_fails_the_check_naming_its_step_and_character),
+        cmocka_unit_test(a_changed_sensor_event_or_flag_fails_the_check),
         cmocka_unit_test(a_changed_level_is_reported_as_changed_not_as_a_divergence),
         cmocka_unit_test(check_file_reads_both_versions_and_each_loader_names_the_other),
         cmocka_unit_test(the_documented_check_examples_pass_on_a_world_trace),
