@@ -74,6 +74,7 @@ typedef enum kcc_body_event {
     KCC_BODY_REMOVED,   ///< kcc_world_remove_body
     KCC_BODY_PLACED,    ///< kcc_world_set_body_transform (given: the caller's transform)
     KCC_BODY_TARGETED,  ///< kcc_world_move_body (given: the caller's target)
+    KCC_BODY_LAYERED,   ///< kcc_world_set_body_layers (given: NULL; the body has its new layers)
 } kcc_body_event;
 /// The recorder's hook (controller/world_trace.c): called after each body call that succeeded, with
 /// the transform exactly as the caller gave it.

@@ -481,6 +481,7 @@ kcc_status kcc_world_set_body_layers(kcc_world *world, uint32_t body, uint32_t l
     if (layers == 0)
         return KCC_ERR_BAD_DESC;
     b->layers = layers;
+    if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_LAYERED, body, NULL);
     return KCC_OK;
 }
 

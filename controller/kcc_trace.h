@@ -212,19 +212,16 @@ KCC_API kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outco
 // ---------------------------------------------------------------------------------- world traces
 
 /// Starts recording `world` into a world trace (`kcc-trace 2`, docs/traces.md): from this call on,
-/// every call that changes the world is written as it happens (bodies added, removed, placed and
-/// given targets, characters added and removed, and at each kcc_world_step the displacements that
-/// changed, then the outcomes that changed: every character's position and flags, and the sensor
-/// events). Nothing is needed per frame from the game. The world must be empty (no body, no
+/// every call that changes the world is written as it happens (bodies added, removed, placed,
+/// given targets and layers, characters added, removed, teleported, retuned and given layers,
+/// origin shifts, and at each kcc_world_step the displacements that changed, then the outcomes
+/// that changed: every character's position and flags, and the sensor events). Nothing is needed per frame from the game. The world must be empty (no body, no
 /// character) and not already recorded (KCC_ERR_BAD_DESC). Name every mesh before its first body
 /// is added (kcc_world_trace_level). Allocates once here (tables over the world's capacities);
 /// recording never allocates. The FILE and the world are borrowed until kcc_trace_end, which must
 /// come before kcc_world_destroy. Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_BAD_DESC,
 /// KCC_ERR_OUT_OF_MEMORY, KCC_ERR_IO. A body added with a mesh that was never named makes the
-/// writer's status KCC_ERR_NOT_FOUND (sticky: kcc_trace_end reports it); a call version 2 cannot
-/// write (kcc_world_set_character_position, kcc_world_set_character_desc,
-/// kcc_world_set_character_layers, kcc_world_shift_origin)
-/// makes it KCC_ERR_VERSION, rather than leave a trace whose replay would diverge there.
+/// writer's status KCC_ERR_NOT_FOUND (sticky: kcc_trace_end reports it).
 KCC_API kcc_status kcc_world_trace_begin(kcc_trace_writer *w, FILE *file, kcc_world *world);
 /// The same into a caller buffer (KCC_ERR_BUFFER_TOO_SMALL when it is full; never overrun).
 KCC_API kcc_status kcc_world_trace_begin_buffer(kcc_trace_writer *w, char *buffer, size_t capacity,

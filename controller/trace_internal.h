@@ -129,11 +129,15 @@ void kcc_tr_world_detach(kcc_trace_writer *w);
 /// character's centre, NULL for a removal; `desc` as the caller gave it (NULL: the defaults).
 void kcc_world_record_character(kcc_world *world, uint32_t character,
                                 const kcc_character_desc *desc, const float *center);
-/// A call the version 2 format cannot express (a teleport, a retune, character layers, an origin
-/// shift: world_characters.c)
-/// ends the recording with KCC_ERR_VERSION (kcc_trace_end returns it), rather than leave a trace
-/// whose replay would diverge there.
-void kcc_world_record_unrecordable(kcc_world *world);
+/// The world's other character calls, for its recorder (world_characters.c), each after the call
+/// succeeded and with the arguments as the caller gave them (desc NULL: the defaults):
+/// kcc_world_set_character_position, kcc_world_set_character_desc,
+/// kcc_world_set_character_layers and kcc_world_shift_origin.
+void kcc_world_record_teleport(kcc_world *world, uint32_t character, const float *center);
+void kcc_world_record_retune(kcc_world *world, uint32_t character, const kcc_character_desc *desc);
+void kcc_world_record_character_layers(kcc_world *world, uint32_t character, uint32_t layers,
+                                       uint32_t mask);
+void kcc_world_record_shift(kcc_world *world, const float *new_origin);
 /// kcc_world_step, for its recorder (world_step.c): before the step (done false: the displacements
 /// that changed and the `step` line), and after it (done true: the outcomes that changed).
 void kcc_world_record_step(kcc_world *world, bool done);

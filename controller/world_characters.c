@@ -196,7 +196,7 @@ kcc_status kcc_world_set_character_position(kcc_world *world, uint32_t character
     for (int k = 0; k < 3; ++k)
         if (fabsf(center[k]) > KCC_WORLD_MAX_POSITION)
             return KCC_ERR_BAD_DESC;
-    kcc_world_record_unrecordable(world);
+    kcc_world_record_teleport(world, character, center);
     glm_vec3_copy((float *)center, wc->ch.position);
     wc->ch.on_ground = false;
     wc->result.ground_body = wc->result.ground_character = 0; /* nothing to ride next step */
@@ -214,7 +214,7 @@ kcc_status kcc_world_set_character_desc(kcc_world *world, uint32_t character,
         return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
     const kcc_status st = kcc_character_set_desc(&wc->ch, desc);
     if (st == KCC_OK) {
-        kcc_world_record_unrecordable(world);
+        kcc_world_record_retune(world, character, desc);
         move_proxy_to_box(world, wc);
     }
     return st;
@@ -230,7 +230,7 @@ kcc_status kcc_world_set_character_layers(kcc_world *world, uint32_t character, 
         return KCC_ERR_BAD_DESC;
     struct kcc_world_characters *cs = kcc_world_characters(world);
     const uint32_t slot = (uint32_t)(wc - cs->slots);
-    kcc_world_record_unrecordable(world);
+    kcc_world_record_character_layers(world, character, layers, mask);
     cs->layers[slot] = layers;
     cs->masks[slot] = mask;
     return KCC_OK;
@@ -290,7 +290,7 @@ kcc_status kcc_world_shift_origin(kcc_world *world, const vec3 new_origin)
     const kcc_status st = kcc_world_shift_bodies(world, new_origin);
     if (st != KCC_OK)
         return st;
-    kcc_world_record_unrecordable(world);
+    kcc_world_record_shift(world, new_origin);
     for (uint32_t i = 0; i < cs->ids.end; ++i)
         if (cs->slots[i].live)
             shift_character(world, &cs->slots[i], new_origin);

@@ -21,14 +21,19 @@ typedef struct recorded_character {
     uint32_t flags;
 } recorded_character;
 
+/// Bytes the longest line needs: a `body` line's 7 numbers, an `=` line with every flag, a
+/// `character` or `retune` line with every desc field.
+#define LINE_ROOM 2048
+
 struct kcc_world_recorder {
     const kcc_mesh     *meshes[KCC_WORLD_TRACE_LEVELS]; ///< level L names meshes[L - 1]
     uint32_t            level_count;
     uint32_t           *body_number;   ///< per body slot: its body's trace number
     float             (*body_pose)[7]; ///< per body slot: the last transform the trace gave it
     recorded_character *characters;    ///< per character slot
+    kcc_character_desc *descs;         ///< per character slot: its desc as the trace gives it
     uint32_t            next_body, next_character;
-    char                pending[16384];  ///< a call's lines, written with one kcc_tr_emit
+    char                pending[1 << 14]; ///< lines not yet written: one kcc_tr_emit when full
     size_t              pending_length;
 };
 
@@ -38,8 +43,8 @@ static kcc_trace_writer *recording(const kcc_world *world)
     return w && w->status == KCC_OK && !w->ended ? w : NULL;
 }
 
-/// Writes the lines gathered since the last flush: at the end of each step, and before anything
-/// else is written (a level, a comment, the end).
+/// Writes the lines gathered since the last flush: when the block has no room for another line,
+/// and before anything else is written (a level, a comment, the end).
 static void flush(kcc_trace_writer *w)
 {
     struct kcc_world_recorder *r = w->recorder;
@@ -53,133 +58,69 @@ void kcc_tr_world_flush(kcc_trace_writer *w)
         flush(w);
 }
 
-static void emit_line(kcc_trace_writer *w, const kcc_tr_line *b)
+/// Where the next line goes: LINE_ROOM bytes in the block (written out first when short).
+static char *line_begin(kcc_trace_writer *w)
 {
     struct kcc_world_recorder *r = w->recorder;
-    if (b->len > sizeof r->pending - r->pending_length)
+    if (sizeof r->pending - r->pending_length < LINE_ROOM)
         flush(w);
-    memcpy(r->pending + r->pending_length, b->text, b->len);
-    r->pending_length += b->len;
+    return r->pending + r->pending_length;
 }
 
-/// Appends the decimal digits of v (no allocation, no stdio: the step's lines are hot).
-static void lb_digits(kcc_tr_line *b, uint64_t v)
+/// Ends the line begun at line_begin at `end` (its newline goes there).
+static void line_end(kcc_trace_writer *w, char *end)
 {
-    char t[24];
-    int n = 0;
-    do {
-        t[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    if (b->len + (size_t)n >= sizeof b->text)
-        return;
-    while (n > 0)
-        b->text[b->len++] = t[--n];
-    b->text[b->len] = '\0';
+    *end++ = '\n';
+    w->recorder->pending_length = (size_t)(end - w->recorder->pending);
 }
 
-static void lb_uint(kcc_tr_line *b, const char *before, uint32_t v)
+static char *put_str(char *at, const char *s)
 {
-    kcc_tr_lb_str(b, before);
-    lb_digits(b, v);
+    const size_t n = strlen(s);
+    memcpy(at, s, n);
+    return at + n;
 }
 
-/// 10^i, exact in double, i = 0..15.
-static const double powers_of_ten[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-                                         1e11, 1e12, 1e13, 1e14, 1e15};
-/// 10^(i - 7), i = 0..15 (the doubles nearest: only compared with).
-static const double decades[16] = {1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0,
-                                   1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8};
-
-/// Appends v in plain decimal ("-12.345678", "0.0035", "1200") with as few digits as keep it
-/// strictly within half an ulp of v, so that a correctly rounding reader (kcc_text_to_float) gets
-/// its bits back: v scaled to 9 significant digits in double (one rounding, at most 1.1e-7 of a
-/// unit: 9 digits always read back), then rounded to fewer digits while the rounding stays within
-/// the half ulp less a margin of 1e-3 units, far above the double's error (a borderline case keeps
-/// a digit). Plain double and integer arithmetic: the same text on every build. False (nothing
-/// written) for 0, NaN, infinities and |v| outside [1e-7, 1e9): the caller writes those.
-static bool lb_fast_float(kcc_tr_line *b, float v)
+/// before, then v's digits ("= 12").
+static char *put_uint(char *at, const char *before, uint32_t v)
 {
-    const double a = fabs((double)v);
-    if (!(a >= 1e-7 && a < 1e9))
-        return false;
-    int k = 8;   // the decimal exponent of a's first digit
-    while (k > -7 && a < decades[k + 7])
-        --k;
-    const double scaled = a * powers_of_ten[8 - k];   // in [1e8, 1e9): one rounding
-    uint64_t digits = (uint64_t)(scaled + 0.5);
-    uint32_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    const uint64_t ulp_bits = (uint64_t)((bits >> 23 & 0xff) - 150 + 1023) << 52;   // 2^(e - 150)
-    double ulp;
-    memcpy(&ulp, &ulp_bits, sizeof ulp);
-    ulp *= powers_of_ten[8 - k];
-    const double half = ((bits & 0x7fffff) == 0 ? 0.25 : 0.5) * ulp - 1e-3;
-    int exponent = k - 8;   // of the last digit
-    for (uint64_t p = 10; p <= 100000000; p *= 10) {
-        const uint64_t c = (digits % p == 0 ? digits : (digits + p / 2) / p * p);
-        if (!(fabs((double)c - scaled) < half))
-            break;
-        digits = c;
-    }
-    while (digits % 10 == 0) {
-        digits /= 10;
-        ++exponent;
-    }
-    char t[24];
-    int n = 0;
-    for (uint64_t d = digits; d; d /= 10)
-        t[n++] = (char)('0' + d % 10);
-    char text[48];
-    size_t len = 0;
-    if (v < 0.0f)
-        text[len++] = '-';
-    if (exponent >= 0) {          // integer: digits then zeros
-        while (n > 0)
-            text[len++] = t[--n];
-        for (int z = 0; z < exponent; ++z)
-            text[len++] = '0';
-    } else if (n > -exponent) {   // a point inside the digits
-        for (; n > 0; --n) {
-            text[len++] = t[n - 1];
-            if (n - 1 == -exponent)
-                text[len++] = '.';
-        }
-    } else {                      // 0.000ddd
-        text[len++] = '0';
-        text[len++] = '.';
-        for (int z = 0; z < -exponent - n; ++z)
-            text[len++] = '0';
-        while (n > 0)
-            text[len++] = t[--n];
-    }
-    text[len] = '\0';
-    kcc_tr_lb_str(b, text);
-    return true;
+    return kcc_wt_put_uint(put_str(at, before), v);
+}
+
+/// v as kcc_trace_float_to_text writes it (`%g` style: the single-character traces' way).
+static char *put_text_float(char *at, float v)
+{
+    char t[KCC_TRACE_FLOAT_CHARS];
+    const int n = kcc_trace_float_to_text(v, t);
+    memcpy(at, t, (size_t)n);
+    return at + n;
 }
 
 /// " v0 v1 ...", each value bitwise equal to last[k] written `.` (the trace repeats it), and last
 /// updated; last NULL: every value written.
-static void lb_values(kcc_tr_line *b, const float *v, uint32_t count, float *last)
+static char *put_values(char *at, const float *v, uint32_t count, float *last)
 {
     for (uint32_t k = 0; k < count; ++k) {
-        kcc_tr_lb_str(b, " ");
+        *at++ = ' ';
         if (last && memcmp(&v[k], &last[k], sizeof v[k]) == 0)
-            kcc_tr_lb_str(b, ".");
-        else if (!lb_fast_float(b, v[k]))
-            kcc_tr_lb_float(b, v[k]);
+            *at++ = '.';
+        else {
+            char *end = kcc_wt_put_float(at, v[k]);
+            at = end ? end : put_text_float(at, v[k]);
+        }
         if (last)
             last[k] = v[k];
     }
+    return at;
 }
 
-/// " px py pz qx qy qz qw" (last: as lb_values)
-static void lb_transform(kcc_tr_line *b, const kcc_transform *t, float *last)
+/// " px py pz qx qy qz qw" (last: as put_values)
+static char *put_transform(char *at, const kcc_transform *t, float *last)
 {
     float v[7];
     memcpy(v, t->position, sizeof t->position);
     memcpy(v + 3, t->rotation, sizeof t->rotation);
-    lb_values(b, v, 7, last);
+    return put_values(at, v, 7, last);
 }
 
 static uint32_t slot_of(uint32_t id)
@@ -212,17 +153,15 @@ static void record_body_added(kcc_trace_writer *w, const kcc_world *world, uint3
     r->body_number[slot] = ++r->next_body;
     memcpy(r->body_pose[slot], given->position, sizeof given->position);
     memcpy(r->body_pose[slot] + 3, given->rotation, sizeof given->rotation);
-    kcc_tr_line line = {.len = 0};
-    lb_uint(&line, "body ", r->body_number[slot]);
-    lb_uint(&line, " ", level);
-    kcc_tr_lb_str(&line, b->kind == KCC_BODY_KINEMATIC ? " kinematic" : " static");
-    lb_transform(&line, given, NULL);
+    char *at = put_uint(line_begin(w), "body ", r->body_number[slot]);
+    at = put_uint(at, " ", level);
+    at = put_str(at, b->kind == KCC_BODY_KINEMATIC ? " kinematic" : " static");
+    at = put_transform(at, given, NULL);
     if (b->sensor)
-        kcc_tr_lb_str(&line, " sensor");
+        at = put_str(at, " sensor");
     if (b->layers != 1)
-        lb_uint(&line, " layers=", b->layers);
-    kcc_tr_lb_str(&line, "\n");
-    emit_line(w, &line);
+        at = put_uint(at, " layers=", b->layers);
+    line_end(w, at);
 }
 
 static void record_body(void *recorder, const kcc_world *world, kcc_body_event event, uint32_t body,
@@ -237,30 +176,64 @@ static void record_body(void *recorder, const kcc_world *world, kcc_body_event e
     }
     static const char *const names[] = {[KCC_BODY_REMOVED] = "remove_body ",
                                         [KCC_BODY_PLACED] = "place ",
-                                        [KCC_BODY_TARGETED] = "target "};
-    kcc_tr_line line = {.len = 0};
+                                        [KCC_BODY_TARGETED] = "target ",
+                                        [KCC_BODY_LAYERED] = "body_layers "};
     const uint32_t slot = slot_of(body);
-    lb_uint(&line, names[event], w->recorder->body_number[slot]);
+    char *at = put_uint(line_begin(w), names[event], w->recorder->body_number[slot]);
     if (given)
-        lb_transform(&line, given, w->recorder->body_pose[slot]);
-    kcc_tr_lb_str(&line, "\n");
-    emit_line(w, &line);
+        at = put_transform(at, given, w->recorder->body_pose[slot]);
+    if (event == KCC_BODY_LAYERED)
+        at = put_uint(at, " ", world->bodies[slot].layers);
+    line_end(w, at);
 }
 
 // --------------------------------------------------------------------------------- characters
+
+/// " name=value" for each desc field in which desc differs from base.
+static char *put_changed_fields(char *at, const kcc_character_desc *desc,
+                                const kcc_character_desc *base)
+{
+    kcc_tr_line line;
+    line.len = 0;
+    line.text[0] = '\0';
+    for (uint32_t i = 0; i < KCC_TR_DESC_FIELD_COUNT; ++i) {
+        const kcc_tr_desc_field *f = &kcc_tr_desc_fields[i];
+        if (memcmp((const char *)desc + f->offset, (const char *)base + f->offset,
+                   kcc_tr_field_bytes(f)) != 0)
+            kcc_tr_lb_field(&line, f, desc);
+    }
+    memcpy(at, line.text, line.len);
+    return at + line.len;
+}
+
+/// The recorded character a world call names (its slot's), when the world is being recorded.
+static recorded_character *recorded(kcc_world *world, uint32_t character, kcc_trace_writer **out)
+{
+    *out = recording(world);
+    return *out ? &(*out)->recorder->characters[slot_of(character)] : NULL;
+}
+
+/// Begins the line `word C` of a call on a recorded character (C its trace number) in *out;
+/// returns where the line goes on, NULL (nothing begun) when the world is not being recorded.
+static char *begin_call(kcc_world *world, uint32_t character, const char *word,
+                        kcc_trace_writer **out)
+{
+    const recorded_character *rc = recorded(world, character, out);
+    return rc ? put_uint(line_begin(*out), word, rc->number) : NULL;
+}
 
 /// `character C cx cy cz [field=value ...]` (the fields that differ from the defaults), or
 /// `remove_character C`.
 void kcc_world_record_character(kcc_world *world, uint32_t character,
                                 const kcc_character_desc *desc, const float *center)
 {
-    kcc_trace_writer *w = recording(world);
-    if (!w)
+    kcc_trace_writer *w;
+    recorded_character *rc = recorded(world, character, &w);
+    if (!rc)
         return;
-    recorded_character *rc = &w->recorder->characters[slot_of(character)];
-    kcc_tr_line line = {.len = 0};
+    char *at = line_begin(w);
     if (!center) {
-        lb_uint(&line, "remove_character ", rc->number);
+        at = put_uint(at, "remove_character ", rc->number);
         rc->last_id = rc->id;
         rc->last_number = rc->number;
         rc->id = rc->number = 0;
@@ -270,26 +243,56 @@ void kcc_world_record_character(kcc_world *world, uint32_t character,
         memcpy(rc->position, center, sizeof rc->position);
         memset(rc->displacement, 0, sizeof rc->displacement);
         rc->flags = 0;
-        lb_uint(&line, "character ", rc->number);
-        kcc_tr_lb_vec3(&line, center);
-        const kcc_character_desc given = desc ? *desc : kcc_character_default_desc();
+        at = put_uint(at, "character ", rc->number);
+        for (int k = 0; k < 3; ++k)
+            at = put_text_float(put_str(at, " "), center[k]);
         const kcc_character_desc defaults = kcc_character_default_desc();
-        for (uint32_t i = 0; i < KCC_TR_DESC_FIELD_COUNT; ++i) {
-            const kcc_tr_desc_field *f = &kcc_tr_desc_fields[i];
-            if (memcmp((const char *)&given + f->offset, (const char *)&defaults + f->offset,
-                       kcc_tr_field_bytes(f)) != 0)
-                kcc_tr_lb_field(&line, f, &given);
-        }
+        kcc_character_desc *given = &w->recorder->descs[slot_of(character)];
+        *given = desc ? *desc : defaults;
+        at = put_changed_fields(at, given, &defaults);
     }
-    kcc_tr_lb_str(&line, "\n");
-    emit_line(w, &line);
+    line_end(w, at);
 }
 
-void kcc_world_record_unrecordable(kcc_world *world)
+/// `teleport C cx cy cz`
+void kcc_world_record_teleport(kcc_world *world, uint32_t character, const float *center)
+{
+    kcc_trace_writer *w;
+    char *at = begin_call(world, character, "teleport ", &w);
+    if (at)
+        line_end(w, put_values(at, center, 3, NULL));
+}
+
+/// `retune C [field=value ...]`: the fields in which desc (NULL: the defaults) differs from the
+/// character's desc before the call.
+void kcc_world_record_retune(kcc_world *world, uint32_t character, const kcc_character_desc *desc)
+{
+    kcc_trace_writer *w;
+    char *at = begin_call(world, character, "retune ", &w);
+    if (!at)
+        return;
+    const kcc_character_desc given = desc ? *desc : kcc_character_default_desc();
+    kcc_character_desc *before = &w->recorder->descs[slot_of(character)];
+    line_end(w, put_changed_fields(at, &given, before));
+    *before = given;
+}
+
+/// `character_layers C N M`
+void kcc_world_record_character_layers(kcc_world *world, uint32_t character, uint32_t layers,
+                                       uint32_t mask)
+{
+    kcc_trace_writer *w;
+    char *at = begin_call(world, character, "character_layers ", &w);
+    if (at)
+        line_end(w, put_uint(put_uint(at, " ", layers), " ", mask));
+}
+
+/// `shift x y z`
+void kcc_world_record_shift(kcc_world *world, const float *new_origin)
 {
     kcc_trace_writer *w = recording(world);
     if (w)
-        w->status = KCC_ERR_VERSION;
+        line_end(w, put_values(put_str(line_begin(w), "shift"), new_origin, 3, NULL));
 }
 
 // -------------------------------------------------------------------------------------- steps
@@ -305,16 +308,9 @@ static void record_step_inputs(kcc_trace_writer *w, const struct kcc_world_chara
         if (!wc->live || memcmp(wc->displacement, rc->displacement, sizeof rc->displacement) == 0)
             continue;
         memcpy(rc->displacement, wc->displacement, sizeof rc->displacement);
-        kcc_tr_line line = {.len = 0};
-        lb_uint(&line, "d ", rc->number);
-        lb_values(&line, wc->displacement, 3, NULL);
-        kcc_tr_lb_str(&line, "\n");
-        emit_line(w, &line);
+        line_end(w, put_values(put_uint(line_begin(w), "d ", rc->number), wc->displacement, 3, NULL));
     }
-    kcc_tr_line line = {.len = 0};
-    lb_uint(&line, "step ", ++w->frames);
-    kcc_tr_lb_str(&line, "\n");
-    emit_line(w, &line);
+    line_end(w, put_uint(line_begin(w), "step ", ++w->frames));
 }
 
 /// The trace number of the character a sensor event names (it may have been removed).
@@ -336,27 +332,22 @@ static void record_step_outcomes(kcc_trace_writer *w, const kcc_world *world,
         const bool moved = memcmp(wc->ch.position, rc->position, sizeof rc->position) != 0;
         if (!wc->live || (!moved && wc->result.flags == rc->flags))
             continue;
-        kcc_tr_line line = {.len = 0};
-        lb_uint(&line, "= ", rc->number);
-        lb_values(&line, wc->ch.position, 3, rc->position);
+        char *at = put_uint(line_begin(w), "= ", rc->number);
+        at = put_values(at, wc->ch.position, 3, rc->position);
         if (wc->result.flags != rc->flags) {
             char flags[KCC_TRACE_FLAGS_CHARS];
             kcc_trace_flags_to_text(wc->result.flags, flags, sizeof flags);
-            kcc_tr_lb_str(&line, " ");
-            kcc_tr_lb_str(&line, flags);
+            at = put_str(put_str(at, " "), flags);
         }
-        kcc_tr_lb_str(&line, "\n");
-        emit_line(w, &line);
+        line_end(w, at);
         rc->flags = wc->result.flags;
     }
     const kcc_sensor_event *events;
     const uint32_t n = kcc_world_sensor_events(world, &events, NULL);
     for (uint32_t i = 0; i < n; ++i) {
-        kcc_tr_line line = {.len = 0};
-        lb_uint(&line, "sensor ", r->body_number[slot_of(events[i].sensor)]);
-        lb_uint(&line, " ", event_character(r, events[i].character));
-        kcc_tr_lb_str(&line, events[i].entered ? " enter\n" : " leave\n");
-        emit_line(w, &line);
+        char *at = put_uint(line_begin(w), "sensor ", r->body_number[slot_of(events[i].sensor)]);
+        at = put_uint(at, " ", event_character(r, events[i].character));
+        line_end(w, put_str(at, events[i].entered ? " enter" : " leave"));
     }
 }
 
@@ -365,10 +356,9 @@ void kcc_world_record_step(kcc_world *world, bool done)
     kcc_trace_writer *w = recording(world);
     if (!w)
         return;
-    if (done) {
+    if (done)
         record_step_outcomes(w, world, kcc_world_characters(world));
-        flush(w);
-    } else
+    else
         record_step_inputs(w, kcc_world_characters(world));
 }
 
@@ -377,17 +367,14 @@ void kcc_world_record_step(kcc_world *world, bool done)
 /// `world key=value ...`: the capacities and the broadphase the replay creates its world with.
 static void write_world_line(kcc_trace_writer *w, const kcc_world_desc *d)
 {
-    kcc_tr_line line = {.len = 0};
-    lb_uint(&line, "world body_capacity=", d->body_capacity);
-    lb_uint(&line, " character_capacity=", d->character_capacity);
-    lb_uint(&line, " broadphase=", (uint32_t)d->broadphase);
-    kcc_tr_lb_str(&line, " grid_cell_size=");
-    kcc_tr_lb_float(&line, d->grid_cell_size);
-    lb_uint(&line, " pair_capacity=", d->pair_capacity);
-    lb_uint(&line, " piece_capacity=", d->piece_capacity);
-    lb_uint(&line, " sensor_capacity=", d->sensor_capacity);
-    kcc_tr_lb_str(&line, "\n");
-    emit_line(w, &line);
+    char *at = put_uint(line_begin(w), "world body_capacity=", d->body_capacity);
+    at = put_uint(at, " character_capacity=", d->character_capacity);
+    at = put_uint(at, " broadphase=", (uint32_t)d->broadphase);
+    at = put_text_float(put_str(at, " grid_cell_size="), d->grid_cell_size);
+    at = put_uint(at, " pair_capacity=", d->pair_capacity);
+    at = put_uint(at, " piece_capacity=", d->piece_capacity);
+    at = put_uint(at, " sensor_capacity=", d->sensor_capacity);
+    line_end(w, at);
 }
 
 static kcc_status world_begin(kcc_trace_writer *w, FILE *file, char *buffer, size_t capacity,
@@ -404,16 +391,19 @@ static kcc_status world_begin(kcc_trace_writer *w, FILE *file, char *buffer, siz
     uint32_t *bodies = calloc(d->body_capacity, sizeof *bodies);
     float(*poses)[7] = calloc(d->body_capacity, sizeof *poses);
     recorded_character *characters = calloc(d->character_capacity, sizeof *characters);
-    if (!r || !bodies || !poses || !characters) {
+    kcc_character_desc *descs = calloc(d->character_capacity, sizeof *descs);
+    if (!r || !bodies || !poses || !characters || !descs) {
         free(r);
         free(bodies);
         free(poses);
         free(characters);
+        free(descs);
         return KCC_ERR_OUT_OF_MEMORY;
     }
     r->body_number = bodies;
     r->body_pose = poses;
     r->characters = characters;
+    r->descs = descs;
     kcc_tr_writer_init(w, file, buffer, capacity);
     w->world = world;
     w->recorder = r;
@@ -421,6 +411,7 @@ static kcc_status world_begin(kcc_trace_writer *w, FILE *file, char *buffer, siz
     int n = snprintf(head, sizeof head, "kcc-trace %d\n", KCC_WORLD_TRACE_VERSION);
     kcc_tr_emit(w, head, (size_t)n);
     write_world_line(w, d);
+    flush(w);
     w->header_length = w->length;
     world->recorder = w;
     world->record_body = record_body;
@@ -474,6 +465,7 @@ void kcc_tr_world_detach(kcc_trace_writer *w)
         free(w->recorder->body_number);
         free(w->recorder->body_pose);
         free(w->recorder->characters);
+        free(w->recorder->descs);
         free(w->recorder);
     }
     w->world = NULL;

@@ -12,9 +12,14 @@ typedef enum wt_op_kind {
     WT_REMOVE_BODY,        ///< `remove_body B`
     WT_PLACE,              ///< `place B px py pz qx qy qz qw` (kcc_world_set_body_transform)
     WT_TARGET,             ///< `target B px py pz qx qy qz qw` (kcc_world_move_body)
+    WT_BODY_LAYERS,        ///< `body_layers B N` (kcc_world_set_body_layers)
     WT_CHARACTER,          ///< `character C cx cy cz [field=value ...]`
     WT_REMOVE_CHARACTER,   ///< `remove_character C`
+    WT_TELEPORT,           ///< `teleport C cx cy cz` (kcc_world_set_character_position)
+    WT_RETUNE,             ///< `retune C [field=value ...]` (kcc_world_set_character_desc)
+    WT_CHARACTER_LAYERS,   ///< `character_layers C N M` (kcc_world_set_character_layers)
     WT_DISPLACE,           ///< `d C dx dy dz`: C's displacement for every step from here on
+    WT_SHIFT,              ///< `shift x y z` (kcc_world_shift_origin)
     WT_STEP,               ///< `step S`
     WT_OUTCOME,            ///< `= C x y z [FLAGS]`: C's state after the step above
     WT_SENSOR,             ///< `sensor B C enter|leave`: an event of the step above
@@ -26,10 +31,24 @@ typedef struct wt_op {
     bool     kinematic;    ///< BODY
     uint32_t line;
     uint32_t number;       ///< the body or character named (STEP: the step number)
-    uint32_t arg;          ///< BODY: level; CHARACTER: index into descs; SENSOR: the character
-    uint32_t bits;         ///< BODY: layers; OUTCOME: flags
+    uint32_t arg;          ///< BODY: level; CHARACTER, RETUNE: index into descs; SENSOR: the
+                           ///< character; CHARACTER_LAYERS: the mask
+    uint32_t bits;         ///< BODY, BODY_LAYERS, CHARACTER_LAYERS: layers; OUTCOME: flags
     float    v[7];         ///< positions (m) and rotations
 } wt_op;
+
+/// Whether an op of this kind names a body (its `number`): a shrink that cuts the body cuts it.
+static inline bool kcc_wt_names_body(uint8_t kind)
+{
+    return kind <= WT_BODY_LAYERS;
+}
+
+/// Whether an op of this kind is a call on a character (its `number`), from its `character` line
+/// to its `d` lines: a shrink that cuts the character cuts it.
+static inline bool kcc_wt_calls_character(uint8_t kind)
+{
+    return kind >= WT_CHARACTER && kind <= WT_DISPLACE;
+}
 
 typedef struct wt_level {
     kcc_trace_level_kind kind;
@@ -48,7 +67,7 @@ struct kcc_world_trace {
     uint32_t            level_count;
     wt_op              *ops;
     uint32_t            op_count, op_capacity;
-    kcc_character_desc *descs;           ///< characters' descs (WT_CHARACTER's arg)
+    kcc_character_desc *descs;           ///< characters' descs (WT_CHARACTER's, WT_RETUNE's arg)
     uint32_t            desc_count, desc_capacity;
     uint32_t            step_count;
     uint32_t            body_count;      ///< bodies added (the highest body number)
@@ -77,6 +96,14 @@ kcc_status kcc_wt_replay(const kcc_world_trace *trace, const bool *keep,
 kcc_status kcc_wt_record_levels(kcc_trace_writer *w, FILE *file, kcc_world *world,
                                 const kcc_world_trace *trace, const kcc_mesh *const *meshes,
                                 const uint64_t *hashes);
+
+/// Writes v's decimal digits at `at`; returns the end.
+char *kcc_wt_put_uint(char *at, uint32_t v);
+/// Writes v at `at` (32 bytes of room) in plain decimal ("-12.345678", "0.0035", "1200", at most 18
+/// characters) with as few digits as read back to v's bits (world_trace_text.c says how); returns
+/// the end, or NULL (nothing written) for 0, NaN, infinities and |v| outside [1e-7, 1e9): the caller
+/// writes those.
+char *kcc_wt_put_float(char *at, float v);
 
 /// Writes the trace's text with only the operations keep[i] marks (all when keep is NULL), with
 /// steps, bodies and characters numbered again from 1 (the shrinker's output).

@@ -21,6 +21,7 @@ typedef struct parsed_character {
     uint8_t  state;         ///< CHARACTER_*
     float    expected[3];   ///< m
     uint32_t flags;         ///< the last flags written (what a line without flags repeats)
+    uint32_t desc;          ///< its desc (index into the trace's descs): what a retune changes
 } parsed_character;
 
 /// What the parser knows besides the trace: which bodies and characters are live, and where it is.
@@ -276,18 +277,21 @@ static kcc_status body_line(kcc_tr_parser *p)
     return push_op(p, &op);
 }
 
-/// `remove_body B`, `place B <transform>`, `target B <transform>`.
+/// `remove_body B`, `place B <transform>`, `target B <transform>`, `body_layers B N`.
 static kcc_status body_change_line(kcc_tr_parser *p, wt_op_kind kind)
 {
     wt_op op = {.kind = (uint8_t)kind, .line = p->line};
-    const uint32_t want = kind == WT_REMOVE_BODY ? 2 : 9;
+    const bool transform = kind == WT_PLACE || kind == WT_TARGET;
+    const uint32_t want = transform ? 9 : kind == WT_BODY_LAYERS ? 3 : 2;
     if (p->ntok != want)
         return kcc_tr_fail(p, KCC_ERR_PARSE, "expected '%s'", kind == WT_REMOVE_BODY
                            ? "remove_body B" : kind == WT_PLACE ? "place B px py pz qx qy qz qw"
-                           : "target B px py pz qx qy qz qw");
+                           : kind == WT_TARGET ? "target B px py pz qx qy qz qw" : "body_layers B N");
     kcc_status st = live_body(p, 1, kind == WT_TARGET, &op.number);
     parsed_body *b = st == KCC_OK ? &state_of(p)->bodies[op.number] : NULL;
-    if (b && kind != WT_REMOVE_BODY) {
+    if (b && kind == WT_BODY_LAYERS)
+        st = token_uint(p, 2, 1, UINT32_MAX, "layers", &op.bits);
+    if (b && transform) {
         memcpy(op.v, b->pose, sizeof b->pose);
         st = token_floats(p, 2, 7, "body transform", true, op.v);
         memcpy(b->pose, op.v, sizeof b->pose);
@@ -301,24 +305,15 @@ static kcc_status body_change_line(kcc_tr_parser *p, wt_op_kind kind)
 
 // ------------------------------------------------------------------------- characters' lines
 
-/// `character C cx cy cz [field=value ...]` (fields not given keep their defaults).
-static kcc_status character_line(kcc_tr_parser *p)
+/// The desc fields from token `first` on, over `base` (fields not given keep its values), checked
+/// and added to the trace's descs; its index in *out.
+static kcc_status push_desc(kcc_tr_parser *p, uint32_t first, const kcc_character_desc *base,
+                            uint32_t *out)
 {
-    wt_parse *s = state_of(p);
-    kcc_world_trace *t = s->trace;
-    wt_op op = {.kind = WT_CHARACTER, .line = p->line, .arg = t->desc_count};
-    if (p->ntok < 5)
-        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected 'character C cx cy cz [field=value ...]'");
-    kcc_status st = token_uint(p, 1, 1, UINT32_MAX - 1, "character number", &op.number);
-    if (st == KCC_OK && op.number != t->character_count + 1)
-        st = kcc_tr_fail(p, KCC_ERR_PARSE, "character %u out of order: the next character is %u",
-                         (unsigned)op.number, (unsigned)t->character_count + 1);
-    if (st == KCC_OK)
-        st = token_floats(p, 2, 3, "character centre", false, op.v);
-    kcc_character_desc d = kcc_character_default_desc();
+    kcc_world_trace *t = state_of(p)->trace;
+    kcc_character_desc d = *base;
     uint32_t mask = 0;
-    if (st == KCC_OK)
-        st = kcc_tr_parse_fields(p, 5, p->ntok, true, &d, &mask);
+    kcc_status st = kcc_tr_parse_fields(p, first, p->ntok, true, &d, &mask);
     if (st == KCC_OK && kcc_character_desc_validate(&d) != KCC_OK)
         st = kcc_tr_fail(p, KCC_ERR_BAD_DESC, "desc rejected: %s",
                          kcc_status_str(kcc_character_desc_validate(&d)));
@@ -332,34 +327,113 @@ static kcc_status character_line(kcc_tr_parser *p)
         t->descs = descs;
         t->desc_capacity = n;
     }
+    *out = t->desc_count;
+    t->descs[t->desc_count++] = d;
+    return KCC_OK;
+}
+
+/// `character C cx cy cz [field=value ...]` (fields not given keep their defaults).
+static kcc_status character_line(kcc_tr_parser *p)
+{
+    wt_parse *s = state_of(p);
+    kcc_world_trace *t = s->trace;
+    wt_op op = {.kind = WT_CHARACTER, .line = p->line};
+    if (p->ntok < 5)
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected 'character C cx cy cz [field=value ...]'");
+    kcc_status st = token_uint(p, 1, 1, UINT32_MAX - 1, "character number", &op.number);
+    if (st == KCC_OK && op.number != t->character_count + 1)
+        st = kcc_tr_fail(p, KCC_ERR_PARSE, "character %u out of order: the next character is %u",
+                         (unsigned)op.number, (unsigned)t->character_count + 1);
+    if (st == KCC_OK)
+        st = token_floats(p, 2, 3, "character centre", false, op.v);
+    const kcc_character_desc defaults = kcc_character_default_desc();
+    if (st == KCC_OK)
+        st = push_desc(p, 5, &defaults, &op.arg);
+    if (st != KCC_OK)
+        return st;
     if (!grow_array((void **)&s->characters, &s->character_room, op.number, sizeof *s->characters))
         return kcc_tr_fail(p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
-    t->descs[t->desc_count++] = d;
-    s->characters[op.number].state = CHARACTER_LIVE;
-    memcpy(s->characters[op.number].expected, op.v, sizeof s->characters[op.number].expected);
+    parsed_character *c = &s->characters[op.number];
+    c->state = CHARACTER_LIVE;
+    c->desc = op.arg;
+    memcpy(c->expected, op.v, sizeof c->expected);
     t->character_count = op.number;
     return push_op(p, &op);
 }
 
-/// `remove_character C`, `d C dx dy dz`.
+/// Whether every value is a position a character may be given (|v| <= KCC_WORLD_MAX_POSITION).
+static kcc_status positions_in_range(kcc_tr_parser *p, const float *v)
+{
+    for (int k = 0; k < 3; ++k)
+        if (!(fabsf(v[k]) <= KCC_WORLD_MAX_POSITION))
+            return kcc_tr_fail(p, KCC_ERR_PARSE, "position beyond %g m: the world refuses it",
+                               (double)KCC_WORLD_MAX_POSITION);
+    return KCC_OK;
+}
+
+/// The rest of a call on a character: `d` and `teleport` values, `retune` fields, layers.
+static kcc_status character_call_args(kcc_tr_parser *p, wt_op *op)
+{
+    kcc_status st = KCC_OK;
+    switch ((wt_op_kind)op->kind) {
+    case WT_DISPLACE:
+        st = token_floats(p, 2, 3, "displacement", false, op->v);
+        for (int k = 0; st == KCC_OK && k < 3; ++k)
+            if (fabsf(op->v[k]) > KCC_MAX_DISPLACEMENT)
+                st = kcc_tr_fail(p, KCC_ERR_PARSE, "displacement beyond %g m: the world refuses it",
+                                 (double)KCC_MAX_DISPLACEMENT);
+        return st;
+    case WT_TELEPORT:
+        st = token_floats(p, 2, 3, "teleport position", false, op->v);
+        return st == KCC_OK ? positions_in_range(p, op->v) : st;
+    case WT_RETUNE: {
+        parsed_character *c = &state_of(p)->characters[op->number];
+        const kcc_character_desc base = state_of(p)->trace->descs[c->desc];
+        st = push_desc(p, 2, &base, &op->arg);
+        if (st == KCC_OK)
+            c->desc = op->arg;
+        return st;
+    }
+    case WT_CHARACTER_LAYERS:
+        st = token_uint(p, 2, 1, UINT32_MAX, "layers", &op->bits);
+        return st == KCC_OK ? token_uint(p, 3, 0, UINT32_MAX, "mask", &op->arg) : st;
+    default: return KCC_OK;
+    }
+}
+
+/// `remove_character C`, `teleport C cx cy cz`, `retune C [field=value ...]`,
+/// `character_layers C N M`, `d C dx dy dz`.
 static kcc_status character_change_line(kcc_tr_parser *p, wt_op_kind kind)
 {
+    static const struct {
+        const char *usage;
+        uint32_t    min, max;   ///< tokens
+    } forms[] = {[WT_REMOVE_CHARACTER] = {"remove_character C", 2, 2},
+                 [WT_TELEPORT] = {"teleport C cx cy cz", 5, 5},
+                 [WT_RETUNE] = {"retune C [field=value ...]", 2, KCC_TR_MAX_TOKENS},
+                 [WT_CHARACTER_LAYERS] = {"character_layers C N M", 4, 4},
+                 [WT_DISPLACE] = {"d C dx dy dz", 5, 5}};
     wt_op op = {.kind = (uint8_t)kind, .line = p->line};
-    if (p->ntok != (kind == WT_DISPLACE ? 5u : 2u))
-        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected '%s'",
-                           kind == WT_DISPLACE ? "d C dx dy dz" : "remove_character C");
+    if (p->ntok < forms[kind].min || p->ntok > forms[kind].max)
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected '%s'", forms[kind].usage);
     kcc_status st = live_character(p, 1, &op.number);
-    if (st == KCC_OK && kind == WT_DISPLACE)
-        st = token_floats(p, 2, 3, "displacement", false, op.v);
-    for (int k = 0; st == KCC_OK && kind == WT_DISPLACE && k < 3; ++k)
-        if (fabsf(op.v[k]) > KCC_MAX_DISPLACEMENT)
-            st = kcc_tr_fail(p, KCC_ERR_PARSE, "displacement beyond %g m: the world refuses it",
-                             (double)KCC_MAX_DISPLACEMENT);
+    if (st == KCC_OK)
+        st = character_call_args(p, &op);
     if (st != KCC_OK)
         return st;
     if (kind == WT_REMOVE_CHARACTER)
         state_of(p)->characters[op.number].state = CHARACTER_REMOVED;
     return push_op(p, &op);
+}
+
+/// `shift x y z`: the world's new origin (finite; the world checks the range when replayed).
+static kcc_status shift_line(kcc_tr_parser *p)
+{
+    wt_op op = {.kind = WT_SHIFT, .line = p->line};
+    if (p->ntok != 4)
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected 'shift x y z'");
+    kcc_status st = token_floats(p, 1, 3, "new origin", false, op.v);
+    return st == KCC_OK ? push_op(p, &op) : st;
 }
 
 // ------------------------------------------------------------------------------ steps' lines
@@ -470,9 +544,13 @@ static kcc_status operation(kcc_tr_parser *p, const wt_line_kind *k)
 {
     switch (k->kind) {
     case WT_BODY: return body_line(p);
-    case WT_REMOVE_BODY: case WT_PLACE: case WT_TARGET: return body_change_line(p, k->kind);
+    case WT_REMOVE_BODY: case WT_PLACE: case WT_TARGET: case WT_BODY_LAYERS:
+        return body_change_line(p, k->kind);
     case WT_CHARACTER: return character_line(p);
-    case WT_REMOVE_CHARACTER: case WT_DISPLACE: return character_change_line(p, k->kind);
+    case WT_REMOVE_CHARACTER: case WT_TELEPORT: case WT_RETUNE: case WT_CHARACTER_LAYERS:
+    case WT_DISPLACE:
+        return character_change_line(p, k->kind);
+    case WT_SHIFT: return shift_line(p);
     case WT_STEP: return step_line(p);
     case WT_OUTCOME: return outcome_line(p);
     default: return sensor_line(p);
@@ -484,8 +562,12 @@ static kcc_status statement(kcc_tr_parser *p)
     static const wt_line_kind kinds[] = {
         {"body", WT_BODY, false},          {"remove_body", WT_REMOVE_BODY, false},
         {"place", WT_PLACE, false},        {"target", WT_TARGET, false},
+        {"body_layers", WT_BODY_LAYERS, false},
         {"character", WT_CHARACTER, false}, {"remove_character", WT_REMOVE_CHARACTER, false},
-        {"d", WT_DISPLACE, false},         {"step", WT_STEP, false},
+        {"teleport", WT_TELEPORT, false},  {"retune", WT_RETUNE, false},
+        {"character_layers", WT_CHARACTER_LAYERS, false},
+        {"d", WT_DISPLACE, false},         {"shift", WT_SHIFT, false},
+        {"step", WT_STEP, false},
         {"=", WT_OUTCOME, true},           {"sensor", WT_SENSOR, true},
     };
     wt_parse *s = state_of(p);
@@ -516,7 +598,8 @@ static kcc_status statement(kcc_tr_parser *p)
         return operation(p, &kinds[i]);
     }
     return kcc_tr_fail(p, KCC_ERR_PARSE, "unknown line '%s' (expected body, remove_body, place, "
-                       "target, character, remove_character, d, step, =, sensor or end)", t0);
+                       "target, body_layers, character, remove_character, teleport, retune, "
+                       "character_layers, d, shift, step, =, sensor or end)", t0);
 }
 
 static kcc_status end_of_text(kcc_tr_parser *p)

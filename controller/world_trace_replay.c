@@ -149,6 +149,7 @@ static kcc_status run_call(replay *r, const wt_op *op)
     case WT_REMOVE_BODY: return kcc_world_remove_body(r->world, r->body_ids[op->number]);
     case WT_PLACE: return kcc_world_set_body_transform(r->world, r->body_ids[op->number], &t);
     case WT_TARGET: return kcc_world_move_body(r->world, r->body_ids[op->number], &t);
+    case WT_BODY_LAYERS: return kcc_world_set_body_layers(r->world, r->body_ids[op->number], op->bits);
     case WT_CHARACTER:
         memset(c, 0, sizeof *c);
         memcpy(c->expected, op->v, sizeof c->expected);
@@ -161,7 +162,13 @@ static kcc_status run_call(replay *r, const wt_op *op)
         c->id = 0;
         return st;
     }
+    case WT_TELEPORT: return kcc_world_set_character_position(r->world, c->id, op->v);
+    case WT_RETUNE:
+        memcpy(c->half_extents, r->trace->descs[op->arg].half_extents, sizeof c->half_extents);
+        return kcc_world_set_character_desc(r->world, c->id, &r->trace->descs[op->arg]);
+    case WT_CHARACTER_LAYERS: return kcc_world_set_character_layers(r->world, c->id, op->bits, op->arg);
     case WT_DISPLACE: memcpy(c->displacement, op->v, sizeof c->displacement); return KCC_OK;
+    case WT_SHIFT: return kcc_world_shift_origin(r->world, op->v);
     default: return KCC_OK;
     }
 }

@@ -13,6 +13,7 @@
 /// New numbers for the kept bodies, characters and steps, in order of appearance.
 typedef struct renumbering {
     uint32_t *body, *character;
+    uint32_t *desc;   ///< per character: the desc its last kept line gave it (what a retune changes)
     uint32_t  bodies, characters, steps;
 } renumbering;
 
@@ -31,21 +32,37 @@ static void lb_floats(kcc_tr_line *b, const float *v, uint32_t count)
     }
 }
 
+/// " name=value" for each field in which desc `to` differs from desc `from` (indices into descs).
+static void lb_desc_fields(const kcc_world_trace *t, uint32_t to, const kcc_character_desc *from,
+                           kcc_tr_line *b)
+{
+    for (uint32_t i = 0; i < KCC_TR_DESC_FIELD_COUNT; ++i) {
+        const kcc_tr_desc_field *f = &kcc_tr_desc_fields[i];
+        if (memcmp((const char *)&t->descs[to] + f->offset, (const char *)from + f->offset,
+                   kcc_tr_field_bytes(f)) != 0)
+            kcc_tr_lb_field(b, f, &t->descs[to]);
+    }
+}
+
 /// The line of one kept operation, with its names numbered again.
 static void write_op(const kcc_world_trace *t, const wt_op *op, renumbering *n, kcc_tr_line *b)
 {
     static const char *const words[] = {
         [WT_BODY] = "body ", [WT_REMOVE_BODY] = "remove_body ", [WT_PLACE] = "place ",
-        [WT_TARGET] = "target ", [WT_CHARACTER] = "character ",
-        [WT_REMOVE_CHARACTER] = "remove_character ", [WT_DISPLACE] = "d ", [WT_STEP] = "step ",
-        [WT_OUTCOME] = "= ", [WT_SENSOR] = "sensor "};
-    const bool on_body = op->kind <= WT_TARGET || op->kind == WT_SENSOR;
+        [WT_TARGET] = "target ", [WT_BODY_LAYERS] = "body_layers ", [WT_CHARACTER] = "character ",
+        [WT_REMOVE_CHARACTER] = "remove_character ", [WT_TELEPORT] = "teleport ",
+        [WT_RETUNE] = "retune ", [WT_CHARACTER_LAYERS] = "character_layers ", [WT_DISPLACE] = "d ",
+        [WT_SHIFT] = "shift", [WT_STEP] = "step ", [WT_OUTCOME] = "= ", [WT_SENSOR] = "sensor "};
+    const bool on_body = kcc_wt_names_body(op->kind) || op->kind == WT_SENSOR;
     if (op->kind == WT_BODY)
         n->body[op->number] = ++n->bodies;
     if (op->kind == WT_CHARACTER)
         n->character[op->number] = ++n->characters;
-    lb_number(b, words[op->kind], op->kind == WT_STEP ? ++n->steps
-                                  : on_body ? n->body[op->number] : n->character[op->number]);
+    if (op->kind == WT_SHIFT)
+        kcc_tr_lb_str(b, words[op->kind]);
+    else
+        lb_number(b, words[op->kind], op->kind == WT_STEP ? ++n->steps
+                                      : on_body ? n->body[op->number] : n->character[op->number]);
     switch ((wt_op_kind)op->kind) {
     case WT_BODY:
         lb_number(b, " ", op->arg);
@@ -56,18 +73,23 @@ static void write_op(const kcc_world_trace *t, const wt_op *op, renumbering *n, 
             lb_number(b, " layers=", op->bits);
         break;
     case WT_PLACE: case WT_TARGET: lb_floats(b, op->v, 7); break;
+    case WT_BODY_LAYERS: lb_number(b, " ", op->bits); break;
     case WT_CHARACTER: {
         lb_floats(b, op->v, 3);
         const kcc_character_desc defaults = kcc_character_default_desc();
-        for (uint32_t i = 0; i < KCC_TR_DESC_FIELD_COUNT; ++i) {
-            const kcc_tr_desc_field *f = &kcc_tr_desc_fields[i];
-            if (memcmp((const char *)&t->descs[op->arg] + f->offset,
-                       (const char *)&defaults + f->offset, kcc_tr_field_bytes(f)) != 0)
-                kcc_tr_lb_field(b, f, &t->descs[op->arg]);
-        }
+        lb_desc_fields(t, op->arg, &defaults, b);
+        n->desc[op->number] = op->arg;
         break;
     }
-    case WT_DISPLACE: lb_floats(b, op->v, 3); break;
+    case WT_RETUNE:
+        lb_desc_fields(t, op->arg, &t->descs[n->desc[op->number]], b);
+        n->desc[op->number] = op->arg;
+        break;
+    case WT_CHARACTER_LAYERS:
+        lb_number(b, " ", op->bits);
+        lb_number(b, " ", op->arg);
+        break;
+    case WT_TELEPORT: case WT_DISPLACE: case WT_SHIFT: lb_floats(b, op->v, 3); break;
     case WT_OUTCOME: {
         char flags[KCC_TRACE_FLAGS_CHARS];
         lb_floats(b, op->v, 3);
@@ -107,10 +129,12 @@ static void write_header(const kcc_world_trace *t, FILE *out)
 kcc_status kcc_wt_write(const kcc_world_trace *trace, const bool *keep, FILE *out)
 {
     renumbering n = {calloc(trace->body_count + 1, sizeof(uint32_t)),
+                     calloc(trace->character_count + 1, sizeof(uint32_t)),
                      calloc(trace->character_count + 1, sizeof(uint32_t)), 0, 0, 0};
-    if (!n.body || !n.character) {
+    if (!n.body || !n.character || !n.desc) {
         free(n.body);
         free(n.character);
+        free(n.desc);
         return KCC_ERR_OUT_OF_MEMORY;
     }
     write_header(trace, out);
@@ -124,6 +148,7 @@ kcc_status kcc_wt_write(const kcc_world_trace *trace, const bool *keep, FILE *ou
     fprintf(out, "end %u\n", (unsigned)n.steps);
     free(n.body);
     free(n.character);
+    free(n.desc);
     return ferror(out) || fflush(out) != 0 ? KCC_ERR_IO : KCC_OK;
 }
 
@@ -202,8 +227,8 @@ static uint32_t assign_units(shrinker *s, int kind)
     for (uint32_t i = 0; i < t->op_count; ++i) {
         const wt_op *op = &t->ops[i];
         uint32_t u = UINT32_MAX;
-        const bool on_body = op->kind <= WT_TARGET;
-        if (kind == 0 && (op->kind >= WT_CHARACTER && op->kind <= WT_DISPLACE))
+        const bool on_body = kcc_wt_names_body(op->kind);
+        if (kind == 0 && kcc_wt_calls_character(op->kind))
             u = op->number - 1;
         else if (kind == 0 && (op->kind == WT_OUTCOME || op->kind == WT_SENSOR))
             u = (op->kind == WT_OUTCOME ? op->number : op->arg) - 1;

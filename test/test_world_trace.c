@@ -1,5 +1,7 @@
 /* test_world_trace.c: world traces (`kcc-trace 2`, docs/traces.md): a world with a lift, a door,
  * a turntable, a sensor and a crowd recorded and replayed bit for bit with 1, 2 and 8 workers;
+ * teleports, retunes, layers and origin shifts recorded, read back as given and replayed; an
+ * edited position, flag or sensor event fails the replay; the recorder's floats read back;
  * re-recording a replay gives the same text; kcc_trace_check_file on both versions; hand-edited
  * traces with every kind of mistake give file:line: messages; a shrink of a long trace with a
  * planted divergence ends at a few steps that still diverge. */
@@ -7,7 +9,9 @@
 #include "test.h"
 #include "world_scene.h"
 #include "../demo/jobs.h"
+#include "world_trace_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -54,10 +58,45 @@ static void write_all(const char *path, const char *text)
     fclose(f);
 }
 
-/// Records the scene (crowd characters, steps) into dir/name, whose path goes to out_path (may be
-/// NULL; 256 bytes).
+/// Calls a test makes on the scene's world before its step `step`.
+typedef void scene_calls_fn(world_scene *s, kcc_world *world, uint32_t step);
+
+/// The world calls besides the scene's own, each once: retunes (the lift's rider's, and another's
+/// size and back to the defaults), teleports, character and body layers (the character in the
+/// door's way stops seeing the door), and an origin shift.
+static void other_calls(world_scene *s, kcc_world *world, uint32_t step)
+{
+    kcc_character_desc tuned = kcc_character_default_desc();
+    const uint32_t far = s->crowd_count > 5 ? s->crowd[5] : 0;
+    switch (step) {
+    case 10:
+        tuned.step_height = 0.4f;
+        assert_int_equal(kcc_world_set_character_desc(world, s->crowd[0], &tuned), KCC_OK);
+        break;
+    case 20: assert_int_equal(kcc_world_set_character_position(world, far, (vec3){8, 1.5f, 10}), KCC_OK); break;
+    case 30:
+        tuned.half_extents[0] = tuned.half_extents[2] = 0.3f;
+        tuned.half_extents[1] = 0.7f;
+        assert_int_equal(kcc_world_set_character_desc(world, far, &tuned), KCC_OK);
+        break;
+    case 40:
+        assert_int_equal(kcc_world_set_character_layers(world, far, 2, 3), KCC_OK);
+        assert_int_equal(kcc_world_set_character_layers(world, s->crowd[2], 1, 1), KCC_OK);
+        break;
+    case 50: assert_int_equal(kcc_world_set_body_layers(world, s->door, 4), KCC_OK); break;
+    case 60: assert_int_equal(kcc_world_shift_origin(world, (vec3){1.5f, 0, -2}), KCC_OK); break;
+    case 70:
+        assert_int_equal(kcc_world_set_character_position(world, far, (vec3){-6.5f, 2, 1.25f}), KCC_OK);
+        assert_int_equal(kcc_world_set_character_desc(world, far, NULL), KCC_OK);
+        break;
+    default: break;
+    }
+}
+
+/// Records the scene (crowd characters, steps; calls: NULL or more calls before each step) into
+/// dir/name, whose path goes to out_path (may be NULL; 256 bytes).
 static void record_world(const trace_dir *d, const char *name, uint32_t lifts, uint32_t crowd,
-                         uint32_t steps, uint64_t seed, char *out_path)
+                         uint32_t steps, uint64_t seed, scene_calls_fn *calls, char *out_path)
 {
     world_scene s;
     assert_true(world_scene_init(&s, d->path, seed));
@@ -71,8 +110,11 @@ static void record_world(const trace_dir *d, const char *name, uint32_t lifts, u
     assert_int_equal(kcc_world_trace_begin(&w, f, world), KCC_OK);
     assert_int_equal(world_scene_name_levels(&s, &w), KCC_OK);
     world_scene_populate(&s, world, lifts, crowd);
-    for (uint32_t i = 0; i < steps; ++i)
+    for (uint32_t i = 0; i < steps; ++i) {
+        if (calls)
+            calls(&s, world, i);
         world_scene_step(&s, world, i);
+    }
     assert_int_equal(kcc_trace_end(&w), KCC_OK);
     fclose(f);
     kcc_world_destroy(world);
@@ -85,7 +127,7 @@ static void record_world(const trace_dir *d, const char *name, uint32_t lifts, u
 static void record_scene(const trace_dir *d, const char *name, uint32_t crowd, uint32_t steps,
                          char *out_path)
 {
-    record_world(d, name, 2, crowd, steps, 7, out_path);
+    record_world(d, name, 2, crowd, steps, 7, NULL, out_path);
 }
 
 static kcc_world_trace *load(const trace_dir *d, const char *name)
@@ -176,6 +218,113 @@ static void replaying_a_world_trace_while_recording_writes_the_same_text(void **
     remove_dir(&d);
 }
 
+static void teleports_retunes_layers_and_an_origin_shift_replay_bit_for_bit(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    char path[256], again[256];
+    record_world(&d, "calls.trace", 2, 8, 120, 7, other_calls, path);
+    char *text = read_all(path, NULL);
+    static const char *const kinds[] = {"\nteleport 6 8 1.5 10\n", "\nretune 1 step_height=0.4\n",
+                                        "\nretune 6 half_extents=0.3,0.7,0.3\n",
+                                        "\ncharacter_layers 6 2 3\n", "\ncharacter_layers 3 1 1\n",
+                                        "\nbody_layers 4 4\n", "\nshift 1.5 0 -2\n",
+                                        "\nteleport 6 -6.5 2 1.25\n",
+                                        "\nretune 6 half_extents=0.3,0.9,0.3\n"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; ++i)
+        if (!strstr(text, kinds[i]))
+            fail_msg("the recorded trace has no '%s'", kinds[i] + 1);
+    kcc_world_trace *t = load(&d, "calls.trace");
+    for (uint32_t workers = 1; workers <= 2; ++workers) {
+        kcc_world_trace_report rep = replay_with(t, workers, NULL);
+        if (rep.diverged) {
+            char msg[512];
+            kcc_world_trace_format_divergence(t, &rep, msg, sizeof msg);
+            fail_msg("%u workers: %s", (unsigned)workers, msg);
+        }
+        assert_int_equal(rep.steps, 120);
+    }
+    /* replayed while recording, the calls are written again as they were */
+    snprintf(again, sizeof again, "%s/again.trace", d.path);
+    FILE *f = fopen(again, "w");
+    assert_non_null(f);
+    assert_int_equal(replay_with(t, 2, f).diverged, 0);
+    fclose(f);
+    char *b = read_all(again, NULL);
+    assert_string_equal(text, b);
+    free(b);
+    free(text);
+    kcc_world_trace_free(t);
+    remove_dir(&d);
+}
+
+/// The first op of `kind` in t.
+static const wt_op *first_op(const kcc_world_trace *t, wt_op_kind kind)
+{
+    for (uint32_t i = 0; i < t->op_count; ++i)
+        if (t->ops[i].kind == kind)
+            return &t->ops[i];
+    fail_msg("no op of kind %d", (int)kind);
+    return NULL;
+}
+
+static void the_calls_read_back_are_the_calls_made(void **state)
+{
+    (void)state;
+    kcc_level level;
+    char err[256];
+    assert_int_equal(kcc_level_generate("flat size=16", &level, err, sizeof err), KCC_OK);
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_level_build_mesh(&level, &mesh), KCC_OK);
+    kcc_world *world = NULL;
+    assert_int_equal(kcc_world_create(NULL, &world), KCC_OK);
+    static char buffer[1 << 14];
+    kcc_trace_writer w;
+    assert_int_equal(kcc_world_trace_begin_buffer(&w, buffer, sizeof buffer, world), KCC_OK);
+    assert_int_equal(kcc_world_trace_level(&w, mesh, "gen flat size=16", kcc_level_hash(&level)), KCC_OK);
+    uint32_t floor, c;
+    assert_int_equal(kcc_world_add_body(world, mesh, NULL, &floor), KCC_OK);
+    assert_int_equal(kcc_world_add_character(world, NULL, (vec3){0, 0.95f, 0}, &c), KCC_OK);
+    kcc_character_desc tuned = kcc_character_default_desc();
+    tuned.step_height = 0.375f;
+    assert_int_equal(kcc_world_set_character_position(world, c, (vec3){1.25f, 2.5f, -3.75f}), KCC_OK);
+    assert_int_equal(kcc_world_set_character_desc(world, c, &tuned), KCC_OK);
+    assert_int_equal(kcc_world_set_character_layers(world, c, 6, 5), KCC_OK);
+    assert_int_equal(kcc_world_set_body_layers(world, floor, 3), KCC_OK);
+    assert_int_equal(kcc_world_shift_origin(world, (vec3){0.5f, 0, -7}), KCC_OK);
+    /* refused calls change nothing and are not written */
+    assert_int_equal(kcc_world_set_character_layers(world, c, 0, 5), KCC_ERR_BAD_DESC);
+    assert_int_equal(kcc_world_set_body_layers(world, floor, 0), KCC_ERR_BAD_DESC);
+    assert_int_equal(kcc_world_step(world), KCC_OK);
+    assert_int_equal(kcc_trace_end(&w), KCC_OK);
+    const char *lines = "\nteleport 1 1.25 2.5 -3.75\nretune 1 step_height=0.375\n"
+                        "character_layers 1 6 5\nbody_layers 1 3\nshift 0.5 0 -7\nstep 1\n";
+    if (!strstr(buffer, lines))
+        fail_msg("want the lines%s in\n%s", lines, buffer);
+    kcc_world_trace *t = NULL;
+    assert_int_equal(kcc_world_trace_parse(buffer, strlen(buffer), "calls.trace", &t, err, sizeof err), KCC_OK);
+    const wt_op *op = first_op(t, WT_TELEPORT);
+    assert_int_equal(op->number, 1);
+    assert_true(op->v[0] == 1.25f && op->v[1] == 2.5f && op->v[2] == -3.75f);
+    op = first_op(t, WT_RETUNE);
+    assert_true(t->descs[op->arg].step_height == 0.375f);
+    assert_memory_equal(&t->descs[op->arg].half_extents, &tuned.half_extents, sizeof tuned.half_extents);
+    op = first_op(t, WT_CHARACTER_LAYERS);
+    assert_true(op->number == 1 && op->bits == 6 && op->arg == 5);
+    op = first_op(t, WT_BODY_LAYERS);
+    assert_true(op->number == 1 && op->bits == 3);
+    op = first_op(t, WT_SHIFT);
+    assert_true(op->v[0] == 0.5f && op->v[1] == 0.0f && op->v[2] == -7.0f);
+    kcc_world_trace_report rep;
+    assert_int_equal(kcc_world_trace_replay(t, NULL, &rep, err, sizeof err), KCC_OK);
+    assert_int_equal(rep.diverged, 0);
+    kcc_world_trace_free(t);
+    kcc_world_destroy(world);
+    kcc_mesh_destroy(mesh);
+    kcc_level_free(&level);
+}
+
 /// Line `line` (1-based) of text replaced by `with` (NULL: deleted), into out.
 static void edit_line(const char *text, uint32_t line, const char *with, char *out, size_t size)
 {
@@ -252,6 +401,58 @@ static void an_edited_outcome_fails_the_check_naming_its_step_and_character(void
         fail_msg("got '%s', want it to start with '%s'", msg, want);
     /* a tolerance does not hide a metre */
     assert_false(kcc_trace_check_file(path, 0.01f, msg, sizeof msg));
+    remove_dir(&d);
+}
+
+/// Writes text with the first line starting with `prefix` replaced by `with` (NULL: deleted) to
+/// path, and returns kcc_trace_check_file's message (false expected) in msg (512 bytes).
+static void check_edited(const char *path, const char *text, const char *prefix, const char *with,
+                         char *msg)
+{
+    const size_t size = strlen(text) + 256;
+    char *edited = malloc(size);
+    assert_non_null(edited);
+    edit_line(text, line_of(text, prefix), with, edited, size);
+    write_all(path, edited);
+    free(edited);
+    assert_false(kcc_trace_check_file(path, 0.0f, msg, 512));
+}
+
+static void a_changed_sensor_event_or_flag_fails_the_check(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    char path[256], msg[512];
+    record_scene(&d, "scene.trace", 6, 200, path);
+    char *text = read_all(path, NULL);
+    /* a sensor event left out, or turned around */
+    const char *event = strstr(text, "\nsensor ");
+    assert_non_null(event);
+    char line[64];
+    snprintf(line, sizeof line, "%.*s", (int)(strchr(event + 1, '\n') - event - 1), event + 1);
+    check_edited(path, text, line, NULL, msg);
+    if (!strstr(msg, "sensor events differ: the trace lists 0, the replay has 1"))
+        fail_msg("a left-out event: %s", msg);
+    char turned[64];
+    snprintf(turned, sizeof turned, "%.*s%s", (int)(strlen(line) - 6), line,
+             strstr(line, " enter") ? " leave" : " enter");
+    check_edited(path, text, line, turned, msg);
+    if (!strstr(msg, "sensor events differ: the trace lists 1, the replay has 1"))
+        fail_msg("a turned event: %s", msg);
+    /* an outcome's flags alone */
+    const char *landed = strstr(text, " ON_GROUND\n");
+    assert_non_null(landed);
+    const char *begin = landed;
+    while (begin[-1] != '\n')
+        --begin;
+    snprintf(line, sizeof line, "%.*s", (int)(landed - begin), begin);
+    char flagged[96];
+    snprintf(flagged, sizeof flagged, "%s ON_GROUND|ON_STEEP", line);
+    check_edited(path, text, line, flagged, msg);
+    if (!strstr(msg, "flags ON_GROUND|ON_STEEP, actual"))
+        fail_msg("a changed flag: %s", msg);
+    free(text);
     remove_dir(&d);
 }
 
@@ -407,6 +608,23 @@ static void every_kind_of_mistake_in_a_hand_edited_world_trace_is_named_by_line(
         {13, NULL, KCC_ERR_PARSE, "truncated: missing the 'end' line after step 2", 12},
         {13, "end 2\nstep 3", KCC_ERR_PARSE, "unexpected 'step' after the 'end' line", 14},
         {2, "level 1 gen flat size=16\nworld body_capacity=16", KCC_ERR_PARSE, "the 'world' line belongs", 3},
+        {9, "teleport 1 0 1", KCC_ERR_PARSE, "expected 'teleport C cx cy cz'", 9},
+        {9, "teleport 2 0 1 0", KCC_ERR_PARSE, "character 2 is not in the world here (never added)", 9},
+        {9, "teleport 1 0 nan 0", KCC_ERR_PARSE, "teleport position must be finite", 9},
+        {9, "teleport 1 0 2e18 0", KCC_ERR_PARSE, "position beyond 1e+18 m", 9},
+        {9, "retune", KCC_ERR_PARSE, "expected 'retune C [field=value ...]'", 9},
+        {9, "retune 1 step_height=-1", KCC_ERR_BAD_DESC, "desc rejected", 9},
+        {9, "retune 1 colour=red", KCC_ERR_PARSE, "unknown desc field 'colour'", 9},
+        {9, "character_layers 1 1", KCC_ERR_PARSE, "expected 'character_layers C N M'", 9},
+        {9, "character_layers 1 0 1", KCC_ERR_PARSE, "layers '0' is out of range", 9},
+        {9, "character_layers 1 1 4294967296", KCC_ERR_PARSE, "mask '4294967296' is out of range", 9},
+        {9, "body_layers 1", KCC_ERR_PARSE, "expected 'body_layers B N'", 9},
+        {9, "body_layers 3 1", KCC_ERR_PARSE, "body 3 is not in the world here (never added)", 9},
+        {9, "body_layers 1 x", KCC_ERR_PARSE, "bad layers 'x'", 9},
+        {9, "shift 1 2", KCC_ERR_PARSE, "expected 'shift x y z'", 9},
+        {9, "shift 1 inf 0", KCC_ERR_PARSE, "new origin must be finite", 9},
+        {12, "remove_character 1\nretune 1", KCC_ERR_PARSE, "character 1 is not in the world here (it was removed)", 13},
+        {12, "remove_character 1\nteleport 1 0 1 0", KCC_ERR_PARSE, "(it was removed)", 13},
         {3, "level 1 gen flat size=16\nlevel_hash 1 0123", KCC_ERR_PARSE, "16 lowercase hex digits", 4},
     };
     trace_dir d;
@@ -418,6 +636,16 @@ static void every_kind_of_mistake_in_a_hand_edited_world_trace_is_named_by_line(
     kcc_world_trace *t = NULL;
     char err[512], text[2048], want[512];
     assert_int_equal(kcc_world_trace_parse(good_trace, strlen(good_trace), name, &t, err, sizeof err), KCC_OK);
+    kcc_world_trace_free(t);
+    /* the calls' lines as a hand may write them load (a retune over the character's desc) */
+    static const char *const calls =
+        "teleport 1 0 1 -2\nretune 1 step_height=0.5\nretune 1 half_extents=0.3,0.9,0.3\n"
+        "character_layers 1 2 4294967295\nbody_layers 2 6\nshift -1 0 2.5";
+    edit_line(good_trace, 9, calls, text, sizeof text);
+    if (kcc_world_trace_parse(text, strlen(text), name, &t, err, sizeof err) != KCC_OK)
+        fail_msg("%s", err);
+    const kcc_character_desc *last = &t->descs[t->desc_count - 1];
+    assert_true(last->step_height == 0.5f && last->half_extents[1] == 0.9f);
     kcc_world_trace_free(t);
     for (size_t i = 0; i < sizeof mistakes / sizeof mistakes[0]; ++i) {
         const mistake *m = &mistakes[i];
@@ -459,21 +687,6 @@ static void recording_refuses_a_busy_world_and_an_unnamed_mesh_fails_the_trace(v
     assert_int_equal(kcc_world_remove_body(world, body), KCC_OK);
     assert_int_equal(kcc_world_trace_begin_buffer(&other, buffer, sizeof buffer, world), KCC_OK);
     assert_int_equal(kcc_trace_end(&other), KCC_OK);
-    /* a teleport, a retune and an origin shift cannot be written in version 2: each ends the
-       recording with KCC_ERR_VERSION rather than leave a trace that would diverge there */
-    uint32_t ch;
-    assert_int_equal(kcc_world_add_character(world, NULL, (vec3){0, 5, 0}, &ch), KCC_OK);
-    for (int call = 0; call < 3; ++call) {
-        assert_int_equal(kcc_world_remove_character(world, ch), KCC_OK);
-        assert_int_equal(kcc_world_trace_begin_buffer(&other, buffer, sizeof buffer, world), KCC_OK);
-        assert_int_equal(kcc_world_add_character(world, NULL, (vec3){0, 5, 0}, &ch), KCC_OK);
-        assert_int_equal(call == 0   ? kcc_world_set_character_position(world, ch, (vec3){1, 5, 0})
-                         : call == 1 ? kcc_world_set_character_desc(world, ch, NULL)
-                                     : kcc_world_shift_origin(world, (vec3){1, 0, 0}),
-                         KCC_OK);
-        assert_int_equal(kcc_world_step(world), KCC_OK);
-        assert_int_equal(kcc_trace_end(&other), KCC_ERR_VERSION);
-    }
     kcc_world_destroy(world);
     world_scene_free(&s);
     remove_dir(&d);
@@ -517,23 +730,38 @@ static void a_displacement_that_repeats_is_written_once(void **state)
     remove_dir(&d);
 }
 
+/// Plants x = 1.5 in the lift's rider's outcome after step `step` of the trace at path (in d, named
+/// name) and shrinks it for that divergence into dir/shrunk.trace (its path into shrunk: 256
+/// bytes).
+static kcc_world_shrink_report shrink_planted(const trace_dir *d, const char *name, const char *path,
+                                              uint32_t step, char *shrunk)
+{
+    char err[512];
+    snprintf(shrunk, 256, "%s/shrunk.trace", d->path);
+    unsigned character;
+    plant_outcome(path, step, 1, "1.5 . .", &character);
+    kcc_world_trace *t = load(d, name);
+    FILE *f = fopen(shrunk, "w");
+    assert_non_null(f);
+    kcc_world_shrink_desc desc = {KCC_WORLD_SHRINK_DIVERGENCE, 0, 0.0f, 0};
+    kcc_world_shrink_report rep;
+    kcc_status st = kcc_world_trace_shrink(t, &desc, f, &rep, err, sizeof err);
+    fclose(f);
+    kcc_world_trace_free(t);
+    if (st != KCC_OK)
+        fail_msg("%s", err);
+    return rep;
+}
+
 static void a_planted_divergence_in_a_long_trace_shrinks_to_a_few_steps_that_still_diverge(void **state)
 {
     (void)state;
     trace_dir d;
     make_dir(&d);
     char path[256], shrunk[256], msg[512], err[512];
-    record_world(&d, "long.trace", 1, 6, 480, 3, path);   /* the world_movers golden's world */
-    snprintf(shrunk, sizeof shrunk, "%s/shrunk.trace", d.path);
+    record_world(&d, "long.trace", 1, 6, 480, 3, NULL, path);   /* the world_movers golden's world */
     /* the lift's rider's outcome after step 400 gets x = 1.5: a planted divergence */
-    unsigned character;
-    plant_outcome(path, 400, 1, "1.5 . .", &character);
-    kcc_world_trace *t = load(&d, "long.trace");
-    FILE *f = fopen(shrunk, "w");
-    kcc_world_shrink_desc desc = {KCC_WORLD_SHRINK_DIVERGENCE, 0, 0.0f, 0};
-    kcc_world_shrink_report rep;
-    assert_int_equal(kcc_world_trace_shrink(t, &desc, f, &rep, err, sizeof err), KCC_OK);
-    fclose(f);
+    kcc_world_shrink_report rep = shrink_planted(&d, "long.trace", path, 400, shrunk);
     assert_int_equal(rep.steps[0], 480);
     if (!(rep.steps[1] >= 1 && rep.steps[1] <= 20))
         fail_msg("shrunk to %u steps, %u characters, %u bodies (%u replays)", (unsigned)rep.steps[1],
@@ -543,16 +771,136 @@ static void a_planted_divergence_in_a_long_trace_shrinks_to_a_few_steps_that_sti
     assert_false(kcc_trace_check_file(shrunk, 0.0f, msg, sizeof msg));
     if (!strstr(msg, "expected position (1.5 "))
         fail_msg("the shrunk trace fails otherwise: %s", msg);
-    kcc_world_trace_free(t);
     /* a trace that replays has nothing to shrink */
     record_scene(&d, "good.trace", 3, 30, NULL);
-    t = load(&d, "good.trace");
-    f = fopen(shrunk, "w");
+    kcc_world_trace *t = load(&d, "good.trace");
+    FILE *f = fopen(shrunk, "w");
+    kcc_world_shrink_desc desc = {KCC_WORLD_SHRINK_DIVERGENCE, 0, 0.0f, 0};
     assert_int_equal(kcc_world_trace_shrink(t, &desc, f, &rep, err, sizeof err), KCC_ERR_BAD_DESC);
     fclose(f);
     assert_non_null(strstr(err, "nothing to shrink"));
     kcc_world_trace_free(t);
     remove_dir(&d);
+}
+
+static void a_shrink_that_cuts_a_character_cuts_its_calls_and_keeps_the_others(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    char path[256], shrunk[256], msg[512];
+    record_world(&d, "calls.trace", 1, 8, 160, 3, other_calls, path);
+    /* the lift's rider, retuned at step 10 */
+    kcc_world_shrink_report rep = shrink_planted(&d, "calls.trace", path, 150, shrunk);
+    assert_int_equal(rep.characters[1], 1);
+    char *text = read_all(shrunk, NULL);
+    /* the other characters' teleports, retunes and layers went with them; the rider's retune and
+       the world's shift stay (a shift names no character) */
+    assert_null(strstr(text, "\nteleport "));
+    assert_null(strstr(text, "\ncharacter_layers "));
+    assert_null(strstr(text, "half_extents="));
+    assert_non_null(strstr(text, "\nretune 1 step_height=0.4\n"));
+    free(text);
+    assert_false(kcc_trace_check_file(shrunk, 0.0f, msg, sizeof msg));
+    if (!strstr(msg, "expected position (1.5 "))
+        fail_msg("the shrunk trace fails otherwise: %s", msg);
+    remove_dir(&d);
+}
+
+/// The fewest significant digits n with which snprintf's correctly rounded "%.*e" of v reads back
+/// (strtof) to v's bits: the shortest decimal any writer can give v.
+static int shortest_digits(float v)
+{
+    char text[64];
+    for (int n = 1; n < 9; ++n) {
+        snprintf(text, sizeof text, "%.*e", n - 1, (double)v);
+        const float back = strtof(text, NULL);
+        if (memcmp(&back, &v, sizeof v) == 0)
+            return n;
+    }
+    return 9;
+}
+
+/// Checks kcc_wt_put_float(v) against the C library: plain decimal, reads back (strtof) to v's bits,
+/// no fewer significant digits than the shortest, at most 9; false when it has more than the
+/// shortest (a borderline case, where the writer keeps a digit).
+static bool check_float_text(float v)
+{
+    char text[64];
+    char *end = kcc_wt_put_float(text, v);
+    const double a = fabs((double)v);
+    if (!(a >= 1e-7 && a < 1e9)) {   /* 0, NaN, infinities, out of range: the caller's */
+        if (end)
+            fail_msg("%a: written, but out of the plain range", (double)v);
+        return true;
+    }
+    if (!end || end - text > 18)
+        fail_msg("%a: not written, or longer than 18 characters", (double)v);
+    *end = '\0';
+    int points = 0;
+    for (const char *c = text + (v < 0.0f); *c; ++c) {
+        if (*c == '.')
+            ++points;
+        else if (*c < '0' || *c > '9')
+            fail_msg("%a: '%s' is not plain decimal", (double)v, text);
+    }
+    const char *first = text + (v < 0.0f);
+    const float back = strtof(text, NULL);
+    if (memcmp(&back, &v, sizeof v) != 0 || points > 1 || (first[0] == '0' && first[1] != '.'))
+        fail_msg("%a: '%s' does not read back (%a) or is not plain", (double)v, text, (double)back);
+    /* the significant digits: from the first non-zero digit to the last */
+    int significant = 0, digits = 0;
+    for (const char *c = first; *c; ++c) {
+        if (*c == '.' || (*c == '0' && digits == 0))
+            continue;
+        ++digits;
+        if (*c != '0')
+            significant = digits;
+    }
+    const int shortest = shortest_digits(v);
+    if (significant < shortest || significant > 9)
+        fail_msg("%a: '%s' has %d significant digits, the shortest %d", (double)v, text, significant,
+                 shortest);
+    return significant == shortest;
+}
+
+static void the_recorder_writes_floats_that_read_back_with_few_digits(void **state)
+{
+    (void)state;
+    static const float edges[] = {1e-7f, 1.0000001e-7f, 9.99999e-8f, 1e9f, 999999936.0f, 1.0f, 0.1f,
+                                  0.2f, 0.3f, 1e-3f, 123456.789f, 16777216.0f, 16777218.0f,
+                                  117760704.0f, 0.93f, 0.95f, 2.5f, 0.125f, 1e-5f, 3.4028235e38f,
+                                  1e-45f, 1.17549435e-38f, -0.0f, 0.0f, 4.0f, 1e8f, 99999992.0f};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; ++i) {
+        check_float_text(edges[i]);
+        check_float_text(-edges[i]);
+        check_float_text(INFINITY);
+        check_float_text(NAN);
+    }
+    for (int e = -7; e <= 8; ++e) {   /* powers of ten and their neighbours */
+        const float p = (float)pow(10.0, e);
+        check_float_text(p);
+        check_float_text(nextafterf(p, 0.0f));
+        check_float_text(nextafterf(p, INFINITY));
+    }
+    for (int e = -23; e <= 29; ++e)   /* powers of two: the ulp below is half the ulp above */
+        check_float_text(ldexpf(1.0f, e));
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    uint32_t checked = 0, shortest = 0;
+    for (int i = 0; i < 200000; ++i) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        const uint32_t bits = (uint32_t)(seed >> 32);
+        float v;
+        memcpy(&v, &bits, sizeof v);
+        if (i % 2)   /* positions as a game has them: metres with a few decimals */
+            v = (float)((double)(bits % 2000000u) / 1000.0 - 1000.0);
+        const double a = fabs((double)v);
+        checked += a >= 1e-7 && a < 1e9;
+        shortest += check_float_text(v) && a >= 1e-7 && a < 1e9;
+    }
+    /* the borderline cases, where a digit is kept, are rare */
+    if (shortest < checked - checked / 50)
+        fail_msg("%u of %u floats written with the fewest digits", (unsigned)shortest, (unsigned)checked);
 }
 
 static void a_crush_shrinks_to_the_door_and_the_crushed_character(void **state)
@@ -585,7 +933,10 @@ int test_group_world_trace(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_recorded_world_replays_bit_for_bit_with_1_2_and_8_workers),
         cmocka_unit_test(replaying_a_world_trace_while_recording_writes_the_same_text),
+        cmocka_unit_test(teleports_retunes_layers_and_an_origin_shift_replay_bit_for_bit),
+        cmocka_unit_test(the_calls_read_back_are_the_calls_made),
         cmocka_unit_test(an_edited_outcome_fails_the_check_naming_its_step_and_character),
+        cmocka_unit_test(a_changed_sensor_event_or_flag_fails_the_check),
         cmocka_unit_test(a_changed_level_is_reported_as_changed_not_as_a_divergence),
         cmocka_unit_test(check_file_reads_both_versions_and_each_loader_names_the_other),
         cmocka_unit_test(the_documented_check_examples_pass_on_a_world_trace),
@@ -593,7 +944,9 @@ int test_group_world_trace(void)
         cmocka_unit_test(recording_refuses_a_busy_world_and_an_unnamed_mesh_fails_the_trace),
         cmocka_unit_test(a_displacement_that_repeats_is_written_once),
         cmocka_unit_test(a_planted_divergence_in_a_long_trace_shrinks_to_a_few_steps_that_still_diverge),
+        cmocka_unit_test(a_shrink_that_cuts_a_character_cuts_its_calls_and_keeps_the_others),
         cmocka_unit_test(a_crush_shrinks_to_the_door_and_the_crushed_character),
+        cmocka_unit_test(the_recorder_writes_floats_that_read_back_with_few_digits),
     };
     return KCC_RUN_GROUP("world_trace", tests);
 }
