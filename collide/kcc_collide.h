@@ -165,8 +165,8 @@ typedef struct kcc_heightfield_desc {
 /// split along the diagonal p(i,j)..p(i+1,j+1) and wound so that (b-a)x(c-a) points up (+y). A
 /// hole cell's two triangles do not exist (kcc_mesh_triangle is false for them; no query reports
 /// them). kcc_mesh_overlap_mesh and kcc_mesh_self_intersections give 0 for a heightfield (its
-/// cells never cut each other; against other meshes it is not supported), and kcc_world_add_body
-/// refuses one (KCC_ERR_BAD_DESC): a world's bodies are tree meshes.
+/// cells never cut each other; against other meshes it is not supported). A heightfield is a
+/// world body like any mesh (kcc_world_add_body: static or kinematic, any transform).
 /// Errors: KCC_ERR_NULL_ARGUMENT (desc, out_mesh), KCC_ERR_NO_VERTICES (heights NULL),
 /// KCC_ERR_NO_TRIANGLES (columns or rows below 2, or every cell a hole), KCC_ERR_NON_FINITE (a NaN
 /// or infinite height, spacing or origin, or a corner height that overflows), KCC_ERR_BAD_DESC

@@ -150,12 +150,16 @@ static inline void kcc_pose_vector_inverse(const kcc_pose *pose, const float v[3
     for (int i = 0; i < 3; ++i)
         out[i] = pose->m[0][i] * x + pose->m[1][i] * y + pose->m[2][i] * z;
 }
+/// Triangle t's three corners placed by pose, as every world query sees them.
+static inline void kcc_pose_tri(const kcc_pose *pose, const kcc_tri *t, float out[3][3])
+{
+    for (int k = 0; k < 3; ++k)
+        kcc_pose_point(pose, t->v[k], out[k]);
+}
 /// Body i's three placed corners of mesh slot s (leaf order), as every world query sees them.
 static inline void kcc_body_corners(const kcc_body *body, uint32_t s, float out[3][3])
 {
-    const kcc_tri *t = &body->mesh->tris[s];
-    for (int k = 0; k < 3; ++k)
-        kcc_pose_point(&body->pose, t->v[k], out[k]);
+    kcc_pose_tri(&body->pose, &body->mesh->tris[s], out);
 }
 /// A pose whose placed corners are the mesh's corners bit for bit (no rotation, position 0): its
 /// queries test the mesh's own triangles and, for rays, the world ray as is.
@@ -197,11 +201,13 @@ void kcc_world_for_bodies_in_box(const kcc_world *world, const float lo[3], cons
 /// their number (the box and sphere overlaps' report).
 uint32_t kcc_body_append_slot(const kcc_mesh *mesh, uint32_t s, uint32_t body_id,
                               kcc_body_triangle *out, uint32_t capacity, uint32_t found);
-/// Visits one leaf of a body's mesh tree (slots first .. first + count - 1).
-typedef void (*kcc_mesh_leaf_visit)(void *ctx, uint32_t first, uint32_t count);
+/// Visits one leaf of a body's mesh tree: slots first .. first + count - 1 of `leaf` (the mesh
+/// itself, or for a heightfield the view holding one batch of its cells' triangles).
+typedef void (*kcc_mesh_leaf_visit)(void *ctx, const kcc_mesh *leaf, uint32_t first, uint32_t count);
 /// The box walk of a mesh's tree in kcc_mesh_overlap_aabb's order (a group's overlapping leaves in
 /// slot order, then its inner children in slot order): calls visit on every leaf whose box
-/// overlaps [lo, hi] (touching counts). lo <= hi.
+/// overlaps [lo, hi] (touching counts); a heightfield's cells under the box, batch by batch in
+/// ascending triangle order (kcc_hf_box_next). lo <= hi.
 void kcc_mesh_box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3],
                        kcc_mesh_leaf_visit visit, void *ctx);
 

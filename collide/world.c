@@ -287,8 +287,6 @@ kcc_status kcc_world_add_body(kcc_world *world, const kcc_mesh *mesh, const kcc_
         return st;
     if ((unsigned)d.kind > (unsigned)KCC_BODY_KINEMATIC || d.layers == 0)
         return KCC_ERR_BAD_DESC;
-    if (mesh->hf)
-        return KCC_ERR_BAD_DESC; /* the world's walks read tree meshes (kcc_heightfield_build) */
     if (mesh->triangle_count > KCC_WORLD_BOX_TRIS - world->tri_live)
         return KCC_ERR_TOO_LARGE; /* the live bodies' triangles would not fit 32-bit ids */
     uint32_t slot;

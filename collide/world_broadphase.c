@@ -15,7 +15,7 @@ static bool small_enough(const float lo[3], const float hi[3], float size)
 /// The first leaf-order slot under a child (first, count): descend the leftmost children.
 static uint32_t first_slot_under(const kcc_mesh *mesh, uint32_t first, uint32_t count)
 {
-    while (count == 0) {
+    while (count == 0 && !mesh->hf) { /* a heightfield is one piece from slot 0 */
         const kcc_node4 *q = &mesh->quads[first];
         int i = 0;
         while (i < 3 && !(q->x[0][i] <= q->x[1][i])) /* skip empty slots */
@@ -29,7 +29,8 @@ static uint32_t first_slot_under(const kcc_mesh *mesh, uint32_t first, uint32_t 
 /// Calls `take` (when not NULL) for each piece of body b, returns how many there are. A static
 /// body that is not a sensor has none: characters see static bodies whole, through their caches
 /// (kcc_world_source_split), so the broadphase never holds them. Any other body, or a small static
-/// sensor, is one piece (the whole tree); a large static sensor is split along its tree.
+/// sensor, or a heightfield, is one piece (the whole tree or grid); a large static sensor is split
+/// along its tree.
 static uint32_t plan_pieces(const kcc_world *world, const kcc_body *b,
                             void (*take)(kcc_world *, uint32_t, uint32_t, uint32_t, const float *,
                                          const float *),
@@ -38,7 +39,7 @@ static uint32_t plan_pieces(const kcc_world *world, const kcc_body *b,
     const float size = world->desc.grid_cell_size;
     if (b->kind == KCC_BODY_STATIC && !b->sensor)
         return 0;
-    if (b->kind != KCC_BODY_STATIC || small_enough(b->bounds[0], b->bounds[1], size)) {
+    if (b->kind != KCC_BODY_STATIC || b->mesh->hf || small_enough(b->bounds[0], b->bounds[1], size)) {
         if (take)
             take(out_world, slot, 0, 0, b->bounds[0], b->bounds[1]);
         return 1;

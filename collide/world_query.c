@@ -1,5 +1,6 @@
 /* world_query.c: the world's queries (ray cast, box overlap, box sweep) over every body at its
  * current pose, and the body tree they walk. Queries keep no state and never allocate. */
+#include "heightfield_internal.h"
 #include "kcc_world_internal.h"
 
 void kcc_world_rebuild_body_tree(kcc_world *world)
@@ -54,20 +55,22 @@ static float max_abs3f(const float v[3])
 static const kcc_body *seen_body(const kcc_world *world, uint32_t slot, uint32_t layer_mask)
 {
     const kcc_body *b = &world->bodies[slot];
-    if (!b->mesh || b->sensor || (b->layers & layer_mask) == 0 || b->mesh->quad_count == 0)
+    if (!b->mesh || b->sensor || (b->layers & layer_mask) == 0 ||
+        (b->mesh->quad_count == 0 && !b->mesh->hf))
         return NULL;
     return b;
 }
 
-/// The n (<= 4) triangles from slot s0 of body b as the queries see them: the mesh's own records
-/// for an identity pose, else their placed corners (kcc_body_corners) written to buf.
-static const kcc_tri *placed_run(const kcc_body *b, bool identity, uint32_t s0, uint32_t n,
-                                 kcc_tri buf[4])
+/// The n (<= 4) triangles from slot s0 of leaf (body b's mesh, or a heightfield view of it) as
+/// the queries see them: the records themselves for an identity pose, else their placed corners
+/// (kcc_pose_tri) written to buf.
+static const kcc_tri *placed_run(const kcc_body *b, const kcc_mesh *leaf, bool identity,
+                                 uint32_t s0, uint32_t n, kcc_tri buf[4])
 {
     if (identity)
-        return &b->mesh->tris[s0];
+        return &leaf->tris[s0];
     for (uint32_t i = 0; i < n; ++i)
-        kcc_body_corners(b, s0 + i, buf[i].v);
+        kcc_pose_tri(&b->pose, &leaf->tris[s0 + i], buf[i].v);
     return buf;
 }
 
@@ -91,6 +94,15 @@ void kcc_mesh_box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3
 {
     kcc_pbox qb;
     kcc_pbox_setup(&qb, lo, hi);
+    if (mesh->hf) {
+        kcc_hf_view view;
+        kcc_hf_box_iter it;
+        const kcc_mesh *leaf = kcc_hf_view_init(&view, mesh);
+        kcc_hf_box_begin(&it, mesh, qb.lo, qb.hi);
+        for (uint32_t n; (n = kcc_hf_box_next(&it, &view)) > 0;)
+            visit(ctx, leaf, 0, n);
+        return;
+    }
     uint32_t stack[KCC_TREE_STACK], sp = 0;
     stack[sp++] = 0;
     while (sp > 0) {
@@ -103,7 +115,7 @@ void kcc_mesh_box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3
                 stack[sp++] = q->first[i];
         for (int leaves = mask & ~inner; leaves != 0; leaves &= leaves - 1) {
             const int bit = leaves & -leaves, i = (bit >> 1) - (bit >> 3);
-            visit(ctx, q->first[i], q->count[i]);
+            visit(ctx, mesh, q->first[i], q->count[i]);
         }
     }
 }
@@ -226,14 +238,13 @@ uint32_t kcc_body_append_slot(const kcc_mesh *mesh, uint32_t s, uint32_t body_id
     return found;
 }
 
-static void overlap_leaf(void *ctx, uint32_t first, uint32_t count)
+static void overlap_leaf(void *ctx, const kcc_mesh *mesh, uint32_t first, uint32_t count)
 {
     overlap_query *q = ctx;
-    const kcc_mesh *mesh = q->body->mesh;
     kcc_tri buf[4];
     for (uint32_t s0 = first, end = first + count; s0 < end; s0 += 4) {
         const uint32_t n = end - s0 < 4 ? end - s0 : 4;
-        const kcc_tri *t = placed_run(q->body, q->identity, s0, n, buf);
+        const kcc_tri *t = placed_run(q->body, mesh, q->identity, s0, n, buf);
         for (int hits = run_overlaps(t, n, q->lo, q->hi); hits != 0; hits &= hits - 1) {
             const int bit = hits & -hits;
             const uint32_t s = s0 + (uint32_t)((bit >> 1) - (bit >> 3));
@@ -280,6 +291,7 @@ typedef struct sweep_query {
     bool             best_start;
     float            limit;        ///< best_t grown by a relative hair (ties still visited), <= 1
     const kcc_body  *body;         ///< the body being swept
+    const kcc_mesh  *leaf;         ///< what its walk's slots index: its mesh, or a heightfield view
     uint32_t         slot;
     bool             identity;
 } sweep_query;
@@ -319,9 +331,9 @@ static float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
     kcc_tri buf[4];
     for (uint32_t s0 = first, end = first + count; s0 < end; s0 += 4) {
         const uint32_t n = end - s0 < 4 ? end - s0 : 4;
-        const kcc_tri *t = placed_run(q->body, q->identity, s0, n, buf);
+        const kcc_tri *t = placed_run(q->body, q->leaf, q->identity, s0, n, buf);
         for (uint32_t i = 0; i < n; ++i)
-            sweep_offer(q, &t[i], q->body->mesh->tri_id[s0 + i]);
+            sweep_offer(q, &t[i], q->leaf->tri_id[s0 + i]);
     }
     return q->limit;
 }
@@ -365,7 +377,15 @@ static void sweep_body(void *ctx, uint32_t slot)
     q->identity = kcc_pose_is_identity(&q->body->pose);
     kcc_pray slab;
     sweep_local_slab(q, c->lo, c->hi, &slab);
-    kcc_walk_nearest(q->body->mesh->quads, &slab, q->limit, sweep_leaf, q);
+    const kcc_mesh *mesh = q->body->mesh;
+    if (mesh->hf) {
+        kcc_hf_view view;
+        q->leaf = kcc_hf_view_init(&view, mesh);
+        kcc_hf_walk_nearest(mesh, &view, &slab, q->limit, sweep_leaf, q);
+        return;
+    }
+    q->leaf = mesh;
+    kcc_walk_nearest(mesh->quads, &slab, q->limit, sweep_leaf, q);
 }
 
 /// World bounds of box swept along delta, rounded outward.

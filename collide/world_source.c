@@ -1,6 +1,7 @@
 /* world_source.c: the world as a move's neighbourhood source (kcc_world_source): the placed
  * triangles of its bodies listed in one fixed order (bodies by triangle range, each body's in
  * leaf order), and the overflow mode's queries over all of them. Keeps no state; never allocates. */
+#include "heightfield_internal.h"
 #include "kcc_world_internal.h"
 
 /// A body placed exactly where its mesh is: its placed corners are the mesh's own, bit for bit.
@@ -230,24 +231,39 @@ static const kcc_body *body_of(const kcc_world_source *src, uint32_t h, uint32_t
     return b;
 }
 
-/// Body b's slot s as a listed triangle: placed corners and their plane, or the mesh's own at the
-/// identity; `index` the world id of input triangle tri_id[s].
-static void placed_local_tri(const kcc_body *b, uint32_t s, kcc_local_tri *out)
+/// Triangle record t of body b, its mesh's input triangle `input`, as a listed triangle: placed
+/// corners and their plane, or the record's own at the identity; `index` its world id.
+static void placed_local_tri(const kcc_body *b, const kcc_tri *t, uint32_t input, kcc_local_tri *out)
 {
-    const kcc_mesh *mesh = b->mesh;
     kcc_plane plane;
     if (placed_at_identity(b)) {
-        memcpy(out->v, mesh->tris[s].v, sizeof out->v);
-        kcc_tri_plane(&mesh->tris[s], &plane);
+        memcpy(out->v, t->v, sizeof out->v);
+        kcc_tri_plane(t, &plane);
     } else {
         kcc_tri placed;
-        kcc_body_corners(b, s, placed.v);
+        kcc_pose_tri(&b->pose, t, placed.v);
         memcpy(out->v, placed.v, sizeof out->v);
         kcc_tri_plane(&placed, &plane);
     }
     memcpy(out->n, plane.n, sizeof out->n);
     out->d = plane.d;
-    out->index = b->tri_base + mesh->tri_id[s];
+    out->index = b->tri_base + input;
+}
+
+/// Body b's slot s as a listed triangle (a heightfield's slot is its triangle id, its corners
+/// computed from the grid); false for a heightfield's hole.
+static bool slot_local_tri(const kcc_body *b, uint32_t s, kcc_local_tri *out)
+{
+    const kcc_mesh *mesh = b->mesh;
+    if (!mesh->hf) {
+        placed_local_tri(b, &mesh->tris[s], mesh->tri_id[s], out);
+        return true;
+    }
+    kcc_tri t;
+    if (!kcc_hf_triangle(mesh, s, &t))
+        return false;
+    placed_local_tri(b, &t, s, out);
+    return true;
 }
 
 static void world_fetch(const kcc_local_source *base, const uint32_t *handles, uint32_t n,
@@ -262,7 +278,9 @@ static void world_fetch(const kcc_local_source *base, const uint32_t *handles, u
         }
         uint32_t slot;
         const kcc_body *b = body_of(src, h, &slot);
-        placed_local_tri(b, slot, &out[j]);
+        const bool live = slot_local_tri(b, slot, &out[j]);
+        KCC_ASSERT(live); /* the query lists no hole */
+        (void)live;
     }
 }
 
@@ -277,12 +295,13 @@ typedef struct placed_visit {
 /// Returns false to stop the visit.
 typedef bool (*placed_visitor)(void *ctx, const placed_visit *v);
 
-/// Visits slots s .. e - 1 of body b whose bounds meet box qb; false when the visitor stopped.
-static bool visit_leaf_slots(const kcc_body *b, uint32_t s, uint32_t e, const kcc_pbox *qb,
-                             placed_visit *v, placed_visitor visit, void *ctx)
+/// Visits slots s .. e - 1 of leaf (body b's mesh, or a heightfield view of it) whose bounds meet
+/// box qb; false when the visitor stopped.
+static bool visit_leaf_slots(const kcc_body *b, const kcc_mesh *leaf, uint32_t s, uint32_t e,
+                             const kcc_pbox *qb, placed_visit *v, placed_visitor visit, void *ctx)
 {
     for (; s < e; ++s) {
-        const kcc_tri *t = &b->mesh->tris[s];
+        const kcc_tri *t = &leaf->tris[s];
         const float tlo[3] = {min3f(t->v[0][0], t->v[1][0], t->v[2][0]),
                               min3f(t->v[0][1], t->v[1][1], t->v[2][1]),
                               min3f(t->v[0][2], t->v[1][2], t->v[2][2])};
@@ -291,7 +310,7 @@ static bool visit_leaf_slots(const kcc_body *b, uint32_t s, uint32_t e, const kc
                               max3f(t->v[0][2], t->v[1][2], t->v[2][2])};
         if (!boxes_touch(tlo, thi, qb->lo, qb->hi))
             continue;
-        placed_local_tri(b, s, &v->tri);
+        placed_local_tri(b, t, leaf->tri_id[s], &v->tri);
         if (!visit(ctx, v))
             return false;
     }
@@ -305,13 +324,24 @@ static bool visit_part_slots(const seen_part *part, const float lo[3], const flo
 {
     const kcc_body *b = part->body;
     const kcc_mesh *mesh = b->mesh;
-    if (mesh->quad_count == 0)
+    if (mesh->quad_count == 0 && !mesh->hf)
         return true;
     kcc_pbox qb;
     kcc_pbox_setup(&qb, lo, hi);
     placed_visit v = {b, {{{0}}, {0}, 0.0f, 0u}};
+    if (mesh->hf) { /* a heightfield is one part: the cells under the box, batch by batch */
+        kcc_hf_view view;
+        kcc_hf_box_iter it;
+        const kcc_mesh *leaf = kcc_hf_view_init(&view, mesh);
+        kcc_hf_box_begin(&it, mesh, qb.lo, qb.hi);
+        for (uint32_t n; (n = kcc_hf_box_next(&it, &view)) > 0;)
+            if (!visit_leaf_slots(b, leaf, 0, n, &qb, &v, visit, ctx))
+                return false;
+        return true;
+    }
     if (part->count > 0)
-        return visit_leaf_slots(b, part->first, part->first + part->count, &qb, &v, visit, ctx);
+        return visit_leaf_slots(b, mesh, part->first, part->first + part->count, &qb, &v, visit,
+                                ctx);
     uint32_t stack[KCC_TREE_STACK], sp = 0;
     stack[sp++] = part->first;
     while (sp > 0) {
@@ -322,7 +352,8 @@ static bool visit_part_slots(const seen_part *part, const float lo[3], const flo
                 stack[sp++] = q->first[i];
         for (int i = 0; i < 4; ++i)
             if (((mask & ~inner) >> i & 1) &&
-                !visit_leaf_slots(b, q->first[i], q->first[i] + q->count[i], &qb, &v, visit, ctx))
+                !visit_leaf_slots(b, mesh, q->first[i], q->first[i] + q->count[i], &qb, &v, visit,
+                                  ctx))
                 return false;
     }
     return true;
@@ -487,8 +518,7 @@ static bool triangle_of_id(const kcc_world_source *src, uint32_t id, kcc_local_t
     const kcc_body *b = kcc_world_body_of_triangle(src->world, id, &input);
     if (!b || !(b->layers & src->layer_mask))
         return false;
-    placed_local_tri(b, b->mesh->tri_slot[input], out);
-    return true;
+    return slot_local_tri(b, b->mesh->hf ? input : b->mesh->tri_slot[input], out);
 }
 
 static bool world_triangle(const kcc_local_source *base, uint32_t id, vec3 out_corners[3])

@@ -2,6 +2,7 @@
  * kcc_world_overlap_sphere) over every body at its current pose: each body's tree walked in the
  * body's frame with the shape's local bounds, every candidate triangle placed and tested in the
  * world by sphere.c's exact per-triangle tests. Queries keep no state and never allocate. */
+#include "heightfield_internal.h"
 #include "kcc_world_internal.h"
 
 /// The margin (relative to the magnitudes in play: the mesh's corners, the body's position and
@@ -34,14 +35,15 @@ static double local_margin(const kcc_body *b, double reach)
     return (reach + offset + b->mesh->coord_scale) * LOCAL_MARGIN + 1e-30;
 }
 
-/// Triangle s of body b as the world's queries see it: the mesh's record for an identity pose,
-/// else its placed corners in *buf. NULL when placement flattened it (never reported, as
-/// kcc_tri_sweep_sphere and kcc_tri_overlap_sphere never report a degenerate triangle).
-static const kcc_tri *placed_tri(const kcc_body *b, bool identity, uint32_t s, kcc_tri *buf)
+/// Triangle record t of body b (its mesh's, or a heightfield view's) as the world's queries see
+/// it: the record for an identity pose, else its placed corners in *buf. NULL when placement
+/// flattened it (never reported, as kcc_tri_sweep_sphere and kcc_tri_overlap_sphere never report
+/// a degenerate triangle).
+static const kcc_tri *placed_tri(const kcc_body *b, bool identity, const kcc_tri *t, kcc_tri *buf)
 {
     if (identity)
-        return &b->mesh->tris[s];
-    kcc_body_corners(b, s, buf->v);
+        return t;
+    kcc_pose_tri(&b->pose, t, buf->v);
     return kcc_tri_is_degenerate(buf->v[0], buf->v[1], buf->v[2]) ? NULL : buf;
 }
 
@@ -70,6 +72,7 @@ typedef struct shape_query {
     uint32_t         best_slot;    ///< UINT32_MAX before any contact
     float            limit;        ///< best t grown by a relative hair (ties still visited), <= 1
     const kcc_body  *body;         ///< the body being swept
+    const kcc_mesh  *leaf;         ///< what its walk's slots index: its mesh, or a heightfield view
     uint32_t         slot;
     bool             identity;
     bool             cull;         ///< the local triangles' grown bounds are tested first
@@ -88,7 +91,7 @@ static bool shape_earlier(const shape_query *q, float t, uint32_t id)
 static float shape_leaf(void *ctx, uint32_t first, uint32_t count)
 {
     shape_query *q = ctx;
-    const kcc_mesh *mesh = q->body->mesh;
+    const kcc_mesh *mesh = q->leaf;
     for (uint32_t s = first, end = first + count; s < end; ++s) {
         const uint32_t id = mesh->tri_id[s];
         if (q->best.t == 0.0f && !shape_earlier(q, 0.0f, id))
@@ -96,7 +99,7 @@ static float shape_leaf(void *ctx, uint32_t first, uint32_t count)
         if (q->cull && !kcc_tri_bounds_swept(&mesh->tris[s], &q->slab, q->limit))
             continue;
         kcc_tri buf;
-        const kcc_tri *t = placed_tri(q->body, q->identity, s, &buf);
+        const kcc_tri *t = placed_tri(q->body, q->identity, &mesh->tris[s], &buf);
         kcc_sphere_hit h = {.triangle = id};
         if (!t || !kcc_shape_sweep_tri(&q->shape, t->v[0], t->v[1], t->v[2], &h) ||
             !shape_earlier(q, h.t, id))
@@ -142,10 +145,21 @@ static void shape_body(void *ctx, uint32_t slot)
         return; /* every contact here would lose the tie at t = 0 */
     q->identity = kcc_pose_is_identity(&q->body->pose);
     q->cull = shape_local_slab(q, &q->slab);
+    const kcc_mesh *mesh = q->body->mesh;
+    if (mesh->hf) {
+        kcc_hf_view view;
+        q->leaf = kcc_hf_view_init(&view, mesh);
+        if (q->cull)
+            kcc_hf_walk_nearest(mesh, &view, &q->slab, q->limit, shape_leaf, q);
+        else
+            kcc_hf_visit_all(mesh, &view, shape_leaf, q);
+        return;
+    }
+    q->leaf = mesh;
     if (q->cull)
-        kcc_walk_nearest(q->body->mesh->quads, &q->slab, q->limit, shape_leaf, q);
+        kcc_walk_nearest(mesh->quads, &q->slab, q->limit, shape_leaf, q);
     else
-        shape_leaf(q, 0, q->body->mesh->tree_triangles);
+        shape_leaf(q, 0, mesh->tree_triangles);
 }
 
 /// The sweep of the capsule p0..p1 (a sphere when capsule is false and p1 == p0) over the world.
@@ -200,10 +214,9 @@ typedef struct sphere_query {
     uint32_t           found;         ///< every triangle found so far, written or not
 } sphere_query;
 
-static void sphere_leaf(void *ctx, uint32_t first, uint32_t count)
+static void sphere_leaf(void *ctx, const kcc_mesh *mesh, uint32_t first, uint32_t count)
 {
     sphere_query *q = ctx;
-    const kcc_mesh *mesh = q->body->mesh;
     for (uint32_t s = first, end = first + count; s < end; ++s) {
         const kcc_tri *local = &mesh->tris[s];
         bool near = true;
@@ -211,7 +224,7 @@ static void sphere_leaf(void *ctx, uint32_t first, uint32_t count)
             near = near && min3f(local->v[0][k], local->v[1][k], local->v[2][k]) <= q->hi[k] &&
                    max3f(local->v[0][k], local->v[1][k], local->v[2][k]) >= q->lo[k];
         kcc_tri buf;
-        const kcc_tri *t = near ? placed_tri(q->body, q->identity, s, &buf) : NULL;
+        const kcc_tri *t = near ? placed_tri(q->body, q->identity, local, &buf) : NULL;
         if (!t || !kcc_tri_within_sphere(t, q->center, q->radius))
             continue;
         q->found = kcc_body_append_slot(mesh, s, q->body_id, q->out, q->capacity, q->found);

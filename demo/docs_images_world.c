@@ -8,35 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "box_mesh.h"
 #include "kcc_world_internal.h"
 #include "world_internal.h"
 
 /* ------------------------------------------------------------------ the world's triangles */
-
-/* A closed box mesh over [lo, hi] (12 triangles, outward). */
-static kcc_mesh *box_mesh(const float lo[3], const float hi[3])
-{
-    float v[8][3];
-    for (int i = 0; i < 8; ++i)
-        for (int k = 0; k < 3; ++k)
-            v[i][k] = (i >> k) & 1 ? hi[k] : lo[k];
-    static const uint32_t quads[6][4] = {{0, 2, 6, 4}, {1, 5, 7, 3}, {0, 4, 5, 1},
-                                         {2, 3, 7, 6}, {0, 1, 3, 2}, {4, 6, 7, 5}};
-    uint32_t idx[36];
-    for (int f = 0; f < 6; ++f) {
-        const uint32_t *q = quads[f];
-        const uint32_t tri[6] = {q[0], q[1], q[2], q[0], q[2], q[3]};
-        memcpy(&idx[6 * f], tri, sizeof tri);
-    }
-    kcc_mesh_desc d;
-    memset(&d, 0, sizeof d);
-    d.positions = &v[0][0];
-    d.vertex_count = 8;
-    d.indices = idx;
-    d.triangle_count = 12;
-    kcc_mesh *m = NULL;
-    return kcc_mesh_build(&d, &m) == KCC_OK ? m : NULL;
-}
 
 /* Every live body's placed triangles (sensors left out), three corners each: *out (malloc), count. */
 static uint32_t placed_triangles(const kcc_world *w, float **out)
@@ -78,10 +54,10 @@ typedef struct step_scene {
 static bool step_scene_make(step_scene *s)
 {
     memset(s, 0, sizeof *s);
-    s->floor = box_mesh((float[3]){-6.5f, -0.2f, -2.5f}, (float[3]){6.0f, 0.0f, 2.5f});
-    s->lift = box_mesh((float[3]){-1.0f, 0.0f, -1.0f}, (float[3]){1.0f, 0.3f, 1.0f});
-    s->door = box_mesh((float[3]){-0.15f, 0.0f, -1.0f}, (float[3]){0.15f, 2.2f, 1.0f});
-    if (!s->floor || !s->lift || !s->door || kcc_world_create(NULL, &s->world) != KCC_OK)
+    if (demo_box_mesh((float[3]){-6.5f, -0.2f, -2.5f}, (float[3]){6.0f, 0.0f, 2.5f}, &s->floor) ||
+        demo_box_mesh((float[3]){-1.0f, 0.0f, -1.0f}, (float[3]){1.0f, 0.3f, 1.0f}, &s->lift) ||
+        demo_box_mesh((float[3]){-0.15f, 0.0f, -1.0f}, (float[3]){0.15f, 2.2f, 1.0f}, &s->door) ||
+        kcc_world_create(NULL, &s->world) != KCC_OK)
         return false;
     uint32_t floor_id;
     kcc_body_desc bd = kcc_body_default_desc();

@@ -4,6 +4,7 @@
  * enter/leave events and occupancy drive jump pads, teleporters, doors and plats (g_trigger.c's).
  * Units: metres, Y up, as the importer converts (1/32 m per Quake unit). Nothing here allocates after
  * game_movers_create. Tests: test/test_demo.c, the game_* tests. */
+#include "box_mesh.h"
 #include "game.h"
 
 #include <math.h>
@@ -99,20 +100,6 @@ static void copy_name(char *dst, size_t size, const char *src)
     }
 }
 
-/* A closed box (12 outward triangles) as a mesh, for a sensor. */
-static kcc_status box_mesh(game *g, const float box[2][3], kcc_mesh **out)
-{
-    float p[8][3];
-    for (int i = 0; i < 8; ++i)
-        for (int k = 0; k < 3; ++k)
-            p[i][k] = box[(i >> k) & 1][k];
-    static const uint32_t idx[36] = {
-        0, 2, 3, 0, 3, 1,  4, 5, 7, 4, 7, 6,  0, 1, 5, 0, 5, 4,
-        2, 6, 7, 2, 7, 3,  0, 4, 6, 0, 6, 2,  1, 3, 7, 1, 7, 5,
-    };
-    return game_mesh_build(g, &p[0][0], 8, idx, 12, out);
-}
-
 /* ------------------------------------------------------------------ triggers */
 
 static kcc_status add_trigger(game *g, game_trigger_kind kind, const float box[2][3], uint32_t *out_index)
@@ -125,7 +112,9 @@ static kcc_status add_trigger(game *g, game_trigger_kind kind, const float box[2
         t->box[0][k] = box[0][k] - UNIT;
         t->box[1][k] = box[1][k] + UNIT;
     }
-    kcc_status s = box_mesh(g, (const float(*)[3])t->box, &t->mesh);
+    float corner[8][3]; /* the sensor: a closed box, recorded as the game's other meshes are */
+    demo_box_corners(t->box[0], t->box[1], corner);
+    kcc_status s = game_mesh_build(g, &corner[0][0], 8, demo_box_indices, 12, &t->mesh);
     if (s != KCC_OK)
         return s;
     kcc_body_desc bd = kcc_body_default_desc();

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kcc.h"
+#include "../demo/box_mesh.h"
 
 /* Where the real levels are, as absolute paths the Makefile passes (so the binary finds them from
  * any working directory): KCC_LEVELS_DIR the shared levels (the Makefile's LEVELS), and
@@ -73,23 +74,11 @@ static inline uint32_t grid_indices(uint32_t cells, uint32_t *idx)
     return t;
 }
 
-/* A closed box mesh [lo, hi] (12 triangles, each face wound to face out). */
+/* A closed box mesh [lo, hi] (12 triangles, each face wound to face out): the demo's helper. */
 static inline kcc_mesh *test_box_mesh(const float lo[3], const float hi[3])
 {
-    float p[8][3];
-    for (int c = 0; c < 8; ++c)
-        for (int a = 0; a < 3; ++a)
-            p[c][a] = c >> a & 1 ? hi[a] : lo[a];
-    static const uint32_t idx[36] = {0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5, 0, 1, 5, 0, 5, 4,
-                                     2, 6, 7, 2, 7, 3, 0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6};
-    kcc_mesh_desc d;
-    memset(&d, 0, sizeof d);
-    d.positions = &p[0][0];
-    d.vertex_count = 8;
-    d.indices = idx;
-    d.triangle_count = 12;
     kcc_mesh *m = NULL;
-    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    assert_int_equal(demo_box_mesh(lo, hi, &m), KCC_OK);
     return m;
 }
 

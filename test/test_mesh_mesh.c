@@ -1,6 +1,7 @@
 /* test_mesh_mesh.c: mesh against mesh, self-intersections and the triangle/triangle test, each
  * checked against an independent brute force (a separating-axis triangle test in double written
- * here) or hand-computed answers; and kcc-check on hand-made broken levels. */
+ * here) or hand-computed answers; and kcc-check on hand-made broken levels (OBJ text, and a Quake 3
+ * BSP written byte by byte). */
 #define _POSIX_C_SOURCE 200809L   /* mkdtemp for the scratch levels */
 #include "test.h"
 #include "../demo/check.h"
@@ -560,14 +561,15 @@ typedef struct scratch_level {
     char path[128];
 } scratch_level;
 
-static void scratch_level_write(scratch_level *s, const char *text)
+/* Writes `size` bytes of data as the scratch level `name` (its extension picks the reader). */
+static void scratch_level_write(scratch_level *s, const char *name, const void *data, size_t size)
 {
     snprintf(s->dir, sizeof(s->dir), "/tmp/kcc_test_check_XXXXXX");
     assert_non_null(mkdtemp(s->dir));
-    snprintf(s->path, sizeof(s->path), "%s/level.obj", s->dir);
+    snprintf(s->path, sizeof(s->path), "%s/%s", s->dir, name);
     FILE *f = fopen(s->path, "wb");
     assert_non_null(f);
-    fputs(text, f);
+    assert_int_equal(fwrite(data, 1, size, f), size);
     fclose(f);
 }
 
@@ -577,11 +579,12 @@ static void scratch_level_remove(const scratch_level *s)
     rmdir(s->dir);
 }
 
-/* Runs kcc-check on text; returns its exit status and its report in out. */
-static int run_check(const char *text, char *out, size_t size)
+/* Runs kcc-check on the level file `name` holding data; returns its exit status and its report in
+ * out. */
+static int run_check_file(const char *name, const void *data, size_t data_size, char *out, size_t size)
 {
     scratch_level s;
-    scratch_level_write(&s, text);
+    scratch_level_write(&s, name, data, data_size);
     FILE *report = tmpfile(), *errors = tmpfile();
     assert_non_null(report);
     assert_non_null(errors);
@@ -594,6 +597,12 @@ static int run_check(const char *text, char *out, size_t size)
     fclose(errors);
     scratch_level_remove(&s);
     return rc;
+}
+
+/* Runs kcc-check on an OBJ level's text. */
+static int run_check(const char *text, char *out, size_t size)
+{
+    return run_check_file("level.obj", text, strlen(text), out, size);
 }
 
 static int count_lines_starting(const char *text, const char *prefix)
@@ -644,6 +653,229 @@ static void kcc_check_finds_every_planted_defect_and_nothing_else(void **state)
     assert_int_equal(run_check("this is not a level\n", out, sizeof out), 2);
 }
 
+/* ---- a broken Quake 3 BSP, written here byte by byte --------------------------------------- */
+
+/* A BSP of one shader (solid), one world model of `brush_count` brushes (their planes given in
+ * Quake units, Z up, outward: a point inside has n . x <= d) and patches of 3 x 3 control points.
+ * Lumps not written are empty. */
+typedef struct bsp_writer {
+    uint8_t data[32768];
+    size_t  n;
+} bsp_writer;
+
+enum { BSP_ENTS = 0, BSP_SHADERS = 1, BSP_PLANES = 2, BSP_MODELS = 7, BSP_BRUSHES = 8, BSP_SIDES = 9,
+       BSP_VERTS = 10, BSP_SURFS = 13 };
+
+static void bsp_u32_at(bsp_writer *w, size_t at, uint32_t v)
+{
+    for (int i = 0; i < 4; ++i)
+        w->data[at + (size_t)i] = (uint8_t)(v >> (8 * i));
+}
+
+static void bsp_i32(bsp_writer *w, int32_t v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    assert_true(w->n + 4 <= sizeof w->data);
+    bsp_u32_at(w, w->n, u);
+    w->n += 4;
+}
+
+static void bsp_f32(bsp_writer *w, float v)
+{
+    int32_t i;
+    memcpy(&i, &v, 4);
+    bsp_i32(w, i);
+}
+
+/* Lump `lump` spans from `start` to the writer's end. */
+static void bsp_lump(bsp_writer *w, int lump, size_t start)
+{
+    bsp_u32_at(w, 8 + 8 * (size_t)lump, (uint32_t)start);
+    bsp_u32_at(w, 12 + 8 * (size_t)lump, (uint32_t)(w->n - start));
+}
+
+typedef struct bsp_brush {
+    float    planes[8][4];   ///< n x, n y, n z, d
+    uint32_t count;
+} bsp_brush;
+
+/* The brush of box [lo, hi]. */
+static bsp_brush bsp_box(const float lo[3], const float hi[3])
+{
+    bsp_brush b = {.count = 6};
+    for (int k = 0; k < 3; ++k) {
+        b.planes[2 * k][k] = -1.0f, b.planes[2 * k][3] = -lo[k];
+        b.planes[2 * k + 1][k] = 1.0f, b.planes[2 * k + 1][3] = hi[k];
+    }
+    return b;
+}
+
+/* The brush of the tetrahedron p[0..3]: each face's plane, its normal away from the fourth
+ * corner. */
+static bsp_brush bsp_tetra(const double p[4][3])
+{
+    bsp_brush b = {.count = 4};
+    for (int f = 0; f < 4; ++f) {
+        const double *a = p[(f + 1) % 4], *c = p[(f + 2) % 4], *e = p[(f + 3) % 4], *away = p[f];
+        double u[3], v[3], n[3];
+        sub3(c, a, u), sub3(e, a, v);
+        n[0] = u[1] * v[2] - u[2] * v[1], n[1] = u[2] * v[0] - u[0] * v[2], n[2] = u[0] * v[1] - u[1] * v[0];
+        const double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        const double side = n[0] * (away[0] - a[0]) + n[1] * (away[1] - a[1]) + n[2] * (away[2] - a[2]);
+        for (int k = 0; k < 3; ++k)
+            b.planes[f][k] = (float)((side > 0.0 ? -n[k] : n[k]) / len);
+        b.planes[f][3] = (float)(b.planes[f][0] * a[0] + b.planes[f][1] * a[1] + b.planes[f][2] * a[2]);
+    }
+    return b;
+}
+
+static void bsp_write_brushes(bsp_writer *w, const bsp_brush *brushes, uint32_t count)
+{
+    size_t at = w->n;
+    for (uint32_t i = 0; i < count; ++i)
+        for (uint32_t k = 0; k < brushes[i].count; ++k)
+            for (int c = 0; c < 4; ++c)
+                bsp_f32(w, brushes[i].planes[k][c]);
+    bsp_lump(w, BSP_PLANES, at);
+    at = w->n;
+    for (uint32_t i = 0, side = 0; i < count; side += brushes[i].count, ++i) {
+        bsp_i32(w, (int32_t)side);
+        bsp_i32(w, (int32_t)brushes[i].count);
+        bsp_i32(w, 0);
+    }
+    bsp_lump(w, BSP_BRUSHES, at);
+    at = w->n;
+    for (uint32_t i = 0, plane = 0; i < count; ++i)
+        for (uint32_t k = 0; k < brushes[i].count; ++k, ++plane) {
+            bsp_i32(w, (int32_t)plane);
+            bsp_i32(w, 0);
+        }
+    bsp_lump(w, BSP_SIDES, at);
+}
+
+/* Patches of 3 x 3 control points each (9 * count corners, Quake units, row by row). */
+static void bsp_write_patches(bsp_writer *w, const float (*controls)[3], uint32_t count)
+{
+    size_t at = w->n;
+    for (uint32_t v = 0; v < 9u * count; ++v) {
+        for (int k = 0; k < 3; ++k)
+            bsp_f32(w, controls[v][k]);
+        for (int k = 0; k < 4; ++k)
+            bsp_f32(w, 0.0f);                    /* st, lightmap st */
+        bsp_f32(w, 0.0f), bsp_f32(w, 0.0f), bsp_f32(w, 1.0f); /* normal: up */
+        bsp_i32(w, -1);                          /* colour */
+    }
+    bsp_lump(w, BSP_VERTS, at);
+    at = w->n;
+    for (uint32_t i = 0; i < count; ++i) {
+        const int32_t head[12] = {0, -1, 2, (int32_t)(9u * i), 9, 0, 0, -1, 0, 0, 0, 0};
+        for (int k = 0; k < 12; ++k)
+            bsp_i32(w, head[k]);
+        for (int k = 0; k < 12; ++k)
+            bsp_f32(w, 0.0f);                    /* lightmap origin and vectors, normal */
+        bsp_i32(w, 3), bsp_i32(w, 3);            /* patch size */
+    }
+    bsp_lump(w, BSP_SURFS, at);
+}
+
+static void bsp_write(bsp_writer *w, const bsp_brush *brushes, uint32_t brush_count,
+                      const float (*controls)[3], uint32_t patch_count)
+{
+    memset(w, 0, sizeof *w);
+    memcpy(w->data, "IBSP", 4);
+    w->n = 4;
+    bsp_i32(w, 46);
+    w->n = 8 + 17 * 8;
+    size_t at = w->n;
+    const char ent[] = "{\n\"classname\" \"worldspawn\"\n}\n";
+    memcpy(w->data + w->n, ent, sizeof ent);
+    w->n += (sizeof ent + 3u) / 4u * 4u;
+    bsp_lump(w, BSP_ENTS, at);
+    at = w->n;
+    memcpy(w->data + w->n, "textures/test", 13);
+    w->n += 64;
+    bsp_i32(w, 0);
+    bsp_i32(w, 1);                               /* contents: solid */
+    bsp_lump(w, BSP_SHADERS, at);
+    bsp_write_brushes(w, brushes, brush_count);
+    bsp_write_patches(w, controls, patch_count);
+    at = w->n;
+    for (int k = 0; k < 6; ++k)
+        bsp_f32(w, 0.0f);                        /* bounds: unread for the world model */
+    bsp_i32(w, 0), bsp_i32(w, (int32_t)patch_count);
+    bsp_i32(w, 0), bsp_i32(w, (int32_t)brush_count);
+    bsp_lump(w, BSP_MODELS, at);
+}
+
+/* Every "(x y z)" point on the report's lines that start with prefix lies in [lo, hi] (metres);
+ * returns how many such lines there are. */
+static int lines_within(const char *report, const char *prefix, const float lo[3], const float hi[3])
+{
+    int lines = 0;
+    for (const char *p = report; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, prefix, strlen(prefix)) != 0)
+            continue;
+        ++lines;
+        const char *end = strchr(p, '\n');
+        int points = 0;
+        for (const char *q = strchr(p, '('); q && (!end || q < end); q = strchr(q + 1, '(')) {
+            float v[3];
+            if (sscanf(q, "(%f %f %f)", &v[0], &v[1], &v[2]) != 3)
+                continue; /* "(height ...)" */
+            ++points;
+            for (int k = 0; k < 3; ++k)
+                assert_true(v[k] >= lo[k] && v[k] <= hi[k]);
+        }
+        assert_true(points >= 2);
+    }
+    return lines;
+}
+
+/* A BSP with one defect of each kind planted, each in its own place (Quake units; kcc-check reports
+ * metres: (x, z, -y) / 32): a tetrahedron whose apex pokes 8 units up through a box's top face
+ * (its three slanted faces cut that face's triangle: 3 self-intersections on y = 2 m), a
+ * tetrahedron brush written twice (4 duplicates), a slab 0.02 units thick (its four sides' 8
+ * triangles are slivers, 0.000625 m high), a flat patch (its 4 x 4 quads' 16 border edges are
+ * open) and a patch whose control points lie on one line (its 32 triangles are degenerate); and the
+ * same BSP without them: clean. */
+static void kcc_check_finds_every_defect_planted_in_a_bsp_and_nothing_else(void **state)
+{
+    (void)state;
+    static bsp_writer w;
+    static char out[32768];
+    const float box_lo[3] = {0, 0, 0}, box_hi[3] = {256, 256, 64};
+    const double poke[4][3] = {{32, 128, 72}, {16, 112, 40}, {56, 120, 40}, {28, 148, 40}};
+    const double twice[4][3] = {{420, 40, 10}, {400, 0, 0}, {460, 10, 0}, {410, 60, 0}};
+    const float slab_lo[3] = {600, 0, 0}, slab_hi[3] = {664, 64, 0.02f};
+    bsp_brush brushes[5] = {bsp_box(box_lo, box_hi), bsp_tetra(twice), bsp_tetra(poke),
+                            bsp_tetra(twice), bsp_box(slab_lo, slab_hi)};
+    float controls[18][3];
+    for (int r = 0; r < 3; ++r)
+        for (int q = 0; q < 3; ++q) {
+            float *flat = controls[3 * r + q], *line = controls[9 + 3 * r + q];
+            flat[0] = 1000.0f + 32.0f * (float)q, flat[1] = 32.0f * (float)r, flat[2] = 200.0f;
+            /* on the x axis at z = 300: x = 800 + 64 u + 13 v, distinct at every tessellated point */
+            line[0] = 800.0f + 32.0f * (float)q + 6.5f * (float)r, line[1] = 0.0f, line[2] = 300.0f;
+        }
+    bsp_write(&w, brushes, 2, NULL, 0); /* the box and one tetrahedron */
+    assert_int_equal(run_check_file("clean.bsp", w.data, w.n, out, sizeof out), 0);
+    bsp_write(&w, brushes, 5, (const float(*)[3])controls, 2);
+    assert_int_equal(run_check_file("broken.bsp", w.data, w.n, out, sizeof out), 1);
+    const float cut_lo[3] = {0.75f, 1.999f, -4.25f}, cut_hi[3] = {1.25f, 2.001f, -3.75f};
+    assert_int_equal(lines_within(out, "self-intersection", cut_lo, cut_hi), 3);
+    const float twice_lo[3] = {12.5f, 0.0f, -1.875f}, twice_hi[3] = {14.375f, 0.3125f, 0.0f};
+    assert_int_equal(lines_within(out, "duplicate", twice_lo, twice_hi), 4);
+    const float slab_m_lo[3] = {18.75f, 0.0f, -2.0f}, slab_m_hi[3] = {20.75f, 0.000625f, 0.0f};
+    assert_int_equal(lines_within(out, "sliver", slab_m_lo, slab_m_hi), 8);
+    const float flat_lo[3] = {31.25f, 6.25f, -2.0f}, flat_hi[3] = {33.25f, 6.25f, 0.0f};
+    assert_int_equal(lines_within(out, "open edge", flat_lo, flat_hi), 16);
+    const float line_lo[3] = {25.0f, 9.375f, 0.0f}, line_hi[3] = {27.41f, 9.375f, 0.0f};
+    assert_int_equal(lines_within(out, "degenerate", line_lo, line_hi), 32);
+    assert_non_null(strstr(out, ": 3 self-intersections, 32 degenerate, 8 slivers, 16 open edges, "
+                                "4 duplicates\n"));
+}
+
 int test_group_mesh_mesh(void)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +892,7 @@ int test_group_mesh_mesh(void)
         cmocka_unit_test(self_intersections_of_a_soup_match_brute_force),
         cmocka_unit_test(adjacent_triangles_are_not_self_intersections_but_folds_and_cuts_are),
         cmocka_unit_test(kcc_check_finds_every_planted_defect_and_nothing_else),
+        cmocka_unit_test(kcc_check_finds_every_defect_planted_in_a_bsp_and_nothing_else),
     };
     return KCC_RUN_GROUP("mesh_mesh", tests);
 }

@@ -1,6 +1,6 @@
 /* fuzz_world.c: libFuzzer target for the world (collide/world.c, world_query.c, transform.c). The
  * bytes build up to three small meshes (corners on a 0.25 m grid: shared edges, coplanar and
- * degenerate triangles are common), a world with a small capacity and either broadphase, and up
+ * degenerate triangles are common; one in four a small heightfield with holes), a world with a small capacity and either broadphase, and up
  * to 96 operations: add bodies (raw or grid transforms, bad quaternions, bad layers), remove, move
  * and set them (live, stale and never-issued ids), step, and query. Checks, aborting on failure:
  * - every call's status is what a model of the live ids predicts (NOT_FOUND exactly for ids not
@@ -40,8 +40,31 @@ typedef struct model {
     uint32_t    dead_count;
 } model;
 
+/* A heightfield of up to 5 x 5 samples (heights, spacing and origin on the 0.25 m grid: flat
+ * cells, shared planes and exact ties), about a fifth of its cells holes. */
+static kcc_mesh *read_heightfield(reader *r)
+{
+    float heights[25];
+    uint8_t holes[16];
+    kcc_heightfield_desc d = {0};
+    d.columns = 2 + byte(r) % 4, d.rows = 2 + byte(r) % 4;
+    for (uint32_t i = 0; i < d.columns * d.rows; ++i)
+        heights[i] = grid(r) * 0.25f;
+    for (uint32_t c = 0; c < (d.columns - 1) * (d.rows - 1); ++c)
+        holes[c] = byte(r) % 5 == 0;
+    d.spacing[0] = 0.25f * (float)(1 + byte(r) % 8), d.spacing[1] = 0.25f * (float)(1 + byte(r) % 8);
+    for (int k = 0; k < 3; ++k)
+        d.origin[k] = grid(r);
+    d.heights = heights, d.holes = holes;
+    kcc_mesh *m = NULL;
+    return kcc_heightfield_build(&d, &m) == KCC_OK ? m : NULL;
+}
+
+/* A tree mesh of up to MAX_TRIS triangles on the 0.25 m grid, or (one time in four) a heightfield. */
 static kcc_mesh *read_mesh(reader *r)
 {
+    if (byte(r) % 4 == 0)
+        return read_heightfield(r);
     float pos[MAX_TRIS * 9];
     const uint32_t n = 1 + byte(r) % MAX_TRIS;
     for (uint32_t i = 0; i < 9 * n; ++i)
