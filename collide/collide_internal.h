@@ -1,5 +1,5 @@
 /* collide_internal.h: the private layout of kcc_mesh (32-byte tree nodes stored four siblings to a
- * group, triangles in leaf order) and the kernels shared by mesh.c, tree.c, ray.c and tri_box.c:
+ * group, triangles in leaf order as index triples into shared vertices) and the kernels shared by mesh.c, tree.c, ray.c and tri_box.c:
  * the per-triangle tests and the four-children node tests. Never installed. */
 #ifndef KCC_COLLIDE_INTERNAL_H
 #define KCC_COLLIDE_INTERNAL_H
@@ -155,7 +155,8 @@ typedef struct kcc_node_pair {
 } kcc_node_pair;
 _Static_assert(sizeof(kcc_node_pair) == 64, "a binary node is 32 bytes (a sibling pair 64)");
 
-/// Triangle corners in leaf order: a, b, c as wound in the input.
+/// A triangle's corners a, b, c as wound in the input: what the per-triangle tests read (the mesh
+/// stores index triples into its shared vertices and gathers a triangle's corners into one).
 typedef struct kcc_tri {
     float v[3][3];    ///< m
 } kcc_tri;
@@ -197,7 +198,11 @@ struct kcc_mesh {
     kcc_allocator   allocator;     ///< the one used to build (resolved: never NULL functions)
     size_t          block_bytes;   ///< bytes of the single allocation holding everything
     kcc_node4      *quads;         ///< quad_count groups; none when the mesh has no live triangle
-    kcc_tri        *tris;          ///< slot_count triangles: the tree's first, degenerate last
+    float         (*verts)[3];     ///< vertex_count distinct corners (bit for bit: the exact input
+                                   ///< floats), numbered in order of first use by the slots, and
+                                   ///< one float of padding after them (four-float loads)
+    uint32_t      (*corners)[3];   ///< slot_count triangles: the tree's first, degenerate last;
+                                   ///< corners a, b, c of slot s are verts[corners[s][0..2]]
     uint32_t       *tri_id;        ///< slot -> input index (slot_count entries)
     uint32_t       *tri_slot;      ///< input index -> slot (triangle_count entries); a duplicate's
                                    ///< is its representative's
@@ -206,6 +211,7 @@ struct kcc_mesh {
                                    ///< the mesh has no duplicate
     uint32_t       *dup_ids;       ///< input indices of the duplicates, ascending within a slot
     uint32_t        triangle_count;///< input triangles
+    uint32_t        vertex_count;  ///< distinct corners of the stored triangles
     uint32_t        slot_count;    ///< stored triangles: tree_triangles + the degenerate ones
     uint32_t        tree_triangles;///< the tree's triangles: one representative per set of exact
                                    ///< duplicates (the lowest input index), degenerate ones left out
@@ -223,6 +229,15 @@ struct kcc_mesh {
                                    ///< from another build at the same address (a rebuilt level, or
                                    ///< another process that saved the character) is never used
 };
+
+/// Slot s's corners, gathered from the shared vertices (the exact input floats).
+static inline void kcc_mesh_tri(const kcc_mesh *mesh, uint32_t s, kcc_tri *out)
+{
+    const uint32_t *c = mesh->corners[s];
+    memcpy(out->v[0], mesh->verts[c[0]], sizeof out->v[0]);
+    memcpy(out->v[1], mesh->verts[c[1]], sizeof out->v[1]);
+    memcpy(out->v[2], mesh->verts[c[2]], sizeof out->v[2]);
+}
 
 /* ------------------------------------------------------------------------------------------------
  * Four-children slab test, shared by ray casts (grow = 0) and box sweeps (nodes grown by the box's
@@ -540,10 +555,12 @@ bool kcc_tri_is_degenerate(const float a[3], const float b[3], const float c[3])
 bool kcc_tri_overlap_box_internal(const float a[3], const float b[3], const float c[3],
                                   const float lo[3], const float hi[3]);
 #if KCC_SSE
-/// The exact test for up to four consecutive triangles (n in 1..4): float SIMD with per-lane
-/// rounding bounds, undecided lanes redone by kcc_tri_overlap_box_internal (same answers). Returns
-/// the mask of overlapping lanes.
-int kcc_tri4_overlap_box(const kcc_tri *t, uint32_t n, const float lo[3], const float hi[3]);
+/// The exact test for up to four triangles (n in 1..4) loaded as per-component vectors (A[k]:
+/// component k of corner a in each lane, as kcc_tri4_load and kcc_mesh_tri4_load give them): float
+/// SIMD with per-lane rounding bounds, undecided lanes redone by kcc_tri_overlap_box_internal (same
+/// answers). Returns the mask of overlapping lanes.
+int kcc_tri4_overlap_box_lanes(const __m128 A[3], const __m128 B[3], const __m128 C[3], uint32_t n,
+                               const float lo[3], const float hi[3]);
 
 /* Loads n (1..4) consecutive triangles as per-component vectors: A[k] holds corner a's component k
  * of each lane (missing lanes repeat the first triangle), likewise B and C. */
@@ -560,6 +577,31 @@ static inline void kcc_tri4_load(const kcc_tri *t, uint32_t n, __m128 A[3], __m1
     A[0] = r0, A[1] = r1, A[2] = r2;
     B[0] = r3, B[1] = s0, B[2] = s1;
     C[0] = s2, C[1] = s3, C[2] = _mm_set_ps(p3->v[2][2], p2->v[2][2], p1->v[2][2], t->v[2][2]);
+}
+
+/* The same from the mesh's slots s0 .. s0 + n - 1: each corner's four vertices loaded as rows (x, y,
+ * z and the next float, which the padding after the vertices keeps in bounds), transposed. */
+static inline void kcc_mesh_tri4_load(const kcc_mesh *mesh, uint32_t s0, uint32_t n, __m128 A[3],
+                                      __m128 B[3], __m128 C[3])
+{
+    const uint32_t *c0 = mesh->corners[s0], *c1 = mesh->corners[n > 1 ? s0 + 1 : s0];
+    const uint32_t *c2 = mesh->corners[n > 2 ? s0 + 2 : s0], *c3 = mesh->corners[n > 3 ? s0 + 3 : s0];
+    __m128 *out[3] = {A, B, C};
+    for (int c = 0; c < 3; ++c) {
+        __m128 r0 = _mm_loadu_ps(mesh->verts[c0[c]]), r1 = _mm_loadu_ps(mesh->verts[c1[c]]);
+        __m128 r2 = _mm_loadu_ps(mesh->verts[c2[c]]), r3 = _mm_loadu_ps(mesh->verts[c3[c]]);
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        out[c][0] = r0, out[c][1] = r1, out[c][2] = r2;
+    }
+}
+
+/// kcc_tri4_overlap_box_lanes of n (1..4) consecutive triangle records.
+static inline int kcc_tri4_overlap_box(const kcc_tri *t, uint32_t n, const float lo[3],
+                                       const float hi[3])
+{
+    __m128 A[3], B[3], C[3];
+    kcc_tri4_load(t, n, A, B, C);
+    return kcc_tri4_overlap_box_lanes(A, B, C, n, lo, hi);
 }
 #endif
 /// Swept SAT without argument checks. Box given as centre and half extents in double; contacts

@@ -152,9 +152,10 @@ static inline void kcc_pose_vector_inverse(const kcc_pose *pose, const float v[3
 /// Body i's three placed corners of mesh slot s (leaf order), as every world query sees them.
 static inline void kcc_body_corners(const kcc_body *body, uint32_t s, float out[3][3])
 {
-    const kcc_tri *t = &body->mesh->tris[s];
+    kcc_tri t;
+    kcc_mesh_tri(body->mesh, s, &t);
     for (int k = 0; k < 3; ++k)
-        kcc_pose_point(&body->pose, t->v[k], out[k]);
+        kcc_pose_point(&body->pose, t.v[k], out[k]);
 }
 /// A pose whose placed corners are the mesh's corners bit for bit (no rotation, position 0): its
 /// queries test the mesh's own triangles and, for rays, the world ray as is.

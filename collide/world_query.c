@@ -64,10 +64,12 @@ static const kcc_body *seen_body(const kcc_world *world, uint32_t slot, uint32_t
 static const kcc_tri *placed_run(const kcc_body *b, bool identity, uint32_t s0, uint32_t n,
                                  kcc_tri buf[4])
 {
-    if (identity)
-        return &b->mesh->tris[s0];
-    for (uint32_t i = 0; i < n; ++i)
-        kcc_body_corners(b, s0 + i, buf[i].v);
+    for (uint32_t i = 0; i < n; ++i) {
+        if (identity)
+            kcc_mesh_tri(b->mesh, s0 + i, &buf[i]);
+        else
+            kcc_body_corners(b, s0 + i, buf[i].v);
+    }
     return buf;
 }
 

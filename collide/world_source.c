@@ -237,8 +237,10 @@ static void placed_local_tri(const kcc_body *b, uint32_t s, kcc_local_tri *out)
     const kcc_mesh *mesh = b->mesh;
     kcc_plane plane;
     if (placed_at_identity(b)) {
-        memcpy(out->v, mesh->tris[s].v, sizeof out->v);
-        kcc_tri_plane(&mesh->tris[s], &plane);
+        kcc_tri own;
+        kcc_mesh_tri(mesh, s, &own);
+        memcpy(out->v, own.v, sizeof out->v);
+        kcc_tri_plane(&own, &plane);
     } else {
         kcc_tri placed;
         kcc_body_corners(b, s, placed.v);
@@ -282,7 +284,9 @@ static bool visit_leaf_slots(const kcc_body *b, uint32_t s, uint32_t e, const kc
                              placed_visit *v, placed_visitor visit, void *ctx)
 {
     for (; s < e; ++s) {
-        const kcc_tri *t = &b->mesh->tris[s];
+        kcc_tri own;
+        kcc_mesh_tri(b->mesh, s, &own);
+        const kcc_tri *t = &own;
         const float tlo[3] = {min3f(t->v[0][0], t->v[1][0], t->v[2][0]),
                               min3f(t->v[0][1], t->v[1][1], t->v[2][1]),
                               min3f(t->v[0][2], t->v[1][2], t->v[2][2])};

@@ -39,8 +39,10 @@ static double local_margin(const kcc_body *b, double reach)
 /// kcc_tri_sweep_sphere and kcc_tri_overlap_sphere never report a degenerate triangle).
 static const kcc_tri *placed_tri(const kcc_body *b, bool identity, uint32_t s, kcc_tri *buf)
 {
-    if (identity)
-        return &b->mesh->tris[s];
+    if (identity) {
+        kcc_mesh_tri(b->mesh, s, buf);
+        return buf;
+    }
     kcc_body_corners(b, s, buf->v);
     return kcc_tri_is_degenerate(buf->v[0], buf->v[1], buf->v[2]) ? NULL : buf;
 }
@@ -93,7 +95,9 @@ static float shape_leaf(void *ctx, uint32_t first, uint32_t count)
         const uint32_t id = mesh->tri_id[s];
         if (q->best.t == 0.0f && !shape_earlier(q, 0.0f, id))
             continue; /* can at best tie at t = 0, and loses the tie */
-        if (q->cull && !kcc_tri_bounds_swept(&mesh->tris[s], &q->slab, q->limit))
+        kcc_tri own;
+        kcc_mesh_tri(mesh, s, &own);
+        if (q->cull && !kcc_tri_bounds_swept(&own, &q->slab, q->limit))
             continue;
         kcc_tri buf;
         const kcc_tri *t = placed_tri(q->body, q->identity, s, &buf);
@@ -205,7 +209,9 @@ static void sphere_leaf(void *ctx, uint32_t first, uint32_t count)
     sphere_query *q = ctx;
     const kcc_mesh *mesh = q->body->mesh;
     for (uint32_t s = first, end = first + count; s < end; ++s) {
-        const kcc_tri *local = &mesh->tris[s];
+        kcc_tri own;
+        kcc_mesh_tri(mesh, s, &own);
+        const kcc_tri *local = &own;
         bool near = true;
         for (int k = 0; k < 3; ++k)
             near = near && min3f(local->v[0][k], local->v[1][k], local->v[2][k]) <= q->hi[k] &&
