@@ -198,11 +198,16 @@ struct kcc_mesh {
     kcc_allocator   allocator;     ///< the one used to build (resolved: never NULL functions)
     size_t          block_bytes;   ///< bytes of the single allocation holding everything
     kcc_node4      *quads;         ///< quad_count groups; none when the mesh has no live triangle
-    float         (*verts)[3];     ///< vertex_count distinct corners (bit for bit: the exact input
-                                   ///< floats), numbered in order of first use by the slots, and
-                                   ///< one float of padding after them (four-float loads)
-    uint32_t      (*corners)[3];   ///< slot_count triangles: the tree's first, degenerate last;
-                                   ///< corners a, b, c of slot s are verts[corners[s][0..2]]
+    float         (*verts)[3];     ///< vertex_count corners (the exact input floats), numbered in
+                                   ///< order of first use by the slots, and one float of padding
+                                   ///< after them (four-float loads); a corner repeats only where
+                                   ///< a block's offsets cannot reach its earlier copy
+    uint32_t       *corner_base;   ///< per block of KCC_CORNER_BLOCK slots (s >> 2): the vertex
+                                   ///< its offsets count from
+    uint16_t      (*corners)[3];   ///< slot_count triangles: the tree's first, degenerate last;
+                                   ///< corner c of slot s is the three floats at corners[s][c]
+                                   ///< floats (3 vertices per unit) past verts[corner_base[s >> 2]]
+                                   ///< (kcc_mesh_corner)
     uint32_t       *tri_id;        ///< slot -> input index (slot_count entries)
     uint32_t       *tri_slot;      ///< input index -> slot (triangle_count entries); a duplicate's
                                    ///< is its representative's
@@ -230,13 +235,37 @@ struct kcc_mesh {
                                    ///< another process that saved the character) is never used
 };
 
-/// Slot s's corners, gathered from the shared vertices (the exact input floats).
+/// Slots per corner block: the slots s with the same s >> 2 share one base vertex number, and
+/// their corners are 16-bit offsets from it.
+#define KCC_CORNER_BLOCK 4
+
+/// The first float of slot s's block's base vertex: corner c of slot s is the three floats at
+/// corners[s][c] from it (a float offset: one load and no multiply per corner in the gathers).
+static inline const float *kcc_mesh_block_verts(const kcc_mesh *mesh, uint32_t s)
+{
+    return mesh->verts[mesh->corner_base[s / KCC_CORNER_BLOCK]];
+}
+
+/// Corner c (0..2) of slot s: its vertex in the shared array (the exact input floats).
+static inline const float *kcc_mesh_corner(const kcc_mesh *mesh, uint32_t s, int c)
+{
+    return kcc_mesh_block_verts(mesh, s) + mesh->corners[s][c];
+}
+
+/// Slot s's three corners where they are stored (no copy: the tests that take corners read them
+/// in place).
+static inline void kcc_mesh_corners(const kcc_mesh *mesh, uint32_t s, const float *out[3])
+{
+    const float *block = kcc_mesh_block_verts(mesh, s);
+    for (int c = 0; c < 3; ++c)
+        out[c] = block + mesh->corners[s][c];
+}
+
+/// Slot s's corners, gathered from the shared vertices.
 static inline void kcc_mesh_tri(const kcc_mesh *mesh, uint32_t s, kcc_tri *out)
 {
-    const uint32_t *c = mesh->corners[s];
-    memcpy(out->v[0], mesh->verts[c[0]], sizeof out->v[0]);
-    memcpy(out->v[1], mesh->verts[c[1]], sizeof out->v[1]);
-    memcpy(out->v[2], mesh->verts[c[2]], sizeof out->v[2]);
+    for (int c = 0; c < 3; ++c)
+        memcpy(out->v[c], kcc_mesh_corner(mesh, s, c), sizeof out->v[c]);
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -288,12 +317,12 @@ static inline void kcc_pray_setup(kcc_pray *r, const float org[3], const float d
 /// the nodes (kcc_pray_setup's grow). A triangle this rejects cannot touch the swept shape before
 /// `limit` (the exact swept box test's box axes are the same slabs without the margin; a sphere or
 /// capsule lies inside its grown bounds).
-static inline bool kcc_tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, float limit)
+static inline bool kcc_corners_bounds_swept(const float *const v[3], const kcc_pray *r, float limit)
 {
     float tn = 0.0f, tf = limit;
     for (int k = 0; k < 3; ++k) {
-        float mn = min3f(t->v[0][k], t->v[1][k], t->v[2][k]);
-        float mx = max3f(t->v[0][k], t->v[1][k], t->v[2][k]);
+        float mn = min3f(v[0][k], v[1][k], v[2][k]);
+        float mx = max3f(v[0][k], v[1][k], v[2][k]);
         bool neg = signbit(r->inv[k]) != 0;
         float pn = neg ? mx : mn, pf = neg ? mn : mx;
         float x = (pn - r->org_n[k]) * r->inv[k];
@@ -302,6 +331,13 @@ static inline bool kcc_tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, flo
         tf = y < tf ? y : tf;
     }
     return tn * KCC_SLAB_SHRINK <= tf;
+}
+
+/// kcc_corners_bounds_swept of a triangle record.
+static inline bool kcc_tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, float limit)
+{
+    const float *const v[3] = {t->v[0], t->v[1], t->v[2]};
+    return kcc_corners_bounds_swept(v, r, limit);
 }
 
 /// Tests the four children of a group against the segment [0, tmax]; bit i of the result is set
@@ -584,12 +620,15 @@ static inline void kcc_tri4_load(const kcc_tri *t, uint32_t n, __m128 A[3], __m1
 static inline void kcc_mesh_tri4_load(const kcc_mesh *mesh, uint32_t s0, uint32_t n, __m128 A[3],
                                       __m128 B[3], __m128 C[3])
 {
-    const uint32_t *c0 = mesh->corners[s0], *c1 = mesh->corners[n > 1 ? s0 + 1 : s0];
-    const uint32_t *c2 = mesh->corners[n > 2 ? s0 + 2 : s0], *c3 = mesh->corners[n > 3 ? s0 + 3 : s0];
+    const uint32_t s1 = n > 1 ? s0 + 1 : s0, s2 = n > 2 ? s0 + 2 : s0, s3 = n > 3 ? s0 + 3 : s0;
+    const float *v0 = kcc_mesh_block_verts(mesh, s0), *v1 = kcc_mesh_block_verts(mesh, s1);
+    const float *v2 = kcc_mesh_block_verts(mesh, s2), *v3 = kcc_mesh_block_verts(mesh, s3);
+    const uint16_t *k0 = mesh->corners[s0], *k1 = mesh->corners[s1], *k2 = mesh->corners[s2];
+    const uint16_t *k3 = mesh->corners[s3];
     __m128 *out[3] = {A, B, C};
     for (int c = 0; c < 3; ++c) {
-        __m128 r0 = _mm_loadu_ps(mesh->verts[c0[c]]), r1 = _mm_loadu_ps(mesh->verts[c1[c]]);
-        __m128 r2 = _mm_loadu_ps(mesh->verts[c2[c]]), r3 = _mm_loadu_ps(mesh->verts[c3[c]]);
+        __m128 r0 = _mm_loadu_ps(v0 + k0[c]), r1 = _mm_loadu_ps(v1 + k1[c]);
+        __m128 r2 = _mm_loadu_ps(v2 + k2[c]), r3 = _mm_loadu_ps(v3 + k3[c]);
         _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
         out[c][0] = r0, out[c][1] = r1, out[c][2] = r2;
     }

@@ -147,6 +147,7 @@ typedef struct build_scratch {
     int            table_bits;
     uint32_t      *slot_input;  ///< slot -> input index (n entries)
     uint32_t      *corner;      ///< slot s's corners as vertex numbers: corner[3 s .. 3 s + 2]
+    uint32_t      *block_base;  ///< per block of KCC_CORNER_BLOCK slots: its base vertex number
     uint32_t      *vertex_src;  ///< vertex number -> the desc's index of its first use (3 n)
     uint32_t      *vtable;      ///< 1 << vtable_bits entries: 0 empty, else vertex number + 1
     int            vtable_bits;
@@ -239,7 +240,8 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
     const uint64_t off_rep = off_queue + (uint64_t)n * 2 * sizeof(uint32_t);
     const uint64_t off_slot_input = off_rep + (uint64_t)n * sizeof(uint32_t);
     const uint64_t off_corner = off_slot_input + (uint64_t)n * sizeof(uint32_t);
-    const uint64_t off_vertex_src = off_corner + (uint64_t)n * 3 * sizeof(uint32_t);
+    const uint64_t off_block_base = off_corner + (uint64_t)n * 3 * sizeof(uint32_t);
+    const uint64_t off_vertex_src = off_block_base + ((uint64_t)n / KCC_CORNER_BLOCK + 1u) * sizeof(uint32_t);
     const uint64_t off_vtable = off_vertex_src + (uint64_t)n * 3 * sizeof(uint32_t);
     const uint64_t bytes = off_vtable + (sizeof(uint32_t) << out->vtable_bits);
     /* The mesh's own block, allocated after the build: everything but the groups, plus at most
@@ -260,6 +262,7 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
     out->table = (uint32_t *)(void *)out->pairs;
     out->slot_input = (uint32_t *)(out->block + off_slot_input);
     out->corner = (uint32_t *)(out->block + off_corner);
+    out->block_base = (uint32_t *)(out->block + off_block_base);
     out->vertex_src = (uint32_t *)(out->block + off_vertex_src);
     out->vtable = (uint32_t *)(out->block + off_vtable);
     return KCC_OK;
@@ -278,8 +281,10 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
 {
     const uint64_t off_quads = round_up(sizeof(kcc_mesh));
     const uint64_t off_verts = off_quads + (uint64_t)quad_count * sizeof(kcc_node4);
-    const uint64_t off_corners = off_verts + ((uint64_t)sz->vertices * 3u + 1u) * sizeof(float);
-    const uint64_t off_id = off_corners + (uint64_t)sz->slots * 3u * sizeof(uint32_t);
+    const uint64_t blocks = ((uint64_t)sz->slots + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK;
+    const uint64_t off_base = off_verts + ((uint64_t)sz->vertices * 3u + 1u) * sizeof(float);
+    const uint64_t off_corners = off_base + blocks * sizeof(uint32_t);
+    const uint64_t off_id = (off_corners + (uint64_t)sz->slots * 3u * sizeof(uint16_t) + 3u) / 4u * 4u;
     const uint64_t off_slot = off_id + (uint64_t)sz->slots * sizeof(uint32_t);
     const uint64_t off_first = off_slot + (uint64_t)sz->triangles * sizeof(uint32_t);
     const uint64_t dup_words = sz->dups ? (uint64_t)sz->tree + 1u + sz->dups : 0u;
@@ -294,7 +299,8 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     m->quads = (kcc_node4 *)(block + off_quads);
     m->verts = (float(*)[3])(void *)(block + off_verts);
     m->verts[sz->vertices][0] = 0.0f; /* the padding */
-    m->corners = (uint32_t(*)[3])(void *)(block + off_corners);
+    m->corner_base = (uint32_t *)(void *)(block + off_base);
+    m->corners = (uint16_t(*)[3])(void *)(block + off_corners);
     m->tri_id = (uint32_t *)(block + off_id);
     m->tri_slot = (uint32_t *)(block + off_slot);
     if (sz->dups) {
@@ -322,36 +328,52 @@ static void list_slots(build_scratch *sc, uint32_t tree, uint32_t triangles)
             sc->slot_input[slot++] = t;
 }
 
-/* Numbers the distinct corners of slots 0 .. slots - 1 in order of first use (equal when their
- * three floats are equal bit for bit: every test then reads the very floats the input gave), each
- * slot's corners in sc->corner, each number's source vertex in sc->vertex_src. Returns how many. */
+/* How far below the vertex count at a block's start its base may lie: the block adds at most
+ * 3 KCC_CORNER_BLOCK vertices, so every offset from the base is at most 21845 vertices, and its
+ * float offset (3 per vertex) at most 65535. */
+#define CORNER_REACH (65535u / 3u - 3u * KCC_CORNER_BLOCK + 1u)
+
+/* The vertex number of corner p (its source vertex src) for a block whose base is `base`: the
+ * latest number of an equal corner (bit for bit: every test then reads the very floats the input
+ * gave) when it is not below the base, else a new number (the first use, or a copy within reach),
+ * which the table then holds. */
+static uint32_t vertex_number(const kcc_mesh_desc *desc, size_t stride, build_scratch *sc,
+                              uint32_t src, uint32_t base, uint32_t *count)
+{
+    const uint32_t mask = (uint32_t)((1ull << sc->vtable_bits) - 1u);
+    float p[3];
+    load_vertex(desc, stride, src, p);
+    for (uint32_t h = coords_hash(p, 3, sc->vtable_bits);; h = (h + 1u) & mask) {
+        if (sc->vtable[h] != 0) {
+            float q[3];
+            const uint32_t number = sc->vtable[h] - 1u;
+            load_vertex(desc, stride, sc->vertex_src[number], q);
+            if (memcmp(p, q, sizeof p) != 0)
+                continue;
+            if (number >= base)
+                return number;
+        }
+        sc->vertex_src[*count] = src;
+        sc->vtable[h] = *count + 1u;
+        return (*count)++;
+    }
+}
+
+/* Numbers the corners of slots 0 .. slots - 1 in order of first use, block by block (each block's
+ * base in sc->block_base), each slot's corners in sc->corner, each number's source vertex in
+ * sc->vertex_src. Returns how many numbers. */
 static uint32_t number_vertices(const kcc_mesh_desc *desc, size_t stride, build_scratch *sc,
                                 uint32_t slots)
 {
-    const uint32_t mask = (uint32_t)((1ull << sc->vtable_bits) - 1u);
     uint32_t count = 0;
     memset(sc->vtable, 0, sizeof(uint32_t) << sc->vtable_bits);
     for (uint32_t s = 0; s < slots; ++s) {
-        for (int c = 0; c < 3; ++c) {
-            const uint32_t src = tri_index(desc, sc->slot_input[s], c);
-            float p[3];
-            load_vertex(desc, stride, src, p);
-            uint32_t h = coords_hash(p, 3, sc->vtable_bits), number;
-            for (;; h = (h + 1u) & mask) {
-                if (sc->vtable[h] == 0) {
-                    number = count++;
-                    sc->vtable[h] = number + 1u;
-                    sc->vertex_src[number] = src;
-                    break;
-                }
-                float q[3];
-                number = sc->vtable[h] - 1u;
-                load_vertex(desc, stride, sc->vertex_src[number], q);
-                if (memcmp(p, q, sizeof p) == 0)
-                    break;
-            }
-            sc->corner[3u * s + (uint32_t)c] = number;
-        }
+        if (s % KCC_CORNER_BLOCK == 0)
+            sc->block_base[s / KCC_CORNER_BLOCK] = count > CORNER_REACH ? count - CORNER_REACH : 0u;
+        const uint32_t base = sc->block_base[s / KCC_CORNER_BLOCK];
+        for (int c = 0; c < 3; ++c)
+            sc->corner[3u * s + (uint32_t)c] =
+                vertex_number(desc, stride, sc, tri_index(desc, sc->slot_input[s], c), base, &count);
     }
     return count;
 }
@@ -373,9 +395,13 @@ static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc 
     m->bounds[0][2] = root->z[0][0], m->bounds[1][2] = root->z[1][0];
     for (uint32_t v = 0; v < m->vertex_count; ++v)
         load_vertex(desc, stride, sc->vertex_src[v], m->verts[v]);
+    for (uint32_t b = 0; b < (m->slot_count + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK; ++b)
+        m->corner_base[b] = sc->block_base[b];
     for (uint32_t s = 0; s < m->slot_count; ++s) {
         const uint32_t t = sc->slot_input[s];
-        memcpy(m->corners[s], &sc->corner[3u * s], sizeof m->corners[s]);
+        for (int c = 0; c < 3; ++c) /* below 65536: number_vertices keeps each block within reach */
+            m->corners[s][c] =
+                (uint16_t)(3u * (sc->corner[3u * s + (uint32_t)c] - sc->block_base[s / KCC_CORNER_BLOCK]));
         m->tri_id[s] = t;
         m->tri_slot[t] = s;
     }
@@ -489,7 +515,8 @@ void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out)
     s.tree_bytes = (size_t)mesh->quad_count * sizeof(kcc_node4) +
                    ((size_t)mesh->slot_count + mesh->triangle_count + dup_words) * sizeof(uint32_t);
     s.vertex_bytes = ((size_t)mesh->vertex_count * 3u + 1u) * sizeof(float) +
-                     (size_t)mesh->slot_count * 3u * sizeof(uint32_t);
+                     ((size_t)mesh->slot_count + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK * sizeof(uint32_t) +
+                     (size_t)mesh->slot_count * 3u * sizeof(uint16_t);
     *out = s;
 }
 
@@ -773,13 +800,13 @@ KCC_HOT float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
         const uint32_t id = w->mesh->tri_id[s];
         if (w->best_t == 0.0 && id > w->best_id)
             continue; /* can at best tie at t = 0, and ties go to the lower index */
-        kcc_tri t;
-        kcc_mesh_tri(w->mesh, s, &t);
-        if (w->cull && !kcc_tri_bounds_swept(&t, &w->slab, w->limit))
+        const float *v[3];
+        kcc_mesh_corners(w->mesh, s, v);
+        if (w->cull && !kcc_corners_bounds_swept(v, &w->slab, w->limit))
             continue;
         double th, nn[3];
         bool start;
-        if (!kcc_tri_sweep_internal(t.v[0], t.v[1], t.v[2], w->center, w->half, w->delta,
+        if (!kcc_tri_sweep_internal(v[0], v[1], v[2], w->center, w->half, w->delta,
                                     w->best_t < 1.0 ? w->best_t : 1.0, &th, nn, &start))
             continue;
         if (th < w->best_t || (th == w->best_t && id < w->best_id)) {

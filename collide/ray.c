@@ -112,9 +112,9 @@ static inline int ray_tri4(const ray_pre *r, const kcc_mesh *mesh, uint32_t s0, 
         int l = zmask & -zmask;
         int i = (l >> 1) - (l >> 3);
         zmask &= zmask - 1;
-        kcc_tri t;
-        kcc_mesh_tri(mesh, s0 + (uint32_t)i, &t);
-        if (ray_tri(r, t.v[0], t.v[1], t.v[2], max_t, &out_t[i]))
+        const float *v[3];
+        kcc_mesh_corners(mesh, s0 + (uint32_t)i, v);
+        if (ray_tri(r, v[0], v[1], v[2], max_t, &out_t[i]))
             mask |= l;
     }
     return mask;
@@ -196,9 +196,9 @@ typedef struct ray_walk {
  * lowest input index. */
 KCC_HOT void ray_offer(ray_walk *w, uint32_t s, float woop_t)
 {
-    kcc_tri t;
-    kcc_mesh_tri(w->mesh, s, &t);
-    float tr = refine_t(t.v[0], t.v[1], t.v[2], w->origin, w->dir, woop_t, w->max_t);
+    const float *v[3];
+    kcc_mesh_corners(w->mesh, s, v);
+    float tr = refine_t(v[0], v[1], v[2], w->origin, w->dir, woop_t, w->max_t);
     uint32_t id = w->mesh->tri_id[s];
     if (tr < w->best || (tr == w->best && id < w->best_id)) {
         w->best = tr;
@@ -222,10 +222,10 @@ KCC_HOT float ray_leaf(void *ctx, uint32_t first, uint32_t count)
     }
 #else
     for (uint32_t s = first, end = first + count; s < end; ++s) {
-        kcc_tri t;
-        kcc_mesh_tri(w->mesh, s, &t);
+        const float *v[3];
+        kcc_mesh_corners(w->mesh, s, v);
         float th;
-        if (ray_tri(&w->pre, t.v[0], t.v[1], t.v[2], w->max_t, &th))
+        if (ray_tri(&w->pre, v[0], v[1], v[2], w->max_t, &th))
             ray_offer(w, s, th);
     }
 #endif

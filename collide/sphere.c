@@ -494,12 +494,12 @@ KCC_HOT float shape_leaf(void *ctx, uint32_t first, uint32_t count)
         const uint32_t id = w->mesh->tri_id[s];
         if (w->best_t == 0.0f && id > w->best_id)
             continue; /* can at best tie at t = 0, and ties go to the lower index */
-        kcc_tri t;
-        kcc_mesh_tri(w->mesh, s, &t);
-        if (w->cull && !kcc_tri_bounds_swept(&t, &w->slab, w->limit))
+        const float *v[3];
+        kcc_mesh_corners(w->mesh, s, v);
+        if (w->cull && !kcc_corners_bounds_swept(v, &w->slab, w->limit))
             continue;
         contact c;
-        shape_tri(&w->shape, t.v[0], t.v[1], t.v[2], &c);
+        shape_tri(&w->shape, v[0], v[1], v[2], &c);
         const float ct = (float)c.t;
         if (!c.found || !(ct < w->best_t || (ct == w->best_t && id < w->best_id)))
             continue;

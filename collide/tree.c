@@ -634,7 +634,8 @@ static bool maps_valid(const kcc_mesh *m)
         return false;
     for (uint32_t s = 0; s < m->slot_count; ++s)
         for (int c = 0; c < 3; ++c)
-            if (m->corners[s][c] >= m->vertex_count)
+            if (m->corners[s][c] % 3u != 0 ||
+                (uint64_t)m->corner_base[s / KCC_CORNER_BLOCK] + m->corners[s][c] / 3u >= m->vertex_count)
                 return false;
     for (uint32_t s = 0; s < m->slot_count; ++s) {
         if (m->tri_id[s] >= m->triangle_count || m->tri_slot[m->tri_id[s]] != s)

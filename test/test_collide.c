@@ -560,6 +560,47 @@ static void corners_are_stored_once_bit_for_bit(void **state)
     free(s.p);
 }
 
+/* Corners are 16-bit offsets from a base per block of slots; a corner whose earlier copy lies out of
+ * a block's reach is stored again (the same floats). A 400 x 400 grid (160,801 corners, more than
+ * 21,845 numbered between the two sides of a split) has such copies; every triangle still reads
+ * back its input floats, and rays down hit what the brute force over kcc_tri_raycast hits. */
+static void corners_out_of_reach_are_copied_bit_for_bit(void **state)
+{
+    (void)state;
+    float *pos;
+    uint32_t *idx, nv, nt;
+    make_grid(400, -100.0f, 0.5f, -100.0f, 0.5f, &pos, &idx, &nv, &nt);
+    kcc_mesh *m = build_indexed(pos, nv, idx, nt);
+    assert_int_equal(kcc_mesh_validate(m), KCC_OK);
+    assert_true(m->vertex_count > nv);
+    for (uint32_t i = 0; i < nt; ++i) {
+        vec3 out[3];
+        assert_true(kcc_mesh_triangle(m, i, out));
+        for (int c = 0; c < 3; ++c)
+            assert_memory_equal(out[c], pos + 3 * idx[3 * i + c], 3 * sizeof(float));
+    }
+    test_rng r = rng_seed(25);
+    for (int q = 0; q < 12; ++q) {
+        vec3 o = {rng_f(&r, -100, 100), 3.0f, rng_f(&r, -100, 100)}, down = {0, -1, 0};
+        float best = INFINITY;
+        uint32_t best_i = UINT32_MAX;
+        for (uint32_t i = 0; i < nt; ++i) {
+            float t;
+            if (kcc_tri_raycast(pos + 3 * idx[3 * i], pos + 3 * idx[3 * i + 1], pos + 3 * idx[3 * i + 2],
+                                o, down, 10.0f, &t) && t < best) {
+                best = t;
+                best_i = i;
+            }
+        }
+        kcc_ray_hit hit;
+        assert_true(kcc_mesh_raycast(m, o, down, 10.0f, &hit));
+        assert_int_equal(hit.triangle, best_i);
+    }
+    kcc_mesh_destroy(m);
+    free(pos);
+    free(idx);
+}
+
 static void rebuilding_the_same_input_gives_an_identical_tree_and_answers(void **state)
 {
     (void)state;
@@ -569,7 +610,8 @@ static void rebuilding_the_same_input_gives_an_identical_tree_and_answers(void *
     assert_memory_equal(a->quads, b->quads, sizeof(kcc_node4) * a->quad_count);
     assert_int_equal(a->vertex_count, b->vertex_count);
     assert_memory_equal(a->verts, b->verts, sizeof(float) * 3 * a->vertex_count);
-    assert_memory_equal(a->corners, b->corners, sizeof(uint32_t) * 3 * a->slot_count);
+    assert_memory_equal(a->corner_base, b->corner_base, sizeof(uint32_t) * ((a->slot_count + 3) / 4));
+    assert_memory_equal(a->corners, b->corners, sizeof(uint16_t) * 3 * a->slot_count);
     assert_memory_equal(a->tri_id, b->tri_id, sizeof(uint32_t) * a->slot_count);
     test_rng r = rng_seed(8);
     for (int q = 0; q < 200; ++q) {
@@ -1802,7 +1844,8 @@ static kcc_mesh *mesh_copy(const kcc_mesh *m)
     const char *base = (const char *)m;
     c->quads = (kcc_node4 *)(void *)(block + ((const char *)m->quads - base));
     c->verts = (float(*)[3])(void *)(block + ((const char *)m->verts - base));
-    c->corners = (uint32_t(*)[3])(void *)(block + ((const char *)m->corners - base));
+    c->corner_base = (uint32_t *)(void *)(block + ((const char *)m->corner_base - base));
+    c->corners = (uint16_t(*)[3])(void *)(block + ((const char *)m->corners - base));
     c->tri_id = (uint32_t *)(void *)(block + ((const char *)m->tri_id - base));
     c->tri_slot = (uint32_t *)(void *)(block + ((const char *)m->tri_slot - base));
     if (m->dup_first) {
@@ -1871,10 +1914,10 @@ static void corrupt(kcc_mesh *c, int which)
         assert_int_equal(i, 1);
         break;
     case 8: /* a corner names a vertex past the stored ones */
-        c->corners[last][2] = c->vertex_count;
+        c->corner_base[last / KCC_CORNER_BLOCK] = c->vertex_count;
         break;
     default: /* a triangle moved out of its leaf */
-        c->verts[c->corners[last][0]][0] += 1000.0f;
+        c->verts[c->corner_base[last / KCC_CORNER_BLOCK] + c->corners[last][0] / 3u][0] += 1000.0f;
         break;
     }
 }
@@ -1974,6 +2017,7 @@ int test_group_collide(void)
         cmocka_unit_test(triangle_accessor_returns_input_corners_with_stride_and_implicit_indices),
         cmocka_unit_test(tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle),
         cmocka_unit_test(corners_are_stored_once_bit_for_bit),
+        cmocka_unit_test(corners_out_of_reach_are_copied_bit_for_bit),
         cmocka_unit_test(rebuilding_the_same_input_gives_an_identical_tree_and_answers),
         cmocka_unit_test(ray_cast_matches_brute_force_on_random_soups),
         cmocka_unit_test(ray_through_grid_vertices_and_edges_always_hits),

@@ -22,37 +22,46 @@ static void point_in(bench_rng *r, const vec3 bounds[2], float out[3])
         out[k] = bench_rng_range(r, bounds[0][k], bounds[1][k]);
 }
 
-/* The workload: the same queries for every build (the generator's seed is fixed). Returns the
- * checksum of every answer. Kept out of line so callgrind's --toggle-collect can name it. */
-__attribute__((noinline)) uint64_t run_queries(const kcc_mesh *mesh, uint32_t *scratch,
-                                               uint32_t capacity)
+/* The workload: the same queries for every build (the generator's seed is fixed), each kind in a
+ * function of its own kept out of line, so callgrind's --toggle-collect can name it (run_rays,
+ * run_boxes, run_sweeps). Each returns its answers folded into h. */
+__attribute__((noinline)) uint64_t run_rays(const kcc_mesh *mesh, const vec3 bounds[2], bench_rng *r,
+                                            uint64_t h)
 {
-    vec3 bounds[2];
-    kcc_mesh_bounds(mesh, bounds);
-    bench_rng r = bench_rng_seed(0x1a70u);
-    uint64_t h = 0xcbf29ce484222325ull;
     for (int i = 0; i < RAYS; ++i) {
         float org[3], dir[3];
-        point_in(&r, bounds, org);
-        bench_rng_dir(&r, dir);
+        point_in(r, bounds, org);
+        bench_rng_dir(r, dir);
         kcc_ray_hit hit;
         memset(&hit, 0, sizeof hit);
         if (kcc_mesh_raycast(mesh, org, dir, 64.0f, &hit))
             h = fold(h, &hit, sizeof hit);
     }
+    return h;
+}
+
+__attribute__((noinline)) uint64_t run_boxes(const kcc_mesh *mesh, const vec3 bounds[2], bench_rng *r,
+                                             uint64_t h, uint32_t *scratch, uint32_t capacity)
+{
     for (int i = 0; i < BOXES; ++i) {
-        float c[3], e = bench_rng_range(&r, 0.25f, 1.5f);
-        point_in(&r, bounds, c);
+        float c[3], e = bench_rng_range(r, 0.25f, 1.5f);
+        point_in(r, bounds, c);
         vec3 box[2] = {{c[0] - e, c[1] - e, c[2] - e}, {c[0] + e, c[1] + e, c[2] + e}};
         uint32_t n = kcc_mesh_overlap_aabb(mesh, box, scratch, capacity);
         h = fold(h, &n, sizeof n);
         h = fold(h, scratch, sizeof(uint32_t) * (n < capacity ? n : capacity));
     }
+    return h;
+}
+
+__attribute__((noinline)) uint64_t run_sweeps(const kcc_mesh *mesh, const vec3 bounds[2], bench_rng *r,
+                                              uint64_t h)
+{
     for (int i = 0; i < SWEEPS; ++i) {
         float c[3], d[3];
-        point_in(&r, bounds, c);
-        bench_rng_dir(&r, d);
-        const float len = bench_rng_range(&r, 0.1f, 4.0f);
+        point_in(r, bounds, c);
+        bench_rng_dir(r, d);
+        const float len = bench_rng_range(r, 0.1f, 4.0f);
         vec3 box[2] = {{c[0] - 0.47f, c[1] - 0.875f, c[2] - 0.47f}, {c[0] + 0.47f, c[1] + 0.875f, c[2] + 0.47f}};
         vec3 delta = {d[0] * len, d[1] * len, d[2] * len};
         kcc_sweep_hit hit;
@@ -61,6 +70,17 @@ __attribute__((noinline)) uint64_t run_queries(const kcc_mesh *mesh, uint32_t *s
             h = fold(h, &hit, sizeof hit);
     }
     return h;
+}
+
+/* Every query of the workload; the checksum of every answer. */
+static uint64_t run_queries(const kcc_mesh *mesh, uint32_t *scratch, uint32_t capacity)
+{
+    vec3 bounds[2];
+    kcc_mesh_bounds(mesh, bounds);
+    bench_rng r = bench_rng_seed(0x1a70u);
+    uint64_t h = run_rays(mesh, bounds, &r, 0xcbf29ce484222325ull);
+    h = run_boxes(mesh, bounds, &r, h, scratch, capacity);
+    return run_sweeps(mesh, bounds, &r, h);
 }
 
 int main(int argc, char **argv)
