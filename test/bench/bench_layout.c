@@ -2,7 +2,10 @@
  * parts from kcc_mesh_get_stats) for each level given, and a fixed query workload (rays, exact box
  * overlaps, box sweeps) whose answers are folded into a checksum, so two builds of libkcc compared
  * with callgrind (instructions) or farm-bench --vs (paired wall time) are seen to answer alike.
- *   bench_layout [-q] LEVEL.obj ...     -q: memory figures only, no queries */
+ *   bench_layout [-q] LEVEL.obj ...     -q: memory figures only, no queries
+ * Built against any build's library (not by the Makefile):
+ *   cc -std=c11 -O2 -ffp-contract=off -Itest/bench -Icollide -Icontroller test/bench/bench_layout.c \
+ *      build/libkcc.a -lm -o bench_layout */
 #include "bench.h"
 
 enum { RAYS = 20000, BOXES = 20000, SWEEPS = 10000 };
@@ -116,9 +119,17 @@ int main(int argc, char **argv)
         kcc_mesh_get_stats(mesh, &st);
         const double tris = (double)lv.triangle_count;
         const char *name = strrchr(argv[a], '/');
-        printf("%-22s %8u tris  %6.2f B/tri (tree %5.2f, vertices %5.2f)", name ? name + 1 : argv[a],
-               lv.triangle_count, (double)kcc_mesh_memory_bytes(mesh) / tris, (double)st.tree_bytes / tris,
-               (double)st.vertex_bytes / tris);
+        /* The parts (collide_internal.h): index maps 4 B per slot and per input triangle (plus the
+         * duplicate lists), the rest of tree_bytes the node groups; of vertex_bytes, 6 B per slot
+         * of offsets and 4 B per block of four slots, the rest the shared vertices. */
+        const double slots = tris - (double)st.duplicates;
+        const double maps = 4.0 * (slots + tris) + (st.duplicates ? 4.0 * (slots - st.degenerate + 1 + st.duplicates) : 0.0);
+        const double index = 6.0 * slots + 4.0 * ceil(slots / 4.0);
+        printf("%-16s %6u tris %6.2f B/tri: tree %5.2f (groups %5.2f, maps %5.2f) vertices %5.2f "
+               "(corners %5.2f, index %4.2f)", name ? name + 1 : argv[a], lv.triangle_count,
+               (double)kcc_mesh_memory_bytes(mesh) / tris, (double)st.tree_bytes / tris,
+               ((double)st.tree_bytes - maps) / tris, maps / tris, (double)st.vertex_bytes / tris,
+               ((double)st.vertex_bytes - index) / tris, index / tris);
         if (queries)
             printf("  answers %016llx", (unsigned long long)run_queries(mesh, scratch, capacity));
         printf("\n");
