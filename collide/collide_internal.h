@@ -1,5 +1,5 @@
 /* collide_internal.h: the private layout of kcc_mesh (32-byte tree nodes stored four siblings to a
- * group, triangles in leaf order) and the kernels shared by mesh.c, tree.c, ray.c and tri_box.c:
+ * group, triangles in leaf order as index triples into shared vertices) and the kernels shared by mesh.c, tree.c, ray.c and tri_box.c:
  * the per-triangle tests and the four-children node tests. Never installed. */
 #ifndef KCC_COLLIDE_INTERNAL_H
 #define KCC_COLLIDE_INTERNAL_H
@@ -155,7 +155,8 @@ typedef struct kcc_node_pair {
 } kcc_node_pair;
 _Static_assert(sizeof(kcc_node_pair) == 64, "a binary node is 32 bytes (a sibling pair 64)");
 
-/// Triangle corners in leaf order: a, b, c as wound in the input.
+/// A triangle's corners a, b, c as wound in the input: what the per-triangle tests read (the mesh
+/// stores index triples into its shared vertices and gathers a triangle's corners into one).
 typedef struct kcc_tri {
     float v[3][3];    ///< m
 } kcc_tri;
@@ -197,7 +198,16 @@ struct kcc_mesh {
     kcc_allocator   allocator;     ///< the one used to build (resolved: never NULL functions)
     size_t          block_bytes;   ///< bytes of the single allocation holding everything
     kcc_node4      *quads;         ///< quad_count groups; none when the mesh has no live triangle
-    kcc_tri        *tris;          ///< slot_count triangles: the tree's first, degenerate last
+    float         (*verts)[3];     ///< vertex_count corners (the exact input floats), numbered in
+                                   ///< order of first use by the slots, and one float of padding
+                                   ///< after them (four-float loads); a corner repeats only where
+                                   ///< a block's offsets cannot reach its earlier copy
+    uint32_t       *corner_base;   ///< per block of KCC_CORNER_BLOCK slots (s >> 2): the vertex
+                                   ///< its offsets count from
+    uint16_t      (*corners)[3];   ///< slot_count triangles: the tree's first, degenerate last;
+                                   ///< corner c of slot s is the three floats at corners[s][c]
+                                   ///< floats (3 vertices per unit) past verts[corner_base[s >> 2]]
+                                   ///< (kcc_mesh_corner)
     uint32_t       *tri_id;        ///< slot -> input index (slot_count entries)
     uint32_t       *tri_slot;      ///< input index -> slot (triangle_count entries); a duplicate's
                                    ///< is its representative's
@@ -206,6 +216,7 @@ struct kcc_mesh {
                                    ///< the mesh has no duplicate
     uint32_t       *dup_ids;       ///< input indices of the duplicates, ascending within a slot
     uint32_t        triangle_count;///< input triangles
+    uint32_t        vertex_count;  ///< distinct corners of the stored triangles
     uint32_t        slot_count;    ///< stored triangles: tree_triangles + the degenerate ones
     uint32_t        tree_triangles;///< the tree's triangles: one representative per set of exact
                                    ///< duplicates (the lowest input index), degenerate ones left out
@@ -223,6 +234,39 @@ struct kcc_mesh {
                                    ///< from another build at the same address (a rebuilt level, or
                                    ///< another process that saved the character) is never used
 };
+
+/// Slots per corner block: the slots s with the same s >> 2 share one base vertex number, and
+/// their corners are 16-bit offsets from it.
+#define KCC_CORNER_BLOCK 4
+
+/// The first float of slot s's block's base vertex: corner c of slot s is the three floats at
+/// corners[s][c] from it (a float offset: one load and no multiply per corner in the gathers).
+static inline const float *kcc_mesh_block_verts(const kcc_mesh *mesh, uint32_t s)
+{
+    return mesh->verts[mesh->corner_base[s / KCC_CORNER_BLOCK]];
+}
+
+/// Corner c (0..2) of slot s: its vertex in the shared array (the exact input floats).
+static inline const float *kcc_mesh_corner(const kcc_mesh *mesh, uint32_t s, int c)
+{
+    return kcc_mesh_block_verts(mesh, s) + mesh->corners[s][c];
+}
+
+/// Slot s's three corners where they are stored (no copy: the tests that take corners read them
+/// in place).
+static inline void kcc_mesh_corners(const kcc_mesh *mesh, uint32_t s, const float *out[3])
+{
+    const float *block = kcc_mesh_block_verts(mesh, s);
+    for (int c = 0; c < 3; ++c)
+        out[c] = block + mesh->corners[s][c];
+}
+
+/// Slot s's corners, gathered from the shared vertices.
+static inline void kcc_mesh_tri(const kcc_mesh *mesh, uint32_t s, kcc_tri *out)
+{
+    for (int c = 0; c < 3; ++c)
+        memcpy(out->v[c], kcc_mesh_corner(mesh, s, c), sizeof out->v[c]);
+}
 
 /* ------------------------------------------------------------------------------------------------
  * Four-children slab test, shared by ray casts (grow = 0) and box sweeps (nodes grown by the box's
@@ -273,12 +317,12 @@ static inline void kcc_pray_setup(kcc_pray *r, const float org[3], const float d
 /// the nodes (kcc_pray_setup's grow). A triangle this rejects cannot touch the swept shape before
 /// `limit` (the exact swept box test's box axes are the same slabs without the margin; a sphere or
 /// capsule lies inside its grown bounds).
-static inline bool kcc_tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, float limit)
+static inline bool kcc_corners_bounds_swept(const float *const v[3], const kcc_pray *r, float limit)
 {
     float tn = 0.0f, tf = limit;
     for (int k = 0; k < 3; ++k) {
-        float mn = min3f(t->v[0][k], t->v[1][k], t->v[2][k]);
-        float mx = max3f(t->v[0][k], t->v[1][k], t->v[2][k]);
+        float mn = min3f(v[0][k], v[1][k], v[2][k]);
+        float mx = max3f(v[0][k], v[1][k], v[2][k]);
         bool neg = signbit(r->inv[k]) != 0;
         float pn = neg ? mx : mn, pf = neg ? mn : mx;
         float x = (pn - r->org_n[k]) * r->inv[k];
@@ -287,6 +331,13 @@ static inline bool kcc_tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, flo
         tf = y < tf ? y : tf;
     }
     return tn * KCC_SLAB_SHRINK <= tf;
+}
+
+/// kcc_corners_bounds_swept of a triangle record.
+static inline bool kcc_tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, float limit)
+{
+    const float *const v[3] = {t->v[0], t->v[1], t->v[2]};
+    return kcc_corners_bounds_swept(v, r, limit);
 }
 
 /// Tests the four children of a group against the segment [0, tmax]; bit i of the result is set
@@ -540,10 +591,12 @@ bool kcc_tri_is_degenerate(const float a[3], const float b[3], const float c[3])
 bool kcc_tri_overlap_box_internal(const float a[3], const float b[3], const float c[3],
                                   const float lo[3], const float hi[3]);
 #if KCC_SSE
-/// The exact test for up to four consecutive triangles (n in 1..4): float SIMD with per-lane
-/// rounding bounds, undecided lanes redone by kcc_tri_overlap_box_internal (same answers). Returns
-/// the mask of overlapping lanes.
-int kcc_tri4_overlap_box(const kcc_tri *t, uint32_t n, const float lo[3], const float hi[3]);
+/// The exact test for up to four triangles (n in 1..4) loaded as per-component vectors (A[k]:
+/// component k of corner a in each lane, as kcc_tri4_load and kcc_mesh_tri4_load give them): float
+/// SIMD with per-lane rounding bounds, undecided lanes redone by kcc_tri_overlap_box_internal (same
+/// answers). Returns the mask of overlapping lanes.
+int kcc_tri4_overlap_box_lanes(const __m128 A[3], const __m128 B[3], const __m128 C[3], uint32_t n,
+                               const float lo[3], const float hi[3]);
 
 /* Loads n (1..4) consecutive triangles as per-component vectors: A[k] holds corner a's component k
  * of each lane (missing lanes repeat the first triangle), likewise B and C. */
@@ -560,6 +613,34 @@ static inline void kcc_tri4_load(const kcc_tri *t, uint32_t n, __m128 A[3], __m1
     A[0] = r0, A[1] = r1, A[2] = r2;
     B[0] = r3, B[1] = s0, B[2] = s1;
     C[0] = s2, C[1] = s3, C[2] = _mm_set_ps(p3->v[2][2], p2->v[2][2], p1->v[2][2], t->v[2][2]);
+}
+
+/* The same from the mesh's slots s0 .. s0 + n - 1: each corner's four vertices loaded as rows (x, y,
+ * z and the next float, which the padding after the vertices keeps in bounds), transposed. */
+static inline void kcc_mesh_tri4_load(const kcc_mesh *mesh, uint32_t s0, uint32_t n, __m128 A[3],
+                                      __m128 B[3], __m128 C[3])
+{
+    const uint32_t s1 = n > 1 ? s0 + 1 : s0, s2 = n > 2 ? s0 + 2 : s0, s3 = n > 3 ? s0 + 3 : s0;
+    const float *v0 = kcc_mesh_block_verts(mesh, s0), *v1 = kcc_mesh_block_verts(mesh, s1);
+    const float *v2 = kcc_mesh_block_verts(mesh, s2), *v3 = kcc_mesh_block_verts(mesh, s3);
+    const uint16_t *k0 = mesh->corners[s0], *k1 = mesh->corners[s1], *k2 = mesh->corners[s2];
+    const uint16_t *k3 = mesh->corners[s3];
+    __m128 *out[3] = {A, B, C};
+    for (int c = 0; c < 3; ++c) {
+        __m128 r0 = _mm_loadu_ps(v0 + k0[c]), r1 = _mm_loadu_ps(v1 + k1[c]);
+        __m128 r2 = _mm_loadu_ps(v2 + k2[c]), r3 = _mm_loadu_ps(v3 + k3[c]);
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        out[c][0] = r0, out[c][1] = r1, out[c][2] = r2;
+    }
+}
+
+/// kcc_tri4_overlap_box_lanes of n (1..4) consecutive triangle records.
+static inline int kcc_tri4_overlap_box(const kcc_tri *t, uint32_t n, const float lo[3],
+                                       const float hi[3])
+{
+    __m128 A[3], B[3], C[3];
+    kcc_tri4_load(t, n, A, B, C);
+    return kcc_tri4_overlap_box_lanes(A, B, C, n, lo, hi);
 }
 #endif
 /// Swept SAT without argument checks. Box given as centre and half extents in double; contacts

@@ -30,7 +30,8 @@ struct kcc_hf {
 };
 
 /// A batch of a heightfield's triangles seen as a tree mesh's leaf: the walks' visitors read
-/// view.mesh.tris[0..n) and view.mesh.tri_id[0..n) as they read a leaf's slots.
+/// slots 0..n of view.mesh (corners and tri_id) as they read a leaf's slots; the records in tris
+/// are the view mesh's vertices.
 typedef struct kcc_hf_view {
     kcc_mesh mesh;
     kcc_tri  tris[KCC_HF_BATCH];

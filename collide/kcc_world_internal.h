@@ -159,7 +159,9 @@ static inline void kcc_pose_tri(const kcc_pose *pose, const kcc_tri *t, float ou
 /// Body i's three placed corners of mesh slot s (leaf order), as every world query sees them.
 static inline void kcc_body_corners(const kcc_body *body, uint32_t s, float out[3][3])
 {
-    kcc_pose_tri(&body->pose, &body->mesh->tris[s], out);
+    kcc_tri t;
+    kcc_mesh_tri(body->mesh, s, &t);
+    kcc_pose_tri(&body->pose, &t, out);
 }
 /// A pose whose placed corners are the mesh's corners bit for bit (no rotation, position 0): its
 /// queries test the mesh's own triangles and, for rays, the world ray as is.

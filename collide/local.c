@@ -30,7 +30,7 @@ static void mesh_slot_corners(const kcc_mesh *mesh, uint32_t slot, kcc_tri *out)
     if (mesh->hf)
         kcc_hf_triangle(mesh, slot, out);
     else
-        *out = mesh->tris[slot];
+        kcc_mesh_tri(mesh, slot, out);
 }
 
 static void mesh_fetch(const kcc_local_source *src, const uint32_t *handles, uint32_t n,

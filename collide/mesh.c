@@ -1,5 +1,5 @@
-/* mesh.c: owns kcc_mesh: input validation, the single allocation holding the tree, the triangles in
- * leaf order and the index maps, plus the box queries (exact overlap, bounds, swept box) that walk
+/* mesh.c: owns kcc_mesh: input validation, the single allocation holding the tree, the shared
+ * vertices, the triangles in leaf order (index triples) and the index maps, plus the box queries (exact overlap, bounds, swept box) that walk
  * the tree. Queries never allocate and keep no state: safe from many threads. */
 #include <math.h>
 #include <stdatomic.h>
@@ -59,7 +59,9 @@ static uint64_t content_key(const kcc_mesh *m)
     uint64_t h = 0xcbf29ce484222325ull ^ m->tree_triangles;
     for (uint32_t s = 0; s < m->tree_triangles; ++s) {
         uint32_t w[10];
-        memcpy(w, m->tris[s].v, 36);
+        kcc_tri t;
+        kcc_mesh_tri(m, s, &t);
+        memcpy(w, t.v, 36);
         w[9] = m->tri_id[s];
         for (int i = 0; i < 10; ++i)
             h = (h ^ w[i]) * 0x100000001b3ull;
@@ -131,9 +133,10 @@ static void load_triangle(const kcc_mesh_desc *desc, size_t stride, uint32_t t, 
 }
 
 /* The build's scratch (freed before kcc_mesh_build returns): build prims, the binary tree, the
- * collapse queue and each input triangle's representative, sized for n triangles (degenerate and
- * duplicate ones only leave some unused). The duplicate finder's hash table lives where the binary
- * tree will be (it is done with before the tree is built): table_bits is its size's log2. */
+ * collapse queue, each input triangle's representative and the vertex numbering, sized for n
+ * triangles (degenerate and duplicate ones only leave some unused). The duplicate finder's hash
+ * table lives where the binary tree will be (it is done with before the tree is built):
+ * table_bits is its size's log2. */
 typedef struct build_scratch {
     char          *block;
     kcc_build_prim *prims;
@@ -142,20 +145,28 @@ typedef struct build_scratch {
     uint32_t      *rep_of;      ///< input index -> its representative's, or NOT_LIVE
     uint32_t      *table;       ///< 1 << table_bits entries: 0 empty, else representative + 1
     int            table_bits;
+    uint32_t      *slot_input;  ///< slot -> input index (n entries)
+    uint32_t      *corner;      ///< slot s's corners as vertex numbers: corner[3 s .. 3 s + 2]
+    uint32_t      *block_base;  ///< per block of KCC_CORNER_BLOCK slots: its base vertex number
+    uint32_t      *vertex_src;  ///< vertex number -> the desc's index of its first use (3 n)
+    uint32_t      *vtable;      ///< 1 << vtable_bits entries: 0 empty, else vertex number + 1
+    int            vtable_bits;
 } build_scratch;
 
 /* rep_of of a degenerate triangle. */
 #define NOT_LIVE UINT32_MAX
 
-/* Where a triangle's probe sequence starts: FNV-1a over the nine coordinates' bits, mixed so that the
- * top bits (the ones used) depend on every bit of every coordinate. */
-static uint32_t tri_hash(float v[3][3], int bits)
+/* Where a triangle's (count 9) or a vertex's (count 3) probe sequence starts: FNV-1a over the
+ * coordinates' bits, mixed so that the top bits (the ones used, bits <= 32) depend on every bit of
+ * every coordinate. */
+static uint32_t coords_hash(const float *v, int count, int bits)
 {
-    uint32_t w[9];
-    memcpy(w, v, sizeof w);
     uint64_t h = 0xcbf29ce484222325ull;
-    for (int i = 0; i < 9; ++i)
-        h = (h ^ w[i]) * 0x100000001b3ull;
+    for (int i = 0; i < count; ++i) {
+        uint32_t w;
+        memcpy(&w, &v[i], sizeof w);
+        h = (h ^ w) * 0x100000001b3ull;
+    }
     h = (h ^ (h >> 32)) * 0x9e3779b97f4a7c15ull;
     return (uint32_t)(h >> (64 - bits));
 }
@@ -166,7 +177,7 @@ static uint32_t find_representative(const kcc_mesh_desc *desc, size_t stride, bu
                                     uint32_t t, float v[3][3])
 {
     const uint32_t mask = (uint32_t)((1ull << sc->table_bits) - 1u);
-    for (uint32_t h = tri_hash(v, sc->table_bits);; h = (h + 1u) & mask) {
+    for (uint32_t h = coords_hash(&v[0][0], 9, sc->table_bits);; h = (h + 1u) & mask) {
         if (sc->table[h] == 0) {
             sc->table[h] = t + 1u;
             return t;
@@ -220,14 +231,23 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
     out->table_bits = 1;
     while ((1ull << out->table_bits) < 2ull * n)
         ++out->table_bits;
+    /* The vertex table: at least twice the 3 n corners' entries (at most 2^32: n <= 2^30). */
+    out->vtable_bits = 1;
+    while (out->vtable_bits < 32 && (1ull << out->vtable_bits) < 6ull * n)
+        ++out->vtable_bits;
     const uint64_t off_pairs = round_up((size_t)n * sizeof(kcc_build_prim));
     const uint64_t off_queue = off_pairs + (uint64_t)n * sizeof(kcc_node_pair);
     const uint64_t off_rep = off_queue + (uint64_t)n * 2 * sizeof(uint32_t);
-    const uint64_t bytes = off_rep + (uint64_t)n * sizeof(uint32_t);
+    const uint64_t off_slot_input = off_rep + (uint64_t)n * sizeof(uint32_t);
+    const uint64_t off_corner = off_slot_input + (uint64_t)n * sizeof(uint32_t);
+    const uint64_t off_block_base = off_corner + (uint64_t)n * 3 * sizeof(uint32_t);
+    const uint64_t off_vertex_src = off_block_base + ((uint64_t)n / KCC_CORNER_BLOCK + 1u) * sizeof(uint32_t);
+    const uint64_t off_vtable = off_vertex_src + (uint64_t)n * 3 * sizeof(uint32_t);
+    const uint64_t bytes = off_vtable + (sizeof(uint32_t) << out->vtable_bits);
     /* The mesh's own block, allocated after the build: everything but the groups, plus at most
      * n groups. */
     const uint64_t fixed = round_up(sizeof(kcc_mesh)) +
-                           (uint64_t)n * (sizeof(kcc_tri) + sizeof(kcc_plane) + 5 * sizeof(uint32_t));
+                           (uint64_t)n * (sizeof(kcc_tri) + 3 * sizeof(uint32_t) + 5 * sizeof(uint32_t));
     if (fixed + (uint64_t)n * sizeof(kcc_node4) > (uint64_t)SIZE_MAX / 2 ||
         bytes > (uint64_t)SIZE_MAX / 2)
         return KCC_ERR_TOO_LARGE;
@@ -240,22 +260,31 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
     out->queue = (uint32_t *)(out->block + off_queue);
     out->rep_of = (uint32_t *)(out->block + off_rep);
     out->table = (uint32_t *)(void *)out->pairs;
+    out->slot_input = (uint32_t *)(out->block + off_slot_input);
+    out->corner = (uint32_t *)(out->block + off_corner);
+    out->block_base = (uint32_t *)(out->block + off_block_base);
+    out->vertex_src = (uint32_t *)(out->block + off_vertex_src);
+    out->vtable = (uint32_t *)(out->block + off_vtable);
     return KCC_OK;
 }
 
 /* The sizes of a mesh's arrays: input triangles, stored ones (the tree's and the degenerate ones),
  * the tree's, and duplicates. */
 typedef struct mesh_sizes {
-    uint32_t triangles, slots, tree, dups;
+    uint32_t triangles, slots, tree, dups, vertices;
 } mesh_sizes;
 
-/* The mesh's single block: the struct, quad_count groups, then the stored triangles, the two index
- * maps and the duplicate lists (when there are duplicates). NULL when the allocator fails. */
+/* The mesh's single block: the struct, quad_count groups, then the shared vertices (and their
+ * padding float), the stored triangles' index triples, the two index maps and the duplicate lists
+ * (when there are duplicates). NULL when the allocator fails. */
 static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint32_t quad_count)
 {
     const uint64_t off_quads = round_up(sizeof(kcc_mesh));
-    const uint64_t off_tris = off_quads + (uint64_t)quad_count * sizeof(kcc_node4);
-    const uint64_t off_id = off_tris + (uint64_t)sz->slots * sizeof(kcc_tri);
+    const uint64_t off_verts = off_quads + (uint64_t)quad_count * sizeof(kcc_node4);
+    const uint64_t blocks = ((uint64_t)sz->slots + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK;
+    const uint64_t off_base = off_verts + ((uint64_t)sz->vertices * 3u + 1u) * sizeof(float);
+    const uint64_t off_corners = off_base + blocks * sizeof(uint32_t);
+    const uint64_t off_id = (off_corners + (uint64_t)sz->slots * 3u * sizeof(uint16_t) + 3u) / 4u * 4u;
     const uint64_t off_slot = off_id + (uint64_t)sz->slots * sizeof(uint32_t);
     const uint64_t off_first = off_slot + (uint64_t)sz->triangles * sizeof(uint32_t);
     const uint64_t dup_words = sz->dups ? (uint64_t)sz->tree + 1u + sz->dups : 0u;
@@ -268,7 +297,10 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     m->allocator = *al;
     m->block_bytes = (size_t)total;
     m->quads = (kcc_node4 *)(block + off_quads);
-    m->tris = (kcc_tri *)(block + off_tris);
+    m->verts = (float(*)[3])(void *)(block + off_verts);
+    m->verts[sz->vertices][0] = 0.0f; /* the padding */
+    m->corner_base = (uint32_t *)(void *)(block + off_base);
+    m->corners = (uint16_t(*)[3])(void *)(block + off_corners);
     m->tri_id = (uint32_t *)(block + off_id);
     m->tri_slot = (uint32_t *)(block + off_slot);
     if (sz->dups) {
@@ -279,12 +311,75 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     m->slot_count = sz->slots;
     m->tree_triangles = sz->tree;
     m->duplicate_count = sz->dups;
+    m->vertex_count = sz->vertices;
     m->quad_count = quad_count;
     return m;
 }
 
-/* The four-wide groups, the tree's triangles in leaf order with their index maps, the
- * node count and the bounds, from the binary tree over the representatives' prims. */
+/* Each slot's input triangle: the tree's in leaf order (the prims, once built), then the degenerate
+ * ones in input order (for kcc_mesh_triangle). */
+static void list_slots(build_scratch *sc, uint32_t tree, uint32_t triangles)
+{
+    for (uint32_t s = 0; s < tree; ++s)
+        sc->slot_input[s] = sc->prims[s].id;
+    uint32_t slot = tree;
+    for (uint32_t t = 0; t < triangles; ++t)
+        if (sc->rep_of[t] == NOT_LIVE)
+            sc->slot_input[slot++] = t;
+}
+
+/* How far below the vertex count at a block's start its base may lie: the block adds at most
+ * 3 KCC_CORNER_BLOCK vertices, so every offset from the base is at most 21845 vertices, and its
+ * float offset (3 per vertex) at most 65535. */
+#define CORNER_REACH (65535u / 3u - 3u * KCC_CORNER_BLOCK + 1u)
+
+/* The vertex number of corner p (its source vertex src) for a block whose base is `base`: the
+ * latest number of an equal corner (bit for bit: every test then reads the very floats the input
+ * gave) when it is not below the base, else a new number (the first use, or a copy within reach),
+ * which the table then holds. */
+static uint32_t vertex_number(const kcc_mesh_desc *desc, size_t stride, build_scratch *sc,
+                              uint32_t src, uint32_t base, uint32_t *count)
+{
+    const uint32_t mask = (uint32_t)((1ull << sc->vtable_bits) - 1u);
+    float p[3];
+    load_vertex(desc, stride, src, p);
+    for (uint32_t h = coords_hash(p, 3, sc->vtable_bits);; h = (h + 1u) & mask) {
+        if (sc->vtable[h] != 0) {
+            float q[3];
+            const uint32_t number = sc->vtable[h] - 1u;
+            load_vertex(desc, stride, sc->vertex_src[number], q);
+            if (memcmp(p, q, sizeof p) != 0)
+                continue;
+            if (number >= base)
+                return number;
+        }
+        sc->vertex_src[*count] = src;
+        sc->vtable[h] = *count + 1u;
+        return (*count)++;
+    }
+}
+
+/* Numbers the corners of slots 0 .. slots - 1 in order of first use, block by block (each block's
+ * base in sc->block_base), each slot's corners in sc->corner, each number's source vertex in
+ * sc->vertex_src. Returns how many numbers. */
+static uint32_t number_vertices(const kcc_mesh_desc *desc, size_t stride, build_scratch *sc,
+                                uint32_t slots)
+{
+    uint32_t count = 0;
+    memset(sc->vtable, 0, sizeof(uint32_t) << sc->vtable_bits);
+    for (uint32_t s = 0; s < slots; ++s) {
+        if (s % KCC_CORNER_BLOCK == 0)
+            sc->block_base[s / KCC_CORNER_BLOCK] = count > CORNER_REACH ? count - CORNER_REACH : 0u;
+        const uint32_t base = sc->block_base[s / KCC_CORNER_BLOCK];
+        for (int c = 0; c < 3; ++c)
+            sc->corner[3u * s + (uint32_t)c] =
+                vertex_number(desc, stride, sc, tri_index(desc, sc->slot_input[s], c), base, &count);
+    }
+    return count;
+}
+
+/* The four-wide groups, the shared vertices, every slot's index triple and index maps, the node
+ * count and the bounds, from the binary tree over the representatives' prims and the numbering. */
 static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc *desc,
                       size_t stride)
 {
@@ -298,9 +393,15 @@ static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc 
     m->bounds[0][0] = root->x[0][0], m->bounds[1][0] = root->x[1][0];
     m->bounds[0][1] = root->y[0][0], m->bounds[1][1] = root->y[1][0];
     m->bounds[0][2] = root->z[0][0], m->bounds[1][2] = root->z[1][0];
-    for (uint32_t s = 0; s < m->tree_triangles; ++s) {
-        uint32_t t = sc->prims[s].id;
-        load_triangle(desc, stride, t, m->tris[s].v);
+    for (uint32_t v = 0; v < m->vertex_count; ++v)
+        load_vertex(desc, stride, sc->vertex_src[v], m->verts[v]);
+    for (uint32_t b = 0; b < (m->slot_count + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK; ++b)
+        m->corner_base[b] = sc->block_base[b];
+    for (uint32_t s = 0; s < m->slot_count; ++s) {
+        const uint32_t t = sc->slot_input[s];
+        for (int c = 0; c < 3; ++c) /* below 65536: number_vertices keeps each block within reach */
+            m->corners[s][c] =
+                (uint16_t)(3u * (sc->corner[3u * s + (uint32_t)c] - sc->block_base[s / KCC_CORNER_BLOCK]));
         m->tri_id[s] = t;
         m->tri_slot[t] = s;
     }
@@ -331,21 +432,6 @@ static void fill_duplicates(kcc_mesh *m, const uint32_t *rep_of)
     first[0] = 0;
 }
 
-/* The degenerate triangles after the tree's, in input order, for kcc_mesh_triangle. */
-static void fill_degenerate(kcc_mesh *m, const kcc_mesh_desc *desc, size_t stride,
-                            const uint32_t *rep_of)
-{
-    uint32_t slot = m->tree_triangles;
-    for (uint32_t t = 0; t < m->triangle_count && slot < m->slot_count; ++t) {
-        if (rep_of[t] != NOT_LIVE)
-            continue;
-        load_triangle(desc, stride, t, m->tris[slot].v);
-        m->tri_id[slot] = t;
-        m->tri_slot[t] = slot;
-        ++slot;
-    }
-}
-
 kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
 {
     if (!desc || !out_mesh)
@@ -371,7 +457,8 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     }
     uint32_t leaves = 0, depth = 0;
     kcc_tree_build(sc.prims, live, sc.pairs, &leaves, &depth);
-    const mesh_sizes sz = {n, n - dups, live, dups};
+    list_slots(&sc, live, n);
+    const mesh_sizes sz = {n, n - dups, live, dups, number_vertices(desc, stride, &sc, n - dups)};
     kcc_mesh *m = mesh_alloc(&al, &sz, kcc_tree_collapse(sc.pairs, NULL, sc.queue));
     if (!m) {
         al.free(sc.block, al.user);
@@ -382,7 +469,6 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     m->depth = depth;
     fill_tree(m, &sc, desc, stride);
     fill_duplicates(m, sc.rep_of);
-    fill_degenerate(m, desc, stride, sc.rep_of);
     al.free(sc.block, al.user);
     m->key = kcc_fresh_key(content_key(m));
     KCC_ASSERT(kcc_mesh_validate(m) == KCC_OK);
@@ -428,7 +514,9 @@ void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out)
                                                          mesh->duplicate_count : 0u;
     s.tree_bytes = (size_t)mesh->quad_count * sizeof(kcc_node4) +
                    ((size_t)mesh->slot_count + mesh->triangle_count + dup_words) * sizeof(uint32_t);
-    s.vertex_bytes = (size_t)mesh->slot_count * sizeof(kcc_tri);
+    s.vertex_bytes = ((size_t)mesh->vertex_count * 3u + 1u) * sizeof(float) +
+                     ((size_t)mesh->slot_count + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK * sizeof(uint32_t) +
+                     (size_t)mesh->slot_count * 3u * sizeof(uint16_t);
     *out = s;
 }
 
@@ -446,13 +534,14 @@ bool kcc_mesh_triangle(const kcc_mesh *mesh, uint32_t i, vec3 out[3])
 {
     if (!mesh || !out || i >= mesh->triangle_count)
         return false;
-    kcc_tri cell_tri;
-    if (mesh->hf && !kcc_hf_triangle(mesh, i, &cell_tri))
+    kcc_tri t;
+    if (mesh->hf && !kcc_hf_triangle(mesh, i, &t))
         return false;
-    const kcc_tri *t = mesh->hf ? &cell_tri : &mesh->tris[mesh->tri_slot[i]];
+    if (!mesh->hf)
+        kcc_mesh_tri(mesh, mesh->tri_slot[i], &t);
     for (int c = 0; c < 3; ++c)
         for (int k = 0; k < 3; ++k)
-            out[c][k] = t->v[c][k];
+            out[c][k] = t.v[c][k];
     return true;
 }
 
@@ -492,10 +581,10 @@ static inline int leaf_hits(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const
                             bool exact)
 {
 #if KCC_SSE
-    if (exact)
-        return kcc_tri4_overlap_box(&mesh->tris[s0], n, qb->lo, qb->hi);
     __m128 A[3], B[3], C[3];
-    kcc_tri4_load(&mesh->tris[s0], n, A, B, C);
+    kcc_mesh_tri4_load(mesh, s0, n, A, B, C);
+    if (exact)
+        return kcc_tri4_overlap_box_lanes(A, B, C, n, qb->lo, qb->hi);
     __m128 in = _mm_castsi128_ps(_mm_set1_epi32(-1));
     for (int k = 0; k < 3; ++k) {
         __m128 mn = _mm_min_ps(_mm_min_ps(A[k], B[k]), C[k]);
@@ -506,10 +595,11 @@ static inline int leaf_hits(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const
 #else
     int hits = 0;
     for (uint32_t l = 0; l < n; ++l) {
-        const kcc_tri *t = &mesh->tris[s0 + l];
+        kcc_tri t;
+        kcc_mesh_tri(mesh, s0 + l, &t);
         /* The exact test starts with the same triangle-bounds test. */
-        bool hit = exact ? kcc_tri_overlap_box_internal(t->v[0], t->v[1], t->v[2], qb->lo, qb->hi)
-                         : tri_bounds_overlap(t, qb->lo, qb->hi);
+        bool hit = exact ? kcc_tri_overlap_box_internal(t.v[0], t.v[1], t.v[2], qb->lo, qb->hi)
+                         : tri_bounds_overlap(&t, qb->lo, qb->hi);
         hits |= hit ? 1 << l : 0;
     }
     return hits;
@@ -707,15 +797,16 @@ KCC_HOT float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
 {
     sweep_walk *w = ctx;
     for (uint32_t s = first, end = first + count; s < end; ++s) {
-        const kcc_tri *t = &w->mesh->tris[s];
         const uint32_t id = w->mesh->tri_id[s];
         if (w->best_t == 0.0 && id > w->best_id)
             continue; /* can at best tie at t = 0, and ties go to the lower index */
-        if (w->cull && !kcc_tri_bounds_swept(t, &w->slab, w->limit))
+        const float *v[3];
+        kcc_mesh_corners(w->mesh, s, v);
+        if (w->cull && !kcc_corners_bounds_swept(v, &w->slab, w->limit))
             continue;
         double th, nn[3];
         bool start;
-        if (!kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], w->center, w->half, w->delta,
+        if (!kcc_tri_sweep_internal(v[0], v[1], v[2], w->center, w->half, w->delta,
                                     w->best_t < 1.0 ? w->best_t : 1.0, &th, nn, &start))
             continue;
         if (th < w->best_t || (th == w->best_t && id < w->best_id)) {

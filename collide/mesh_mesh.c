@@ -761,9 +761,10 @@ static const mm_leaf *leaf_place(mm_query *q, int s, uint32_t first, uint32_t co
     KCC_ASSERT(count <= KCC_LEAF_MAX);
     leaf->first = first, leaf->count = count;
     for (uint32_t i = 0; i < count; ++i) {
-        const kcc_tri *t = &q->mesh[s]->tris[first + i];
+        kcc_tri t;
+        kcc_mesh_tri(q->mesh[s], first + i, &t);
         for (int c = 0; c < 3; ++c)
-            kcc_pose_point(&q->pose[s], t->v[c], leaf->v[i][c]);
+            kcc_pose_point(&q->pose[s], t.v[c], leaf->v[i][c]);
         for (int k = 0; k < 3; ++k) {
             leaf->lo[i][k] = min3f(leaf->v[i][0][k], leaf->v[i][1][k], leaf->v[i][2][k]);
             leaf->hi[i][k] = max3f(leaf->v[i][0][k], leaf->v[i][1][k], leaf->v[i][2][k]);

@@ -73,14 +73,15 @@ KCC_HOT bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const
 }
 
 #if KCC_SSE
-/* Up to four consecutive triangles of a leaf at once: lane by lane the same float operations in
- * the same order as ray_tri (so bit-identical results); a lane with a zero or tiny edge function
- * is redone by ray_tri (decided in double). Returns the mask of hit lanes; out_t holds their t. */
-static inline int ray_tri4(const ray_pre *r, const kcc_tri *t, uint32_t n, float max_t,
-                           float out_t[4])
+/* Up to four consecutive triangles of a leaf at once (slots s0 .. s0 + n - 1): lane by lane the
+ * same float operations in the same order as ray_tri (so bit-identical results); a lane with a zero
+ * or tiny edge function is redone by ray_tri (decided in double). Returns the mask of hit lanes;
+ * out_t holds their t. */
+static inline int ray_tri4(const ray_pre *r, const kcc_mesh *mesh, uint32_t s0, uint32_t n,
+                           float max_t, float out_t[4])
 {
     __m128 va[3], vb[3], vc[3];
-    kcc_tri4_load(t, n, va, vb, vc);
+    kcc_mesh_tri4_load(mesh, s0, n, va, vb, vc);
     const int kx = r->kx, ky = r->ky, kz = r->kz;
     const __m128 ox = _mm_set1_ps(r->org[kx]), oy = _mm_set1_ps(r->org[ky]);
     const __m128 oz = _mm_set1_ps(r->org[kz]);
@@ -111,7 +112,9 @@ static inline int ray_tri4(const ray_pre *r, const kcc_tri *t, uint32_t n, float
         int l = zmask & -zmask;
         int i = (l >> 1) - (l >> 3);
         zmask &= zmask - 1;
-        if (ray_tri(r, t[i].v[0], t[i].v[1], t[i].v[2], max_t, &out_t[i]))
+        const float *v[3];
+        kcc_mesh_corners(mesh, s0 + (uint32_t)i, v);
+        if (ray_tri(r, v[0], v[1], v[2], max_t, &out_t[i]))
             mask |= l;
     }
     return mask;
@@ -193,8 +196,9 @@ typedef struct ray_walk {
  * lowest input index. */
 KCC_HOT void ray_offer(ray_walk *w, uint32_t s, float woop_t)
 {
-    const kcc_tri *t = &w->mesh->tris[s];
-    float tr = refine_t(t->v[0], t->v[1], t->v[2], w->origin, w->dir, woop_t, w->max_t);
+    const float *v[3];
+    kcc_mesh_corners(w->mesh, s, v);
+    float tr = refine_t(v[0], v[1], v[2], w->origin, w->dir, woop_t, w->max_t);
     uint32_t id = w->mesh->tri_id[s];
     if (tr < w->best || (tr == w->best && id < w->best_id)) {
         w->best = tr;
@@ -211,16 +215,17 @@ KCC_HOT float ray_leaf(void *ctx, uint32_t first, uint32_t count)
     for (uint32_t s = first, end = first + count; s < end; s += 4) {
         uint32_t n = end - s < 4 ? end - s : 4;
         float th[4];
-        int hits = ray_tri4(&w->pre, &w->mesh->tris[s], n, w->max_t, th);
+        int hits = ray_tri4(&w->pre, w->mesh, s, n, w->max_t, th);
         for (uint32_t i = 0; hits != 0; ++i, hits >>= 1)
             if (hits & 1)
                 ray_offer(w, s + i, th[i]);
     }
 #else
     for (uint32_t s = first, end = first + count; s < end; ++s) {
-        const kcc_tri *t = &w->mesh->tris[s];
+        const float *v[3];
+        kcc_mesh_corners(w->mesh, s, v);
         float th;
-        if (ray_tri(&w->pre, t->v[0], t->v[1], t->v[2], w->max_t, &th))
+        if (ray_tri(&w->pre, v[0], v[1], v[2], w->max_t, &th))
             ray_offer(w, s, th);
     }
 #endif
@@ -267,7 +272,9 @@ bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], cons
     kcc_tri best;
     if (mesh->hf)
         kcc_hf_triangle(mesh, w.best_id, &best);
-    ray_hit_write(&w, mesh->hf ? &best : &mesh->tris[w.best_slot], hit);
+    else
+        kcc_mesh_tri(mesh, w.best_slot, &best);
+    ray_hit_write(&w, &best, hit);
     return true;
 }
 

@@ -491,14 +491,15 @@ KCC_HOT float shape_leaf(void *ctx, uint32_t first, uint32_t count)
 {
     shape_walk *w = ctx;
     for (uint32_t s = first, end = first + count; s < end; ++s) {
-        const kcc_tri *t = &w->mesh->tris[s];
         const uint32_t id = w->mesh->tri_id[s];
         if (w->best_t == 0.0f && id > w->best_id)
             continue; /* can at best tie at t = 0, and ties go to the lower index */
-        if (w->cull && !kcc_tri_bounds_swept(t, &w->slab, w->limit))
+        const float *v[3];
+        kcc_mesh_corners(w->mesh, s, v);
+        if (w->cull && !kcc_corners_bounds_swept(v, &w->slab, w->limit))
             continue;
         contact c;
-        shape_tri(&w->shape, t->v[0], t->v[1], t->v[2], &c);
+        shape_tri(&w->shape, v[0], v[1], v[2], &c);
         const float ct = (float)c.t;
         if (!c.found || !(ct < w->best_t || (ct == w->best_t && id < w->best_id)))
             continue;
@@ -639,12 +640,13 @@ static uint32_t overlap_leaf(const kcc_mesh *mesh, uint32_t first, uint32_t coun
                              uint32_t capacity, uint32_t found)
 {
     for (uint32_t s = first; s < first + count; ++s) {
-        const kcc_tri *t = &mesh->tris[s];
+        kcc_tri t;
+        kcc_mesh_tri(mesh, s, &t);
         bool near = true;
         for (int k = 0; k < 3; ++k)
-            near = near && min3f(t->v[0][k], t->v[1][k], t->v[2][k]) <= qb->hi[k] &&
-                   max3f(t->v[0][k], t->v[1][k], t->v[2][k]) >= qb->lo[k];
-        if (!near || !tri_within(t, center, r))
+            near = near && min3f(t.v[0][k], t.v[1][k], t.v[2][k]) <= qb->hi[k] &&
+                   max3f(t.v[0][k], t.v[1][k], t.v[2][k]) >= qb->lo[k];
+        if (!near || !tri_within(&t, center, r))
             continue;
         if (found < capacity)
             out[found] = mesh->tri_id[s];

@@ -583,12 +583,13 @@ static bool leaf_valid(const kcc_mesh *m, uint32_t first, uint32_t count, const 
     if (first != *next_slot || count > KCC_LEAF_MAX || count > m->tree_triangles - first)
         return false;
     for (uint32_t s = first; s < first + count; ++s) {
-        const kcc_tri *t = &m->tris[s];
-        if (kcc_tri_is_degenerate(t->v[0], t->v[1], t->v[2]))
+        kcc_tri t;
+        kcc_mesh_tri(m, s, &t);
+        if (kcc_tri_is_degenerate(t.v[0], t.v[1], t.v[2]))
             return false;
         for (int c = 0; c < 3; ++c)
             for (int k = 0; k < 3; ++k)
-                if (!(lo[k] <= t->v[c][k] && t->v[c][k] <= hi[k]))
+                if (!(lo[k] <= t.v[c][k] && t.v[c][k] <= hi[k]))
                     return false;
     }
     *next_slot = first + count;
@@ -621,20 +622,27 @@ static bool dup_lists_valid(const kcc_mesh *m)
     return true;
 }
 
-/* The index maps: tri_id and tri_slot inverse on the stored slots, the slots past the tree's holding
- * exactly the degenerate triangles, and every other input triangle a listed duplicate of a tree
- * slot's (each listed one maps to its slot, so equal counts leave none unlisted). */
+/* The index maps: every corner index a stored vertex (checked before any triangle is read), tri_id
+ * and tri_slot inverse on the stored slots, the slots past the tree's holding exactly the
+ * degenerate triangles, and every other input triangle a listed duplicate of a tree slot's (each
+ * listed one maps to its slot, so equal counts leave none unlisted). */
 static bool maps_valid(const kcc_mesh *m)
 {
     if (m->tree_triangles > m->slot_count || m->slot_count > m->triangle_count ||
         m->triangle_count - m->slot_count != m->duplicate_count ||
-        (m->tree_triangles == 0) != (m->quad_count == 0))
+        (m->tree_triangles == 0) != (m->quad_count == 0) || m->vertex_count > 3ull * m->slot_count)
         return false;
+    for (uint32_t s = 0; s < m->slot_count; ++s)
+        for (int c = 0; c < 3; ++c)
+            if (m->corners[s][c] % 3u != 0 ||
+                (uint64_t)m->corner_base[s / KCC_CORNER_BLOCK] + m->corners[s][c] / 3u >= m->vertex_count)
+                return false;
     for (uint32_t s = 0; s < m->slot_count; ++s) {
         if (m->tri_id[s] >= m->triangle_count || m->tri_slot[m->tri_id[s]] != s)
             return false;
-        const kcc_tri *t = &m->tris[s];
-        if (s >= m->tree_triangles && !kcc_tri_is_degenerate(t->v[0], t->v[1], t->v[2]))
+        kcc_tri t;
+        kcc_mesh_tri(m, s, &t);
+        if (s >= m->tree_triangles && !kcc_tri_is_degenerate(t.v[0], t.v[1], t.v[2]))
             return false;
     }
     uint32_t unlisted = 0;

@@ -132,10 +132,26 @@ static inline __m128 min4(__m128 a, __m128 b, __m128 c)
     return _mm_min_ps(a, _mm_min_ps(b, c));
 }
 
-int kcc_tri4_overlap_box(const kcc_tri *t, uint32_t n, const float lo[3], const float hi[3])
+/* Lane i's corners of triangles loaded as per-component vectors (the same floats). */
+static void lane_corners(const __m128 A[3], const __m128 B[3], const __m128 C[3], int i, float a[3],
+                         float b[3], float c[3])
 {
-    __m128 A[3], B[3], C[3];
-    kcc_tri4_load(t, n, A, B, C);
+    float lanes[3][3][4]; /* lanes[corner][k]: component k of that corner, four lanes */
+    for (int k = 0; k < 3; ++k) {
+        _mm_storeu_ps(lanes[0][k], A[k]);
+        _mm_storeu_ps(lanes[1][k], B[k]);
+        _mm_storeu_ps(lanes[2][k], C[k]);
+    }
+    for (int k = 0; k < 3; ++k) {
+        a[k] = lanes[0][k][i];
+        b[k] = lanes[1][k][i];
+        c[k] = lanes[2][k][i];
+    }
+}
+
+int kcc_tri4_overlap_box_lanes(const __m128 A[3], const __m128 B[3], const __m128 C[3], uint32_t n,
+                               const float lo[3], const float hi[3])
+{
     const int active = (1 << n) - 1;
 
     /* Box axes: exact. */
@@ -239,7 +255,9 @@ int kcc_tri4_overlap_box(const kcc_tri *t, uint32_t n, const float lo[3], const 
         int bit = unsure & -unsure;
         int i = (bit >> 1) - (bit >> 3);
         unsure &= unsure - 1;
-        if (kcc_tri_overlap_box_internal(t[i].v[0], t[i].v[1], t[i].v[2], lo, hi))
+        float a[3], b[3], c[3];
+        lane_corners(A, B, C, i, a, b, c);
+        if (kcc_tri_overlap_box_internal(a, b, c, lo, hi))
             ovl_mask |= bit;
     }
     return ovl_mask;

@@ -62,15 +62,17 @@ static const kcc_body *seen_body(const kcc_world *world, uint32_t slot, uint32_t
 }
 
 /// The n (<= 4) triangles from slot s0 of leaf (body b's mesh, or a heightfield view of it) as
-/// the queries see them: the records themselves for an identity pose, else their placed corners
-/// (kcc_pose_tri) written to buf.
+/// the queries see them, written to buf: the mesh's corners for an identity pose, else their
+/// placed corners (kcc_pose_tri).
 static const kcc_tri *placed_run(const kcc_body *b, const kcc_mesh *leaf, bool identity,
                                  uint32_t s0, uint32_t n, kcc_tri buf[4])
 {
-    if (identity)
-        return &leaf->tris[s0];
-    for (uint32_t i = 0; i < n; ++i)
-        kcc_pose_tri(&b->pose, &leaf->tris[s0 + i], buf[i].v);
+    for (uint32_t i = 0; i < n; ++i) {
+        kcc_tri own;
+        kcc_mesh_tri(leaf, s0 + i, identity ? &buf[i] : &own);
+        if (!identity)
+            kcc_pose_tri(&b->pose, &own, buf[i].v);
+    }
     return buf;
 }
 

@@ -256,7 +256,9 @@ static bool slot_local_tri(const kcc_body *b, uint32_t s, kcc_local_tri *out)
 {
     const kcc_mesh *mesh = b->mesh;
     if (!mesh->hf) {
-        placed_local_tri(b, &mesh->tris[s], mesh->tri_id[s], out);
+        kcc_tri t;
+        kcc_mesh_tri(mesh, s, &t);
+        placed_local_tri(b, &t, mesh->tri_id[s], out);
         return true;
     }
     kcc_tri t;
@@ -301,7 +303,9 @@ static bool visit_leaf_slots(const kcc_body *b, const kcc_mesh *leaf, uint32_t s
                              const kcc_pbox *qb, placed_visit *v, placed_visitor visit, void *ctx)
 {
     for (; s < e; ++s) {
-        const kcc_tri *t = &leaf->tris[s];
+        kcc_tri own;
+        kcc_mesh_tri(leaf, s, &own);
+        const kcc_tri *t = &own;
         const float tlo[3] = {min3f(t->v[0][0], t->v[1][0], t->v[2][0]),
                               min3f(t->v[0][1], t->v[1][1], t->v[2][1]),
                               min3f(t->v[0][2], t->v[1][2], t->v[2][2])};

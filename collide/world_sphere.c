@@ -96,10 +96,12 @@ static float shape_leaf(void *ctx, uint32_t first, uint32_t count)
         const uint32_t id = mesh->tri_id[s];
         if (q->best.t == 0.0f && !shape_earlier(q, 0.0f, id))
             continue; /* can at best tie at t = 0, and loses the tie */
-        if (q->cull && !kcc_tri_bounds_swept(&mesh->tris[s], &q->slab, q->limit))
+        kcc_tri own;
+        kcc_mesh_tri(mesh, s, &own);
+        if (q->cull && !kcc_tri_bounds_swept(&own, &q->slab, q->limit))
             continue;
         kcc_tri buf;
-        const kcc_tri *t = placed_tri(q->body, q->identity, &mesh->tris[s], &buf);
+        const kcc_tri *t = placed_tri(q->body, q->identity, &own, &buf);
         kcc_sphere_hit h = {.triangle = id};
         if (!t || !kcc_shape_sweep_tri(&q->shape, t->v[0], t->v[1], t->v[2], &h) ||
             !shape_earlier(q, h.t, id))
@@ -218,7 +220,9 @@ static void sphere_leaf(void *ctx, const kcc_mesh *mesh, uint32_t first, uint32_
 {
     sphere_query *q = ctx;
     for (uint32_t s = first, end = first + count; s < end; ++s) {
-        const kcc_tri *local = &mesh->tris[s];
+        kcc_tri own;
+        kcc_mesh_tri(mesh, s, &own);
+        const kcc_tri *local = &own;
         bool near = true;
         for (int k = 0; k < 3; ++k)
             near = near && min3f(local->v[0][k], local->v[1][k], local->v[2][k]) <= q->hi[k] &&

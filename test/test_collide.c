@@ -447,7 +447,8 @@ static void tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle(void
     assert_true(st.depth <= KCC_TREE_MAX_DEPTH);
     assert_true(st.nodes >= st.leaves + 1 && st.nodes <= 2 * st.leaves);
     assert_true(st.tree_bytes <= 32u * (size_t)s.n);
-    assert_int_equal(st.vertex_bytes, 36u * (size_t)s.n);
+    /* A soup shares no corner: three vertices (36 B) and an index triple (12 B) per triangle. */
+    assert_true(st.vertex_bytes <= 48u * (size_t)s.n + 4u);
     assert_true(kcc_mesh_memory_bytes(m) >= st.tree_bytes + st.vertex_bytes);
     /* Every live triangle sits in exactly one leaf, inside every node bound on its path. */
     uint32_t *seen = calloc(s.n, sizeof(uint32_t));
@@ -480,9 +481,11 @@ static void tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle(void
                 assert_true(q->count[i] <= KCC_LEAF_MAX);
                 for (uint32_t t = q->first[i]; t < q->first[i] + q->count[i]; ++t) {
                     seen[m->tri_id[t]]++;
+                    kcc_tri corners;
+                    kcc_mesh_tri(m, t, &corners);
                     for (int c = 0; c < 3; ++c)
                         for (int k = 0; k < 3; ++k)
-                            assert_true(m->tris[t].v[c][k] >= lo[k] && m->tris[t].v[c][k] <= hi[k]);
+                            assert_true(corners.v[c][k] >= lo[k] && corners.v[c][k] <= hi[k]);
                 }
                 continue;
             }
@@ -506,6 +509,98 @@ static void tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle(void
     free(s.p);
 }
 
+static int cmp_corner(const void *a, const void *b)
+{
+    return memcmp(a, b, 3 * sizeof(float));
+}
+
+/* The mesh stores each distinct corner once, equal meaning equal bit for bit (+0 and -0 stay apart),
+ * and every triangle reads back its input floats exactly: a grid of quads given as a soup (every
+ * triangle repeats its corners) plus a triangle whose corner is the grid's origin with x = -0. */
+static void corners_are_stored_once_bit_for_bit(void **state)
+{
+    (void)state;
+    enum { G = 40 };
+    const uint32_t n = 2 * G * G + 1;
+    soup s = {malloc(sizeof(float) * 9 * n), n};
+    assert_non_null(s.p);
+    for (uint32_t j = 0, t = 0; j < G; ++j)
+        for (uint32_t i = 0; i < G; ++i, t += 2) {
+            const float x0 = 0.37f * (float)i, x1 = 0.37f * (float)(i + 1);
+            const float z0 = 0.37f * (float)j, z1 = 0.37f * (float)(j + 1);
+            const float quad[18] = {x0, 0, z0, x0, 0, z1, x1, 0, z1, x0, 0, z0, x1, 0, z1, x1, 0, z0};
+            memcpy(s.p + 9 * t, quad, sizeof quad);
+        }
+    const float signed_zero[9] = {-0.0f, 0, 0, 0, 1, 0, 0, 0, 1};
+    memcpy(s.p + 9 * (n - 1), signed_zero, sizeof signed_zero);
+    kcc_mesh *m = build_soup(&s);
+    /* Reference: the distinct corners by sorting their bits. */
+    float *corners = malloc(sizeof(float) * 9 * n);
+    assert_non_null(corners);
+    memcpy(corners, s.p, sizeof(float) * 9 * n);
+    qsort(corners, 3 * (size_t)n, 3 * sizeof(float), cmp_corner);
+    uint32_t distinct = 1;
+    for (uint32_t i = 1; i < 3 * n; ++i)
+        distinct += memcmp(corners + 3 * i, corners + 3 * (i - 1), 3 * sizeof(float)) != 0;
+    assert_int_equal(distinct, (G + 1) * (G + 1) + 3);
+    assert_int_equal(m->vertex_count, distinct);
+    for (uint32_t i = 0; i < n; ++i) {
+        vec3 out[3];
+        assert_true(kcc_mesh_triangle(m, i, out));
+        assert_memory_equal(out, s.p + 9 * i, 9 * sizeof(float));
+    }
+    vec3 back[3];
+    assert_true(kcc_mesh_triangle(m, n - 1, back));
+    assert_true(signbit(back[0][0]));
+    kcc_mesh_stats st;
+    kcc_mesh_get_stats(m, &st);
+    assert_true(st.vertex_bytes < 20u * n); /* 36 bytes of corners per triangle when not shared */
+    free(corners);
+    kcc_mesh_destroy(m);
+    free(s.p);
+}
+
+/* Corners are 16-bit offsets from a base per block of slots; a corner whose earlier copy lies out of
+ * a block's reach is stored again (the same floats). A 400 x 400 grid (160,801 corners, more than
+ * 21,845 numbered between the two sides of a split) has such copies; every triangle still reads
+ * back its input floats, and rays down hit what the brute force over kcc_tri_raycast hits. */
+static void corners_out_of_reach_are_copied_bit_for_bit(void **state)
+{
+    (void)state;
+    float *pos;
+    uint32_t *idx, nv, nt;
+    make_grid(400, -100.0f, 0.5f, -100.0f, 0.5f, &pos, &idx, &nv, &nt);
+    kcc_mesh *m = build_indexed(pos, nv, idx, nt);
+    assert_int_equal(kcc_mesh_validate(m), KCC_OK);
+    assert_true(m->vertex_count > nv);
+    for (uint32_t i = 0; i < nt; ++i) {
+        vec3 out[3];
+        assert_true(kcc_mesh_triangle(m, i, out));
+        for (int c = 0; c < 3; ++c)
+            assert_memory_equal(out[c], pos + 3 * idx[3 * i + c], 3 * sizeof(float));
+    }
+    test_rng r = rng_seed(25);
+    for (int q = 0; q < 12; ++q) {
+        vec3 o = {rng_f(&r, -100, 100), 3.0f, rng_f(&r, -100, 100)}, down = {0, -1, 0};
+        float best = INFINITY;
+        uint32_t best_i = UINT32_MAX;
+        for (uint32_t i = 0; i < nt; ++i) {
+            float t;
+            if (kcc_tri_raycast(pos + 3 * idx[3 * i], pos + 3 * idx[3 * i + 1], pos + 3 * idx[3 * i + 2],
+                                o, down, 10.0f, &t) && t < best) {
+                best = t;
+                best_i = i;
+            }
+        }
+        kcc_ray_hit hit;
+        assert_true(kcc_mesh_raycast(m, o, down, 10.0f, &hit));
+        assert_int_equal(hit.triangle, best_i);
+    }
+    kcc_mesh_destroy(m);
+    free(pos);
+    free(idx);
+}
+
 static void rebuilding_the_same_input_gives_an_identical_tree_and_answers(void **state)
 {
     (void)state;
@@ -513,7 +608,10 @@ static void rebuilding_the_same_input_gives_an_identical_tree_and_answers(void *
     kcc_mesh *a = build_soup(&s), *b = build_soup(&s);
     assert_int_equal(a->quad_count, b->quad_count);
     assert_memory_equal(a->quads, b->quads, sizeof(kcc_node4) * a->quad_count);
-    assert_memory_equal(a->tris, b->tris, sizeof(kcc_tri) * a->slot_count);
+    assert_int_equal(a->vertex_count, b->vertex_count);
+    assert_memory_equal(a->verts, b->verts, sizeof(float) * 3 * a->vertex_count);
+    assert_memory_equal(a->corner_base, b->corner_base, sizeof(uint32_t) * ((a->slot_count + 3) / 4));
+    assert_memory_equal(a->corners, b->corners, sizeof(uint16_t) * 3 * a->slot_count);
     assert_memory_equal(a->tri_id, b->tri_id, sizeof(uint32_t) * a->slot_count);
     test_rng r = rng_seed(8);
     for (int q = 0; q < 200; ++q) {
@@ -1745,7 +1843,9 @@ static kcc_mesh *mesh_copy(const kcc_mesh *m)
     kcc_mesh *c = (kcc_mesh *)(void *)block;
     const char *base = (const char *)m;
     c->quads = (kcc_node4 *)(void *)(block + ((const char *)m->quads - base));
-    c->tris = (kcc_tri *)(void *)(block + ((const char *)m->tris - base));
+    c->verts = (float(*)[3])(void *)(block + ((const char *)m->verts - base));
+    c->corner_base = (uint32_t *)(void *)(block + ((const char *)m->corner_base - base));
+    c->corners = (uint16_t(*)[3])(void *)(block + ((const char *)m->corners - base));
     c->tri_id = (uint32_t *)(void *)(block + ((const char *)m->tri_id - base));
     c->tri_slot = (uint32_t *)(void *)(block + ((const char *)m->tri_slot - base));
     if (m->dup_first) {
@@ -1769,7 +1869,7 @@ static void find_slot(const kcc_mesh *m, uint32_t from, bool want_leaf, uint32_t
     fail_msg("no such slot");
 }
 
-enum { CORRUPTIONS = 9 };
+enum { CORRUPTIONS = 10 };
 
 /* Corruption number `which` of a copy: each breaks one invariant the queries rely on. */
 static void corrupt(kcc_mesh *c, int which)
@@ -1797,8 +1897,8 @@ static void corrupt(kcc_mesh *c, int which)
         c->tri_id[0] = c->tri_id[last];
         break;
     case 5: /* a live triangle turned degenerate */
-        memcpy(c->tris[last].v[1], c->tris[last].v[0], sizeof c->tris[last].v[0]);
-        memcpy(c->tris[last].v[2], c->tris[last].v[0], sizeof c->tris[last].v[0]);
+        c->corners[last][1] = c->corners[last][0];
+        c->corners[last][2] = c->corners[last][0];
         break;
     case 6: /* an inner slot points back up the tree (a cycle) */
         find_slot(c, 1, false, &q, &i);
@@ -1813,8 +1913,11 @@ static void corrupt(kcc_mesh *c, int which)
                 }
         assert_int_equal(i, 1);
         break;
+    case 8: /* a corner names a vertex past the stored ones */
+        c->corner_base[last / KCC_CORNER_BLOCK] = c->vertex_count;
+        break;
     default: /* a triangle moved out of its leaf */
-        c->tris[last].v[0][0] += 1000.0f;
+        c->verts[c->corner_base[last / KCC_CORNER_BLOCK] + c->corners[last][0] / 3u][0] += 1000.0f;
         break;
     }
 }
@@ -1913,6 +2016,8 @@ int test_group_collide(void)
         cmocka_unit_test(build_copies_input_so_caller_may_free_it),
         cmocka_unit_test(triangle_accessor_returns_input_corners_with_stride_and_implicit_indices),
         cmocka_unit_test(tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle),
+        cmocka_unit_test(corners_are_stored_once_bit_for_bit),
+        cmocka_unit_test(corners_out_of_reach_are_copied_bit_for_bit),
         cmocka_unit_test(rebuilding_the_same_input_gives_an_identical_tree_and_answers),
         cmocka_unit_test(ray_cast_matches_brute_force_on_random_soups),
         cmocka_unit_test(ray_through_grid_vertices_and_edges_always_hits),

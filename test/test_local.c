@@ -986,7 +986,9 @@ static void local_queries_ask_their_source_in_every_mode(void **state)
     vec3 n;
     kcc_local_face_normal(&L, want.triangle, n);
     kcc_plane plane; /* the plane's definition: computed from the stored corners */
-    kcc_tri_plane(&s.mesh->tris[s.mesh->tri_slot[want.triangle]], &plane);
+    kcc_tri corners;
+    kcc_mesh_tri(s.mesh, s.mesh->tri_slot[want.triangle], &corners);
+    kcc_tri_plane(&corners, &plane);
     assert_memory_equal(n, plane.n, sizeof n);
     assert_int_equal(calls[ASK_FACE_NORMAL], 1);
     free(store);

@@ -113,8 +113,11 @@ static void tree_dops_build(tree_dops *td, const kcc_mesh *mesh)
     td->mesh = mesh;
     td->child = malloc(sizeof(dop) * 4 * mesh->quad_count);
     td->tri = malloc(sizeof(dop) * mesh->tree_triangles);
-    for (uint32_t s = 0; s < mesh->tree_triangles; ++s)
-        dop_of_tri(&mesh->tris[s], &td->tri[s]);
+    for (uint32_t s = 0; s < mesh->tree_triangles; ++s) {
+        kcc_tri t;
+        kcc_mesh_tri(mesh, s, &t);
+        dop_of_tri(&t, &td->tri[s]);
+    }
     dop root;
     fill_group(td, 0, &root);
 }
@@ -153,9 +156,10 @@ static void box_walk(const tree_dops *td, const float lo[3], const float hi[3], 
                 continue;
             }
             for (uint32_t s = q->first[i]; s < q->first[i] + q->count[i]; ++s) {
-                const kcc_tri *t = &m->tris[s];
+                kcc_tri t;
+                kcc_mesh_tri(m, s, &t);
                 wc->candidates += 1;
-                wc->hits += kcc_tri_overlap_aabb(t->v[0], t->v[1], t->v[2], box);
+                wc->hits += kcc_tri_overlap_aabb(t.v[0], t.v[1], t.v[2], box);
             }
         }
     }
@@ -220,7 +224,9 @@ static void cache_sweep(const tree_dops *td, const cache *c, const float lo[3], 
         if (!dop_overlap(&td->tri[s], &qd, 0, 3))
             continue;
         cc->selected += 1;
-        const kcc_tri *t = &td->mesh->tris[s];
+        kcc_tri corners;
+        kcc_mesh_tri(td->mesh, s, &corners);
+        const kcc_tri *t = &corners;
         if (!plane_may_touch(t, ctr, half, delta))
             continue;
         cc->planed += 1;

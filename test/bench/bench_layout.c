@@ -1,0 +1,141 @@
+/* bench_layout.c: the mesh layout's figures: kcc_mesh_memory_bytes per triangle (tree and vertex
+ * parts from kcc_mesh_get_stats) for each level given, and a fixed query workload (rays, exact box
+ * overlaps, box sweeps) whose answers are folded into a checksum, so two builds of libkcc compared
+ * with callgrind (instructions) or farm-bench --vs (paired wall time) are seen to answer alike.
+ *   bench_layout [-q] LEVEL.obj ...     -q: memory figures only, no queries
+ * Built against any build's library (not by the Makefile):
+ *   cc -std=c11 -O2 -ffp-contract=off -Itest/bench -Icollide -Icontroller test/bench/bench_layout.c \
+ *      build/libkcc.a -lm -o bench_layout */
+#include "bench.h"
+
+enum { RAYS = 20000, BOXES = 20000, SWEEPS = 10000 };
+
+static uint64_t fold(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; ++i)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* A point inside the mesh's bounds, uniformly. */
+static void point_in(bench_rng *r, const vec3 bounds[2], float out[3])
+{
+    for (int k = 0; k < 3; ++k)
+        out[k] = bench_rng_range(r, bounds[0][k], bounds[1][k]);
+}
+
+/* The workload: the same queries for every build (the generator's seed is fixed), each kind in a
+ * function of its own kept out of line, so callgrind's --toggle-collect can name it (run_rays,
+ * run_boxes, run_sweeps). Each returns its answers folded into h. */
+__attribute__((noinline)) uint64_t run_rays(const kcc_mesh *mesh, const vec3 bounds[2], bench_rng *r,
+                                            uint64_t h)
+{
+    for (int i = 0; i < RAYS; ++i) {
+        float org[3], dir[3];
+        point_in(r, bounds, org);
+        bench_rng_dir(r, dir);
+        kcc_ray_hit hit;
+        memset(&hit, 0, sizeof hit);
+        if (kcc_mesh_raycast(mesh, org, dir, 64.0f, &hit))
+            h = fold(h, &hit, sizeof hit);
+    }
+    return h;
+}
+
+__attribute__((noinline)) uint64_t run_boxes(const kcc_mesh *mesh, const vec3 bounds[2], bench_rng *r,
+                                             uint64_t h, uint32_t *scratch, uint32_t capacity)
+{
+    for (int i = 0; i < BOXES; ++i) {
+        float c[3], e = bench_rng_range(r, 0.25f, 1.5f);
+        point_in(r, bounds, c);
+        vec3 box[2] = {{c[0] - e, c[1] - e, c[2] - e}, {c[0] + e, c[1] + e, c[2] + e}};
+        uint32_t n = kcc_mesh_overlap_aabb(mesh, box, scratch, capacity);
+        h = fold(h, &n, sizeof n);
+        h = fold(h, scratch, sizeof(uint32_t) * (n < capacity ? n : capacity));
+    }
+    return h;
+}
+
+__attribute__((noinline)) uint64_t run_sweeps(const kcc_mesh *mesh, const vec3 bounds[2], bench_rng *r,
+                                              uint64_t h)
+{
+    for (int i = 0; i < SWEEPS; ++i) {
+        float c[3], d[3];
+        point_in(r, bounds, c);
+        bench_rng_dir(r, d);
+        const float len = bench_rng_range(r, 0.1f, 4.0f);
+        vec3 box[2] = {{c[0] - 0.47f, c[1] - 0.875f, c[2] - 0.47f}, {c[0] + 0.47f, c[1] + 0.875f, c[2] + 0.47f}};
+        vec3 delta = {d[0] * len, d[1] * len, d[2] * len};
+        kcc_sweep_hit hit;
+        memset(&hit, 0, sizeof hit);
+        if (kcc_mesh_sweep_aabb(mesh, box, delta, &hit))
+            h = fold(h, &hit, sizeof hit);
+    }
+    return h;
+}
+
+/* Every query of the workload; the checksum of every answer. */
+static uint64_t run_queries(const kcc_mesh *mesh, uint32_t *scratch, uint32_t capacity)
+{
+    vec3 bounds[2];
+    kcc_mesh_bounds(mesh, bounds);
+    bench_rng r = bench_rng_seed(0x1a70u);
+    uint64_t h = run_rays(mesh, bounds, &r, 0xcbf29ce484222325ull);
+    h = run_boxes(mesh, bounds, &r, h, scratch, capacity);
+    return run_sweeps(mesh, bounds, &r, h);
+}
+
+int main(int argc, char **argv)
+{
+    int first = 1;
+    const bool queries = !(argc > 1 && strcmp(argv[1], "-q") == 0);
+    first += queries ? 0 : 1;
+    if (argc <= first) {
+        fprintf(stderr, "usage: bench_layout [-q] LEVEL.obj ...\n");
+        return 2;
+    }
+    const uint32_t capacity = 1u << 16;
+    uint32_t *scratch = malloc(sizeof(uint32_t) * capacity);
+    for (int a = first; a < argc; ++a) {
+        kcc_level lv;
+        char err[256];
+        if (kcc_level_load_obj_geometry(argv[a], &lv, err, sizeof err) != KCC_OK) {
+            fprintf(stderr, "bench_layout: %s\n", err);
+            return 1;
+        }
+        kcc_mesh_desc md;
+        memset(&md, 0, sizeof md);
+        md.positions = lv.positions;
+        md.vertex_count = lv.vertex_count;
+        md.indices = lv.indices;
+        md.triangle_count = lv.triangle_count;
+        kcc_mesh *mesh;
+        if (kcc_mesh_build(&md, &mesh) != KCC_OK) {
+            fprintf(stderr, "bench_layout: %s: build failed\n", argv[a]);
+            return 1;
+        }
+        kcc_mesh_stats st;
+        kcc_mesh_get_stats(mesh, &st);
+        const double tris = (double)lv.triangle_count;
+        const char *name = strrchr(argv[a], '/');
+        /* The parts (collide_internal.h): index maps 4 B per slot and per input triangle (plus the
+         * duplicate lists), the rest of tree_bytes the node groups; of vertex_bytes, 6 B per slot
+         * of offsets and 4 B per block of four slots, the rest the shared vertices. */
+        const double slots = tris - (double)st.duplicates;
+        const double maps = 4.0 * (slots + tris) + (st.duplicates ? 4.0 * (slots - st.degenerate + 1 + st.duplicates) : 0.0);
+        const double index = 6.0 * slots + 4.0 * ceil(slots / 4.0);
+        printf("%-16s %6u tris %6.2f B/tri: tree %5.2f (groups %5.2f, maps %5.2f) vertices %5.2f "
+               "(corners %5.2f, index %4.2f)", name ? name + 1 : argv[a], lv.triangle_count,
+               (double)kcc_mesh_memory_bytes(mesh) / tris, (double)st.tree_bytes / tris,
+               ((double)st.tree_bytes - maps) / tris, maps / tris, (double)st.vertex_bytes / tris,
+               ((double)st.vertex_bytes - index) / tris, index / tris);
+        if (queries)
+            printf("  answers %016llx", (unsigned long long)run_queries(mesh, scratch, capacity));
+        printf("\n");
+        kcc_mesh_destroy(mesh);
+        kcc_level_free(&lv);
+    }
+    free(scratch);
+    return 0;
+}
