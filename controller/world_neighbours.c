@@ -232,70 +232,66 @@ static inline bool regions_overlap(const float a[2][3], const float b[2][3])
            a[0][2] <= b[1][2] && b[0][2] <= a[1][2];
 }
 
-/// Candidates at..end of a bucket run tested one by one (the list's room checked).
-static uint32_t run_neighbours_checked(const region_grid *g, uint32_t at, uint32_t end, uint32_t self,
-                                       const float r[2][3], uint32_t *out, uint32_t room, uint32_t found)
+/// One character's query of the region grid: its region (and, for SSE2, its corners broadcast)
+/// and its slot, which it does not list.
+typedef struct region_query {
+    const float(*region)[3];
+    uint32_t self;
+#if KCC_SSE
+    __m128 lo[3], hi[3];
+#endif
+} region_query;
+
+/// Candidates at..end tested one by one, the list's room checked.
+static uint32_t run_neighbours_checked(const region_grid *g, const region_query *q, uint32_t at,
+                                       uint32_t end, uint32_t *out, uint32_t room, uint32_t found)
 {
+    const float(*r)[3] = q->region;
     for (; at < end; ++at)
         if (r[0][0] <= g->hi[0][at] && g->lo[0][at] <= r[1][0] && r[0][1] <= g->hi[1][at] &&
             g->lo[1][at] <= r[1][1] && r[0][2] <= g->hi[2][at] && g->lo[2][at] <= r[1][2] &&
-            g->sorted[at] != self)
+            g->sorted[at] != q->self)
             found = put_entry(out, room, found, NEAR_CHARACTER | g->sorted[at]);
     return found;
 }
 
-/// The characters listed in buckets [b, end_b) whose regions overlap r, but character slot self.
-/// When the list has room for them all, four at a time (SSE2) and without branches on the
-/// outcomes, which are unpredictable.
-static uint32_t bucket_neighbours(const region_grid *g, uint32_t b, uint32_t end_b, uint32_t self,
-                                  const float r[2][3], uint32_t *out, uint32_t room, uint32_t found)
+/// Candidates at..end whose regions overlap the query's, written to out (room for them all): four
+/// at a time (SSE2), without branches on the outcomes, which are unpredictable.
+static uint32_t run_neighbours(const region_grid *g, const region_query *q, uint32_t at, uint32_t end,
+                               uint32_t *out, uint32_t found)
 {
-    uint32_t at = g->bucket_start[b];
-    const uint32_t end = g->bucket_start[end_b];
-    if (end - at > room - (found < room ? found : room))
-        return run_neighbours_checked(g, at, end, self, r, out, room, found);
 #if KCC_SSE
-    __m128 lo[3], hi[3];
-    for (int k = 0; k < 3; ++k)
-        lo[k] = _mm_set1_ps(r[0][k]), hi[k] = _mm_set1_ps(r[1][k]);
     for (; at + 4 <= end; at += 4) {
         __m128 in = _mm_castsi128_ps(_mm_set1_epi32(-1));
         for (int k = 0; k < 3; ++k)
-            in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(lo[k], _mm_loadu_ps(g->hi[k] + at)),
-                                           _mm_cmple_ps(_mm_loadu_ps(g->lo[k] + at), hi[k])));
+            in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(q->lo[k], _mm_loadu_ps(g->hi[k] + at)),
+                                           _mm_cmple_ps(_mm_loadu_ps(g->lo[k] + at), q->hi[k])));
         for (int mask = _mm_movemask_ps(in); mask != 0; mask &= mask - 1) {
             const uint32_t slot = g->sorted[at + (uint32_t)__builtin_ctz((unsigned)mask)];
             out[found] = NEAR_CHARACTER | slot;
-            found += slot != self;
+            found += slot != q->self;
         }
     }
 #endif
+    const float(*r)[3] = q->region;
     for (; at < end; ++at) {
         const uint32_t hit = (uint32_t)(r[0][0] <= g->hi[0][at]) & (uint32_t)(g->lo[0][at] <= r[1][0]) &
                              (uint32_t)(r[0][1] <= g->hi[1][at]) & (uint32_t)(g->lo[1][at] <= r[1][1]) &
                              (uint32_t)(r[0][2] <= g->hi[2][at]) & (uint32_t)(g->lo[2][at] <= r[1][2]) &
-                             (uint32_t)(g->sorted[at] != self);
+                             (uint32_t)(g->sorted[at] != q->self);
         out[found] = NEAR_CHARACTER | g->sorted[at];
         found += hit;
     }
     return found;
 }
 
-/// The characters whose regions overlap live character i's: those whose low corners lie in the
-/// cells from i's low corner less the cell edge to its high corner (at most 3 an axis, in distinct
-/// buckets; each row along x read as one or two runs of buckets), and the large ones; every
-/// character when i's own region is large.
-static uint32_t character_neighbours(const struct kcc_world_characters *cs, uint32_t i, uint32_t *out,
-                                     uint32_t room, uint32_t found)
+/// The runs of candidates live character i's query reads: the buckets of the cells from its low
+/// corner less the cell edge to its high corner (at most 3 an axis, in distinct buckets), each row
+/// along x one run of consecutive buckets, or two where it wraps around the torus; empty runs left
+/// out. Returns how many runs (begin[k], end[k]: candidate positions), *candidates their total.
+static uint32_t query_runs(const region_grid *g, const float r[2][3], uint32_t begin[18], uint32_t end[18],
+                           uint32_t *candidates)
 {
-    const region_grid *g = &cs->grid;
-    const float(*r)[3] = (const float(*)[3])cs->regions[cs->live[i]];
-    if (g->bucket_of[i] == LARGE_REGION) {
-        for (uint32_t j = 0; j < cs->live_count; ++j)
-            if (j != i && regions_overlap(r, (const float(*)[3])cs->regions[cs->live[j]]))
-                found = put_entry(out, room, found, NEAR_CHARACTER | cs->live[j]);
-        return found;
-    }
     int32_t lo[3], hi[3];
     for (int k = 0; k < 3; ++k) {
         lo[k] = cell_of(r[0][k] - g->reach[k], g->inv_cell[k]);
@@ -303,18 +299,49 @@ static uint32_t character_neighbours(const struct kcc_world_characters *cs, uint
         KCC_ASSERT(hi[k] - lo[k] <= 2);
     }
     const uint32_t row = (uint32_t)(hi[0] - lo[0]) + 1u, x_cells = 1u << g->bits[0];
+    uint32_t runs = 0, total = 0;
     for (int32_t z = lo[2]; z <= hi[2]; ++z)
         for (int32_t y = lo[1]; y <= hi[1]; ++y) {
             const uint32_t b = bucket_of_cell(g, lo[0], y, z);
             const uint32_t x0 = b & (x_cells - 1u), first = x0 + row <= x_cells ? row : x_cells - x0;
-            found = bucket_neighbours(g, b, b + first, cs->live[i], r, out, room, found);
-            if (first < row) /* the row wraps around the torus */
-                found = bucket_neighbours(g, b - x0, b - x0 + (row - first), cs->live[i], r, out, room,
-                                          found);
+            const uint32_t from[2] = {b, b - x0}, to[2] = {b + first, b - x0 + (row - first)};
+            for (int part = 0; part < 1 + (first < row); ++part) {
+                begin[runs] = g->bucket_start[from[part]];
+                end[runs] = g->bucket_start[to[part]];
+                total += end[runs] - begin[runs];
+                runs += end[runs] > begin[runs];
+            }
         }
+    *candidates = total;
+    return runs;
+}
+
+/// The characters whose regions overlap live character i's: those the grid lists in the cells its
+/// query reads (query_runs) and the large ones; every character when i's own region is large.
+static uint32_t character_neighbours(const struct kcc_world_characters *cs, uint32_t i, uint32_t *out,
+                                     uint32_t room, uint32_t found)
+{
+    const region_grid *g = &cs->grid;
+    region_query q = {.region = (const float(*)[3])cs->regions[cs->live[i]], .self = cs->live[i]};
+    if (g->bucket_of[i] == LARGE_REGION) {
+        for (uint32_t j = 0; j < cs->live_count; ++j)
+            if (j != i && regions_overlap(q.region, (const float(*)[3])cs->regions[cs->live[j]]))
+                found = put_entry(out, room, found, NEAR_CHARACTER | cs->live[j]);
+        return found;
+    }
+#if KCC_SSE
+    for (int k = 0; k < 3; ++k)
+        q.lo[k] = _mm_set1_ps(q.region[0][k]), q.hi[k] = _mm_set1_ps(q.region[1][k]);
+#endif
+    uint32_t begin[18], end[18], candidates;
+    const uint32_t runs = query_runs(g, q.region, begin, end, &candidates);
+    const bool fits = candidates <= room - (found < room ? found : room);
+    for (uint32_t k = 0; k < runs; ++k)
+        found = fits ? run_neighbours(g, &q, begin[k], end[k], out, found)
+                     : run_neighbours_checked(g, &q, begin[k], end[k], out, room, found);
     for (uint32_t k = 0; k < g->large_count; ++k) {
         const uint32_t j = g->large[k];
-        if (regions_overlap(r, (const float(*)[3])cs->regions[cs->live[j]]))
+        if (regions_overlap(q.region, (const float(*)[3])cs->regions[cs->live[j]]))
             found = put_entry(out, room, found, NEAR_CHARACTER | cs->live[j]);
     }
     return found;
