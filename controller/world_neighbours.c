@@ -87,7 +87,7 @@ size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, ui
 /// The cell of coordinate x: floor(x / edge), clamped (a monotone map of x).
 static int32_t cell_of(float x, float inv_cell)
 {
-    const float c = fminf(fmaxf(x * inv_cell, -CELL_LIMIT), CELL_LIMIT);
+    const float c = kcc_minf(kcc_maxf(x * inv_cell, -CELL_LIMIT), CELL_LIMIT);
     const int32_t t = (int32_t)c; /* toward zero; one less below zero unless c is whole */
     return t - (int32_t)((float)t > c);
 }
@@ -143,12 +143,12 @@ static void grid_cells(const struct kcc_world_characters *cs, float large_limit[
         if (region_large(r, large_limit))
             continue;
         for (int k = 0; k < 3; ++k) {
-            edge[k] = fmaxf(edge[k], r[1][k] - r[0][k]);
-            coord = fmaxf(coord, fmaxf(fabsf(r[0][k]), fabsf(r[1][k])));
+            edge[k] = kcc_maxf(edge[k], r[1][k] - r[0][k]);
+            coord = kcc_maxf(coord, kcc_maxf(fabsf(r[0][k]), fabsf(r[1][k])));
         }
     }
     for (int k = 0; k < 3; ++k) {
-        g->reach[k] = fmaxf(edge[k] + (coord + edge[k]) * 0x1p-20f, 1e-3f);
+        g->reach[k] = kcc_maxf(edge[k] + (coord + edge[k]) * 0x1p-20f, 1e-3f);
         g->inv_cell[k] = 1.0f / g->reach[k];
     }
 }
