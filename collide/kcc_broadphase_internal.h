@@ -15,10 +15,8 @@
 #define KCC_BROADPHASE_MAX_PROXIES (1u << 24)
 /// Largest pair_capacity.
 #define KCC_BROADPHASE_MAX_PAIRS (1u << 28)
-/// The kind KCC_BROADPHASE_DEFAULT stands for: sweep and prune. With a level's static pieces in it
-/// (the world's workload, test/bench/bench_world_step.c) SAP's update costs what moved, while the
-/// grid finds every pair afresh each step from the cells, static pieces included: 0.35 ms a step
-/// against 85 ms for 64 characters on ctf_inyard. The grid wins boxes alone
+/// The kind KCC_BROADPHASE_DEFAULT stands for: sweep and prune. A world's broadphase holds only its
+/// movers and sensors, which each character queries; the grid wins boxes alone
 /// (test/bench/bench_broadphase.c; docs/world.md, "Which to pick").
 #define KCC_BROADPHASE_MEASURED_DEFAULT KCC_BROADPHASE_SAP
 /// A grid proxy covering more cells than this is "oversized": kept in one list and tested against

@@ -458,13 +458,12 @@ uint32_t kcc_world_body_slot(const kcc_world *world, uint32_t body);
 bool kcc_world_sensor_holds(const kcc_world *world, uint32_t slot, const float box[2][3]);
 /// The live sensor bodies' slots, ascending (kept by add and remove): *out_slots, their number.
 uint32_t kcc_world_sensors(const kcc_world *world, const uint32_t **out_slots);
-/// The broadphase's view of characters: each has a proxy (a box the world keeps with the bodies'
-/// pieces), moved to the region its step may reach before kcc_world_update_broadphase; the pairs
-/// then name pieces (kcc_piece indices) and characters (slots).
-uint32_t kcc_world_add_character_proxy(kcc_world *world, uint32_t character_slot,
-                                       const float box[2][3]);
-void kcc_world_remove_character_proxy(kcc_world *world, uint32_t proxy);
-void kcc_world_move_character_proxy(kcc_world *world, uint32_t proxy, const float box[2][3]);
+/// The pieces (kcc_piece indices) whose broadphase proxies overlap box (touching counts), ascending
+/// by proxy: returns how many, writes the first `capacity` to out. Reads only (safe from many
+/// threads between steps and from a step's tasks).
+uint32_t kcc_world_pieces_near(const kcc_world *world, const float box[2][3], uint32_t *out,
+                               uint32_t capacity);
+/// Brings the pieces' pairs (kcc_world_pair) up to date.
 void kcc_world_update_broadphase(kcc_world *world);
 typedef struct kcc_world_pair_ends {
     uint32_t a, b;                 ///< a piece index or a character slot each

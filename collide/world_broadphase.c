@@ -1,10 +1,7 @@
 /* world_broadphase.c: the world's side of the broadphase: bodies split into pieces (each a proxy:
  * a large static body along its tree into pieces no larger than a grid cell, any other body
- * whole), characters' proxies, and the pairs a step reads. Allocates nothing. */
+ * whole), and the pieces near a character's region that a step reads. Allocates nothing. */
 #include "kcc_world_internal.h"
-
-/// Bit 31 of a proxy's user value: a character's proxy (the rest: its slot); clear: a piece.
-#define USER_CHARACTER 0x80000000u
 
 /// Whether the child box fits in a piece: every side at most the piece size.
 static bool small_enough(const float lo[3], const float hi[3], float size)
@@ -145,22 +142,17 @@ void kcc_world_move_pieces(kcc_world *world, uint32_t slot)
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Characters' proxies and the step's pairs */
+ * What the step reads: the pieces near a character's region, and the pieces' pairs */
 
-uint32_t kcc_world_add_character_proxy(kcc_world *world, uint32_t character_slot,
-                                       const float box[2][3])
+uint32_t kcc_world_pieces_near(const kcc_world *world, const float box[2][3], uint32_t *out,
+                               uint32_t capacity)
 {
-    return kcc_broadphase_add(world->broadphase, box[0], box[1], USER_CHARACTER | character_slot, 0u);
-}
-
-void kcc_world_remove_character_proxy(kcc_world *world, uint32_t proxy)
-{
-    kcc_broadphase_remove(world->broadphase, proxy);
-}
-
-void kcc_world_move_character_proxy(kcc_world *world, uint32_t proxy, const float box[2][3])
-{
-    kcc_broadphase_move(world->broadphase, proxy, box[0], box[1]);
+    if (kcc_broadphase_proxy_count(world->broadphase) == 0)
+        return 0;
+    const uint32_t n = kcc_broadphase_query(world->broadphase, box[0], box[1], out, capacity);
+    for (uint32_t i = 0; i < n && i < capacity; ++i)
+        out[i] = kcc_broadphase_user(world->broadphase, out[i]);
+    return n;
 }
 
 void kcc_world_update_broadphase(kcc_world *world)
@@ -180,11 +172,8 @@ bool kcc_world_pair(const kcc_world *world, uint32_t i, kcc_world_pair_ends *out
     const uint32_t n = kcc_broadphase_pairs(world->broadphase, &pairs, NULL);
     if (i >= n)
         return false;
-    const uint32_t ua = kcc_broadphase_user(world->broadphase, pairs[i].a);
-    const uint32_t ub = kcc_broadphase_user(world->broadphase, pairs[i].b);
-    out->a_is_character = (ua & USER_CHARACTER) != 0;
-    out->b_is_character = (ub & USER_CHARACTER) != 0;
-    out->a = ua & ~USER_CHARACTER;
-    out->b = ub & ~USER_CHARACTER;
+    out->a = kcc_broadphase_user(world->broadphase, pairs[i].a);
+    out->b = kcc_broadphase_user(world->broadphase, pairs[i].b);
+    out->a_is_character = out->b_is_character = false; /* the broadphase holds pieces only */
     return true;
 }

@@ -65,6 +65,8 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
             *lists[k] = (void *)(base + at);
         at = round_up(at + ((size_t)capacity + 1) * sizeof(uint32_t));
     }
+    at = kcc_world_region_grid_layout(cs ? &cs->grid : NULL, base, at, capacity);
+    at = round_up(at);
     if (cs)
         kcc_id_pool_init(&cs->ids, (void *)(base + at), capacity);
     at += (size_t)capacity * sizeof(uint32_t);
@@ -134,9 +136,6 @@ kcc_status kcc_world_add_character(kcc_world *world, const kcc_character_desc *d
     cs->alive[slot] = 1;
     cs->layers[slot] = 1u;
     cs->masks[slot] = KCC_LAYERS_ALL;
-    vec3 box[2];
-    kcc_character_box(&ch, box);
-    wc->proxy = kcc_world_add_character_proxy(world, slot, (const float(*)[3])box);
     ++cs->count;
     *out_character = kcc_id_make(generation, slot);
     kcc_world_record_character(world, *out_character, desc, center);
@@ -149,7 +148,6 @@ kcc_status kcc_world_remove_character(kcc_world *world, uint32_t character)
     if (!wc)
         return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
     struct kcc_world_characters *cs = kcc_world_characters(world);
-    kcc_world_remove_character_proxy(world, wc->proxy);
     wc->live = false;
     cs->alive[wc - cs->slots] = 0;
     wc->generation = (wc->generation + 1) & KCC_ID_GENERATION_MASK;
@@ -177,14 +175,6 @@ kcc_status kcc_world_set_displacement(kcc_world *world, uint32_t character, cons
     return KCC_OK;
 }
 
-/// The character's broadphase proxy to its box as it is now.
-static void move_proxy_to_box(kcc_world *world, const world_character *wc)
-{
-    vec3 box[2];
-    kcc_character_box(&wc->ch, box);
-    kcc_world_move_character_proxy(world, wc->proxy, (const float(*)[3])box);
-}
-
 kcc_status kcc_world_set_character_position(kcc_world *world, uint32_t character, const vec3 center)
 {
     world_character *wc = find_character(world, character);
@@ -202,7 +192,6 @@ kcc_status kcc_world_set_character_position(kcc_world *world, uint32_t character
     wc->result.ground_body = wc->result.ground_character = 0; /* nothing to ride next step */
     glm_vec3_zero(wc->last_motion); /* nor anything to carry a rider by */
     kcc_character_forget(&wc->ch);
-    move_proxy_to_box(world, wc);
     return KCC_OK;
 }
 
@@ -213,10 +202,8 @@ kcc_status kcc_world_set_character_desc(kcc_world *world, uint32_t character,
     if (!wc)
         return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
     const kcc_status st = kcc_character_set_desc(&wc->ch, desc);
-    if (st == KCC_OK) {
+    if (st == KCC_OK)
         kcc_world_record_retune(world, character, desc);
-        move_proxy_to_box(world, wc);
-    }
     return st;
 }
 
@@ -258,10 +245,10 @@ kcc_status kcc_world_get_character(const kcc_world *world, uint32_t character,
  * Shifting the origin */
 
 /// Moves a character by -new_origin: its centre, its ground's height along its up axis (the
-/// character's and its last result's), its broadphase proxy. Its cached triangles and clear note
-/// are dropped (the world's triangles moved). Velocities, displacements, flags and contacts are
+/// character's and its last result's). Its cached triangles and clear note are dropped (the
+/// world's triangles moved). Velocities, displacements, flags and contacts are
 /// directions and names: they stay.
-static void shift_character(kcc_world *world, world_character *wc, const float new_origin[3])
+static void shift_character(world_character *wc, const float new_origin[3])
 {
     kcc_character *ch = &wc->ch;
     const int up = kcc_up_axis_index(ch->desc.up_axis);
@@ -272,7 +259,6 @@ static void shift_character(kcc_world *world, world_character *wc, const float n
     if (wc->result.flags & (KCC_MOVE_ON_GROUND | KCC_MOVE_ON_STEEP))
         wc->result.ground_height -= along_up;
     kcc_character_forget(ch);
-    move_proxy_to_box(world, wc);
 }
 
 kcc_status kcc_world_shift_origin(kcc_world *world, const vec3 new_origin)
@@ -293,7 +279,7 @@ kcc_status kcc_world_shift_origin(kcc_world *world, const vec3 new_origin)
     kcc_world_record_shift(world, new_origin);
     for (uint32_t i = 0; i < cs->ids.end; ++i)
         if (cs->slots[i].live)
-            shift_character(world, &cs->slots[i], new_origin);
+            shift_character(&cs->slots[i], new_origin);
     return KCC_OK;
 }
 

@@ -34,7 +34,6 @@ typedef struct world_character {
     vec3            last_motion;    ///< m, how far it went over its last step, end to end: what
                                     ///< carries a character standing on it in the next step
     uint32_t        generation;
-    uint32_t        proxy;          ///< its broadphase proxy
     bool            live;
 } world_character;
 
@@ -54,16 +53,37 @@ typedef struct sensor_state {
     bool              overflow;
 } sensor_state;
 
-/// The step's neighbour lists (world_neighbours.c): for each live character, the broadphase's
-/// pieces and characters near the region its step may reach.
+/// The step's neighbour lists (world_neighbours.c): for each live character, the pieces whose
+/// broadphase proxies overlap the region its step may reach and the characters whose regions do.
 typedef struct neighbour_lists {
     uint32_t *entries;      ///< 2 * pair_capacity: pieces (kcc_piece indices), then character
                             ///< slots, per character, each part in source order
     uint32_t *first;        ///< character_capacity + 1: a character slot's entries start here
     uint32_t *pieces;       ///< character_capacity: how many of its entries are pieces
     uint32_t *count;        ///< character_capacity: how many entries it has
-    bool      all;          ///< the pairs overflowed: every character sees everything
+    uint32_t  room;         ///< entries each character's list may hold this step
+    bool      all;          ///< the entries overflowed: every character sees everything
 } neighbour_lists;
+
+/// The grid the step finds each character's neighbouring characters with (world_neighbours.c),
+/// rebuilt every step from the regions: cells as large as the largest region on each axis, each
+/// region listed in the cell of its low corner (a region overlapping it then lists its low corner
+/// in one of the 3 x 3 x 3 cells around), cells wrapped into a torus of buckets, the characters
+/// sorted by bucket. Regions larger than twice the mean on an axis are kept apart ("large") and tested
+/// against every character.
+typedef struct region_grid {
+    uint32_t *bucket_start;   ///< 2 * character_capacity + 1: where each bucket's list begins
+    uint32_t *bucket_of;      ///< character_capacity, by live index: its bucket, or LARGE
+    uint32_t *sorted;         ///< character_capacity: character slots by bucket
+    float    *lo[3], *hi[3];  ///< character_capacity each: the sorted characters' regions
+    uint32_t *large;          ///< character_capacity: live indices of the large regions
+    uint32_t  large_count;
+    int32_t  *cells;          ///< 3 * character_capacity, by live index: its low corner's cell
+    uint32_t  bits[3];        ///< the buckets: a torus of 2^bits[k] cells on axis k (torus_bits)
+    float     inv_cell[3];    ///< 1 / the cell edge on each axis (1/m)
+    float     reach[3];       ///< the cell edge (m): how far below a region's low corner another
+                              ///< region's low corner may lie and still overlap it
+} region_grid;
 
 struct kcc_world_characters {
     world_character *slots;        ///< character_capacity
@@ -79,6 +99,7 @@ struct kcc_world_characters {
     sensor_state     sensors;
     uint32_t         sensor_capacity;
     neighbour_lists  near;
+    region_grid      grid;
     uint32_t         pair_capacity;
     bool             split_off;    ///< tests: the moves list the static bodies afresh every step
                                    ///< (no kcc_world_source_split): the same results, bit for bit
@@ -155,7 +176,7 @@ static inline void carried_point(const kcc_transform *start, const kcc_transform
 enum {
     KCC_PHASE_BODIES,     ///< kinematic bodies moved, the body tree rebuilt
     KCC_PHASE_SNAPSHOT,   ///< the live slots and their boxes
-    KCC_PHASE_BROADPHASE, ///< the characters' proxies moved, the broadphase updated
+    KCC_PHASE_BROADPHASE, ///< the region grid built, the pieces' pairs updated
     KCC_PHASE_NEIGHBOURS, ///< each character's neighbour list
     KCC_PHASE_CHARACTERS, ///< every character rides, is pushed and moves
     KCC_PHASE_OVERLAPS,   ///< each character asked whether it ended inside an earlier one
@@ -169,12 +190,24 @@ typedef void kcc_world_phase_mark(void *user, int phase);
 kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, void *user);
 
 /* world_neighbours.c */
-/// The region character wc's step may reach (m).
-void kcc_world_step_region(const kcc_world *world, const world_character *wc, float out[2][3]);
-/// Moves every live character's proxy to its region (cs->regions) and updates the broadphase.
-void kcc_world_move_proxies(kcc_world *world, struct kcc_world_characters *cs);
-/// Lists each live character's neighbours (cs->near) from the broadphase's pairs.
-void kcc_world_list_neighbours(const kcc_world *world, struct kcc_world_characters *cs);
+/// The region character wc's step may reach (m); ground: the slot of the kinematic body that moved
+/// this step which it stands on, or KCC_WORLD_NO_BODY.
+void kcc_world_step_region(const kcc_world *world, const world_character *wc, uint32_t ground,
+                           float out[2][3]);
+/// Lays out the region grid for `capacity` characters at offset `at` of base (grid NULL: measures
+/// only); returns the offset past it.
+size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, uint32_t capacity);
+/// Builds the region grid from the live characters' regions (cs->regions) and gives each an
+/// equal share of the entries (cs->near.room).
+void kcc_world_build_region_grid(struct kcc_world_characters *cs);
+/// Lists the neighbours of live characters [begin, end) (each writes its own list only: safe from
+/// its task): the pieces whose proxies overlap its region, the characters whose regions do.
+void kcc_world_find_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t begin,
+                               uint32_t end);
+/// After kcc_world_find_neighbours over every live character: false when each list fitted its room
+/// (or, when they cannot all fit in the entries, cs->near.all is set); true when the lists were laid
+/// out end to end at the sizes found (cs->near.first, room 0) and must be found again.
+bool kcc_world_neighbours_refit(struct kcc_world_characters *cs);
 /// Puts character slot's neighbour entries in source order (its own part of cs->near only: safe
 /// from its task).
 void kcc_world_sort_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t slot);

@@ -1,20 +1,22 @@
-/* world_neighbours.c: each character's neighbours for a step, from the world's broadphase: every
- * character's proxy moved to the region its step may reach, the pairs turned into a list per
- * character of the body pieces and the characters near it. Allocates nothing. */
+/* world_neighbours.c: each character's neighbours for a step: the region its step may reach, the
+ * characters whose regions overlap it (found through a grid of the regions rebuilt every step) and
+ * the body pieces whose broadphase proxies overlap it (the broadphase's query). Allocates nothing. */
+#include "collide_internal.h" /* KCC_SSE */
 #include "world_internal.h"
 
 /// An entry naming a character (its slot below this bit); other entries name pieces.
 #define NEAR_CHARACTER 0x80000000u
 
-/// The region a character's step may reach: its box, carried by the body it stands on (that
-/// body's motion over the step at the box centre) and moved by its displacement, grown by what a
-/// move looks around it (step height, ground snap, push-out, two skins) and 10 cm.
-void kcc_world_step_region(const kcc_world *world, const world_character *wc, float out[2][3])
+/// The region a character's step may reach: its box, carried by the body it stands on when that
+/// body moved (`ground`, the body's motion over the step at the box centre) and moved by its
+/// displacement, grown by what a move looks around it (step height, ground snap, push-out, two
+/// skins) and 10 cm.
+void kcc_world_step_region(const kcc_world *world, const world_character *wc, uint32_t ground,
+                           float out[2][3])
 {
     vec3 box[2], carry = {0.0f, 0.0f, 0.0f};
     kcc_character_box(&wc->ch, box);
-    const uint32_t ground = kcc_world_body_slot(world, wc->result.ground_body);
-    if (wc->ch.on_ground && ground != KCC_WORLD_NO_BODY) {
+    if (ground != KCC_WORLD_NO_BODY) {
         kcc_transform start, end;
         float swept[2][3];
         kcc_world_body_motion(world, ground, &start, &end, swept);
@@ -33,56 +35,357 @@ void kcc_world_step_region(const kcc_world *world, const world_character *wc, fl
     }
 }
 
-/// Counts each live character's entries (pass 0) or writes them (pass 1) from the pairs.
-static void tally_pairs(const kcc_world *world, struct kcc_world_characters *cs, int pass)
+/* ------------------------------------------------------------------------------------------------
+ * The region grid (region_grid in world_internal.h) */
+
+/// bucket_of of a large region (kept apart, tested against every character).
+#define LARGE_REGION UINT32_MAX
+/// Cell coordinates are clamped to +-2^30: a monotone map, so far regions share the edge cells.
+#define CELL_LIMIT 1073741824.0f
+#define GRID_ALIGN 64
+
+static void *grid_take(char *base, size_t *at, size_t bytes)
 {
-    neighbour_lists *near = &cs->near;
-    const uint32_t n = kcc_world_pair_count(world, NULL);
-    for (uint32_t i = 0; i < n; ++i) {
-        kcc_world_pair_ends p;
-        kcc_world_pair(world, i, &p);
-        for (int side = 0; side < 2; ++side) {
-            const bool mine = side == 0 ? p.a_is_character : p.b_is_character;
-            const bool other_is_character = side == 0 ? p.b_is_character : p.a_is_character;
-            const uint32_t me = side == 0 ? p.a : p.b, other = side == 0 ? p.b : p.a;
-            if (!mine)
-                continue;
-            if (pass == 1)
-                near->entries[near->first[me] + near->count[me]] =
-                    other_is_character ? NEAR_CHARACTER | other : other;
-            ++near->count[me];
+    *at = (*at + GRID_ALIGN - 1) / GRID_ALIGN * GRID_ALIGN;
+    void *p = base ? base + *at : NULL;
+    *at += bytes;
+    return p;
+}
+
+/// Buckets there are room for: a power of two, at least 64 and 8 a character.
+static uint32_t bucket_count_for(uint32_t characters)
+{
+    uint32_t buckets = 64;
+    while (buckets < 8u * characters)
+        buckets <<= 1;
+    return buckets;
+}
+
+size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, uint32_t capacity)
+{
+    const size_t n = capacity, words = n * sizeof(uint32_t), floats = n * sizeof(float);
+    region_grid g;
+    g.bucket_start = grid_take(base, &at, ((size_t)bucket_count_for(capacity) + 1) * sizeof(uint32_t));
+    g.bucket_of = grid_take(base, &at, words);
+    g.sorted = grid_take(base, &at, words);
+    g.large = grid_take(base, &at, words);
+    g.cells = grid_take(base, &at, 3 * words);
+    for (int k = 0; k < 3; ++k) {
+        g.lo[k] = grid_take(base, &at, floats);
+        g.hi[k] = grid_take(base, &at, floats);
+    }
+    if (grid) {
+        g.large_count = 0;
+        g.bits[0] = g.bits[1] = g.bits[2] = 2;
+        for (int k = 0; k < 3; ++k)
+            g.inv_cell[k] = g.reach[k] = 1.0f;
+        *grid = g;
+    }
+    return at;
+}
+
+/// The cell of coordinate x: floor(x / edge), clamped (a monotone map of x).
+static int32_t cell_of(float x, float inv_cell)
+{
+    const float c = kcc_minf(kcc_maxf(x * inv_cell, -CELL_LIMIT), CELL_LIMIT);
+    const int32_t t = (int32_t)c; /* toward zero; one less below zero unless c is whole */
+    return t - (int32_t)((float)t > c);
+}
+
+/// The bucket of cell (x, y, z): its coordinates wrapped into a torus of 2^bits[k] cells on each
+/// axis (x lowest), so that cells less than 4 apart on every axis never share a bucket and a row of
+/// cells along x sits in consecutive buckets.
+static uint32_t bucket_of_cell(const region_grid *g, int32_t x, int32_t y, int32_t z)
+{
+    const uint32_t *bits = g->bits;
+    return ((uint32_t)x & ((1u << bits[0]) - 1u)) | ((uint32_t)y & ((1u << bits[1]) - 1u)) << bits[0] |
+           ((uint32_t)z & ((1u << bits[2]) - 1u)) << (bits[0] + bits[1]);
+}
+
+/// The torus: on each axis as many bits as the regions' low corners span cells (at least 2), the
+/// largest cut first while they sum to more than `bits` (the buckets there are room for).
+static void torus_bits(region_grid *g, const int32_t cell_lo[3], const int32_t cell_hi[3], uint32_t bits)
+{
+    for (int k = 0; k < 3; ++k) {
+        const int64_t span = (int64_t)cell_hi[k] - cell_lo[k] + 1;
+        g->bits[k] = 2;
+        while (g->bits[k] < 24 && ((int64_t)1 << g->bits[k]) < span)
+            ++g->bits[k];
+    }
+    while (g->bits[0] + g->bits[1] + g->bits[2] > bits) {
+        int widest = 0;
+        for (int k = 1; k < 3; ++k)
+            widest = g->bits[k] > g->bits[widest] ? k : widest;
+        --g->bits[widest];
+    }
+}
+
+/// A region larger than `limit` on some axis.
+static bool region_large(const float r[2][3], const float limit[3])
+{
+    return r[1][0] - r[0][0] > limit[0] || r[1][1] - r[0][1] > limit[1] || r[1][2] - r[0][2] > limit[2];
+}
+
+/// The cell edges: the largest extent on each axis among the regions no larger than twice the mean
+/// (the others are large), plus a margin of a few ulps of the largest coordinate, so that a region
+/// overlapping region r has its low corner at or above r's low corner less the edge, as rounded.
+static void grid_cells(const struct kcc_world_characters *cs, float large_limit[3])
+{
+    region_grid *g = (region_grid *)&cs->grid;
+    float mean[3] = {0.0f, 0.0f, 0.0f}, edge[3] = {0.0f, 0.0f, 0.0f}, coord = 0.0f;
+    for (uint32_t i = 0; i < cs->live_count; ++i)
+        for (int k = 0; k < 3; ++k)
+            mean[k] += cs->regions[cs->live[i]][1][k] - cs->regions[cs->live[i]][0][k];
+    for (int k = 0; k < 3; ++k)
+        large_limit[k] = 2.0f * mean[k] / (float)cs->live_count;
+    for (uint32_t i = 0; i < cs->live_count; ++i) {
+        const float(*r)[3] = (const float(*)[3])cs->regions[cs->live[i]];
+        if (region_large(r, large_limit))
+            continue;
+        for (int k = 0; k < 3; ++k) {
+            edge[k] = kcc_maxf(edge[k], r[1][k] - r[0][k]);
+            coord = kcc_maxf(coord, kcc_maxf(fabsf(r[0][k]), fabsf(r[1][k])));
+        }
+    }
+    for (int k = 0; k < 3; ++k) {
+        g->reach[k] = kcc_maxf(edge[k] + (coord + edge[k]) * 0x1p-20f, 1e-3f);
+        g->inv_cell[k] = 1.0f / g->reach[k];
+    }
+}
+
+/// The cell of each regular region's low corner (bucket_of: LARGE_REGION for the large ones, which
+/// go to the large list) and the range of cells they span.
+static void grid_cells_of_regions(struct kcc_world_characters *cs, const float large_limit[3],
+                                  int32_t (*cells)[3], int32_t cell_lo[3], int32_t cell_hi[3])
+{
+    region_grid *g = &cs->grid;
+    for (int k = 0; k < 3; ++k)
+        cell_lo[k] = INT32_MAX, cell_hi[k] = INT32_MIN;
+    for (uint32_t i = 0; i < cs->live_count; ++i) {
+        const float(*r)[3] = (const float(*)[3])cs->regions[cs->live[i]];
+        g->bucket_of[i] = 0;
+        if (region_large(r, large_limit)) {
+            g->bucket_of[i] = LARGE_REGION;
+            g->large[g->large_count++] = i;
+            continue;
+        }
+        for (int k = 0; k < 3; ++k) {
+            cells[i][k] = cell_of(r[0][k], g->inv_cell[k]);
+            cell_lo[k] = cells[i][k] < cell_lo[k] ? cells[i][k] : cell_lo[k];
+            cell_hi[k] = cells[i][k] > cell_hi[k] ? cells[i][k] : cell_hi[k];
         }
     }
 }
 
-void kcc_world_move_proxies(kcc_world *world, struct kcc_world_characters *cs)
+void kcc_world_build_region_grid(struct kcc_world_characters *cs)
 {
-    for (uint32_t i = 0; i < cs->live_count; ++i) {
-        const uint32_t slot = cs->live[i];
-        kcc_world_move_character_proxy(world, cs->slots[slot].proxy, (const float(*)[3])cs->regions[slot]);
+    region_grid *g = &cs->grid;
+    const uint32_t n = cs->live_count;
+    cs->near.room = n > 0 ? (uint32_t)(2u * (uint64_t)cs->pair_capacity / n) : 0u;
+    g->large_count = 0;
+    if (n == 0)
+        return;
+    float large_limit[3];
+    grid_cells(cs, large_limit);
+    int32_t cell_lo[3], cell_hi[3];
+    int32_t(*cells)[3] = (int32_t(*)[3])(void *)g->cells;
+    grid_cells_of_regions(cs, large_limit, cells, cell_lo, cell_hi);
+    uint32_t bits = 0;
+    while (1u << bits < bucket_count_for(n))
+        ++bits;
+    torus_bits(g, cell_lo, cell_hi, bits);
+    const uint32_t buckets = 1u << (g->bits[0] + g->bits[1] + g->bits[2]);
+    memset(g->bucket_start, 0, ((size_t)buckets + 1) * sizeof(uint32_t));
+    for (uint32_t i = 0; i < n; ++i)
+        if (g->bucket_of[i] != LARGE_REGION) {
+            g->bucket_of[i] = bucket_of_cell(g, cells[i][0], cells[i][1], cells[i][2]);
+            ++g->bucket_start[g->bucket_of[i]];
+        }
+    for (uint32_t b = 1; b <= buckets; ++b) /* each bucket's end, then its start as it is filled */
+        g->bucket_start[b] += g->bucket_start[b - 1];
+    for (uint32_t i = n; i-- > 0;) {
+        const uint32_t b = g->bucket_of[i];
+        if (b == LARGE_REGION)
+            continue;
+        const uint32_t at = --g->bucket_start[b];
+        const float(*r)[3] = (const float(*)[3])cs->regions[cs->live[i]];
+        g->sorted[at] = cs->live[i];
+        for (int k = 0; k < 3; ++k) {
+            g->lo[k][at] = r[0][k];
+            g->hi[k][at] = r[1][k];
+        }
     }
-    kcc_world_update_broadphase(world);
 }
 
-void kcc_world_list_neighbours(const kcc_world *world, struct kcc_world_characters *cs)
+/// Appends entry to out (kept when below room); returns the new count.
+static inline uint32_t put_entry(uint32_t *out, uint32_t room, uint32_t found, uint32_t entry)
+{
+    if (found < room)
+        out[found] = entry;
+    return found + 1;
+}
+
+/// The regions overlap (touching counts, as the broadphase's boxes).
+static inline bool regions_overlap(const float a[2][3], const float b[2][3])
+{
+    return a[0][0] <= b[1][0] && b[0][0] <= a[1][0] && a[0][1] <= b[1][1] && b[0][1] <= a[1][1] &&
+           a[0][2] <= b[1][2] && b[0][2] <= a[1][2];
+}
+
+/// One character's query of the region grid: its region (and, for SSE2, its corners broadcast)
+/// and its slot, which it does not list.
+typedef struct region_query {
+    const float(*region)[3];
+    uint32_t self;
+#if KCC_SSE
+    __m128 lo[3], hi[3];
+#endif
+} region_query;
+
+/// Candidates at..end tested one by one, the list's room checked.
+static uint32_t run_neighbours_checked(const region_grid *g, const region_query *q, uint32_t at,
+                                       uint32_t end, uint32_t *out, uint32_t room, uint32_t found)
+{
+    const float(*r)[3] = q->region;
+    for (; at < end; ++at)
+        if (r[0][0] <= g->hi[0][at] && g->lo[0][at] <= r[1][0] && r[0][1] <= g->hi[1][at] &&
+            g->lo[1][at] <= r[1][1] && r[0][2] <= g->hi[2][at] && g->lo[2][at] <= r[1][2] &&
+            g->sorted[at] != q->self)
+            found = put_entry(out, room, found, NEAR_CHARACTER | g->sorted[at]);
+    return found;
+}
+
+/// Candidates at..end whose regions overlap the query's, written to out (room for them all): four
+/// at a time (SSE2), without branches on the outcomes, which are unpredictable.
+static uint32_t run_neighbours(const region_grid *g, const region_query *q, uint32_t at, uint32_t end,
+                               uint32_t *out, uint32_t found)
+{
+#if KCC_SSE
+    for (; at + 4 <= end; at += 4) {
+        __m128 in = _mm_castsi128_ps(_mm_set1_epi32(-1));
+        for (int k = 0; k < 3; ++k)
+            in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(q->lo[k], _mm_loadu_ps(g->hi[k] + at)),
+                                           _mm_cmple_ps(_mm_loadu_ps(g->lo[k] + at), q->hi[k])));
+        for (int mask = _mm_movemask_ps(in); mask != 0; mask &= mask - 1) {
+            const uint32_t slot = g->sorted[at + (uint32_t)__builtin_ctz((unsigned)mask)];
+            out[found] = NEAR_CHARACTER | slot;
+            found += slot != q->self;
+        }
+    }
+#endif
+    const float(*r)[3] = q->region;
+    for (; at < end; ++at) {
+        const uint32_t hit = (uint32_t)(r[0][0] <= g->hi[0][at]) & (uint32_t)(g->lo[0][at] <= r[1][0]) &
+                             (uint32_t)(r[0][1] <= g->hi[1][at]) & (uint32_t)(g->lo[1][at] <= r[1][1]) &
+                             (uint32_t)(r[0][2] <= g->hi[2][at]) & (uint32_t)(g->lo[2][at] <= r[1][2]) &
+                             (uint32_t)(g->sorted[at] != q->self);
+        out[found] = NEAR_CHARACTER | g->sorted[at];
+        found += hit;
+    }
+    return found;
+}
+
+/// The runs of candidates live character i's query reads: the buckets of the cells from its low
+/// corner less the cell edge to its high corner (at most 3 an axis, in distinct buckets), each row
+/// along x one run of consecutive buckets, or two where it wraps around the torus; empty runs left
+/// out. Returns how many runs (begin[k], end[k]: candidate positions), *candidates their total.
+static uint32_t query_runs(const region_grid *g, const float r[2][3], uint32_t begin[18], uint32_t end[18],
+                           uint32_t *candidates)
+{
+    int32_t lo[3], hi[3];
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = cell_of(r[0][k] - g->reach[k], g->inv_cell[k]);
+        hi[k] = cell_of(r[1][k], g->inv_cell[k]);
+        KCC_ASSERT(hi[k] - lo[k] <= 2);
+    }
+    const uint32_t row = (uint32_t)(hi[0] - lo[0]) + 1u, x_cells = 1u << g->bits[0];
+    uint32_t runs = 0, total = 0;
+    for (int32_t z = lo[2]; z <= hi[2]; ++z)
+        for (int32_t y = lo[1]; y <= hi[1]; ++y) {
+            const uint32_t b = bucket_of_cell(g, lo[0], y, z);
+            const uint32_t x0 = b & (x_cells - 1u), first = x0 + row <= x_cells ? row : x_cells - x0;
+            const uint32_t from[2] = {b, b - x0}, to[2] = {b + first, b - x0 + (row - first)};
+            for (int part = 0; part < 1 + (first < row); ++part) {
+                begin[runs] = g->bucket_start[from[part]];
+                end[runs] = g->bucket_start[to[part]];
+                total += end[runs] - begin[runs];
+                runs += end[runs] > begin[runs];
+            }
+        }
+    *candidates = total;
+    return runs;
+}
+
+/// The characters whose regions overlap live character i's: those the grid lists in the cells its
+/// query reads (query_runs) and the large ones; every character when i's own region is large.
+static uint32_t character_neighbours(const struct kcc_world_characters *cs, uint32_t i, uint32_t *out,
+                                     uint32_t room, uint32_t found)
+{
+    const region_grid *g = &cs->grid;
+    region_query q = {.region = (const float(*)[3])cs->regions[cs->live[i]], .self = cs->live[i]};
+    if (g->bucket_of[i] == LARGE_REGION) {
+        for (uint32_t j = 0; j < cs->live_count; ++j)
+            if (j != i && regions_overlap(q.region, (const float(*)[3])cs->regions[cs->live[j]]))
+                found = put_entry(out, room, found, NEAR_CHARACTER | cs->live[j]);
+        return found;
+    }
+#if KCC_SSE
+    for (int k = 0; k < 3; ++k)
+        q.lo[k] = _mm_set1_ps(q.region[0][k]), q.hi[k] = _mm_set1_ps(q.region[1][k]);
+#endif
+    uint32_t begin[18], end[18], candidates;
+    const uint32_t runs = query_runs(g, q.region, begin, end, &candidates);
+    const bool fits = candidates <= room - (found < room ? found : room);
+    for (uint32_t k = 0; k < runs; ++k)
+        found = fits ? run_neighbours(g, &q, begin[k], end[k], out, found)
+                     : run_neighbours_checked(g, &q, begin[k], end[k], out, room, found);
+    for (uint32_t k = 0; k < g->large_count; ++k) {
+        const uint32_t j = g->large[k];
+        if (regions_overlap(q.region, (const float(*)[3])cs->regions[cs->live[j]]))
+            found = put_entry(out, room, found, NEAR_CHARACTER | cs->live[j]);
+    }
+    return found;
+}
+
+void kcc_world_find_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t begin,
+                               uint32_t end)
 {
     neighbour_lists *near = &cs->near;
-    bool overflow = false;
-    kcc_world_pair_count(world, &overflow);
-    near->all = overflow;
-    if (overflow)
-        return;
-    for (uint32_t i = 0; i < cs->live_count; ++i)
-        near->count[cs->live[i]] = 0;
-    tally_pairs(world, cs, 0);
-    uint32_t at = 0;
-    for (uint32_t i = 0; i < cs->live_count; ++i) {
+    for (uint32_t i = begin; i < end; ++i) {
         const uint32_t slot = cs->live[i];
-        near->first[slot] = at;
-        at += near->count[slot];
-        near->count[slot] = 0;
+        uint32_t room = near->count[slot];   /* laid out end to end: the count found before */
+        if (near->room > 0) {
+            near->first[slot] = i * near->room;
+            room = near->room;
+        }
+        uint32_t *out = near->entries + near->first[slot];
+        const float(*r)[3] = (const float(*)[3])cs->regions[slot];
+        uint32_t found = kcc_world_pieces_near(world, r, out, room);
+        found = character_neighbours(cs, i, out, room, found);
+        near->count[slot] = found;
     }
-    tally_pairs(world, cs, 1);
+}
+
+bool kcc_world_neighbours_refit(struct kcc_world_characters *cs)
+{
+    neighbour_lists *near = &cs->near;
+    near->all = false;
+    bool fits = true;
+    for (uint32_t i = 0; i < cs->live_count; ++i)
+        fits &= near->count[cs->live[i]] <= near->room;
+    if (fits)
+        return false;
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < cs->live_count; ++i) {
+        near->first[cs->live[i]] = (uint32_t)at;
+        at += near->count[cs->live[i]];
+        if (at > 2u * (uint64_t)cs->pair_capacity) {
+            near->all = true;
+            return false;
+        }
+    }
+    near->room = 0;
+    return true;
 }
 
 /// Entry order: pieces first, by their place in the bodies' triangles; then characters by slot.

@@ -36,8 +36,8 @@ typedef struct character_sources {
 } character_sources;
 
 /// The world source of one character's phase: every static body (whole), and the other pieces
-/// and the characters near it (its neighbours from the broadphase), or every body and character
-/// when `everything` is asked for or the pairs overflowed.
+/// and the characters near it (its neighbours, world_neighbours.c), or every body and character
+/// when `everything` is asked for or the neighbour lists overflowed.
 static void character_source(const step_context *ctx, uint32_t slot, bool everything,
                              character_sources *out)
 {
@@ -97,16 +97,26 @@ static void turn_between(const float a[4], const float b[4], float out[4])
         out[k] = (float)(sign * q[k]);
 }
 
+/// The slot of the kinematic body that moved this step which the character stands on, or
+/// KCC_WORLD_NO_BODY (it stands on none, or on a body that did not move: nothing carries it).
+static uint32_t moving_ground(const step_context *ctx, const world_character *wc)
+{
+    if (!wc->ch.on_ground)
+        return KCC_WORLD_NO_BODY;
+    const uint32_t slot = kcc_world_body_slot(ctx->world, wc->result.ground_body);
+    for (uint32_t i = 0; i < ctx->mover_count; ++i)
+        if (ctx->movers[i] == slot)
+            return slot;
+    return KCC_WORLD_NO_BODY;
+}
+
 /// A character standing on a kinematic body that moved is carried by the body's motion: its box
 /// centre goes where the body's motion takes it, swept through everything but that body.
 static void ride_ground_body(const step_context *ctx, world_character *wc, kcc_world_source *src,
                              kcc_move_result *r)
 {
-    const uint32_t slot = kcc_world_body_slot(ctx->world, wc->result.ground_body);
-    bool moved = false;
-    for (uint32_t i = 0; i < ctx->mover_count && !moved; ++i)
-        moved = ctx->movers[i] == slot;
-    if (!moved || !wc->ch.on_ground)
+    const uint32_t slot = moving_ground(ctx, wc);
+    if (slot == KCC_WORLD_NO_BODY)
         return;
     kcc_transform start, end;
     float swept[2][3];
@@ -300,8 +310,17 @@ static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *t
         kcc_character_box(&cs->slots[slot].ch, box);
         memcpy(cs->boxes[slot], box, sizeof cs->boxes[slot]);
         glm_vec3_copy(cs->slots[slot].ch.position, cs->slots[slot].step_start);
-        kcc_world_step_region(ctx->world, &cs->slots[slot], cs->regions[slot]);
+        kcc_world_step_region(ctx->world, &cs->slots[slot], moving_ground(ctx, &cs->slots[slot]),
+                              cs->regions[slot]);
     }
+}
+
+/// Each live character's neighbours (writes its own list only).
+static void neighbours_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
+{
+    (void)worker;
+    const step_context *ctx = task_context;
+    kcc_world_find_neighbours(ctx->world, ctx->cs, begin, end);
 }
 
 /// Runs task over the live characters on the engine's job system (inline without hooks or with
@@ -429,10 +448,13 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     run_over_live(world, snapshot_task, SNAPSHOT_RANGE, &ctx);
     if (mark)
         mark(user, KCC_PHASE_SNAPSHOT);
-    kcc_world_move_proxies(world, cs);
+    kcc_world_build_region_grid(cs);
+    kcc_world_update_broadphase(world);
     if (mark)
         mark(user, KCC_PHASE_BROADPHASE);
-    kcc_world_list_neighbours(world, cs);
+    run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
+    if (kcc_world_neighbours_refit(cs))
+        run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
     if (mark)
         mark(user, KCC_PHASE_NEIGHBOURS);
     run_over_live(world, step_task, MOVE_RANGE, &ctx);

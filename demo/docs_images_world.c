@@ -167,30 +167,26 @@ static bool world_step_picture(const char *dir)
 
 /* ------------------------------------------------------------------ world_broadphase.png */
 
-/* Every piece's box, those paired with a character in blue, every character's box, and a line
- * between two characters paired. */
+/* Every piece's box, those near a character in blue, every character's box, and a line between
+ * two characters near each other (the step's neighbour lists). */
 static void draw_broadphase(picture *p, const kcc_world *w, const struct kcc_world_characters *cs, float top)
 {
     for (uint32_t i = 0; i < w->body_end; ++i)
         for (uint32_t k = w->bodies[i].mesh ? w->bodies[i].first_piece : KCC_WORLD_NO_PIECE;
              k != KCC_WORLD_NO_PIECE; k = w->pieces[k].next)
             raster_draw_box(&p->img, &p->view, (const float(*)[3])w->pieces[k].bounds, C_DIM, 2);
-    const uint32_t pairs = kcc_world_pair_count(w, NULL);
-    for (uint32_t i = 0; i < pairs; ++i) {
-        kcc_world_pair_ends e;
-        if (!kcc_world_pair(w, i, &e) || !(e.a_is_character || e.b_is_character))
-            continue;
-        if (!e.a_is_character) { /* the character first */
-            const kcc_world_pair_ends swapped = {e.b, e.a, true, false};
-            e = swapped;
-        }
-        const float *a = cs->slots[e.a].ch.position;
-        if (e.b_is_character) {
-            const float *b = cs->slots[e.b].ch.position;
-            const float from[3] = {a[0], top, a[2]}, to[3] = {b[0], top, b[2]};
-            raster_draw_line(&p->img, &p->view, from, to, C_SLIDE, 3);
-        } else {
-            raster_draw_box(&p->img, &p->view, (const float(*)[3])w->pieces[e.b].bounds, C_P1, 2);
+    for (uint32_t i = 0; i < cs->live_count && !cs->near.all; ++i) { /* the step's neighbour lists */
+        const uint32_t c = cs->live[i];
+        const uint32_t *e = cs->near.entries + cs->near.first[c];
+        const float *a = cs->slots[c].ch.position;
+        for (uint32_t k = 0; k < cs->near.count[c]; ++k) {
+            if (k < cs->near.pieces[c]) {
+                raster_draw_box(&p->img, &p->view, (const float(*)[3])w->pieces[e[k]].bounds, C_P1, 2);
+            } else if (e[k] > c) { /* each two characters once */
+                const float *b = cs->slots[e[k]].ch.position;
+                const float from[3] = {a[0], top, a[2]}, to[3] = {b[0], top, b[2]};
+                raster_draw_line(&p->img, &p->view, from, to, C_SLIDE, 3);
+            }
         }
     }
     const kcc_character_desc d = kcc_character_default_desc();

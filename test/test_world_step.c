@@ -1165,10 +1165,162 @@ static void contacts_name_the_ground_the_pushers_walls_and_characters(void **sta
     kcc_mesh_destroy(wall);
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * Neighbour lists */
+
+/* world_neighbours.c's mark of a character entry (the rest: its slot). */
+#define TEST_NEAR_CHARACTER 0x80000000u
+
+static int compare_u32(const void *a, const void *b)
+{
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static bool regions_touch(const float a[2][3], const float b[2][3])
+{
+    for (int k = 0; k < 3; ++k)
+        if (a[0][k] > b[1][k] || b[0][k] > a[1][k])
+            return false;
+    return true;
+}
+
+/* Every live character's neighbour list against brute force over the step's regions: the pieces
+ * whose bounds touch its region, and every other character whose region does. Returns how many
+ * entries the lists hold in all (the lists must not have overflowed). */
+static uint32_t check_neighbours_brute_force(const kcc_world *w)
+{
+    const struct kcc_world_characters *cs = kcc_world_characters(w);
+    assert_false(cs->near.all);
+    static uint32_t want[4096], got[4096];
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < cs->live_count; ++i) {
+        const uint32_t slot = cs->live[i];
+        const float(*r)[3] = (const float(*)[3])cs->regions[slot];
+        uint32_t n = 0;
+        for (uint32_t b = 0; b < w->body_end; ++b)
+            for (uint32_t k = w->bodies[b].mesh ? w->bodies[b].first_piece : KCC_WORLD_NO_PIECE;
+                 k != KCC_WORLD_NO_PIECE; k = w->pieces[k].next)
+                if (regions_touch(r, (const float(*)[3])w->pieces[k].bounds))
+                    want[n++] = k;
+        for (uint32_t j = 0; j < cs->live_count; ++j)
+            if (j != i && regions_touch(r, (const float(*)[3])cs->regions[cs->live[j]]))
+                want[n++] = TEST_NEAR_CHARACTER | cs->live[j];
+        assert_int_equal(cs->near.count[slot], n);
+        memcpy(got, cs->near.entries + cs->near.first[slot], n * sizeof *got);
+        for (uint32_t k = cs->near.pieces[slot]; k < n; ++k) /* sorted: characters as bare slots */
+            got[k] |= TEST_NEAR_CHARACTER;
+        qsort(want, n, sizeof *want, compare_u32);
+        qsort(got, n, sizeof *got, compare_u32);
+        assert_memory_equal(got, want, n * sizeof *got);
+        total += n;
+    }
+    return total;
+}
+
+#define NEAR_CROWD 360
+
+/* A crowd for the neighbour lists: a dense block (0.8 m apart), a sparse one (5 m), a few far off
+ * (beyond any torus of cells the grid could keep without wrapping, and on a storey 40 m up), a few
+ * with long displacements (regions far larger than the others), around a moving kinematic body. */
+static kcc_world *near_crowd_world(uint32_t pair_capacity, kcc_mesh *floor_mesh, kcc_mesh *box,
+                                   uint32_t *box_id, uint32_t ids[NEAR_CROWD])
+{
+    kcc_world_desc wd = kcc_world_default_desc();
+    wd.body_capacity = 4;
+    wd.character_capacity = NEAR_CROWD;
+    wd.pair_capacity = pair_capacity;
+    kcc_world *w = NULL;
+    assert_int_equal(kcc_world_create(&wd, &w), KCC_OK);
+    uint32_t floor_id;
+    assert_int_equal(kcc_world_add_body(w, floor_mesh, NULL, &floor_id), KCC_OK);
+    kcc_body_desc bd = kcc_body_default_desc();
+    bd.kind = KCC_BODY_KINEMATIC;
+    bd.transform.position[0] = 3.0f;
+    assert_int_equal(kcc_world_add_body(w, box, &bd, box_id), KCC_OK);
+    const kcc_character_desc d = player_desc();
+    test_rng rng = rng_seed(71);
+    for (int c = 0; c < NEAR_CROWD; ++c) {
+        vec3 at = {0.0f, 0.9f, 0.0f};
+        if (c < 200) {
+            at[0] = 0.8f * (float)(c % 14), at[2] = 0.8f * (float)(c / 14);
+        } else if (c < 340) {
+            at[0] = -100.0f + 5.0f * (float)((c - 200) % 12), at[2] = 5.0f * (float)((c - 200) / 12);
+        } else {
+            at[0] = c % 2 ? 3000.0f + 0.5f * (float)c : 0.7f * (float)(c - 340);
+            at[1] = c % 4 == 1 ? 40.9f : 0.9f;
+            at[2] = c % 4 == 3 ? -2500.0f : 1.3f;
+        }
+        at[0] += rng_f(&rng, -0.05f, 0.05f);
+        at[2] += rng_f(&rng, -0.05f, 0.05f);
+        assert_int_equal(kcc_world_add_character(w, &d, at, &ids[c]), KCC_OK);
+    }
+    return w;
+}
+
+static void step_near_crowd(kcc_world *w, uint32_t box_id, const uint32_t ids[NEAR_CROWD], int f)
+{
+    kcc_transform t = kcc_transform_identity();
+    t.position[0] = 3.0f + 0.05f * (float)f;
+    assert_int_equal(kcc_world_move_body(w, box_id, &t), KCC_OK);
+    for (int c = 0; c < NEAR_CROWD; ++c) {
+        const float far = c >= 340 && c % 3 == 0 ? 12.0f : 0.1f; /* a few long displacements */
+        const vec3 disp = {far * cosf(0.7f * (float)c), -0.05f, far * sinf(0.7f * (float)c)};
+        assert_int_equal(kcc_world_set_displacement(w, ids[c], disp), KCC_OK);
+    }
+    assert_int_equal(kcc_world_step(w), KCC_OK);
+}
+
+/* The neighbour lists a step finds (world_neighbours.c: a grid of the regions, the pieces through
+ * the broadphase) equal brute force over the regions, whether every list fits the even share of the
+ * entries or some must be laid out again at their own sizes; when the entries cannot hold them
+ * all, every character sees everything; and the steps end in the same places either way. */
+static void neighbour_lists_equal_brute_force(void **state)
+{
+    (void)state;
+    kcc_mesh *floor_mesh = test_box_mesh((float[3]){-5000, -1, -5000}, (float[3]){5000, 0, 5000});
+    kcc_mesh *box = test_box_mesh((float[3]){-1, 0, -1}, (float[3]){1, 2, 1});
+    const uint32_t capacities[3] = {64u * NEAR_CROWD, 24u * NEAR_CROWD, NEAR_CROWD};
+    kcc_world *w[3];
+    uint32_t box_id[3], ids[3][NEAR_CROWD];
+    for (int v = 0; v < 3; ++v)
+        w[v] = near_crowd_world(capacities[v], floor_mesh, box, &box_id[v], ids[v]);
+    for (int f = 0; f < 6; ++f) {
+        uint32_t total = 0;
+        for (int v = 0; v < 3; ++v) {
+            step_near_crowd(w[v], box_id[v], ids[v], f);
+            const struct kcc_world_characters *cs = kcc_world_characters(w[v]);
+            if (v == 0) {
+                total = check_neighbours_brute_force(w[v]);
+                uint32_t most = 0;
+                for (uint32_t i = 0; i < cs->live_count; ++i)
+                    most = cs->near.count[cs->live[i]] > most ? cs->near.count[cs->live[i]] : most;
+                /* the middle capacity: some list exceeds its share, all fit end to end */
+                assert_true(most > 2u * capacities[1] / NEAR_CROWD && total <= 2u * capacities[1]);
+                assert_true(total > 2u * capacities[2]);
+            } else if (v == 1) {
+                assert_int_equal(check_neighbours_brute_force(w[v]), total);
+            } else {
+                assert_true(cs->near.all);
+            }
+            for (int c = 0; c < NEAR_CROWD; ++c) {
+                const kcc_character_state a = state_of(w[0], ids[0][c], NULL);
+                const kcc_character_state b = state_of(w[v], ids[v][c], NULL);
+                assert_memory_equal(a.position, b.position, sizeof a.position);
+            }
+        }
+    }
+    for (int v = 0; v < 3; ++v)
+        kcc_world_destroy(w[v]);
+    kcc_mesh_destroy(box);
+    kcc_mesh_destroy(floor_mesh);
+}
+
 int test_group_world_step(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(world_characters_have_checked_ids_and_displacements),
+        cmocka_unit_test(neighbour_lists_equal_brute_force),
         cmocka_unit_test(world_of_one_identity_body_moves_as_the_mesh),
         cmocka_unit_test(world_placed_body_moves_as_the_level),
         cmocka_unit_test(character_rides_a_lift_up_and_down),
