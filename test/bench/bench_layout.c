@@ -2,8 +2,9 @@
  * parts from kcc_mesh_get_stats) for each level given, and a fixed query workload (rays, exact box
  * overlaps, box sweeps) whose answers are folded into a checksum, so two builds of libkcc compared
  * with callgrind (instructions) or farm-bench --vs (paired wall time) are seen to answer alike.
- *   bench_layout [-q] LEVEL.obj ...     -q: memory figures only, no queries
- * Built against any build's library (not by the Makefile):
+ *   bench_layout [-q] LEVEL.obj|DIR ...   -q: memory figures only; DIR: its levels (levels.txt, or
+ *                                          the five shared levels), as `make bench` passes them
+ * Built by `make bench`, or against any other build's library:
  *   cc -std=c11 -O2 -ffp-contract=off -Itest/bench -Icollide -Icontroller test/bench/bench_layout.c \
  *      build/libkcc.a -lm -o bench_layout */
 #include "bench.h"
@@ -49,7 +50,7 @@ __attribute__((noinline)) uint64_t run_boxes(const kcc_mesh *mesh, const vec3 bo
     for (int i = 0; i < BOXES; ++i) {
         float c[3], e = bench_rng_range(r, 0.25f, 1.5f);
         point_in(r, bounds, c);
-        vec3 box[2] = {{c[0] - e, c[1] - e, c[2] - e}, {c[0] + e, c[1] + e, c[2] + e}};
+        const vec3 box[2] = {{c[0] - e, c[1] - e, c[2] - e}, {c[0] + e, c[1] + e, c[2] + e}};
         uint32_t n = kcc_mesh_overlap_aabb(mesh, box, scratch, capacity);
         h = fold(h, &n, sizeof n);
         h = fold(h, scratch, sizeof(uint32_t) * (n < capacity ? n : capacity));
@@ -65,7 +66,7 @@ __attribute__((noinline)) uint64_t run_sweeps(const kcc_mesh *mesh, const vec3 b
         point_in(r, bounds, c);
         bench_rng_dir(r, d);
         const float len = bench_rng_range(r, 0.1f, 4.0f);
-        vec3 box[2] = {{c[0] - 0.47f, c[1] - 0.875f, c[2] - 0.47f}, {c[0] + 0.47f, c[1] + 0.875f, c[2] + 0.47f}};
+        const vec3 box[2] = {{c[0] - 0.47f, c[1] - 0.875f, c[2] - 0.47f}, {c[0] + 0.47f, c[1] + 0.875f, c[2] + 0.47f}};
         vec3 delta = {d[0] * len, d[1] * len, d[2] * len};
         kcc_sweep_hit hit;
         memset(&hit, 0, sizeof hit);
@@ -81,9 +82,54 @@ static uint64_t run_queries(const kcc_mesh *mesh, uint32_t *scratch, uint32_t ca
     vec3 bounds[2];
     kcc_mesh_bounds(mesh, bounds);
     bench_rng r = bench_rng_seed(0x1a70u);
-    uint64_t h = run_rays(mesh, bounds, &r, 0xcbf29ce484222325ull);
-    h = run_boxes(mesh, bounds, &r, h, scratch, capacity);
-    return run_sweeps(mesh, bounds, &r, h);
+    const vec3 *fixed = (const vec3 *)bounds;
+    uint64_t h = run_rays(mesh, fixed, &r, 0xcbf29ce484222325ull);
+    h = run_boxes(mesh, fixed, &r, h, scratch, capacity);
+    return run_sweeps(mesh, fixed, &r, h);
+}
+
+/* One level's figures (and its workload's checksum when queries); false after printing why not. */
+static bool report_level(const char *path, bool queries, uint32_t *scratch, uint32_t capacity)
+{
+    kcc_level lv;
+    char err[256];
+    if (kcc_level_load_obj_geometry(path, &lv, err, sizeof err) != KCC_OK) {
+        fprintf(stderr, "bench_layout: %s\n", err);
+        return false;
+    }
+    kcc_mesh_desc md;
+    memset(&md, 0, sizeof md);
+    md.positions = lv.positions;
+    md.vertex_count = lv.vertex_count;
+    md.indices = lv.indices;
+    md.triangle_count = lv.triangle_count;
+    kcc_mesh *mesh;
+    if (kcc_mesh_build(&md, &mesh) != KCC_OK) {
+        fprintf(stderr, "bench_layout: %s: build failed\n", path);
+        kcc_level_free(&lv);
+        return false;
+    }
+    kcc_mesh_stats st;
+    kcc_mesh_get_stats(mesh, &st);
+    const double tris = (double)lv.triangle_count;
+    const char *name = strrchr(path, '/');
+    /* The parts (collide_internal.h): index maps 4 B per slot and per input triangle (plus the
+     * duplicate lists), the rest of tree_bytes the node groups; of vertex_bytes, 6 B per slot
+     * of offsets and 4 B per block of four slots, the rest the shared vertices. */
+    const double slots = tris - (double)st.duplicates;
+    const double maps = 4.0 * (slots + tris) + (st.duplicates ? 4.0 * (slots - st.degenerate + 1 + st.duplicates) : 0.0);
+    const double index = 6.0 * slots + 4.0 * ceil(slots / 4.0);
+    printf("%-16s %6u tris %6.2f B/tri: tree %5.2f (groups %5.2f, maps %5.2f) vertices %5.2f "
+           "(corners %5.2f, index %4.2f)", name ? name + 1 : path, lv.triangle_count,
+           (double)kcc_mesh_memory_bytes(mesh) / tris, (double)st.tree_bytes / tris,
+           ((double)st.tree_bytes - maps) / tris, maps / tris, (double)st.vertex_bytes / tris,
+           ((double)st.vertex_bytes - index) / tris, index / tris);
+    if (queries)
+        printf("  answers %016llx", (unsigned long long)run_queries(mesh, scratch, capacity));
+    printf("\n");
+    kcc_mesh_destroy(mesh);
+    kcc_level_free(&lv);
+    return true;
 }
 
 int main(int argc, char **argv)
@@ -92,50 +138,23 @@ int main(int argc, char **argv)
     const bool queries = !(argc > 1 && strcmp(argv[1], "-q") == 0);
     first += queries ? 0 : 1;
     if (argc <= first) {
-        fprintf(stderr, "usage: bench_layout [-q] LEVEL.obj ...\n");
+        fprintf(stderr, "usage: bench_layout [-q] LEVEL.obj|DIR ...\n");
         return 2;
     }
     const uint32_t capacity = 1u << 16;
     uint32_t *scratch = malloc(sizeof(uint32_t) * capacity);
-    for (int a = first; a < argc; ++a) {
-        kcc_level lv;
-        char err[256];
-        if (kcc_level_load_obj_geometry(argv[a], &lv, err, sizeof err) != KCC_OK) {
-            fprintf(stderr, "bench_layout: %s\n", err);
-            return 1;
+    static char names[BENCH_MAX_LEVELS][64];
+    bool ok = scratch != NULL;
+    for (int a = first; ok && a < argc; ++a) {
+        const int count = bench_level_list(argv[a], names, BENCH_MAX_LEVELS);
+        if (count == 0)
+            ok = report_level(argv[a], queries, scratch, capacity);
+        for (int i = 0; ok && i < count; ++i) {
+            char path[1024];
+            ok = snprintf(path, sizeof path, "%s/%s.obj", argv[a], names[i]) < (int)sizeof path &&
+                 report_level(path, queries, scratch, capacity);
         }
-        kcc_mesh_desc md;
-        memset(&md, 0, sizeof md);
-        md.positions = lv.positions;
-        md.vertex_count = lv.vertex_count;
-        md.indices = lv.indices;
-        md.triangle_count = lv.triangle_count;
-        kcc_mesh *mesh;
-        if (kcc_mesh_build(&md, &mesh) != KCC_OK) {
-            fprintf(stderr, "bench_layout: %s: build failed\n", argv[a]);
-            return 1;
-        }
-        kcc_mesh_stats st;
-        kcc_mesh_get_stats(mesh, &st);
-        const double tris = (double)lv.triangle_count;
-        const char *name = strrchr(argv[a], '/');
-        /* The parts (collide_internal.h): index maps 4 B per slot and per input triangle (plus the
-         * duplicate lists), the rest of tree_bytes the node groups; of vertex_bytes, 6 B per slot
-         * of offsets and 4 B per block of four slots, the rest the shared vertices. */
-        const double slots = tris - (double)st.duplicates;
-        const double maps = 4.0 * (slots + tris) + (st.duplicates ? 4.0 * (slots - st.degenerate + 1 + st.duplicates) : 0.0);
-        const double index = 6.0 * slots + 4.0 * ceil(slots / 4.0);
-        printf("%-16s %6u tris %6.2f B/tri: tree %5.2f (groups %5.2f, maps %5.2f) vertices %5.2f "
-               "(corners %5.2f, index %4.2f)", name ? name + 1 : argv[a], lv.triangle_count,
-               (double)kcc_mesh_memory_bytes(mesh) / tris, (double)st.tree_bytes / tris,
-               ((double)st.tree_bytes - maps) / tris, maps / tris, (double)st.vertex_bytes / tris,
-               ((double)st.vertex_bytes - index) / tris, index / tris);
-        if (queries)
-            printf("  answers %016llx", (unsigned long long)run_queries(mesh, scratch, capacity));
-        printf("\n");
-        kcc_mesh_destroy(mesh);
-        kcc_level_free(&lv);
     }
     free(scratch);
-    return 0;
+    return ok ? 0 : 1;
 }
