@@ -1,6 +1,6 @@
 /* demo/docs_images_world.c: the pictures of docs/world.md, drawn from a real world: one step of
- * riding, pushing and solid characters (world_step.png), and the broadphase's pieces, proxies and
- * pairs over a generated arena (world_broadphase.png, read from the world's private layout). */
+ * riding, pushing and solid characters (world_step.png), and the broadphase's proxies and the step's
+ * neighbour lists over a generated arena (world_broadphase.png, read from the world's private layout). */
 #include "docs_images.h"
 
 #include <math.h>
@@ -167,8 +167,9 @@ static bool world_step_picture(const char *dir)
 
 /* ------------------------------------------------------------------ world_broadphase.png */
 
-/* Every piece's box, those near a character in blue, every character's box, and a line between
- * two characters near each other (the step's neighbour lists). */
+/* Every proxy's box (the pieces of the bodies in the broadphase), those near a character in blue,
+ * every character's box, and a line between two characters near each other (the step's neighbour
+ * lists, found through the grid of the step regions). */
 static void draw_broadphase(picture *p, const kcc_world *w, const struct kcc_world_characters *cs, float top)
 {
     for (uint32_t i = 0; i < w->body_end; ++i)
@@ -199,57 +200,77 @@ static void draw_broadphase(picture *p, const kcc_world *w, const struct kcc_wor
     }
 }
 
-/* Characters at the arena's spawns and in a clump, after one step. */
-static bool broadphase_world(const kcc_mesh *level, const kcc_level *lv, kcc_world **out)
+enum { CRATES = 4 };
+
+/* The arena as a static body, CRATES kinematic crates (the last a sensor) beside its first spawns,
+ * and characters in pairs at the spawns, after one step. crates[] gets the crates' meshes. */
+static bool broadphase_world(const kcc_mesh *level, const kcc_level *lv, kcc_mesh *crates[CRATES],
+                             kcc_world **out)
 {
     if (kcc_world_create(NULL, out) != KCC_OK)
         return false;
     uint32_t body, id;
-    kcc_world_add_body(*out, level, NULL, &body);
+    bool ok = kcc_world_add_body(*out, level, NULL, &body) == KCC_OK;
     const kcc_character_desc d = kcc_character_default_desc();
-    for (uint32_t i = 0; i < lv->spawn_count && i < 12; ++i) {
+    for (uint32_t i = 0; ok && i < CRATES && i < lv->spawn_count; ++i) {
+        const float *sp = &lv->spawns[3 * i];
+        const float lo[3] = {sp[0] - 0.3f, sp[1], sp[2] + 0.6f}, hi[3] = {lo[0] + 1.5f, lo[1] + 1.5f, lo[2] + 1.5f};
+        kcc_body_desc bd = kcc_body_default_desc();
+        bd.kind = KCC_BODY_KINEMATIC;
+        bd.sensor = i == CRATES - 1;
+        ok = demo_box_mesh(lo, hi, &crates[i]) == KCC_OK && kcc_world_add_body(*out, crates[i], &bd, &body) == KCC_OK;
+    }
+    for (uint32_t i = 0; ok && i < lv->spawn_count && i < 12; ++i) {
         const float *sp = &lv->spawns[3 * i];
         kcc_world_add_character(*out, &d, (vec3){sp[0], sp[1] + d.half_extents[1] + 0.05f, sp[2]}, &id);
         kcc_world_add_character(*out, &d, (vec3){sp[0] + 0.8f, sp[1] + d.half_extents[1] + 0.05f, sp[2]}, &id);
     }
-    return kcc_world_step(*out) == KCC_OK;
+    return ok && kcc_world_step(*out) == KCC_OK;
+}
+
+/* The corner of the arena around its first spawns. */
+static void broadphase_frame(const kcc_mesh *level, const kcc_level *lv, vec3 frame[2])
+{
+    kcc_mesh_bounds(level, frame);
+    const float *sp = lv->spawns;
+    const vec3 lo = {sp[0] - 4.0f, frame[0][1], sp[2] - 4.0f}, hi = {sp[0] + 12.0f, frame[1][1], sp[2] + 6.0f};
+    memcpy(frame[0], lo, sizeof lo);
+    memcpy(frame[1], hi, sizeof hi);
 }
 
 static bool world_broadphase_picture(const char *dir)
 {
     kcc_level lv;
     char err[256];
-    kcc_mesh *level = NULL;
+    kcc_mesh *level = NULL, *crates[CRATES] = {NULL};
     kcc_world *w = NULL;
     float *pos = NULL;
     if (kcc_level_generate("arena seed=2", &lv, err, sizeof err) != KCC_OK)
         return false;
-    bool ok = kcc_level_build_mesh(&lv, &level) == KCC_OK && broadphase_world(level, &lv, &w);
+    bool ok = kcc_level_build_mesh(&lv, &level) == KCC_OK && lv.spawn_count > 0 &&
+              broadphase_world(level, &lv, crates, &w);
     const uint32_t n = ok ? placed_triangles(w, &pos) : 0;
     picture p;
     vec3 frame[2];
-    if (ok) { /* the corner of the arena around its first spawns */
-        kcc_mesh_bounds(level, frame);
-        const float *sp = lv.spawns;
-        const vec3 lo = {sp[0] - 4.0f, frame[0][1], sp[2] - 4.0f}, hi = {sp[0] + 12.0f, frame[1][1], sp[2] + 6.0f};
-        memcpy(frame[0], lo, sizeof lo);
-        memcpy(frame[1], hi, sizeof hi);
-    }
-    ok = ok && n > 0 && lv.spawn_count > 0 && picture_begin(&p, pos, n, (const float(*)[3])frame, 0.0f, 90.0f);
+    if (ok)
+        broadphase_frame(level, &lv, frame);
+    ok = ok && n > 0 && picture_begin(&p, pos, n, (const float(*)[3])frame, 0.0f, 90.0f);
     if (ok) {
         draw_broadphase(&p, w, kcc_world_characters(w), frame[1][1] + 0.5f);
         char text[120];
-        snprintf(text, sizeof text, "%u pieces of one %u-triangle body, %u characters, %u pairs", w->piece_count,
-                 kcc_mesh_triangle_count(level), kcc_world_character_count(w), kcc_world_pair_count(w, NULL));
+        snprintf(text, sizeof text, "a %u-triangle static level, %u proxies (%d crates), %u characters",
+                 kcc_mesh_triangle_count(level), w->piece_count, CRATES, kcc_world_character_count(w));
         title(&p, "The broadphase", text);
-        legend(&p, C_DIM, "pieces: the level split along its tree to 4 m cells (or one leaf)");
-        legend(&p, C_AFTER, "characters' proxies");
-        legend(&p, C_P1, "piece paired with a character: its step may reach it");
-        legend(&p, C_SLIDE, "pair: two characters");
+        legend(&p, C_DIM, "proxies: the kinematic crates and the sensor (static bodies stay out)");
+        legend(&p, C_AFTER, "characters");
+        legend(&p, C_P1, "proxy near a character: its step may reach it");
+        legend(&p, C_SLIDE, "two characters near each other (the region grid)");
         ok = picture_end(&p, dir, "world_broadphase.png");
     }
     free(pos);
     kcc_world_destroy(w);
+    for (int i = 0; i < CRATES; ++i)
+        kcc_mesh_destroy(crates[i]);
     kcc_mesh_destroy(level);
     kcc_level_free(&lv);
     return ok;
