@@ -103,7 +103,8 @@ typedef enum kcc_trace_step_kind {
 
 typedef enum kcc_trace_level_kind {
     KCC_TRACE_LEVEL_OBJ = 0,  ///< kcc_trace.level is a path to an OBJ file
-    KCC_TRACE_LEVEL_GEN = 1   ///< kcc_trace.level is a kcc_level_generate spec
+    KCC_TRACE_LEVEL_GEN = 1,  ///< kcc_trace.level is a kcc_level_generate spec
+    KCC_TRACE_LEVEL_HF  = 2   ///< world traces only: an `hf terrain seed=S size=N` heightfield
 } kcc_trace_level_kind;
 
 /// One step of a loaded trace. Read-only for callers.
@@ -227,11 +228,21 @@ KCC_API kcc_status kcc_world_trace_begin(kcc_trace_writer *w, FILE *file, kcc_wo
 KCC_API kcc_status kcc_world_trace_begin_buffer(kcc_trace_writer *w, char *buffer, size_t capacity,
                                                 kcc_world *world);
 /// Says once per mesh which level it is: `level` is `obj <path>` or `gen <spec>` as for
-/// kcc_trace_begin, `level_hash` the kcc_level_hash of the level's triangles (a replay on a level
-/// that hashes otherwise is reported as a changed level). Naming a mesh twice is KCC_ERR_BAD_DESC
-/// (not sticky); more than KCC_WORLD_TRACE_LEVELS meshes KCC_ERR_TOO_LARGE.
+/// kcc_trace_begin, or `hf terrain seed=S size=N` for a heightfield of the terrain generator's
+/// heights (kcc_level_terrain_heights(S, N), N in 16..1024, built by kcc_heightfield_build: the
+/// replay rebuilds it as a heightfield, so its answers and moves are the recorded ones bit for
+/// bit). `level_hash` is the hash of the level's triangles: kcc_level_hash of the level, or
+/// kcc_trace_mesh_hash of the mesh (the same number for a mesh built from a level); a replay on a
+/// level that hashes otherwise is reported as a changed level. A bad level string (a malformed
+/// `hf` spec included) or naming a mesh twice is KCC_ERR_BAD_DESC (not sticky); more than
+/// KCC_WORLD_TRACE_LEVELS meshes KCC_ERR_TOO_LARGE.
 KCC_API kcc_status kcc_world_trace_level(kcc_trace_writer *w, const kcc_mesh *mesh,
                                          const char *level, uint64_t level_hash);
+/// The content hash of a mesh's triangles (kcc_mesh_triangle in id order, a heightfield's holes
+/// skipped), computed as kcc_level_hash computes a level's: for a mesh built from a level it is
+/// that level's kcc_level_hash. For naming heightfields (and any mesh) in kcc_world_trace_level.
+/// NULL hashes as an empty level.
+KCC_API uint64_t kcc_trace_mesh_hash(const kcc_mesh *mesh);
 
 /// A parsed world trace (kcc_world_trace_load; free with kcc_world_trace_free). Opaque.
 typedef struct kcc_world_trace kcc_world_trace;

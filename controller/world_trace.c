@@ -438,7 +438,8 @@ kcc_status kcc_world_trace_level(kcc_trace_writer *w, const kcc_mesh *mesh, cons
     if (!w->recorder || !mesh || !level)
         return KCC_ERR_NULL_ARGUMENT;
     struct kcc_world_recorder *r = w->recorder;
-    if (!kcc_tr_level_string_ok(level) || level_of_mesh(r, mesh) != 0)
+    const bool named_well = kcc_tr_level_string_ok(level) || kcc_wt_hf_level_ok(level);
+    if (!named_well || level_of_mesh(r, mesh) != 0)
         return KCC_ERR_BAD_DESC;
     if (r->level_count == KCC_WORLD_TRACE_LEVELS)
         return KCC_ERR_TOO_LARGE;

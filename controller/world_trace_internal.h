@@ -50,10 +50,32 @@ static inline bool kcc_wt_calls_character(uint8_t kind)
     return kind >= WT_CHARACTER && kind <= WT_DISPLACE;
 }
 
+/// Smallest and largest `size` of an `hf terrain` level (cells a side: the biggest is 2^21
+/// triangles, 4 MB of heights, so a hand-edited trace cannot ask for gigabytes).
+#define KCC_WT_HF_MIN_SIZE 16u
+#define KCC_WT_HF_MAX_SIZE 1024u
+
+/// An `hf terrain seed=S size=N` level: kcc_level_terrain_heights(seed, size) built with
+/// kcc_heightfield_build.
+typedef struct kcc_wt_hf_spec {
+    uint64_t seed;
+    uint32_t size;
+} kcc_wt_hf_spec;
+
+/// Reads the spec after `hf ` (text[0..length)): true and *out filled, or false with a one-line
+/// reason in why.
+bool kcc_wt_parse_hf(const char *text, size_t length, kcc_wt_hf_spec *out, char *why,
+                     size_t why_size);
+/// Whether a whole level string is a well-formed `hf <spec>` (kcc_world_trace_level's check).
+bool kcc_wt_hf_level_ok(const char *level);
+/// Builds spec's heightfield (allocates its heights for the build only).
+kcc_status kcc_wt_build_hf(const kcc_wt_hf_spec *spec, kcc_mesh **out_mesh);
+
 typedef struct wt_level {
     kcc_trace_level_kind kind;
-    char    *text;         ///< as written after the number (`obj <path>` / `gen <spec>`)
-    char    *path;         ///< OBJ: resolved against the trace's directory; GEN: the spec
+    char    *text;         ///< as written after the number (`obj <path>`, `gen <spec>`, `hf <spec>`)
+    char    *path;         ///< OBJ: resolved against the trace's directory; GEN, HF: the spec
+    kcc_wt_hf_spec hf;     ///< HF: what to build
     uint32_t line;
     bool     has_hash;
     uint64_t hash;

@@ -171,13 +171,17 @@ static kcc_status world_line(kcc_tr_parser *p)
     return KCC_OK;
 }
 
-/// `level L obj <path>` or `level L gen <spec>`, L numbering levels from 1 in order.
+/// `level L obj <path>`, `level L gen <spec>` or `level L hf <spec>`, L numbering levels from 1
+/// in order.
 static kcc_status level_line(kcc_tr_parser *p)
 {
     kcc_world_trace *t = state_of(p)->trace;
     uint32_t n;
-    if (p->ntok < 4 || (!kcc_tr_tok_is(p, 2, "obj") && !kcc_tr_tok_is(p, 2, "gen")))
-        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected 'level L obj <path>' or 'level L gen <spec>'");
+    const bool obj = p->ntok >= 4 && kcc_tr_tok_is(p, 2, "obj");
+    const bool hf = p->ntok >= 4 && kcc_tr_tok_is(p, 2, "hf");
+    if (!obj && !hf && (p->ntok < 4 || !kcc_tr_tok_is(p, 2, "gen")))
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "expected 'level L obj <path>', 'level L gen <spec>' "
+                           "or 'level L hf <spec>'");
     kcc_status st = token_uint(p, 1, 1, KCC_WORLD_TRACE_LEVELS, "level number", &n);
     if (st != KCC_OK)
         return st;
@@ -186,14 +190,17 @@ static kcc_status level_line(kcc_tr_parser *p)
                            (unsigned)n, (unsigned)t->level_count + 1);
     wt_level *l = &t->levels[t->level_count++];
     const char *text = p->text + p->tok_begin[2], *rest = p->text + p->tok_begin[3];
-    const bool obj = kcc_tr_tok_is(p, 2, "obj");
-    l->kind = obj ? KCC_TRACE_LEVEL_OBJ : KCC_TRACE_LEVEL_GEN;
+    const size_t rest_length = p->content_end - p->tok_begin[3];
+    l->kind = obj ? KCC_TRACE_LEVEL_OBJ : hf ? KCC_TRACE_LEVEL_HF : KCC_TRACE_LEVEL_GEN;
     l->line = p->line;
     l->text = kcc_tr_dup_range(text, p->content_end - p->tok_begin[2]);
-    l->path = obj ? kcc_tr_resolve_obj_path(p->name, rest, p->content_end - p->tok_begin[3])
-                  : kcc_tr_dup_range(rest, p->content_end - p->tok_begin[3]);
+    l->path = obj ? kcc_tr_resolve_obj_path(p->name, rest, rest_length)
+                  : kcc_tr_dup_range(rest, rest_length);
     if (!l->text || !l->path)
         return kcc_tr_fail(p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
+    char why[160];
+    if (hf && !kcc_wt_parse_hf(rest, rest_length, &l->hf, why, sizeof why))
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "level %u: %s", (unsigned)n, why);
     if (obj) {
         FILE *f = fopen(l->path, "rb");
         if (!f)

@@ -55,25 +55,45 @@ static kcc_status replay_fail(replay *r, uint32_t line, kcc_status st, const cha
 
 // ------------------------------------------------------------------------------------- levels
 
+/// Builds level l's mesh into *out and its triangles' hash into *out_hash; on failure writes the
+/// reader's message (if any) into e.
+static kcc_status level_mesh(const wt_level *l, kcc_mesh **out, uint64_t *out_hash, char *e,
+                             size_t e_size)
+{
+    if (l->kind == KCC_TRACE_LEVEL_HF) {
+        kcc_status st = kcc_wt_build_hf(&l->hf, out);
+        *out_hash = st == KCC_OK ? kcc_trace_mesh_hash(*out) : 0;
+        return st;
+    }
+    kcc_level level;
+    memset(&level, 0, sizeof level);
+    kcc_status st = l->kind == KCC_TRACE_LEVEL_OBJ ? kcc_level_load_obj(l->path, &level, e, e_size)
+                                                   : kcc_level_generate(l->path, &level, e, e_size);
+    if (st != KCC_OK)
+        return st;
+    *out_hash = kcc_level_hash(&level);
+    st = kcc_level_build_mesh(&level, out);
+    kcc_level_free(&level);
+    if (st != KCC_OK)
+        snprintf(e, e_size, "cannot build its mesh: %s", kcc_status_str(st));
+    return st;
+}
+
 /// Builds level i's mesh, checked against its recorded hash.
 static kcc_status build_level(replay *r, uint32_t i)
 {
     const wt_level *l = &r->trace->levels[i];
-    kcc_level level;
-    memset(&level, 0, sizeof level);
     char e[512] = "";
-    kcc_status st = l->kind == KCC_TRACE_LEVEL_OBJ ? kcc_level_load_obj(l->path, &level, e, sizeof e)
-                                                   : kcc_level_generate(l->path, &level, e, sizeof e);
+    uint64_t hash = 0;
+    kcc_status st = level_mesh(l, &r->meshes[i], &hash, e, sizeof e);
     if (st != KCC_OK) {
         if (r->err && r->err_size)
             snprintf(r->err, r->err_size, "%s:%u: level: %s", r->trace->name, (unsigned)l->line,
                      e[0] ? e : kcc_status_str(st));
         return st;
     }
-    const uint64_t hash = kcc_level_hash(&level);
     r->hashes[i] = hash;
     if (l->has_hash && hash != l->hash) {
-        kcc_level_free(&level);
         if (r->err && r->err_size)
             snprintf(r->err, r->err_size, "%s:%u: level '%s' has changed since the trace was "
                      "recorded (its triangles hash to %016llx, the trace recorded %016llx): "
@@ -82,9 +102,7 @@ static kcc_status build_level(replay *r, uint32_t i)
                      (unsigned long long)hash, (unsigned long long)l->hash);
         return KCC_ERR_LEVEL_CHANGED;
     }
-    st = kcc_level_build_mesh(&level, &r->meshes[i]);
-    kcc_level_free(&level);
-    return st == KCC_OK ? KCC_OK : replay_fail(r, l->line, st, "level: cannot build its mesh");
+    return KCC_OK;
 }
 
 static void free_replay(replay *r)

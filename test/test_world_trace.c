@@ -626,6 +626,14 @@ static void every_kind_of_mistake_in_a_hand_edited_world_trace_is_named_by_line(
         {12, "remove_character 1\nretune 1", KCC_ERR_PARSE, "character 1 is not in the world here (it was removed)", 13},
         {12, "remove_character 1\nteleport 1 0 1 0", KCC_ERR_PARSE, "(it was removed)", 13},
         {3, "level 1 gen flat size=16\nlevel_hash 1 0123", KCC_ERR_PARSE, "16 lowercase hex digits", 4},
+        {3, "level 1 hf terrain seed=1", KCC_ERR_PARSE, "level 1: expected 'hf terrain seed=S size=N'", 3},
+        {3, "level 1 hf hills seed=1 size=16", KCC_ERR_PARSE, "the heightfield generator is 'terrain'", 3},
+        {3, "level 1 hf terrain seed=1 size=8", KCC_ERR_PARSE, "size must be a whole number from 16 to 1024", 3},
+        {3, "level 1 hf terrain seed=1 size=2000", KCC_ERR_PARSE, "size must be a whole number", 3},
+        {3, "level 1 hf terrain seed=-1 size=16", KCC_ERR_PARSE, "seed must be an unsigned 64-bit", 3},
+        {3, "level 1 hf terrain seed=1 size=16 seed=2", KCC_ERR_PARSE, "'seed=2': given twice", 3},
+        {3, "level 1 hf terrain seed=1 size=16 holes=1", KCC_ERR_PARSE, "a heightfield takes seed=S and size=N", 3},
+        {3, "level 1 hf", KCC_ERR_PARSE, "or 'level L hf <spec>'", 3},
     };
     trace_dir d;
     make_dir(&d);
@@ -647,6 +655,13 @@ static void every_kind_of_mistake_in_a_hand_edited_world_trace_is_named_by_line(
     const kcc_character_desc *last = &t->descs[t->desc_count - 1];
     assert_true(last->step_height == 0.5f && last->half_extents[1] == 0.9f);
     kcc_world_trace_free(t);
+    /* a heightfield level as a hand may write it loads */
+    edit_line(good_trace, 3, "level 1 hf terrain size=16 seed=18446744073709551615", text, sizeof text);
+    if (kcc_world_trace_parse(text, strlen(text), name, &t, err, sizeof err) != KCC_OK)
+        fail_msg("%s", err);
+    assert_true(t->levels[0].kind == KCC_TRACE_LEVEL_HF && t->levels[0].hf.size == 16 &&
+                t->levels[0].hf.seed == UINT64_MAX);
+    kcc_world_trace_free(t);
     for (size_t i = 0; i < sizeof mistakes / sizeof mistakes[0]; ++i) {
         const mistake *m = &mistakes[i];
         edit_line(good_trace, m->line, m->with, text, sizeof text);
@@ -659,6 +674,162 @@ static void every_kind_of_mistake_in_a_hand_edited_world_trace_is_named_by_line(
                      err, kcc_trace_status_name(m->status), want, m->message);
         assert_null(t);
     }
+    remove_dir(&d);
+}
+
+// ------------------------------------------------------------------------- heightfield levels
+
+/// `hf terrain seed=S size=N`'s heightfield, built here as a user builds one.
+static kcc_mesh *terrain_heightfield(uint64_t seed, uint32_t size)
+{
+    float *heights = malloc(((size_t)size + 1) * ((size_t)size + 1) * sizeof *heights);
+    assert_non_null(heights);
+    kcc_heightfield_desc desc;
+    assert_int_equal(kcc_level_terrain_heights(seed, size, heights, &desc), KCC_OK);
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_heightfield_build(&desc, &mesh), KCC_OK);
+    free(heights);
+    return mesh;
+}
+
+/// kcc_level_hash of a level holding the heightfield's triangles as kcc_heightfield_build
+/// documents them (two per cell, in cell order), written out from the heights here.
+static uint64_t terrain_level_hash(uint64_t seed, uint32_t size)
+{
+    const uint32_t n = size + 1;
+    float *heights = malloc((size_t)n * n * sizeof *heights);
+    kcc_level level = {0};
+    level.vertex_count = n * n;
+    level.triangle_count = 2 * size * size;
+    level.positions = malloc(3 * (size_t)n * n * sizeof(float));
+    level.indices = malloc(3 * (size_t)level.triangle_count * sizeof(uint32_t));
+    assert_true(heights && level.positions && level.indices);
+    kcc_heightfield_desc desc;
+    assert_int_equal(kcc_level_terrain_heights(seed, size, heights, &desc), KCC_OK);
+    for (uint32_t j = 0; j < n; ++j)
+        for (uint32_t i = 0; i < n; ++i) {
+            float *p = &level.positions[3 * (j * n + i)];
+            p[0] = desc.origin[0] + (float)i * desc.spacing[0];
+            p[1] = desc.origin[1] + heights[j * n + i];
+            p[2] = desc.origin[2] + (float)j * desc.spacing[1];
+        }
+    for (uint32_t j = 0, t = 0; j < size; ++j)
+        for (uint32_t i = 0; i < size; ++i, t += 6) {
+            const uint32_t a = j * n + i, b = (j + 1) * n + i, c = (j + 1) * n + i + 1, e = j * n + i + 1;
+            const uint32_t corners[6] = {a, b, c, a, c, e};
+            memcpy(&level.indices[t], corners, sizeof corners);
+        }
+    const uint64_t hash = kcc_level_hash(&level);
+    free(heights);
+    kcc_level_free(&level);
+    return hash;
+}
+
+/// Records a world on two heightfields (a static `hf terrain seed=5 size=32` and a kinematic
+/// `hf terrain seed=9 size=16` rising and turning beside it) with characters walking on each.
+static void record_heightfield_world(const trace_dir *d, const char *name, char *out_path)
+{
+    kcc_mesh *ground = terrain_heightfield(5, 32), *raft = terrain_heightfield(9, 16);
+    kcc_world *world = NULL;
+    assert_int_equal(kcc_world_create(NULL, &world), KCC_OK);
+    snprintf(out_path, 256, "%s/%s", d->path, name);
+    FILE *f = fopen(out_path, "w");
+    assert_non_null(f);
+    kcc_trace_writer w;
+    assert_int_equal(kcc_world_trace_begin(&w, f, world), KCC_OK);
+    assert_int_equal(kcc_world_trace_level(&w, ground, "hf terrain size=32", 0), KCC_ERR_BAD_DESC);
+    assert_int_equal(kcc_world_trace_level(&w, ground, "hf terrain seed=5 size=32",
+                                           kcc_trace_mesh_hash(ground)), KCC_OK);
+    assert_int_equal(kcc_world_trace_level(&w, raft, "hf terrain seed=9 size=16",
+                                           kcc_trace_mesh_hash(raft)), KCC_OK);
+    kcc_body_desc bd = kcc_body_default_desc();
+    uint32_t ground_id = 0, raft_id = 0, people[10];
+    assert_int_equal(kcc_world_add_body(world, ground, &bd, &ground_id), KCC_OK);
+    bd.kind = KCC_BODY_KINEMATIC;
+    bd.transform = ws_at(30, 0, 0, 0);
+    assert_int_equal(kcc_world_add_body(world, raft, &bd, &raft_id), KCC_OK);
+    vec3 bounds[2];
+    kcc_mesh_bounds(ground, bounds);
+    for (uint32_t i = 0; i < 10; ++i) {
+        const float x = i < 6 ? -10.0f + 4.0f * (float)i : 26.0f + 2.0f * (float)(i - 6);
+        vec3 at = {x, bounds[1][1] + 1.5f, i < 6 ? 3.0f - (float)i : 1.0f};
+        assert_int_equal(kcc_world_add_character(world, NULL, at, &people[i]), KCC_OK);
+    }
+    for (uint32_t step = 0; step < 240; ++step) {
+        kcc_transform t = ws_at(30, 0.5f * sinf(0.05f * (float)step), 0, 0.01f * (float)step);
+        kcc_world_move_body(world, raft_id, &t);
+        for (uint32_t i = 0; i < 10; ++i) {
+            const float heading = (float)i * 2.39996f + (float)(step / 60);
+            vec3 dv = {0.03f * cosf(heading), -0.1f, 0.03f * sinf(heading)};
+            kcc_world_set_displacement(world, people[i], dv);
+        }
+        kcc_world_step(world);
+    }
+    assert_int_equal(kcc_trace_end(&w), KCC_OK);
+    fclose(f);
+    kcc_world_destroy(world);
+    kcc_mesh_destroy(ground);
+    kcc_mesh_destroy(raft);
+}
+
+static void a_mesh_hash_is_its_triangles_level_hash(void **state)
+{
+    (void)state;
+    kcc_mesh *hf = terrain_heightfield(5, 32);
+    assert_true(kcc_trace_mesh_hash(hf) == terrain_level_hash(5, 32));
+    assert_true(kcc_trace_mesh_hash(hf) != terrain_level_hash(6, 32));
+    kcc_mesh_destroy(hf);
+    kcc_level level;
+    char err[256];
+    assert_int_equal(kcc_level_generate("arena seed=3", &level, err, sizeof err), KCC_OK);
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_level_build_mesh(&level, &mesh), KCC_OK);
+    assert_true(kcc_trace_mesh_hash(mesh) == kcc_level_hash(&level));
+    kcc_mesh_destroy(mesh);
+    kcc_level_free(&level);
+}
+
+static void a_world_on_heightfields_replays_bit_for_bit_and_a_changed_one_is_reported(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    char path[256], msg[512];
+    record_heightfield_world(&d, "hf.trace", path);
+    char *text = read_all(path, NULL);
+    assert_non_null(strstr(text, "\nlevel 1 hf terrain seed=5 size=32\n"));
+    assert_non_null(strstr(text, "\nlevel 2 hf terrain seed=9 size=16\n"));
+    assert_non_null(strstr(text, "\ntarget 2 . 0.024989585 "));   /* the raft rises */
+    kcc_world_trace *t = load(&d, "hf.trace");
+    for (uint32_t workers = 1; workers <= 2; ++workers) {
+        kcc_world_trace_report rep = replay_with(t, workers, NULL);
+        if (rep.diverged) {
+            kcc_world_trace_format_divergence(t, &rep, msg, sizeof msg);
+            fail_msg("%u workers: %s", (unsigned)workers, msg);
+        }
+        assert_int_equal(rep.steps, 240);
+        assert_true(rep.max_error == 0.0f);
+    }
+    kcc_world_trace_free(t);
+    if (!kcc_trace_check_file(path, 0.0f, msg, sizeof msg))
+        fail_msg("%s", msg);
+    /* the same trace on other terrain: a changed level, named by its level_hash line */
+    char edited[256];
+    snprintf(edited, sizeof edited, "%s/hf_changed.trace", d.path);
+    char *seed = strstr(text, "seed=9 size=16");
+    seed[5] = '8';
+    write_all(edited, text);
+    assert_false(kcc_trace_check_file(edited, 0.0f, msg, sizeof msg));
+    if (!strstr(msg, "level 'terrain seed=8 size=16' has changed since the trace was recorded"))
+        fail_msg("got '%s'", msg);
+    t = load(&d, "hf_changed.trace");
+    kcc_world_trace_report rep;
+    assert_int_equal(kcc_world_trace_replay(t, NULL, &rep, msg, sizeof msg), KCC_ERR_LEVEL_CHANGED);
+    char want[300];
+    snprintf(want, sizeof want, "%s:%u: ", edited, line_of(text, "level_hash 2 "));
+    assert_int_equal(strncmp(msg, want, strlen(want)), 0);
+    kcc_world_trace_free(t);
+    free(text);
     remove_dir(&d);
 }
 
@@ -947,6 +1118,8 @@ int test_group_world_trace(void)
         cmocka_unit_test(a_shrink_that_cuts_a_character_cuts_its_calls_and_keeps_the_others),
         cmocka_unit_test(a_crush_shrinks_to_the_door_and_the_crushed_character),
         cmocka_unit_test(the_recorder_writes_floats_that_read_back_with_few_digits),
+        cmocka_unit_test(a_mesh_hash_is_its_triangles_level_hash),
+        cmocka_unit_test(a_world_on_heightfields_replays_bit_for_bit_and_a_changed_one_is_reported),
     };
     return KCC_RUN_GROUP("world_trace", tests);
 }
