@@ -114,9 +114,12 @@ static bool read_level(reader *r, const char *raw)
         else
             snprintf(name, KCC_TRACE_LEVEL_MAX, "obj %.*s/%s", (int)(slash - r->path), r->path, rest);
         s = kcc_level_load_obj_geometry(name + 4, lv, lerr, sizeof(lerr));
-    } else {
+    } else if (strcmp(kind, "gen") == 0) {
         snprintf(name, KCC_TRACE_LEVEL_MAX, "gen %s", rest);
         s = kcc_level_generate(rest, lv, lerr, sizeof(lerr));
+    } else { /* `hf`: the view draws OBJ and generated levels only; kcc-replay replays the trace */
+        snprintf(lerr, sizeof(lerr), "a '%s' level is not drawn here (kcc-replay replays the trace)", kind);
+        s = KCC_ERR_PARSE;
     }
     if (s != KCC_OK)
         snprintf(r->err, r->err_size, "%s:%u: level %u: %s", r->path, r->line, id, lerr);
