@@ -23,6 +23,21 @@
 
 /// Smallest and largest of three, in float and in double. Where values tie (+0 and -0 included),
 /// min3f and max3f return the earliest of them, min3d and max3d the latest.
+/// FNV-1a 64 over triangle corners, the unit of kcc_level_hash and kcc_trace_mesh_hash (which
+/// must agree: a_mesh_hash_is_its_triangles_level_hash): the hash starts at KCC_FNV_BASIS and takes
+/// each float's four bytes, low byte first.
+#define KCC_FNV_BASIS 0xcbf29ce484222325ull
+static inline uint64_t kcc_fnv_float(uint64_t h, float f)
+{
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    for (int byte = 0; byte < 4; ++byte) {
+        h ^= (bits >> (8 * byte)) & 0xffu;
+        h *= 0x100000001b3ull; /* FNV-1a 64 prime */
+    }
+    return h;
+}
+
 static inline float min3f(float a, float b, float c)
 {
     float m = b < a ? b : a;

@@ -1,5 +1,6 @@
 /* level_common.c: the kcc_level builder shared by the OBJ reader and the generators, plus
  * kcc_level_free, kcc_level_hash and kcc_level_build_mesh. Owns no state; allocates only level arrays. */
+#include "collide_internal.h" /* kcc_fnv_float */
 #include "level_internal.h"
 
 #include <stdlib.h>
@@ -142,20 +143,13 @@ void kcc_level_free(kcc_level *level)
 
 uint64_t kcc_level_hash(const kcc_level *level)
 {
-    uint64_t h = 0xcbf29ce484222325ull;                 /* FNV-1a 64 offset basis */
+    uint64_t h = KCC_FNV_BASIS;
     if (!level || !level->positions || !level->indices)
         return h;
     for (size_t i = 0; i < 3u * (size_t)level->triangle_count; ++i) {
         uint32_t v = level->indices[i];
-        for (int k = 0; k < 3; ++k) {
-            float f = v < level->vertex_count ? level->positions[3u * (size_t)v + k] : 0.0f;
-            uint32_t bits;
-            memcpy(&bits, &f, sizeof bits);
-            for (int byte = 0; byte < 4; ++byte) {
-                h ^= (bits >> (8 * byte)) & 0xffu;
-                h *= 0x100000001b3ull;                  /* FNV-1a 64 prime */
-            }
-        }
+        for (int k = 0; k < 3; ++k)
+            h = kcc_fnv_float(h, v < level->vertex_count ? level->positions[3u * (size_t)v + k] : 0.0f);
     }
     return h;
 }

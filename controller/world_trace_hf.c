@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collide_internal.h" /* kcc_fnv_float: the hash kcc_level_hash makes */
 #include "world_trace_internal.h"
 
 /// Reads a decimal whole number in [lo, hi] from text[0..length): true when it is one.
@@ -110,21 +111,15 @@ kcc_status kcc_wt_build_hf(const kcc_wt_hf_spec *spec, kcc_mesh **out_mesh)
 
 uint64_t kcc_trace_mesh_hash(const kcc_mesh *mesh)
 {
-    uint64_t h = 0xcbf29ce484222325ull;                 /* FNV-1a 64 offset basis */
+    uint64_t h = KCC_FNV_BASIS;
     const uint32_t count = mesh ? kcc_mesh_triangle_count(mesh) : 0;
     for (uint32_t id = 0; id < count; ++id) {
         vec3 corners[3];
         if (!kcc_mesh_triangle(mesh, id, corners))
             continue;                                   /* a heightfield's hole */
         for (int c = 0; c < 3; ++c)
-            for (int k = 0; k < 3; ++k) {
-                uint32_t bits;
-                memcpy(&bits, &corners[c][k], sizeof bits);
-                for (int byte = 0; byte < 4; ++byte) {
-                    h ^= (bits >> (8 * byte)) & 0xffu;
-                    h *= 0x100000001b3ull;              /* FNV-1a 64 prime */
-                }
-            }
+            for (int k = 0; k < 3; ++k)
+                h = kcc_fnv_float(h, corners[c][k]);
     }
     return h;
 }
