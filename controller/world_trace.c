@@ -96,14 +96,24 @@ static char *put_text_float(char *at, float v)
     return at + n;
 }
 
-/// " v0 v1 ...", each value bitwise equal to last[k] written `.` (the trace repeats it), and last
-/// updated; last NULL: every value written.
-static char *put_values(char *at, const float *v, uint32_t count, float *last)
+/// Whether a and b have the same bits.
+static bool same_bits(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/// " v0 v1 ...", each value bitwise equal to last[k] written `.` (the trace repeats it), else
+/// equal to the float sum last[k] + plus[k] written `+` (when plus is not NULL: a character's
+/// expected position moved by its displacement), and last updated; last NULL: every value written.
+static char *put_values_plus(char *at, const float *v, uint32_t count, float *last,
+                             const float *plus)
 {
     for (uint32_t k = 0; k < count; ++k) {
         *at++ = ' ';
-        if (last && memcmp(&v[k], &last[k], sizeof v[k]) == 0)
+        if (last && same_bits(v[k], last[k]))
             *at++ = '.';
+        else if (plus && same_bits(v[k], last[k] + plus[k]))
+            *at++ = '+';
         else {
             char *end = kcc_wt_put_float(at, v[k]);
             at = end ? end : put_text_float(at, v[k]);
@@ -112,6 +122,11 @@ static char *put_values(char *at, const float *v, uint32_t count, float *last)
             last[k] = v[k];
     }
     return at;
+}
+
+static char *put_values(char *at, const float *v, uint32_t count, float *last)
+{
+    return put_values_plus(at, v, count, last, NULL);
 }
 
 /// " px py pz qx qy qz qw" (last: as put_values)
@@ -307,8 +322,8 @@ static void record_step_inputs(kcc_trace_writer *w, const struct kcc_world_chara
         recorded_character *rc = &rcs[slot];
         if (!wc->live || memcmp(wc->displacement, rc->displacement, sizeof rc->displacement) == 0)
             continue;
-        memcpy(rc->displacement, wc->displacement, sizeof rc->displacement);
-        line_end(w, put_values(put_uint(line_begin(w), "d ", rc->number), wc->displacement, 3, NULL));
+        line_end(w, put_values(put_uint(line_begin(w), "d ", rc->number), wc->displacement, 3,
+                               rc->displacement));
     }
     line_end(w, put_uint(line_begin(w), "step ", ++w->frames));
 }
@@ -333,7 +348,7 @@ static void record_step_outcomes(kcc_trace_writer *w, const kcc_world *world,
         if (!wc->live || (!moved && wc->result.flags == rc->flags))
             continue;
         char *at = put_uint(line_begin(w), "= ", rc->number);
-        at = put_values(at, wc->ch.position, 3, rc->position);
+        at = put_values_plus(at, wc->ch.position, 3, rc->position, rc->displacement);
         if (wc->result.flags != rc->flags) {
             char flags[KCC_TRACE_FLAGS_CHARS];
             kcc_trace_flags_to_text(wc->result.flags, flags, sizeof flags);

@@ -16,10 +16,12 @@ typedef struct parsed_body {
     float   pose[7];   ///< m and quaternion: the last transform a line gave it
 } parsed_body;
 
-/// A character as the parser follows it: whether it is live, and its last expected position.
+/// A character as the parser follows it: whether it is live, its last expected position and the
+/// displacement its last `d` line gave it (what `.` and `+` refer to).
 typedef struct parsed_character {
-    uint8_t  state;         ///< CHARACTER_*
-    float    expected[3];   ///< m
+    uint8_t  state;             ///< CHARACTER_*
+    float    expected[3];       ///< m
+    float    displacement[3];   ///< m, zero until a `d` line
     uint32_t flags;         ///< the last flags written (what a line without flags repeats)
     uint32_t desc;          ///< its desc (index into the trace's descs): what a retune changes
 } parsed_character;
@@ -86,13 +88,21 @@ static kcc_status token_uint(kcc_tr_parser *p, uint32_t i, uint32_t min, uint32_
 }
 
 /// Floats from token first on (count of them), finite; with `same`, a token `.` keeps out[k] (the
-/// value the line repeats).
+/// value the line repeats); with `plus`, a token `+` makes out[k] the float sum out[k] + plus[k]
+/// (a position its displacement moved it to: `=` lines).
 static kcc_status token_floats(kcc_tr_parser *p, uint32_t first, uint32_t count, const char *what,
-                               bool same, float *out)
+                               bool same, const float *plus, float *out)
 {
     for (uint32_t k = 0; k < count; ++k) {
         if (same && kcc_tr_tok_is(p, first + k, "."))
             continue;
+        if (plus && kcc_tr_tok_is(p, first + k, "+")) {
+            const float sum = out[k] + plus[k];
+            if (!isfinite(sum))
+                return kcc_tr_fail(p, KCC_ERR_PARSE, "'+' makes the %s infinite", what);
+            out[k] = sum;
+            continue;
+        }
         kcc_status st = kcc_tr_parse_float_text(p, p->text + p->tok_begin[first + k],
                                                 p->text + p->tok_end[first + k], true, what, &out[k]);
         if (st != KCC_OK)
@@ -263,7 +273,7 @@ static kcc_status body_line(kcc_tr_parser *p)
     if (st == KCC_OK && !op.kinematic && !kcc_tr_tok_is(p, 3, "static"))
         st = kcc_tr_fail(p, KCC_ERR_PARSE, "body kind must be 'static' or 'kinematic'");
     if (st == KCC_OK)
-        st = token_floats(p, 4, 7, "body transform", false, op.v);
+        st = token_floats(p, 4, 7, "body transform", false, NULL, op.v);
     for (uint32_t i = 11; st == KCC_OK && i < p->ntok; ++i) {
         char tk[KCC_TR_MAX_TOKEN_CHARS + 1];
         kcc_tr_tok(p, i, tk);
@@ -300,7 +310,7 @@ static kcc_status body_change_line(kcc_tr_parser *p, wt_op_kind kind)
         st = token_uint(p, 2, 1, UINT32_MAX, "layers", &op.bits);
     if (b && transform) {
         memcpy(op.v, b->pose, sizeof b->pose);
-        st = token_floats(p, 2, 7, "body transform", true, op.v);
+        st = token_floats(p, 2, 7, "body transform", true, NULL, op.v);
         memcpy(b->pose, op.v, sizeof b->pose);
     }
     if (st != KCC_OK)
@@ -352,7 +362,7 @@ static kcc_status character_line(kcc_tr_parser *p)
         st = kcc_tr_fail(p, KCC_ERR_PARSE, "character %u out of order: the next character is %u",
                          (unsigned)op.number, (unsigned)t->character_count + 1);
     if (st == KCC_OK)
-        st = token_floats(p, 2, 3, "character centre", false, op.v);
+        st = token_floats(p, 2, 3, "character centre", false, NULL, op.v);
     const kcc_character_desc defaults = kcc_character_default_desc();
     if (st == KCC_OK)
         st = push_desc(p, 5, &defaults, &op.arg);
@@ -383,15 +393,20 @@ static kcc_status character_call_args(kcc_tr_parser *p, wt_op *op)
 {
     kcc_status st = KCC_OK;
     switch ((wt_op_kind)op->kind) {
-    case WT_DISPLACE:
-        st = token_floats(p, 2, 3, "displacement", false, op->v);
+    case WT_DISPLACE: {
+        float *given = state_of(p)->characters[op->number].displacement;
+        memcpy(op->v, given, sizeof op->v);
+        st = token_floats(p, 2, 3, "displacement", true, NULL, op->v);
         for (int k = 0; st == KCC_OK && k < 3; ++k)
             if (fabsf(op->v[k]) > KCC_MAX_DISPLACEMENT)
                 st = kcc_tr_fail(p, KCC_ERR_PARSE, "displacement beyond %g m: the world refuses it",
                                  (double)KCC_MAX_DISPLACEMENT);
+        if (st == KCC_OK)
+            memcpy(given, op->v, sizeof op->v);
         return st;
+    }
     case WT_TELEPORT:
-        st = token_floats(p, 2, 3, "teleport position", false, op->v);
+        st = token_floats(p, 2, 3, "teleport position", false, NULL, op->v);
         return st == KCC_OK ? positions_in_range(p, op->v) : st;
     case WT_RETUNE: {
         parsed_character *c = &state_of(p)->characters[op->number];
@@ -439,7 +454,7 @@ static kcc_status shift_line(kcc_tr_parser *p)
     wt_op op = {.kind = WT_SHIFT, .line = p->line};
     if (p->ntok != 4)
         return kcc_tr_fail(p, KCC_ERR_PARSE, "expected 'shift x y z'");
-    kcc_status st = token_floats(p, 1, 3, "new origin", false, op.v);
+    kcc_status st = token_floats(p, 1, 3, "new origin", false, NULL, op.v);
     return st == KCC_OK ? push_op(p, &op) : st;
 }
 
@@ -473,7 +488,7 @@ static kcc_status outcome_line(kcc_tr_parser *p)
     parsed_character *c = st == KCC_OK ? &state_of(p)->characters[op.number] : NULL;
     if (c) {
         memcpy(op.v, c->expected, sizeof c->expected);
-        st = token_floats(p, 2, 3, "expected position", true, op.v);
+        st = token_floats(p, 2, 3, "expected position", true, c->displacement, op.v);
         memcpy(c->expected, op.v, sizeof c->expected);
     }
     if (st != KCC_OK)

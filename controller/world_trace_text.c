@@ -45,26 +45,40 @@ static int decimal_exponent(double a, uint32_t bits)
     return k;
 }
 
-/// Writes the significant digits text[first..last] (characters, most significant first; text[i]
-/// the digit of 10^(9 - i + exponent)) of a positive number in plain decimal: "1200", "12.5",
-/// "0.0035". Copies 10 bytes at a time: `at` has 32 bytes of room.
-static char *put_plain(char *at, const char *text, int first, int last, int exponent)
+/// Writes q's decimal digits (q >= 1), two at a time, so that the last ends just before `end`;
+/// returns where the first begins.
+static char *digits_before(char *end, uint32_t q)
 {
-    const int point = 10 + exponent - first;   // digits before the decimal point (<= 0: none)
-    const int count = last - first + 1;
+    for (; q >= 100; q /= 100) {
+        end -= 2;
+        memcpy(end, pair_digits + 2 * (q % 100), 2);
+    }
+    if (q >= 10) {
+        end -= 2;
+        memcpy(end, pair_digits + 2 * q, 2);
+    } else
+        *--end = (char)('0' + q);
+    return end;
+}
+
+/// Writes a positive number in plain decimal ("1200", "12.5", "0.0035") from its significant
+/// digits (`count` of them, no trailing zero; 10 bytes readable) with `point` digits before the
+/// decimal point (<= 0: none). Copies 10 bytes at a time: `at` has 32 bytes of room.
+static char *put_plain(char *at, const char *digits, int count, int point)
+{
     if (point <= 0) {
         memcpy(at, "0.00000000", 10);   // at most 7 zeros: the first digit is of 1e-7 or more
         at += 2 - point;
-        memcpy(at, text + first, 10);
+        memcpy(at, digits, 10);
         return at + count;
     }
-    memcpy(at, text + first, 10);
+    memcpy(at, digits, 10);
     if (point >= count) {   // an integer: its digits, then its zeros
         memcpy(at + count, "0000000000", 10);
         return at + point;
     }
     at[point] = '.';
-    memcpy(at + point + 1, text + first + point, 10);
+    memcpy(at + point + 1, digits + point, 10);
     return at + count + 1;
 }
 
@@ -73,7 +87,8 @@ static char *put_plain(char *at, const char *text, int first, int last, int expo
  * stays strictly within the half ulp less a margin of 1e-3 units of the scaled v (far above the
  * double's error: a borderline case keeps a digit), so that a correctly rounding reader
  * (kcc_text_to_float) gets v's bits back. Each rounding is of the value the previous one left, half
- * up. Plain double and integer arithmetic: the same text on every build. */
+ * up, in whole numbers: q units of 10^dropped. Plain double and integer arithmetic: the same text
+ * on every build. */
 char *kcc_wt_put_float(char *at, float v)
 {
     const double a = fabs((double)v);
@@ -88,32 +103,21 @@ char *kcc_wt_put_float(char *at, float v)
     memcpy(&ulp, &ulp_bits, sizeof ulp);
     ulp *= powers_of_ten[8 - k];
     const double half = ((bits & 0x7fffff) == 0 ? 0.25 : 0.5) * ulp - 1e-3;
-    uint32_t digits = (uint32_t)(scaled + 0.5);
-    char text[20];   // digits' 10 decimal digits, most significant first (10^9 has 10), and room
-    for (uint32_t d = digits, i = 0; i < 10; i += 2, d /= 100)
-        memcpy(text + 8 - i, pair_digits + 2 * (d % 100), 2);
-    memset(text + 10, '0', 10);
-    int last = 9;   // text[last + 1..9] are zeros the roundings left
-    for (uint32_t p = 10, lower = (uint32_t)(text[9] - '0'); p <= 100000000; p *= 10) {
-        // lower: digits mod p; rounded half up to a multiple of p
-        bool carry = lower >= p / 2;
-        const uint32_t c = digits - lower + (carry ? p : 0);
-        if (!(fabs((double)c - scaled) < half))
+    uint32_t q = (uint32_t)(scaled + 0.5);
+    int dropped = 0;
+    for (; dropped < 8; ++dropped) {
+        const uint32_t rounded = q / 10 + (q % 10 >= 5);
+        if (!(fabs((double)rounded * powers_of_ten[dropped + 1] - scaled) < half))
             break;
-        digits = c;
-        text[last--] = '0';
-        for (int i = last; carry; --i) {
-            carry = text[i] == '9';
-            text[i] = carry ? '0' : (char)(text[i] + 1);
-        }
-        lower = (uint32_t)(text[last] - '0') * p;
+        q = rounded;
     }
-    while (text[last] == '0')
-        --last;
-    int first = 0;
-    while (text[first] == '0')
-        ++first;
+    for (; q % 10 == 0; q /= 10)
+        ++dropped;
+    char text[24];
+    memset(text + 10, '0', 10);
+    const char *first = digits_before(text + 10, q);
+    const int count = (int)(text + 10 - first);
     if (v < 0.0f)
         *at++ = '-';
-    return put_plain(at, text, first, last, k - 8);
+    return put_plain(at, first, count, count + dropped + k - 8);
 }

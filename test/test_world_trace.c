@@ -595,6 +595,8 @@ static void every_kind_of_mistake_in_a_hand_edited_world_trace_is_named_by_line(
         {8, "d 1 0.01 -0.02", KCC_ERR_PARSE, "expected 'd C dx dy dz'", 8},
         {8, "d 1 nan 0 0", KCC_ERR_PARSE, "displacement must be finite", 8},
         {8, "d 1 1e9 0 0", KCC_ERR_PARSE, "displacement beyond", 8},
+        {8, "d 1 + 0 0", KCC_ERR_PARSE, "bad number '+' for displacement", 8},
+        {9, "teleport 1 . 1 0", KCC_ERR_PARSE, "bad number '.' for teleport position", 9},
         {9, "target 1 3 0.1 0 0 0 0 1", KCC_ERR_PARSE, "body 1 is static", 9},
         {9, "target 5 3 0.1 0 0 0 0 1", KCC_ERR_PARSE, "body 5 is not in the world here", 9},
         {10, "step 2", KCC_ERR_PARSE, "step 2 out of order: the next step is 1", 10},
@@ -894,10 +896,63 @@ static void a_displacement_that_repeats_is_written_once(void **state)
         }
     }
     assert_int_equal(d_lines, 1);        /* one d line for 100 steps of the same displacement */
+    /* walking freely on the floor, it ends where its displacement took it: x written `+` */
+    uint32_t moved_by_displacement = 0;
+    for (const char *at = buffer; (at = strstr(at, "\n= 1 + ")) != NULL; ++at)
+        ++moved_by_displacement;
+    assert_true(moved_by_displacement >= 90);
     assert_true(outcome_flags <= 3);     /* flags written when they change, not every step */
     assert_true(strlen(buffer) < 100 * 40 + 1024);
     kcc_world_destroy(world);
     world_scene_free(&s);
+    remove_dir(&d);
+}
+
+/// `.` repeats the value the same place had in the character's previous line of the kind (`d` or
+/// `=`); `+` in an `=` line is the previous expected value plus the displacement in force, summed
+/// in float: the values the parser gives are those sums, computed here by hand.
+static void dots_and_pluses_read_back_as_the_values_they_stand_for(void **state)
+{
+    (void)state;
+    static const char text[] = "kcc-trace 2\n"
+                               "level 1 gen flat size=16\n"
+                               "body 1 1 static 0 0 0 0 0 0 1\n"
+                               "character 1 0.7 0.95 -0.2\n"
+                               "d 1 0.1 -0.02 0.3\n"
+                               "step 1\n"
+                               "= 1 + 0.93 + ON_GROUND\n"
+                               "d 1 . . 0.25\n"
+                               "step 2\n"
+                               "= 1 + . +\n"
+                               "step 3\n"
+                               "= 1 2.5 + .\n"
+                               "end 3\n";
+    trace_dir d;
+    make_dir(&d);
+    char path[256], err[512];
+    snprintf(path, sizeof path, "%s/dots.trace", d.path);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    kcc_world_trace *t = NULL;
+    assert_int_equal(kcc_world_trace_load(path, &t, err, sizeof err), KCC_OK);
+    const float x1 = 0.7f + 0.1f, z1 = -0.2f + 0.3f, x2 = x1 + 0.1f, z2 = z1 + 0.25f;
+    const float y3 = 0.93f + -0.02f;
+    const float expected[3][3] = {{x1, 0.93f, z1}, {x2, 0.93f, z2}, {2.5f, y3, z2}};
+    uint32_t outcomes = 0, displacements = 0;
+    for (uint32_t i = 0; i < t->op_count; ++i) {
+        const wt_op *op = &t->ops[i];
+        if (op->kind == WT_DISPLACE && displacements++ == 1)
+            assert_true(op->v[0] == 0.1f && op->v[1] == -0.02f && op->v[2] == 0.25f);
+        if (op->kind != WT_OUTCOME)
+            continue;
+        assert_memory_equal(op->v, expected[outcomes], sizeof expected[outcomes]);
+        assert_int_equal(op->bits, KCC_MOVE_ON_GROUND);
+        ++outcomes;
+    }
+    assert_int_equal(outcomes, 3);
+    kcc_world_trace_free(t);
     remove_dir(&d);
 }
 
@@ -1114,6 +1169,7 @@ int test_group_world_trace(void)
         cmocka_unit_test(every_kind_of_mistake_in_a_hand_edited_world_trace_is_named_by_line),
         cmocka_unit_test(recording_refuses_a_busy_world_and_an_unnamed_mesh_fails_the_trace),
         cmocka_unit_test(a_displacement_that_repeats_is_written_once),
+        cmocka_unit_test(dots_and_pluses_read_back_as_the_values_they_stand_for),
         cmocka_unit_test(a_planted_divergence_in_a_long_trace_shrinks_to_a_few_steps_that_still_diverge),
         cmocka_unit_test(a_shrink_that_cuts_a_character_cuts_its_calls_and_keeps_the_others),
         cmocka_unit_test(a_crush_shrinks_to_the_door_and_the_crushed_character),
