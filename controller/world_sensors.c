@@ -5,11 +5,16 @@
 /* ------------------------------------------------------------------------------------------------
  * Sensors: who is inside each after the step, against who was after the last one. */
 
-/// Appends (sensor slot, character c) to the list when the sensor holds c's box.
+/// Appends (sensor slot, character c) to the list when the sensor holds c's box and the list does
+/// not have it from c's entries, which begin at `first` (a sensor split into pieces meets c once
+/// per piece: a_sensor_split_into_pieces_reports_each_character_once).
 static void check_inside(const kcc_world *world, struct kcc_world_characters *cs, uint32_t sensor,
-                         uint32_t c, uint32_t *n)
+                         uint32_t c, uint32_t first, uint32_t *n)
 {
     sensor_state *ss = &cs->sensors;
+    for (uint32_t i = first; i < *n; ++i)
+        if (ss->inside[ss->now][i].sensor_slot == sensor)
+            return;
     vec3 box[2];
     kcc_character_box(&cs->slots[c].ch, box);
     if (!kcc_world_sensor_holds(world, sensor, (const float(*)[3])box))
@@ -66,10 +71,10 @@ static void list_inside(const kcc_world *world, struct kcc_world_characters *cs,
     const uint32_t sensor_count = kcc_world_sensors(world, &sensors);
     uint32_t n = 0;
     for (uint32_t j = 0; j < cs->live_count && sensor_count > 0; ++j) {
-        const uint32_t c = cs->live[j];
+        const uint32_t c = cs->live[j], first = n;
         if (cs->near.all) {
             for (uint32_t i = 0; i < sensor_count; ++i)
-                check_inside(world, cs, sensors[i], c, &n);
+                check_inside(world, cs, sensors[i], c, first, &n);
             continue;
         }
         const uint32_t *e = cs->near.entries + cs->near.first[c];
@@ -77,7 +82,7 @@ static void list_inside(const kcc_world *world, struct kcc_world_characters *cs,
             bool sensor = false;
             const uint32_t body = kcc_world_piece_body(world, e[i], &sensor);
             if (sensor)
-                check_inside(world, cs, body, c, &n);
+                check_inside(world, cs, body, c, first, &n);
         }
     }
     sort_pairs(ss->inside[ss->now], n);

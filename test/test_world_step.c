@@ -861,6 +861,41 @@ static void sensors_list_who_enters_and_leaves(void **state)
     kcc_mesh_destroy(volume);
 }
 
+/* A sensor larger than the broadphase's grid cell is split into pieces, several of which meet a
+ * character inside it: the character still enters it once, stays without events, and leaves once
+ * (events are per sensor body, never per piece). */
+static void a_sensor_split_into_pieces_reports_each_character_once(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 50, 0});
+    kcc_mesh *volume = test_box_mesh((float[3]){-10, 0, -10}, (float[3]){10, 3, 10});
+    kcc_body_desc bd = kcc_body_default_desc();
+    bd.sensor = true;
+    uint32_t zone, walker;
+    assert_int_equal(kcc_world_add_body(s.world, volume, &bd, &zone), KCC_OK);
+    const kcc_character_desc d = player_desc();
+    const float y = d.half_extents[1] + 0.01f;
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){-12, y, 0.5f}, &walker), KCC_OK);
+    uint32_t entered = 0, left = 0;
+    for (int f = 0; f < 300; ++f) {
+        assert_int_equal(kcc_world_set_displacement(s.world, walker, (vec3){0.1f, -0.01f, 0}), KCC_OK);
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        kcc_sensor_event ev[8];
+        const uint32_t n = events_now(s.world, ev, 8);
+        for (uint32_t i = 0; i < n; ++i) {
+            assert_true(ev[i].sensor == zone && ev[i].character == walker);
+            entered += ev[i].entered;
+            left += !ev[i].entered;
+        }
+        assert_true(entered - left <= 1);
+    }
+    assert_true(state_of(s.world, walker, NULL).position[0] > 12.0f); /* it walked through */
+    assert_int_equal(entered, 1);
+    assert_int_equal(left, 1);
+    mover_scene_free(&s);
+    kcc_mesh_destroy(volume);
+}
+
 /* Teleporting and retuning characters in a world: a character teleported out of a sensor into
  * another keeps its id, the next step lists it leaving the one and entering the other, and it
  * lands where it was put (the move finds its ground again); retuned taller, its feet stay where
@@ -1333,6 +1368,7 @@ int test_group_world_step(void)
         cmocka_unit_test(character_rides_another_that_walks),
         cmocka_unit_test(world_step_is_the_same_for_any_workers),
         cmocka_unit_test(sensors_list_who_enters_and_leaves),
+        cmocka_unit_test(a_sensor_split_into_pieces_reports_each_character_once),
         cmocka_unit_test(contacts_name_the_ground_the_pushers_walls_and_characters),
         cmocka_unit_test(characters_teleport_and_retune_in_a_world),
         cmocka_unit_test(character_layers_let_a_ghost_pass_through),
