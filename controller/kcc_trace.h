@@ -228,10 +228,11 @@ KCC_API kcc_status kcc_world_trace_begin(kcc_trace_writer *w, FILE *file, kcc_wo
 KCC_API kcc_status kcc_world_trace_begin_buffer(kcc_trace_writer *w, char *buffer, size_t capacity,
                                                 kcc_world *world);
 /// Says once per mesh which level it is: `level` is `obj <path>` or `gen <spec>` as for
-/// kcc_trace_begin, or `hf terrain seed=S size=N` for a heightfield of the terrain generator's
-/// heights (kcc_level_terrain_heights(S, N), N in 16..1024, built by kcc_heightfield_build: the
-/// replay rebuilds it as a heightfield, so its answers and moves are the recorded ones bit for
-/// bit). `level_hash` is the hash of the level's triangles: kcc_level_hash of the level, or
+/// kcc_trace_begin, `hf terrain seed=S size=N` for a heightfield of the terrain generator's
+/// heights (kcc_level_terrain_heights(S, N), N in 16..1024, built by kcc_heightfield_build), or
+/// `hf file <path>` for any heightfield written with kcc_trace_write_heightfield (the path as an
+/// OBJ level's: relative to the trace's directory when replayed). The replay rebuilds a heightfield
+/// as a heightfield, so its answers and moves are the recorded ones bit for bit. `level_hash` is the hash of the level's triangles: kcc_level_hash of the level, or
 /// kcc_trace_mesh_hash of the mesh (the same number for a mesh built from a level); a replay on a
 /// level that hashes otherwise is reported as a changed level. A bad level string (a malformed
 /// `hf` spec included) or naming a mesh twice is KCC_ERR_BAD_DESC (not sticky); more than
@@ -243,6 +244,17 @@ KCC_API kcc_status kcc_world_trace_level(kcc_trace_writer *w, const kcc_mesh *me
 /// that level's kcc_level_hash. For naming heightfields (and any mesh) in kcc_world_trace_level.
 /// NULL hashes as an empty level.
 KCC_API uint64_t kcc_trace_mesh_hash(const kcc_mesh *mesh);
+/// Writes heightfield mesh `heightfield` (kcc_heightfield_build's) to a text file at path that a
+/// world trace names `hf file <path>` (docs/traces.md, "Heightfield levels"): its size, spacing,
+/// origin, the heights as built and its holes, every number exact. Errors: KCC_ERR_NULL_ARGUMENT,
+/// KCC_ERR_BAD_DESC (a tree mesh, not a heightfield), KCC_ERR_IO.
+KCC_API kcc_status kcc_trace_write_heightfield(const kcc_mesh *heightfield, const char *path);
+/// Reads a file kcc_trace_write_heightfield wrote and builds its heightfield: the same triangles,
+/// corner for corner (the same kcc_trace_mesh_hash). Mistakes are "path:LINE: what" messages in
+/// err (KCC_ERR_PARSE); KCC_ERR_IO when it cannot be read, the builder's status when the grid is
+/// not one kcc_heightfield_build takes.
+KCC_API kcc_status kcc_trace_read_heightfield(const char *path, kcc_mesh **out_mesh, char *err,
+                                              size_t err_size);
 
 /// A parsed world trace (kcc_world_trace_load; free with kcc_world_trace_free). Opaque.
 typedef struct kcc_world_trace kcc_world_trace;

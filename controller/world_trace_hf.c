@@ -1,5 +1,6 @@
 /* world_trace_hf.c: heightfield levels in world traces (docs/traces.md, "Heightfield levels"):
- * reads an `hf terrain seed=S size=N` spec, builds its heightfield, and hashes a mesh's triangles. */
+ * reads an `hf terrain seed=S size=N` or `hf file <path>` spec, builds a terrain's heightfield, and
+ * hashes a mesh's triangles. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,11 +61,29 @@ static bool read_hf_key(const char *word, size_t length, kcc_wt_hf_spec *spec, u
     return true;
 }
 
-bool kcc_wt_parse_hf(const char *text, size_t length, kcc_wt_hf_spec *out, char *why,
-                     size_t why_size)
+/// `file <path>`: the path runs to the end of the line (spaces allowed, as an OBJ level's).
+static bool parse_hf_file(const char *text, size_t length, kcc_wt_hf_spec *out,
+                          size_t *path_offset, char *why, size_t why_size)
 {
+    size_t at = 4;
+    while (at < length && (text[at] == ' ' || text[at] == '\t'))
+        ++at;
+    if (at == 4 || at == length) {
+        snprintf(why, why_size, "expected 'hf file <path>'");
+        return false;
+    }
+    *out = (kcc_wt_hf_spec){0, 0, true};
+    *path_offset = at;
+    return true;
+}
+
+bool kcc_wt_parse_hf(const char *text, size_t length, kcc_wt_hf_spec *out, size_t *path_offset,
+                     char *why, size_t why_size)
+{
+    if (length >= 4 && memcmp(text, "file", 4) == 0)
+        return parse_hf_file(text, length, out, path_offset, why, why_size);
     const char *end = text + length;
-    kcc_wt_hf_spec spec = {0, 0};
+    kcc_wt_hf_spec spec = {0, 0, false};
     unsigned seen = 0;
     bool named = false;
     for (const char *at = text; at < end;) {
@@ -78,8 +97,8 @@ bool kcc_wt_parse_hf(const char *text, size_t length, kcc_wt_hf_spec *out, char 
             break;
         if (!named) {
             if (n != 7 || memcmp(word, "terrain", 7) != 0) {
-                snprintf(why, why_size, "'%.*s': the heightfield generator is 'terrain'", (int)n,
-                         word);
+                snprintf(why, why_size, "'%.*s': a heightfield is 'terrain seed=S size=N' or "
+                         "'file <path>'", (int)n, word);
                 return false;
             }
             named = true;
@@ -133,6 +152,7 @@ bool kcc_wt_hf_level_ok(const char *level)
         if ((unsigned char)level[i] < 0x20)
             return false;
     kcc_wt_hf_spec spec;
+    size_t path_offset;
     char why[128];
-    return kcc_wt_parse_hf(level + 3, n - 3, &spec, why, sizeof why);
+    return kcc_wt_parse_hf(level + 3, n - 3, &spec, &path_offset, why, sizeof why);
 }

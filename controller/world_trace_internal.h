@@ -56,16 +56,18 @@ static inline bool kcc_wt_calls_character(uint8_t kind)
 #define KCC_WT_HF_MAX_SIZE 1024u
 
 /// An `hf terrain seed=S size=N` level: kcc_level_terrain_heights(seed, size) built with
-/// kcc_heightfield_build.
+/// kcc_heightfield_build; or an `hf file <path>` level: kcc_trace_read_heightfield of the path (the
+/// level's path, resolved against the trace's directory).
 typedef struct kcc_wt_hf_spec {
     uint64_t seed;
     uint32_t size;
+    bool     from_file;
 } kcc_wt_hf_spec;
 
 /// Reads the spec after `hf ` (text[0..length)): true and *out filled, or false with a one-line
-/// reason in why.
-bool kcc_wt_parse_hf(const char *text, size_t length, kcc_wt_hf_spec *out, char *why,
-                     size_t why_size);
+/// reason in why. For `file <path>`, *path_offset is where the path begins in text.
+bool kcc_wt_parse_hf(const char *text, size_t length, kcc_wt_hf_spec *out, size_t *path_offset,
+                     char *why, size_t why_size);
 /// Whether a whole level string is a well-formed `hf <spec>` (kcc_world_trace_level's check).
 bool kcc_wt_hf_level_ok(const char *level);
 /// Builds spec's heightfield (allocates its heights for the build only).

@@ -204,14 +204,16 @@ static kcc_status level_line(kcc_tr_parser *p)
     l->kind = obj ? KCC_TRACE_LEVEL_OBJ : hf ? KCC_TRACE_LEVEL_HF : KCC_TRACE_LEVEL_GEN;
     l->line = p->line;
     l->text = kcc_tr_dup_range(text, p->content_end - p->tok_begin[2]);
-    l->path = obj ? kcc_tr_resolve_obj_path(p->name, rest, rest_length)
-                  : kcc_tr_dup_range(rest, rest_length);
+    char why[160];
+    size_t path_offset = 0;
+    if (hf && !kcc_wt_parse_hf(rest, rest_length, &l->hf, &path_offset, why, sizeof why))
+        return kcc_tr_fail(p, KCC_ERR_PARSE, "level %u: %s", (unsigned)n, why);
+    const bool file = obj || (hf && l->hf.from_file);
+    l->path = file ? kcc_tr_resolve_obj_path(p->name, rest + path_offset, rest_length - path_offset)
+                   : kcc_tr_dup_range(rest, rest_length);
     if (!l->text || !l->path)
         return kcc_tr_fail(p, KCC_ERR_OUT_OF_MEMORY, "out of memory");
-    char why[160];
-    if (hf && !kcc_wt_parse_hf(rest, rest_length, &l->hf, why, sizeof why))
-        return kcc_tr_fail(p, KCC_ERR_PARSE, "level %u: %s", (unsigned)n, why);
-    if (obj) {
+    if (file) {
         FILE *f = fopen(l->path, "rb");
         if (!f)
             return kcc_tr_fail(p, KCC_ERR_NOT_FOUND, "level file '%s' not found", l->path);

@@ -61,7 +61,8 @@ static kcc_status level_mesh(const wt_level *l, kcc_mesh **out, uint64_t *out_ha
                              size_t e_size)
 {
     if (l->kind == KCC_TRACE_LEVEL_HF) {
-        kcc_status st = kcc_wt_build_hf(&l->hf, out);
+        kcc_status st = l->hf.from_file ? kcc_trace_read_heightfield(l->path, out, e, e_size)
+                                        : kcc_wt_build_hf(&l->hf, out);
         *out_hash = st == KCC_OK ? kcc_trace_mesh_hash(*out) : 0;
         return st;
     }

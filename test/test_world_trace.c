@@ -629,7 +629,9 @@ static void every_kind_of_mistake_in_a_hand_edited_world_trace_is_named_by_line(
         {12, "remove_character 1\nteleport 1 0 1 0", KCC_ERR_PARSE, "(it was removed)", 13},
         {3, "level 1 gen flat size=16\nlevel_hash 1 0123", KCC_ERR_PARSE, "16 lowercase hex digits", 4},
         {3, "level 1 hf terrain seed=1", KCC_ERR_PARSE, "level 1: expected 'hf terrain seed=S size=N'", 3},
-        {3, "level 1 hf hills seed=1 size=16", KCC_ERR_PARSE, "the heightfield generator is 'terrain'", 3},
+        {3, "level 1 hf hills seed=1 size=16", KCC_ERR_PARSE, "a heightfield is 'terrain seed=S size=N' or 'file <path>'", 3},
+        {3, "level 1 hf file", KCC_ERR_PARSE, "level 1: expected 'hf file <path>'", 3},
+        {3, "level 1 hf file missing.hf", KCC_ERR_NOT_FOUND, "level file", 3},
         {3, "level 1 hf terrain seed=1 size=8", KCC_ERR_PARSE, "size must be a whole number from 16 to 1024", 3},
         {3, "level 1 hf terrain seed=1 size=2000", KCC_ERR_PARSE, "size must be a whole number", 3},
         {3, "level 1 hf terrain seed=-1 size=16", KCC_ERR_PARSE, "seed must be an unsigned 64-bit", 3},
@@ -727,11 +729,12 @@ static uint64_t terrain_level_hash(uint64_t seed, uint32_t size)
     return hash;
 }
 
-/// Records a world on two heightfields (a static `hf terrain seed=5 size=32` and a kinematic
-/// `hf terrain seed=9 size=16` rising and turning beside it) with characters walking on each.
-static void record_heightfield_world(const trace_dir *d, const char *name, char *out_path)
+/// Records a world on two heightfields (a static ground and a kinematic raft rising and turning
+/// beside it, each named by its level string) with characters walking on each.
+static void record_heightfield_world(const trace_dir *d, const char *name, char *out_path,
+                                     const kcc_mesh *ground, const char *ground_level,
+                                     const kcc_mesh *raft, const char *raft_level)
 {
-    kcc_mesh *ground = terrain_heightfield(5, 32), *raft = terrain_heightfield(9, 16);
     kcc_world *world = NULL;
     assert_int_equal(kcc_world_create(NULL, &world), KCC_OK);
     snprintf(out_path, 256, "%s/%s", d->path, name);
@@ -740,10 +743,9 @@ static void record_heightfield_world(const trace_dir *d, const char *name, char 
     kcc_trace_writer w;
     assert_int_equal(kcc_world_trace_begin(&w, f, world), KCC_OK);
     assert_int_equal(kcc_world_trace_level(&w, ground, "hf terrain size=32", 0), KCC_ERR_BAD_DESC);
-    assert_int_equal(kcc_world_trace_level(&w, ground, "hf terrain seed=5 size=32",
-                                           kcc_trace_mesh_hash(ground)), KCC_OK);
-    assert_int_equal(kcc_world_trace_level(&w, raft, "hf terrain seed=9 size=16",
-                                           kcc_trace_mesh_hash(raft)), KCC_OK);
+    assert_int_equal(kcc_world_trace_level(&w, ground, ground_level, kcc_trace_mesh_hash(ground)),
+                     KCC_OK);
+    assert_int_equal(kcc_world_trace_level(&w, raft, raft_level, kcc_trace_mesh_hash(raft)), KCC_OK);
     kcc_body_desc bd = kcc_body_default_desc();
     uint32_t ground_id = 0, raft_id = 0, people[10];
     assert_int_equal(kcc_world_add_body(world, ground, &bd, &ground_id), KCC_OK);
@@ -770,8 +772,6 @@ static void record_heightfield_world(const trace_dir *d, const char *name, char 
     assert_int_equal(kcc_trace_end(&w), KCC_OK);
     fclose(f);
     kcc_world_destroy(world);
-    kcc_mesh_destroy(ground);
-    kcc_mesh_destroy(raft);
 }
 
 static void a_mesh_hash_is_its_triangles_level_hash(void **state)
@@ -797,7 +797,11 @@ static void a_world_on_heightfields_replays_bit_for_bit_and_a_changed_one_is_rep
     trace_dir d;
     make_dir(&d);
     char path[256], msg[512];
-    record_heightfield_world(&d, "hf.trace", path);
+    kcc_mesh *ground = terrain_heightfield(5, 32), *raft = terrain_heightfield(9, 16);
+    record_heightfield_world(&d, "hf.trace", path, ground, "hf terrain seed=5 size=32", raft,
+                             "hf terrain seed=9 size=16");
+    kcc_mesh_destroy(ground);
+    kcc_mesh_destroy(raft);
     char *text = read_all(path, NULL);
     assert_non_null(strstr(text, "\nlevel 1 hf terrain seed=5 size=32\n"));
     assert_non_null(strstr(text, "\nlevel 2 hf terrain seed=9 size=16\n"));
@@ -832,6 +836,151 @@ static void a_world_on_heightfields_replays_bit_for_bit_and_a_changed_one_is_rep
     assert_int_equal(strncmp(msg, want, strlen(want)), 0);
     kcc_world_trace_free(t);
     free(text);
+    remove_dir(&d);
+}
+
+/// A heightfield as a game builds one from its own data: `columns` x `rows` samples of a smooth
+/// surface, an origin and spacing of its own, a few holes (every 53rd cell when `holes`), and
+/// heights of -0 where the surface is 0 (origin y -0 keeps them -0).
+static kcc_mesh *games_heightfield(uint32_t columns, uint32_t rows, float origin_y, bool holes)
+{
+    float *heights = malloc((size_t)columns * rows * sizeof *heights);
+    uint8_t *hole = calloc((size_t)(columns - 1) * (rows - 1), 1);
+    assert_true(heights && hole);
+    for (uint32_t j = 0; j < rows; ++j)
+        for (uint32_t i = 0; i < columns; ++i) {
+            const float h = 0.8f * sinf(0.3f * (float)i) * cosf(0.2f * (float)j);
+            heights[j * columns + i] = i == 0 ? -0.0f : h;
+        }
+    for (uint32_t c = 0; holes && c < (columns - 1) * (rows - 1); c += 53)
+        hole[c] = 1;
+    kcc_heightfield_desc desc = {0};
+    desc.heights = heights;
+    desc.columns = columns;
+    desc.rows = rows;
+    desc.spacing[0] = 0.75f;
+    desc.spacing[1] = 1.25f;
+    desc.origin[0] = -12.5f;
+    desc.origin[1] = origin_y;
+    desc.origin[2] = -9.0f;
+    desc.holes = holes ? hole : NULL;
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_heightfield_build(&desc, &mesh), KCC_OK);
+    free(heights);
+    free(hole);
+    return mesh;
+}
+
+/// Every triangle of a and b (holes included: absent in both) has the same corners, bit for bit.
+static void assert_same_triangles(const kcc_mesh *a, const kcc_mesh *b)
+{
+    assert_int_equal(kcc_mesh_triangle_count(a), kcc_mesh_triangle_count(b));
+    for (uint32_t id = 0; id < kcc_mesh_triangle_count(a); ++id) {
+        vec3 ca[3], cb[3];
+        const bool in_a = kcc_mesh_triangle(a, id, ca), in_b = kcc_mesh_triangle(b, id, cb);
+        assert_int_equal(in_a, in_b);
+        if (in_a)
+            assert_memory_equal(ca, cb, sizeof ca);
+    }
+}
+
+/* A game's own heightfield (not the terrain generator's) is written with
+ * kcc_trace_write_heightfield, named `hf file <path>`, and replayed from the file: rebuilt as a
+ * heightfield with every corner's bits (-0 heights and holes included), replaying bit for bit on 1
+ * and 2 workers; a file edited afterwards is a changed level. */
+static void a_games_own_heightfield_replays_from_its_file(void **state)
+{
+    (void)state;
+    trace_dir d;
+    make_dir(&d);
+    char ground_path[256], raft_path[256], path[256], msg[512];
+    snprintf(ground_path, sizeof ground_path, "%s/ground.hf", d.path);
+    snprintf(raft_path, sizeof raft_path, "%s/raft.hf", d.path);
+    kcc_mesh *ground = games_heightfield(40, 30, 3.25f, true), *raft = games_heightfield(17, 17, -0.0f, false);
+    assert_int_equal(kcc_trace_write_heightfield(ground, ground_path), KCC_OK);
+    assert_int_equal(kcc_trace_write_heightfield(raft, raft_path), KCC_OK);
+    for (int k = 0; k < 2; ++k) {   /* read back: the same triangles, the same hash */
+        kcc_mesh *back = NULL;
+        assert_int_equal(kcc_trace_read_heightfield(k ? raft_path : ground_path, &back, msg, sizeof msg), KCC_OK);
+        assert_same_triangles(k ? raft : ground, back);
+        assert_true(kcc_trace_mesh_hash(back) == kcc_trace_mesh_hash(k ? raft : ground));
+        kcc_mesh_destroy(back);
+    }
+    record_heightfield_world(&d, "own.trace", path, ground, "hf file ground.hf", raft, "hf file raft.hf");
+    kcc_world_trace *t = load(&d, "own.trace");
+    for (uint32_t workers = 1; workers <= 2; ++workers) {
+        kcc_world_trace_report rep = replay_with(t, workers, NULL);
+        if (rep.diverged) {
+            kcc_world_trace_format_divergence(t, &rep, msg, sizeof msg);
+            fail_msg("%u workers: %s", (unsigned)workers, msg);
+        }
+        assert_int_equal(rep.steps, 240);
+    }
+    kcc_world_trace_free(t);
+    char *text = read_all(ground_path, NULL);   /* one height edited: a changed level */
+    char *y = strstr(strstr(text, "\ny ") + 1, "\ny ");   /* (the first is in a hole's corner) */
+    y[3] = y[3] == '1' ? '2' : '1';
+    write_all(ground_path, text);
+    assert_false(kcc_trace_check_file(path, 0.0f, msg, sizeof msg));
+    if (!strstr(msg, "ground.hf' has changed since the trace was recorded"))
+        fail_msg("got '%s'", msg);
+    free(text);
+    kcc_level level;
+    char err[256];
+    assert_int_equal(kcc_level_generate("arena seed=3", &level, err, sizeof err), KCC_OK);
+    kcc_mesh *tree = NULL;
+    assert_int_equal(kcc_level_build_mesh(&level, &tree), KCC_OK);
+    assert_int_equal(kcc_trace_write_heightfield(tree, raft_path), KCC_ERR_BAD_DESC);
+    assert_int_equal(kcc_trace_write_heightfield(NULL, raft_path), KCC_ERR_NULL_ARGUMENT);
+    kcc_mesh_destroy(tree);
+    kcc_level_free(&level);
+    kcc_mesh_destroy(ground);
+    kcc_mesh_destroy(raft);
+    remove_dir(&d);
+}
+
+/* Every mistake in a hand-edited heightfield file is a "path:LINE: what" message. */
+static void every_mistake_in_a_heightfield_file_is_named_by_line(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *message;
+        uint32_t    line;
+    } cases[] = {
+        {"hello\n", "not a heightfield file: expected 'kcc-heightfield 1'", 1},
+        {"kcc-heightfield 1\ncolumns 2\nrows 2\ny 0 0 0 0\n", "truncated: missing the 'end' line", 4},
+        {"kcc-heightfield 1\ncolumns 2\nrows 2\nspacing 1 1\ny 0 0 0\nend\n", "3 heights for columns x rows = 4", 6},
+        {"kcc-heightfield 1\ncolumns 2\nrows 2\ny 0 0 0 0 0\nend\n", "more heights than columns x rows (4)", 4},
+        {"kcc-heightfield 1\ncolumns 2\nrows 2\ny 0 0 x 0\nend\n", "bad number 'x' for height", 4},
+        {"kcc-heightfield 1\ncolumns 1\n", "columns '1' is out of range", 2},
+        {"kcc-heightfield 1\ny 0\n", "'columns' and 'rows' come before the heights", 2},
+        {"kcc-heightfield 1\ncolumns 2\nrows 2\ny 0 0 0 0\nhole 1 0\nend\n", "cell column '1' is out of range", 5},
+        {"kcc-heightfield 1\ncolumns 2\nrows 2\ny 0 0 0 0\nspacing 1 1\nend\n", "the grid's lines come before the heights", 5},
+        {"kcc-heightfield 1\ncolumns 2\nrows 2\nspacing 1\n", "expected 'spacing SX SZ'", 4},
+        {"kcc-heightfield 1\ncolumns 2\nrows 2\nslope 3\n", "unknown line 'slope'", 4},
+        {"kcc-heightfield 1\ncolumns 2\nrows 2\ny 0 0 0 0\nend\ny 1\n", "unexpected line after 'end'", 6},
+    };
+    trace_dir d;
+    make_dir(&d);
+    char path[256], err[512], want[400];
+    snprintf(path, sizeof path, "%s/bad.hf", d.path);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        write_all(path, cases[i].text);
+        kcc_mesh *mesh = NULL;
+        assert_int_equal(kcc_trace_read_heightfield(path, &mesh, err, sizeof err), KCC_ERR_PARSE);
+        assert_null(mesh);
+        snprintf(want, sizeof want, "%s:%u: %s", path, (unsigned)cases[i].line, cases[i].message);
+        if (strncmp(err, want, strlen(want)) != 0)
+            fail_msg("case %zu: got '%s', want '%s'", i, err, want);
+    }
+    write_all(path, "kcc-heightfield 1\ncolumns 2\nrows 2\nspacing 0 1\ny 0 0 0 0\nend\n");
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_trace_read_heightfield(path, &mesh, err, sizeof err), KCC_ERR_BAD_DESC);
+    assert_non_null(strstr(err, "cannot build the heightfield"));
+    write_all(path, "kcc-heightfield 1\ncolumns 2\nrows 3\nspacing 1 1\norigin 0 0\ny 0 0 1 1 2 2\nend\n");
+    assert_int_equal(kcc_trace_read_heightfield(path, &mesh, err, sizeof err), KCC_OK);
+    assert_int_equal(kcc_mesh_triangle_count(mesh), 4);
+    kcc_mesh_destroy(mesh);
     remove_dir(&d);
 }
 
@@ -1176,6 +1325,8 @@ int test_group_world_trace(void)
         cmocka_unit_test(the_recorder_writes_floats_that_read_back_with_few_digits),
         cmocka_unit_test(a_mesh_hash_is_its_triangles_level_hash),
         cmocka_unit_test(a_world_on_heightfields_replays_bit_for_bit_and_a_changed_one_is_reported),
+        cmocka_unit_test(a_games_own_heightfield_replays_from_its_file),
+        cmocka_unit_test(every_mistake_in_a_heightfield_file_is_named_by_line),
     };
     return KCC_RUN_GROUP("world_trace", tests);
 }
