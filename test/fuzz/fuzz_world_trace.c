@@ -32,12 +32,12 @@ static void check_message(const char *err)
     CHECK(!strchr(err, '\n'));
 }
 
-/// Whether level i is cheap to build: a generated flat level, or a heightfield of at most 32 x 32
-/// samples.
+/// Whether a level is cheap to build (and reads no file): a generated flat level, or a terrain
+/// heightfield of at most 32 x 32 samples.
 static bool small_level(const wt_level *level)
 {
     if (level->kind == KCC_TRACE_LEVEL_HF)
-        return level->hf.size <= 32;
+        return !level->hf.from_file && level->hf.size <= 32;
     return level->kind == KCC_TRACE_LEVEL_GEN && strncmp(level->path, "flat", 4) == 0;
 }
 
