@@ -3,8 +3,9 @@
  * the first counts levels, bodies, characters and steps, the second fills the tables, `.` repeating
  * the value the same place had in the body's or character's previous line. Row S holds what the
  * lines up to step S's last outcome line leave (a character removed after it is still in row S);
- * row 0 what the lines before the first step leave (its targets included). Lines it has no use for
- * (displacements, sensor events, lines of later versions) are skipped. */
+ * row 0 what the lines before the first step leave (its targets included); `+` adds the
+ * displacement the character's `d` lines left. Lines it has no use for (sensor events, lines of
+ * later versions) are skipped. */
 #include "world_view.h"
 
 #include <math.h>
@@ -19,6 +20,7 @@ typedef struct reader {
     const char      *path;
     float           *body_now;   /* body_count x 7: the poses as the lines so far leave them */
     float           *centre_now; /* character_count x 3 */
+    float           *disp_now;   /* character_count x 3: the displacement each `d` line left */
     uint32_t        *flags_now;
     uint32_t         pending;    /* a step whose outcome lines are being read (0: none) */
     uint32_t         line;
@@ -38,22 +40,24 @@ static uint32_t tokens_of(char *line, char **tok)
     return n;
 }
 
-static bool number(const char *text, float last, float *out)
+/* Reads count numbers from tok into now: `.` keeps what now holds, `+` (when plus is not NULL: an
+ * `=` line) adds plus to it in float, as the library's reader does. */
+static bool numbers_plus(char **tok, uint32_t count, float *now, const float *plus)
 {
-    if (strcmp(text, ".") == 0) {
-        *out = last;
-        return true;
+    for (uint32_t i = 0; i < count; ++i) {
+        if (strcmp(tok[i], ".") == 0)
+            continue;
+        if (plus && strcmp(tok[i], "+") == 0)
+            now[i] = now[i] + plus[i];
+        else if (!kcc_trace_text_to_float(tok[i], &now[i]))
+            return false;
     }
-    return kcc_trace_text_to_float(text, out);
+    return true;
 }
 
-/* Reads count numbers from tok into now (`.` keeps what now holds). */
 static bool numbers(char **tok, uint32_t count, float *now)
 {
-    for (uint32_t i = 0; i < count; ++i)
-        if (!number(tok[i], now[i], &now[i]))
-            return false;
-    return true;
+    return numbers_plus(tok, count, now, NULL);
 }
 
 static bool id_of(const char *text, uint32_t count, uint32_t *out)
@@ -160,7 +164,7 @@ static bool read_outcome(reader *r, char **tok, uint32_t n)
         return false;
     if (n > 5 && !kcc_trace_text_to_flags(tok[5], &r->flags_now[c]))
         return false;
-    return numbers(tok + 2, 3, r->centre_now + 3 * (size_t)c);
+    return numbers_plus(tok + 2, 3, r->centre_now + 3 * (size_t)c, r->disp_now + 3 * (size_t)c);
 }
 
 /* Copies the state the lines so far leave into row `step`. */
@@ -213,6 +217,9 @@ static bool read_line(reader *r, char *line)
     }
     if (strcmp(k, "=") == 0)
         return read_outcome(r, tok, n);
+    if (strcmp(k, "d") == 0)
+        return n >= 5 && id_of(tok[1], r->v->character_count, &id) &&
+               numbers(tok + 2, 3, r->disp_now + 3 * (size_t)id);
     return strcmp(k, "place") != 0 && strcmp(k, "target") != 0 && strcmp(k, "remove_body") != 0 &&
            strcmp(k, "remove_character") != 0 && strcmp(k, "step") != 0;
 }
@@ -245,7 +252,8 @@ static kcc_status allocate(demo_world_view *v, reader *r)
     r->body_now = malloc(sizeof(float) * 7 * (v->body_count + 1));
     r->centre_now = malloc(sizeof(float) * 3 * (v->character_count + 1));
     r->flags_now = calloc(v->character_count + 1, sizeof(uint32_t));
-    if (!v->levels || !v->level_names || !v->bodies || !v->poses || !v->centres || !v->flags ||
+    r->disp_now = calloc(3 * (size_t)v->character_count + 1, sizeof(float));
+    if (!r->disp_now || !v->levels || !v->level_names || !v->bodies || !v->poses || !v->centres || !v->flags ||
         !v->half_extents || !r->body_now || !r->centre_now || !r->flags_now)
         return KCC_ERR_OUT_OF_MEMORY;
     const kcc_character_desc d = kcc_character_default_desc();
@@ -278,7 +286,7 @@ kcc_status demo_world_view_load(const char *path, demo_world_view *out, char *er
         return KCC_ERR_VERSION;
     }
     count_lines(text, out);
-    reader r = {out, path, NULL, NULL, NULL, 0, 0, err, err_size};
+    reader r = {out, path, NULL, NULL, NULL, NULL, 0, 0, err, err_size};
     kcc_status s = allocate(out, &r);
     store_row(&r, 0);
     for (char *line = second, *next; s == KCC_OK && line && *line; line = next) {
@@ -296,6 +304,7 @@ kcc_status demo_world_view_load(const char *path, demo_world_view *out, char *er
     free(r.body_now);
     free(r.centre_now);
     free(r.flags_now);
+    free(r.disp_now);
     free(text);
     free(second);
     if (s != KCC_OK)

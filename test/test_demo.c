@@ -632,7 +632,7 @@ static void headless_draws_a_world_trace_and_refuses_a_broken_one(void **state)
 }
 
 /* demo_world_view_load on a trace written by hand: `.` repeats the body's and the character's previous
- * values, row 0 holds the start (with the first step's targets), a character added after step 1's outcomes is in rows 2 on, one removed after step 2's is in
+ * values, `+` adds the character's displacement (its `d` line), row 0 holds the start (with the first step's targets), a character added after step 1's outcomes is in rows 2 on, one removed after step 2's is in
  * row 2 and gone from row 3, and a single-character trace is refused. */
 static void world_view_reads_a_hand_written_world_trace(void **state)
 {
@@ -641,7 +641,7 @@ static void world_view_reads_a_hand_written_world_trace(void **state)
     temp_png_path(path, sizeof(path), "view");
     write_text(path, "kcc-trace 2\nlevel 1 gen flat\nbody 1 1 static 0 0 0 0 0 0 1\nbody 2 1 kinematic 1 2 3 0 0 0 1\n"
           "character 1 0 1 0 half_extents=0.3,0.9,0.3\ntarget 2 . 2.5 . . . . .   # up\nstep 1\n"
-          "= 1 0.5 . 0 ON_GROUND\ncharacter 2 4 1 4\nstep 2\n= 2 . 0.9 .\nremove_character 1\nstep 3\nend 3\n");
+          "= 1 0.5 . 0 ON_GROUND\ncharacter 2 4 1 4\nd 2 0.25 -0.1 -0.5\nstep 2\n= 2 + 0.9 +\nremove_character 1\nstep 3\nend 3\n");
     demo_world_view v;
     char err[256];
     assert_int_equal(demo_world_view_load(path, &v, err, sizeof(err)), KCC_OK);
@@ -660,7 +660,7 @@ static void world_view_reads_a_hand_written_world_trace(void **state)
     assert_null(demo_world_view_centre(&v, 0, 1));
     assert_null(demo_world_view_centre(&v, 1, 1));
     p = demo_world_view_centre(&v, 2, 1);
-    assert_true(p && p[0] == 4.0f && p[1] == 0.9f && p[2] == 4.0f);
+    assert_true(p && p[0] == 4.25f && p[1] == 0.9f && p[2] == 3.5f);   /* 4 + 0.25, 4 - 0.5 */
     p = demo_world_view_centre(&v, 2, 0);
     assert_true(p && p[0] == 0.5f && p[1] == 1.0f);
     assert_null(demo_world_view_centre(&v, 3, 0));
