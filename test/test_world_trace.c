@@ -160,6 +160,22 @@ static kcc_world_trace_report replay_with(const kcc_world_trace *t, uint32_t wor
     return rep;
 }
 
+/// Replays t on 1 and 2 workers: every step exactly as recorded (no divergence, not even by a bit),
+/// `steps` of them.
+static void assert_replays_exactly_on_1_and_2_workers(const kcc_world_trace *t, uint32_t steps)
+{
+    for (uint32_t workers = 1; workers <= 2; ++workers) {
+        kcc_world_trace_report rep = replay_with(t, workers, NULL);
+        if (rep.diverged) {
+            char msg[512];
+            kcc_world_trace_format_divergence(t, &rep, msg, sizeof msg);
+            fail_msg("%u workers: %s", (unsigned)workers, msg);
+        }
+        assert_int_equal(rep.steps, steps);
+        assert_true(rep.max_error == 0.0f);
+    }
+}
+
 static void a_recorded_world_replays_bit_for_bit_with_1_2_and_8_workers(void **state)
 {
     (void)state;
@@ -236,15 +252,7 @@ static void teleports_retunes_layers_and_an_origin_shift_replay_bit_for_bit(void
         if (!strstr(text, kinds[i]))
             fail_msg("the recorded trace has no '%s'", kinds[i] + 1);
     kcc_world_trace *t = load(&d, "calls.trace");
-    for (uint32_t workers = 1; workers <= 2; ++workers) {
-        kcc_world_trace_report rep = replay_with(t, workers, NULL);
-        if (rep.diverged) {
-            char msg[512];
-            kcc_world_trace_format_divergence(t, &rep, msg, sizeof msg);
-            fail_msg("%u workers: %s", (unsigned)workers, msg);
-        }
-        assert_int_equal(rep.steps, 120);
-    }
+    assert_replays_exactly_on_1_and_2_workers(t, 120);
     /* replayed while recording, the calls are written again as they were */
     snprintf(again, sizeof again, "%s/again.trace", d.path);
     FILE *f = fopen(again, "w");
@@ -807,15 +815,7 @@ static void a_world_on_heightfields_replays_bit_for_bit_and_a_changed_one_is_rep
     assert_non_null(strstr(text, "\nlevel 2 hf terrain seed=9 size=16\n"));
     assert_non_null(strstr(text, "\ntarget 2 . 0.024989585 "));   /* the raft rises */
     kcc_world_trace *t = load(&d, "hf.trace");
-    for (uint32_t workers = 1; workers <= 2; ++workers) {
-        kcc_world_trace_report rep = replay_with(t, workers, NULL);
-        if (rep.diverged) {
-            kcc_world_trace_format_divergence(t, &rep, msg, sizeof msg);
-            fail_msg("%u workers: %s", (unsigned)workers, msg);
-        }
-        assert_int_equal(rep.steps, 240);
-        assert_true(rep.max_error == 0.0f);
-    }
+    assert_replays_exactly_on_1_and_2_workers(t, 240);
     kcc_world_trace_free(t);
     if (!kcc_trace_check_file(path, 0.0f, msg, sizeof msg))
         fail_msg("%s", msg);
@@ -908,14 +908,7 @@ static void a_games_own_heightfield_replays_from_its_file(void **state)
     }
     record_heightfield_world(&d, "own.trace", path, ground, "hf file ground.hf", raft, "hf file raft.hf");
     kcc_world_trace *t = load(&d, "own.trace");
-    for (uint32_t workers = 1; workers <= 2; ++workers) {
-        kcc_world_trace_report rep = replay_with(t, workers, NULL);
-        if (rep.diverged) {
-            kcc_world_trace_format_divergence(t, &rep, msg, sizeof msg);
-            fail_msg("%u workers: %s", (unsigned)workers, msg);
-        }
-        assert_int_equal(rep.steps, 240);
-    }
+    assert_replays_exactly_on_1_and_2_workers(t, 240);
     kcc_world_trace_free(t);
     char *text = read_all(ground_path, NULL);   /* one height edited: a changed level */
     char *y = strstr(strstr(text, "\ny ") + 1, "\ny ");   /* (the first is in a hole's corner) */
