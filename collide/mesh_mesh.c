@@ -453,7 +453,8 @@ static bool tri_tri_segment(const float *const a[3], const tri_plane *pa, const 
 {
     if (!out)
         return tri_tri(a, pa, b, pb, NULL);
-    contact_points pts = {.n = 0};
+    contact_points pts;
+    pts.n = 0;
     if (!tri_tri(a, pa, b, pb, &pts))
         return false;
     points_segment(&pts, out);
@@ -550,19 +551,28 @@ static bool self_pair_cuts(const float *const a[3], const tri_plane *pa, const f
 }
 
 /* ------------------------------------------------------------------------------------------------
- * The pair output: a bounded max-heap over the caller's buffer keeps the `capacity` smallest
- * (a, b) pairs seen; it is sorted ascending at the end. No allocation, any visiting order. */
+ * The pair output: the caller's buffer keeps the `capacity` smallest (a, b) pairs seen, sorted
+ * ascending at the end. Pairs are appended while they fit; the first one that does not turn the
+ * buffer into a bounded max-heap, which from then on keeps the smallest. No allocation, any
+ * visiting order: the pairs are distinct, so every order sorts them the same. */
 
 typedef struct pair_sink {
     kcc_tri_pair *out;
     uint32_t      capacity;
     uint32_t      stored;
     uint32_t      count;       ///< every pair found (saturates at UINT32_MAX)
+    bool          heap;        ///< out[0, stored) is a max-heap (the buffer has filled)
 } pair_sink;
 
 static inline bool pair_less(const kcc_tri_pair *x, const kcc_tri_pair *y)
 {
     return x->a < y->a || (x->a == y->a && x->b < y->b);
+}
+
+static inline void pair_swap(kcc_tri_pair *x, kcc_tri_pair *y)
+{
+    const kcc_tri_pair tmp = *x;
+    *x = *y, *y = tmp;
 }
 
 static void heap_sift_down(kcc_tri_pair *h, uint32_t n, uint32_t i)
@@ -575,9 +585,69 @@ static void heap_sift_down(kcc_tri_pair *h, uint32_t n, uint32_t i)
             big = r;
         if (big == i)
             return;
-        kcc_tri_pair tmp = h[i];
-        h[i] = h[big], h[big] = tmp;
+        pair_swap(&h[i], &h[big]);
         i = big;
+    }
+}
+
+static void heap_make(kcc_tri_pair *h, uint32_t n)
+{
+    for (uint32_t i = n / 2; i > 0; --i)
+        heap_sift_down(h, n, i - 1);
+}
+
+/// A max-heap of n pairs sorted ascending in place.
+static void heap_sort(kcc_tri_pair *h, uint32_t n)
+{
+    for (uint32_t end = n; end > 1; --end) {
+        pair_swap(&h[0], &h[end - 1]);
+        heap_sift_down(h, end - 1, 0);
+    }
+}
+
+/// Sorts n pairs ascending in place: quicksort (median of three, the smaller side first, so the
+/// recursion is at most log2 n deep), heapsort past `depth` splits, insertion sort below 16.
+static void pairs_sort(kcc_tri_pair *p, uint32_t n, int depth)
+{
+    while (n > 16) {
+        if (depth-- == 0) {
+            heap_make(p, n);
+            heap_sort(p, n);
+            return;
+        }
+        const uint32_t mid = n / 2;
+        if (pair_less(&p[mid], &p[0]))
+            pair_swap(&p[mid], &p[0]);
+        if (pair_less(&p[n - 1], &p[mid]))
+            pair_swap(&p[n - 1], &p[mid]);
+        if (pair_less(&p[mid], &p[0]))
+            pair_swap(&p[mid], &p[0]);
+        const kcc_tri_pair pivot = p[mid];
+        uint32_t i = 0, j = n - 1;
+        for (;;) { /* Hoare: p[0] <= pivot <= p[n - 1] keep both scans in range */
+            while (pair_less(&p[i], &pivot))
+                ++i;
+            while (pair_less(&pivot, &p[j]))
+                --j;
+            if (i >= j)
+                break;
+            pair_swap(&p[i++], &p[j--]);
+        }
+        const uint32_t left = j + 1; /* p[0, left) <= pivot <= p[left, n) */
+        if (left < n - left) {
+            pairs_sort(p, left, depth);
+            p += left, n -= left;
+        } else {
+            pairs_sort(p + left, n - left, depth);
+            n = left;
+        }
+    }
+    for (uint32_t i = 1; i < n; ++i) {
+        const kcc_tri_pair x = p[i];
+        uint32_t j = i;
+        for (; j > 0 && pair_less(&x, &p[j - 1]); --j)
+            p[j] = p[j - 1];
+        p[j] = x;
     }
 }
 
@@ -592,14 +662,14 @@ static void sink_add(pair_sink *sink, uint32_t a, uint32_t b, float seg[2][3])
         p.segment[0][k] = seg[0][k], p.segment[1][k] = seg[1][k];
     kcc_tri_pair *h = sink->out;
     if (sink->stored < sink->capacity) {
-        uint32_t i = sink->stored++;
-        h[i] = p;
-        while (i > 0 && pair_less(&h[(i - 1) / 2], &h[i])) {
-            kcc_tri_pair tmp = h[i];
-            h[i] = h[(i - 1) / 2], h[(i - 1) / 2] = tmp;
-            i = (i - 1) / 2;
-        }
-    } else if (pair_less(&p, &h[0])) {
+        h[sink->stored++] = p;
+        return;
+    }
+    if (!sink->heap) {
+        heap_make(h, sink->stored);
+        sink->heap = true;
+    }
+    if (pair_less(&p, &h[0])) {
         h[0] = p;
         heap_sift_down(h, sink->stored, 0);
     }
@@ -607,12 +677,10 @@ static void sink_add(pair_sink *sink, uint32_t a, uint32_t b, float seg[2][3])
 
 static void sink_finish(pair_sink *sink)
 {
-    kcc_tri_pair *h = sink->out;
-    for (uint32_t end = sink->stored; end > 1; --end) {
-        kcc_tri_pair tmp = h[0];
-        h[0] = h[end - 1], h[end - 1] = tmp;
-        heap_sift_down(h, end - 1, 0);
-    }
+    if (sink->heap)
+        heap_sort(sink->out, sink->stored);
+    else
+        pairs_sort(sink->out, sink->stored, 64);
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -621,7 +689,11 @@ static void sink_finish(pair_sink *sink)
  * L . (M c + t) with radius sum_j |L . M_j| h_j, for any matrix M (a unit quaternion's or not).
  * The axes are the unit columns of both matrices and their nine unit cross products (the 15 of
  * the OBB test; only the three when both matrices are equal): fixed per query, so each axis's
- * |L . M_j| are computed once. A pair is culled only when some axis separates the projections by
+ * row L M (whose magnitudes are the |L . M_j|) and offset L . t are computed once, and a local
+ * box's projection costs two three-term dot products: (L M) . c + L . t and |L M| . h. A node's
+ * four children are tested together, lane by lane (four-wide loops the compiler vectorises), the
+ * six face axes first, the nine edge axes only for children no face axis culled. A pair is
+ * culled only when some axis separates the projections by
  * more than `slack`, which covers the float placement of the corners (kcc_pose_point rounds each
  * coordinate four times, far below 2^-16 of the magnitudes) and the double rounding of the test
  * itself: culling never drops a pair the exact triangle test would report
@@ -634,12 +706,12 @@ static void sink_finish(pair_sink *sink)
 
 typedef struct mm_node {
     uint32_t first, count;     ///< as a kcc_node4 lane: a leaf when count > 0
-    double   center[3];        ///< m, world frame
+    double   center[3];        ///< m, local centre
     double   half[3];          ///< m, local half extents
 } mm_node;
 
-/// One side's placed leaf: its triangles placed in float (kcc_pose_point), their bounds and
-/// whether each is live once placed (placement can flatten a sliver).
+/// One side's placed leaf: its triangles placed in float (kcc_pose_point), their bounds, planes
+/// and whether each is live once placed (placement can flatten a sliver).
 typedef struct mm_leaf {
     uint32_t first, count;
     float    v[KCC_LEAF_MAX][3][3];
@@ -648,15 +720,23 @@ typedef struct mm_leaf {
     bool     live[KCC_LEAF_MAX];
 } mm_leaf;
 
+/// Placed leaves kept per side, by leaf (direct-mapped on its first slot): a leaf meets several
+/// leaves of the other side, mostly close together in the walk, and is placed again only when
+/// another leaf has taken its place.
+#define MM_LEAF_CACHE_BITS 4
+#define MM_LEAF_CACHE (1 << MM_LEAF_CACHE_BITS)
+
 typedef struct mm_query {
     const kcc_mesh *mesh[2];
     kcc_pose        pose[2];
-    double          axis[MM_MAX_AXES][3];
-    double          reach[2][MM_MAX_AXES][3];   ///< |axis . column j| of each side's matrix
+    double          row[2][3][MM_MAX_AXES];     ///< component j of axis L's row L M, per side
+    double          reach[2][3][MM_MAX_AXES];   ///< |L . column j| of each side's matrix
+    double          offset[2][MM_MAX_AXES];     ///< L . t, per side
     int             axis_count;
+    int             face_axes;                  ///< the first ones: the matrices' columns
     double          slack;                      ///< m
     bool            self;                       ///< one mesh against itself (a < b pairs)
-    mm_leaf         leaf[2];                    ///< the last leaf placed on each side
+    mm_leaf         leaf[2][MM_LEAF_CACHE];     ///< placed leaves of each side
     pair_sink       sink;
 } mm_query;
 
@@ -678,15 +758,19 @@ static void add_axis(mm_query *q, const double l[3])
     const double len = sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]);
     if (!(len > 1e-6))
         return;
-    double *axis = q->axis[q->axis_count];
-    for (int k = 0; k < 3; ++k)
-        axis[k] = l[k] / len;
-    for (int s = 0; s < 2; ++s)
-        for (int j = 0; j < 3; ++j)
-            q->reach[s][q->axis_count][j] = fabs(axis[0] * q->pose[s].m[0][j] +
-                                                 axis[1] * q->pose[s].m[1][j] +
-                                                 axis[2] * q->pose[s].m[2][j]);
-    q->axis_count++;
+    const int n = q->axis_count++;
+    const double axis[3] = {l[0] / len, l[1] / len, l[2] / len};
+    for (int s = 0; s < 2; ++s) {
+        const kcc_pose *pose = &q->pose[s];
+        for (int j = 0; j < 3; ++j) {
+            q->row[s][j][n] = axis[0] * pose->m[0][j] + axis[1] * pose->m[1][j] +
+                              axis[2] * pose->m[2][j];
+            q->reach[s][j][n] = fabs(q->row[s][j][n]);
+        }
+        q->offset[s][n] = axis[0] * pose->transform.position[0] +
+                          axis[1] * pose->transform.position[1] +
+                          axis[2] * pose->transform.position[2];
+    }
 }
 
 /// The largest magnitude a side's placed coordinates reach (m): its corners' scale through the
@@ -713,6 +797,7 @@ static void setup_axes(mm_query *q)
     for (int s = 0; s < (same ? 1 : 2); ++s)
         for (int j = 0; j < 3; ++j)
             add_axis(q, col[s][j]);
+    q->face_axes = q->axis_count;
     for (int i = 0; i < 3 && !same; ++i)
         for (int j = 0; j < 3; ++j) {
             const double *u = col[0][i], *v = col[1][j];
@@ -724,38 +809,130 @@ static void setup_axes(mm_query *q)
                0x1p-100;
 }
 
-/// A node from a local box: its world centre through the side's pose (double).
-static void node_set(mm_node *n, const kcc_pose *pose, uint32_t first, uint32_t count,
-                     const float lo[3], const float hi[3])
+/// A node from a local box: its centre and half extents (double, local).
+static void node_set(mm_node *n, uint32_t first, uint32_t count, const float lo[3],
+                     const float hi[3])
 {
     n->first = first, n->count = count;
-    double c[3];
-    kcc_box_center_half_d(lo, hi, c, n->half);
-    for (int i = 0; i < 3; ++i)
-        n->center[i] = (double)pose->m[i][0] * c[0] + (double)pose->m[i][1] * c[1] +
-                       (double)pose->m[i][2] * c[2] + (double)pose->transform.position[i];
+    kcc_box_center_half_d(lo, hi, n->center, n->half);
+}
+
+/// Side s's node n projected on every axis: centre proj[k] and radius rad[k] (slack included).
+static void node_project(const mm_query *q, int s, const mm_node *n, double proj[MM_MAX_AXES],
+                         double rad[MM_MAX_AXES])
+{
+    const double(*row)[MM_MAX_AXES] = q->row[s], (*reach)[MM_MAX_AXES] = q->reach[s];
+    for (int k = 0; k < q->axis_count; ++k) {
+        proj[k] = row[0][k] * n->center[0] + row[1][k] * n->center[1] + row[2][k] * n->center[2] +
+                  q->offset[s][k];
+        rad[k] = reach[0][k] * n->half[0] + reach[1][k] * n->half[1] + reach[2][k] * n->half[2] +
+                 q->slack;
+    }
 }
 
 /// False when some axis separates the two placed node boxes by more than the slack.
 static bool nodes_may_meet(const mm_query *q, const mm_node *a, const mm_node *b)
 {
-    const double d[3] = {b->center[0] - a->center[0], b->center[1] - a->center[1],
-                         b->center[2] - a->center[2]};
-    for (int k = 0; k < q->axis_count; ++k) {
-        const double *l = q->axis[k], *ra = q->reach[0][k], *rb = q->reach[1][k];
-        const double dist = fabs(l[0] * d[0] + l[1] * d[1] + l[2] * d[2]);
-        const double reach = ra[0] * a->half[0] + ra[1] * a->half[1] + ra[2] * a->half[2] +
-                             rb[0] * b->half[0] + rb[1] * b->half[1] + rb[2] * b->half[2];
-        if (dist > reach + q->slack)
+    double pa[MM_MAX_AXES], ra[MM_MAX_AXES], pb[MM_MAX_AXES], rb[MM_MAX_AXES];
+    node_project(q, 0, a, pa, ra);
+    node_project(q, 1, b, pb, rb);
+    for (int k = 0; k < q->axis_count; ++k)
+        if (fabs(pb[k] - pa[k]) > ra[k] + rb[k])
             return false;
-    }
     return true;
 }
 
-/// Places side s's leaf (first, count) unless it is the one already placed.
+/// A node's four children, lane by lane: local centres and half extents (double), and which
+/// lanes are still kept (all bits set) or culled (zero).
+typedef struct mm_children {
+    double  c[3][4], h[3][4];
+    int64_t keep[4];
+} mm_children;
+
+/// Four children of side s against the other side's projections (proj, rad): clears the lanes
+/// that some axis in [k0, k1) separates; false when no lane is left. The SSE2 path and the scalar
+/// one evaluate the same expressions in the same order.
+static bool children_cull(const mm_query *q, int s, mm_children *ch, const double proj[MM_MAX_AXES],
+                          const double rad[MM_MAX_AXES], int k0, int k1)
+{
+    const double(*row)[MM_MAX_AXES] = q->row[s], (*reach)[MM_MAX_AXES] = q->reach[s];
+#if KCC_SSE
+    const __m128d sign = _mm_set1_pd(-0.0);
+    __m128d keep[2] = {_mm_loadu_pd((const double *)&ch->keep[0]),
+                       _mm_loadu_pd((const double *)&ch->keep[2])};
+    for (int k = k0; k < k1; ++k) {
+        const __m128d r0 = _mm_set1_pd(row[0][k]), r1 = _mm_set1_pd(row[1][k]);
+        const __m128d r2 = _mm_set1_pd(row[2][k]), off = _mm_set1_pd(q->offset[s][k] - proj[k]);
+        const __m128d e0 = _mm_set1_pd(reach[0][k]), e1 = _mm_set1_pd(reach[1][k]);
+        const __m128d e2 = _mm_set1_pd(reach[2][k]), other = _mm_set1_pd(rad[k]);
+        for (int half = 0; half < 2; ++half) {
+            const int i = 2 * half;
+            __m128d dist = _mm_add_pd(_mm_mul_pd(r0, _mm_loadu_pd(&ch->c[0][i])),
+                                      _mm_mul_pd(r1, _mm_loadu_pd(&ch->c[1][i])));
+            dist = _mm_add_pd(_mm_add_pd(dist, _mm_mul_pd(r2, _mm_loadu_pd(&ch->c[2][i]))), off);
+            __m128d size = _mm_add_pd(_mm_mul_pd(e0, _mm_loadu_pd(&ch->h[0][i])),
+                                      _mm_mul_pd(e1, _mm_loadu_pd(&ch->h[1][i])));
+            size = _mm_add_pd(_mm_add_pd(size, _mm_mul_pd(e2, _mm_loadu_pd(&ch->h[2][i]))), other);
+            keep[half] = _mm_and_pd(keep[half], _mm_cmple_pd(_mm_andnot_pd(sign, dist), size));
+        }
+        if (_mm_movemask_pd(_mm_or_pd(keep[0], keep[1])) == 0)
+            break;
+    }
+    _mm_storeu_pd((double *)&ch->keep[0], keep[0]);
+    _mm_storeu_pd((double *)&ch->keep[2], keep[1]);
+#else
+    for (int k = k0; k < k1; ++k) {
+        const double off = q->offset[s][k] - proj[k];
+        for (int i = 0; i < 4; ++i) {
+            const double dist = row[0][k] * ch->c[0][i] + row[1][k] * ch->c[1][i] +
+                                row[2][k] * ch->c[2][i] + off;
+            const double size = reach[0][k] * ch->h[0][i] + reach[1][k] * ch->h[1][i] +
+                                reach[2][k] * ch->h[2][i] + rad[k];
+            ch->keep[i] &= -(int64_t)(fabs(dist) <= size);
+        }
+    }
+#endif
+    return (ch->keep[0] | ch->keep[1] | ch->keep[2] | ch->keep[3]) != 0;
+}
+
+/// Opens side s's inner node `open` against the other side's node `other`: pushes each child pair
+/// whose boxes may meet.
+static uint32_t open_node(mm_query *q, int s, const mm_node *open, const mm_node *other,
+                          mm_node (*stack)[2], uint32_t sp)
+{
+    const kcc_node4 *g = &q->mesh[s]->quads[open->first];
+    double proj[MM_MAX_AXES], rad[MM_MAX_AXES];
+    mm_children ch;
+    node_project(q, 1 - s, other, proj, rad);
+    const float(*lo_hi[3])[4] = {g->x, g->y, g->z};
+    for (int i = 0; i < 4; ++i) {
+        for (int k = 0; k < 3; ++k) {
+            const double lo = lo_hi[k][0][i], hi = lo_hi[k][1][i];
+            ch.c[k][i] = 0.5 * (lo + hi);
+            ch.h[k][i] = 0.5 * (hi - lo);
+        }
+        ch.keep[i] = g->x[0][i] <= g->x[1][i] ? -1 : 0; /* an empty slot: never kept */
+    }
+    if (!children_cull(q, s, &ch, proj, rad, 0, q->axis_count))
+        return sp;
+    for (int i = 0; i < 4; ++i) {
+        if (!ch.keep[i])
+            continue;
+        KCC_ASSERT(sp < MM_STACK);
+        mm_node *child = &stack[sp][s];
+        child->first = g->first[i], child->count = g->count[i];
+        for (int k = 0; k < 3; ++k)
+            child->center[k] = ch.c[k][i], child->half[k] = ch.h[k][i];
+        stack[sp][1 - s] = *other;
+        ++sp;
+    }
+    return sp;
+}
+
+/// Side s's leaf (first, count) placed: from the cache, or placed there.
 static const mm_leaf *leaf_place(mm_query *q, int s, uint32_t first, uint32_t count)
 {
-    mm_leaf *leaf = &q->leaf[s];
+    mm_leaf *leaf = &q->leaf[s][(uint32_t)(first * 2654435761u) >> (32 - MM_LEAF_CACHE_BITS)];
     if (leaf->count == count && leaf->first == first)
         return leaf;
     KCC_ASSERT(count <= KCC_LEAF_MAX);
@@ -830,34 +1007,11 @@ static void leaf_pair(mm_query *q, const mm_node *na, const mm_node *nb)
     }
 }
 
-/// Opens side s's inner node `open` against the other side's node `other`: pushes each child pair
-/// whose boxes may meet.
-static uint32_t open_node(mm_query *q, int s, const mm_node *open, const mm_node *other,
-                          mm_node (*stack)[2], uint32_t sp)
-{
-    const kcc_node4 *g = &q->mesh[s]->quads[open->first];
-    for (int i = 0; i < 4; ++i) {
-        if (!(g->x[0][i] <= g->x[1][i]))
-            continue; /* an empty slot */
-        const float lo[3] = {g->x[0][i], g->y[0][i], g->z[0][i]};
-        const float hi[3] = {g->x[1][i], g->y[1][i], g->z[1][i]};
-        mm_node child;
-        node_set(&child, &q->pose[s], g->first[i], g->count[i], lo, hi);
-        if (!(s == 0 ? nodes_may_meet(q, &child, other) : nodes_may_meet(q, other, &child)))
-            continue;
-        KCC_ASSERT(sp < MM_STACK);
-        stack[sp][s] = child;
-        stack[sp][1 - s] = *other;
-        ++sp;
-    }
-    return sp;
-}
-
 static void mm_walk(mm_query *q)
 {
     mm_node stack[MM_STACK][2];
     for (int s = 0; s < 2; ++s)
-        node_set(&stack[0][s], &q->pose[s], 0, 0, q->mesh[s]->bounds[0], q->mesh[s]->bounds[1]);
+        node_set(&stack[0][s], 0, 0, q->mesh[s]->bounds[0], q->mesh[s]->bounds[1]);
     uint32_t sp = nodes_may_meet(q, &stack[0][0], &stack[0][1]) ? 1 : 0;
     while (sp > 0) {
         --sp;
@@ -875,9 +1029,10 @@ static void mm_walk(mm_query *q)
 
 static uint32_t mm_run(mm_query *q, kcc_tri_pair *out_pairs, uint32_t capacity)
 {
-    q->sink = (pair_sink){.out = out_pairs, .capacity = out_pairs ? capacity : 0};
+    q->sink = (pair_sink){.out = out_pairs, .capacity = out_pairs ? capacity : 0, .heap = false};
     for (int s = 0; s < 2; ++s)
-        q->leaf[s].count = 0; /* no leaf placed yet */
+        for (int i = 0; i < MM_LEAF_CACHE; ++i)
+            q->leaf[s][i].count = 0; /* no leaf placed yet */
     setup_axes(q);
     mm_walk(q);
     sink_finish(&q->sink);
