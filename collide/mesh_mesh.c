@@ -689,35 +689,40 @@ static void sink_finish(pair_sink *sink)
  * L . (M c + t) with radius sum_j |L . M_j| h_j, for any matrix M (a unit quaternion's or not).
  * The axes are the unit columns of both matrices and their nine unit cross products (the 15 of
  * the OBB test; only the three when both matrices are equal): fixed per query, so each axis's
- * row L M (whose magnitudes are the |L . M_j|) and offset L . t are computed once, and a local
- * box's projection costs two three-term dot products: (L M) . c + L . t and |L M| . h. A node's
- * four children are tested together, lane by lane (four-wide loops the compiler vectorises), the
- * six face axes first, the nine edge axes only for children no face axis culled. A pair is
- * culled only when some axis separates the projections by
- * more than `slack`, which covers the float placement of the corners (kcc_pose_point rounds each
- * coordinate four times, far below 2^-16 of the magnitudes) and the double rounding of the test
- * itself: culling never drops a pair the exact triangle test would report
- * (rotated_meshes_match_brute_force_over_all_pairs). */
+ * row L M (whose magnitudes are the |L . M_j|) and offset L . t are computed once (in double,
+ * kept in float), and a local box's projection costs two three-term dot products, (L M) . c +
+ * L . t and |L M| . h. A node's four children are tested together in float, four lanes at once,
+ * until no lane is left. A pair is culled only when some axis separates the projections by more
+ * than `slack`, 2^-16 of both sides' coordinate magnitudes S (corners times the matrix, plus the
+ * position), which covers the float placement of the corners (kcc_pose_point rounds each
+ * coordinate four times) and the float rounding of the test itself (every value it sums is at
+ * most S, and each is rounded a few times at 2^-24): culling never drops a pair the exact
+ * triangle test would report (rotated_meshes_match_brute_force_over_all_pairs). Past S = 2^100
+ * nothing is culled, so no sum comes near float's overflow. */
 
-#define MM_MAX_AXES 15
+#define MM_MAX_AXES 16 /* 15, and a zero lane: four axes at a time */
 /// Pending node pairs: each opening pushes at most four, and a path opens at most the depth of
 /// both trees.
 #define MM_STACK (3 * 2 * KCC_TREE_MAX_DEPTH + 8)
 
 typedef struct mm_node {
     uint32_t first, count;     ///< as a kcc_node4 lane: a leaf when count > 0
-    double   center[3];        ///< m, local centre
-    double   half[3];          ///< m, local half extents
+    float    center[3];        ///< m, local centre
+    float    half[3];          ///< m, local half extents
 } mm_node;
 
-/// One side's placed leaf: its triangles placed in float (kcc_pose_point), their bounds, planes
-/// and whether each is live once placed (placement can flatten a sliver).
+/// Whether a placed triangle is live (placement can flatten a sliver): decided, with its plane,
+/// the first time its bounds meet another's.
+typedef enum mm_tri_state { MM_TRI_UNDECIDED, MM_TRI_LIVE, MM_TRI_DEAD } mm_tri_state;
+
+/// One side's placed leaf: its triangles placed in float (kcc_pose_point), their bounds, and
+/// once decided, whether each is live and its plane.
 typedef struct mm_leaf {
-    uint32_t first, count;
-    float    v[KCC_LEAF_MAX][3][3];
-    float    lo[KCC_LEAF_MAX][3], hi[KCC_LEAF_MAX][3];
+    uint32_t  first, count;
+    float     v[KCC_LEAF_MAX][3][3];
+    float     lo[3][KCC_LEAF_MAX], hi[3][KCC_LEAF_MAX];   ///< bounds, axis by axis
     tri_plane plane[KCC_LEAF_MAX];
-    bool     live[KCC_LEAF_MAX];
+    uint8_t   state[KCC_LEAF_MAX];   ///< mm_tri_state
 } mm_leaf;
 
 /// Placed leaves kept per side, by leaf (direct-mapped on its first slot): a leaf meets several
@@ -729,12 +734,12 @@ typedef struct mm_leaf {
 typedef struct mm_query {
     const kcc_mesh *mesh[2];
     kcc_pose        pose[2];
-    double          row[2][3][MM_MAX_AXES];     ///< component j of axis L's row L M, per side
-    double          reach[2][3][MM_MAX_AXES];   ///< |L . column j| of each side's matrix
-    double          offset[2][MM_MAX_AXES];     ///< L . t, per side
+    float           row[2][3][MM_MAX_AXES];     ///< component j of axis L's row L M, per side
+    float           reach[2][3][MM_MAX_AXES];   ///< |L . column j| of each side's matrix
+    float           offset[2][MM_MAX_AXES];     ///< L . t, per side
     int             axis_count;
-    int             face_axes;                  ///< the first ones: the matrices' columns
-    double          slack;                      ///< m
+    float           slack;                      ///< m
+    bool            cull;                       ///< S is at most 2^100: nodes are culled
     bool            self;                       ///< one mesh against itself (a < b pairs)
     mm_leaf         leaf[2][MM_LEAF_CACHE];     ///< placed leaves of each side
     pair_sink       sink;
@@ -763,13 +768,13 @@ static void add_axis(mm_query *q, const double l[3])
     for (int s = 0; s < 2; ++s) {
         const kcc_pose *pose = &q->pose[s];
         for (int j = 0; j < 3; ++j) {
-            q->row[s][j][n] = axis[0] * pose->m[0][j] + axis[1] * pose->m[1][j] +
-                              axis[2] * pose->m[2][j];
-            q->reach[s][j][n] = fabs(q->row[s][j][n]);
+            const double row = axis[0] * pose->m[0][j] + axis[1] * pose->m[1][j] +
+                               axis[2] * pose->m[2][j];
+            q->row[s][j][n] = (float)row, q->reach[s][j][n] = (float)fabs(row);
         }
-        q->offset[s][n] = axis[0] * pose->transform.position[0] +
-                          axis[1] * pose->transform.position[1] +
-                          axis[2] * pose->transform.position[2];
+        q->offset[s][n] = (float)(axis[0] * pose->transform.position[0] +
+                                  axis[1] * pose->transform.position[1] +
+                                  axis[2] * pose->transform.position[2]);
     }
 }
 
@@ -793,11 +798,12 @@ static void setup_axes(mm_query *q)
             for (int k = 0; k < 3; ++k)
                 col[s][j][k] = q->pose[s].m[k][j];
     const bool same = memcmp(q->pose[0].m, q->pose[1].m, sizeof(q->pose[0].m)) == 0;
+    memset(q->row, 0, sizeof q->row), memset(q->reach, 0, sizeof q->reach);
+    memset(q->offset, 0, sizeof q->offset);
     q->axis_count = 0;
     for (int s = 0; s < (same ? 1 : 2); ++s)
         for (int j = 0; j < 3; ++j)
             add_axis(q, col[s][j]);
-    q->face_axes = q->axis_count;
     for (int i = 0; i < 3 && !same; ++i)
         for (int j = 0; j < 3; ++j) {
             const double *u = col[0][i], *v = col[1][j];
@@ -805,92 +811,101 @@ static void setup_axes(mm_query *q)
                                  u[0] * v[1] - u[1] * v[0]};
             add_axis(q, c);
         }
-    q->slack = 0x1p-16 * (side_scale(q->mesh[0], &q->pose[0]) + side_scale(q->mesh[1], &q->pose[1])) +
-               0x1p-100;
+    const double scale = side_scale(q->mesh[0], &q->pose[0]) + side_scale(q->mesh[1], &q->pose[1]);
+    q->slack = (float)(0x1p-16 * scale + 0x1p-100);
+    q->cull = scale <= 0x1p100;
 }
 
-/// A node from a local box: its centre and half extents (double, local).
+/// A node from a local box: its centre and half extents (local; halved in double, then rounded).
 static void node_set(mm_node *n, uint32_t first, uint32_t count, const float lo[3],
                      const float hi[3])
 {
     n->first = first, n->count = count;
-    kcc_box_center_half_d(lo, hi, n->center, n->half);
-}
-
-/// Side s's node n projected on every axis: centre proj[k] and radius rad[k] (slack included).
-static void node_project(const mm_query *q, int s, const mm_node *n, double proj[MM_MAX_AXES],
-                         double rad[MM_MAX_AXES])
-{
-    const double(*row)[MM_MAX_AXES] = q->row[s], (*reach)[MM_MAX_AXES] = q->reach[s];
-    for (int k = 0; k < q->axis_count; ++k) {
-        proj[k] = row[0][k] * n->center[0] + row[1][k] * n->center[1] + row[2][k] * n->center[2] +
-                  q->offset[s][k];
-        rad[k] = reach[0][k] * n->half[0] + reach[1][k] * n->half[1] + reach[2][k] * n->half[2] +
-                 q->slack;
+    for (int k = 0; k < 3; ++k) {
+        n->center[k] = (float)(0.5 * ((double)lo[k] + (double)hi[k]));
+        n->half[k] = (float)(0.5 * ((double)hi[k] - (double)lo[k]));
     }
 }
 
-/// False when some axis separates the two placed node boxes by more than the slack.
-static bool nodes_may_meet(const mm_query *q, const mm_node *a, const mm_node *b)
+/// Side o's node n projected on every axis, as seen from the other side s: off[k] = L . t_s minus
+/// the node's centre, rad[k] its radius plus the slack (four axes at a time; the SSE path and
+/// the scalar one evaluate the same expressions in the same order).
+static void node_project(const mm_query *q, int o, const mm_node *n, float off[MM_MAX_AXES],
+                         float rad[MM_MAX_AXES])
 {
-    double pa[MM_MAX_AXES], ra[MM_MAX_AXES], pb[MM_MAX_AXES], rb[MM_MAX_AXES];
-    node_project(q, 0, a, pa, ra);
-    node_project(q, 1, b, pb, rb);
-    for (int k = 0; k < q->axis_count; ++k)
-        if (fabs(pb[k] - pa[k]) > ra[k] + rb[k])
-            return false;
-    return true;
+    const float(*row)[MM_MAX_AXES] = q->row[o], (*reach)[MM_MAX_AXES] = q->reach[o];
+    const float *own = q->offset[o], *seen = q->offset[1 - o];
+    for (int k = 0; k < q->axis_count; k += 4) {
+#if KCC_SSE
+        __m128 proj = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(&row[0][k]), _mm_set1_ps(n->center[0])),
+                                 _mm_mul_ps(_mm_loadu_ps(&row[1][k]), _mm_set1_ps(n->center[1])));
+        proj = _mm_add_ps(_mm_add_ps(proj, _mm_mul_ps(_mm_loadu_ps(&row[2][k]),
+                                                      _mm_set1_ps(n->center[2]))),
+                          _mm_loadu_ps(&own[k]));
+        __m128 size = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(&reach[0][k]), _mm_set1_ps(n->half[0])),
+                                 _mm_mul_ps(_mm_loadu_ps(&reach[1][k]), _mm_set1_ps(n->half[1])));
+        size = _mm_add_ps(_mm_add_ps(size, _mm_mul_ps(_mm_loadu_ps(&reach[2][k]),
+                                                      _mm_set1_ps(n->half[2]))),
+                          _mm_set1_ps(q->slack));
+        _mm_storeu_ps(&off[k], _mm_sub_ps(_mm_loadu_ps(&seen[k]), proj));
+        _mm_storeu_ps(&rad[k], size);
+#else
+        for (int i = k; i < k + 4; ++i) {
+            const float proj = row[0][i] * n->center[0] + row[1][i] * n->center[1] +
+                               row[2][i] * n->center[2] + own[i];
+            rad[i] = reach[0][i] * n->half[0] + reach[1][i] * n->half[1] +
+                     reach[2][i] * n->half[2] + q->slack;
+            off[i] = seen[i] - proj;
+        }
+#endif
+    }
 }
 
-/// A node's four children, lane by lane: local centres and half extents (double), and which
-/// lanes are still kept (all bits set) or culled (zero).
+/// Up to four nodes of one side, lane by lane (local centres and half extents), and which lanes
+/// are still kept (all bits set) or culled (zero).
 typedef struct mm_children {
-    double  c[3][4], h[3][4];
-    int64_t keep[4];
+    float   c[3][4], h[3][4];
+    int32_t keep[4];
 } mm_children;
 
-/// Four children of side s against the other side's projections (proj, rad): clears the lanes
-/// that some axis in [k0, k1) separates; false when no lane is left. The SSE2 path and the scalar
-/// one evaluate the same expressions in the same order.
-static bool children_cull(const mm_query *q, int s, mm_children *ch, const double proj[MM_MAX_AXES],
-                          const double rad[MM_MAX_AXES], int k0, int k1)
+/// Side s's nodes in ch against a node of the other side (node_project's off, rad): clears the
+/// lanes that some axis separates; false when no lane is left. Separated means |(L M) . c +
+/// off| > |L M| . h + rad, false on NaN (kept).
+static bool children_cull(const mm_query *q, int s, mm_children *ch, const float off[MM_MAX_AXES],
+                          const float rad[MM_MAX_AXES])
 {
-    const double(*row)[MM_MAX_AXES] = q->row[s], (*reach)[MM_MAX_AXES] = q->reach[s];
+    if (!q->cull)
+        return (ch->keep[0] | ch->keep[1] | ch->keep[2] | ch->keep[3]) != 0;
+    const float(*row)[MM_MAX_AXES] = q->row[s], (*reach)[MM_MAX_AXES] = q->reach[s];
 #if KCC_SSE
-    const __m128d sign = _mm_set1_pd(-0.0);
-    __m128d keep[2] = {_mm_loadu_pd((const double *)&ch->keep[0]),
-                       _mm_loadu_pd((const double *)&ch->keep[2])};
-    for (int k = k0; k < k1; ++k) {
-        const __m128d r0 = _mm_set1_pd(row[0][k]), r1 = _mm_set1_pd(row[1][k]);
-        const __m128d r2 = _mm_set1_pd(row[2][k]), off = _mm_set1_pd(q->offset[s][k] - proj[k]);
-        const __m128d e0 = _mm_set1_pd(reach[0][k]), e1 = _mm_set1_pd(reach[1][k]);
-        const __m128d e2 = _mm_set1_pd(reach[2][k]), other = _mm_set1_pd(rad[k]);
-        for (int half = 0; half < 2; ++half) {
-            const int i = 2 * half;
-            __m128d dist = _mm_add_pd(_mm_mul_pd(r0, _mm_loadu_pd(&ch->c[0][i])),
-                                      _mm_mul_pd(r1, _mm_loadu_pd(&ch->c[1][i])));
-            dist = _mm_add_pd(_mm_add_pd(dist, _mm_mul_pd(r2, _mm_loadu_pd(&ch->c[2][i]))), off);
-            __m128d size = _mm_add_pd(_mm_mul_pd(e0, _mm_loadu_pd(&ch->h[0][i])),
-                                      _mm_mul_pd(e1, _mm_loadu_pd(&ch->h[1][i])));
-            size = _mm_add_pd(_mm_add_pd(size, _mm_mul_pd(e2, _mm_loadu_pd(&ch->h[2][i]))), other);
-            keep[half] = _mm_and_pd(keep[half], _mm_cmple_pd(_mm_andnot_pd(sign, dist), size));
-        }
-        if (_mm_movemask_pd(_mm_or_pd(keep[0], keep[1])) == 0)
+    const __m128 sign = _mm_set1_ps(-0.0f);
+    const __m128 c0 = _mm_loadu_ps(ch->c[0]), c1 = _mm_loadu_ps(ch->c[1]);
+    const __m128 c2 = _mm_loadu_ps(ch->c[2]), h0 = _mm_loadu_ps(ch->h[0]);
+    const __m128 h1 = _mm_loadu_ps(ch->h[1]), h2 = _mm_loadu_ps(ch->h[2]);
+    __m128 keep = _mm_loadu_ps((const float *)ch->keep);
+    for (int k = 0; k < q->axis_count; ++k) {
+        __m128 dist = _mm_add_ps(_mm_mul_ps(_mm_set1_ps(row[0][k]), c0),
+                                 _mm_mul_ps(_mm_set1_ps(row[1][k]), c1));
+        dist = _mm_add_ps(_mm_add_ps(dist, _mm_mul_ps(_mm_set1_ps(row[2][k]), c2)),
+                          _mm_set1_ps(off[k]));
+        __m128 size = _mm_add_ps(_mm_mul_ps(_mm_set1_ps(reach[0][k]), h0),
+                                 _mm_mul_ps(_mm_set1_ps(reach[1][k]), h1));
+        size = _mm_add_ps(_mm_add_ps(size, _mm_mul_ps(_mm_set1_ps(reach[2][k]), h2)),
+                          _mm_set1_ps(rad[k]));
+        keep = _mm_and_ps(keep, _mm_cmpngt_ps(_mm_andnot_ps(sign, dist), size));
+        if (_mm_movemask_ps(keep) == 0)
             break;
     }
-    _mm_storeu_pd((double *)&ch->keep[0], keep[0]);
-    _mm_storeu_pd((double *)&ch->keep[2], keep[1]);
+    _mm_storeu_ps((float *)ch->keep, keep);
 #else
-    for (int k = k0; k < k1; ++k) {
-        const double off = q->offset[s][k] - proj[k];
+    for (int k = 0; k < q->axis_count; ++k)
         for (int i = 0; i < 4; ++i) {
-            const double dist = row[0][k] * ch->c[0][i] + row[1][k] * ch->c[1][i] +
-                                row[2][k] * ch->c[2][i] + off;
-            const double size = reach[0][k] * ch->h[0][i] + reach[1][k] * ch->h[1][i] +
-                                reach[2][k] * ch->h[2][i] + rad[k];
-            ch->keep[i] &= -(int64_t)(fabs(dist) <= size);
+            const float dist = row[0][k] * ch->c[0][i] + row[1][k] * ch->c[1][i] +
+                               row[2][k] * ch->c[2][i] + off[k];
+            const float size = reach[0][k] * ch->h[0][i] + reach[1][k] * ch->h[1][i] +
+                               reach[2][k] * ch->h[2][i] + rad[k];
+            ch->keep[i] &= -(int32_t)!(fabsf(dist) > size);
         }
-    }
 #endif
     return (ch->keep[0] | ch->keep[1] | ch->keep[2] | ch->keep[3]) != 0;
 }
@@ -901,36 +916,44 @@ static uint32_t open_node(mm_query *q, int s, const mm_node *open, const mm_node
                           mm_node (*stack)[2], uint32_t sp)
 {
     const kcc_node4 *g = &q->mesh[s]->quads[open->first];
-    double proj[MM_MAX_AXES], rad[MM_MAX_AXES];
+    float off[MM_MAX_AXES], rad[MM_MAX_AXES];
+    node_project(q, 1 - s, other, off, rad);
     mm_children ch;
-    node_project(q, 1 - s, other, proj, rad);
-    const float(*lo_hi[3])[4] = {g->x, g->y, g->z};
+    mm_node child[4];
     for (int i = 0; i < 4; ++i) {
-        for (int k = 0; k < 3; ++k) {
-            const double lo = lo_hi[k][0][i], hi = lo_hi[k][1][i];
-            ch.c[k][i] = 0.5 * (lo + hi);
-            ch.h[k][i] = 0.5 * (hi - lo);
-        }
+        const float lo[3] = {g->x[0][i], g->y[0][i], g->z[0][i]};
+        const float hi[3] = {g->x[1][i], g->y[1][i], g->z[1][i]};
+        node_set(&child[i], g->first[i], g->count[i], lo, hi);
+        for (int k = 0; k < 3; ++k)
+            ch.c[k][i] = child[i].center[k], ch.h[k][i] = child[i].half[k];
         ch.keep[i] = g->x[0][i] <= g->x[1][i] ? -1 : 0; /* an empty slot: never kept */
     }
-    if (!children_cull(q, s, &ch, proj, rad, 0, q->axis_count))
+    if (!children_cull(q, s, &ch, off, rad))
         return sp;
     for (int i = 0; i < 4; ++i) {
         if (!ch.keep[i])
             continue;
         KCC_ASSERT(sp < MM_STACK);
-        mm_node *child = &stack[sp][s];
-        child->first = g->first[i], child->count = g->count[i];
-        for (int k = 0; k < 3; ++k)
-            child->center[k] = ch.c[k][i], child->half[k] = ch.h[k][i];
+        stack[sp][s] = child[i];
         stack[sp][1 - s] = *other;
         ++sp;
     }
     return sp;
 }
 
+/// The roots' pair: side 1's root as the one kept lane against side 0's.
+static bool roots_may_meet(const mm_query *q, const mm_node *a, const mm_node *b)
+{
+    float off[MM_MAX_AXES], rad[MM_MAX_AXES];
+    node_project(q, 0, a, off, rad);
+    mm_children ch = {.keep = {-1, 0, 0, 0}};
+    for (int k = 0; k < 3; ++k)
+        ch.c[k][0] = b->center[k], ch.h[k][0] = b->half[k];
+    return children_cull(q, 1, &ch, off, rad);
+}
+
 /// Side s's leaf (first, count) placed: from the cache, or placed there.
-static const mm_leaf *leaf_place(mm_query *q, int s, uint32_t first, uint32_t count)
+static mm_leaf *leaf_place(mm_query *q, int s, uint32_t first, uint32_t count)
 {
     mm_leaf *leaf = &q->leaf[s][(uint32_t)(first * 2654435761u) >> (32 - MM_LEAF_CACHE_BITS)];
     if (leaf->count == count && leaf->first == first)
@@ -943,14 +966,25 @@ static const mm_leaf *leaf_place(mm_query *q, int s, uint32_t first, uint32_t co
         for (int c = 0; c < 3; ++c)
             kcc_pose_point(&q->pose[s], t.v[c], leaf->v[i][c]);
         for (int k = 0; k < 3; ++k) {
-            leaf->lo[i][k] = min3f(leaf->v[i][0][k], leaf->v[i][1][k], leaf->v[i][2][k]);
-            leaf->hi[i][k] = max3f(leaf->v[i][0][k], leaf->v[i][1][k], leaf->v[i][2][k]);
+            leaf->lo[k][i] = min3f(leaf->v[i][0][k], leaf->v[i][1][k], leaf->v[i][2][k]);
+            leaf->hi[k][i] = max3f(leaf->v[i][0][k], leaf->v[i][1][k], leaf->v[i][2][k]);
         }
-        leaf->live[i] = !kcc_tri_is_degenerate(leaf->v[i][0], leaf->v[i][1], leaf->v[i][2]);
-        const float *const corners[3] = {leaf->v[i][0], leaf->v[i][1], leaf->v[i][2]};
-        plane_of(corners, &leaf->plane[i]);
+        leaf->state[i] = MM_TRI_UNDECIDED;
     }
     return leaf;
+}
+
+/// Whether the leaf's placed triangle i is live; the first time, decides it and its plane.
+static bool tri_live(mm_leaf *leaf, uint32_t i)
+{
+    if (leaf->state[i] == MM_TRI_UNDECIDED) {
+        const float *const corners[3] = {leaf->v[i][0], leaf->v[i][1], leaf->v[i][2]};
+        const bool live = !kcc_tri_is_degenerate(corners[0], corners[1], corners[2]);
+        leaf->state[i] = live ? MM_TRI_LIVE : MM_TRI_DEAD;
+        if (live)
+            plane_of(corners, &leaf->plane[i]);
+    }
+    return leaf->state[i] == MM_TRI_LIVE;
 }
 
 /// The input indices slot s stands for: its own and its exact duplicates'.
@@ -980,20 +1014,46 @@ static void report_slots(mm_query *q, uint32_t sa, uint32_t sb, float seg[2][3])
         }
 }
 
+/// Which of leaf b's triangles have bounds meeting leaf a's triangle i (bit j: triangle j; the
+/// scalar path and the SSE one, four at a time, compare the same floats).
+static uint32_t boxes_meeting(const mm_leaf *a, uint32_t i, const mm_leaf *b)
+{
+    _Static_assert(KCC_LEAF_MAX == 8, "two groups of four");
+    uint32_t mask = 0;
+#if KCC_SSE
+    for (uint32_t g = 0; 4 * g < b->count; ++g) {
+        __m128 meet = _mm_castsi128_ps(_mm_set1_epi32(-1));
+        for (int k = 0; k < 3; ++k) {
+            const __m128 lo = _mm_set1_ps(a->lo[k][i]), hi = _mm_set1_ps(a->hi[k][i]);
+            meet = _mm_and_ps(meet, _mm_cmpngt_ps(lo, _mm_loadu_ps(&b->hi[k][4 * g])));
+            meet = _mm_and_ps(meet, _mm_cmpnlt_ps(hi, _mm_loadu_ps(&b->lo[k][4 * g])));
+        }
+        mask |= (uint32_t)_mm_movemask_ps(meet) << (4u * g);
+    }
+#else
+    for (uint32_t j = 0; j < KCC_LEAF_MAX; ++j) {
+        bool meet = true;
+        for (int k = 0; k < 3; ++k)
+            meet = meet && !(a->lo[k][i] > b->hi[k][j]) && !(a->hi[k][i] < b->lo[k][j]);
+        mask |= (uint32_t)meet << j;
+    }
+#endif
+    return mask & ((1u << b->count) - 1u);
+}
+
 static void leaf_pair(mm_query *q, const mm_node *na, const mm_node *nb)
 {
-    const mm_leaf *la = leaf_place(q, 0, na->first, na->count);
-    const mm_leaf *lb = leaf_place(q, 1, nb->first, nb->count);
+    mm_leaf *la = leaf_place(q, 0, na->first, na->count);
+    mm_leaf *lb = leaf_place(q, 1, nb->first, nb->count);
     for (uint32_t i = 0; i < la->count; ++i) {
-        if (!la->live[i])
-            continue;
         const float *const ta[3] = {la->v[i][0], la->v[i][1], la->v[i][2]};
-        for (uint32_t j = 0; j < lb->count; ++j) {
-            if (!lb->live[j] || (q->self && la->first + i >= lb->first + j))
+        for (uint32_t meet = boxes_meeting(la, i, lb); meet; meet &= meet - 1) {
+            const uint32_t j = (uint32_t)__builtin_ctz(meet);
+            if (q->self && la->first + i >= lb->first + j)
                 continue;
-            if (la->lo[i][0] > lb->hi[j][0] || la->hi[i][0] < lb->lo[j][0] ||
-                la->lo[i][1] > lb->hi[j][1] || la->hi[i][1] < lb->lo[j][1] ||
-                la->lo[i][2] > lb->hi[j][2] || la->hi[i][2] < lb->lo[j][2])
+            if (!tri_live(la, i))
+                break;
+            if (!tri_live(lb, j))
                 continue;
             const float *const tb[3] = {lb->v[j][0], lb->v[j][1], lb->v[j][2]};
             const tri_plane *pa = &la->plane[i], *pb = &lb->plane[j];
@@ -1012,7 +1072,7 @@ static void mm_walk(mm_query *q)
     mm_node stack[MM_STACK][2];
     for (int s = 0; s < 2; ++s)
         node_set(&stack[0][s], 0, 0, q->mesh[s]->bounds[0], q->mesh[s]->bounds[1]);
-    uint32_t sp = nodes_may_meet(q, &stack[0][0], &stack[0][1]) ? 1 : 0;
+    uint32_t sp = roots_may_meet(q, &stack[0][0], &stack[0][1]) ? 1 : 0;
     while (sp > 0) {
         --sp;
         const mm_node a = stack[sp][0], b = stack[sp][1];
