@@ -736,6 +736,7 @@ typedef struct mm_query {
     kcc_pose        pose[2];
     float           row[2][3][MM_MAX_AXES];     ///< component j of axis L's row L M, per side
     float           reach[2][3][MM_MAX_AXES];   ///< |L . column j| of each side's matrix
+    float           splat[2][MM_MAX_AXES][6][4]; ///< row, then reach, each value four times
     float           offset[2][MM_MAX_AXES];     ///< L . t, per side
     int             axis_count;
     float           slack;                      ///< m
@@ -771,6 +772,10 @@ static void add_axis(mm_query *q, const double l[3])
             const double row = axis[0] * pose->m[0][j] + axis[1] * pose->m[1][j] +
                                axis[2] * pose->m[2][j];
             q->row[s][j][n] = (float)row, q->reach[s][j][n] = (float)fabs(row);
+            for (int lane = 0; lane < 4; ++lane) {
+                q->splat[s][n][j][lane] = q->row[s][j][n];
+                q->splat[s][n][3 + j][lane] = q->reach[s][j][n];
+            }
         }
         q->offset[s][n] = (float)(axis[0] * pose->transform.position[0] +
                                   axis[1] * pose->transform.position[1] +
@@ -876,7 +881,6 @@ static bool children_cull(const mm_query *q, int s, mm_children *ch, const float
 {
     if (!q->cull)
         return (ch->keep[0] | ch->keep[1] | ch->keep[2] | ch->keep[3]) != 0;
-    const float(*row)[MM_MAX_AXES] = q->row[s], (*reach)[MM_MAX_AXES] = q->reach[s];
 #if KCC_SSE
     const __m128 sign = _mm_set1_ps(-0.0f);
     const __m128 c0 = _mm_loadu_ps(ch->c[0]), c1 = _mm_loadu_ps(ch->c[1]);
@@ -884,13 +888,14 @@ static bool children_cull(const mm_query *q, int s, mm_children *ch, const float
     const __m128 h1 = _mm_loadu_ps(ch->h[1]), h2 = _mm_loadu_ps(ch->h[2]);
     __m128 keep = _mm_loadu_ps((const float *)ch->keep);
     for (int k = 0; k < q->axis_count; ++k) {
-        __m128 dist = _mm_add_ps(_mm_mul_ps(_mm_set1_ps(row[0][k]), c0),
-                                 _mm_mul_ps(_mm_set1_ps(row[1][k]), c1));
-        dist = _mm_add_ps(_mm_add_ps(dist, _mm_mul_ps(_mm_set1_ps(row[2][k]), c2)),
+        const float(*v)[4] = q->splat[s][k];
+        __m128 dist = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(v[0]), c0),
+                                 _mm_mul_ps(_mm_loadu_ps(v[1]), c1));
+        dist = _mm_add_ps(_mm_add_ps(dist, _mm_mul_ps(_mm_loadu_ps(v[2]), c2)),
                           _mm_set1_ps(off[k]));
-        __m128 size = _mm_add_ps(_mm_mul_ps(_mm_set1_ps(reach[0][k]), h0),
-                                 _mm_mul_ps(_mm_set1_ps(reach[1][k]), h1));
-        size = _mm_add_ps(_mm_add_ps(size, _mm_mul_ps(_mm_set1_ps(reach[2][k]), h2)),
+        __m128 size = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(v[3]), h0),
+                                 _mm_mul_ps(_mm_loadu_ps(v[4]), h1));
+        size = _mm_add_ps(_mm_add_ps(size, _mm_mul_ps(_mm_loadu_ps(v[5]), h2)),
                           _mm_set1_ps(rad[k]));
         keep = _mm_and_ps(keep, _mm_cmpngt_ps(_mm_andnot_ps(sign, dist), size));
         if (_mm_movemask_ps(keep) == 0)
@@ -900,10 +905,11 @@ static bool children_cull(const mm_query *q, int s, mm_children *ch, const float
 #else
     for (int k = 0; k < q->axis_count; ++k)
         for (int i = 0; i < 4; ++i) {
-            const float dist = row[0][k] * ch->c[0][i] + row[1][k] * ch->c[1][i] +
-                               row[2][k] * ch->c[2][i] + off[k];
-            const float size = reach[0][k] * ch->h[0][i] + reach[1][k] * ch->h[1][i] +
-                               reach[2][k] * ch->h[2][i] + rad[k];
+            const float(*v)[4] = q->splat[s][k];
+            const float dist = v[0][i] * ch->c[0][i] + v[1][i] * ch->c[1][i] +
+                               v[2][i] * ch->c[2][i] + off[k];
+            const float size = v[3][i] * ch->h[0][i] + v[4][i] * ch->h[1][i] +
+                               v[5][i] * ch->h[2][i] + rad[k];
             ch->keep[i] &= -(int32_t)!(fabsf(dist) > size);
         }
 #endif

@@ -438,8 +438,8 @@ static void identical_coplanar_meshes_pair_every_triangle_with_its_touching_neig
  * position) node boxes are not culled, so their float projections never come near overflow: a
  * grid with one live triangle 2^80 m away, scaled by 2^41 across y and z by a non-unit rotation
  * (x = 2^20: the matrix diag(1, -2^41, -2^41), every placed corner exact), against the grid
- * shifted along x, matches the brute force (the far triangle, flattened by its placement, pairs with
- * nothing). */
+ * shifted along x, matches the brute force (the far triangle, flattened by its placement,
+ * pairs with nothing). */
 static void meshes_placed_beyond_2_to_the_100_match_brute_force(void **state)
 {
     (void)state;
