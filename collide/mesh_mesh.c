@@ -453,7 +453,8 @@ static bool tri_tri_segment(const float *const a[3], const tri_plane *pa, const 
 {
     if (!out)
         return tri_tri(a, pa, b, pb, NULL);
-    contact_points pts = {.n = 0};
+    contact_points pts;
+    pts.n = 0;
     if (!tri_tri(a, pa, b, pb, &pts))
         return false;
     points_segment(&pts, out);
@@ -550,19 +551,28 @@ static bool self_pair_cuts(const float *const a[3], const tri_plane *pa, const f
 }
 
 /* ------------------------------------------------------------------------------------------------
- * The pair output: a bounded max-heap over the caller's buffer keeps the `capacity` smallest
- * (a, b) pairs seen; it is sorted ascending at the end. No allocation, any visiting order. */
+ * The pair output: the caller's buffer keeps the `capacity` smallest (a, b) pairs seen, sorted
+ * ascending at the end. Pairs are appended while they fit; the first one that does not turn the
+ * buffer into a bounded max-heap, which from then on keeps the smallest. No allocation, any
+ * visiting order: the pairs are distinct, so every order sorts them the same. */
 
 typedef struct pair_sink {
     kcc_tri_pair *out;
     uint32_t      capacity;
     uint32_t      stored;
     uint32_t      count;       ///< every pair found (saturates at UINT32_MAX)
+    bool          heap;        ///< out[0, stored) is a max-heap (the buffer has filled)
 } pair_sink;
 
 static inline bool pair_less(const kcc_tri_pair *x, const kcc_tri_pair *y)
 {
     return x->a < y->a || (x->a == y->a && x->b < y->b);
+}
+
+static inline void pair_swap(kcc_tri_pair *x, kcc_tri_pair *y)
+{
+    const kcc_tri_pair tmp = *x;
+    *x = *y, *y = tmp;
 }
 
 static void heap_sift_down(kcc_tri_pair *h, uint32_t n, uint32_t i)
@@ -575,9 +585,69 @@ static void heap_sift_down(kcc_tri_pair *h, uint32_t n, uint32_t i)
             big = r;
         if (big == i)
             return;
-        kcc_tri_pair tmp = h[i];
-        h[i] = h[big], h[big] = tmp;
+        pair_swap(&h[i], &h[big]);
         i = big;
+    }
+}
+
+static void heap_make(kcc_tri_pair *h, uint32_t n)
+{
+    for (uint32_t i = n / 2; i > 0; --i)
+        heap_sift_down(h, n, i - 1);
+}
+
+/// A max-heap of n pairs sorted ascending in place.
+static void heap_sort(kcc_tri_pair *h, uint32_t n)
+{
+    for (uint32_t end = n; end > 1; --end) {
+        pair_swap(&h[0], &h[end - 1]);
+        heap_sift_down(h, end - 1, 0);
+    }
+}
+
+/// Sorts n pairs ascending in place: quicksort (median of three, the smaller side first, so the
+/// recursion is at most log2 n deep), heapsort past `depth` splits, insertion sort below 16.
+static void pairs_sort(kcc_tri_pair *p, uint32_t n, int depth)
+{
+    while (n > 16) {
+        if (depth-- == 0) {
+            heap_make(p, n);
+            heap_sort(p, n);
+            return;
+        }
+        const uint32_t mid = n / 2;
+        if (pair_less(&p[mid], &p[0]))
+            pair_swap(&p[mid], &p[0]);
+        if (pair_less(&p[n - 1], &p[mid]))
+            pair_swap(&p[n - 1], &p[mid]);
+        if (pair_less(&p[mid], &p[0]))
+            pair_swap(&p[mid], &p[0]);
+        const kcc_tri_pair pivot = p[mid];
+        uint32_t i = 0, j = n - 1;
+        for (;;) { /* Hoare: p[0] <= pivot <= p[n - 1] keep both scans in range */
+            while (pair_less(&p[i], &pivot))
+                ++i;
+            while (pair_less(&pivot, &p[j]))
+                --j;
+            if (i >= j)
+                break;
+            pair_swap(&p[i++], &p[j--]);
+        }
+        const uint32_t left = j + 1; /* p[0, left) <= pivot <= p[left, n) */
+        if (left < n - left) {
+            pairs_sort(p, left, depth);
+            p += left, n -= left;
+        } else {
+            pairs_sort(p + left, n - left, depth);
+            n = left;
+        }
+    }
+    for (uint32_t i = 1; i < n; ++i) {
+        const kcc_tri_pair x = p[i];
+        uint32_t j = i;
+        for (; j > 0 && pair_less(&x, &p[j - 1]); --j)
+            p[j] = p[j - 1];
+        p[j] = x;
     }
 }
 
@@ -592,14 +662,14 @@ static void sink_add(pair_sink *sink, uint32_t a, uint32_t b, float seg[2][3])
         p.segment[0][k] = seg[0][k], p.segment[1][k] = seg[1][k];
     kcc_tri_pair *h = sink->out;
     if (sink->stored < sink->capacity) {
-        uint32_t i = sink->stored++;
-        h[i] = p;
-        while (i > 0 && pair_less(&h[(i - 1) / 2], &h[i])) {
-            kcc_tri_pair tmp = h[i];
-            h[i] = h[(i - 1) / 2], h[(i - 1) / 2] = tmp;
-            i = (i - 1) / 2;
-        }
-    } else if (pair_less(&p, &h[0])) {
+        h[sink->stored++] = p;
+        return;
+    }
+    if (!sink->heap) {
+        heap_make(h, sink->stored);
+        sink->heap = true;
+    }
+    if (pair_less(&p, &h[0])) {
         h[0] = p;
         heap_sift_down(h, sink->stored, 0);
     }
@@ -607,12 +677,10 @@ static void sink_add(pair_sink *sink, uint32_t a, uint32_t b, float seg[2][3])
 
 static void sink_finish(pair_sink *sink)
 {
-    kcc_tri_pair *h = sink->out;
-    for (uint32_t end = sink->stored; end > 1; --end) {
-        kcc_tri_pair tmp = h[0];
-        h[0] = h[end - 1], h[end - 1] = tmp;
-        heap_sift_down(h, end - 1, 0);
-    }
+    if (sink->heap)
+        heap_sort(sink->out, sink->stored);
+    else
+        pairs_sort(sink->out, sink->stored, 64);
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -621,42 +689,60 @@ static void sink_finish(pair_sink *sink)
  * L . (M c + t) with radius sum_j |L . M_j| h_j, for any matrix M (a unit quaternion's or not).
  * The axes are the unit columns of both matrices and their nine unit cross products (the 15 of
  * the OBB test; only the three when both matrices are equal): fixed per query, so each axis's
- * |L . M_j| are computed once. A pair is culled only when some axis separates the projections by
- * more than `slack`, which covers the float placement of the corners (kcc_pose_point rounds each
- * coordinate four times, far below 2^-16 of the magnitudes) and the double rounding of the test
- * itself: culling never drops a pair the exact triangle test would report
- * (rotated_meshes_match_brute_force_over_all_pairs). */
+ * row L M (whose magnitudes are the |L . M_j|) and offset L . t are computed once (in double,
+ * kept in float), and a local box's projection costs two three-term dot products, (L M) . c +
+ * L . t and |L M| . h. A node's four children are tested together in float, four lanes at once,
+ * until no lane is left. A pair is culled only when some axis separates the projections by more
+ * than `slack`, 2^-16 of both sides' coordinate magnitudes S (corners times the matrix, plus the
+ * position), which covers the float placement of the corners (kcc_pose_point rounds each
+ * coordinate four times) and the float rounding of the test itself (every value it sums is at
+ * most S, and each is rounded a few times at 2^-24): culling never drops a pair the exact
+ * triangle test would report (rotated_meshes_match_brute_force_over_all_pairs). Past S = 2^100
+ * nothing is culled, so no sum comes near float's overflow. */
 
-#define MM_MAX_AXES 15
+#define MM_MAX_AXES 16 /* 15, and a zero lane: four axes at a time */
 /// Pending node pairs: each opening pushes at most four, and a path opens at most the depth of
 /// both trees.
 #define MM_STACK (3 * 2 * KCC_TREE_MAX_DEPTH + 8)
 
 typedef struct mm_node {
     uint32_t first, count;     ///< as a kcc_node4 lane: a leaf when count > 0
-    double   center[3];        ///< m, world frame
-    double   half[3];          ///< m, local half extents
+    float    center[3];        ///< m, local centre
+    float    half[3];          ///< m, local half extents
 } mm_node;
 
-/// One side's placed leaf: its triangles placed in float (kcc_pose_point), their bounds and
-/// whether each is live once placed (placement can flatten a sliver).
+/// Whether a placed triangle is live (placement can flatten a sliver): decided, with its plane,
+/// the first time its bounds meet another's.
+typedef enum mm_tri_state { MM_TRI_UNDECIDED, MM_TRI_LIVE, MM_TRI_DEAD } mm_tri_state;
+
+/// One side's placed leaf: its triangles placed in float (kcc_pose_point), their bounds, and
+/// once decided, whether each is live and its plane.
 typedef struct mm_leaf {
-    uint32_t first, count;
-    float    v[KCC_LEAF_MAX][3][3];
-    float    lo[KCC_LEAF_MAX][3], hi[KCC_LEAF_MAX][3];
+    uint32_t  first, count;
+    float     v[KCC_LEAF_MAX][3][3];
+    float     lo[3][KCC_LEAF_MAX], hi[3][KCC_LEAF_MAX];   ///< bounds, axis by axis
     tri_plane plane[KCC_LEAF_MAX];
-    bool     live[KCC_LEAF_MAX];
+    uint8_t   state[KCC_LEAF_MAX];   ///< mm_tri_state
 } mm_leaf;
+
+/// Placed leaves kept per side, by leaf (direct-mapped on its first slot): a leaf meets several
+/// leaves of the other side, mostly close together in the walk, and is placed again only when
+/// another leaf has taken its place.
+#define MM_LEAF_CACHE_BITS 4
+#define MM_LEAF_CACHE (1 << MM_LEAF_CACHE_BITS)
 
 typedef struct mm_query {
     const kcc_mesh *mesh[2];
     kcc_pose        pose[2];
-    double          axis[MM_MAX_AXES][3];
-    double          reach[2][MM_MAX_AXES][3];   ///< |axis . column j| of each side's matrix
+    float           row[2][3][MM_MAX_AXES];     ///< component j of axis L's row L M, per side
+    float           reach[2][3][MM_MAX_AXES];   ///< |L . column j| of each side's matrix
+    float           splat[2][MM_MAX_AXES][6][4]; ///< row, then reach, each value four times
+    float           offset[2][MM_MAX_AXES];     ///< L . t, per side
     int             axis_count;
-    double          slack;                      ///< m
+    float           slack;                      ///< m
+    bool            cull;                       ///< S is at most 2^100: nodes are culled
     bool            self;                       ///< one mesh against itself (a < b pairs)
-    mm_leaf         leaf[2];                    ///< the last leaf placed on each side
+    mm_leaf         leaf[2][MM_LEAF_CACHE];     ///< placed leaves of each side
     pair_sink       sink;
 } mm_query;
 
@@ -678,15 +764,23 @@ static void add_axis(mm_query *q, const double l[3])
     const double len = sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]);
     if (!(len > 1e-6))
         return;
-    double *axis = q->axis[q->axis_count];
-    for (int k = 0; k < 3; ++k)
-        axis[k] = l[k] / len;
-    for (int s = 0; s < 2; ++s)
-        for (int j = 0; j < 3; ++j)
-            q->reach[s][q->axis_count][j] = fabs(axis[0] * q->pose[s].m[0][j] +
-                                                 axis[1] * q->pose[s].m[1][j] +
-                                                 axis[2] * q->pose[s].m[2][j]);
-    q->axis_count++;
+    const int n = q->axis_count++;
+    const double axis[3] = {l[0] / len, l[1] / len, l[2] / len};
+    for (int s = 0; s < 2; ++s) {
+        const kcc_pose *pose = &q->pose[s];
+        for (int j = 0; j < 3; ++j) {
+            const double row = axis[0] * pose->m[0][j] + axis[1] * pose->m[1][j] +
+                               axis[2] * pose->m[2][j];
+            q->row[s][j][n] = (float)row, q->reach[s][j][n] = (float)fabs(row);
+            for (int lane = 0; lane < 4; ++lane) {
+                q->splat[s][n][j][lane] = q->row[s][j][n];
+                q->splat[s][n][3 + j][lane] = q->reach[s][j][n];
+            }
+        }
+        q->offset[s][n] = (float)(axis[0] * pose->transform.position[0] +
+                                  axis[1] * pose->transform.position[1] +
+                                  axis[2] * pose->transform.position[2]);
+    }
 }
 
 /// The largest magnitude a side's placed coordinates reach (m): its corners' scale through the
@@ -709,6 +803,8 @@ static void setup_axes(mm_query *q)
             for (int k = 0; k < 3; ++k)
                 col[s][j][k] = q->pose[s].m[k][j];
     const bool same = memcmp(q->pose[0].m, q->pose[1].m, sizeof(q->pose[0].m)) == 0;
+    memset(q->row, 0, sizeof q->row), memset(q->reach, 0, sizeof q->reach);
+    memset(q->offset, 0, sizeof q->offset);
     q->axis_count = 0;
     for (int s = 0; s < (same ? 1 : 2); ++s)
         for (int j = 0; j < 3; ++j)
@@ -720,42 +816,152 @@ static void setup_axes(mm_query *q)
                                  u[0] * v[1] - u[1] * v[0]};
             add_axis(q, c);
         }
-    q->slack = 0x1p-16 * (side_scale(q->mesh[0], &q->pose[0]) + side_scale(q->mesh[1], &q->pose[1])) +
-               0x1p-100;
+    const double scale = side_scale(q->mesh[0], &q->pose[0]) + side_scale(q->mesh[1], &q->pose[1]);
+    q->slack = (float)(0x1p-16 * scale + 0x1p-100);
+    q->cull = scale <= 0x1p100;
 }
 
-/// A node from a local box: its world centre through the side's pose (double).
-static void node_set(mm_node *n, const kcc_pose *pose, uint32_t first, uint32_t count,
-                     const float lo[3], const float hi[3])
+/// A node from a local box: its centre and half extents (local; halved in double, then rounded).
+static void node_set(mm_node *n, uint32_t first, uint32_t count, const float lo[3],
+                     const float hi[3])
 {
     n->first = first, n->count = count;
-    double c[3];
-    kcc_box_center_half_d(lo, hi, c, n->half);
-    for (int i = 0; i < 3; ++i)
-        n->center[i] = (double)pose->m[i][0] * c[0] + (double)pose->m[i][1] * c[1] +
-                       (double)pose->m[i][2] * c[2] + (double)pose->transform.position[i];
-}
-
-/// False when some axis separates the two placed node boxes by more than the slack.
-static bool nodes_may_meet(const mm_query *q, const mm_node *a, const mm_node *b)
-{
-    const double d[3] = {b->center[0] - a->center[0], b->center[1] - a->center[1],
-                         b->center[2] - a->center[2]};
-    for (int k = 0; k < q->axis_count; ++k) {
-        const double *l = q->axis[k], *ra = q->reach[0][k], *rb = q->reach[1][k];
-        const double dist = fabs(l[0] * d[0] + l[1] * d[1] + l[2] * d[2]);
-        const double reach = ra[0] * a->half[0] + ra[1] * a->half[1] + ra[2] * a->half[2] +
-                             rb[0] * b->half[0] + rb[1] * b->half[1] + rb[2] * b->half[2];
-        if (dist > reach + q->slack)
-            return false;
+    for (int k = 0; k < 3; ++k) {
+        n->center[k] = (float)(0.5 * ((double)lo[k] + (double)hi[k]));
+        n->half[k] = (float)(0.5 * ((double)hi[k] - (double)lo[k]));
     }
-    return true;
 }
 
-/// Places side s's leaf (first, count) unless it is the one already placed.
-static const mm_leaf *leaf_place(mm_query *q, int s, uint32_t first, uint32_t count)
+/// Side o's node n projected on every axis, as seen from the other side s: off[k] = L . t_s minus
+/// the node's centre, rad[k] its radius plus the slack (four axes at a time; the SSE path and
+/// the scalar one evaluate the same expressions in the same order).
+static void node_project(const mm_query *q, int o, const mm_node *n, float off[MM_MAX_AXES],
+                         float rad[MM_MAX_AXES])
 {
-    mm_leaf *leaf = &q->leaf[s];
+    const float(*row)[MM_MAX_AXES] = q->row[o], (*reach)[MM_MAX_AXES] = q->reach[o];
+    const float *own = q->offset[o], *seen = q->offset[1 - o];
+    for (int k = 0; k < q->axis_count; k += 4) {
+#if KCC_SSE
+        __m128 proj = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(&row[0][k]), _mm_set1_ps(n->center[0])),
+                                 _mm_mul_ps(_mm_loadu_ps(&row[1][k]), _mm_set1_ps(n->center[1])));
+        proj = _mm_add_ps(_mm_add_ps(proj, _mm_mul_ps(_mm_loadu_ps(&row[2][k]),
+                                                      _mm_set1_ps(n->center[2]))),
+                          _mm_loadu_ps(&own[k]));
+        __m128 size = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(&reach[0][k]), _mm_set1_ps(n->half[0])),
+                                 _mm_mul_ps(_mm_loadu_ps(&reach[1][k]), _mm_set1_ps(n->half[1])));
+        size = _mm_add_ps(_mm_add_ps(size, _mm_mul_ps(_mm_loadu_ps(&reach[2][k]),
+                                                      _mm_set1_ps(n->half[2]))),
+                          _mm_set1_ps(q->slack));
+        _mm_storeu_ps(&off[k], _mm_sub_ps(_mm_loadu_ps(&seen[k]), proj));
+        _mm_storeu_ps(&rad[k], size);
+#else
+        for (int i = k; i < k + 4; ++i) {
+            const float proj = row[0][i] * n->center[0] + row[1][i] * n->center[1] +
+                               row[2][i] * n->center[2] + own[i];
+            rad[i] = reach[0][i] * n->half[0] + reach[1][i] * n->half[1] +
+                     reach[2][i] * n->half[2] + q->slack;
+            off[i] = seen[i] - proj;
+        }
+#endif
+    }
+}
+
+/// Up to four nodes of one side, lane by lane (local centres and half extents), and which lanes
+/// are still kept (all bits set) or culled (zero).
+typedef struct mm_children {
+    float   c[3][4], h[3][4];
+    int32_t keep[4];
+} mm_children;
+
+/// Side s's nodes in ch against a node of the other side (node_project's off, rad): clears the
+/// lanes that some axis separates; false when no lane is left. Separated means |(L M) . c +
+/// off| > |L M| . h + rad, false on NaN (kept).
+static bool children_cull(const mm_query *q, int s, mm_children *ch, const float off[MM_MAX_AXES],
+                          const float rad[MM_MAX_AXES])
+{
+    if (!q->cull)
+        return (ch->keep[0] | ch->keep[1] | ch->keep[2] | ch->keep[3]) != 0;
+#if KCC_SSE
+    const __m128 sign = _mm_set1_ps(-0.0f);
+    const __m128 c0 = _mm_loadu_ps(ch->c[0]), c1 = _mm_loadu_ps(ch->c[1]);
+    const __m128 c2 = _mm_loadu_ps(ch->c[2]), h0 = _mm_loadu_ps(ch->h[0]);
+    const __m128 h1 = _mm_loadu_ps(ch->h[1]), h2 = _mm_loadu_ps(ch->h[2]);
+    __m128 keep = _mm_loadu_ps((const float *)ch->keep);
+    for (int k = 0; k < q->axis_count; ++k) {
+        const float(*v)[4] = q->splat[s][k];
+        __m128 dist = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(v[0]), c0),
+                                 _mm_mul_ps(_mm_loadu_ps(v[1]), c1));
+        dist = _mm_add_ps(_mm_add_ps(dist, _mm_mul_ps(_mm_loadu_ps(v[2]), c2)),
+                          _mm_set1_ps(off[k]));
+        __m128 size = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(v[3]), h0),
+                                 _mm_mul_ps(_mm_loadu_ps(v[4]), h1));
+        size = _mm_add_ps(_mm_add_ps(size, _mm_mul_ps(_mm_loadu_ps(v[5]), h2)),
+                          _mm_set1_ps(rad[k]));
+        keep = _mm_and_ps(keep, _mm_cmpngt_ps(_mm_andnot_ps(sign, dist), size));
+        if (_mm_movemask_ps(keep) == 0)
+            break;
+    }
+    _mm_storeu_ps((float *)ch->keep, keep);
+#else
+    for (int k = 0; k < q->axis_count; ++k)
+        for (int i = 0; i < 4; ++i) {
+            const float(*v)[4] = q->splat[s][k];
+            const float dist = v[0][i] * ch->c[0][i] + v[1][i] * ch->c[1][i] +
+                               v[2][i] * ch->c[2][i] + off[k];
+            const float size = v[3][i] * ch->h[0][i] + v[4][i] * ch->h[1][i] +
+                               v[5][i] * ch->h[2][i] + rad[k];
+            ch->keep[i] &= -(int32_t)!(fabsf(dist) > size);
+        }
+#endif
+    return (ch->keep[0] | ch->keep[1] | ch->keep[2] | ch->keep[3]) != 0;
+}
+
+/// Opens side s's inner node `open` against the other side's node `other`: pushes each child pair
+/// whose boxes may meet.
+static uint32_t open_node(mm_query *q, int s, const mm_node *open, const mm_node *other,
+                          mm_node (*stack)[2], uint32_t sp)
+{
+    const kcc_node4 *g = &q->mesh[s]->quads[open->first];
+    float off[MM_MAX_AXES], rad[MM_MAX_AXES];
+    node_project(q, 1 - s, other, off, rad);
+    mm_children ch;
+    mm_node child[4];
+    for (int i = 0; i < 4; ++i) {
+        const float lo[3] = {g->x[0][i], g->y[0][i], g->z[0][i]};
+        const float hi[3] = {g->x[1][i], g->y[1][i], g->z[1][i]};
+        node_set(&child[i], g->first[i], g->count[i], lo, hi);
+        for (int k = 0; k < 3; ++k)
+            ch.c[k][i] = child[i].center[k], ch.h[k][i] = child[i].half[k];
+        ch.keep[i] = g->x[0][i] <= g->x[1][i] ? -1 : 0; /* an empty slot: never kept */
+    }
+    if (!children_cull(q, s, &ch, off, rad))
+        return sp;
+    for (int i = 0; i < 4; ++i) {
+        if (!ch.keep[i])
+            continue;
+        KCC_ASSERT(sp < MM_STACK);
+        stack[sp][s] = child[i];
+        stack[sp][1 - s] = *other;
+        ++sp;
+    }
+    return sp;
+}
+
+/// The roots' pair: side 1's root as the one kept lane against side 0's.
+static bool roots_may_meet(const mm_query *q, const mm_node *a, const mm_node *b)
+{
+    float off[MM_MAX_AXES], rad[MM_MAX_AXES];
+    node_project(q, 0, a, off, rad);
+    mm_children ch = {.keep = {-1, 0, 0, 0}};
+    for (int k = 0; k < 3; ++k)
+        ch.c[k][0] = b->center[k], ch.h[k][0] = b->half[k];
+    return children_cull(q, 1, &ch, off, rad);
+}
+
+/// Side s's leaf (first, count) placed: from the cache, or placed there.
+static mm_leaf *leaf_place(mm_query *q, int s, uint32_t first, uint32_t count)
+{
+    mm_leaf *leaf = &q->leaf[s][(uint32_t)(first * 2654435761u) >> (32 - MM_LEAF_CACHE_BITS)];
     if (leaf->count == count && leaf->first == first)
         return leaf;
     KCC_ASSERT(count <= KCC_LEAF_MAX);
@@ -766,14 +972,25 @@ static const mm_leaf *leaf_place(mm_query *q, int s, uint32_t first, uint32_t co
         for (int c = 0; c < 3; ++c)
             kcc_pose_point(&q->pose[s], t.v[c], leaf->v[i][c]);
         for (int k = 0; k < 3; ++k) {
-            leaf->lo[i][k] = min3f(leaf->v[i][0][k], leaf->v[i][1][k], leaf->v[i][2][k]);
-            leaf->hi[i][k] = max3f(leaf->v[i][0][k], leaf->v[i][1][k], leaf->v[i][2][k]);
+            leaf->lo[k][i] = min3f(leaf->v[i][0][k], leaf->v[i][1][k], leaf->v[i][2][k]);
+            leaf->hi[k][i] = max3f(leaf->v[i][0][k], leaf->v[i][1][k], leaf->v[i][2][k]);
         }
-        leaf->live[i] = !kcc_tri_is_degenerate(leaf->v[i][0], leaf->v[i][1], leaf->v[i][2]);
-        const float *const corners[3] = {leaf->v[i][0], leaf->v[i][1], leaf->v[i][2]};
-        plane_of(corners, &leaf->plane[i]);
+        leaf->state[i] = MM_TRI_UNDECIDED;
     }
     return leaf;
+}
+
+/// Whether the leaf's placed triangle i is live; the first time, decides it and its plane.
+static bool tri_live(mm_leaf *leaf, uint32_t i)
+{
+    if (leaf->state[i] == MM_TRI_UNDECIDED) {
+        const float *const corners[3] = {leaf->v[i][0], leaf->v[i][1], leaf->v[i][2]};
+        const bool live = !kcc_tri_is_degenerate(corners[0], corners[1], corners[2]);
+        leaf->state[i] = live ? MM_TRI_LIVE : MM_TRI_DEAD;
+        if (live)
+            plane_of(corners, &leaf->plane[i]);
+    }
+    return leaf->state[i] == MM_TRI_LIVE;
 }
 
 /// The input indices slot s stands for: its own and its exact duplicates'.
@@ -803,20 +1020,46 @@ static void report_slots(mm_query *q, uint32_t sa, uint32_t sb, float seg[2][3])
         }
 }
 
+/// Which of leaf b's triangles have bounds meeting leaf a's triangle i (bit j: triangle j; the
+/// scalar path and the SSE one, four at a time, compare the same floats).
+static uint32_t boxes_meeting(const mm_leaf *a, uint32_t i, const mm_leaf *b)
+{
+    _Static_assert(KCC_LEAF_MAX == 8, "two groups of four");
+    uint32_t mask = 0;
+#if KCC_SSE
+    for (uint32_t g = 0; 4 * g < b->count; ++g) {
+        __m128 meet = _mm_castsi128_ps(_mm_set1_epi32(-1));
+        for (int k = 0; k < 3; ++k) {
+            const __m128 lo = _mm_set1_ps(a->lo[k][i]), hi = _mm_set1_ps(a->hi[k][i]);
+            meet = _mm_and_ps(meet, _mm_cmpngt_ps(lo, _mm_loadu_ps(&b->hi[k][4 * g])));
+            meet = _mm_and_ps(meet, _mm_cmpnlt_ps(hi, _mm_loadu_ps(&b->lo[k][4 * g])));
+        }
+        mask |= (uint32_t)_mm_movemask_ps(meet) << (4u * g);
+    }
+#else
+    for (uint32_t j = 0; j < KCC_LEAF_MAX; ++j) {
+        bool meet = true;
+        for (int k = 0; k < 3; ++k)
+            meet = meet && !(a->lo[k][i] > b->hi[k][j]) && !(a->hi[k][i] < b->lo[k][j]);
+        mask |= (uint32_t)meet << j;
+    }
+#endif
+    return mask & ((1u << b->count) - 1u);
+}
+
 static void leaf_pair(mm_query *q, const mm_node *na, const mm_node *nb)
 {
-    const mm_leaf *la = leaf_place(q, 0, na->first, na->count);
-    const mm_leaf *lb = leaf_place(q, 1, nb->first, nb->count);
+    mm_leaf *la = leaf_place(q, 0, na->first, na->count);
+    mm_leaf *lb = leaf_place(q, 1, nb->first, nb->count);
     for (uint32_t i = 0; i < la->count; ++i) {
-        if (!la->live[i])
-            continue;
         const float *const ta[3] = {la->v[i][0], la->v[i][1], la->v[i][2]};
-        for (uint32_t j = 0; j < lb->count; ++j) {
-            if (!lb->live[j] || (q->self && la->first + i >= lb->first + j))
+        for (uint32_t meet = boxes_meeting(la, i, lb); meet; meet &= meet - 1) {
+            const uint32_t j = (uint32_t)__builtin_ctz(meet);
+            if (q->self && la->first + i >= lb->first + j)
                 continue;
-            if (la->lo[i][0] > lb->hi[j][0] || la->hi[i][0] < lb->lo[j][0] ||
-                la->lo[i][1] > lb->hi[j][1] || la->hi[i][1] < lb->lo[j][1] ||
-                la->lo[i][2] > lb->hi[j][2] || la->hi[i][2] < lb->lo[j][2])
+            if (!tri_live(la, i))
+                break;
+            if (!tri_live(lb, j))
                 continue;
             const float *const tb[3] = {lb->v[j][0], lb->v[j][1], lb->v[j][2]};
             const tri_plane *pa = &la->plane[i], *pb = &lb->plane[j];
@@ -830,35 +1073,12 @@ static void leaf_pair(mm_query *q, const mm_node *na, const mm_node *nb)
     }
 }
 
-/// Opens side s's inner node `open` against the other side's node `other`: pushes each child pair
-/// whose boxes may meet.
-static uint32_t open_node(mm_query *q, int s, const mm_node *open, const mm_node *other,
-                          mm_node (*stack)[2], uint32_t sp)
-{
-    const kcc_node4 *g = &q->mesh[s]->quads[open->first];
-    for (int i = 0; i < 4; ++i) {
-        if (!(g->x[0][i] <= g->x[1][i]))
-            continue; /* an empty slot */
-        const float lo[3] = {g->x[0][i], g->y[0][i], g->z[0][i]};
-        const float hi[3] = {g->x[1][i], g->y[1][i], g->z[1][i]};
-        mm_node child;
-        node_set(&child, &q->pose[s], g->first[i], g->count[i], lo, hi);
-        if (!(s == 0 ? nodes_may_meet(q, &child, other) : nodes_may_meet(q, other, &child)))
-            continue;
-        KCC_ASSERT(sp < MM_STACK);
-        stack[sp][s] = child;
-        stack[sp][1 - s] = *other;
-        ++sp;
-    }
-    return sp;
-}
-
 static void mm_walk(mm_query *q)
 {
     mm_node stack[MM_STACK][2];
     for (int s = 0; s < 2; ++s)
-        node_set(&stack[0][s], &q->pose[s], 0, 0, q->mesh[s]->bounds[0], q->mesh[s]->bounds[1]);
-    uint32_t sp = nodes_may_meet(q, &stack[0][0], &stack[0][1]) ? 1 : 0;
+        node_set(&stack[0][s], 0, 0, q->mesh[s]->bounds[0], q->mesh[s]->bounds[1]);
+    uint32_t sp = roots_may_meet(q, &stack[0][0], &stack[0][1]) ? 1 : 0;
     while (sp > 0) {
         --sp;
         const mm_node a = stack[sp][0], b = stack[sp][1];
@@ -875,9 +1095,10 @@ static void mm_walk(mm_query *q)
 
 static uint32_t mm_run(mm_query *q, kcc_tri_pair *out_pairs, uint32_t capacity)
 {
-    q->sink = (pair_sink){.out = out_pairs, .capacity = out_pairs ? capacity : 0};
+    q->sink = (pair_sink){.out = out_pairs, .capacity = out_pairs ? capacity : 0, .heap = false};
     for (int s = 0; s < 2; ++s)
-        q->leaf[s].count = 0; /* no leaf placed yet */
+        for (int i = 0; i < MM_LEAF_CACHE; ++i)
+            q->leaf[s][i].count = 0; /* no leaf placed yet */
     setup_axes(q);
     mm_walk(q);
     sink_finish(&q->sink);

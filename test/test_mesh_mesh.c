@@ -374,7 +374,10 @@ static uint32_t check_against_brute_force(const kcc_mesh *a, const kcc_transform
                 vec3 ta[3], tb[3];
                 placed(a, pa, i, ta);
                 placed(b, pb, j, tb);
-                assert_segment_on_both(g_pairs[k].segment, ta, tb, 1e-4);
+                double mag = 0.0; /* the float segment's rounding grows with the corners */
+                for (int c = 0; c < 9; ++c)
+                    mag = fmax(mag, fmax(fabs(ta[c / 3][c % 3]), fabs(tb[c / 3][c % 3])));
+                assert_segment_on_both(g_pairs[k].segment, ta, tb, fmax(1e-4, 1e-5 * mag));
                 ++k;
             }
         }
@@ -431,6 +434,31 @@ static void identical_coplanar_meshes_pair_every_triangle_with_its_touching_neig
     free(s);
 }
 
+/* Past 2^100 of placed coordinate magnitude (a mesh's extent through its matrix, plus the
+ * position) node boxes are not culled, so their float projections never come near overflow: a
+ * grid with one live triangle 2^80 m away, scaled by 2^41 across y and z by a non-unit rotation
+ * (x = 2^20: the matrix diag(1, -2^41, -2^41), every placed corner exact), against the grid
+ * shifted along x, matches the brute force (the far triangle, flattened by its placement,
+ * pairs with nothing). */
+static void meshes_placed_beyond_2_to_the_100_match_brute_force(void **state)
+{
+    (void)state;
+    soup *grid = malloc(sizeof *grid), *with_far = malloc(sizeof *with_far);
+    bumpy_grid(6, 0.3f, grid);
+    *with_far = *grid;
+    const float far = 0x1p80f, edge = 0x1p60f;
+    const float tri[9] = {far, far, far, far + edge, far, far, far, far + edge, far};
+    memcpy(&with_far->pos[9 * with_far->count++], tri, sizeof tri);
+    kcc_mesh *a = soup_mesh(with_far), *b = soup_mesh(grid);
+    const kcc_transform pa = {{0.0f, 0.0f, 0.0f}, {0x1p20f, 0.0f, 0.0f, 0.0f}};
+    const kcc_transform pb = {{0.1f, 0.0f, 0.0f}, {0x1p20f, 0.0f, 0.0f, 0.0f}};
+    assert_true(check_against_brute_force(a, &pa, b, &pb, 1.0) > 20);
+    kcc_mesh_destroy(a);
+    kcc_mesh_destroy(b);
+    free(grid);
+    free(with_far);
+}
+
 static void capacity_keeps_the_lowest_pairs_and_the_full_count(void **state)
 {
     (void)state;
@@ -450,6 +478,16 @@ static void capacity_keeps_the_lowest_pairs_and_the_full_count(void **state)
     assert_int_equal(kcc_mesh_overlap_mesh(m, NULL, m, &p, first, 1), n);
     assert_int_equal(first[0].a, g_pairs[0].a);
     assert_int_equal(kcc_mesh_overlap_mesh(m, NULL, m, &p, NULL, 7), n); /* NULL: count only */
+    /* a buffer that fills on the last pair, one pair short, and half: the lowest pairs, segments
+     * and all, bit for bit */
+    static kcc_tri_pair some[100000];
+    const uint32_t caps[3] = {n, n - 1, n / 2};
+    for (int c = 0; c < 3; ++c) {
+        memset(some, 0xff, sizeof some);
+        assert_int_equal(kcc_mesh_overlap_mesh(m, NULL, m, &p, some, caps[c]), n);
+        assert_memory_equal(some, g_pairs, caps[c] * sizeof some[0]);
+        assert_int_equal(some[caps[c]].a, UINT32_MAX); /* nothing written past the capacity */
+    }
     kcc_transform bad = p;
     bad.position[1] = NAN;
     assert_int_equal(kcc_mesh_overlap_mesh(m, NULL, m, &bad, first, 5), 0);
@@ -887,6 +925,7 @@ int test_group_mesh_mesh(void)
         cmocka_unit_test(rotated_meshes_match_brute_force_over_all_pairs),
         cmocka_unit_test(a_mesh_against_itself_moved_slightly_matches_brute_force),
         cmocka_unit_test(identical_coplanar_meshes_pair_every_triangle_with_its_touching_neighbours),
+        cmocka_unit_test(meshes_placed_beyond_2_to_the_100_match_brute_force),
         cmocka_unit_test(capacity_keeps_the_lowest_pairs_and_the_full_count),
         cmocka_unit_test(exact_duplicates_are_reported_as_themselves),
         cmocka_unit_test(self_intersections_of_a_soup_match_brute_force),
