@@ -214,8 +214,8 @@ static uint32_t query_boxes(const kcc_world_source *src, const float lo[3], cons
     for (uint32_t i = 0; i < src->box_count; ++i) {
         const uint32_t slot = src->box_slots[i];
         const float(*box)[3] = src->boxes[slot];
-        if (!box_seen(src, slot) || !boxes_touch(box[0], box[1], lo, hi))
-            continue;
+        if (!boxes_touch(box[0], box[1], lo, hi) || !box_seen(src, slot))
+            continue; /* (most boxes listed lie away from the query) */
         uint32_t faces = 0;
         for (uint32_t k = 0; k < BOX_TRIS; k += 2) /* a face's two triangles */
             faces += box_tri_touches(box, k, lo, hi) ? 2u : 0u;

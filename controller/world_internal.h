@@ -202,10 +202,10 @@ typedef void kcc_world_phase_mark(void *user, int phase);
 kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, void *user);
 
 /* world_neighbours.c */
-/// The region character wc's step may reach (m); ground: the motion of the kinematic body that
-/// moved this step which it stands on, or NULL.
+/// The region character wc's step may reach (m), from its box (kcc_character_box); ground: the
+/// motion of the kinematic body that moved this step which it stands on, or NULL.
 void kcc_world_step_region(const world_character *wc, const struct kcc_world_characters *cs,
-                           const mover_motion *ground, float out[2][3]);
+                           const mover_motion *ground, const float box[2][3], float out[2][3]);
 /// Lays out the region grid for `capacity` characters at offset `at` of base (grid NULL: measures
 /// only); returns the offset past it.
 size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, uint32_t capacity);

@@ -9,10 +9,9 @@
 /// displacement, grown by what a move looks around it (step height, ground snap, push-out, two
 /// skins) and 10 cm.
 void kcc_world_step_region(const world_character *wc, const struct kcc_world_characters *cs,
-                           const mover_motion *ground, float out[2][3])
+                           const mover_motion *ground, const float box[2][3], float out[2][3])
 {
-    vec3 box[2], carry = {0.0f, 0.0f, 0.0f};
-    kcc_character_box(&wc->ch, box);
+    vec3 carry = {0.0f, 0.0f, 0.0f};
     if (ground) {
         vec3 to;
         carried_point(&ground->start, &ground->end, wc->ch.position, to);

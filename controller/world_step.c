@@ -313,7 +313,7 @@ static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *t
         glm_vec3_copy(cs->slots[slot].ch.position, cs->slots[slot].step_start);
         const uint32_t mover = moving_ground(ctx, &cs->slots[slot]);
         kcc_world_step_region(&cs->slots[slot], cs, mover == NO_MOVER ? NULL : &ctx->motions[mover],
-                              cs->regions[slot]);
+                              (const float(*)[3])box, cs->regions[slot]);
     }
 }
 
