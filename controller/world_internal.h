@@ -30,6 +30,8 @@ typedef struct world_character {
     bool            ends_inside_earlier; ///< its move ended inside a character's before it
                                     ///< (as they ended: the resolve pass's first look)
     bool            put_back;       ///< the resolve pass put it back this step
+    bool            ask_again;      ///< the resolve pass put back a neighbour earlier in the order
+                                    ///< this step: whether it ends inside one is asked again
     vec3            step_start;     ///< m, its centre when the step began (the snapshot's)
     vec3            last_motion;    ///< m, how far it went over its last step, end to end: what
                                     ///< carries a character standing on it in the next step

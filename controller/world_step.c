@@ -383,7 +383,8 @@ static bool overlaps_earlier(const struct kcc_world_characters *cs, uint32_t i)
 }
 
 /// Whether a character before live character i among its neighbours was put back by the resolve
-/// pass (the only boxes that changed since resolve_flags_task looked).
+/// pass (the only boxes that changed since resolve_flags_task looked), asked of the list: the
+/// lists overflowed (near.all), so it names no later neighbour to tell.
 static bool earlier_put_back(const struct kcc_world_characters *cs, uint32_t i)
 {
     const uint32_t slot = cs->live[i];
@@ -405,8 +406,21 @@ static void resolve_flags_task(uint32_t begin, uint32_t end, uint32_t worker, vo
     for (uint32_t i = begin; i < end; ++i) {
         world_character *wc = &cs->slots[cs->live[i]];
         wc->ends_inside_earlier = i > 0 && overlaps_earlier(cs, i);
-        wc->put_back = false;
+        wc->put_back = wc->ask_again = false;
     }
+}
+
+/// Tells the neighbours after live character i in the live order that it was put back (ask_again):
+/// the neighbour lists are symmetric (two regions overlap or not), so they are the characters that
+/// have it among their earlier neighbours.
+static void tell_later_neighbours(struct kcc_world_characters *cs, uint32_t i)
+{
+    const uint32_t slot = cs->live[i];
+    uint32_t n;
+    const uint32_t *near = end_neighbours(cs, i, &n);
+    for (uint32_t j = 0; j < n; ++j)
+        if (near[j] > slot)
+            cs->slots[near[j]].ask_again = true;
 }
 
 /// Characters moved at once, each seeing the others where they stood: two may end in the same
@@ -419,7 +433,7 @@ static void resolve_character_overlaps(struct kcc_world_characters *cs)
     bool any_put_back = false;
     for (uint32_t i = 1; i < cs->live_count; ++i) {
         world_character *wc = &cs->slots[cs->live[i]];
-        const bool ask_again = any_put_back && earlier_put_back(cs, i);
+        const bool ask_again = cs->near.all ? any_put_back && earlier_put_back(cs, i) : wc->ask_again;
         KCC_ASSERT(ask_again || wc->ends_inside_earlier == overlaps_earlier(cs, i));
         if (!(ask_again ? overlaps_earlier(cs, i) : wc->ends_inside_earlier))
             continue;
@@ -435,6 +449,8 @@ static void resolve_character_overlaps(struct kcc_world_characters *cs)
         glm_vec3_add(wc->result.moved, undone, wc->result.moved);
         wc->result.flags |= KCC_MOVE_STUCK;
         wc->put_back = any_put_back = true;
+        if (!cs->near.all)
+            tell_later_neighbours(cs, i);
     }
 }
 
