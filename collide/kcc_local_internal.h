@@ -420,7 +420,7 @@ typedef struct kcc_world_source {
     uint32_t         skip_body;      ///< body slot left out, or KCC_WORLD_NO_BODY
     uint32_t         only_body;      ///< the one body slot seen, or KCC_WORLD_NO_BODY: all
     const float    (*boxes)[2][3];   ///< characters' boxes by slot (m), or NULL
-    const uint32_t  *box_slots;      ///< the listed ones, ascending
+    const uint32_t  *box_slots;      ///< the listed ones, in any order (listed by slot)
     uint32_t         box_count;
     uint32_t         skip_box;       ///< a listed slot left out (the moving character's own), or
                                      ///< KCC_WORLD_NO_BODY

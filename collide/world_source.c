@@ -124,28 +124,60 @@ static bool next_seen_part(const kcc_world_source *src, part_cursor *at, const f
  * Characters' boxes: twelve triangles each, wound to face out. */
 
 #define BOX_TRIS 12u
-/// Corner c of a box is (bit 0: x, bit 1: y, bit 2: z) at the high side; each face's two
-/// triangles wound so (b - a) x (c - a) points out of the box (box_triangles_face_out).
-static const uint8_t box_corner_index[BOX_TRIS][3] = {
-    {0, 4, 6}, {0, 6, 2}, {1, 3, 7}, {1, 7, 5},   /* -x, +x */
-    {0, 1, 5}, {0, 5, 4}, {2, 6, 7}, {2, 7, 3},   /* -y, +y */
-    {0, 2, 3}, {0, 3, 1}, {4, 5, 7}, {4, 7, 6},   /* -z, +z */
+/// Face k's unit normal (faces -x, +x, -y, +y, -z, +z, two triangles each): what kcc_tri_plane
+/// gives for the face's triangles whenever the box's extents lie in [BOX_EXTENT_MIN,
+/// BOX_EXTENT_MAX]. Its cross product then has one non-zero component, +-(e1 * e2) rounded, whose
+/// rounded square neither underflows nor overflows, so the square root gives it back exactly (binary
+/// floating point) and it divides to +-1; the other two are +0 and stay +0
+/// (world_box_faces_have_kcc_tri_planes_planes).
+static const float box_face_normal[6][3] = {
+    {-1.0f, 0.0f, 0.0f}, {1.0f, 0.0f, 0.0f}, {0.0f, -1.0f, 0.0f},
+    {0.0f, 1.0f, 0.0f},  {0.0f, 0.0f, -1.0f}, {0.0f, 0.0f, 1.0f},
+};
+#define BOX_EXTENT_MIN 1e-9f
+#define BOX_EXTENT_MAX 1e9f
+
+/// Box triangle k's corners as offsets into the box's six floats (box[side][axis] at 3 * side +
+/// axis), nine coordinates in order. Corner c of a box is (bit 0: x, bit 1: y, bit 2: z) at the
+/// high side; the triangles are corners {0, 4, 6}, {0, 6, 2}, {1, 3, 7}, {1, 7, 5} (-x, +x),
+/// {0, 1, 5}, {0, 5, 4}, {2, 6, 7}, {2, 7, 3} (-y, +y), {0, 2, 3}, {0, 3, 1}, {4, 5, 7},
+/// {4, 7, 6} (-z, +z), each face's two wound so (b - a) x (c - a) points out of the box
+/// (box_triangles_face_out).
+static const uint8_t box_corner_offset[BOX_TRIS][9] = {
+    {0, 1, 2, 0, 1, 5, 0, 4, 5}, {0, 1, 2, 0, 4, 5, 0, 4, 2},
+    {3, 1, 2, 3, 4, 2, 3, 4, 5}, {3, 1, 2, 3, 4, 5, 3, 1, 5},
+    {0, 1, 2, 3, 1, 2, 3, 1, 5}, {0, 1, 2, 3, 1, 5, 0, 1, 5},
+    {0, 4, 2, 0, 4, 5, 3, 4, 5}, {0, 4, 2, 3, 4, 5, 3, 4, 2},
+    {0, 1, 2, 0, 4, 2, 3, 4, 2}, {0, 1, 2, 3, 4, 2, 3, 1, 2},
+    {0, 1, 5, 3, 1, 5, 3, 4, 5}, {0, 1, 5, 3, 4, 5, 0, 4, 5},
 };
 
 /// Box triangle k of box as a listed triangle with id `index`.
 static void box_local_tri(const float box[2][3], uint32_t k, uint32_t index, kcc_local_tri *out)
 {
-    kcc_tri t;
-    for (int j = 0; j < 3; ++j) {
-        const uint8_t c = box_corner_index[k][j];
-        for (int a = 0; a < 3; ++a)
-            t.v[j][a] = box[c >> a & 1][a];
+    const float *b = &box[0][0];
+    float corners[9];
+    for (int i = 0; i < 9; ++i)
+        corners[i] = b[box_corner_offset[k][i]];
+    memcpy(out->v, corners, sizeof out->v);
+    bool usual = true;
+    for (int a = 0; a < 3; ++a) {
+        const float extent = box[1][a] - box[0][a];
+        usual = usual && extent >= BOX_EXTENT_MIN && extent <= BOX_EXTENT_MAX;
     }
-    kcc_plane plane;
-    kcc_tri_plane(&t, &plane);
-    memcpy(out->v, t.v, sizeof out->v);
-    memcpy(out->n, plane.n, sizeof out->n);
-    out->d = plane.d;
+    const float(*v)[3] = (const float(*)[3])out->v;
+    if (usual) {
+        const float *n = box_face_normal[k / 2];
+        memcpy(out->n, n, sizeof out->n);
+        out->d = n[0] * v[0][0] + n[1] * v[0][1] + n[2] * v[0][2]; /* kcc_tri_plane's d */
+    } else {
+        kcc_tri t;
+        memcpy(t.v, v, sizeof t.v);
+        kcc_plane plane;
+        kcc_tri_plane(&t, &plane);
+        memcpy(out->n, plane.n, sizeof out->n);
+        out->d = plane.d;
+    }
     out->index = index;
 }
 
@@ -168,25 +200,47 @@ static bool box_tri_touches(const float box[2][3], uint32_t k, const float lo[3]
     return box[side][axis] >= lo[axis] && box[side][axis] <= hi[axis];
 }
 
+/// The listed boxes a query can meet at most: each met box gives at least two triangles, so more
+/// than this many overflow any query's capacity (at most KCC_LOCAL_MAX).
+#define BOXES_MET (KCC_LOCAL_MAX / 2u + 1u)
+
 /// Appends the handles of the listed boxes' triangles that touch region to out (room for
-/// capacity in all, n used); returns the new count (written only while it fits).
+/// capacity in all, n used), by slot (box_slots is in any order); returns the new count (written
+/// only when all fit).
 static uint32_t query_boxes(const kcc_world_source *src, const float lo[3], const float hi[3],
                             uint32_t *out, uint32_t capacity, uint32_t n)
 {
+    uint32_t met[BOXES_MET], met_count = 0, count = n;
     for (uint32_t i = 0; i < src->box_count; ++i) {
         const uint32_t slot = src->box_slots[i];
         const float(*box)[3] = src->boxes[slot];
-        if (!box_seen(src, slot) || !boxes_touch(box[0], box[1], lo, hi))
+        if (!boxes_touch(box[0], box[1], lo, hi) || !box_seen(src, slot))
+            continue; /* (most boxes listed lie away from the query) */
+        uint32_t faces = 0;
+        for (uint32_t k = 0; k < BOX_TRIS; k += 2) /* a face's two triangles */
+            faces += box_tri_touches(box, k, lo, hi) ? 2u : 0u;
+        if (faces == 0)
             continue;
-        for (uint32_t k = 0; k < BOX_TRIS; k += 2) { /* a face's two triangles */
-            if (!box_tri_touches(box, k, lo, hi))
-                continue;
-            if (n + 1 < capacity) {
-                out[n] = KCC_WORLD_BOX_TRIS + BOX_TRIS * slot + k;
-                out[n + 1] = out[n] + 1;
+        count += faces;
+        if (met_count < BOXES_MET) /* in slot order: an insertion sort, few boxes meet a query */
+            for (uint32_t j = met_count++;; --j) {
+                if (j == 0 || met[j - 1] < slot) {
+                    met[j] = slot;
+                    break;
+                }
+                met[j] = met[j - 1];
             }
-            n += 2;
-        }
+    }
+    if (count > capacity)
+        return count;
+    for (uint32_t i = 0; i < met_count; ++i) {
+        const float(*box)[3] = src->boxes[met[i]];
+        for (uint32_t k = 0; k < BOX_TRIS; k += 2)
+            if (box_tri_touches(box, k, lo, hi)) {
+                out[n] = KCC_WORLD_BOX_TRIS + BOX_TRIS * met[i] + k;
+                out[n + 1] = out[n] + 1;
+                n += 2;
+            }
     }
     return n;
 }
@@ -218,8 +272,6 @@ static uint32_t world_query(const kcc_local_source *base, const vec3 region[2], 
                 out[j] += b->tri_base;
         n += found;
     }
-    if (n > capacity) /* the caller reads nothing past capacity: count the boxes' triangles only */
-        return query_boxes(src, region[0], region[1], out_handles, 0, n);
     return query_boxes(src, region[0], region[1], out_handles, capacity, n);
 }
 
@@ -363,6 +415,47 @@ static bool visit_part_slots(const seen_part *part, const float lo[3], const flo
     return true;
 }
 
+/// Whether slots[0..n) ascend.
+static bool ascending(const uint32_t *slots, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; ++i)
+        if (slots[i] <= slots[i - 1])
+            return false;
+    return true;
+}
+
+/// Visits the triangles of the listed boxes that may meet world box [lo, hi], by slot (box_slots is
+/// in any order: a list not ascending is walked by taking the least slot left each time, which
+/// the overflow mode can afford); false when the visitor stopped.
+static bool visit_boxes(const kcc_world_source *src, const float lo[3], const float hi[3],
+                        placed_visitor visit, void *ctx)
+{
+    placed_visit v = {NULL, {{{0}}, {0}, 0.0f, 0u}};
+    const bool in_order = ascending(src->box_slots, src->box_count);
+    uint32_t slot = 0;
+    for (uint32_t i = 0; i < src->box_count; ++i) {
+        if (in_order) {
+            slot = src->box_slots[i];
+        } else {
+            const uint32_t after = slot;
+            slot = UINT32_MAX;
+            for (uint32_t j = 0; j < src->box_count; ++j)
+                if ((i == 0 || src->box_slots[j] > after) && src->box_slots[j] < slot)
+                    slot = src->box_slots[j];
+        }
+        if (!box_seen(src, slot) || !boxes_touch(src->boxes[slot][0], src->boxes[slot][1], lo, hi))
+            continue;
+        for (uint32_t k = 0; k < BOX_TRIS; ++k) {
+            if (!box_tri_touches(src->boxes[slot], k, lo, hi))
+                continue;
+            box_tri_of(src, KCC_WORLD_BOX_TRIS + BOX_TRIS * slot + k, &v.tri);
+            if (!visit(ctx, &v))
+                return false;
+        }
+    }
+    return true;
+}
+
 /// Visits every placed triangle of the seen bodies whose bounds may meet world box [lo, hi].
 static void visit_placed(const kcc_world_source *src, const float lo[3], const float hi[3],
                          placed_visitor visit, void *ctx)
@@ -375,19 +468,7 @@ static void visit_placed(const kcc_world_source *src, const float lo[3], const f
         if (!visit_part_slots(&part, llo, lhi, visit, ctx))
             return;
     }
-    placed_visit v = {NULL, {{{0}}, {0}, 0.0f, 0u}};
-    for (uint32_t i = 0; i < src->box_count; ++i) {
-        const uint32_t slot = src->box_slots[i];
-        if (!box_seen(src, slot) || !boxes_touch(src->boxes[slot][0], src->boxes[slot][1], lo, hi))
-            continue;
-        for (uint32_t k = 0; k < BOX_TRIS; ++k) {
-            if (!box_tri_touches(src->boxes[slot], k, lo, hi))
-                continue;
-            box_tri_of(src, KCC_WORLD_BOX_TRIS + BOX_TRIS * slot + k, &v.tri);
-            if (!visit(ctx, &v))
-                return;
-        }
-    }
+    visit_boxes(src, lo, hi, visit, ctx);
 }
 
 /// The earliest of equal answers goes to the lowest id (the mesh queries' tie rule).

@@ -28,15 +28,21 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
     if (cs)
         cs->boxes = (void *)(base + at);
     at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
-    if (cs)
-        cs->regions = (void *)(base + at);
-    at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
+    float(**boxes[2])[2][3] = {cs ? &cs->regions : NULL, cs ? &cs->ends : NULL};
+    for (int k = 0; k < 2; ++k) {
+        if (cs)
+            *boxes[k] = (void *)(base + at);
+        at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
+    }
     if (cs)
         cs->alive = (void *)(base + at);
     at = round_up(at + (size_t)capacity);
     if (cs)
         cs->live = (void *)(base + at);
     at = round_up(at + (size_t)capacity * sizeof(uint32_t));
+    if (cs)
+        cs->motions = (void *)(base + at);
+    at = round_up(at + (size_t)d->body_capacity * sizeof(mover_motion));
     uint32_t **filters[2] = {cs ? &cs->layers : NULL, cs ? &cs->masks : NULL};
     for (int k = 0; k < 2; ++k) {
         if (cs)

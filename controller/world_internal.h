@@ -30,12 +30,21 @@ typedef struct world_character {
     bool            ends_inside_earlier; ///< its move ended inside a character's before it
                                     ///< (as they ended: the resolve pass's first look)
     bool            put_back;       ///< the resolve pass put it back this step
+    bool            ask_again;      ///< the resolve pass put back a neighbour earlier in the order
+                                    ///< this step: whether it ends inside one is asked again
     vec3            step_start;     ///< m, its centre when the step began (the snapshot's)
     vec3            last_motion;    ///< m, how far it went over its last step, end to end: what
                                     ///< carries a character standing on it in the next step
     uint32_t        generation;
     bool            live;
 } world_character;
+
+/// A kinematic body's motion over the step (kcc_world_body_motion: start and end pose, the bounds
+/// it sweeps), found once a step for every character's phase to read.
+typedef struct mover_motion {
+    kcc_transform start, end;
+    float         swept[2][3];
+} mover_motion;
 
 /// A character inside a sensor (slots order the list; ids tell a reused slot from its last owner).
 typedef struct sensor_pair {
@@ -56,8 +65,9 @@ typedef struct sensor_state {
 /// The step's neighbour lists (world_neighbours.c): for each live character, the pieces whose
 /// broadphase proxies overlap the region its step may reach and the characters whose regions do.
 typedef struct neighbour_lists {
-    uint32_t *entries;      ///< 2 * pair_capacity: pieces (kcc_piece indices), then character
-                            ///< slots, per character, each part in source order
+    uint32_t *entries;      ///< 2 * pair_capacity: pieces (kcc_piece indices, in source order),
+                            ///< then character slots (in no order: the world source orders the
+                            ///< boxes a query meets, kcc_world_source.box_slots), per character
     uint32_t *first;        ///< character_capacity + 1: a character slot's entries start here
     uint32_t *pieces;       ///< character_capacity: how many of its entries are pieces
     uint32_t *count;        ///< character_capacity: how many entries it has
@@ -89,8 +99,12 @@ struct kcc_world_characters {
     world_character *slots;        ///< character_capacity
     float          (*boxes)[2][3]; ///< each live character's box at the start of the step (m)
     float          (*regions)[2][3]; ///< the region its step may reach (m, kcc_world_step_region)
+    float          (*ends)[2][3];  ///< each live character's box where its move ended, or where the
+                                   ///< resolve pass put it back (m): what the resolve pass compares
     uint8_t         *alive;        ///< slots[i].live, packed: what a step scans for the live slots
     uint32_t        *live;         ///< the live slots, ascending (rebuilt every step)
+    mover_motion    *motions;      ///< body_capacity: the step's movers' motions (kcc_world_movers'
+                                   ///< order)
     uint32_t        *layers;       ///< by slot: the layers each character is on (default 1)
     uint32_t        *masks;        ///< by slot: the layers each collides with (default all)
     uint32_t         live_count;
@@ -190,10 +204,10 @@ typedef void kcc_world_phase_mark(void *user, int phase);
 kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, void *user);
 
 /* world_neighbours.c */
-/// The region character wc's step may reach (m); ground: the slot of the kinematic body that moved
-/// this step which it stands on, or KCC_WORLD_NO_BODY.
-void kcc_world_step_region(const kcc_world *world, const world_character *wc, uint32_t ground,
-                           float out[2][3]);
+/// The region character wc's step may reach (m), from its box (kcc_character_box); ground: the
+/// motion of the kinematic body that moved this step which it stands on, or NULL.
+void kcc_world_step_region(const world_character *wc, const struct kcc_world_characters *cs,
+                           const mover_motion *ground, const float box[2][3], float out[2][3]);
 /// Lays out the region grid for `capacity` characters at offset `at` of base (grid NULL: measures
 /// only); returns the offset past it.
 size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, uint32_t capacity);
@@ -201,16 +215,14 @@ size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, ui
 /// equal share of the entries (cs->near.room).
 void kcc_world_build_region_grid(struct kcc_world_characters *cs);
 /// Lists the neighbours of live characters [begin, end) (each writes its own list only: safe from
-/// its task): the pieces whose proxies overlap its region, the characters whose regions do.
+/// its task): the pieces whose proxies overlap its region (in source order), the characters whose
+/// regions do.
 void kcc_world_find_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t begin,
                                uint32_t end);
 /// After kcc_world_find_neighbours over every live character: false when each list fitted its room
 /// (or, when they cannot all fit in the entries, cs->near.all is set); true when the lists were laid
 /// out end to end at the sizes found (cs->near.first, room 0) and must be found again.
 bool kcc_world_neighbours_refit(struct kcc_world_characters *cs);
-/// Puts character slot's neighbour entries in source order (its own part of cs->near only: safe
-/// from its task).
-void kcc_world_sort_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t slot);
 
 /* world_sensors.c */
 /// The sensor events of the step (after the characters moved).

@@ -4,27 +4,20 @@
 #include "collide_internal.h" /* KCC_SSE */
 #include "world_internal.h"
 
-/// An entry naming a character (its slot below this bit); other entries name pieces.
-#define NEAR_CHARACTER 0x80000000u
-
 /// The region a character's step may reach: its box, carried by the body it stands on when that
 /// body moved (`ground`, the body's motion over the step at the box centre) and moved by its
 /// displacement, grown by what a move looks around it (step height, ground snap, push-out, two
 /// skins) and 10 cm.
-void kcc_world_step_region(const kcc_world *world, const world_character *wc, uint32_t ground,
-                           float out[2][3])
+void kcc_world_step_region(const world_character *wc, const struct kcc_world_characters *cs,
+                           const mover_motion *ground, const float box[2][3], float out[2][3])
 {
-    vec3 box[2], carry = {0.0f, 0.0f, 0.0f};
-    kcc_character_box(&wc->ch, box);
-    if (ground != KCC_WORLD_NO_BODY) {
-        kcc_transform start, end;
-        float swept[2][3];
-        kcc_world_body_motion(world, ground, &start, &end, swept);
+    vec3 carry = {0.0f, 0.0f, 0.0f};
+    if (ground) {
         vec3 to;
-        carried_point(&start, &end, wc->ch.position, to);
+        carried_point(&ground->start, &ground->end, wc->ch.position, to);
         glm_vec3_sub(to, (float *)wc->ch.position, carry);
     } else {
-        kcc_world_character_carry(kcc_world_characters(world), wc, carry);
+        kcc_world_character_carry(cs, wc, carry);
     }
     const kcc_character_desc *d = &wc->ch.desc;
     const float grow = d->step_height + d->ground_snap + d->max_push_out + 2.0f * d->skin_width + 0.1f;
@@ -43,6 +36,9 @@ void kcc_world_step_region(const kcc_world *world, const world_character *wc, ui
 /// Cell coordinates are clamped to +-2^30: a monotone map, so far regions share the edge cells.
 #define CELL_LIMIT 1073741824.0f
 #define GRID_ALIGN 64
+/// Floats past the end of the regions' sorted corners (region_grid.lo, hi): a four-wide test of the
+/// last candidates reads up to three beyond them.
+#define GRID_PAD 4u
 
 static void *grid_take(char *base, size_t *at, size_t bytes)
 {
@@ -71,8 +67,8 @@ size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, ui
     g.large = grid_take(base, &at, words);
     g.cells = grid_take(base, &at, 3 * words);
     for (int k = 0; k < 3; ++k) {
-        g.lo[k] = grid_take(base, &at, floats);
-        g.hi[k] = grid_take(base, &at, floats);
+        g.lo[k] = grid_take(base, &at, floats + GRID_PAD * sizeof(float));
+        g.hi[k] = grid_take(base, &at, floats + GRID_PAD * sizeof(float));
     }
     if (grid) {
         g.large_count = 0;
@@ -251,37 +247,40 @@ static uint32_t run_neighbours_checked(const region_grid *g, const region_query 
         if (r[0][0] <= g->hi[0][at] && g->lo[0][at] <= r[1][0] && r[0][1] <= g->hi[1][at] &&
             g->lo[1][at] <= r[1][1] && r[0][2] <= g->hi[2][at] && g->lo[2][at] <= r[1][2] &&
             g->sorted[at] != q->self)
-            found = put_entry(out, room, found, NEAR_CHARACTER | g->sorted[at]);
+            found = put_entry(out, room, found, g->sorted[at]);
     return found;
 }
 
 /// Candidates at..end whose regions overlap the query's, written to out (room for them all): four
-/// at a time (SSE2), without branches on the outcomes, which are unpredictable.
+/// at a time (SSE2; the last four's lanes past end masked off: the arrays have GRID_PAD floats to
+/// spare), without branches on the outcomes, which are unpredictable.
 static uint32_t run_neighbours(const region_grid *g, const region_query *q, uint32_t at, uint32_t end,
                                uint32_t *out, uint32_t found)
 {
 #if KCC_SSE
-    for (; at + 4 <= end; at += 4) {
+    for (; at < end; at += 4) {
         __m128 in = _mm_castsi128_ps(_mm_set1_epi32(-1));
         for (int k = 0; k < 3; ++k)
             in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(q->lo[k], _mm_loadu_ps(g->hi[k] + at)),
                                            _mm_cmple_ps(_mm_loadu_ps(g->lo[k] + at), q->hi[k])));
-        for (int mask = _mm_movemask_ps(in); mask != 0; mask &= mask - 1) {
+        const int lanes = end - at >= 4 ? 15 : (1 << (end - at)) - 1;
+        for (int mask = _mm_movemask_ps(in) & lanes; mask != 0; mask &= mask - 1) {
             const uint32_t slot = g->sorted[at + (uint32_t)__builtin_ctz((unsigned)mask)];
-            out[found] = NEAR_CHARACTER | slot;
+            out[found] = slot;
             found += slot != q->self;
         }
     }
-#endif
+#else
     const float(*r)[3] = q->region;
     for (; at < end; ++at) {
         const uint32_t hit = (uint32_t)(r[0][0] <= g->hi[0][at]) & (uint32_t)(g->lo[0][at] <= r[1][0]) &
                              (uint32_t)(r[0][1] <= g->hi[1][at]) & (uint32_t)(g->lo[1][at] <= r[1][1]) &
                              (uint32_t)(r[0][2] <= g->hi[2][at]) & (uint32_t)(g->lo[2][at] <= r[1][2]) &
                              (uint32_t)(g->sorted[at] != q->self);
-        out[found] = NEAR_CHARACTER | g->sorted[at];
+        out[found] = g->sorted[at];
         found += hit;
     }
+#endif
     return found;
 }
 
@@ -298,13 +297,14 @@ static uint32_t query_runs(const region_grid *g, const float r[2][3], uint32_t b
         hi[k] = cell_of(r[1][k], g->inv_cell[k]);
         KCC_ASSERT(hi[k] - lo[k] <= 2);
     }
+    /* every row starts at the same x in the torus: x0, and runs `first` buckets before it wraps */
     const uint32_t row = (uint32_t)(hi[0] - lo[0]) + 1u, x_cells = 1u << g->bits[0];
+    const uint32_t x0 = bucket_of_cell(g, lo[0], 0, 0), first = x0 + row <= x_cells ? row : x_cells - x0;
     uint32_t runs = 0, total = 0;
     for (int32_t z = lo[2]; z <= hi[2]; ++z)
         for (int32_t y = lo[1]; y <= hi[1]; ++y) {
-            const uint32_t b = bucket_of_cell(g, lo[0], y, z);
-            const uint32_t x0 = b & (x_cells - 1u), first = x0 + row <= x_cells ? row : x_cells - x0;
-            const uint32_t from[2] = {b, b - x0}, to[2] = {b + first, b - x0 + (row - first)};
+            const uint32_t b = bucket_of_cell(g, 0, y, z); /* the row's bucket at x = 0 */
+            const uint32_t from[2] = {b + x0, b}, to[2] = {b + x0 + first, b + (row - first)};
             for (int part = 0; part < 1 + (first < row); ++part) {
                 begin[runs] = g->bucket_start[from[part]];
                 end[runs] = g->bucket_start[to[part]];
@@ -326,7 +326,7 @@ static uint32_t character_neighbours(const struct kcc_world_characters *cs, uint
     if (g->bucket_of[i] == LARGE_REGION) {
         for (uint32_t j = 0; j < cs->live_count; ++j)
             if (j != i && regions_overlap(q.region, (const float(*)[3])cs->regions[cs->live[j]]))
-                found = put_entry(out, room, found, NEAR_CHARACTER | cs->live[j]);
+                found = put_entry(out, room, found, cs->live[j]);
         return found;
     }
 #if KCC_SSE
@@ -342,9 +342,24 @@ static uint32_t character_neighbours(const struct kcc_world_characters *cs, uint
     for (uint32_t k = 0; k < g->large_count; ++k) {
         const uint32_t j = g->large[k];
         if (regions_overlap(q.region, (const float(*)[3])cs->regions[cs->live[j]]))
-            found = put_entry(out, room, found, NEAR_CHARACTER | cs->live[j]);
+            found = put_entry(out, room, found, cs->live[j]);
     }
     return found;
+}
+
+/// Puts a list's pieces in source order (by their place in the bodies' triangles: what the world
+/// source's walk merges them by); the broadphase lists them by proxy. An insertion sort: a region
+/// meets few pieces.
+static void sort_pieces(const kcc_world *world, uint32_t *e, uint32_t pieces)
+{
+    for (uint32_t i = 1; i < pieces; ++i) {
+        const uint32_t v = e[i];
+        const uint64_t key = kcc_world_piece_order(world, v);
+        uint32_t j = i;
+        for (; j > 0 && kcc_world_piece_order(world, e[j - 1]) > key; --j)
+            e[j] = e[j - 1];
+        e[j] = v;
+    }
 }
 
 void kcc_world_find_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t begin,
@@ -360,9 +375,12 @@ void kcc_world_find_neighbours(const kcc_world *world, struct kcc_world_characte
         }
         uint32_t *out = near->entries + near->first[slot];
         const float(*r)[3] = (const float(*)[3])cs->regions[slot];
-        uint32_t found = kcc_world_pieces_near(world, r, out, room);
-        found = character_neighbours(cs, i, out, room, found);
+        const uint32_t pieces = kcc_world_pieces_near(world, r, out, room);
+        const uint32_t found = character_neighbours(cs, i, out, room, pieces);
+        near->pieces[slot] = pieces;
         near->count[slot] = found;
+        if (found <= room)
+            sort_pieces(world, out, pieces);
     }
 }
 
@@ -388,34 +406,3 @@ bool kcc_world_neighbours_refit(struct kcc_world_characters *cs)
     return true;
 }
 
-/// Entry order: pieces first, by their place in the bodies' triangles; then characters by slot.
-void kcc_world_sort_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t slot)
-{
-    neighbour_lists *near = &cs->near;
-    uint32_t *e = near->entries + near->first[slot];
-    const uint32_t n = near->count[slot];
-    uint32_t pieces = 0;
-    for (uint32_t i = 0; i < n; ++i) { /* the pieces to the front, each part keeping its order */
-        const uint32_t v = e[i];
-        if (v & NEAR_CHARACTER)
-            continue;
-        memmove(e + pieces + 1, e + pieces, (i - pieces) * sizeof *e);
-        e[pieces++] = v;
-    }
-    for (uint32_t i = 1; i < pieces; ++i) { /* insertion sorts: the lists are short */
-        const uint32_t v = e[i];
-        const uint64_t key = kcc_world_piece_order(world, v);
-        uint32_t j = i;
-        for (; j > 0 && kcc_world_piece_order(world, e[j - 1]) > key; --j)
-            e[j] = e[j - 1];
-        e[j] = v;
-    }
-    for (uint32_t i = pieces; i < n; ++i) {
-        const uint32_t v = e[i] & ~NEAR_CHARACTER;
-        uint32_t j = i;
-        for (; j > pieces && e[j - 1] > v; --j)
-            e[j] = e[j - 1];
-        e[j] = v;
-    }
-    near->pieces[slot] = pieces;
-}

@@ -26,6 +26,7 @@ typedef struct step_context {
     struct kcc_world_characters *cs;
     uint64_t                     key;      ///< the source key of this step's boxes
     const uint32_t              *movers;   ///< kinematic body slots that moved
+    const mover_motion          *motions;  ///< their motions, by the same index
     uint32_t                     mover_count;
 } step_context;
 
@@ -97,17 +98,19 @@ static void turn_between(const float a[4], const float b[4], float out[4])
         out[k] = (float)(sign * q[k]);
 }
 
-/// The slot of the kinematic body that moved this step which the character stands on, or
-/// KCC_WORLD_NO_BODY (it stands on none, or on a body that did not move: nothing carries it).
+/// The index among the step's movers of the kinematic body that moved this step which the
+/// character stands on, or NO_MOVER (it stands on none, or on a body that did not move: nothing
+/// carries it).
+#define NO_MOVER UINT32_MAX
 static uint32_t moving_ground(const step_context *ctx, const world_character *wc)
 {
-    if (!wc->ch.on_ground)
-        return KCC_WORLD_NO_BODY;
+    if (!wc->ch.on_ground || ctx->mover_count == 0)
+        return NO_MOVER;
     const uint32_t slot = kcc_world_body_slot(ctx->world, wc->result.ground_body);
     for (uint32_t i = 0; i < ctx->mover_count; ++i)
         if (ctx->movers[i] == slot)
-            return slot;
-    return KCC_WORLD_NO_BODY;
+            return i;
+    return NO_MOVER;
 }
 
 /// A character standing on a kinematic body that moved is carried by the body's motion: its box
@@ -115,22 +118,21 @@ static uint32_t moving_ground(const step_context *ctx, const world_character *wc
 static void ride_ground_body(const step_context *ctx, world_character *wc, kcc_world_source *src,
                              kcc_move_result *r)
 {
-    const uint32_t slot = moving_ground(ctx, wc);
-    if (slot == KCC_WORLD_NO_BODY)
+    const uint32_t mover = moving_ground(ctx, wc);
+    if (mover == NO_MOVER)
         return;
-    kcc_transform start, end;
-    float swept[2][3];
-    kcc_world_body_motion(ctx->world, slot, &start, &end, swept);
+    const uint32_t slot = ctx->movers[mover];
+    const kcc_transform *start = &ctx->motions[mover].start, *end = &ctx->motions[mover].end;
     vec3 to, delta, from;
     glm_vec3_copy(wc->ch.position, from);
-    carried_point(&start, &end, from, to);
+    carried_point(start, end, from, to);
     glm_vec3_sub(to, from, delta);
     src->skip_body = slot;
     advance_character(&wc->ch, &src->base, delta);
     src->skip_body = KCC_WORLD_NO_BODY;
     glm_vec3_sub(wc->ch.position, from, r->carried);
     r->carried_body = wc->result.ground_body;
-    turn_between(start.rotation, end.rotation, r->carried_rotation);
+    turn_between(start->rotation, end->rotation, r->carried_rotation);
 }
 
 /// A character standing on another is carried by the motion that one made in the last step
@@ -163,19 +165,19 @@ static bool mover_overlaps(const kcc_world_source *src, uint32_t slot, const kcc
 /// (found by sweeping the box against the mover at its new pose along the motion seen from the
 /// mover, so a mover faster than the box is wide never passes through it), swept through
 /// everything but the mover. A box that cannot be pushed clear of the mover is crushed.
-static bool push_by_mover(const step_context *ctx, uint32_t slot, world_character *wc,
+static bool push_by_mover(const step_context *ctx, uint32_t mover, world_character *wc,
                           kcc_world_source *src, kcc_move_result *r, kcc_contact_sink *touched)
 {
-    kcc_transform start, end;
-    float swept[2][3];
-    kcc_world_body_motion(ctx->world, slot, &start, &end, swept);
+    const uint32_t slot = ctx->movers[mover];
+    const mover_motion *m = &ctx->motions[mover];
+    const float(*swept)[3] = (const float(*)[3])m->swept;
     vec3 box[2], motion, back, push;
     kcc_character_box(&wc->ch, box);
     for (int k = 0; k < 3; ++k)
         if (box[0][k] > swept[1][k] || box[1][k] < swept[0][k])
             return false;
     vec3 to;
-    carried_point(&start, &end, wc->ch.position, to);
+    carried_point(&m->start, &m->end, wc->ch.position, to);
     glm_vec3_sub(to, wc->ch.position, motion);
     const float len = glm_vec3_norm(motion);
     if (!(len > 0.0f))
@@ -255,8 +257,6 @@ static void record_contacts(const step_context *ctx, world_character *wc, const 
 static void step_character(const step_context *ctx, uint32_t slot)
 {
     world_character *wc = &ctx->cs->slots[slot];
-    if (!ctx->cs->near.all)
-        kcc_world_sort_neighbours(ctx->world, ctx->cs, slot);
     character_sources srcs;
     kcc_world_source *src = &srcs.all;
     character_source(ctx, slot, false, &srcs);
@@ -273,7 +273,7 @@ static void step_character(const step_context *ctx, uint32_t slot)
     bool pushed = false;
     for (uint32_t i = 0; i < ctx->mover_count; ++i)
         if (ctx->movers[i] != ridden)
-            pushed |= push_by_mover(ctx, ctx->movers[i], wc, src, &pre, &touched);
+            pushed |= push_by_mover(ctx, i, wc, src, &pre, &touched);
     if (pushed) /* pushed out of the region its neighbours were found for: it sees everything */
         character_source(ctx, slot, true, &srcs);
     wc->before_move = footing_of(&wc->ch);
@@ -287,6 +287,7 @@ static void step_character(const step_context *ctx, uint32_t slot)
     record_contacts(ctx, wc, &r, &touched);
     wc->result = r;
     glm_vec3_zero(wc->displacement);
+    kcc_character_box(&wc->ch, ctx->cs->ends[slot]);
 }
 
 static void step_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
@@ -310,8 +311,9 @@ static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *t
         kcc_character_box(&cs->slots[slot].ch, box);
         memcpy(cs->boxes[slot], box, sizeof cs->boxes[slot]);
         glm_vec3_copy(cs->slots[slot].ch.position, cs->slots[slot].step_start);
-        kcc_world_step_region(ctx->world, &cs->slots[slot], moving_ground(ctx, &cs->slots[slot]),
-                              cs->regions[slot]);
+        const uint32_t mover = moving_ground(ctx, &cs->slots[slot]);
+        kcc_world_step_region(&cs->slots[slot], cs, mover == NO_MOVER ? NULL : &ctx->motions[mover],
+                              (const float(*)[3])box, cs->regions[slot]);
     }
 }
 
@@ -346,38 +348,50 @@ static bool boxes_overlap(const vec3 a[2], const vec3 b[2])
            a[0][2] < b[1][2] && a[1][2] > b[0][2];
 }
 
+/// The characters that may overlap live character i where the moves ended: its neighbours (in
+/// any order), or every character before it in the live order when the lists overflowed; *out_n
+/// how many.
+static const uint32_t *end_neighbours(const struct kcc_world_characters *cs, uint32_t i, uint32_t *out_n)
+{
+    const uint32_t slot = cs->live[i];
+    if (cs->near.all) {
+        *out_n = i;
+        return cs->live;
+    }
+    *out_n = cs->near.count[slot] - cs->near.pieces[slot];
+    return cs->near.entries + cs->near.first[slot] + cs->near.pieces[slot];
+}
+
 /// Whether live character i's box (the overlap rule's, shrunk by the tolerance) overlaps the box
-/// of any character before it in the live order (among its neighbours: no other can reach it).
+/// (cs->ends) of any character before it in the live order (among its neighbours: no other can
+/// reach it).
 static bool overlaps_earlier(const struct kcc_world_characters *cs, uint32_t i)
 {
     vec3 mine[2];
     const uint32_t slot = cs->live[i];
     const kcc_character *ch = &cs->slots[slot].ch;
     kcc_box_for_overlap(ch, ch->position, mine);
-    const uint32_t *near = cs->near.all ? cs->live : cs->near.entries + cs->near.first[slot] +
-                                                         cs->near.pieces[slot];
-    const uint32_t n = cs->near.all ? i : cs->near.count[slot] - cs->near.pieces[slot];
-    for (uint32_t j = 0; j < n && near[j] < slot; ++j) {
-        if (!kcc_world_characters_collide(cs, slot, near[j]))
-            continue; /* they pass through each other */
-        vec3 theirs[2];
-        kcc_character_box(&cs->slots[near[j]].ch, theirs);
-        if (boxes_overlap((const vec3 *)mine, (const vec3 *)theirs))
+    uint32_t n;
+    const uint32_t *near = end_neighbours(cs, i, &n);
+    for (uint32_t j = 0; j < n; ++j) {
+        if (near[j] > slot || !kcc_world_characters_collide(cs, slot, near[j]))
+            continue; /* later in the order, or they pass through each other */
+        if (boxes_overlap((const vec3 *)mine, (const vec3 *)cs->ends[near[j]]))
             return true;
     }
     return false;
 }
 
 /// Whether a character before live character i among its neighbours was put back by the resolve
-/// pass (the only boxes that changed since resolve_flags_task looked).
+/// pass (the only boxes that changed since resolve_flags_task looked), asked of the list: the
+/// lists overflowed (near.all), so it names no later neighbour to tell.
 static bool earlier_put_back(const struct kcc_world_characters *cs, uint32_t i)
 {
     const uint32_t slot = cs->live[i];
-    const uint32_t *near = cs->near.all ? cs->live : cs->near.entries + cs->near.first[slot] +
-                                                         cs->near.pieces[slot];
-    const uint32_t n = cs->near.all ? i : cs->near.count[slot] - cs->near.pieces[slot];
-    for (uint32_t j = 0; j < n && near[j] < slot; ++j)
-        if (cs->slots[near[j]].put_back)
+    uint32_t n;
+    const uint32_t *near = end_neighbours(cs, i, &n);
+    for (uint32_t j = 0; j < n; ++j)
+        if (near[j] < slot && cs->slots[near[j]].put_back)
             return true;
     return false;
 }
@@ -392,8 +406,21 @@ static void resolve_flags_task(uint32_t begin, uint32_t end, uint32_t worker, vo
     for (uint32_t i = begin; i < end; ++i) {
         world_character *wc = &cs->slots[cs->live[i]];
         wc->ends_inside_earlier = i > 0 && overlaps_earlier(cs, i);
-        wc->put_back = false;
+        wc->put_back = wc->ask_again = false;
     }
+}
+
+/// Tells the neighbours after live character i in the live order that it was put back (ask_again):
+/// the neighbour lists are symmetric (two regions overlap or not), so they are the characters that
+/// have it among their earlier neighbours.
+static void tell_later_neighbours(struct kcc_world_characters *cs, uint32_t i)
+{
+    const uint32_t slot = cs->live[i];
+    uint32_t n;
+    const uint32_t *near = end_neighbours(cs, i, &n);
+    for (uint32_t j = 0; j < n; ++j)
+        if (near[j] > slot)
+            cs->slots[near[j]].ask_again = true;
 }
 
 /// Characters moved at once, each seeing the others where they stood: two may end in the same
@@ -406,7 +433,7 @@ static void resolve_character_overlaps(struct kcc_world_characters *cs)
     bool any_put_back = false;
     for (uint32_t i = 1; i < cs->live_count; ++i) {
         world_character *wc = &cs->slots[cs->live[i]];
-        const bool ask_again = any_put_back && earlier_put_back(cs, i);
+        const bool ask_again = cs->near.all ? any_put_back && earlier_put_back(cs, i) : wc->ask_again;
         KCC_ASSERT(ask_again || wc->ends_inside_earlier == overlaps_earlier(cs, i));
         if (!(ask_again ? overlaps_earlier(cs, i) : wc->ends_inside_earlier))
             continue;
@@ -416,11 +443,14 @@ static void resolve_character_overlaps(struct kcc_world_characters *cs)
             restore_footing(&wc->ch, &end);
             continue;
         }
+        kcc_character_box(&wc->ch, cs->ends[cs->live[i]]);
         vec3 undone;
         glm_vec3_sub(wc->ch.position, (float *)end.position, undone);
         glm_vec3_add(wc->result.moved, undone, wc->result.moved);
         wc->result.flags |= KCC_MOVE_STUCK;
         wc->put_back = any_put_back = true;
+        if (!cs->near.all)
+            tell_later_neighbours(cs, i);
     }
 }
 
@@ -442,8 +472,11 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     struct kcc_world_characters *cs = kcc_world_characters(world);
     if (mark)
         mark(user, KCC_PHASE_BODIES);
-    step_context ctx = {world, cs, kcc_world_step_key(world), NULL, 0};
+    step_context ctx = {world, cs, kcc_world_step_key(world), NULL, cs->motions, 0};
     ctx.mover_count = kcc_world_movers(world, &ctx.movers);
+    for (uint32_t i = 0; i < ctx.mover_count; ++i) /* once a step, for every character to read */
+        kcc_world_body_motion(world, ctx.movers[i], &cs->motions[i].start, &cs->motions[i].end,
+                              cs->motions[i].swept);
     list_live(cs);
     run_over_live(world, snapshot_task, SNAPSHOT_RANGE, &ctx);
     if (mark)

@@ -1201,6 +1201,66 @@ static void contacts_name_the_ground_the_pushers_walls_and_characters(void **sta
 }
 
 /* ------------------------------------------------------------------------------------------------
+ * Characters' boxes as the world source lists them */
+
+/* Listed boxes of every scale (centres from 1 mm to 1e17 m, where a box's extent rounds to 0 or
+ * to far more than it is; extents from 2 cm to 200 m): each box triangle's plane is the one
+ * kcc_tri_plane gives for its corners, bit for bit, and the query lists the boxes' triangles by
+ * slot (ascending ids) whatever order box_slots is in, as brute force over the slots finds them. */
+static void world_box_faces_have_kcc_tri_planes_planes(void **state)
+{
+    (void)state;
+    kcc_world *w = world_with(4, 4);
+    enum { BOXES = 64 };
+    static float boxes[BOXES][2][3];
+    uint32_t slots[BOXES];
+    test_rng rng = rng_seed(41);
+    for (uint32_t trial = 0; trial < 200; ++trial) {
+        for (uint32_t i = 0; i < BOXES; ++i) {
+            const float scale = powf(10.0f, rng_f(&rng, -3.0f, 17.0f)), half = rng_f(&rng, 0.01f, 100.0f);
+            for (int k = 0; k < 3; ++k) {
+                const float c = scale * rng_f(&rng, -1.0f, 1.0f);
+                boxes[i][0][k] = c - half;
+                boxes[i][1][k] = c + half;
+            }
+            slots[i] = i;
+        }
+        for (uint32_t i = BOXES - 1; i > 0; --i) { /* box_slots in a random order */
+            const uint32_t j = rng_u32(&rng) % (i + 1), t = slots[i];
+            slots[i] = slots[j];
+            slots[j] = t;
+        }
+        const uint32_t listed = 1 + rng_u32(&rng) % 8, first = rng_u32(&rng) % (BOXES - listed);
+        kcc_world_source src;
+        kcc_world_source_init(&src, w, KCC_LAYERS_ALL);
+        src.boxes = (const float(*)[2][3])boxes;
+        src.box_slots = slots + first;
+        src.box_count = listed;
+        const vec3 everywhere[2] = {{-1e30f, -1e30f, -1e30f}, {1e30f, 1e30f, 1e30f}};
+        uint32_t handles[KCC_LOCAL_MAX], want[KCC_LOCAL_MAX], n_want = 0;
+        const uint32_t n = src.base.ops->query(&src.base, everywhere, handles, KCC_LOCAL_MAX);
+        for (uint32_t slot = 0; slot < BOXES; ++slot)
+            for (uint32_t i = 0; i < listed; ++i)
+                if (slots[first + i] == slot)
+                    for (uint32_t k = 0; k < 12; ++k)
+                        want[n_want++] = KCC_WORLD_BOX_TRIS + 12u * slot + k;
+        assert_int_equal(n, n_want);
+        assert_memory_equal(handles, want, n * sizeof *handles);
+        kcc_local_tri tris[KCC_LOCAL_MAX];
+        src.base.ops->fetch(&src.base, handles, n, tris);
+        for (uint32_t i = 0; i < n; ++i) {
+            kcc_tri t;
+            memcpy(t.v, tris[i].v, sizeof t.v);
+            kcc_plane plane;
+            kcc_tri_plane(&t, &plane);
+            assert_memory_equal(tris[i].n, plane.n, sizeof plane.n);
+            assert_memory_equal(&tris[i].d, &plane.d, sizeof plane.d);
+        }
+    }
+    kcc_world_destroy(w);
+}
+
+/* ------------------------------------------------------------------------------------------------
  * Neighbour lists */
 
 /* world_neighbours.c's mark of a character entry (the rest: its slot). */
@@ -1356,6 +1416,7 @@ int test_group_world_step(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(world_characters_have_checked_ids_and_displacements),
         cmocka_unit_test(neighbour_lists_equal_brute_force),
+        cmocka_unit_test(world_box_faces_have_kcc_tri_planes_planes),
         cmocka_unit_test(world_of_one_identity_body_moves_as_the_mesh),
         cmocka_unit_test(world_placed_body_moves_as_the_level),
         cmocka_unit_test(character_rides_a_lift_up_and_down),

@@ -7,7 +7,8 @@
  * Usage: bench_world_step [levels_dir]. Env: KCC_BENCH_COUNTS (e.g. "1000,10000"),
  * KCC_BENCH_FRAMES (timed steps at 1k characters; scaled down for more), KCC_BENCH_RUNS,
  * KCC_BENCH_ONLY (one level's name), KCC_BENCH_NO_BIG (skip the generated level),
- * KCC_BENCH_BROADPHASE=sap or grid (unset: the default). */
+ * KCC_BENCH_BROADPHASE=sap or grid (unset: the default), KCC_BENCH_WORKERS=1 (no two-worker runs:
+ * for callgrind, which counts the instructions of plain moves and of the one-worker step apart). */
 #include "bench.h"
 
 #include <pthread.h>
@@ -17,6 +18,7 @@
 
 static int RUNS = 3;
 static int FRAMES_1K = 120;   /* timed steps at 1,000 characters; FRAMES_1K * 1000 / n at n */
+static int MAX_WORKERS = 2;   /* the runs: plain, then the step on 1 .. MAX_WORKERS workers */
 enum { WARM_FRAMES = 10 };    /* untimed steps first: the characters land and fill their caches */
 
 /* ---------------------------------------------------------------- a job system of persistent threads */
@@ -322,10 +324,10 @@ static void bench_crowd(const char *name, const kcc_mesh *m, int count)
     vec3 *at = calloc((size_t)count, sizeof *at);
     const int n = starts(m, count, at);
     const int frames = FRAMES_1K * 1000 / n > 8 ? FRAMES_1K * 1000 / n : 8;
-    double t[3][16], phase[KCC_PHASE_COUNT][16];
+    double t[3][16] = {{0.0}}, phase[KCC_PHASE_COUNT][16];
     bool overflow = false;
     for (int r = 0; r < RUNS; ++r)
-        for (int k = 0; k < 3; ++k) {
+        for (int k = 0; k <= MAX_WORKERS; ++k) {
             const run_result res = run(m, at, n, k, frames);
             t[k][r] = res.us;
             overflow |= res.pairs_overflowed;
@@ -367,6 +369,8 @@ int main(int argc, char **argv)
     const char *dir = argc > 1 ? argv[1] : "../shared/levels";
     if (getenv("KCC_BENCH_FRAMES"))
         FRAMES_1K = atoi(getenv("KCC_BENCH_FRAMES"));
+    if (getenv("KCC_BENCH_WORKERS") && atoi(getenv("KCC_BENCH_WORKERS")) == 1)
+        MAX_WORKERS = 1;
     if (getenv("KCC_BENCH_RUNS"))
         RUNS = atoi(getenv("KCC_BENCH_RUNS")) > 0 && atoi(getenv("KCC_BENCH_RUNS")) <= 16
                    ? atoi(getenv("KCC_BENCH_RUNS")) : RUNS;
