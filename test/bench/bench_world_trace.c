@@ -5,7 +5,8 @@
  * trace to check it. Twice: the scene as it is (the walkers turn every 90 steps), and a busier one
  * where every walker steers a little at every step (a bot following a path), so that every
  * character writes a `d` line and an `=` line at every step.
- * Budget (issue 26): under 10 MB, under 5% of a step.   bench_world_trace [DIR] (DIR unused) */
+ * Budget (issue 26): under 10 MB, under 5% of a step.   bench_world_trace [DIR] (DIR unused);
+ * bench_world_trace --record-once scene|busy: one recorded run only (for a profiler). */
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime, mkdtemp */
 #include <time.h>
 
@@ -82,12 +83,30 @@ static bool measure(const char *dir, bool busy)
     return ok;
 }
 
-int main(void)
+/// One recorded run of the scene (busy: the busier one) and nothing else, for a profiler to sample:
+/// `perf record build/bench/bench_world_trace --record-once scene`, then the recorder's functions'
+/// share (docs/traces.md, "Cost").
+static bool record_once(const char *dir, bool busy)
+{
+    world_scene s;
+    if (!world_scene_init(&s, dir, 5))
+        return false;
+    char path[256];
+    snprintf(path, sizeof path, "%s/bench.trace", dir);
+    long bytes = 0;
+    run(&s, busy, path, &bytes);
+    world_scene_free(&s);
+    return bytes > 0;
+}
+
+int main(int argc, char **argv)
 {
     char dir[] = "/tmp/kcc_bench_world_trace_XXXXXX";
     if (!mkdtemp(dir))
         return 2;
-    const bool ok = measure(dir, false) && measure(dir, true);
+    const bool once = argc > 2 && strcmp(argv[1], "--record-once") == 0;
+    const bool ok = once ? record_once(dir, strcmp(argv[2], "busy") == 0)
+                         : measure(dir, false) && measure(dir, true);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     return system(cmd) == 0 && ok ? 0 : 1;
