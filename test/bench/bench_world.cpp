@@ -6,7 +6,8 @@
  * whose pieces are only translated or not moved at all, sphere sweeps (kcc_world_sweep_sphere beside
  * Bullet's btCollisionWorld::convexSweepTest with a btSphereShape over the same pieces), and the
  * engines' answers cross-checked.
- * Usage: bench_world [levels_dir]; env KCC_BENCH_QUERIES (default 20000), KCC_BENCH_ONLY. */
+ * Usage: bench_world [levels_dir]; env KCC_BENCH_QUERIES (default 20000), KCC_BENCH_ONLY (levels whose
+ * name contains it), KCC_BENCH_RAYS_ONLY (set: the ray table alone). */
 #include <embree3/rtcore.h>
 #include <btBulletCollisionCommon.h>
 
@@ -498,8 +499,10 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelFigures *f)
     RTCScene emb = embree_two_level(dev, split[PLACE_ROTATED], &piece_scenes);
     const Queries q = make_queries(mesh, 22);
     time_rays(q, mesh, split, *bw, emb, f);
-    time_boxes(q, mesh, split, f);
-    time_spheres(q, mesh, split, *bw, f);
+    if (!getenv("KCC_BENCH_RAYS_ONLY")) {
+        time_boxes(q, mesh, split, f);
+        time_spheres(q, mesh, split, *bw, f);
+    }
     printf("%s: %u triangles, %u pieces, %d rays (%d hit)\n", f->name, f->triangles, f->pieces, f->rays, f->hits);
     for (int e = 0; e < R_COUNT; ++e)
         printf("  ray %-17s %8.1f ns  %6.2fx mesh  %5d disagree with kcc mesh\n", RAY_ENGINES[e],
