@@ -100,6 +100,7 @@ typedef struct kcc_static_tree {
     uint32_t         capacity;      ///< entries at most
     uint32_t         quad_capacity; ///< groups at most (a build needing more keeps the tree empty)
     uint32_t         count;         ///< entries in the tree
+    uint32_t         members;       ///< bodies whose leaves are in it
     bool             valid;
 } kcc_static_tree;
 /// Rebuilds the static tree over the member bodies' leaves and marks it valid. Allocates nothing.

@@ -455,12 +455,12 @@ typedef struct ray_query {
     uint32_t         best_slot;    ///< UINT32_MAX before any hit
     uint32_t         best_id;      ///< the best triangle's input index
     kcc_ray_hit      best;         ///< in the best body's frame
-    ray_local        locals[RAY_LOCAL_CACHE];
+    ray_local       *locals;       ///< RAY_LOCAL_CACHE, on the stack of the static tree's walk
 } ray_query;
 
 /// The world ray enters box [lo, hi] within [0, limit] (kcc_pray_test's rule, one box); *entry is
 /// the (shrunk) entry distance.
-static bool ray_enters_box(const kcc_pray *r, const float lo[3], const float hi[3], float limit,
+KCC_HOT bool ray_enters_box(const kcc_pray *r, const float lo[3], const float hi[3], float limit,
                            float *entry)
 {
     float tn = 0.0f, tf = limit;
@@ -475,18 +475,6 @@ static bool ray_enters_box(const kcc_pray *r, const float lo[3], const float hi[
     }
     *entry = tn * KCC_SLAB_SHRINK;
     return *entry <= tf;
-}
-
-/// Inserts item at entry distance t into the n items sorted by entry (ties keep the earlier
-/// first); returns n + 1.
-static uint32_t insert_by_entry(uint32_t items[KCC_LEAF_MAX], float entry[KCC_LEAF_MAX], uint32_t n,
-                                uint32_t item, float t)
-{
-    uint32_t j = n;
-    for (; j > 0 && entry[j - 1] > t; --j)
-        items[j] = items[j - 1], entry[j] = entry[j - 1];
-    items[j] = item, entry[j] = t;
-    return n + 1;
 }
 
 /// The ray in body b's frame: the world ray as is for an identity pose, else origin R^T (origin -
@@ -549,8 +537,12 @@ static float ray_leaf(void *ctx, uint32_t first, uint32_t count)
         const uint32_t slot = q->world->tree.slot[k];
         const kcc_body *b = ray_other_body(q, slot);
         float t;
-        if (b && ray_enters_box(&q->slab, b->bounds[0], b->bounds[1], q->best_t, &t))
-            n = insert_by_entry(slots, entry, n, slot, t);
+        if (!b || !ray_enters_box(&q->slab, b->bounds[0], b->bounds[1], q->best_t, &t))
+            continue;
+        uint32_t j = n++; /* insertion by entry distance */
+        for (; j > 0 && entry[j - 1] > t; --j)
+            slots[j] = slots[j - 1], entry[j] = entry[j - 1];
+        slots[j] = slot, entry[j] = t;
     }
     for (uint32_t i = 0; i < n && entry[i] <= q->best_t; ++i)
         ray_body(q, slots[i]);
@@ -595,24 +587,90 @@ static void ray_static_entry(ray_query *q, const kcc_static_leaf *e)
     kcc_ray_walk_hit(w, &q->best);
 }
 
-/// A static-tree leaf's entries (at most KCC_LEAF_MAX) seen by the mask are cast nearest entry
-/// first, each only while its entry is not beyond the best hit so far.
-static float ray_static_leaf(void *ctx, uint32_t first, uint32_t count)
+/// Entries of visited static-tree leaves not cast yet, farthest entry first (the nearest last).
+#define RAY_PENDING 32
+typedef struct ray_pending {
+    uint32_t item[RAY_PENDING];   ///< entry index (leaf order)
+    float    t[RAY_PENDING];      ///< where the ray enters its bounds (shrunk)
+    uint32_t n;
+} ray_pending;
+
+/// Casts the pending entries entered no later than `upto`, nearest first, each only while its
+/// entry is not beyond the best hit so far (the others can no longer win: dropped).
+static void ray_cast_pending_now(ray_query *q, ray_pending *p, float upto)
 {
-    ray_query *q = ctx;
     const kcc_static_tree *st = &q->world->statics;
-    uint32_t items[KCC_LEAF_MAX], n = 0;
-    float entry[KCC_LEAF_MAX];
-    KCC_ASSERT(count <= KCC_LEAF_MAX);
+    while (p->n > 0 && p->t[p->n - 1] <= upto) {
+        --p->n;
+        if (p->t[p->n] > q->best_t) {
+            p->n = 0;
+            return;
+        }
+        ray_static_entry(q, &st->leaves[p->item[p->n]]);
+    }
+}
+
+/// ray_cast_pending_now, its test inlined into the walk (most steps have nothing to cast).
+KCC_HOT void ray_cast_pending(ray_query *q, ray_pending *p, float upto)
+{
+    if (p->n > 0 && p->t[p->n - 1] <= upto)
+        ray_cast_pending_now(q, p, upto);
+}
+
+/// Adds the entries of a static-tree leaf that the mask sees and the ray enters before the best hit
+/// so far to the pending ones (a full list first casts its nearest).
+static void ray_pend_leaf(ray_query *q, ray_pending *p, uint32_t first, uint32_t count)
+{
+    const kcc_static_tree *st = &q->world->statics;
     for (uint32_t k = first, end = first + count; k < end; ++k) {
         float t;
-        if ((st->leaves[k].layers & q->layer_mask) != 0 &&
-            ray_enters_box(&q->slab, st->prims[k].lo, st->prims[k].hi, q->best_t, &t))
-            n = insert_by_entry(items, entry, n, k, t);
+        if ((st->leaves[k].layers & q->layer_mask) == 0 ||
+            !ray_enters_box(&q->slab, st->prims[k].lo, st->prims[k].hi, q->best_t, &t))
+            continue;
+        if (p->n == RAY_PENDING)
+            ray_cast_pending(q, p, p->t[p->n - 1]);
+        uint32_t j = p->n++; /* insertion, farthest first; ties: the later leaf slot first */
+        for (; j > 0 && p->t[j - 1] <= t; --j)
+            p->item[j] = p->item[j - 1], p->t[j] = p->t[j - 1];
+        p->item[j] = k, p->t[j] = t;
     }
-    for (uint32_t i = 0; i < n && entry[i] <= q->best_t; ++i)
-        ray_static_entry(q, &st->leaves[items[i]]);
-    return q->best_t;
+}
+
+/// The static tree walked nearest first as kcc_walk_nearest walks a mesh's, except that a leaf's
+/// entries wait in a pending list and are cast when no pending node is entered before them: a leaf
+/// holds up to KCC_LEAF_MAX entries (of up to KCC_LEAF_MAX triangles each) spread over its box, and
+/// casting them all at once would test far entries before the near ones of the next leaf.
+static void ray_walk_statics(ray_query *q)
+{
+    const kcc_node4 *quads = q->world->statics.quads;
+    kcc_stack_entry stack[KCC_TREE_STACK], cur;
+    ray_pending pending;
+    pending.n = 0;
+    float entry_t[4];
+    int mask = kcc_pray_test(&q->slab, &quads[0], q->best_t, entry_t);
+    if (mask == 0)
+        return;
+    uint32_t sp = kcc_descend(stack, 0, &quads[0], mask, entry_t, &cur);
+    for (;;) {
+        ray_cast_pending(q, &pending, cur.t);
+        if (cur.t <= q->best_t) {
+            if (cur.count == 0) {
+                const kcc_node4 *g = &quads[cur.first];
+                mask = kcc_pray_test(&q->slab, g, q->best_t, entry_t);
+                if (mask != 0) {
+                    KCC_ASSERT(sp + 3 <= KCC_TREE_STACK);
+                    sp = kcc_descend(stack, sp, g, mask, entry_t, &cur);
+                    continue;
+                }
+            } else {
+                ray_pend_leaf(q, &pending, cur.first, cur.count);
+            }
+        }
+        if (sp == 0)
+            break;
+        cur = stack[--sp];
+    }
+    ray_cast_pending(q, &pending, INFINITY);
 }
 
 /// The hit record in the world: t as the body's frame has it, the point on the world ray, the
@@ -649,10 +707,16 @@ static void ray_cast_world(ray_query *q)
 {
     const kcc_world *world = q->world;
     if (q->statics && world->statics.count > 0) {
+        ray_local locals[RAY_LOCAL_CACHE]; /* only slot is set up front: the query's fixed cost */
         for (uint32_t i = 0; i < RAY_LOCAL_CACHE; ++i)
-            q->locals[i].slot = UINT32_MAX;
-        kcc_walk_nearest(world->statics.quads, &q->slab, q->best_t, ray_static_leaf, q);
+            locals[i].slot = UINT32_MAX;
+        q->locals = locals;
+        ray_walk_statics(q);
+        q->locals = NULL;
     }
+    if (q->statics && world->statics.members == world->body_count)
+        return; /* every live body is a member (the static tree's rebuild counts them; any body
+                   added or removed since is a kinematic one, which changes body_count) */
     if (world->tree.valid) {
         if (world->tree.count > 0)
             kcc_walk_nearest(world->tree.quads, &q->slab, q->best_t, ray_leaf, q);
