@@ -73,7 +73,7 @@ typedef struct kcc_body_tree {
 /// triangles placed by the body's pose (kcc_pose_points_bounds: conservative), so a ray walks one
 /// tree nearest first instead of each body's from its root. Members are the live static bodies
 /// that are solid (not sensors) and have a tree (not heightfields), in ascending slot order while
-/// their leaves fit `capacity` (KCC_STATIC_LEAVES_PER_BODY per body of body_capacity); the others
+/// their leaves fit `capacity` (kcc_static_tree_capacity); the others
 /// are cast through the body tree as kinematic bodies are. Rebuilt by kcc_world_step (and
 /// kcc_world_shift_bodies) into storage inside the world's block; while `valid` is false (a static
 /// body added, removed or placed since) the ray cast does without it, with the same answers.
@@ -84,10 +84,18 @@ typedef struct kcc_static_leaf {
     uint32_t layers;  ///< the body's layers (kcc_world_set_body_layers keeps them)
 } kcc_static_leaf;
 _Static_assert(sizeof(kcc_static_leaf) == 16, "a static leaf entry is 16 bytes");
-/// Static-tree entries per body of body_capacity; the tree's groups are a quarter of its entries.
-/// Per entry 32 (bounds) + 16 (entry) + 64 (build pairs) + 32 (groups) + 2 (collapse queue) bytes:
-/// 146, so 2,336 bytes per body of body_capacity (2.4 MB at the default 1024).
+/// Static-tree entries per body of body_capacity, at most KCC_STATIC_LEAVES_MAX; the tree's groups
+/// are a quarter of its entries. Per entry 32 (bounds) + 16 (entry) + 64 (build pairs) + 32
+/// (groups) + 2 (collapse queue) bytes: 146, so 2,336 bytes per body of body_capacity (2.4 MB at
+/// the default 1024), 38 MB at most.
 #define KCC_STATIC_LEAVES_PER_BODY 16u
+#define KCC_STATIC_LEAVES_MAX (1u << 18)
+/// The static tree's entries for a world of body_capacity bodies.
+static inline uint32_t kcc_static_tree_capacity(uint32_t body_capacity)
+{
+    const uint32_t n = body_capacity * KCC_STATIC_LEAVES_PER_BODY; /* < 2^24: no overflow */
+    return n < KCC_STATIC_LEAVES_MAX ? n : KCC_STATIC_LEAVES_MAX;
+}
 typedef struct kcc_static_tree {
     kcc_build_prim  *prims;         ///< capacity: each entry's bounds, id its build index; in
                                     ///< leaf order after the build

@@ -99,7 +99,7 @@ size_t kcc_world_layout(kcc_world *w, char *base, const kcc_world_desc *desc)
     WORLD_PART(tree.quads, bodies + 1);
     WORLD_PART(tree.scratch, 2 * (bodies + 1));
     WORLD_PART(tree.slot, bodies);
-    const uint32_t static_leaves = bodies * KCC_STATIC_LEAVES_PER_BODY;
+    const uint32_t static_leaves = kcc_static_tree_capacity(bodies);
     const uint32_t static_quads = static_leaves / 4 + 1;
     WORLD_PART(statics.prims, static_leaves);
     WORLD_PART(statics.leaves, static_leaves);
@@ -133,7 +133,7 @@ void kcc_world_init(kcc_world *w, const kcc_world_desc *desc, const kcc_allocato
     KCC_ASSERT(w->broadphase != NULL);
     w->key = kcc_fresh_key(0);
     w->tree.valid = true; /* an empty world: no body to miss */
-    w->statics.capacity = desc->body_capacity * KCC_STATIC_LEAVES_PER_BODY;
+    w->statics.capacity = kcc_static_tree_capacity(desc->body_capacity);
     w->statics.quad_capacity = w->statics.capacity / 4 + 1;
     w->statics.valid = true;
 }

@@ -994,13 +994,13 @@ static void world_rays_through_the_static_tree_equal_the_rays_without_it(void **
     assert_true(hits > 300);
     split_world_free(&sw);
 
-    /* Room for 2 * KCC_STATIC_LEAVES_PER_BODY entries: the soup's mesh has more leaves. */
+    /* Room for kcc_static_tree_capacity(2) entries: the soup's mesh has more leaves. */
     kcc_world_desc wd = kcc_world_default_desc();
     wd.body_capacity = 2;
     kcc_world *w = NULL;
     assert_int_equal(kcc_world_create(&wd, &w), KCC_OK);
     kcc_mesh *big = build_soup(soup, 700), *small = build_soup(soup, 3);
-    assert_true(big->leaf_count > 2 * KCC_STATIC_LEAVES_PER_BODY);
+    assert_true(big->leaf_count > kcc_static_tree_capacity(2));
     uint32_t big_id, small_id;
     assert_int_equal(kcc_world_add_body(w, big, NULL, &big_id), KCC_OK);
     assert_int_equal(kcc_world_add_body(w, small, NULL, &small_id), KCC_OK);
