@@ -572,6 +572,35 @@ uint32_t kcc_mesh_overlap_once(const kcc_mesh *mesh, const vec3 box[2], uint32_t
                                uint32_t capacity);
 
 /* ray.c */
+/// Per-ray constants of the watertight test: the axis permutation (kz = largest |dir| component)
+/// and the shear that maps the ray onto +z.
+typedef struct kcc_ray_pre {
+    float org[3];
+    int   kx, ky, kz;
+    float sx, sy, sz;
+} kcc_ray_pre;
+/// One ray's closest-hit cast through one mesh's leaves: the ray (borrowed origin and dir, in the
+/// mesh's frame), its watertight constants and the best hit so far.
+typedef struct kcc_ray_walk {
+    const kcc_mesh *mesh;
+    kcc_ray_pre     pre;
+    const float    *origin;
+    const float    *dir;
+    float           max_t;
+    float           best;        ///< distance of the best hit so far (max_t before any)
+    uint32_t        best_slot;   ///< its leaf slot, UINT32_MAX before any
+    uint32_t        best_id;     ///< its input index
+} kcc_ray_walk;
+/// Sets up the cast of origin + t dir (finite, dir non-zero), t in [0, max_t], through a tree mesh:
+/// no hit yet.
+void kcc_ray_walk_init(kcc_ray_walk *w, const kcc_mesh *mesh, const float origin[3],
+                       const float dir[3], float max_t);
+/// The mesh ray cast's leaf test on slots first .. first + count - 1: every triangle the watertight
+/// test accepts becomes the best when its distance is below w->best, or equal with an input index
+/// below w->best_id. Returns w->best.
+float kcc_ray_walk_leaf(kcc_ray_walk *w, uint32_t first, uint32_t count);
+/// The hit record of w's best (w->best_slot valid) as kcc_mesh_raycast writes it.
+void kcc_ray_walk_hit(const kcc_ray_walk *w, kcc_ray_hit *hit);
 /// kcc_mesh_raycast without argument checks (origin and dir finite, dir non-zero, max_t >= 0) and
 /// with the walk's limit given: the closest hit with t <= limit (limit <= max_t), ties to the
 /// lowest input index; t is the accurate distance clamped to [0, max_t], as kcc_mesh_raycast

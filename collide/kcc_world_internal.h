@@ -68,6 +68,59 @@ typedef struct kcc_body_tree {
     bool            valid;
 } kcc_body_tree;
 
+/// The world-space tree over the static bodies' mesh leaves that the ray cast walks
+/// (world_static_tree.c): one entry per leaf of a member body's tree, bounded by the leaf's
+/// triangles placed by the body's pose (kcc_pose_points_bounds: conservative), so a ray walks one
+/// tree nearest first instead of each body's from its root. Members are the live static bodies
+/// that are solid (not sensors) and have a tree (not heightfields), in ascending slot order while
+/// their leaves fit `capacity` (kcc_static_tree_capacity); the others
+/// are cast through the body tree as kinematic bodies are. Rebuilt by kcc_world_step (and
+/// kcc_world_shift_bodies) into storage inside the world's block; while `valid` is false (a static
+/// body added, removed or placed since) the ray cast does without it, with the same answers.
+typedef struct kcc_static_leaf {
+    uint32_t body;    ///< body slot
+    uint32_t first;   ///< the mesh leaf's first slot (leaf order)
+    uint32_t count;   ///< its triangles (1 .. KCC_LEAF_MAX)
+    uint32_t layers;  ///< the body's layers (kcc_world_set_body_layers keeps them)
+} kcc_static_leaf;
+_Static_assert(sizeof(kcc_static_leaf) == 16, "a static leaf entry is 16 bytes");
+/// Static-tree entries per body of body_capacity, at most KCC_STATIC_LEAVES_MAX; the tree's groups
+/// are a quarter of its entries. Per entry 32 (bounds) + 16 (entry) + 64 (build pairs) + 32
+/// (groups) + 2 (collapse queue) bytes: 146, so 2,336 bytes per body of body_capacity (2.4 MB at
+/// the default 1024), 38 MB at most.
+#define KCC_STATIC_LEAVES_PER_BODY 16u
+#define KCC_STATIC_LEAVES_MAX (1u << 18)
+/// The static tree's entries for a world of body_capacity bodies.
+static inline uint32_t kcc_static_tree_capacity(uint32_t body_capacity)
+{
+    const uint32_t n = body_capacity * KCC_STATIC_LEAVES_PER_BODY; /* < 2^24: no overflow */
+    return n < KCC_STATIC_LEAVES_MAX ? n : KCC_STATIC_LEAVES_MAX;
+}
+typedef struct kcc_static_tree {
+    kcc_build_prim  *prims;         ///< capacity: each entry's bounds, id its build index; in
+                                    ///< leaf order after the build
+    kcc_static_leaf *leaves;        ///< capacity: the entries, in leaf order after the build
+    kcc_node_pair   *pairs;         ///< capacity: the builder's binary tree (scratch)
+    kcc_node4       *quads;         ///< quad_capacity
+    uint32_t        *scratch;       ///< 2 * (quad_capacity + KCC_TREE_STACK): the collapse's queue
+                                    ///< (a count that finds too many groups stops within it)
+    uint8_t         *member;        ///< body_capacity: 1 when the body's leaves are in the tree
+    uint32_t         capacity;      ///< entries at most
+    uint32_t         quad_capacity; ///< groups at most (a build needing more keeps the tree empty)
+    uint32_t         count;         ///< entries in the tree
+    uint32_t         members;       ///< bodies whose leaves are in it
+    bool             valid;
+} kcc_static_tree;
+/// Rebuilds the static tree over the member bodies' leaves and marks it valid. Allocates nothing.
+void kcc_world_rebuild_static_tree(kcc_world *world);
+/// Copies body slot's layers into its static-tree entries.
+void kcc_world_static_tree_set_layers(kcc_world *world, uint32_t slot);
+/// Conservative bounds (lo, hi) of the points placed by pose and of every point of their convex
+/// hull (transform.c): each placed in double, grown by the placement's rounding allowance for the
+/// points' largest |coordinate|, as kcc_pose_box_bounds grows a box.
+void kcc_pose_points_bounds(const kcc_pose *pose, const float (*points)[3], uint32_t count,
+                            float out_lo[3], float out_hi[3]);
+
 /// What a body call did, for the world's recorder.
 typedef enum kcc_body_event {
     KCC_BODY_ADDED,     ///< kcc_world_add_body (given: the desc's transform)
@@ -101,6 +154,7 @@ struct kcc_world {
     uint32_t       *sensors;       ///< live sensor body slots, ascending (listed by the step)
     uint32_t        sensor_count;
     kcc_body_tree   tree;
+    kcc_static_tree statics;       ///< the ray cast's tree over static bodies' leaves
     kcc_piece      *pieces;        ///< piece_capacity
     uint32_t        free_piece;    ///< the free list's head
     uint32_t        piece_count;   ///< pieces in use

@@ -7,15 +7,7 @@
 #include "collide_internal.h"
 #include "heightfield_internal.h"
 
-/// Per-ray constants of the watertight test: the axis permutation (kz = largest |dir| component)
-/// and the shear that maps the ray onto +z.
-typedef struct ray_pre {
-    float org[3];
-    int   kx, ky, kz;
-    float sx, sy, sz;
-} ray_pre;
-
-static void ray_setup(const float org[3], const float dir[3], ray_pre *r)
+static void ray_setup(const float org[3], const float dir[3], kcc_ray_pre *r)
 {
     memcpy(r->org, org, sizeof r->org);
     float ax = fabsf(dir[0]), ay = fabsf(dir[1]), az = fabsf(dir[2]);
@@ -38,7 +30,7 @@ static void ray_setup(const float org[3], const float dir[3], ray_pre *r)
  * and an edge function of a shared edge is computed from the same two products with the operands
  * swapped, so the two neighbours see exactly opposite values: no ray slips between them. A triangle
  * with a zero or tiny edge function is decided in double (kcc_edge_hit_exact). */
-KCC_HOT bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const float c[3],
+KCC_HOT bool ray_tri(const kcc_ray_pre *r, const float a[3], const float b[3], const float c[3],
                            float max_t, float *out_t)
 {
     const int kx = r->kx, ky = r->ky, kz = r->kz;
@@ -77,7 +69,7 @@ KCC_HOT bool ray_tri(const ray_pre *r, const float a[3], const float b[3], const
  * same float operations in the same order as ray_tri (so bit-identical results); a lane with a zero
  * or tiny edge function is redone by ray_tri (decided in double). Returns the mask of hit lanes;
  * out_t holds their t. */
-static inline int ray_tri4(const ray_pre *r, const kcc_mesh *mesh, uint32_t s0, uint32_t n,
+static inline int ray_tri4(const kcc_ray_pre *r, const kcc_mesh *mesh, uint32_t s0, uint32_t n,
                            float max_t, float out_t[4])
 {
     __m128 va[3], vb[3], vc[3];
@@ -167,7 +159,7 @@ bool kcc_tri_raycast(const vec3 a, const vec3 b, const vec3 c, const vec3 origin
         return false;
     if (!finite3(a) || !finite3(b) || !finite3(c) || kcc_tri_is_degenerate(a, b, c))
         return false;
-    ray_pre r;
+    kcc_ray_pre r;
     ray_setup(origin, dir, &r);
     float t;
     if (!ray_tri(&r, a, b, c, max_t, &t))
@@ -180,21 +172,10 @@ bool kcc_tri_raycast(const vec3 a, const vec3 b, const vec3 c, const vec3 origin
 /* ------------------------------------------------------------------------------------------------
  * Mesh ray cast: kcc_walk_nearest with the best hit so far as its limit. */
 
-typedef struct ray_walk {
-    const kcc_mesh *mesh;
-    ray_pre         pre;
-    const float    *origin;
-    const float    *dir;
-    float           max_t;
-    float           best;        ///< distance of the best hit so far (max_t before any)
-    uint32_t        best_slot;   ///< its leaf slot, UINT32_MAX before any
-    uint32_t        best_id;     ///< its input index
-} ray_walk;
-
 /* Keeps the hit of slot s at watertight distance woop_t if it is the best so far: its accurate
  * distance (refine_t, as kcc_tri_raycast reports it) is the smallest, equal distances going to the
  * lowest input index. */
-KCC_HOT void ray_offer(ray_walk *w, uint32_t s, float woop_t)
+KCC_HOT void ray_offer(kcc_ray_walk *w, uint32_t s, float woop_t)
 {
     const float *v[3];
     kcc_mesh_corners(w->mesh, s, v);
@@ -210,7 +191,7 @@ KCC_HOT void ray_offer(ray_walk *w, uint32_t s, float woop_t)
 /* Every triangle of the leaf the watertight test accepts within [0, max_t] is offered. */
 KCC_HOT float ray_leaf(void *ctx, uint32_t first, uint32_t count)
 {
-    ray_walk *w = ctx;
+    kcc_ray_walk *w = ctx;
 #if KCC_SSE
     for (uint32_t s = first, end = first + count; s < end; s += 4) {
         uint32_t n = end - s < 4 ? end - s : 4;
@@ -233,7 +214,7 @@ KCC_HOT float ray_leaf(void *ctx, uint32_t first, uint32_t count)
 }
 
 /* The hit record of the best triangle t: its normal from the cross product in double. */
-static void ray_hit_write(const ray_walk *w, const kcc_tri *t, kcc_ray_hit *hit)
+static void ray_hit_write(const kcc_ray_walk *w, const kcc_tri *t, kcc_ray_hit *hit)
 {
     float e0[3] = {t->v[1][0] - t->v[0][0], t->v[1][1] - t->v[0][1], t->v[1][2] - t->v[0][2]};
     float e1[3] = {t->v[2][0] - t->v[0][0], t->v[2][1] - t->v[0][1], t->v[2][2] - t->v[0][2]};
@@ -249,14 +230,34 @@ static void ray_hit_write(const ray_walk *w, const kcc_tri *t, kcc_ray_hit *hit)
     hit->triangle = w->best_id;
 }
 
+void kcc_ray_walk_init(kcc_ray_walk *w, const kcc_mesh *mesh, const float origin[3],
+                       const float dir[3], float max_t)
+{
+    *w = (kcc_ray_walk){.mesh = mesh, .origin = origin, .dir = dir, .max_t = max_t, .best = max_t,
+                        .best_slot = UINT32_MAX, .best_id = UINT32_MAX};
+    ray_setup(origin, dir, &w->pre);
+}
+
+float kcc_ray_walk_leaf(kcc_ray_walk *w, uint32_t first, uint32_t count)
+{
+    return ray_leaf(w, first, count);
+}
+
+void kcc_ray_walk_hit(const kcc_ray_walk *w, kcc_ray_hit *hit)
+{
+    kcc_tri best;
+    kcc_mesh_tri(w->mesh, w->best_slot, &best);
+    ray_hit_write(w, &best, hit);
+}
+
 bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], const float dir[3],
                                float max_t, float limit, kcc_ray_hit *hit)
 {
     if (mesh->quad_count == 0 && !mesh->hf)
         return false;
-    ray_walk w = {.mesh = mesh, .origin = origin, .dir = dir, .max_t = max_t, .best = limit,
-                  .best_slot = UINT32_MAX, .best_id = UINT32_MAX};
-    ray_setup(origin, dir, &w.pre);
+    kcc_ray_walk w;
+    kcc_ray_walk_init(&w, mesh, origin, dir, max_t);
+    w.best = limit;
     const float no_grow[3] = {0.0f, 0.0f, 0.0f};
     kcc_pray slab;
     kcc_pray_setup(&slab, origin, dir, no_grow);
@@ -269,12 +270,14 @@ bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], cons
     }
     if (w.best_slot == UINT32_MAX)
         return false;
-    kcc_tri best;
-    if (mesh->hf)
+    if (mesh->hf) {
+        kcc_tri best;
         kcc_hf_triangle(mesh, w.best_id, &best);
-    else
-        kcc_mesh_tri(mesh, w.best_slot, &best);
-    ray_hit_write(&w, &best, hit);
+        ray_hit_write(&w, &best, hit);
+    } else {
+        w.mesh = mesh;
+        kcc_ray_walk_hit(&w, hit);
+    }
     return true;
 }
 

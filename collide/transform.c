@@ -150,3 +150,25 @@ void kcc_pose_box_local_bounds(const kcc_pose *pose, const float lo[3], const fl
     }
     box_to_float_outward(llo, lhi, out_lo, out_hi);
 }
+
+void kcc_pose_points_bounds(const kcc_pose *pose, const float (*points)[3], uint32_t count,
+                            float out_lo[3], float out_hi[3])
+{
+    const float *t = pose->transform.position;
+    double wlo[3] = {INFINITY, INFINITY, INFINITY}, whi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double extent = 0.0;
+    for (uint32_t p = 0; p < count; ++p) {
+        extent = fmax(extent, max_abs3(points[p]));
+        for (int i = 0; i < 3; ++i) {
+            double w = t[i];
+            for (int j = 0; j < 3; ++j)
+                w += (double)pose->m[i][j] * (double)points[p][j];
+            wlo[i] = fmin(wlo[i], w);
+            whi[i] = fmax(whi[i], w);
+        }
+    }
+    const double margin = placement_margin(extent, max_abs3(t));
+    for (int i = 0; i < 3; ++i)
+        wlo[i] -= margin, whi[i] += margin;
+    box_to_float_outward(wlo, whi, out_lo, out_hi);
+}

@@ -99,6 +99,14 @@ size_t kcc_world_layout(kcc_world *w, char *base, const kcc_world_desc *desc)
     WORLD_PART(tree.quads, bodies + 1);
     WORLD_PART(tree.scratch, 2 * (bodies + 1));
     WORLD_PART(tree.slot, bodies);
+    const uint32_t static_leaves = kcc_static_tree_capacity(bodies);
+    const uint32_t static_quads = static_leaves / 4 + 1;
+    WORLD_PART(statics.prims, static_leaves);
+    WORLD_PART(statics.leaves, static_leaves);
+    WORLD_PART(statics.pairs, static_leaves);
+    WORLD_PART(statics.quads, static_quads);
+    WORLD_PART(statics.scratch, 2 * (static_quads + KCC_TREE_STACK));
+    WORLD_PART(statics.member, bodies);
     WORLD_PART(pieces, desc->piece_capacity);
     const kcc_broadphase_desc bd = broadphase_desc(desc);
     at = (at + WORLD_ALIGN - 1) / WORLD_ALIGN * WORLD_ALIGN;
@@ -125,6 +133,9 @@ void kcc_world_init(kcc_world *w, const kcc_world_desc *desc, const kcc_allocato
     KCC_ASSERT(w->broadphase != NULL);
     w->key = kcc_fresh_key(0);
     w->tree.valid = true; /* an empty world: no body to miss */
+    w->statics.capacity = kcc_static_tree_capacity(desc->body_capacity);
+    w->statics.quad_capacity = w->statics.capacity / 4 + 1;
+    w->statics.valid = true;
 }
 
 const kcc_world_desc *kcc_world_get_desc(const kcc_world *world)
@@ -309,6 +320,8 @@ kcc_status kcc_world_add_body(kcc_world *world, const kcc_mesh *mesh, const kcc_
     }
     add_triangle_range(world, slot);
     ++world->body_count;
+    if (b->kind == KCC_BODY_STATIC)
+        world->statics.valid = false;
     world->body_end = world->body_ids.end;
     *out_body = kcc_body_id(world, slot);
     if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_ADDED, *out_body, &d.transform);
@@ -330,6 +343,8 @@ kcc_status kcc_world_remove_body(kcc_world *world, uint32_t body)
     kcc_id_pool_give(&world->body_ids, slot);
     --world->body_count;
     world->tree.valid = false;
+    if (b->kind == KCC_BODY_STATIC)
+        world->statics.valid = false;
     world->key = kcc_fresh_key(world->key);
     if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_REMOVED, body, NULL);
     return KCC_OK;
@@ -377,6 +392,8 @@ kcc_status kcc_world_set_body_transform(kcc_world *world, uint32_t body,
         return KCC_ERR_TOO_LARGE;
     }
     b->has_target = false;
+    if (b->kind == KCC_BODY_STATIC)
+        world->statics.valid = false;
     if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_PLACED, body, transform);
     return KCC_OK;
 }
@@ -452,6 +469,7 @@ kcc_status kcc_world_shift_bodies(kcc_world *world, const float new_origin[3])
     }
     world->key = kcc_fresh_key(world->key);
     kcc_world_rebuild_body_tree(world);
+    kcc_world_rebuild_static_tree(world);
     return KCC_OK;
 }
 
@@ -479,6 +497,7 @@ kcc_status kcc_world_set_body_layers(kcc_world *world, uint32_t body, uint32_t l
     if (layers == 0)
         return KCC_ERR_BAD_DESC;
     b->layers = layers;
+    kcc_world_static_tree_set_layers(world, (uint32_t)(b - world->bodies));
     if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_LAYERED, body, NULL);
     return KCC_OK;
 }
@@ -603,4 +622,6 @@ void kcc_world_step_bodies(kcc_world *world)
     list_sensors(world);
     if (!world->tree.valid)
         kcc_world_rebuild_body_tree(world);
+    if (!world->statics.valid)
+        kcc_world_rebuild_static_tree(world);
 }

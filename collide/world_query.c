@@ -426,30 +426,48 @@ bool kcc_world_sweep_aabb(const kcc_world *world, const vec3 box[2], const vec3 
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Ray cast: bodies visited nearest first through the body tree (entry distance along the ray),
- * each cast in its own frame by the mesh's watertight ray cast with the best distance so far as
- * its limit. */
+ * Ray cast: the static tree's entries (the static bodies' mesh leaves, world_static_tree.c) visited
+ * nearest first, each entry's triangles cast in its body's frame; then the other bodies (kinematic,
+ * heightfields, sensors aside, statics the tree has no room for) nearest first through the body
+ * tree, each cast in its own frame by the mesh's watertight ray cast. The best distance so far over
+ * every body limits every walk. */
+
+/// Bodies whose ray in their own frame a query keeps (direct-mapped by slot): a ray enters about 8
+/// to 14 bodies, whose leaves the static tree interleaves.
+#define RAY_LOCAL_CACHE 16
+
+/// The ray in one body's frame, set up for that body's leaf test.
+typedef struct ray_local {
+    uint32_t     slot;       ///< UINT32_MAX: empty
+    bool         castable;   ///< false: the ray in the body's frame is not finite, or its dir zero
+    float        org[3], dir[3];
+    kcc_ray_walk walk;       ///< its origin and dir: org and dir, or the world ray's
+} ray_local;
 
 typedef struct ray_query {
     const kcc_world *world;
     const float     *origin, *dir;
     float            max_t;
     uint32_t         layer_mask;
-    kcc_pray         slab;         ///< the world ray's node test (body tree and body bounds)
+    kcc_pray         slab;         ///< the world ray's node test (the trees and body bounds)
+    bool             statics;      ///< the static tree is valid: its members are cast through it
     float            best_t;       ///< max_t before any hit
     uint32_t         best_slot;    ///< UINT32_MAX before any hit
+    uint32_t         best_id;      ///< the best triangle's input index
     kcc_ray_hit      best;         ///< in the best body's frame
+    ray_local       *locals;       ///< RAY_LOCAL_CACHE, on the stack of the static tree's walk
 } ray_query;
 
-/// The world ray enters the body's bounds within [0, limit] (kcc_pray_test's rule, one box);
-/// *entry is the (shrunk) entry distance.
-static bool ray_enters_bounds(const kcc_pray *r, const kcc_body *b, float limit, float *entry)
+/// The world ray enters box [lo, hi] within [0, limit] (kcc_pray_test's rule, one box); *entry is
+/// the (shrunk) entry distance.
+KCC_HOT bool ray_enters_box(const kcc_pray *r, const float lo[3], const float hi[3], float limit,
+                           float *entry)
 {
     float tn = 0.0f, tf = limit;
     for (int k = 0; k < 3; ++k) {
         const bool neg = signbit(r->inv[k]) != 0;
-        const float near = neg ? b->bounds[1][k] : b->bounds[0][k];
-        const float far = neg ? b->bounds[0][k] : b->bounds[1][k];
+        const float near = neg ? hi[k] : lo[k];
+        const float far = neg ? lo[k] : hi[k];
         const float a = (near - r->org_n[k]) * r->inv[k];
         const float c = (far - r->org_f[k]) * r->inv[k] * KCC_SLAB_GROW;
         tn = a > tn ? a : tn; /* a NaN keeps tn */
@@ -459,33 +477,56 @@ static bool ray_enters_bounds(const kcc_pray *r, const kcc_body *b, float limit,
     return *entry <= tf;
 }
 
+/// The ray in body b's frame: the world ray as is for an identity pose, else origin R^T (origin -
+/// position) and dir R^T dir written to org and dir. False when that ray cannot be cast.
+static bool body_ray(const ray_query *q, const kcc_body *b, float org[3], float dir[3],
+                     const float **out_origin, const float **out_dir)
+{
+    *out_origin = q->origin, *out_dir = q->dir;
+    if (kcc_pose_is_identity(&b->pose))
+        return true;
+    const float *o = q->origin, *p = b->pose.transform.position;
+    const float rel[3] = {o[0] - p[0], o[1] - p[1], o[2] - p[2]};
+    kcc_pose_vector_inverse(&b->pose, rel, org);
+    kcc_pose_vector_inverse(&b->pose, q->dir, dir);
+    *out_origin = org, *out_dir = dir;
+    return finite3(org) && !(dir[0] == 0.0f && dir[1] == 0.0f && dir[2] == 0.0f);
+}
+
+/// Keeps the hit h in body slot if it is the best so far (smallest t, then lowest slot).
+static void ray_keep(ray_query *q, uint32_t slot, const kcc_ray_hit *h)
+{
+    if (h->t < q->best_t || (h->t == q->best_t && slot < q->best_slot)) {
+        q->best_t = h->t;
+        q->best_slot = slot;
+        q->best_id = h->triangle;
+        q->best = *h;
+    }
+}
+
 /// Casts the ray through the body in slot `slot` (seen, its bounds entered) in the body's frame.
 static void ray_body(ray_query *q, uint32_t slot)
 {
     const kcc_body *b = &q->world->bodies[slot];
     float org[3], dir[3];
-    const float *o = q->origin, *d = q->dir;
-    if (!kcc_pose_is_identity(&b->pose)) {
-        const float *p = b->pose.transform.position;
-        const float rel[3] = {o[0] - p[0], o[1] - p[1], o[2] - p[2]};
-        kcc_pose_vector_inverse(&b->pose, rel, org);
-        kcc_pose_vector_inverse(&b->pose, d, dir);
-        if (!finite3(org) || (dir[0] == 0.0f && dir[1] == 0.0f && dir[2] == 0.0f))
-            return;
-        o = org, d = dir;
-    }
+    const float *o, *d;
     kcc_ray_hit h;
-    if (!kcc_mesh_raycast_internal(b->mesh, o, d, q->max_t, q->best_t, &h))
-        return;
-    if (h.t < q->best_t || (h.t == q->best_t && slot < q->best_slot)) {
-        q->best_t = h.t;
-        q->best_slot = slot;
-        q->best = h;
-    }
+    if (body_ray(q, b, org, dir, &o, &d) &&
+        kcc_mesh_raycast_internal(b->mesh, o, d, q->max_t, q->best_t, &h))
+        ray_keep(q, slot, &h);
 }
 
-/// A leaf's bodies (at most KCC_LEAF_MAX) are cast nearest entry first, each only while its entry
-/// is not beyond the best hit so far.
+/// The body in slot a query casts through the body tree (or the scan of every slot), or NULL: seen
+/// by its mask and not a member of the static tree it walks.
+static const kcc_body *ray_other_body(const ray_query *q, uint32_t slot)
+{
+    if (q->statics && q->world->statics.member[slot])
+        return NULL;
+    return seen_body(q->world, slot, q->layer_mask);
+}
+
+/// A body-tree leaf's bodies (at most KCC_LEAF_MAX) are cast nearest entry first, each only while
+/// its entry is not beyond the best hit so far.
 static float ray_leaf(void *ctx, uint32_t first, uint32_t count)
 {
     ray_query *q = ctx;
@@ -494,9 +535,9 @@ static float ray_leaf(void *ctx, uint32_t first, uint32_t count)
     KCC_ASSERT(count <= KCC_LEAF_MAX);
     for (uint32_t k = first, end = first + count; k < end; ++k) {
         const uint32_t slot = q->world->tree.slot[k];
-        const kcc_body *b = seen_body(q->world, slot, q->layer_mask);
+        const kcc_body *b = ray_other_body(q, slot);
         float t;
-        if (!b || !ray_enters_bounds(&q->slab, b, q->best_t, &t))
+        if (!b || !ray_enters_box(&q->slab, b->bounds[0], b->bounds[1], q->best_t, &t))
             continue;
         uint32_t j = n++; /* insertion by entry distance */
         for (; j > 0 && entry[j - 1] > t; --j)
@@ -506,6 +547,130 @@ static float ray_leaf(void *ctx, uint32_t first, uint32_t count)
     for (uint32_t i = 0; i < n && entry[i] <= q->best_t; ++i)
         ray_body(q, slots[i]);
     return q->best_t;
+}
+
+/// The ray in body slot's frame from the query's cache, set up on a miss.
+static ray_local *ray_local_of(ray_query *q, uint32_t slot)
+{
+    ray_local *c = &q->locals[slot % RAY_LOCAL_CACHE];
+    if (c->slot != slot) {
+        const kcc_body *b = &q->world->bodies[slot];
+        const float *o, *d;
+        c->slot = slot;
+        c->castable = body_ray(q, b, c->org, c->dir, &o, &d);
+        if (c->castable)
+            kcc_ray_walk_init(&c->walk, b->mesh, o, d, q->max_t);
+    }
+    return c;
+}
+
+/// Casts the ray through one static-tree entry's triangles in its body's frame. The walk starts
+/// from the best hit over every body so far: a hit at the same distance wins in a lower slot
+/// (best_id UINT32_MAX: any triangle is lower), loses in a higher one (0: none is lower), and in the
+/// best's own body goes to the lower triangle, so the answer is the smallest (t, slot, triangle)
+/// as the per-body casts give it.
+static void ray_static_entry(ray_query *q, const kcc_static_leaf *e)
+{
+    ray_local *c = ray_local_of(q, e->body);
+    if (!c->castable)
+        return;
+    kcc_ray_walk *w = &c->walk;
+    w->best = q->best_t;
+    w->best_slot = UINT32_MAX;
+    w->best_id = e->body < q->best_slot ? UINT32_MAX : e->body > q->best_slot ? 0u : q->best_id;
+    kcc_ray_walk_leaf(w, e->first, e->count);
+    if (w->best_slot == UINT32_MAX)
+        return;
+    q->best_t = w->best;
+    q->best_slot = e->body;
+    q->best_id = w->best_id;
+    kcc_ray_walk_hit(w, &q->best);
+}
+
+/// Entries of visited static-tree leaves not cast yet, farthest entry first (the nearest last).
+#define RAY_PENDING 32
+typedef struct ray_pending {
+    uint32_t item[RAY_PENDING];   ///< entry index (leaf order)
+    float    t[RAY_PENDING];      ///< where the ray enters its bounds (shrunk)
+    uint32_t n;
+} ray_pending;
+
+/// Casts the pending entries entered no later than `upto`, nearest first, each only while its
+/// entry is not beyond the best hit so far (the others can no longer win: dropped).
+static void ray_cast_pending_now(ray_query *q, ray_pending *p, float upto)
+{
+    const kcc_static_tree *st = &q->world->statics;
+    while (p->n > 0 && p->t[p->n - 1] <= upto) {
+        --p->n;
+        if (p->t[p->n] > q->best_t) {
+            p->n = 0;
+            return;
+        }
+        ray_static_entry(q, &st->leaves[p->item[p->n]]);
+    }
+}
+
+/// ray_cast_pending_now, its test inlined into the walk (most steps have nothing to cast).
+KCC_HOT void ray_cast_pending(ray_query *q, ray_pending *p, float upto)
+{
+    if (p->n > 0 && p->t[p->n - 1] <= upto)
+        ray_cast_pending_now(q, p, upto);
+}
+
+/// Adds the entries of a static-tree leaf that the mask sees and the ray enters before the best hit
+/// so far to the pending ones (a full list first casts its nearest).
+static void ray_pend_leaf(ray_query *q, ray_pending *p, uint32_t first, uint32_t count)
+{
+    const kcc_static_tree *st = &q->world->statics;
+    for (uint32_t k = first, end = first + count; k < end; ++k) {
+        float t;
+        if ((st->leaves[k].layers & q->layer_mask) == 0 ||
+            !ray_enters_box(&q->slab, st->prims[k].lo, st->prims[k].hi, q->best_t, &t))
+            continue;
+        if (p->n == RAY_PENDING)
+            ray_cast_pending(q, p, p->t[p->n - 1]);
+        uint32_t j = p->n++; /* insertion, farthest first; ties: the later leaf slot first */
+        for (; j > 0 && p->t[j - 1] <= t; --j)
+            p->item[j] = p->item[j - 1], p->t[j] = p->t[j - 1];
+        p->item[j] = k, p->t[j] = t;
+    }
+}
+
+/// The static tree walked nearest first as kcc_walk_nearest walks a mesh's, except that a leaf's
+/// entries wait in a pending list and are cast when no pending node is entered before them: a leaf
+/// holds up to KCC_LEAF_MAX entries (of up to KCC_LEAF_MAX triangles each) spread over its box, and
+/// casting them all at once would test far entries before the near ones of the next leaf.
+static void ray_walk_statics(ray_query *q)
+{
+    const kcc_node4 *quads = q->world->statics.quads;
+    kcc_stack_entry stack[KCC_TREE_STACK], cur;
+    ray_pending pending;
+    pending.n = 0;
+    float entry_t[4];
+    int mask = kcc_pray_test(&q->slab, &quads[0], q->best_t, entry_t);
+    if (mask == 0)
+        return;
+    uint32_t sp = kcc_descend(stack, 0, &quads[0], mask, entry_t, &cur);
+    for (;;) {
+        ray_cast_pending(q, &pending, cur.t);
+        if (cur.t <= q->best_t) {
+            if (cur.count == 0) {
+                const kcc_node4 *g = &quads[cur.first];
+                mask = kcc_pray_test(&q->slab, g, q->best_t, entry_t);
+                if (mask != 0) {
+                    KCC_ASSERT(sp + 3 <= KCC_TREE_STACK);
+                    sp = kcc_descend(stack, sp, g, mask, entry_t, &cur);
+                    continue;
+                }
+            } else {
+                ray_pend_leaf(q, &pending, cur.first, cur.count);
+            }
+        }
+        if (sp == 0)
+            break;
+        cur = stack[--sp];
+    }
+    ray_cast_pending(q, &pending, INFINITY);
 }
 
 /// The hit record in the world: t as the body's frame has it, the point on the world ray, the
@@ -536,6 +701,35 @@ static void ray_hit_write(const ray_query *q, kcc_world_hit *hit)
     hit->triangle = q->best.triangle;
 }
 
+/// Casts the query's ray through every body it sees: the static tree's members through it (when
+/// valid), the others through the body tree (when valid) or by scanning every slot.
+static void ray_cast_world(ray_query *q)
+{
+    const kcc_world *world = q->world;
+    if (q->statics && world->statics.count > 0) {
+        ray_local locals[RAY_LOCAL_CACHE]; /* only slot is set up front: the query's fixed cost */
+        for (uint32_t i = 0; i < RAY_LOCAL_CACHE; ++i)
+            locals[i].slot = UINT32_MAX;
+        q->locals = locals;
+        ray_walk_statics(q);
+        q->locals = NULL;
+    }
+    if (q->statics && world->statics.members == world->body_count)
+        return; /* every live body is a member (the static tree's rebuild counts them; any body
+                   added or removed since is a kinematic one, which changes body_count) */
+    if (world->tree.valid) {
+        if (world->tree.count > 0)
+            kcc_walk_nearest(world->tree.quads, &q->slab, q->best_t, ray_leaf, q);
+        return;
+    }
+    for (uint32_t slot = 0; slot < world->body_end; ++slot) {
+        const kcc_body *b = ray_other_body(q, slot);
+        float entry;
+        if (b && ray_enters_box(&q->slab, b->bounds[0], b->bounds[1], q->best_t, &entry))
+            ray_body(q, slot);
+    }
+}
+
 bool kcc_world_raycast_layers(const kcc_world *world, const vec3 origin, const vec3 dir,
                               float max_t, uint32_t layer_mask, kcc_world_hit *hit)
 {
@@ -544,22 +738,13 @@ bool kcc_world_raycast_layers(const kcc_world *world, const vec3 origin, const v
     if (dir[0] == 0.0f && dir[1] == 0.0f && dir[2] == 0.0f)
         return false;
     ray_query q = {.world = world, .origin = origin, .dir = dir, .max_t = max_t,
-                   .layer_mask = layer_mask, .best_t = max_t, .best_slot = UINT32_MAX};
+                   .layer_mask = layer_mask, .statics = world->statics.valid, .best_t = max_t,
+                   .best_slot = UINT32_MAX};
     /* Bounds grown by a hair of the origin's size: the ray in a body's frame carries the rounding
      * of origin - position, which the bounds' own margin (of the body's size) may not cover. */
     const float grow = max_abs3f(origin) * 0x1p-18f;
     kcc_pray_setup(&q.slab, origin, dir, (const float[3]){grow, grow, grow});
-    if (world->tree.valid) {
-        if (world->tree.count > 0)
-            kcc_walk_nearest(world->tree.quads, &q.slab, max_t, ray_leaf, &q);
-    } else {
-        for (uint32_t slot = 0; slot < world->body_end; ++slot) {
-            const kcc_body *b = seen_body(world, slot, layer_mask);
-            float entry;
-            if (b && ray_enters_bounds(&q.slab, b, q.best_t, &entry))
-                ray_body(&q, slot);
-        }
-    }
+    ray_cast_world(&q);
     if (q.best_slot == UINT32_MAX)
         return false;
     ray_hit_write(&q, hit);

@@ -4,7 +4,8 @@
  * by it (one piece placed twice), and every query is checked against brute force over the original
  * triangles (in double, within a stated tolerance) and, bit for bit, against the single-triangle
  * kernels over the placed triangles. Also kinematic bodies on scripted paths, layers, removed
- * bodies, the stale and the rebuilt body tree, and bad arguments. */
+ * bodies, the stale and the rebuilt body tree, the ray cast through the static tree against the
+ * cast without it, and bad arguments. */
 #include "test.h"
 
 #include "kcc_world_internal.h" /* KCC_ID_INDEX_MASK: an id's slot, which the tie rule orders by */
@@ -868,6 +869,166 @@ static void world_queries_break_ties_by_the_lowest_body_slot(void **state)
     free(soup);
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * The static tree (collide/world_static_tree.c): the ray cast through it equals the cast without it
+ * (the tree marked stale: every body through the body tree, each from its root), bit for bit. */
+
+/* The ray cast through the static tree as the world has it, then with the tree marked stale; the
+ * two hit records are the same bytes. Returns whether it hit. */
+static bool ray_both_paths(kcc_world *w, const float o[3], const float d[3], float max_t,
+                           uint32_t mask)
+{
+    kcc_world_hit with, without;
+    memset(&with, 0, sizeof with);
+    memset(&without, 0, sizeof without);
+    const bool hit = kcc_world_raycast_layers(w, o, d, max_t, mask, &with);
+    const bool valid = w->statics.valid;
+    w->statics.valid = false;
+    const bool hit_without = kcc_world_raycast_layers(w, o, d, max_t, mask, &without);
+    w->statics.valid = valid;
+    assert_int_equal(hit, hit_without);
+    assert_memory_equal(&with, &without, sizeof with);
+    return hit;
+}
+
+/* Rays at the split world through both paths, checked against brute force over the placed
+ * triangles too (check_ray): random ones, and rays from a random point ending exactly on a placed
+ * corner or on the float midpoint of a placed edge (max_t 1: the hit, if any, at the ray's end),
+ * where neighbouring triangles and instanced copies tie. Returns the hits. */
+static int static_tree_rays(split_world *sw, uint64_t seed, int count, uint32_t mask)
+{
+    test_rng r = rng_seed(seed);
+    int hits = 0;
+    for (int q = 0; q < count; ++q) {
+        float o[3], d[3];
+        random_point(sw, &r, true, o);
+        for (int k = 0; k < 3; ++k)
+            d[k] = rng_f(&r, -1.0f, 1.0f);
+        hits += ray_both_paths(sw->world, o, d, q % 3 == 0 ? INFINITY : 20.0f, mask);
+        check_ray(sw, o, d, 20.0f, mask);
+        const piece *pc = &sw->pieces[rng_u32(&r) % sw->count];
+        if (!pc->live)
+            continue;
+        const float *t = pc->placed + 9 * (rng_u32(&r) % pc->n);
+        const int corner = (int)(rng_u32(&r) % 3), next = (corner + 1) % 3;
+        float end[3];
+        for (int k = 0; k < 3; ++k) {
+            end[k] = q % 2 == 0 ? t[3 * corner + k]
+                                : 0.5f * t[3 * corner + k] + 0.5f * t[3 * next + k];
+            d[k] = end[k] - o[k];
+        }
+        if (d[0] == 0.0f && d[1] == 0.0f && d[2] == 0.0f)
+            continue;
+        hits += ray_both_paths(sw->world, o, d, 1.0f, mask);
+        check_ray(sw, o, d, 1.0f, mask);
+    }
+    return hits;
+}
+
+/* The members are the live static bodies that are solid tree meshes: every static piece. */
+static void assert_static_members(const split_world *sw)
+{
+    const kcc_static_tree *st = &sw->world->statics;
+    assert_true(st->valid);
+    assert_true(st->count > 0);
+    uint32_t statics = 0;
+    for (uint32_t p = 0; p < sw->count; ++p) {
+        const piece *pc = &sw->pieces[p];
+        const bool member = pc->live && kcc_world_find_body(sw->world, pc->id)->kind == KCC_BODY_STATIC;
+        statics += member;
+        assert_int_equal(st->member[id_slot(pc->id)], member);
+    }
+    assert_int_equal(st->members, statics);
+}
+
+/* A random soup (exact duplicates, shared edges) split into 27 pieces placed rotated, translated
+ * and in place, one piece instanced twice more (in place and rotated) and once as a kinematic body
+ * (cast through the body tree beside the static tree); after each step the cast through the static
+ * tree equals the cast without it and brute force, with three layer masks. Between steps bodies
+ * are removed, placed elsewhere and given new layers: the tree is stale (or its entries' layers
+ * updated in place) and the answers are the same. A world too small for a body's leaves casts
+ * that body through the body tree. */
+static void world_rays_through_the_static_tree_equal_the_rays_without_it(void **state)
+{
+    (void)state;
+    test_rng r = rng_seed(81);
+    float *soup = random_soup(&r, 700);
+    split_world sw;
+    split_world_make(&sw, soup, 700, 82);
+    const piece *first = &sw.pieces[0];
+    const kcc_transform at_origin = kcc_transform_identity();
+    const kcc_transform turned = random_transform(&r, 2, sw.lo, sw.hi);
+    add_piece(&sw, first->mesh, false, first->local, first->n, &at_origin, 2u, KCC_BODY_STATIC);
+    add_piece(&sw, first->mesh, false, first->local, first->n, &turned, 4u, KCC_BODY_STATIC);
+    add_piece(&sw, first->mesh, false, first->local, first->n, &turned, 1u, KCC_BODY_KINEMATIC);
+    refresh_placed(&sw);
+    split_world_bounds(&sw);
+    int hits = static_tree_rays(&sw, 810, 40, KCC_LAYERS_ALL); /* no step yet: no tree */
+    for (int round = 0; round < 3; ++round) {
+        assert_int_equal(kcc_world_step(sw.world), KCC_OK);
+        assert_static_members(&sw);
+        hits += static_tree_rays(&sw, 820 + (uint64_t)round, 60, KCC_LAYERS_ALL);
+        hits += static_tree_rays(&sw, 830 + (uint64_t)round, 30, 1u);
+        hits += static_tree_rays(&sw, 840 + (uint64_t)round, 30, 2u | 4u);
+        piece *moved = &sw.pieces[3 + 5 * round], *removed = &sw.pieces[4 + 5 * round];
+        piece *relayered = &sw.pieces[5 + 5 * round];
+        const kcc_transform t = random_transform(&r, 1 + round % 2, sw.lo, sw.hi);
+        assert_int_equal(kcc_world_set_body_transform(sw.world, moved->id, &t), KCC_OK);
+        piece_place_ref(moved, &t);
+        assert_int_equal(kcc_world_remove_body(sw.world, removed->id), KCC_OK);
+        removed->live = false;
+        assert_int_equal(kcc_world_set_body_layers(sw.world, relayered->id, 8u), KCC_OK);
+        relayered->layers = 8u;
+        refresh_placed(&sw);
+        split_world_bounds(&sw);
+        assert_false(sw.world->statics.valid);
+        hits += static_tree_rays(&sw, 850 + (uint64_t)round, 30, KCC_LAYERS_ALL);
+    }
+    assert_int_equal(kcc_world_step(sw.world), KCC_OK);
+    piece *relayered = &sw.pieces[1]; /* layers changed while the tree is valid: entries updated */
+    assert_int_equal(kcc_world_set_body_layers(sw.world, relayered->id, 16u), KCC_OK);
+    relayered->layers = 16u;
+    assert_true(sw.world->statics.valid);
+    hits += static_tree_rays(&sw, 860, 30, 16u);
+    hits += static_tree_rays(&sw, 861, 30, KCC_LAYERS_ALL);
+    assert_true(hits > 300);
+    split_world_free(&sw);
+
+    /* Room for kcc_static_tree_capacity(2) entries: the soup's mesh has more leaves. */
+    kcc_world_desc wd = kcc_world_default_desc();
+    wd.body_capacity = 2;
+    kcc_world *w = NULL;
+    assert_int_equal(kcc_world_create(&wd, &w), KCC_OK);
+    kcc_mesh *big = build_soup(soup, 700), *small = build_soup(soup, 3);
+    assert_true(big->leaf_count > kcc_static_tree_capacity(2));
+    uint32_t big_id, small_id;
+    assert_int_equal(kcc_world_add_body(w, big, NULL, &big_id), KCC_OK);
+    assert_int_equal(kcc_world_add_body(w, small, NULL, &small_id), KCC_OK);
+    assert_int_equal(kcc_world_step(w), KCC_OK);
+    assert_false(w->statics.member[id_slot(big_id)]);
+    assert_true(w->statics.member[id_slot(small_id)]);
+    int big_hits = 0;
+    for (int q = 0; q < 100; ++q) {
+        float o[3], d[3];
+        for (int k = 0; k < 3; ++k)
+            o[k] = rng_f(&r, -15.0f, 15.0f), d[k] = rng_f(&r, -1.0f, 1.0f);
+        kcc_world_hit h;
+        kcc_ray_hit mh;
+        const bool hit = ray_both_paths(w, o, d, 30.0f, KCC_LAYERS_ALL);
+        assert_int_equal(kcc_world_raycast(w, o, d, 30.0f, &h), hit);
+        if (hit && h.body == big_id) {
+            assert_true(kcc_mesh_raycast(big, o, d, 30.0f, &mh));
+            assert_true(mh.t == h.t && mh.triangle == h.triangle);
+            ++big_hits;
+        }
+    }
+    assert_true(big_hits > 20);
+    kcc_world_destroy(w);
+    kcc_mesh_destroy(big);
+    kcc_mesh_destroy(small);
+    free(soup);
+}
+
 /* A translated body's tree is culled with the world box moved into its frame; the placed corner
  * x + t rounds, so a box that touches a placed corner can miss it by an ulp once moved back (x + t
  * - t > x): the culling box must be grown by the rounding. Triangles whose placed corner rounds
@@ -973,6 +1134,7 @@ int test_group_world_query(void)
         cmocka_unit_test(world_queries_skip_removed_bodies_on_stale_and_rebuilt_trees),
         cmocka_unit_test(world_queries_break_ties_by_the_lowest_body_slot),
         cmocka_unit_test(world_queries_cull_translated_bodies_conservatively),
+        cmocka_unit_test(world_rays_through_the_static_tree_equal_the_rays_without_it),
         cmocka_unit_test(world_queries_refuse_bad_arguments),
     };
     return KCC_RUN_GROUP("world_query", tests);

@@ -6,7 +6,8 @@
  * whose pieces are only translated or not moved at all, sphere sweeps (kcc_world_sweep_sphere beside
  * Bullet's btCollisionWorld::convexSweepTest with a btSphereShape over the same pieces), and the
  * engines' answers cross-checked.
- * Usage: bench_world [levels_dir]; env KCC_BENCH_QUERIES (default 20000), KCC_BENCH_ONLY. */
+ * Usage: bench_world [levels_dir]; env KCC_BENCH_QUERIES (default 20000), KCC_BENCH_ONLY (levels whose
+ * name contains it), KCC_BENCH_RAYS_ONLY (set: the ray table alone). */
 #include <embree3/rtcore.h>
 #include <btBulletCollisionCommon.h>
 
@@ -498,17 +499,22 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelFigures *f)
     RTCScene emb = embree_two_level(dev, split[PLACE_ROTATED], &piece_scenes);
     const Queries q = make_queries(mesh, 22);
     time_rays(q, mesh, split, *bw, emb, f);
-    time_boxes(q, mesh, split, f);
-    time_spheres(q, mesh, split, *bw, f);
+    const bool rays_only = getenv("KCC_BENCH_RAYS_ONLY") != nullptr;
+    if (!rays_only) {
+        time_boxes(q, mesh, split, f);
+        time_spheres(q, mesh, split, *bw, f);
+    }
     printf("%s: %u triangles, %u pieces, %d rays (%d hit)\n", f->name, f->triangles, f->pieces, f->rays, f->hits);
     for (int e = 0; e < R_COUNT; ++e)
         printf("  ray %-17s %8.1f ns  %6.2fx mesh  %5d disagree with kcc mesh\n", RAY_ENGINES[e],
                f->ray_ns[e], f->ray_ns[e] / f->ray_ns[R_MESH], f->ray_disagree[e]);
-    for (int e = 0; e < 4; ++e)
+    for (int e = 0; e < 4 && !rays_only; ++e)
         printf("  %-24s box %8.1f ns  sweep %8.1f ns\n", e == 0 ? "kcc mesh" : PLACEMENT_NAMES[e - 1],
                f->box_ns[e], f->sweep_ns[e]);
-    printf("  world (rotated) vs mesh: %d box counts differ, %d sweeps differ\n", f->box_disagree, f->sweep_disagree);
-    for (int e = 0; e < S_COUNT; ++e)
+    if (!rays_only)
+        printf("  world (rotated) vs mesh: %d box counts differ, %d sweeps differ\n", f->box_disagree,
+               f->sweep_disagree);
+    for (int e = 0; e < S_COUNT && !rays_only; ++e)
         printf("  sphere %-17s %8.1f ns  %6.2fx mesh  %5d disagree with kcc mesh (%d of %d hit)\n", SPHERE_ENGINES[e],
                f->sphere_ns[e], f->sphere_ns[e] / f->sphere_ns[S_MESH], f->sphere_disagree[e], f->sphere_hits, f->rays);
     rtcReleaseScene(emb);
@@ -562,23 +568,25 @@ int main(int argc, char **argv)
                ns[R_BULLET] / ns[R_WORLD], ns[R_EMBREE], ns[R_TRANSLATED], ns[R_IDENTITY], f.ray_disagree[R_WORLD],
                f.ray_disagree[R_BULLET], f.ray_disagree[R_EMBREE], f.rays);
     }
-    printf("\n| level | box mesh ns | box world (rotated, translated, identity) | sweep mesh ns |"
+    const bool rays_only = getenv("KCC_BENCH_RAYS_ONLY") != nullptr;
+    if (!rays_only) printf("\n| level | box mesh ns | box world (rotated, translated, identity) | sweep mesh ns |"
            " sweep world (rotated, translated, identity) | box, sweep disagree |\n|---|---:|---|---:|---|---|\n");
     for (const LevelFigures &f : all)
-        printf("| %s | %.0f | %.0f, %.0f, %.0f | %.0f | %.0f, %.0f, %.0f | %d, %d |\n", f.name, f.box_ns[0], f.box_ns[1],
+        if (!rays_only) printf("| %s | %.0f | %.0f, %.0f, %.0f | %.0f | %.0f, %.0f, %.0f | %d, %d |\n", f.name, f.box_ns[0], f.box_ns[1],
                f.box_ns[2], f.box_ns[3], f.sweep_ns[0], f.sweep_ns[1], f.sweep_ns[2], f.sweep_ns[3], f.box_disagree,
                f.sweep_disagree);
     double worst_sphere = 1e30;
-    printf("\n| level | sphere mesh ns | sphere world ns (rotated, translated, identity) | bullet world ns |"
+    if (!rays_only) printf("\n| level | sphere mesh ns | sphere world ns (rotated, translated, identity) | bullet world ns |"
            " bullet / world | disagree with mesh (world, bullet) |\n|---|---:|---|---:|---:|---|\n");
     for (const LevelFigures &f : all) {
+        if (rays_only) break;
         const double *ns = f.sphere_ns;
         worst_sphere = std::min(worst_sphere, ns[S_BULLET] / ns[S_WORLD]);
         printf("| %s | %.0f | %.0f, %.0f, %.0f | %.0f | %.2f | %d, %d of %d |\n", f.name, ns[S_MESH], ns[S_WORLD],
                ns[S_TRANSLATED], ns[S_IDENTITY], ns[S_BULLET], ns[S_BULLET] / ns[S_WORLD],
                f.sphere_disagree[S_WORLD], f.sphere_disagree[S_BULLET], f.rays);
     }
-    printf("\nsummary: world sphere sweep: bullet / world worst %.2f (target >= 3) %s\n", worst_sphere,
+    if (!rays_only) printf("\nsummary: world sphere sweep: bullet / world worst %.2f (target >= 3) %s\n", worst_sphere,
            worst_sphere >= 3.0 ? "PASS" : "FAIL");
     printf("\nsummary: world ray / mesh ray worst %.2f (target <= 1.3) %s; bullet / world worst %.2f (target >= 3) %s\n",
            worst_mesh, worst_mesh <= 1.3 ? "PASS" : "FAIL", worst_bullet, worst_bullet >= 3.0 ? "PASS" : "FAIL");

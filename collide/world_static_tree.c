@@ -1,0 +1,139 @@
+/* world_static_tree.c: owns the world-space tree over the static bodies' mesh leaves that the ray
+ * cast walks (kcc_static_tree, kcc_world_internal.h): which bodies are members, each entry's placed
+ * bounds, the build into the storage inside the world's block, and the layers the entries carry.
+ * Allocates nothing; only kcc_world_step and kcc_world_shift_bodies rebuild it. */
+#include "kcc_world_internal.h"
+
+/// A body whose leaves may enter the tree: live, static, solid, a tree mesh with triangles.
+static bool static_candidate(const kcc_body *b)
+{
+    return b->mesh && b->kind == KCC_BODY_STATIC && !b->sensor && !b->mesh->hf &&
+           b->mesh->quad_count > 0;
+}
+
+/// A leaf whose triangles' own placed bounds have a total surface area below this fraction of its
+/// bounds' (per four triangles: the leaf test takes four at once) enters the tree as one entry per
+/// triangle: a leaf of a few large triangles facing different ways (a small piece's tree has to
+/// group what it has) is a box a ray enters everywhere, where the triangles' own are thin.
+#define STATIC_SPLIT_AREA 1.0f
+
+static float box_area(const float lo[3], const float hi[3])
+{
+    const float dx = hi[0] - lo[0], dy = hi[1] - lo[1], dz = hi[2] - lo[2];
+    return dx * dy + dy * dz + dz * dx;
+}
+
+static void put_entry(kcc_static_tree *st, uint32_t n, const float lo[3], const float hi[3],
+                      kcc_static_leaf entry)
+{
+    kcc_build_prim *p = &st->prims[n];
+    memcpy(p->lo, lo, sizeof p->lo);
+    memcpy(p->hi, hi, sizeof p->hi);
+    p->id = n;
+    p->pad = 0.0f;
+    st->leaves[n] = entry;
+}
+
+/// Adds leaf (first, count) of body slot's mesh from entry n, bounded by its triangles placed by
+/// the body's pose (kcc_pose_points_bounds): one entry, or one per triangle (STATIC_SPLIT_AREA).
+/// Returns the new entry count, or UINT32_MAX when they would pass the capacity.
+static uint32_t add_leaf(kcc_static_tree *st, const kcc_body *b, uint32_t slot, uint32_t first,
+                         uint32_t count, uint32_t n)
+{
+    float lo[KCC_LEAF_MAX][3], hi[KCC_LEAF_MAX][3];
+    float all_lo[3] = {INFINITY, INFINITY, INFINITY}, all_hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    float own = 0.0f;
+    KCC_ASSERT(count <= KCC_LEAF_MAX);
+    for (uint32_t i = 0; i < count; ++i) {
+        kcc_tri t;
+        kcc_mesh_tri(b->mesh, first + i, &t);
+        kcc_pose_points_bounds(&b->pose, (const float(*)[3])t.v, 3, lo[i], hi[i]);
+        own += box_area(lo[i], hi[i]);
+        for (int k = 0; k < 3; ++k) {
+            all_lo[k] = kcc_minf(all_lo[k], lo[i][k]);
+            all_hi[k] = kcc_maxf(all_hi[k], hi[i][k]);
+        }
+    }
+    const bool split = count > 1 && own < STATIC_SPLIT_AREA * box_area(all_lo, all_hi) *
+                                              (float)((count + 3) / 4);
+    if ((split ? count : 1u) > st->capacity - n)
+        return UINT32_MAX;
+    kcc_static_leaf entry = {.body = slot, .first = first, .count = count, .layers = b->layers};
+    if (!split) {
+        put_entry(st, n, all_lo, all_hi, entry);
+        return n + 1;
+    }
+    entry.count = 1;
+    for (uint32_t i = 0; i < count; ++i, ++entry.first)
+        put_entry(st, n++, lo[i], hi[i], entry);
+    return n;
+}
+
+/// Appends body slot's leaves (in the order of its tree's groups) from entry n; returns the new
+/// entry count, or UINT32_MAX when they do not fit.
+static uint32_t add_body_entries(kcc_static_tree *st, const kcc_body *b, uint32_t slot, uint32_t n)
+{
+    const kcc_mesh *mesh = b->mesh;
+    for (uint32_t g = 0; g < mesh->quad_count && n != UINT32_MAX; ++g)
+        for (int i = 0; i < 4 && n != UINT32_MAX; ++i)
+            if (mesh->quads[g].count[i] > 0)
+                n = add_leaf(st, b, slot, mesh->quads[g].first[i], mesh->quads[g].count[i], n);
+    return n;
+}
+
+/// Builds the four-wide tree over entries 0 .. n - 1 (n > 0) and puts the entries in its leaf
+/// order. False (nothing kept) when it needs more groups than quad_capacity.
+static bool build_tree(kcc_static_tree *st, uint32_t n)
+{
+    uint32_t leaves = 0, depth = 0;
+    kcc_tree_build(st->prims, n, st->pairs, &leaves, &depth);
+    if (kcc_tree_collapse(st->pairs, NULL, st->scratch) > st->quad_capacity)
+        return false;
+    kcc_tree_collapse(st->pairs, st->quads, st->scratch);
+    /* The build reordered the bounds; the entries follow, through the pairs' storage (free now:
+     * n pairs of 64 bytes hold n entries of 16). */
+    kcc_static_leaf *built = (kcc_static_leaf *)(void *)st->pairs;
+    memcpy(built, st->leaves, (size_t)n * sizeof *built);
+    for (uint32_t i = 0; i < n; ++i)
+        st->leaves[i] = built[st->prims[i].id];
+    return true;
+}
+
+void kcc_world_rebuild_static_tree(kcc_world *world)
+{
+    kcc_static_tree *st = &world->statics;
+    memset(st->member, 0, world->desc.body_capacity);
+    st->count = 0;
+    st->members = 0;
+    st->valid = true;
+    uint32_t n = 0;
+    for (uint32_t slot = 0; slot < world->body_end; ++slot) {
+        const kcc_body *b = &world->bodies[slot];
+        if (!static_candidate(b) || b->mesh->leaf_count > st->capacity - n)
+            continue;
+        const uint32_t added = add_body_entries(st, b, slot, n);
+        if (added == UINT32_MAX)
+            continue; /* its entries stop at the capacity: the body tree casts it */
+        st->member[slot] = 1;
+        ++st->members;
+        n = added;
+    }
+    if (n == 0)
+        return;
+    if (!build_tree(st, n)) { /* no member: every body is cast through the body tree */
+        memset(st->member, 0, world->desc.body_capacity);
+        st->members = 0;
+        return;
+    }
+    st->count = n;
+}
+
+void kcc_world_static_tree_set_layers(kcc_world *world, uint32_t slot)
+{
+    kcc_static_tree *st = &world->statics;
+    if (!st->member[slot])
+        return;
+    for (uint32_t i = 0; i < st->count; ++i)
+        if (st->leaves[i].body == slot)
+            st->leaves[i].layers = world->bodies[slot].layers;
+}
