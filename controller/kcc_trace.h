@@ -251,8 +251,8 @@ KCC_API uint64_t kcc_trace_mesh_hash(const kcc_mesh *mesh);
 KCC_API kcc_status kcc_trace_write_heightfield(const kcc_mesh *heightfield, const char *path);
 /// Reads a file kcc_trace_write_heightfield wrote and builds its heightfield: the same triangles,
 /// corner for corner (the same kcc_trace_mesh_hash). Mistakes are "path:LINE: what" messages in
-/// err (KCC_ERR_PARSE); KCC_ERR_IO when it cannot be read, the builder's status when the grid is
-/// not one kcc_heightfield_build takes.
+/// err (KCC_ERR_PARSE); KCC_ERR_IO when it cannot be read, KCC_ERR_TOO_LARGE for a grid beyond
+/// 2^30 triangles, the builder's status when the grid is not one kcc_heightfield_build takes.
 KCC_API kcc_status kcc_trace_read_heightfield(const char *path, kcc_mesh **out_mesh, char *err,
                                               size_t err_size);
 

@@ -103,6 +103,9 @@ static kcc_status allocate(kcc_tr_parser *p, hf_file *h)
         return KCC_OK;
     if (h->desc.columns == 0 || h->desc.rows == 0)
         return kcc_tr_fail(p, KCC_ERR_PARSE, "'columns' and 'rows' come before the heights");
+    if ((uint64_t)(h->desc.columns - 1) * (h->desc.rows - 1) > (1u << 29))
+        return kcc_tr_fail(p, KCC_ERR_TOO_LARGE, "columns x rows is beyond a heightfield's 2^30 "
+                           "triangles");
     h->samples = (size_t)h->desc.columns * h->desc.rows;
     h->heights = malloc(h->samples * sizeof *h->heights);
     h->holes = calloc((size_t)(h->desc.columns - 1) * (h->desc.rows - 1), 1);

@@ -966,8 +966,11 @@ static void every_mistake_in_a_heightfield_file_is_named_by_line(void **state)
         if (strncmp(err, want, strlen(want)) != 0)
             fail_msg("case %zu: got '%s', want '%s'", i, err, want);
     }
-    write_all(path, "kcc-heightfield 1\ncolumns 2\nrows 2\nspacing 0 1\ny 0 0 0 0\nend\n");
+    write_all(path, "kcc-heightfield 1\ncolumns 65536\nrows 65536\ny 0\n");
     kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_trace_read_heightfield(path, &mesh, err, sizeof err), KCC_ERR_TOO_LARGE);
+    assert_non_null(strstr(err, "bad.hf:4: columns x rows is beyond"));
+    write_all(path, "kcc-heightfield 1\ncolumns 2\nrows 2\nspacing 0 1\ny 0 0 0 0\nend\n");
     assert_int_equal(kcc_trace_read_heightfield(path, &mesh, err, sizeof err), KCC_ERR_BAD_DESC);
     assert_non_null(strstr(err, "cannot build the heightfield"));
     write_all(path, "kcc-heightfield 1\ncolumns 2\nrows 3\nspacing 1 1\norigin 0 0\ny 0 0 1 1 2 2\nend\n");
