@@ -164,9 +164,10 @@ typedef struct kcc_heightfield_desc {
 /// triangles are 2c = (p(i,j), p(i,j+1), p(i+1,j+1)) and 2c + 1 = (p(i,j), p(i+1,j+1), p(i+1,j)),
 /// split along the diagonal p(i,j)..p(i+1,j+1) and wound so that (b-a)x(c-a) points up (+y). A
 /// hole cell's two triangles do not exist (kcc_mesh_triangle is false for them; no query reports
-/// them). kcc_mesh_overlap_mesh and kcc_mesh_self_intersections give 0 for a heightfield (its
-/// cells never cut each other; against other meshes it is not supported). A heightfield is a
-/// world body like any mesh (kcc_world_add_body: static or kinematic, any transform).
+/// them). kcc_mesh_overlap_mesh takes a heightfield on either side or both and reports what the
+/// tree mesh of the same triangles would; kcc_mesh_self_intersections gives 0 for one (its cells
+/// never cut each other). A heightfield is a world body like any mesh (kcc_world_add_body: static
+/// or kinematic, any transform).
 /// Errors: KCC_ERR_NULL_ARGUMENT (desc, out_mesh), KCC_ERR_NO_VERTICES (heights NULL),
 /// KCC_ERR_NO_TRIANGLES (columns or rows below 2, or every cell a hole), KCC_ERR_NON_FINITE (a NaN
 /// or infinite height, spacing or origin, or a corner height that overflows), KCC_ERR_BAD_DESC
@@ -227,7 +228,7 @@ typedef struct kcc_tri_pair {
 /// capacity 0: count only. Exact duplicates are reported as themselves. A NULL mesh or a pose with
 /// a NaN or infinite component: 0. The two trees are walked together, node pairs culled by a
 /// conservative 15-axis oriented-box test (docs/collide.md, "Mesh against mesh"). Allocates
-/// nothing (about 45 KB of stack); safe from many threads at once.
+/// nothing (about 45 KB of stack, 11 KB more with a heightfield); safe from many threads at once.
 KCC_API uint32_t kcc_mesh_overlap_mesh(const kcc_mesh *a, const kcc_transform *pose_a,
                                        const kcc_mesh *b, const kcc_transform *pose_b,
                                        kcc_tri_pair *out_pairs, uint32_t capacity);

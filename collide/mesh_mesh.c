@@ -2,6 +2,7 @@
  * (every orientation sign decided exactly from the float corners), two trees descended together
  * with node pairs culled by a conservative 15-axis oriented-box test, and a mesh's
  * self-intersections. Allocates nothing: fixed traversal stacks and the caller's pair buffer. */
+#include "heightfield_internal.h"
 #include "kcc_world_internal.h"
 
 /* ------------------------------------------------------------------------------------------------
@@ -958,12 +959,9 @@ static bool roots_may_meet(const mm_query *q, const mm_node *a, const mm_node *b
     return children_cull(q, 1, &ch, off, rad);
 }
 
-/// Side s's leaf (first, count) placed: from the cache, or placed there.
-static mm_leaf *leaf_place(mm_query *q, int s, uint32_t first, uint32_t count)
+/// Places side s's slots first .. first + count - 1 into leaf (count <= KCC_LEAF_MAX).
+static void leaf_fill(const mm_query *q, int s, mm_leaf *leaf, uint32_t first, uint32_t count)
 {
-    mm_leaf *leaf = &q->leaf[s][(uint32_t)(first * 2654435761u) >> (32 - MM_LEAF_CACHE_BITS)];
-    if (leaf->count == count && leaf->first == first)
-        return leaf;
     KCC_ASSERT(count <= KCC_LEAF_MAX);
     leaf->first = first, leaf->count = count;
     for (uint32_t i = 0; i < count; ++i) {
@@ -977,6 +975,14 @@ static mm_leaf *leaf_place(mm_query *q, int s, uint32_t first, uint32_t count)
         }
         leaf->state[i] = MM_TRI_UNDECIDED;
     }
+}
+
+/// Side s's leaf (first, count) placed: from the cache, or placed there.
+static mm_leaf *leaf_place(mm_query *q, int s, uint32_t first, uint32_t count)
+{
+    mm_leaf *leaf = &q->leaf[s][(uint32_t)(first * 2654435761u) >> (32 - MM_LEAF_CACHE_BITS)];
+    if (leaf->count != count || leaf->first != first)
+        leaf_fill(q, s, leaf, first, count);
     return leaf;
 }
 
@@ -1047,10 +1053,9 @@ static uint32_t boxes_meeting(const mm_leaf *a, uint32_t i, const mm_leaf *b)
     return mask & ((1u << b->count) - 1u);
 }
 
-static void leaf_pair(mm_query *q, const mm_node *na, const mm_node *nb)
+/// Reports the pairs of two placed leaves, side 0's and side 1's, that the exact test finds.
+static void placed_pair(mm_query *q, mm_leaf *la, mm_leaf *lb)
 {
-    mm_leaf *la = leaf_place(q, 0, na->first, na->count);
-    mm_leaf *lb = leaf_place(q, 1, nb->first, nb->count);
     for (uint32_t i = 0; i < la->count; ++i) {
         const float *const ta[3] = {la->v[i][0], la->v[i][1], la->v[i][2]};
         for (uint32_t meet = boxes_meeting(la, i, lb); meet; meet &= meet - 1) {
@@ -1073,11 +1078,113 @@ static void leaf_pair(mm_query *q, const mm_node *na, const mm_node *nb)
     }
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * A heightfield side has no tree: its root stands as one leaf (count MM_HF_ROOT) that the walk never
+ * opens, so the other side's tree is descended against the heightfield's bounds as a whole. Each
+ * leaf it reaches meets the heightfield's cells under its placed triangles' bounds (taken into the
+ * heightfield's frame by kcc_pose_box_local_bounds: every cell whose placed triangles may meet
+ * them), batch by batch (kcc_hf_box_next), eight triangles at a time placed as a leaf of the
+ * batch's view mesh, whose slots report the grid's ids. Two heightfields: side 1's cells under side
+ * 0's placed bounds are side 1's leaves. The exact test and the report are the tree's, so the pairs
+ * are those of the tree mesh of the same triangles, bit for bit
+ * (heightfield_overlaps_equal_the_mesh_of_the_same_triangles). */
+
+#define MM_HF_ROOT UINT32_MAX
+
+/// Heightfield side h's cells that placed triangles within world box [lo, hi] may meet: the box in
+/// h's frame (kcc_pose_box_local_bounds), as kcc_hf_box_begin takes it. Its margin covers a matrix
+/// whose quaternion's squared length is within 2^-20 of 1 (the inverse is then the transpose to
+/// well within it); a pose further from a rotation, or a bound that is NaN or beyond float's range
+/// (placed corners that overflowed), opens that side to the whole grid.
+static void hf_local_box(const mm_query *q, int h, const float lo[3], const float hi[3],
+                         float out_lo[3], float out_hi[3])
+{
+    const float *r = q->pose[h].transform.rotation;
+    const double len2 = (double)r[0] * r[0] + (double)r[1] * r[1] + (double)r[2] * r[2] +
+                        (double)r[3] * r[3];
+    kcc_pose_box_local_bounds(&q->pose[h], lo, hi, q->mesh[h]->coord_scale, out_lo, out_hi);
+    const bool unit = fabs(len2 - 1.0) <= 0x1p-20;
+    for (int k = 0; k < 3; ++k) {
+        out_lo[k] = unit && out_lo[k] >= -FLT_MAX ? out_lo[k] : -FLT_MAX;
+        out_hi[k] = unit && out_hi[k] <= FLT_MAX ? out_hi[k] : FLT_MAX;
+    }
+}
+
+/// The bounds of a placed leaf's triangles.
+static void leaf_bounds(const mm_leaf *leaf, float lo[3], float hi[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = leaf->lo[k][0], hi[k] = leaf->hi[k][0];
+        for (uint32_t i = 1; i < leaf->count; ++i) {
+            lo[k] = leaf->lo[k][i] < lo[k] ? leaf->lo[k][i] : lo[k];
+            hi[k] = leaf->hi[k][i] > hi[k] ? leaf->hi[k][i] : hi[k];
+        }
+    }
+}
+
+/// Heightfield side h's cells that placed triangles within world box [lo, hi] may meet, eight at a
+/// time as placed leaves, each met with `other` (a placed leaf of side 1 - h), or, when other is
+/// NULL (h = 1, both sides heightfields), with side 0's cells under it (which passes a leaf:
+/// the recursion is one deep).
+static void hf_cells_meet(mm_query *q, int h, const float lo[3], const float hi[3], mm_leaf *other)
+{
+    const kcc_mesh *hf = q->mesh[h];
+    float local_lo[3], local_hi[3];
+    hf_local_box(q, h, lo, hi, local_lo, local_hi);
+    kcc_hf_view view;
+    kcc_hf_box_iter it;
+    mm_leaf cells;
+    q->mesh[h] = kcc_hf_view_init(&view, hf);
+    kcc_hf_box_begin(&it, hf, local_lo, local_hi);
+    for (uint32_t n; (n = kcc_hf_box_next(&it, &view)) > 0;)
+        for (uint32_t first = 0; first < n; first += KCC_LEAF_MAX) {
+            leaf_fill(q, h, &cells, first, n - first < KCC_LEAF_MAX ? n - first : KCC_LEAF_MAX);
+            if (other) {
+                placed_pair(q, h == 0 ? &cells : other, h == 0 ? other : &cells);
+            } else {
+                float cells_lo[3], cells_hi[3];
+                leaf_bounds(&cells, cells_lo, cells_hi);
+                hf_cells_meet(q, 0, cells_lo, cells_hi, &cells);
+            }
+        }
+    q->mesh[h] = hf;
+}
+
+/// Side h (a heightfield) met with the placed leaf `other` of the other side.
+static void hf_meet_leaf(mm_query *q, int h, mm_leaf *other)
+{
+    float lo[3], hi[3];
+    leaf_bounds(other, lo, hi);
+    hf_cells_meet(q, h, lo, hi, other);
+}
+
+/// Both sides heightfields: side 1's cells under side 0's placed bounds, met with side 0's cells.
+static void hf_meet_hf(mm_query *q)
+{
+    float lo[3], hi[3];
+    kcc_pose_box_bounds(&q->pose[0], q->mesh[0]->bounds[0], q->mesh[0]->bounds[1], lo, hi);
+    hf_cells_meet(q, 1, lo, hi, NULL);
+}
+
+/// Two leaves met: placed (from the cache) and tested, or a heightfield's cells under the other.
+static void leaf_pair(mm_query *q, const mm_node *na, const mm_node *nb)
+{
+    if (na->count == MM_HF_ROOT && nb->count == MM_HF_ROOT)
+        hf_meet_hf(q);
+    else if (na->count == MM_HF_ROOT)
+        hf_meet_leaf(q, 0, leaf_place(q, 1, nb->first, nb->count));
+    else if (nb->count == MM_HF_ROOT)
+        hf_meet_leaf(q, 1, leaf_place(q, 0, na->first, na->count));
+    else
+        placed_pair(q, leaf_place(q, 0, na->first, na->count), leaf_place(q, 1, nb->first, nb->count));
+}
+
 static void mm_walk(mm_query *q)
 {
     mm_node stack[MM_STACK][2];
     for (int s = 0; s < 2; ++s)
-        node_set(&stack[0][s], 0, 0, q->mesh[s]->bounds[0], q->mesh[s]->bounds[1]);
+        node_set(&stack[0][s], 0, q->mesh[s]->hf ? MM_HF_ROOT : 0, q->mesh[s]->bounds[0],
+                 q->mesh[s]->bounds[1]);
     uint32_t sp = roots_may_meet(q, &stack[0][0], &stack[0][1]) ? 1 : 0;
     while (sp > 0) {
         --sp;
@@ -1110,7 +1217,7 @@ uint32_t kcc_mesh_overlap_mesh(const kcc_mesh *a, const kcc_transform *pose_a, c
                                uint32_t capacity)
 {
     mm_query q;
-    if (!a || !b || a->tree_triangles == 0 || b->tree_triangles == 0 || a->hf || b->hf ||
+    if (!a || !b || a->tree_triangles == 0 || b->tree_triangles == 0 ||
         !pose_from(pose_a, &q.pose[0]) || !pose_from(pose_b, &q.pose[1]))
         return 0;
     q.mesh[0] = a, q.mesh[1] = b, q.self = false;

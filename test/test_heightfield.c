@@ -454,7 +454,6 @@ static void bad_descs_give_statuses(void **state)
     assert_false(kcc_mesh_triangle(m, 0, t));
     assert_true(kcc_mesh_triangle(m, 8, t) && kcc_mesh_triangle(m, 9, t));
     assert_false(kcc_mesh_triangle(m, 18, t));
-    assert_int_equal(kcc_mesh_overlap_mesh(m, NULL, m, NULL, NULL, 0), 0);
     assert_int_equal(kcc_mesh_self_intersections(m, NULL, 0), 0);
     kcc_world_desc wd = kcc_world_default_desc();
     kcc_world *w;
@@ -983,6 +982,88 @@ static void terrain_heightfields_and_8m_triangles_run_without_penetration(void *
     free(h);
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * Mesh against mesh with a heightfield on either side or both: the same pairs, in the same order,
+ * with the same segments bit for bit, as the tree meshes of the same triangles give (whose walk is
+ * checked against brute force over all pairs in test_mesh_mesh.c). */
+
+/* v rotated by unit quaternion q (x y z w), in double. */
+static void quat_rotate(const float q[4], const double v[3], double out[3])
+{
+    const double x = q[0], y = q[1], z = q[2], w = q[3];
+    const double t[3] = {2.0 * (y * v[2] - z * v[1]), 2.0 * (z * v[0] - x * v[2]),
+                         2.0 * (x * v[1] - y * v[0])};
+    out[0] = v[0] + w * t[0] + (y * t[2] - z * t[1]);
+    out[1] = v[1] + w * t[1] + (z * t[0] - x * t[2]);
+    out[2] = v[2] + w * t[2] + (x * t[1] - y * t[0]);
+}
+
+/* The centre of grid p's extent placed by pose (NULL: the identity), in double. */
+static void placed_centre(const hf_pair *p, const kcc_transform *pose, double out[3])
+{
+    double c[3];
+    for (int k = 0; k < 3; ++k)
+        c[k] = 0.5 * ((double)p->lo[k] + (double)p->hi[k]);
+    if (!pose) {
+        memcpy(out, c, sizeof c);
+        return;
+    }
+    quat_rotate(pose->rotation, c, out);
+    for (int k = 0; k < 3; ++k)
+        out[k] += pose->position[k];
+}
+
+/* A pose for grid b, tilted up to 1.2 rad and turned, that puts its centre within a metre of
+ * `target`, so that b crosses the surface there. */
+static kcc_transform crossing_pose(test_rng *r, const hf_pair *b, const double target[3])
+{
+    kcc_transform t = terrain_pose(r, 1.2f, 0.0f);
+    t.position[0] = t.position[1] = t.position[2] = 0.0f;
+    double rb[3];
+    placed_centre(b, &t, rb);
+    for (int k = 0; k < 3; ++k)
+        t.position[k] = (float)(target[k] - rb[k]) + rng_f(r, -1.0f, 1.0f);
+    return t;
+}
+
+static kcc_tri_pair g_hf_pairs[2][20000];
+
+/* kcc_mesh_overlap_mesh(a, pa, b, pb) equals (c, pa, d, pb) pair for pair, bit for bit; returns the
+ * count. */
+static uint32_t overlaps_equal(const kcc_mesh *a, const kcc_transform *pa, const kcc_mesh *b,
+                               const kcc_transform *pb, const kcc_mesh *c, const kcc_mesh *d)
+{
+    const uint32_t cap = 20000;
+    const uint32_t n = kcc_mesh_overlap_mesh(a, pa, b, pb, g_hf_pairs[0], cap);
+    assert_int_equal(kcc_mesh_overlap_mesh(c, pa, d, pb, g_hf_pairs[1], cap), n);
+    assert_true(n <= cap);
+    assert_memory_equal(g_hf_pairs[0], g_hf_pairs[1], n * sizeof(kcc_tri_pair));
+    return n;
+}
+
+static void heightfield_overlaps_equal_the_mesh_of_the_same_triangles(void **state)
+{
+    (void)state;
+    test_rng r = rng_seed(91);
+    uint64_t pairs = 0;
+    for (int round = 0; round < 12; ++round) {
+        hf_pair a = pair_random(&r, 6u + rng_u32(&r) % 20u, 6u + rng_u32(&r) % 20u, round % 3 * 15);
+        hf_pair b = pair_random(&r, 4u + rng_u32(&r) % 14u, 4u + rng_u32(&r) % 14u, round % 2 * 20);
+        const kcc_transform pa = terrain_pose(&r, 0.4f, 5.0f);
+        const kcc_transform *pose_a = round % 2 ? &pa : NULL; /* the identity half the time */
+        double centre[3];
+        placed_centre(&a, pose_a, centre);
+        const kcc_transform pb = crossing_pose(&r, &b, centre);
+        pairs += overlaps_equal(a.hf, pose_a, b.mesh, &pb, a.mesh, b.mesh);   /* hf, tree */
+        pairs += overlaps_equal(b.mesh, &pb, a.hf, pose_a, b.mesh, a.mesh);   /* tree, hf */
+        pairs += overlaps_equal(a.hf, pose_a, b.hf, &pb, a.mesh, b.mesh);     /* hf, hf */
+        assert_int_equal(kcc_mesh_self_intersections(a.hf, NULL, 0), 0);
+        pair_free(&a);
+        pair_free(&b);
+    }
+    assert_true(pairs > 1000); /* the surfaces did cross */
+}
+
 int test_group_heightfield(void)
 {
     const struct CMUnitTest tests[] = {
@@ -992,6 +1073,7 @@ int test_group_heightfield(void)
         cmocka_unit_test(world_bodies_answer_as_the_tree_mesh_of_the_same_triangles),
         cmocka_unit_test(world_bodies_answer_as_brute_force_in_double),
         cmocka_unit_test(world_characters_walk_and_ride_as_on_the_tree_mesh),
+        cmocka_unit_test(heightfield_overlaps_equal_the_mesh_of_the_same_triangles),
         cmocka_unit_test(bad_descs_give_statuses),
         cmocka_unit_test(terrain_heightfields_and_8m_triangles_run_without_penetration),
     };

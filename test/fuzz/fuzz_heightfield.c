@@ -6,7 +6,9 @@
  * - every query answers as the kcc_mesh built from the same triangles (a hole's as degenerate
  *   ones): ray casts, sphere and capsule sweeps and the triangle accessor bit for bit, overlap,
  *   bounds and sphere-overlap sets equal, and box sweeps at the same time (ids may differ only
- *   between triangles both met at that time: the tree's tie depends on its leaf order).
+ *   between triangles both met at that time: the tree's tie depends on its leaf order), and mesh
+ *   against mesh with the grid on either side or both, against the grid placed by a pose from the
+ *   first query of half the inputs (its pairs and segments bit for bit).
  * `make fuzz` explores with it, `make fuzz-check` (part of `make test`) repeats a fixed run. */
 #include <math.h>
 #include <stdint.h>
@@ -86,6 +88,20 @@ static void same_sets(uint32_t na, uint32_t *a, uint32_t nb, uint32_t *b)
     CHECK(memcmp(a, b, sizeof(uint32_t) * (na < MAX_TRIS ? na : MAX_TRIS)) == 0);
 }
 
+/* kcc_mesh_overlap_mesh of the grid (unplaced) against the grid placed by pose, with the
+ * heightfield on side 0, side 1 or both: the tree meshes' pairs, bit for bit. */
+static void overlaps_match(const grid_pair *g, const kcc_transform *pose)
+{
+    enum { CAP = 2048 };
+    static kcc_tri_pair want[CAP], got[CAP];
+    const uint32_t n = kcc_mesh_overlap_mesh(g->mesh, NULL, g->mesh, pose, want, CAP);
+    const kcc_mesh *side[3][2] = {{g->hf, g->mesh}, {g->mesh, g->hf}, {g->hf, g->hf}};
+    for (int i = 0; i < 3; ++i) {
+        CHECK(kcc_mesh_overlap_mesh(side[i][0], NULL, side[i][1], pose, got, CAP) == n);
+        CHECK(memcmp(want, got, sizeof(kcc_tri_pair) * (n < CAP ? n : CAP)) == 0);
+    }
+}
+
 static void run_queries(const grid_pair *g, const float p[3], const float q[3], float size)
 {
     const kcc_mesh *hf = g->hf, *mesh = g->mesh;
@@ -154,6 +170,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         const float s = op & 4 ? raw_float(&r) : (float)byte(&r) / 64.0f;
         run_queries(&g, p, q, s);
+        if (i == 0 && op & 16) { /* a rotation from q and s, normalised where it can: the local box */
+            kcc_transform pose = {{p[0], p[1], p[2]}, {q[0], q[1], q[2], s}};
+            const double len = sqrt((double)q[0] * q[0] + (double)q[1] * q[1] + (double)q[2] * q[2] +
+                                    (double)s * s);
+            for (int k = 0; k < 4 && len > 0.0 && len < INFINITY && op & 8; ++k)
+                pose.rotation[k] = (float)(pose.rotation[k] / len);
+            overlaps_match(&g, &pose);
+        }
     }
     kcc_mesh_destroy(g.hf);
     kcc_mesh_destroy(g.mesh);
