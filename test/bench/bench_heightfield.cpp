@@ -1,6 +1,7 @@
 /* bench_heightfield.cpp: heightfield terrain (issue 25): bytes per sample, build time and
  * single-thread ns per query (short ground rays, random 20 m rays, character-box overlaps) for kcc's
- * heightfield, the same triangles as a kcc_mesh and Bullet's btHeightfieldTerrainShape, on the
+ * heightfield, the same triangles as a kcc_mesh and Bullet's btHeightfieldTerrainShape, and ms per
+ * mesh/mesh overlap of a brush level over it (kcc only), on the
  * terrain generator's ground at 1M and 8M triangles; then microseconds per character move on the
  * heightfield, its mesh and the shared brush levels. Hits are cross-checked between the engines.
  * Usage: bench_heightfield [levels_dir]; env KCC_BENCH_QUERIES (default 20000), KCC_BENCH_FRAMES
@@ -213,6 +214,54 @@ void box_row(const Terrain &T, const std::vector<Box> &boxes)
            "box overlap", hf, mesh, hf_bounds, bullet);
 }
 
+/* ms per kcc_mesh_overlap_mesh of the generated arena level (a brush level of rooms and stairs)
+ * placed at 20 spots over the terrain, turned and sunk half into it, against the heightfield and
+ * against the mesh of the same triangles; their pair lists are compared whole. */
+void mesh_mesh_row(const Terrain &T)
+{
+    kcc_level arena;
+    char err[256];
+    if (kcc_level_generate("arena seed=3", &arena, err, sizeof err) != KCC_OK) return;
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof d);
+    d.positions = arena.positions, d.vertex_count = arena.vertex_count;
+    d.indices = arena.indices, d.triangle_count = arena.triangle_count;
+    kcc_mesh *m = nullptr;
+    if (kcc_mesh_build(&d, &m) != KCC_OK) { kcc_level_free(&arena); return; }
+    vec3 b[2];
+    kcc_mesh_bounds(m, b);
+    std::vector<kcc_transform> poses(20);
+    bench_rng r = bench_rng_seed(5);
+    for (kcc_transform &p : poses) {
+        const float yaw = bench_rng_range(&r, 0.0f, 6.2831853f);
+        p = kcc_transform_identity();
+        p.rotation[1] = sinf(0.5f * yaw), p.rotation[3] = cosf(0.5f * yaw);
+        const float x = bench_rng_range(&r, -150.0f, 150.0f), z = bench_rng_range(&r, -150.0f, 150.0f);
+        p.position[0] = x, p.position[2] = z;
+        p.position[1] = T.height_at(x, z) - 0.5f * (b[0][1] + b[1][1]);
+    }
+    static std::vector<kcc_tri_pair> pa(1u << 20), pb(1u << 20);
+    size_t pairs = 0, differ = 0;
+    for (const kcc_transform &p : poses) {
+        const uint32_t na = kcc_mesh_overlap_mesh(T.hf, nullptr, m, &p, pa.data(), (uint32_t)pa.size());
+        const uint32_t nb = kcc_mesh_overlap_mesh(T.mesh, nullptr, m, &p, pb.data(), (uint32_t)pb.size());
+        pairs += na;
+        differ += na != nb || memcmp(pa.data(), pb.data(), sizeof(kcc_tri_pair) * std::min<size_t>(na, pa.size())) != 0;
+    }
+    const int n = (int)poses.size();
+    const double hf = time_set(n, [&](int i) {
+        g_sink += kcc_mesh_overlap_mesh(T.hf, nullptr, m, &poses[i], pa.data(), (uint32_t)pa.size());
+    });
+    const double mesh = time_set(n, [&](int i) {
+        g_sink += kcc_mesh_overlap_mesh(T.mesh, nullptr, m, &poses[i], pb.data(), (uint32_t)pb.size());
+    });
+    printf("  %-12s ms/query heightfield %7.2f   mesh %7.2f   (the arena level, %u triangles, at %d spots: "
+           "%zu pairs; placements whose pairs differ: %zu)\n", "mesh/mesh", hf * 1e-6, mesh * 1e-6,
+           arena.triangle_count, n, pairs, differ);
+    kcc_mesh_destroy(m);
+    kcc_level_free(&arena);
+}
+
 /* ---------------------------------------------------------------- moves */
 
 /* us per move (the median over frames of a frame's moves, timed together, / characters) of
@@ -278,6 +327,7 @@ void terrain_section(uint32_t size)
     ray_row("ground rays", T, ground);
     ray_row("20 m rays", T, random);
     box_row(T, boxes);
+    mesh_mesh_row(T);
     std::vector<std::array<float, 3>> starts;
     bench_rng r = bench_rng_seed(99);
     for (int c = 0; c < CHARACTERS; ++c) {
