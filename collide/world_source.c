@@ -152,19 +152,24 @@ static const uint8_t box_corner_offset[BOX_TRIS][9] = {
     {0, 1, 5, 3, 1, 5, 3, 4, 5}, {0, 1, 5, 3, 4, 5, 0, 4, 5},
 };
 
-/// Box triangle k of box as a listed triangle with id `index`.
-static void box_local_tri(const float box[2][3], uint32_t k, uint32_t index, kcc_local_tri *out)
+/// Whether the box's extents all lie in [BOX_EXTENT_MIN, BOX_EXTENT_MAX]: its faces' planes are
+/// then box_face_normal's.
+static bool box_usual(const float box[2][3])
 {
-    const float *b = &box[0][0];
-    float corners[9];
-    for (int i = 0; i < 9; ++i)
-        corners[i] = b[box_corner_offset[k][i]];
-    memcpy(out->v, corners, sizeof out->v);
     bool usual = true;
     for (int a = 0; a < 3; ++a) {
         const float extent = box[1][a] - box[0][a];
         usual = usual && extent >= BOX_EXTENT_MIN && extent <= BOX_EXTENT_MAX;
     }
+    return usual;
+}
+
+/// Box triangle k of box as a listed triangle with id `index`; `usual`: box_usual(box).
+static void box_local_tri(const float box[2][3], uint32_t k, uint32_t index, bool usual, kcc_local_tri *out)
+{
+    const float *b = &box[0][0];
+    for (int i = 0; i < 9; ++i)
+        out->v[i / 3][i % 3] = b[box_corner_offset[k][i]];
     const float(*v)[3] = (const float(*)[3])out->v;
     if (usual) {
         const float *n = box_face_normal[k / 2];
@@ -249,7 +254,22 @@ static uint32_t query_boxes(const kcc_world_source *src, const float lo[3], cons
 static void box_tri_of(const kcc_world_source *src, uint32_t h, kcc_local_tri *out)
 {
     const uint32_t slot = (h - KCC_WORLD_BOX_TRIS) / BOX_TRIS, k = (h - KCC_WORLD_BOX_TRIS) % BOX_TRIS;
-    box_local_tri(src->boxes[slot], k, h, out);
+    box_local_tri(src->boxes[slot], k, h, box_usual(src->boxes[slot]), out);
+}
+
+/// The box triangles of handles[0..n) that name the box of handles[0] (a run: a query lists a
+/// box's triangles together), its extents checked once; returns how many.
+static uint32_t box_run_of(const kcc_world_source *src, const uint32_t *handles, uint32_t n,
+                           kcc_local_tri *out)
+{
+    const uint32_t slot = (handles[0] - KCC_WORLD_BOX_TRIS) / BOX_TRIS;
+    const uint32_t base = KCC_WORLD_BOX_TRIS + slot * BOX_TRIS; /* the box's triangle k is base + k */
+    const float(*box)[3] = src->boxes[slot];
+    const bool usual = box_usual(box);
+    uint32_t j = 0;
+    for (; j < n && handles[j] - base < BOX_TRIS; ++j) /* (a handle below base wraps past BOX_TRIS) */
+        box_local_tri(box, handles[j] - base, handles[j], usual, &out[j]);
+    return j;
 }
 
 static uint32_t world_query(const kcc_local_source *base, const vec3 region[2], uint32_t *out_handles,
@@ -324,15 +344,15 @@ static void world_fetch(const kcc_local_source *base, const uint32_t *handles, u
                         kcc_local_tri *out)
 {
     const kcc_world_source *src = (const kcc_world_source *)(const void *)base;
-    for (uint32_t j = 0; j < n; ++j) {
+    for (uint32_t j = 0; j < n;) {
         const uint32_t h = handles[j];
         if (h >= KCC_WORLD_BOX_TRIS) {
-            box_tri_of(src, h, &out[j]);
+            j += box_run_of(src, handles + j, n - j, out + j);
             continue;
         }
         uint32_t slot;
         const kcc_body *b = body_of(src, h, &slot);
-        const bool live = slot_local_tri(b, slot, &out[j]);
+        const bool live = slot_local_tri(b, slot, &out[j++]);
         KCC_ASSERT(live); /* the query lists no hole */
         (void)live;
     }
