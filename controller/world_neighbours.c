@@ -251,6 +251,30 @@ static uint32_t run_neighbours_checked(const region_grid *g, const region_query 
     return found;
 }
 
+#if KCC_SSE
+/// Bit j set when candidate at + j's region overlaps the query's (touching counts).
+static inline int overlap4(const region_grid *g, const region_query *q, uint32_t at)
+{
+    __m128 in = _mm_castsi128_ps(_mm_set1_epi32(-1));
+    for (int k = 0; k < 3; ++k)
+        in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(q->lo[k], _mm_loadu_ps(g->hi[k] + at)),
+                                       _mm_cmple_ps(_mm_loadu_ps(g->lo[k] + at), q->hi[k])));
+    return _mm_movemask_ps(in);
+}
+
+/// Appends the candidates at + j of mask's bits j but the query's own slot to out; returns the new count.
+static inline uint32_t put_overlapping(const region_grid *g, const region_query *q, uint32_t at, int mask,
+                                       uint32_t *out, uint32_t found)
+{
+    for (; mask != 0; mask &= mask - 1) {
+        const uint32_t slot = g->sorted[at + (uint32_t)__builtin_ctz((unsigned)mask)];
+        out[found] = slot;
+        found += slot != q->self;
+    }
+    return found;
+}
+#endif
+
 /// Candidates at..end whose regions overlap the query's, written to out (room for them all): four
 /// at a time (SSE2; the last four's lanes past end masked off: the arrays have GRID_PAD floats to
 /// spare), without branches on the outcomes, which are unpredictable.
@@ -258,18 +282,10 @@ static uint32_t run_neighbours(const region_grid *g, const region_query *q, uint
                                uint32_t *out, uint32_t found)
 {
 #if KCC_SSE
-    for (; at < end; at += 4) {
-        __m128 in = _mm_castsi128_ps(_mm_set1_epi32(-1));
-        for (int k = 0; k < 3; ++k)
-            in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(q->lo[k], _mm_loadu_ps(g->hi[k] + at)),
-                                           _mm_cmple_ps(_mm_loadu_ps(g->lo[k] + at), q->hi[k])));
-        const int lanes = end - at >= 4 ? 15 : (1 << (end - at)) - 1;
-        for (int mask = _mm_movemask_ps(in) & lanes; mask != 0; mask &= mask - 1) {
-            const uint32_t slot = g->sorted[at + (uint32_t)__builtin_ctz((unsigned)mask)];
-            out[found] = slot;
-            found += slot != q->self;
-        }
-    }
+    for (const uint32_t whole = at + ((end - at) & ~3u); at < whole; at += 4)
+        found = put_overlapping(g, q, at, overlap4(g, q, at), out, found);
+    if (at < end)
+        found = put_overlapping(g, q, at, overlap4(g, q, at) & ((1 << (end - at)) - 1), out, found);
 #else
     const float(*r)[3] = q->region;
     for (; at < end; ++at) {
