@@ -226,6 +226,19 @@ static inline uint32_t kcc_ctz64(uint64_t x)
 #endif
 }
 
+/// How many bits of x are set.
+static inline uint32_t kcc_popcount64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (uint32_t)__builtin_popcountll(x);
+#else
+    uint32_t n = 0;
+    for (; x != 0; x &= x - 1u)
+        ++n;
+    return n;
+#endif
+}
+
 /// A selection's entries in list order:
 ///     uint32_t i;
 ///     for (kcc_sel_iter it = kcc_sel_begin(&sel); kcc_sel_next(&it, &i);) ...

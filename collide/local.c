@@ -219,6 +219,16 @@ static inline void tri_extent(const kcc_local_tri *tri, int k, float *lo, float 
     *hi = kcc_maxf(tri->v[0][k], kcc_maxf(tri->v[1][k], tri->v[2][k]));
 }
 
+/* Pads the group of entry n onward with empty bounds (lo = +inf, hi = -inf) to its end. */
+static void pad_bounds(kcc_local_bounds *bounds, uint32_t n)
+{
+    for (uint32_t e = n; e % KCC_LOCAL_GROUP != 0u; ++e)
+        for (int k = 0; k < 3; ++k) {
+            bounds[e / KCC_LOCAL_GROUP].lo[k][e % KCC_LOCAL_GROUP] = INFINITY;
+            bounds[e / KCC_LOCAL_GROUP].hi[k][e % KCC_LOCAL_GROUP] = -INFINITY;
+        }
+}
+
 /* The bounds of tris[0..n) in groups of eight, the last group padded with empty bounds. */
 static void fill_bounds(const kcc_local_tri *tris, uint32_t n, kcc_local_bounds *bounds)
 {
@@ -227,11 +237,7 @@ static void fill_bounds(const kcc_local_tri *tris, uint32_t n, kcc_local_bounds 
         for (int k = 0; k < 3; ++k)
             tri_extent(&tris[j], k, &group->lo[k][j % KCC_LOCAL_GROUP], &group->hi[k][j % KCC_LOCAL_GROUP]);
     }
-    for (uint32_t e = n; e % KCC_LOCAL_GROUP != 0u; ++e)
-        for (int k = 0; k < 3; ++k) {
-            bounds[e / KCC_LOCAL_GROUP].lo[k][e % KCC_LOCAL_GROUP] = INFINITY;
-            bounds[e / KCC_LOCAL_GROUP].hi[k][e % KCC_LOCAL_GROUP] = -INFINITY;
-        }
+    pad_bounds(bounds, n);
 }
 
 static void view(kcc_local *list, const kcc_local_source *src, uint32_t count,
@@ -430,9 +436,31 @@ static void refill_cache(kcc_local *list, kcc_local_store *store, kcc_local_cach
     view_store(list, store, source, n, region);
 }
 
-/* Merges, into store->tris, the cached fixed part's triangles whose bounds touch region (those of
- * sel, in their order) with the rest's n_rest triangles, fetched into the store's end, by id (the
- * parts' lists merged by id are the source's list: kcc_world_source_parts). The caller checked
+/* Entry `to` of the store: `tri` with the bounds `lo`, `hi` (each axis). */
+static inline void put_entry(kcc_local_store *store, uint32_t to, const kcc_local_tri *tri,
+                             const float lo[3], const float hi[3])
+{
+    kcc_local_bounds *group = &store->bounds[to / KCC_LOCAL_GROUP];
+    store->tris[to] = *tri;
+    for (int k = 0; k < 3; ++k) {
+        group->lo[k][to % KCC_LOCAL_GROUP] = lo[k];
+        group->hi[k][to % KCC_LOCAL_GROUP] = hi[k];
+    }
+}
+
+/* Entry `to` of the store: the rest's triangle `tri`, its bounds computed (as fill_bounds does). */
+static inline void put_rest(kcc_local_store *store, uint32_t to, const kcc_local_tri *tri)
+{
+    float lo[3], hi[3];
+    for (int k = 0; k < 3; ++k)
+        tri_extent(tri, k, &lo[k], &hi[k]);
+    put_entry(store, to, tri, lo, hi);
+}
+
+/* Merges, into the store, the cached fixed part's triangles whose bounds touch region (those of
+ * sel, in their order, their bounds copied from the cache's: the same floats fill_bounds gives)
+ * with the rest's n_rest triangles, fetched into the store's end, by id (the parts' lists merged by
+ * id are the source's list: kcc_world_source_parts), and pads the last group. The caller checked
  * that both fit. Returns how many. */
 static uint32_t merge_parts(kcc_local_store *store, const kcc_local_cache *cache, const kcc_sel *sel,
                             const kcc_local_source *rest, const uint32_t *handles, uint32_t n_rest)
@@ -444,11 +472,16 @@ static uint32_t merge_parts(kcc_local_store *store, const kcc_local_cache *cache
        until the fixed ones run out (fixed + n_rest <= KCC_LOCAL_MAX) */
     for (kcc_sel_iter it = kcc_sel_begin(sel); kcc_sel_next(&it, &i);) {
         while (r < n_rest && rest_tris[r].index < cache->tris[i].index)
-            store->tris[out++] = rest_tris[r++];
-        store->tris[out++] = cache->tris[i];
+            put_rest(store, out++, &rest_tris[r++]);
+        const kcc_local_bounds *group = &cache->bounds[i / KCC_LOCAL_GROUP];
+        const uint32_t lane = i % KCC_LOCAL_GROUP;
+        const float lo[3] = {group->lo[0][lane], group->lo[1][lane], group->lo[2][lane]};
+        const float hi[3] = {group->hi[0][lane], group->hi[1][lane], group->hi[2][lane]};
+        put_entry(store, out++, &cache->tris[i], lo, hi);
     }
     while (r < n_rest)
-        store->tris[out++] = rest_tris[r++];
+        put_rest(store, out++, &rest_tris[r++]);
+    pad_bounds(store->bounds, out);
     return out;
 }
 
@@ -475,14 +508,15 @@ static void gather_split(kcc_local *list, kcc_local_store *store, kcc_local_cach
     view(&fixed_list, fixed, cache->count, cache->bounds, cache->tris, region);
     kcc_sel sel;
     kcc_local_select(&fixed_list, region, &sel);
-    uint32_t n_fixed = 0, i;
-    for (kcc_sel_iter it = kcc_sel_begin(&sel); kcc_sel_next(&it, &i);)
-        ++n_fixed;
+    uint32_t n_fixed = 0;
+    for (uint32_t w = 0; w < sel.words; ++w)
+        n_fixed += kcc_popcount64(sel.bits[w]);
     if (n_rest > KCC_LOCAL_MAX - n_fixed) { /* a crowd too dense for one list: as the source lists it */
         kcc_local_gather(list, store, source, region);
         return;
     }
-    view_store(list, store, source, merge_parts(store, cache, &sel, rest, handles, n_rest), region);
+    view(list, source, merge_parts(store, cache, &sel, rest, handles, n_rest), store->bounds, store->tris,
+         region);
 }
 
 void kcc_local_gather_cached(kcc_local *list, kcc_local_store *store, kcc_local_cache *cache,

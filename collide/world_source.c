@@ -137,48 +137,65 @@ static const float box_face_normal[6][3] = {
 #define BOX_EXTENT_MIN 1e-9f
 #define BOX_EXTENT_MAX 1e9f
 
-/// Box triangle k's corners as offsets into the box's six floats (box[side][axis] at 3 * side +
-/// axis), nine coordinates in order. Corner c of a box is (bit 0: x, bit 1: y, bit 2: z) at the
-/// high side; the triangles are corners {0, 4, 6}, {0, 6, 2}, {1, 3, 7}, {1, 7, 5} (-x, +x),
-/// {0, 1, 5}, {0, 5, 4}, {2, 6, 7}, {2, 7, 3} (-y, +y), {0, 2, 3}, {0, 3, 1}, {4, 5, 7},
-/// {4, 7, 6} (-z, +z), each face's two wound so (b - a) x (c - a) points out of the box
-/// (box_triangles_face_out).
-static const uint8_t box_corner_offset[BOX_TRIS][9] = {
-    {0, 1, 2, 0, 1, 5, 0, 4, 5}, {0, 1, 2, 0, 4, 5, 0, 4, 2},
-    {3, 1, 2, 3, 4, 2, 3, 4, 5}, {3, 1, 2, 3, 4, 5, 3, 1, 5},
-    {0, 1, 2, 3, 1, 2, 3, 1, 5}, {0, 1, 2, 3, 1, 5, 0, 1, 5},
-    {0, 4, 2, 0, 4, 5, 3, 4, 5}, {0, 4, 2, 3, 4, 5, 3, 4, 2},
-    {0, 1, 2, 0, 4, 2, 3, 4, 2}, {0, 1, 2, 3, 4, 2, 3, 1, 2},
-    {0, 1, 5, 3, 1, 5, 3, 4, 5}, {0, 1, 5, 3, 4, 5, 0, 4, 5},
+/// Box triangle k's corners, as corners of the box: corner c is (bit 0: x, bit 1: y, bit 2: z) at
+/// the high side. Faces -x, +x, -y, +y, -z, +z, two triangles each, each wound so (b - a) x (c - a)
+/// points out of the box (box_triangles_face_out).
+static const uint8_t box_tri_corner[BOX_TRIS][3] = {
+    {0, 4, 6}, {0, 6, 2}, {1, 3, 7}, {1, 7, 5}, {0, 1, 5}, {0, 5, 4},
+    {2, 6, 7}, {2, 7, 3}, {0, 2, 3}, {0, 3, 1}, {4, 5, 7}, {4, 7, 6},
 };
 
-/// Box triangle k of box as a listed triangle with id `index`.
-static void box_local_tri(const float box[2][3], uint32_t k, uint32_t index, kcc_local_tri *out)
+/// The box's eight corners, corner c as box_tri_corner numbers them.
+static void box_corners(const float box[2][3], float out[8][3])
 {
-    const float *b = &box[0][0];
-    float corners[9];
-    for (int i = 0; i < 9; ++i)
-        corners[i] = b[box_corner_offset[k][i]];
-    memcpy(out->v, corners, sizeof out->v);
+    for (uint32_t c = 0; c < 8; ++c) {
+        out[c][0] = box[c & 1u][0];
+        out[c][1] = box[c >> 1 & 1u][1];
+        out[c][2] = box[c >> 2][2];
+    }
+}
+
+/// Whether the box's extents all lie in [BOX_EXTENT_MIN, BOX_EXTENT_MAX]: its faces' planes are
+/// then box_face_normal's.
+static bool box_usual(const float box[2][3])
+{
     bool usual = true;
     for (int a = 0; a < 3; ++a) {
         const float extent = box[1][a] - box[0][a];
         usual = usual && extent >= BOX_EXTENT_MIN && extent <= BOX_EXTENT_MAX;
     }
-    const float(*v)[3] = (const float(*)[3])out->v;
-    if (usual) {
-        const float *n = box_face_normal[k / 2];
-        memcpy(out->n, n, sizeof out->n);
-        out->d = n[0] * v[0][0] + n[1] * v[0][1] + n[2] * v[0][2]; /* kcc_tri_plane's d */
-    } else {
-        kcc_tri t;
-        memcpy(t.v, v, sizeof t.v);
-        kcc_plane plane;
-        kcc_tri_plane(&t, &plane);
-        memcpy(out->n, plane.n, sizeof out->n);
-        out->d = plane.d;
-    }
+    return usual;
+}
+
+/// The plane of a box triangle of an unusual box (an extent outside [BOX_EXTENT_MIN,
+/// BOX_EXTENT_MAX]), as kcc_tri_plane gives it.
+KCC_RARE void unusual_box_plane(kcc_local_tri *out)
+{
+    kcc_tri t;
+    memcpy(t.v, out->v, sizeof t.v);
+    kcc_plane plane;
+    kcc_tri_plane(&t, &plane);
+    memcpy(out->n, plane.n, sizeof out->n);
+    out->d = plane.d;
+}
+
+/// Box triangle k as a listed triangle with id `index`, from the box's corners (box_corners);
+/// `usual`: box_usual of the box.
+KCC_HOT void box_local_tri(const float corners[8][3], uint32_t k, uint32_t index, bool usual,
+                           kcc_local_tri *out)
+{
+    const uint8_t *c = box_tri_corner[k];
+    memcpy(out->v[0], corners[c[0]], sizeof out->v[0]);
+    memcpy(out->v[1], corners[c[1]], sizeof out->v[1]);
+    memcpy(out->v[2], corners[c[2]], sizeof out->v[2]);
     out->index = index;
+    if (!usual) {
+        unusual_box_plane(out);
+        return;
+    }
+    const float *n = box_face_normal[k / 2];
+    memcpy(out->n, n, sizeof out->n);
+    out->d = n[0] * out->v[0][0] + n[1] * out->v[0][1] + n[2] * out->v[0][2]; /* kcc_tri_plane's d */
 }
 
 /// Whether the source sees listed box slot: not the mover's own, and on layers both ways
@@ -249,7 +266,26 @@ static uint32_t query_boxes(const kcc_world_source *src, const float lo[3], cons
 static void box_tri_of(const kcc_world_source *src, uint32_t h, kcc_local_tri *out)
 {
     const uint32_t slot = (h - KCC_WORLD_BOX_TRIS) / BOX_TRIS, k = (h - KCC_WORLD_BOX_TRIS) % BOX_TRIS;
-    box_local_tri(src->boxes[slot], k, h, out);
+    float corners[8][3];
+    box_corners(src->boxes[slot], corners);
+    box_local_tri((const float(*)[3])corners, k, h, box_usual(src->boxes[slot]), out);
+}
+
+/// The box triangles of handles[0..n) that name the box of handles[0] (a run: a query lists a
+/// box's triangles together), its extents checked once; returns how many.
+static uint32_t box_run_of(const kcc_world_source *src, const uint32_t *handles, uint32_t n,
+                           kcc_local_tri *out)
+{
+    const uint32_t slot = (handles[0] - KCC_WORLD_BOX_TRIS) / BOX_TRIS;
+    const uint32_t base = KCC_WORLD_BOX_TRIS + slot * BOX_TRIS; /* the box's triangle k is base + k */
+    const float(*box)[3] = src->boxes[slot];
+    const bool usual = box_usual(box);
+    float corners[8][3];
+    box_corners(box, corners);
+    uint32_t j = 0;
+    for (; j < n && handles[j] - base < BOX_TRIS; ++j) /* (a handle below base wraps past BOX_TRIS) */
+        box_local_tri((const float(*)[3])corners, handles[j] - base, handles[j], usual, &out[j]);
+    return j;
 }
 
 static uint32_t world_query(const kcc_local_source *base, const vec3 region[2], uint32_t *out_handles,
@@ -324,15 +360,15 @@ static void world_fetch(const kcc_local_source *base, const uint32_t *handles, u
                         kcc_local_tri *out)
 {
     const kcc_world_source *src = (const kcc_world_source *)(const void *)base;
-    for (uint32_t j = 0; j < n; ++j) {
+    for (uint32_t j = 0; j < n;) {
         const uint32_t h = handles[j];
         if (h >= KCC_WORLD_BOX_TRIS) {
-            box_tri_of(src, h, &out[j]);
+            j += box_run_of(src, handles + j, n - j, out + j);
             continue;
         }
         uint32_t slot;
         const kcc_body *b = body_of(src, h, &slot);
-        const bool live = slot_local_tri(b, slot, &out[j]);
+        const bool live = slot_local_tri(b, slot, &out[j++]);
         KCC_ASSERT(live); /* the query lists no hole */
         (void)live;
     }

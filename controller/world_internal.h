@@ -76,9 +76,10 @@ typedef struct neighbour_lists {
 } neighbour_lists;
 
 /// The grid the step finds each character's neighbouring characters with (world_neighbours.c),
-/// rebuilt every step from the regions: cells as large as the largest region on each axis, each
-/// region listed in the cell of its low corner (a region overlapping it then lists its low corner
-/// in one of the 3 x 3 x 3 cells around), cells wrapped into a torus of buckets, the characters
+/// rebuilt every step from the regions: cells as large as the largest region along x and twice
+/// that along y and z, each region listed in the cell of its low corner (a region overlapping it
+/// then lists its low corner in one of the 3 x 2 x 2 cells around), cells wrapped into a torus of
+/// buckets, the characters
 /// sorted by bucket. Regions larger than twice the mean on an axis are kept apart ("large") and tested
 /// against every character.
 typedef struct region_grid {
@@ -90,9 +91,9 @@ typedef struct region_grid {
     uint32_t  large_count;
     int32_t  *cells;          ///< 3 * character_capacity, by live index: its low corner's cell
     uint32_t  bits[3];        ///< the buckets: a torus of 2^bits[k] cells on axis k (torus_bits)
-    float     inv_cell[3];    ///< 1 / the cell edge on each axis (1/m)
-    float     reach[3];       ///< the cell edge (m): how far below a region's low corner another
-                              ///< region's low corner may lie and still overlap it
+    float     inv_cell[3];    ///< 1 / the cell edge on each axis (1/m): the reach on x, twice it on y, z
+    float     reach[3];       ///< how far below a region's low corner another region's low corner
+                              ///< may lie and still overlap it (m)
 } region_grid;
 
 struct kcc_world_characters {

@@ -122,9 +122,12 @@ static bool region_large(const float r[2][3], const float limit[3])
     return r[1][0] - r[0][0] > limit[0] || r[1][1] - r[0][1] > limit[1] || r[1][2] - r[0][2] > limit[2];
 }
 
-/// The cell edges: the largest extent on each axis among the regions no larger than twice the mean
-/// (the others are large), plus a margin of a few ulps of the largest coordinate, so that a region
-/// overlapping region r has its low corner at or above r's low corner less the edge, as rounded.
+/// The reach: the largest extent on each axis among the regions no larger than twice the mean (the
+/// others are large), plus a margin of a few ulps of the largest coordinate, so that a region
+/// overlapping region r has its low corner at or above r's low corner less the reach, as rounded.
+/// The cell edge is the reach along x and twice it along y and z: a query's cells then span at most
+/// 2 on y and z (4 rows of buckets, where an edge equal to the reach gives up to 9: a row costs more
+/// than the candidates the larger cells add) and up to 3 along x, consecutive buckets in a row.
 static void grid_cells(const struct kcc_world_characters *cs, float large_limit[3])
 {
     region_grid *g = (region_grid *)&cs->grid;
@@ -145,7 +148,7 @@ static void grid_cells(const struct kcc_world_characters *cs, float large_limit[
     }
     for (int k = 0; k < 3; ++k) {
         g->reach[k] = kcc_maxf(edge[k] + (coord + edge[k]) * 0x1p-20f, 1e-3f);
-        g->inv_cell[k] = 1.0f / g->reach[k];
+        g->inv_cell[k] = 1.0f / (k == 0 ? g->reach[k] : 2.0f * g->reach[k]);
     }
 }
 
@@ -251,6 +254,30 @@ static uint32_t run_neighbours_checked(const region_grid *g, const region_query 
     return found;
 }
 
+#if KCC_SSE
+/// Bit j set when candidate at + j's region overlaps the query's (touching counts).
+static inline int overlap4(const region_grid *g, const region_query *q, uint32_t at)
+{
+    __m128 in = _mm_castsi128_ps(_mm_set1_epi32(-1));
+    for (int k = 0; k < 3; ++k)
+        in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(q->lo[k], _mm_loadu_ps(g->hi[k] + at)),
+                                       _mm_cmple_ps(_mm_loadu_ps(g->lo[k] + at), q->hi[k])));
+    return _mm_movemask_ps(in);
+}
+
+/// Appends the candidates at + j of mask's bits j but the query's own slot to out; returns the new count.
+static inline uint32_t put_overlapping(const region_grid *g, const region_query *q, uint32_t at, int mask,
+                                       uint32_t *out, uint32_t found)
+{
+    for (; mask != 0; mask &= mask - 1) {
+        const uint32_t slot = g->sorted[at + (uint32_t)__builtin_ctz((unsigned)mask)];
+        out[found] = slot;
+        found += slot != q->self;
+    }
+    return found;
+}
+#endif
+
 /// Candidates at..end whose regions overlap the query's, written to out (room for them all): four
 /// at a time (SSE2; the last four's lanes past end masked off: the arrays have GRID_PAD floats to
 /// spare), without branches on the outcomes, which are unpredictable.
@@ -258,18 +285,10 @@ static uint32_t run_neighbours(const region_grid *g, const region_query *q, uint
                                uint32_t *out, uint32_t found)
 {
 #if KCC_SSE
-    for (; at < end; at += 4) {
-        __m128 in = _mm_castsi128_ps(_mm_set1_epi32(-1));
-        for (int k = 0; k < 3; ++k)
-            in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(q->lo[k], _mm_loadu_ps(g->hi[k] + at)),
-                                           _mm_cmple_ps(_mm_loadu_ps(g->lo[k] + at), q->hi[k])));
-        const int lanes = end - at >= 4 ? 15 : (1 << (end - at)) - 1;
-        for (int mask = _mm_movemask_ps(in) & lanes; mask != 0; mask &= mask - 1) {
-            const uint32_t slot = g->sorted[at + (uint32_t)__builtin_ctz((unsigned)mask)];
-            out[found] = slot;
-            found += slot != q->self;
-        }
-    }
+    for (const uint32_t whole = at + ((end - at) & ~3u); at < whole; at += 4)
+        found = put_overlapping(g, q, at, overlap4(g, q, at), out, found);
+    if (at < end)
+        found = put_overlapping(g, q, at, overlap4(g, q, at) & ((1 << (end - at)) - 1), out, found);
 #else
     const float(*r)[3] = q->region;
     for (; at < end; ++at) {
@@ -285,7 +304,8 @@ static uint32_t run_neighbours(const region_grid *g, const region_query *q, uint
 }
 
 /// The runs of candidates live character i's query reads: the buckets of the cells from its low
-/// corner less the cell edge to its high corner (at most 3 an axis, in distinct buckets), each row
+/// corner less the reach to its high corner (at most 3 an axis, in distinct buckets; 2 on y and z
+/// but for rounding), each row
 /// along x one run of consecutive buckets, or two where it wraps around the torus; empty runs left
 /// out. Returns how many runs (begin[k], end[k]: candidate positions), *candidates their total.
 static uint32_t query_runs(const region_grid *g, const float r[2][3], uint32_t begin[18], uint32_t end[18],
