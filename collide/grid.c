@@ -71,17 +71,35 @@ void kcc_grid_layout(kcc_broadphase *bp, kcc_bp_layout *layout)
     g->static_pairs = kcc_bp_take(layout, bp->pair_capacity, sizeof *g->static_pairs);
 }
 
+static void set_torus(kcc_grid_layer *l, const uint32_t bits[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        l->bits[k] = bits[k];
+        l->mask[k] = (1u << bits[k]) - 1u;
+    }
+    l->stride[0] = 1;
+    l->stride[1] = 1u << bits[0];
+    l->stride[2] = 1u << (bits[0] + bits[1]);
+}
+
 void kcc_grid_init(kcc_broadphase *bp, float cell_size)
 {
     kcc_grid *g = &bp->u.grid;
     g->cell_size = cell_size;
     kcc_grid_layer *layers[2] = {&g->movers, &g->statics};
-    for (int i = 0; i < 2; ++i)   /* empty until the first update */
+    const uint32_t none[3] = {0, 0, 0};
+    for (int i = 0; i < 2; ++i) {   /* empty until the first update */
+        set_torus(layers[i], none);
         for (int k = 0; k < 4; ++k) {
-            layers[i]->bits[k % 3] = 0;
             layers[i]->edge[k % 3] = cell_size;
             layers[i]->inv_edge[k] = 1.0f / cell_size;
         }
+    }
+}
+
+static uint32_t bucket_count(const kcc_grid_layer *l)
+{
+    return l->stride[2] * (l->mask[2] + 1u);
 }
 
 /* ---- cells ---- */
@@ -139,7 +157,7 @@ static uint64_t scan_range(const kcc_grid_layer *l, const kcc_bp_box *box, int32
     for (int k = 0; k < 3; ++k) {
         lo[k] = cell_coord(box->lo[k], l->inv_edge[k]) - 1;
         const int64_t span = (int64_t)cell_coord(box->hi[k], l->inv_edge[k]) - lo[k] + 1;
-        const int64_t torus = (int64_t)1 << l->bits[k];
+        const int64_t torus = (int64_t)l->mask[k] + 1;
         count[k] = (uint32_t)(span < torus ? span : torus);
         cells *= count[k];
     }
@@ -158,14 +176,14 @@ static uint32_t layer_runs(const kcc_grid_layer *l, const int32_t lo[3], const u
         end[0] = l->entry_count;
         return 1;
     }
-    const uint32_t *start = l->bucket_start, bx = l->bits[0], by = l->bits[1];
-    const uint32_t x = (uint32_t)lo[0] & ((1u << bx) - 1u), room = (1u << bx) - x;
+    const uint32_t *start = l->bucket_start;
+    const uint32_t x = (uint32_t)lo[0] & l->mask[0], room = l->mask[0] + 1u - x;
     const uint32_t first = count[0] < room ? count[0] : room, rest = count[0] - first;
     uint32_t runs = 0;
     for (uint32_t dz = 0; dz < count[2]; ++dz)
         for (uint32_t dy = 0; dy < count[1]; ++dy) {
-            const uint32_t row = (((uint32_t)lo[2] + dz) & ((1u << l->bits[2]) - 1u)) << (bx + by) |
-                                 (((uint32_t)lo[1] + dy) & ((1u << by) - 1u)) << bx;
+            const uint32_t row = (((uint32_t)lo[2] + dz) & l->mask[2]) * l->stride[2] +
+                                 (((uint32_t)lo[1] + dy) & l->mask[1]) * l->stride[1];
             begin[runs] = start[row + x];
             end[runs] = start[row + x + first];
             runs += end[runs] > begin[runs];
@@ -178,58 +196,112 @@ static uint32_t layer_runs(const kcc_grid_layer *l, const int32_t lo[3], const u
 
 /* ---- a layer's rebuild ---- */
 
-/* The layer's cell edges: on each axis its largest box no larger than cell_size on every axis (at
- * least cell_size * MIN_EDGE_SHARE), grown by EDGE_MARGIN. `want` is the layer's STATIC flag. */
-static void layer_edges(const kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want)
+/* What a pass over a layer's proxies saw: on each axis the largest box no larger than cell_size on
+ * every axis, and the range of the entered boxes' low corners (whose cells are the range of their
+ * low cells: cell_coord is monotone). */
+typedef struct layer_scan {
+    float largest[4];
+    float low[4], high[4];   /* the entered boxes' low corners' range, m */
+} layer_scan;
+
+static inline uint32_t bucket_of(const kcc_grid_layer *l, const int32_t cell[3])
 {
-    const float size = bp->u.grid.cell_size;
-    float largest[3] = {size * MIN_EDGE_SHARE, size * MIN_EDGE_SHARE, size * MIN_EDGE_SHARE};
-    for (uint32_t proxy = 0; proxy < bp->proxy_end; ++proxy) {
-        if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_PROXY_STATIC)) != (KCC_BP_LIVE | want))
-            continue;
-        const kcc_bp_box *box = &bp->boxes[proxy];
-        const float x = box->hi[0] - box->lo[0], y = box->hi[1] - box->lo[1], z = box->hi[2] - box->lo[2];
-        const bool fits = x <= size && y <= size && z <= size;
-        largest[0] = fits && x > largest[0] ? x : largest[0];
-        largest[1] = fits && y > largest[1] ? y : largest[1];
-        largest[2] = fits && z > largest[2] ? z : largest[2];
-    }
-    for (int k = 0; k < 4; ++k) {
-        l->edge[k % 3] = largest[k % 3] + largest[k % 3] * EDGE_MARGIN;
-        l->inv_edge[k] = 1.0f / l->edge[k % 3];
-    }
+    return ((uint32_t)cell[0] & l->mask[0]) + ((uint32_t)cell[1] & l->mask[1]) * l->stride[1] +
+           ((uint32_t)cell[2] & l->mask[2]) * l->stride[2];
 }
 
-/* Each of the layer's live proxies' cells: one spanning more than two cells on some axis is flagged
- * oversized, any other gets its record (low cell, reach) and widens the range of low cells
- * [span_lo, span_hi]. Returns how many are entered. */
-static uint32_t enter_proxies(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want, int32_t span_lo[3],
-                              int32_t span_hi[3])
+/* Grows scan->largest by a box's extents when it fits in cell_size on every axis. */
+static inline void note_extents(layer_scan *scan, const kcc_bp_box *box, float size)
 {
-    kcc_grid *g = &bp->u.grid;
-    uint32_t entered = 0;
-    for (int k = 0; k < 3; ++k)
-        span_lo[k] = INT32_MAX, span_hi[k] = INT32_MIN;
-    for (uint32_t proxy = 0; proxy < bp->proxy_end; ++proxy) {
-        if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_PROXY_STATIC)) != (KCC_BP_LIVE | want))
+#if KCC_SSE
+    const __m128 extent = _mm_sub_ps(_mm_loadu_ps(box->hi), _mm_loadu_ps(box->lo));
+    const int fits = (_mm_movemask_ps(_mm_cmple_ps(extent, _mm_set1_ps(size))) & 7) == 7;
+    const __m128 kept = _mm_and_ps(extent, _mm_castsi128_ps(_mm_set1_epi32(-fits)));
+    _mm_storeu_ps(scan->largest, _mm_max_ps(_mm_loadu_ps(scan->largest), kept));
+#else
+    const float x = box->hi[0] - box->lo[0], y = box->hi[1] - box->lo[1], z = box->hi[2] - box->lo[2];
+    const bool fits = x <= size && y <= size && z <= size;
+    scan->largest[0] = fits && x > scan->largest[0] ? x : scan->largest[0];
+    scan->largest[1] = fits && y > scan->largest[1] ? y : scan->largest[1];
+    scan->largest[2] = fits && z > scan->largest[2] ? z : scan->largest[2];
+#endif
+}
+
+/* Widens the range of low corners by a box's. */
+static inline void note_low_corner(layer_scan *scan, const kcc_bp_box *box)
+{
+#if KCC_SSE
+    const __m128 lo = _mm_loadu_ps(box->lo);
+    _mm_storeu_ps(scan->low, _mm_min_ps(_mm_loadu_ps(scan->low), lo));
+    _mm_storeu_ps(scan->high, _mm_max_ps(_mm_loadu_ps(scan->high), lo));
+#else
+    for (int k = 0; k < 3; ++k) {
+        scan->low[k] = box->lo[k] < scan->low[k] ? box->lo[k] : scan->low[k];
+        scan->high[k] = box->lo[k] > scan->high[k] ? box->lo[k] : scan->high[k];
+    }
+#endif
+}
+
+/* One pass over the layer's live proxies (`want`: its STATIC flag) with its edges and torus: one
+ * spanning more than two cells on some axis is flagged oversized, any other gets its record (low
+ * cell, bucket, reach) and counts in its bucket (bucket_start, zeroed first); *out_scan gets what
+ * the edges and torus should be. Returns how many are entered. What the loop reads and grows is
+ * kept in locals: the flags are bytes, which the compiler must assume any store may change. */
+static uint32_t enter_proxies(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want, layer_scan *out_scan)
+{
+    const kcc_grid_layer layer = *l;
+    memset(l->bucket_start, 0, ((size_t)bucket_count(&layer) + 1) * sizeof *l->bucket_start);
+    layer_scan scan;
+    for (int k = 0; k < 4; ++k)
+        scan.largest[k] = 0.0f, scan.low[k] = INFINITY, scan.high[k] = -INFINITY;
+    const float size = bp->u.grid.cell_size;
+    const kcc_bp_box *boxes = bp->boxes;
+    kcc_grid_cell *cells = bp->u.grid.cells;
+    uint8_t *flags = bp->flags;
+    uint32_t entered = 0, *count = l->bucket_start;
+    for (uint32_t proxy = 0, end = bp->proxy_end; proxy < end; ++proxy) {
+        if ((flags[proxy] & (KCC_BP_LIVE | KCC_PROXY_STATIC)) != (KCC_BP_LIVE | want))
             continue;
+        const kcc_bp_box *box = &boxes[proxy];
+        note_extents(&scan, box, size);
         int32_t lo[4];
-        const uint32_t reach = box_cells(l, &bp->boxes[proxy], lo);
+        const uint32_t reach = box_cells(&layer, box, lo);
         if (reach >> REACH_BITS) {
-            bp->flags[proxy] |= KCC_BP_OVERSIZED;
+            flags[proxy] |= KCC_BP_OVERSIZED;
             continue;
         }
-        bp->flags[proxy] &= (uint8_t)~KCC_BP_OVERSIZED;
-        kcc_grid_cell *cell = &g->cells[proxy];
-        for (int k = 0; k < 3; ++k) {
-            cell->lo[k] = lo[k];
-            span_lo[k] = lo[k] < span_lo[k] ? lo[k] : span_lo[k];
-            span_hi[k] = lo[k] > span_hi[k] ? lo[k] : span_hi[k];
-        }
-        cell->packed = reach;
+        if (flags[proxy] & KCC_BP_OVERSIZED)
+            flags[proxy] &= (uint8_t)~KCC_BP_OVERSIZED;
+        note_low_corner(&scan, box);
+        const uint32_t bucket = bucket_of(&layer, lo);
+        kcc_grid_cell *cell = &cells[proxy];
+        memcpy(cell->lo, lo, sizeof cell->lo);
+        cell->packed = bucket << REACH_BITS | reach;
+        ++count[bucket];
         ++entered;
     }
+    *out_scan = scan;
     return entered;
+}
+
+/* The edges fit the boxes when on each axis the largest fitting cell_size (at least cell_size *
+ * MIN_EDGE_SHARE) is no larger and at least half of the edge; otherwise the edges become those
+ * largest, grown by EDGE_MARGIN. Returns whether they changed. */
+static bool fit_edges(kcc_grid_layer *l, const float largest[3], float cell_size)
+{
+    float target[3];
+    bool fits = true;
+    for (int k = 0; k < 3; ++k) {
+        target[k] = largest[k] > cell_size * MIN_EDGE_SHARE ? largest[k] : cell_size * MIN_EDGE_SHARE;
+        fits &= target[k] <= l->edge[k] && 2.0f * target[k] >= l->edge[k];
+    }
+    if (fits)
+        return false;
+    for (int k = 0; k < 4; ++k) {
+        l->edge[k % 3] = target[k % 3] + target[k % 3] * EDGE_MARGIN;
+        l->inv_edge[k] = 1.0f / l->edge[k % 3];
+    }
+    return true;
 }
 
 /* The torus: on each axis as many bits as the low cells span, none when they span at most
@@ -237,50 +309,57 @@ static uint32_t enter_proxies(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t wan
  * instead of three along it: characters spread over a few storeys), the widest cut first while there
  * would be more buckets than BUCKETS_PER_ENTRY an entered proxy. A scan reads at most 2^bits cells an
  * axis, so no bucket twice. */
-static void choose_torus(kcc_grid_layer *l, uint32_t max_bits, uint32_t entered, const int32_t span_lo[3],
-                         const int32_t span_hi[3])
+static void choose_torus(const kcc_grid_layer *l, uint32_t bits[3], uint32_t max_bits, uint32_t entered,
+                         const layer_scan *scan)
 {
     uint32_t total = MIN_BITS;
     while (total < max_bits && ((uint64_t)1 << total) < (uint64_t)BUCKETS_PER_ENTRY * entered)
         ++total;
     for (int k = 0; k < 3; ++k) {
-        const int64_t span = entered > 0 ? (int64_t)span_hi[k] - span_lo[k] + 1 : 1;
-        l->bits[k] = 0;
-        while (span > COLLAPSE_SPAN && l->bits[k] < 24 && ((int64_t)1 << l->bits[k]) < span)
-            ++l->bits[k];
+        const int64_t span = entered > 0 ? (int64_t)cell_coord(scan->high[k], l->inv_edge[k]) -
+                                               cell_coord(scan->low[k], l->inv_edge[k]) + 1
+                                         : 1;
+        bits[k] = 0;
+        while (span > COLLAPSE_SPAN && bits[k] < 24 && ((int64_t)1 << bits[k]) < span)
+            ++bits[k];
     }
-    while (l->bits[0] + l->bits[1] + l->bits[2] > total) {
+    while (bits[0] + bits[1] + bits[2] > total) {
         int widest = 0;
         for (int k = 1; k < 3; ++k)
-            widest = l->bits[k] > l->bits[widest] ? k : widest;
-        --l->bits[widest];
+            widest = bits[k] > bits[widest] ? k : widest;
+        --bits[widest];
     }
 }
 
-/* The counting sort: each entered proxy's bucket, the buckets' ends by a prefix sum, then the boxes
- * and proxies laid out bucket by bucket (bucket_start[b] ends as the start of bucket b). */
+/* The entered proxies' buckets and the buckets' counts afresh, for a new torus. */
+static void recount_buckets(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want)
+{
+    kcc_grid *g = &bp->u.grid;
+    const uint32_t buckets = bucket_count(l);
+    const uint8_t mask = KCC_BP_LIVE | KCC_PROXY_STATIC | KCC_BP_OVERSIZED;
+    memset(l->bucket_start, 0, ((size_t)buckets + 1) * sizeof *l->bucket_start);
+    for (uint32_t proxy = 0; proxy < bp->proxy_end; ++proxy) {
+        if ((bp->flags[proxy] & mask) != (KCC_BP_LIVE | want))
+            continue;
+        kcc_grid_cell *cell = &g->cells[proxy];
+        const uint32_t bucket = bucket_of(l, cell->lo);
+        cell->packed = bucket << REACH_BITS | (cell->packed & 7u);
+        ++l->bucket_start[bucket];
+    }
+}
+
+/* The counting sort's end: the buckets' ends by a prefix sum, then the boxes and proxies laid out
+ * bucket by bucket (bucket_start[b] ends as the start of bucket b). */
 static void sort_into_buckets(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want, uint32_t entered)
 {
     kcc_grid *g = &bp->u.grid;
-    const uint32_t buckets = 1u << (l->bits[0] + l->bits[1] + l->bits[2]);
-    const uint8_t mask = KCC_BP_LIVE | KCC_PROXY_STATIC | KCC_BP_OVERSIZED, entered_flags = KCC_BP_LIVE | want;
+    const uint32_t buckets = bucket_count(l);
+    const uint8_t mask = KCC_BP_LIVE | KCC_PROXY_STATIC | KCC_BP_OVERSIZED;
     uint32_t *start = l->bucket_start;
-    memset(start, 0, ((size_t)buckets + 1) * sizeof *start);
-    for (uint32_t proxy = 0; proxy < bp->proxy_end; ++proxy) {
-        if ((bp->flags[proxy] & mask) != entered_flags)
-            continue;
-        kcc_grid_cell *cell = &g->cells[proxy];
-        const uint32_t bx = l->bits[0], by = l->bits[1];
-        const uint32_t bucket = ((uint32_t)cell->lo[0] & ((1u << bx) - 1u)) |
-                                ((uint32_t)cell->lo[1] & ((1u << by) - 1u)) << bx |
-                                ((uint32_t)cell->lo[2] & ((1u << l->bits[2]) - 1u)) << (bx + by);
-        cell->packed = bucket << REACH_BITS | (cell->packed & 7u);
-        ++start[bucket];
-    }
     for (uint32_t b = 1; b <= buckets; ++b)
         start[b] += start[b - 1];
     for (uint32_t proxy = bp->proxy_end; proxy-- > 0;) {
-        if ((bp->flags[proxy] & mask) != entered_flags)
+        if ((bp->flags[proxy] & mask) != (KCC_BP_LIVE | want))
             continue;
         const uint32_t at = --start[g->cells[proxy].packed >> REACH_BITS];
         const kcc_bp_box *box = &bp->boxes[proxy];
@@ -293,12 +372,21 @@ static void sort_into_buckets(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t wan
     l->entry_count = entered;
 }
 
+/* A layer rebuilt with the edges and torus of its last rebuild, redone with new edges when its boxes
+ * outgrew them or shrank below half, recounted with a new torus when the low cells' span asks for
+ * one: in a steady scene, one pass to enter the proxies and one to lay them out. */
 static void rebuild_layer(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want)
 {
-    int32_t span_lo[3], span_hi[3];
-    layer_edges(bp, l, want);
-    const uint32_t entered = enter_proxies(bp, l, want, span_lo, span_hi);
-    choose_torus(l, bp->u.grid.max_bits, entered, span_lo, span_hi);
+    layer_scan scan;
+    uint32_t entered = enter_proxies(bp, l, want, &scan);
+    if (fit_edges(l, scan.largest, bp->u.grid.cell_size))
+        entered = enter_proxies(bp, l, want, &scan);
+    uint32_t bits[3];
+    choose_torus(l, bits, bp->u.grid.max_bits, entered, &scan);
+    if (bits[0] != l->bits[0] || bits[1] != l->bits[1] || bits[2] != l->bits[2]) {
+        set_torus(l, bits);
+        recount_buckets(bp, l, want);
+    }
     sort_into_buckets(bp, l, want, entered);
 }
 
@@ -336,7 +424,7 @@ void kcc_grid_move(kcc_broadphase *bp, uint32_t proxy)
 typedef struct grid_probe {
 #if KCC_SSE
     __m128  lo[3], hi[3];
-    __m128i above;
+    __m128i above, lane;   /* lane: 0, 1, 2, 3 */
 #endif
     const kcc_bp_box *box;
     int32_t  above_proxy;
@@ -352,6 +440,7 @@ static void probe_setup(grid_probe *q, const kcc_bp_box *box, int32_t above, uin
     for (int k = 0; k < 3; ++k)
         q->lo[k] = _mm_set1_ps(box->lo[k]), q->hi[k] = _mm_set1_ps(box->hi[k]);
     q->above = _mm_set1_epi32(above);
+    q->lane = _mm_setr_epi32(0, 1, 2, 3);
 #endif
 }
 
@@ -368,8 +457,8 @@ KCC_HOT uint32_t probe_run(const kcc_grid_layer *l, const grid_probe *q, uint32_
         for (int k = 0; k < 3; ++k)
             in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(q->lo[k], _mm_loadu_ps(l->hi[k] + at)),
                                            _mm_cmple_ps(_mm_loadu_ps(l->lo[k] + at), q->hi[k])));
-        const uint32_t lanes = end - at >= 4 ? 15u : (1u << (end - at)) - 1u;
-        for (uint32_t mask = (uint32_t)_mm_movemask_ps(in) & lanes; mask != 0; mask &= mask - 1)
+        in = _mm_and_ps(in, _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32((int32_t)(end - at)), q->lane)));
+        for (uint32_t mask = (uint32_t)_mm_movemask_ps(in); mask != 0; mask &= mask - 1)
             out[found++] = q->key_high | l->proxy[at + (uint32_t)__builtin_ctz(mask)];
     }
 #else
@@ -386,30 +475,29 @@ KCC_HOT uint32_t probe_run(const kcc_grid_layer *l, const grid_probe *q, uint32_
 }
 
 /* An entered mover's pairs with higher movers, keys appended to g->candidates: the entries in the
- * cells from its low cell less one to its high cell (2 or 3 an axis: rows along x of consecutive
- * buckets unless the row wraps around the torus). */
+ * cells from its low cell less one to its high cell (2 or 3 an axis, at most the torus's: rows along
+ * x of consecutive buckets unless the row wraps around the torus). */
 static uint32_t pairs_of_mover(const kcc_broadphase *bp, uint32_t proxy)
 {
     const kcc_grid *g = &bp->u.grid;
     const kcc_grid_layer *l = &g->movers;
     const kcc_grid_cell *cell = &g->cells[proxy];
-    const uint32_t reach = cell->packed & 7u, *start = l->bucket_start;
-    const uint32_t bx = l->bits[0], by = l->bits[1], x_cells = 1u << bx;
-    /* at most the torus's cells an axis (a collapsed axis is read once) */
-    const uint32_t x = (uint32_t)(cell->lo[0] - 1) & (x_cells - 1u), row_cells = min_u32(2u + (reach & 1u), x_cells);
-    const uint32_t first = x + row_cells <= x_cells ? row_cells : x_cells - x, rest = row_cells - first;
+    const uint32_t reach = cell->packed & 7u;
+    const uint32_t x = (uint32_t)(cell->lo[0] - 1) & l->mask[0], row_cells = min_u32(2u + (reach & 1u), l->mask[0] + 1u);
+    const uint32_t first = min_u32(row_cells, l->mask[0] + 1u - x), rest = row_cells - first;
+    const uint32_t rows_y = min_u32(2u + (reach >> 1 & 1u), l->mask[1] + 1u);
+    const uint32_t rows_z = min_u32(2u + (reach >> 2), l->mask[2] + 1u);
+    const uint32_t y0 = (uint32_t)(cell->lo[1] - 1), z0 = (uint32_t)(cell->lo[2] - 1);
     grid_probe q;
     probe_setup(&q, &bp->boxes[proxy], (int32_t)proxy, (uint64_t)proxy << 32);
-    const uint32_t rows_y = min_u32(2u + (reach >> 1 & 1u), 1u << by);
-    const uint32_t rows_z = min_u32(2u + (reach >> 2), 1u << l->bits[2]);
     uint32_t found = 0;
     for (uint32_t dz = 0; dz < rows_z; ++dz)
         for (uint32_t dy = 0; dy < rows_y; ++dy) {
-            const uint32_t row = (((uint32_t)(cell->lo[2] - 1) + dz) & ((1u << l->bits[2]) - 1u)) << (bx + by) |
-                                 (((uint32_t)(cell->lo[1] - 1) + dy) & ((1u << by) - 1u)) << bx;
-            found = probe_run(l, &q, start[row + x], start[row + x + first], g->candidates, found);
+            const uint32_t *row = l->bucket_start + ((z0 + dz) & l->mask[2]) * l->stride[2] +
+                                  ((y0 + dy) & l->mask[1]) * l->stride[1];
+            found = probe_run(l, &q, row[x], row[x + first], g->candidates, found);
             if (rest > 0)
-                found = probe_run(l, &q, start[row], start[row + rest], g->candidates, found);
+                found = probe_run(l, &q, row[0], row[rest], g->candidates, found);
         }
     return found;
 }
@@ -445,11 +533,16 @@ static uint32_t pairs_of_statics(kcc_broadphase *bp, bool *complete)
 static uint32_t pairs_of_oversized(const kcc_broadphase *bp, uint32_t proxy)
 {
     uint64_t *out = bp->u.grid.candidates;
+    const kcc_bp_box box = bp->boxes[proxy];
+    /* live, and not STATIC when this one is */
+    const uint8_t mask = KCC_BP_LIVE | (bp->flags[proxy] & KCC_PROXY_STATIC);
     uint32_t count = 0;
     for (uint32_t other = proxy + 1; other < bp->proxy_end; ++other) {
+        const kcc_bp_box *b = &bp->boxes[other];
         out[count] = (uint64_t)proxy << 32 | other;
-        count += (uint32_t)((bp->flags[other] & KCC_BP_LIVE) != 0) & (uint32_t)kcc_bp_may_pair(bp, proxy, other) &
-                 (uint32_t)kcc_bp_overlap(&bp->boxes[proxy], &bp->boxes[other]);
+        count += (uint32_t)((bp->flags[other] & mask) == KCC_BP_LIVE) & (uint32_t)(box.lo[0] <= b->hi[0]) &
+                 (uint32_t)(b->lo[0] <= box.hi[0]) & (uint32_t)(box.lo[1] <= b->hi[1]) &
+                 (uint32_t)(b->lo[1] <= box.hi[1]) & (uint32_t)(box.lo[2] <= b->hi[2]) & (uint32_t)(b->lo[2] <= box.hi[2]);
     }
     return count;
 }
@@ -471,7 +564,8 @@ static uint32_t pairs_of_entered(const kcc_broadphase *bp, uint32_t proxy, uint3
     }
     for (; *side_at < side_count && g->static_pairs[*side_at] >> 32 == proxy; ++*side_at)
         out[found++] = g->static_pairs[*side_at];
-    kcc_bp_sort_keys(out, found);
+    if (found > 1)
+        kcc_bp_sort_keys(out, found);
     return found;
 }
 

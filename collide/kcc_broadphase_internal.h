@@ -158,6 +158,7 @@ typedef struct kcc_grid_layer {
     float    edge[3], inv_edge[4];   ///< m, 1/m: the cells' size on each axis (inv_edge[3] =
                                      ///< inv_edge[0], for four-wide use)
     uint32_t bits[3];            ///< the torus (0: the axis is collapsed into one bucket)
+    uint32_t mask[3], stride[3]; ///< 2^bits[k] - 1; the bucket step of axis k (1, 2^bits[0], ...)
     uint32_t *bucket_start;      ///< 2^max_bits + 1
     float    *lo[3], *hi[3];     ///< proxy_capacity + 4, by entry: the entered boxes (m); a four-wide
                                  ///< test of the last entries reads up to three beyond them
