@@ -410,6 +410,29 @@ static void pairs_of_static_proxies_beyond_capacity_keep_the_smallest(void **sta
         }
 }
 
+/* One STATIC box over five movers apart from each other: five pairs, all with the STATIC one; with
+ * room for three the list holds the three smallest and says it overflowed. */
+static void pairs_with_one_static_proxy_beyond_capacity_are_flagged(void **state)
+{
+    (void)state;
+    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind) {
+        bp_holder h = make_bp((kcc_broadphase_kind)kind, 8, 3, 4.0f, 0);
+        add_box(h.bp, 0, 0, 0, 3.5f, 1, 1, KCC_PROXY_STATIC);
+        for (int i = 0; i < 5; ++i)
+            add_box(h.bp, 0.8f * (float)i, 0, 0, 0.8f * (float)i + 0.5f, 1, 1, 0);
+        kcc_broadphase_update(h.bp);
+        const kcc_proxy_pair *pairs;
+        bool overflow = false;
+        assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 3);
+        assert_true(overflow);
+        for (uint32_t i = 0; i < 3; ++i) {
+            assert_int_equal(pairs[i].a, 0);
+            assert_int_equal(pairs[i].b, i + 1);
+        }
+        free(h.memory);
+    }
+}
+
 /* Touching faces and a point on a corner pair; one float step apart does not; two STATIC never pair. */
 static void touching_boxes_and_points_pair_static_ones_do_not(void **state)
 {
@@ -479,6 +502,7 @@ int test_group_broadphase(void)
         cmocka_unit_test(proxies_beyond_capacity_are_refused_and_indices_reused),
         cmocka_unit_test(pair_overflow_is_flagged_and_keeps_the_smallest),
         cmocka_unit_test(pairs_of_static_proxies_beyond_capacity_keep_the_smallest),
+        cmocka_unit_test(pairs_with_one_static_proxy_beyond_capacity_are_flagged),
         cmocka_unit_test(touching_boxes_and_points_pair_static_ones_do_not),
         cmocka_unit_test(bad_descs_and_memory_are_refused),
     };
