@@ -43,7 +43,7 @@ static void layout_all(kcc_broadphase *bp, const kcc_broadphase_desc *d, kcc_bp_
     bp->kind = resolved_kind(d->kind);
     bp->proxy_capacity = d->proxy_capacity;
     bp->pair_capacity = d->pair_capacity;
-    bp->boxes = kcc_bp_take(layout, d->proxy_capacity, sizeof *bp->boxes);
+    bp->boxes = kcc_bp_take(layout, (size_t)d->proxy_capacity + 1, sizeof *bp->boxes);
     bp->user = kcc_bp_take(layout, d->proxy_capacity, sizeof *bp->user);
     bp->flags = kcc_bp_take(layout, d->proxy_capacity, sizeof *bp->flags);
     bp->free_list = kcc_bp_take(layout, d->proxy_capacity, sizeof *bp->free_list);
@@ -108,7 +108,7 @@ uint32_t kcc_broadphase_add(kcc_broadphase *bp, const float lo[3], const float h
         return KCC_PROXY_NONE;
     set_box(bp, proxy, lo, hi);
     bp->user[proxy] = user;
-    bp->flags[proxy] = (uint8_t)((flags & KCC_PROXY_STATIC) | KCC_BP_LIVE);
+    bp->flags[proxy] = (uint8_t)((flags & KCC_PROXY_STATIC) | KCC_BP_LIVE | (bp->flags[proxy] & KCC_BP_CHANGED));
     ++bp->proxy_count;
     if (bp->kind == KCC_BROADPHASE_SAP)
         kcc_sap_add(bp, proxy);
@@ -125,7 +125,7 @@ void kcc_broadphase_remove(kcc_broadphase *bp, uint32_t proxy)
         kcc_sap_remove(bp, proxy);
     else
         kcc_grid_remove(bp, proxy);
-    bp->flags[proxy] = 0;
+    bp->flags[proxy] &= KCC_BP_CHANGED;
     bp->user[proxy] = 0;
     bp->free_list[bp->free_count++] = proxy;
     --bp->proxy_count;

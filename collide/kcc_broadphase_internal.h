@@ -11,7 +11,7 @@
 #define KCC_PROXY_STATIC 1u
 /// No proxy: what kcc_broadphase_add returns when every proxy is in use.
 #define KCC_PROXY_NONE 0xffffffffu
-/// Largest proxy_capacity (a grid keeps 8 cell entries a proxy, numbered in 32 bits).
+/// Largest proxy_capacity (a grid numbers its buckets, up to 4 a proxy, in 29 bits).
 #define KCC_BROADPHASE_MAX_PROXIES (1u << 24)
 /// Largest pair_capacity.
 #define KCC_BROADPHASE_MAX_PAIRS (1u << 28)
@@ -19,9 +19,6 @@
 /// movers and sensors, which each character queries; the grid wins boxes alone
 /// (test/bench/bench_broadphase.c; docs/world.md, "Which to pick").
 #define KCC_BROADPHASE_MEASURED_DEFAULT KCC_BROADPHASE_SAP
-/// A grid proxy covering more cells than this is "oversized": kept in one list and tested against
-/// every proxy instead of being entered in its cells (a level's whole bounds).
-#define KCC_GRID_MAX_CELLS 8
 
 typedef struct kcc_broadphase kcc_broadphase;
 
@@ -29,7 +26,9 @@ typedef struct kcc_broadphase_desc {
     kcc_broadphase_kind kind;   ///< SAP or GRID; DEFAULT means KCC_BROADPHASE_MEASURED_DEFAULT
     uint32_t proxy_capacity;    ///< live proxies at most, 1..KCC_BROADPHASE_MAX_PROXIES
     uint32_t pair_capacity;     ///< pairs kept at most, 0..KCC_BROADPHASE_MAX_PAIRS
-    float    cell_size;         ///< m, the grid's cell edge (finite, > 0; ignored by SAP)
+    float    cell_size;         ///< m, the grid's largest cell edge: its cells are as large as the
+                                ///< largest box no larger than this, larger boxes are tested against
+                                ///< every proxy (finite, > 0; ignored by SAP)
 } kcc_broadphase_desc;
 
 /// Two proxies whose boxes overlap: proxy indices, a < b.
@@ -52,25 +51,25 @@ kcc_broadphase *kcc_broadphase_init(void *memory, const kcc_broadphase_desc *d);
 /// lo == hi, is fine, and so is a box of +-1e6 m), a user value and flags (KCC_PROXY_STATIC; other
 /// bits ignored). Returns its index (< proxy_capacity; a removed proxy's index is reused, the most
 /// recently removed first), or KCC_PROXY_NONE when proxy_capacity proxies are live. Its pairs appear
-/// at the next kcc_broadphase_update; queries see it at once. O(1) for SAP (its endpoints wait at the
-/// end of each axis for the update), O(cells) for the grid.
+/// at the next kcc_broadphase_update; queries see it at once. O(1) (SAP's endpoints wait at the end
+/// of each axis for the update; the grid lists it as changed).
 uint32_t kcc_broadphase_add(kcc_broadphase *bp, const float lo[3], const float hi[3], uint32_t user,
                             uint32_t flags);
 
 /// Removes a live proxy (anything else is ignored); its index may be handed out again by the next
 /// add. Its pairs leave the list at the next update. O(proxies + pairs) for SAP (its endpoints are
-/// cut out of the three axes), O(cells) for the grid.
+/// cut out of the three axes), O(1) for the grid.
 void kcc_broadphase_remove(kcc_broadphase *bp, uint32_t proxy);
 
 /// Gives a live proxy a new box (same rules as add; anything else is ignored). Queries see it at
-/// once, pairs at the next update. O(1) for SAP; the grid relinks the proxy only when the range of
-/// cells it covers changes.
+/// once, pairs at the next update. O(1).
 void kcc_broadphase_move(kcc_broadphase *bp, uint32_t proxy, const float lo[3], const float hi[3]);
 
 /// Brings the pair list up to date with every add, remove and move since the last update. SAP:
 /// insertion sort of each axis, pairs added and removed as endpoints pass each other, cost
 /// proportional to the proxies plus the swaps (a sweep from scratch after many adds or an overflow);
-/// grid: pairs found afresh from the cells, cost proportional to the proxies sharing cells.
+/// grid: rebuilt from scratch and the pairs found afresh, cost proportional to the proxies plus,
+/// for each, the proxies entered in the cells around its own.
 void kcc_broadphase_update(kcc_broadphase *bp);
 
 /// The pairs as of the last update: every two proxies whose boxes overlap (touching counts), not
@@ -83,8 +82,9 @@ uint32_t kcc_broadphase_pairs(const kcc_broadphase *bp, const kcc_proxy_pair **o
 /// The live proxies whose boxes overlap [lo, hi] (touching counts), ascending: returns how many
 /// there are and writes the first `capacity` of them to out (NULL is fine when capacity is 0). Sees
 /// every add, remove and move at once. Reads only, so many threads may query at once between calls
-/// that change the broadphase. O(proxies) for SAP; the grid visits the cells the box covers (up to
-/// 64, beyond that every proxy) and its oversized list.
+/// that change the broadphase. O(proxies) for SAP; the grid visits the cells the box covers and one
+/// below on each axis (up to 64, beyond that every proxy), its oversized list and the proxies
+/// changed since the last update.
 uint32_t kcc_broadphase_query(const kcc_broadphase *bp, const float lo[3], const float hi[3],
                               uint32_t *out, uint32_t capacity);
 
@@ -107,6 +107,8 @@ typedef struct kcc_bp_box {
 /// Proxy flags beyond KCC_PROXY_STATIC.
 #define KCC_BP_LIVE 2u
 #define KCC_BP_OVERSIZED 4u
+/// The grid's: the proxy is in its changed list (kept across a remove and the next add).
+#define KCC_BP_CHANGED 8u
 
 /// One end of a proxy's interval on one axis: its value (m) and tag = proxy << 1 | 1 for the max
 /// end. Ordered by value, a min before a max of the same value, so that "min of A before max of B
@@ -139,41 +141,47 @@ typedef struct kcc_sap {
                                    ///< these overlapped or the current boxes do
 } kcc_sap;
 
-/// One grid cell: its integer coordinates, the first entry of its list, the next cell of its
-/// hash bucket (or of the free list).
+/// An entered grid proxy as of its layer's last rebuild: the cell of its box's low corner, and
+/// packed, its bucket << 3 | reach (bit k: its box reaches into the next cell on axis k).
 typedef struct kcc_grid_cell {
-    int32_t  coord[3];
-    uint32_t head;
-    uint32_t next;
+    int32_t  lo[3];
+    uint32_t packed;
 } kcc_grid_cell;
+_Static_assert(sizeof(kcc_grid_cell) == 16, "one grid cell record, 16 bytes");
 
-/// What the grid's pair finding reads of one proxy, in one cache line: a copy of its box (m) and
-/// flags, and the range of cells it covers.
-typedef struct kcc_grid_proxy {
-    kcc_bp_box box;
-    int32_t  range_lo[3], range_hi[3];
-    uint32_t flags;        ///< the proxy's flags (0 once removed)
-    uint32_t cell_count;   ///< cells entered (0 when oversized)
-    uint32_t unused[2];
-} kcc_grid_proxy;
-_Static_assert(sizeof(kcc_grid_proxy) == 64, "one grid proxy, one cache line");
+/// One layer of the grid: the proxies entered in it, each once, in the cell of its box's low corner.
+/// The cells wrap onto a torus of 2^bits[k] cells on axis k, each torus cell a bucket: bucket
+/// (x, y, z) = x mod 2^bits[0] | (y mod 2^bits[1]) << bits[0] | (z mod 2^bits[2]) << (bits[0] +
+/// bits[1]). Entries [bucket_start[b], bucket_start[b + 1]) are the proxies in bucket b, their boxes
+/// in flat arrays.
+typedef struct kcc_grid_layer {
+    float    edge[3], inv_edge[4];   ///< m, 1/m: the cells' size on each axis (inv_edge[3] =
+                                     ///< inv_edge[0], for four-wide use)
+    uint32_t bits[3];            ///< the torus (0: the axis is collapsed into one bucket)
+    uint32_t mask[3], stride[3]; ///< 2^bits[k] - 1; the bucket step of axis k (1, 2^bits[0], ...)
+    uint32_t *bucket_start;      ///< 2^max_bits + 1
+    float    *lo[3], *hi[3];     ///< proxy_capacity + 4, by entry: the entered boxes (m); a four-wide
+                                 ///< test of the last entries reads up to three beyond them
+    uint32_t *proxy;             ///< proxy_capacity + 4, by entry
+    uint32_t entry_count;
+} kcc_grid_layer;
 
-/// The uniform grid's state. Proxy p owns entries [8p, 8p + 8): entry 8p + k lists p in the k-th
-/// cell of its range, and entry e's proxy is e >> 3.
+/// The uniform grid's state: the movers (proxies not STATIC) rebuilt at every update, the STATIC
+/// proxies rebuilt at an update only when one of them changed.
 typedef struct kcc_grid {
-    float    cell_size, inv_cell_size;   ///< m, 1/m
-    kcc_grid_proxy *proxies;     ///< proxy_capacity
-    uint32_t *entry_cell;        ///< 8 * proxy_capacity: the cell of each entry
-    uint32_t *entry_next;        ///< 8 * proxy_capacity: the next entry in that cell's list
-    kcc_grid_cell *cells;        ///< 8 * proxy_capacity (at most one cell per entry)
-    uint32_t cells_used;         ///< cells ever handed out; freed ones go to free_cell's list
-    uint32_t free_cell;
-    uint32_t *buckets;           ///< bucket_mask + 1 heads of hash chains of cells
-    uint32_t bucket_mask;
-    uint32_t *oversized;         ///< proxy_capacity: the oversized proxies, in no order
-    uint32_t *oversized_slot;    ///< proxy_capacity: where each sits in oversized
+    float    cell_size;          ///< m: the largest box edge a layer enters
+    uint32_t max_bits;           ///< log2 of the buckets there is room for in each layer
+    kcc_grid_layer movers, statics;
+    bool     statics_changed;    ///< a STATIC proxy was added, moved or removed since the update
+    kcc_grid_cell *cells;        ///< proxy_capacity, by proxy: the entered proxies' cells
+    uint32_t *oversized;         ///< proxy_capacity: the live proxies not entered, ascending
     uint32_t oversized_count;
+    uint32_t *changed;           ///< proxy_capacity: proxies added, moved or removed since the last
+                                 ///< update (each once: flag KCC_BP_CHANGED)
+    uint32_t changed_count;
     uint64_t *candidates;        ///< proxy_capacity: one proxy's pair keys while they are sorted
+    uint64_t *static_pairs;      ///< pair_capacity: the pairs of entered STATIC proxies and movers
+                                 ///< (a bounded heap, then ascending)
 } kcc_grid;
 
 struct kcc_broadphase {
@@ -182,9 +190,11 @@ struct kcc_broadphase {
     uint32_t proxy_end;          ///< proxies [0, proxy_end) have been handed out at least once
     uint32_t proxy_count;        ///< live proxies
     uint32_t free_count;         ///< indices in free_list, the most recently removed last
-    kcc_bp_box *boxes;           ///< proxy_capacity
+    kcc_bp_box *boxes;           ///< proxy_capacity + 1 (the grid reads a box's six floats as two
+                                 ///< groups of four: up to one float past the last box)
     uint32_t *user;              ///< proxy_capacity
-    uint8_t  *flags;             ///< proxy_capacity: KCC_PROXY_STATIC | KCC_BP_LIVE | KCC_BP_OVERSIZED
+    uint8_t  *flags;             ///< proxy_capacity: KCC_PROXY_STATIC | KCC_BP_LIVE | KCC_BP_OVERSIZED |
+                                 ///< KCC_BP_CHANGED
     uint32_t *free_list;         ///< proxy_capacity
     kcc_proxy_pair *pairs;       ///< pair_capacity: the list kcc_broadphase_pairs returns
     uint32_t pair_count;

@@ -64,7 +64,9 @@ typedef struct kcc_world_desc {
     void  (*finish_task)(void *user_task, void *user_context);  ///< wait for it
     void  *user_task_context;
     kcc_broadphase_kind broadphase; ///< default KCC_BROADPHASE_DEFAULT
-    float    grid_cell_size;       ///< m, the grid broadphase's cell edge; 0: default 4
+    float    grid_cell_size;       ///< m, the grid broadphase's largest cell edge (its cells fit its
+                                   ///< boxes; a larger box is tested against all) and the size of
+                                   ///< the pieces a static sensor is split into; 0: default 4
     uint32_t pair_capacity;        ///< broadphase pairs at most; 0: default 8 per body and character
     uint32_t piece_capacity;       ///< pieces large static bodies are split into for the
                                    ///< broadphase (docs/world.md); 0: default 4 per body + 4096

@@ -252,7 +252,8 @@ static void walk_check_query(walk *w, const kcc_broadphase *bp, bool check)
 
 /* Adds every object, then steps: every live mover moves, one static piece is moved, about 1% of the
  * objects are removed and the previous step's removed come back (their indices reused); after each
- * update the pairs and a few queries are compared with brute force (when check) and digested. */
+ * update the pairs and a few queries, and after the changes a few more queries, are compared with
+ * brute force (when check) and digested. */
 static uint64_t run_walk(kcc_broadphase_kind kind, uint32_t steps, int fill, bool check)
 {
     walk *w = calloc(1, sizeof *w);
@@ -287,6 +288,8 @@ static uint64_t run_walk(kcc_broadphase_kind kind, uint32_t steps, int fill, boo
         }
         for (uint32_t p = 0; p < WALK_OBJECTS && check; ++p)
             assert_int_equal(kcc_broadphase_user(h.bp, p), w->ref.live[p] ? w->ref.user[p] : 0);
+        for (int q = 0; q < 3; ++q)   /* queries see the moves, adds and removes before the update */
+            walk_check_query(w, h.bp, check);
     }
     uint64_t digest = w->digest;
     free(h.memory);
@@ -375,6 +378,61 @@ static void pair_overflow_is_flagged_and_keeps_the_smallest(void **state)
     }
 }
 
+/* STATIC proxies among movers, all overlapping, more pairs than room: the list holds the smallest
+ * of the brute-force list (every two not both STATIC) and says it overflowed. */
+static void pairs_of_static_proxies_beyond_capacity_keep_the_smallest(void **state)
+{
+    (void)state;
+    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind)
+        for (uint32_t room = 1; room <= 12; ++room) {
+            bp_holder h = make_bp((kcc_broadphase_kind)kind, 8, room, 2.0f, 0);
+            for (uint32_t i = 0; i < 8; ++i) {   /* 0, 5 and 6 STATIC */
+                const float d = 0.05f * (float)i;
+                add_box(h.bp, d, d, d, 1.0f + d, 1.0f, 1.0f, (i == 0 || i == 5 || i == 6) ? KCC_PROXY_STATIC : 0);
+            }
+            kcc_broadphase_update(h.bp);
+            kcc_proxy_pair expected[28];
+            uint32_t total = 0;
+            for (uint32_t a = 0; a < 8; ++a)
+                for (uint32_t b = a + 1; b < 8; ++b)
+                    if (!((a == 0 || a == 5 || a == 6) && (b == 0 || b == 5 || b == 6)))
+                        expected[total].a = a, expected[total++].b = b;
+            const kcc_proxy_pair *pairs;
+            bool overflow = false;
+            const uint32_t count = kcc_broadphase_pairs(h.bp, &pairs, &overflow);
+            assert_int_equal(count, room < total ? room : total);
+            assert_true(overflow == (room < total));
+            for (uint32_t i = 0; i < count; ++i) {
+                assert_int_equal(pairs[i].a, expected[i].a);
+                assert_int_equal(pairs[i].b, expected[i].b);
+            }
+            free(h.memory);
+        }
+}
+
+/* One STATIC box over five movers apart from each other: five pairs, all with the STATIC one; with
+ * room for three the list holds the three smallest and says it overflowed. */
+static void pairs_with_one_static_proxy_beyond_capacity_are_flagged(void **state)
+{
+    (void)state;
+    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind) {
+        bp_holder h = make_bp((kcc_broadphase_kind)kind, 8, 3, 4.0f, 0);
+        add_box(h.bp, 0, 0, 0, 3.5f, 1, 1, KCC_PROXY_STATIC);
+        for (int i = 0; i < 5; ++i)
+            add_box(h.bp, 0.8f * (float)i, 0, 0, 0.8f * (float)i + 0.5f, 1, 1, 0);
+        kcc_broadphase_update(h.bp);
+        const kcc_proxy_pair *pairs;
+        bool overflow = false;
+        assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 3);
+        assert_true(overflow);
+        for (uint32_t i = 0; i < 3; ++i) {
+            assert_int_equal(pairs[i].a, 0);
+            assert_int_equal(pairs[i].b, i + 1);
+        }
+        free(h.memory);
+    }
+}
+
 /* Touching faces and a point on a corner pair; one float step apart does not; two STATIC never pair. */
 static void touching_boxes_and_points_pair_static_ones_do_not(void **state)
 {
@@ -443,6 +501,8 @@ int test_group_broadphase(void)
         cmocka_unit_test(same_calls_give_the_same_lists_whatever_the_memory_held),
         cmocka_unit_test(proxies_beyond_capacity_are_refused_and_indices_reused),
         cmocka_unit_test(pair_overflow_is_flagged_and_keeps_the_smallest),
+        cmocka_unit_test(pairs_of_static_proxies_beyond_capacity_keep_the_smallest),
+        cmocka_unit_test(pairs_with_one_static_proxy_beyond_capacity_are_flagged),
         cmocka_unit_test(touching_boxes_and_points_pair_static_ones_do_not),
         cmocka_unit_test(bad_descs_and_memory_are_refused),
     };
