@@ -271,9 +271,9 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
 }
 
 /* The sizes of a mesh's arrays: input triangles, stored ones (the tree's and the degenerate ones),
- * the tree's, duplicates and vertices. */
+ * the tree's, duplicates, vertices and the representatives with duplicates. */
 typedef struct mesh_sizes {
-    uint32_t triangles, slots, tree, dups, vertices;
+    uint32_t triangles, slots, tree, dups, vertices, sets;
 } mesh_sizes;
 
 /* Bytes of each entry of the index maps and duplicate lists of a mesh of `triangles` input
@@ -281,6 +281,31 @@ typedef struct mesh_sizes {
 static size_t index_bytes(uint32_t triangles)
 {
     return triangles <= KCC_MESH_NARROW_IDS ? sizeof(uint16_t) : sizeof(uint32_t);
+}
+
+/* Bytes of the duplicate lists of a mesh of `tree` tree triangles and `dups` duplicates of `sets`
+ * representatives (marks, ranks, sets + 1 list starts and the dups input indices), none without
+ * duplicates. */
+static uint64_t dup_bytes(uint32_t tree, uint32_t dups, uint32_t sets, size_t id_bytes)
+{
+    const uint64_t words = ((uint64_t)tree + 63u) / 64u;
+    return dups ? words * (sizeof(uint64_t) + sizeof(uint32_t)) +
+                      ((uint64_t)sets + 1u + dups) * id_bytes
+                : 0u;
+}
+
+/* How many representatives have duplicates (seen: n entries of scratch). */
+static uint32_t count_dup_sets(const uint32_t *rep_of, uint32_t n, uint32_t *seen)
+{
+    uint32_t sets = 0;
+    memset(seen, 0, sizeof(uint32_t) * n);
+    for (uint32_t t = 0; t < n; ++t) {
+        if (rep_of[t] == t || rep_of[t] == NOT_LIVE || seen[rep_of[t]])
+            continue;
+        seen[rep_of[t]] = 1;
+        ++sets;
+    }
+    return sets;
 }
 
 /* Points an index array at bytes p of the block. */
@@ -307,9 +332,10 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     const uint64_t id_bytes = index_bytes(sz->triangles);
     const uint64_t off_id = (off_corners + (uint64_t)sz->slots * 3u + 3u) / 4u * 4u;
     const uint64_t off_slot = off_id + (uint64_t)sz->slots * id_bytes;
-    const uint64_t off_first = (off_slot + (uint64_t)sz->triangles * id_bytes + 3u) / 4u * 4u;
-    const uint64_t dup_words = sz->dups ? (uint64_t)sz->tree + 1u + sz->dups : 0u;
-    const uint64_t total = round_up(off_first + dup_words * id_bytes);
+    const uint64_t off_marks = (off_slot + (uint64_t)sz->triangles * id_bytes + 7u) / 8u * 8u;
+    const uint64_t words = ((uint64_t)sz->tree + 63u) / 64u;
+    const uint64_t off_first = off_marks + words * (sizeof(uint64_t) + sizeof(uint32_t));
+    const uint64_t total = round_up(off_marks + dup_bytes(sz->tree, sz->dups, sz->sets, id_bytes));
     char *block = al->alloc((size_t)total, BLOCK_ALIGN, al->user);
     if (!block)
         return NULL;
@@ -326,13 +352,16 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     m->tri_id = index_array(block + off_id, m->narrow_ids);
     m->tri_slot = index_array(block + off_slot, m->narrow_ids);
     if (sz->dups) {
+        m->dup_marks = (uint64_t *)(void *)(block + off_marks);
+        m->dup_rank = (uint32_t *)(void *)(block + off_marks + words * sizeof(uint64_t));
         m->dup_first = index_array(block + off_first, m->narrow_ids);
-        m->dup_ids = index_array(block + off_first + ((uint64_t)sz->tree + 1u) * id_bytes, m->narrow_ids);
+        m->dup_ids = index_array(block + off_first + ((uint64_t)sz->sets + 1u) * id_bytes, m->narrow_ids);
     }
     m->triangle_count = sz->triangles;
     m->slot_count = sz->slots;
     m->tree_triangles = sz->tree;
     m->duplicate_count = sz->dups;
+    m->dup_sets = sz->sets;
     m->vertex_count = sz->vertices;
     m->quad_count = quad_count;
     return m;
@@ -429,34 +458,36 @@ static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc 
 }
 
 /* The duplicates' slots (their representatives') and the lists beside the tree's slots, each in
- * ascending input order (counted, offsets summed, filled, offsets moved back; every count and
- * offset is at most duplicate_count, which fits the mesh's index width). */
-static void fill_duplicates(kcc_mesh *m, const uint32_t *rep_of)
+ * ascending input order: copies counted per slot (in start, tree_triangles + 1 entries of
+ * scratch), the slots with copies marked, their lists' starts summed, the lists filled. */
+static void fill_duplicates(kcc_mesh *m, const uint32_t *rep_of, uint32_t *start)
 {
     if (m->duplicate_count == 0)
         return;
-    const kcc_index_array first = m->dup_first;
-    for (uint32_t s = 0; s <= m->tree_triangles; ++s)
-        kcc_index_set(m, first, s, 0);
-    for (uint32_t t = 0; t < m->triangle_count; ++t) {
-        if (rep_of[t] == t || rep_of[t] == NOT_LIVE)
-            continue;
-        const uint32_t next = kcc_mesh_slot_of(m, rep_of[t]) + 1u;
-        kcc_index_set(m, first, next, kcc_index_at(m, first, next) + 1u);
+    memset(start, 0, sizeof(uint32_t) * ((size_t)m->tree_triangles + 1u));
+    for (uint32_t t = 0; t < m->triangle_count; ++t)
+        if (rep_of[t] != t && rep_of[t] != NOT_LIVE)
+            ++start[kcc_mesh_slot_of(m, rep_of[t]) + 1u];
+    memset(m->dup_marks, 0, sizeof(uint64_t) * (((size_t)m->tree_triangles + 63u) / 64u));
+    uint32_t sets = 0;
+    for (uint32_t s = 0; s < m->tree_triangles; ++s) {
+        if (s % 64u == 0)
+            m->dup_rank[s / 64u] = sets;
+        if (start[s + 1u] > 0) {
+            m->dup_marks[s / 64u] |= UINT64_C(1) << (s % 64u);
+            kcc_index_set(m, m->dup_first, sets++, start[s]);
+        }
+        start[s + 1u] += start[s];
     }
-    for (uint32_t s = 0; s < m->tree_triangles; ++s)
-        kcc_index_set(m, first, s + 1u, kcc_index_at(m, first, s + 1u) + kcc_index_at(m, first, s));
+    kcc_index_set(m, m->dup_first, sets, m->duplicate_count);
+    KCC_ASSERT(sets == m->dup_sets);
     for (uint32_t t = 0; t < m->triangle_count; ++t) {
         if (rep_of[t] == t || rep_of[t] == NOT_LIVE)
             continue;
-        const uint32_t s = kcc_mesh_slot_of(m, rep_of[t]), at = kcc_index_at(m, first, s);
+        const uint32_t s = kcc_mesh_slot_of(m, rep_of[t]);
         kcc_index_set(m, m->tri_slot, t, s);
-        kcc_index_set(m, m->dup_ids, at, t);
-        kcc_index_set(m, first, s, at + 1u);
+        kcc_index_set(m, m->dup_ids, start[s]++, t);
     }
-    for (uint32_t s = m->tree_triangles; s > 0; --s)
-        kcc_index_set(m, first, s, kcc_index_at(m, first, s - 1u));
-    kcc_index_set(m, first, 0, 0);
 }
 
 kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
@@ -485,8 +516,10 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     uint32_t leaves = 0, depth = 0;
     kcc_tree_build(sc.prims, live, sc.pairs, &leaves, &depth);
     list_slots(&sc, live, n);
-    const mesh_sizes sz = {n, n - dups, live, dups, number_vertices(desc, stride, &sc, n - dups)};
-    kcc_mesh *m = mesh_alloc(&al, &sz, kcc_tree_collapse(sc.pairs, NULL, sc.queue));
+    const uint32_t quads = kcc_tree_collapse(sc.pairs, NULL, sc.queue);
+    const mesh_sizes sz = {n, n - dups, live, dups, number_vertices(desc, stride, &sc, n - dups),
+                           count_dup_sets(sc.rep_of, n, sc.queue)}; /* the queue: free until fill_tree */
+    kcc_mesh *m = mesh_alloc(&al, &sz, quads);
     if (!m) {
         al.free(sc.block, al.user);
         return KCC_ERR_OUT_OF_MEMORY;
@@ -495,7 +528,7 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     m->leaf_count = leaves;
     m->depth = depth;
     fill_tree(m, &sc, desc, stride);
-    fill_duplicates(m, sc.rep_of);
+    fill_duplicates(m, sc.rep_of, sc.corner); /* the corner numbers are stored by now */
     al.free(sc.block, al.user);
     m->key = kcc_fresh_key(content_key(m));
     KCC_ASSERT(kcc_mesh_validate(m) == KCC_OK);
@@ -537,11 +570,10 @@ void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out)
     s.nodes = mesh->node_count;
     s.leaves = mesh->leaf_count;
     s.depth = mesh->depth;
-    const size_t dup_words = mesh->duplicate_count ? (size_t)mesh->tree_triangles + 1u +
-                                                         mesh->duplicate_count : 0u;
+    const size_t id_bytes = index_bytes(mesh->triangle_count);
     s.tree_bytes = (size_t)mesh->quad_count * sizeof(kcc_node4) +
-                   ((size_t)mesh->slot_count + mesh->triangle_count + dup_words) *
-                       index_bytes(mesh->triangle_count);
+                   ((size_t)mesh->slot_count + mesh->triangle_count) * id_bytes +
+                   (size_t)dup_bytes(mesh->tree_triangles, mesh->duplicate_count, mesh->dup_sets, id_bytes);
     s.vertex_bytes = ((size_t)mesh->vertex_count * 3u + 1u) * sizeof(float) +
                      ((size_t)mesh->slot_count + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK * sizeof(uint32_t) +
                      (size_t)mesh->slot_count * 3u * sizeof(uint8_t);
@@ -637,8 +669,9 @@ static inline int leaf_hits(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const
 uint32_t kcc_mesh_append_duplicates(const kcc_mesh *mesh, uint32_t s, uint32_t *out,
                                   uint32_t capacity, uint32_t found)
 {
-    const uint32_t begin = kcc_mesh_dup_begin(mesh, s), end = kcc_mesh_dup_begin(mesh, s + 1u);
-    for (uint32_t i = begin; i < end; ++i, ++found)
+    uint32_t begin;
+    const uint32_t listed = kcc_mesh_duplicates(mesh, s, &begin);
+    for (uint32_t i = begin; i < begin + listed; ++i, ++found)
         if (found < capacity)
             out[found] = kcc_mesh_dup_id(mesh, i);
     return found;

@@ -993,27 +993,18 @@ static bool tri_live(mm_leaf *leaf, uint32_t i)
     return leaf->state[i] == MM_TRI_LIVE;
 }
 
-/// How many exact duplicates slot s stands for beside its own input index; *begin is where they
-/// start in the duplicate lists (kcc_mesh_dup_id).
-static uint32_t slot_duplicates(const kcc_mesh *mesh, uint32_t slot, uint32_t *begin)
-{
-    *begin = 0;
-    if (mesh->duplicate_count == 0)
-        return 0;
-    *begin = kcc_mesh_dup_begin(mesh, slot);
-    return kcc_mesh_dup_begin(mesh, slot + 1u) - *begin;
-}
-
 /// Reports slot pair (sa, sb) once per pair of input indices they stand for (self: smaller first).
 static void report_slots(mm_query *q, uint32_t sa, uint32_t sb, float seg[2][3])
 {
     uint32_t dup_a, dup_b;
-    const uint32_t na = slot_duplicates(q->mesh[0], sa, &dup_a);
-    const uint32_t nb = slot_duplicates(q->mesh[1], sb, &dup_b);
+    const uint32_t na = kcc_mesh_duplicates(q->mesh[0], sa, &dup_a);
+    const uint32_t nb = kcc_mesh_duplicates(q->mesh[1], sb, &dup_b);
     for (uint32_t i = 0; i <= na; ++i)
         for (uint32_t j = 0; j <= nb; ++j) {
-            const uint32_t a = i == 0 ? kcc_mesh_tri_id(q->mesh[0], sa) : kcc_mesh_dup_id(q->mesh[0], dup_a + i - 1);
-            const uint32_t b = j == 0 ? kcc_mesh_tri_id(q->mesh[1], sb) : kcc_mesh_dup_id(q->mesh[1], dup_b + j - 1);
+            const uint32_t a = i == 0 ? kcc_mesh_tri_id(q->mesh[0], sa)
+                                      : kcc_mesh_dup_id(q->mesh[0], dup_a + i - 1);
+            const uint32_t b = j == 0 ? kcc_mesh_tri_id(q->mesh[1], sb)
+                                      : kcc_mesh_dup_id(q->mesh[1], dup_b + j - 1);
             if (q->self && a > b)
                 sink_add(&q->sink, b, a, seg);
             else

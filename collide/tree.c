@@ -596,22 +596,43 @@ static bool leaf_valid(const kcc_mesh *m, uint32_t first, uint32_t count, const 
     return true;
 }
 
-/* The duplicate lists: offsets ascending from 0 to duplicate_count; each listed index in range,
- * mapped to the slot it is listed beside, above that slot's representative and above the one
- * listed before it (so listed once). */
+/* The marks of the duplicate lists: each word's rank the marks before it, no mark past the tree's
+ * slots, dup_sets marks in all, and the lists' starts rising strictly (each marked slot has a
+ * copy) from 0 to duplicate_count. */
+static bool dup_marks_valid(const kcc_mesh *m)
+{
+    const uint32_t words = (m->tree_triangles + 63u) / 64u;
+    uint32_t sets = 0;
+    for (uint32_t w = 0; w < words; ++w) {
+        if (m->dup_rank[w] != sets)
+            return false;
+        sets += (uint32_t)__builtin_popcountll(m->dup_marks[w]);
+    }
+    if (m->tree_triangles % 64u != 0 && m->dup_marks[words - 1u] >> (m->tree_triangles % 64u) != 0)
+        return false;
+    if (sets != m->dup_sets || sets > m->duplicate_count || kcc_index_at(m, m->dup_first, 0) != 0 ||
+        kcc_index_at(m, m->dup_first, sets) != m->duplicate_count)
+        return false;
+    for (uint32_t r = 0; r < sets; ++r)
+        if (kcc_index_at(m, m->dup_first, r) >= kcc_index_at(m, m->dup_first, r + 1u))
+            return false;
+    return true;
+}
+
+/* The duplicate lists: their marks sound; each listed index in range, mapped to the slot it is
+ * listed beside, above that slot's representative and above the one listed before it (so listed
+ * once). */
 static bool dup_lists_valid(const kcc_mesh *m)
 {
-    const bool listed = m->narrow_ids ? m->dup_first.narrow != NULL : m->dup_first.wide != NULL;
-    if (listed != (m->duplicate_count > 0))
+    if ((m->dup_marks != NULL) != (m->duplicate_count > 0))
         return false;
-    if (!listed)
+    if (!m->dup_marks)
         return true;
-    if (kcc_mesh_dup_begin(m, 0) != 0 || kcc_mesh_dup_begin(m, m->tree_triangles) != m->duplicate_count)
+    if (!dup_marks_valid(m))
         return false;
     for (uint32_t s = 0; s < m->tree_triangles; ++s) {
-        const uint32_t begin = kcc_mesh_dup_begin(m, s), end = kcc_mesh_dup_begin(m, s + 1u);
-        if (begin > end || end > m->duplicate_count)
-            return false;
+        uint32_t begin;
+        const uint32_t listed = kcc_mesh_duplicates(m, s, &begin), end = begin + listed;
         uint32_t above = kcc_mesh_tri_id(m, s);
         for (uint32_t i = begin; i < end; ++i) {
             const uint32_t t = kcc_mesh_dup_id(m, i);

@@ -233,10 +233,11 @@ uint32_t kcc_body_append_slot(const kcc_mesh *mesh, uint32_t s, uint32_t body_id
     if (found < capacity)
         out[found] = (kcc_body_triangle){.body = body_id, .triangle = kcc_mesh_tri_id(mesh, s)};
     ++found;
-    if (mesh->duplicate_count > 0)
-        for (uint32_t d = kcc_mesh_dup_begin(mesh, s); d < kcc_mesh_dup_begin(mesh, s + 1u); ++d, ++found)
-            if (found < capacity)
-                out[found] = (kcc_body_triangle){.body = body_id, .triangle = kcc_mesh_dup_id(mesh, d)};
+    uint32_t begin;
+    const uint32_t listed = kcc_mesh_duplicates(mesh, s, &begin);
+    for (uint32_t d = begin; d < begin + listed; ++d, ++found)
+        if (found < capacity)
+            out[found] = (kcc_body_triangle){.body = body_id, .triangle = kcc_mesh_dup_id(mesh, d)};
     return found;
 }
 

@@ -1916,6 +1916,8 @@ static kcc_mesh *mesh_copy(const kcc_mesh *m)
     c->tri_id = index_array_copy(m, m->tri_id, block);
     c->tri_slot = index_array_copy(m, m->tri_slot, block);
     if (m->duplicate_count > 0) {
+        c->dup_marks = (uint64_t *)(void *)(block + ((const char *)m->dup_marks - base));
+        c->dup_rank = (uint32_t *)(void *)(block + ((const char *)m->dup_rank - base));
         c->dup_first = index_array_copy(m, m->dup_first, block);
         c->dup_ids = index_array_copy(m, m->dup_ids, block);
     }
@@ -2007,15 +2009,18 @@ static void corrupt(kcc_mesh *c, int which)
     }
 }
 
-enum { DUP_CORRUPTIONS = 5 };
+enum { DUP_CORRUPTIONS = 7 };
 
 /* Corruption number `which` of the duplicate lists of a copy. */
 static void corrupt_duplicates(kcc_mesh *c, int which)
 {
-    uint32_t s = 0;
-    while (kcc_mesh_dup_begin(c, s + 1) - kcc_mesh_dup_begin(c, s) < 2) /* a slot with two listed copies */
+    uint32_t s = 0, at = 0, rank = 0, none = 0, unused = 0;
+    while (kcc_mesh_duplicates(c, s, &at) < 2) /* a slot with two listed copies */
         ++s;
-    const uint32_t at = kcc_mesh_dup_begin(c, s);
+    while (kcc_index_at(c, c->dup_first, rank) != at) /* its list's number */
+        ++rank;
+    while (kcc_mesh_duplicates(c, none, &unused) > 0) /* a slot without copies */
+        ++none;
     const uint32_t first_copy = kcc_mesh_dup_id(c, at), second_copy = kcc_mesh_dup_id(c, at + 1);
     switch (which) {
     case 0: /* a listed copy names its representative: listed twice over */
@@ -2029,7 +2034,13 @@ static void corrupt_duplicates(kcc_mesh *c, int which)
         kcc_index_set(c, c->tri_slot, first_copy, s == 0 ? 1 : 0);
         break;
     case 3: /* a list's end moves into the next one */
-        kcc_index_set(c, c->dup_first, s + 1, kcc_mesh_dup_begin(c, s + 1) + 1);
+        kcc_index_set(c, c->dup_first, rank + 1, kcc_index_at(c, c->dup_first, rank + 1) + 1);
+        break;
+    case 4: /* the slot's mark is cleared: its copies are listed beside no slot */
+        c->dup_marks[s / 64] &= ~(UINT64_C(1) << (s % 64));
+        break;
+    case 5: /* a slot without copies is marked */
+        c->dup_marks[none / 64] |= UINT64_C(1) << (none % 64);
         break;
     default: /* the copies' count disagrees with the lists */
         c->duplicate_count -= 1;
