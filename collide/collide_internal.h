@@ -200,9 +200,17 @@ typedef struct kcc_node4 {
 } kcc_node4;
 _Static_assert(sizeof(kcc_node4) == 4 * 32, "a tree node is 32 bytes (four siblings per group)");
 
+/// Input indices, slots and duplicate-list offsets as a mesh stores them: 16-bit where the mesh has
+/// at most 65,536 input triangles (kcc_mesh.narrow_ids: every such value is at most 65,535), 32-bit
+/// above. Read through kcc_index_at (and the accessors below), never directly.
+typedef union kcc_index_array {
+    uint16_t *narrow;
+    uint32_t *wide;
+} kcc_index_array;
+
 /// Exact duplicates (the same three corners in the same order, bit for bit: the same float answer
 /// to every test) share one slot. The tree holds the set's lowest input index, its representative;
-/// the others are listed beside its slot (dup_first, dup_ids). Overlap and bounds queries report
+/// the others are listed beside its slot (kcc_mesh_duplicates). Overlap and bounds queries report
 /// every listed duplicate with its representative; rays and sweeps report the representative (the
 /// lowest index among equal answers); the slot query, the move's list, sees the one slot. A move's
 /// cost thus stays bounded on a mesh of many copies of one triangle
@@ -217,25 +225,30 @@ struct kcc_mesh {
                                    ///< order of first use by the slots, and one float of padding
                                    ///< after them (four-float loads); a corner repeats only where
                                    ///< a block's offsets cannot reach its earlier copy
-    uint32_t       *corner_base;   ///< per block of KCC_CORNER_BLOCK slots (s >> 2): the vertex
-                                   ///< its offsets count from
-    uint16_t      (*corners)[3];   ///< slot_count triangles: the tree's first, degenerate last;
-                                   ///< corner c of slot s is the three floats at corners[s][c]
-                                   ///< floats (3 vertices per unit) past verts[corner_base[s >> 2]]
-                                   ///< (kcc_mesh_corner)
-    uint32_t       *tri_id;        ///< slot -> input index (slot_count entries)
-    uint32_t       *tri_slot;      ///< input index -> slot (triangle_count entries); a duplicate's
-                                   ///< is its representative's
-    uint32_t       *dup_first;     ///< tree slot s's duplicates are dup_ids[dup_first[s] ..
-                                   ///< dup_first[s + 1]) (tree_triangles + 1 entries); NULL when
-                                   ///< the mesh has no duplicate
-    uint32_t       *dup_ids;       ///< input indices of the duplicates, ascending within a slot
+    uint32_t       *corner_base;   ///< per block of KCC_CORNER_BLOCK slots (s / KCC_CORNER_BLOCK):
+                                   ///< the vertex its offsets count from
+    uint8_t       (*corners)[3];   ///< slot_count triangles: the tree's first, degenerate last;
+                                   ///< corner c of slot s is vertex corner_base[s /
+                                   ///< KCC_CORNER_BLOCK] + corners[s][c] (kcc_mesh_corner)
+    kcc_index_array tri_id;        ///< slot -> input index (slot_count entries): kcc_mesh_tri_id
+    kcc_index_array tri_slot;      ///< input index -> slot (triangle_count entries; a duplicate's
+                                   ///< is its representative's): kcc_mesh_slot_of
+    uint64_t       *dup_marks;     ///< bit s % 64 of word s / 64 set where tree slot s has
+                                   ///< duplicates ((tree_triangles + 63) / 64 words, the bits past
+                                   ///< the tree's clear); NULL when duplicate_count is 0
+    uint32_t       *dup_rank;      ///< per word of dup_marks: how many slots the words before it mark
+    kcc_index_array dup_first;     ///< the r-th marked slot's duplicates are dup_ids[dup_first[r] ..
+                                   ///< dup_first[r + 1]) (dup_sets + 1 entries)
+    kcc_index_array dup_ids;       ///< input indices of the duplicates, ascending within a slot:
+                                   ///< kcc_mesh_dup_id
+    bool            narrow_ids;    ///< the four arrays above are 16-bit (triangle_count <= 65,536)
     uint32_t        triangle_count;///< input triangles
     uint32_t        vertex_count;  ///< distinct corners of the stored triangles
     uint32_t        slot_count;    ///< stored triangles: tree_triangles + the degenerate ones
     uint32_t        tree_triangles;///< the tree's triangles: one representative per set of exact
                                    ///< duplicates (the lowest input index), degenerate ones left out
     uint32_t        duplicate_count;///< live input triangles that are not representatives
+    uint32_t        dup_sets;      ///< tree slots with duplicates (the marked ones)
     uint32_t        quad_count;
     uint32_t        node_count;    ///< nodes of the four-wide tree (non-empty slots + the root)
     uint32_t        leaf_count;
@@ -250,12 +263,66 @@ struct kcc_mesh {
                                    ///< another process that saved the character) is never used
 };
 
-/// Slots per corner block: the slots s with the same s >> 2 share one base vertex number, and
-/// their corners are 16-bit offsets from it.
-#define KCC_CORNER_BLOCK 4
+/// Most input triangles a mesh stores its indices for in 16 bits (kcc_mesh.narrow_ids).
+#define KCC_MESH_NARROW_IDS 65536u
 
-/// The first float of slot s's block's base vertex: corner c of slot s is the three floats at
-/// corners[s][c] from it (a float offset: one load and no multiply per corner in the gathers).
+/// Entry i of one of the mesh's index arrays, at the mesh's width.
+static inline uint32_t kcc_index_at(const kcc_mesh *mesh, kcc_index_array a, uint32_t i)
+{
+    return mesh->narrow_ids ? a.narrow[i] : a.wide[i];
+}
+
+/// Sets entry i of one of the mesh's index arrays (value fits the mesh's width).
+static inline void kcc_index_set(const kcc_mesh *mesh, kcc_index_array a, uint32_t i, uint32_t value)
+{
+    if (mesh->narrow_ids)
+        a.narrow[i] = (uint16_t)value;
+    else
+        a.wide[i] = value;
+}
+
+/// The input index of slot s (every answer reports input indices).
+static inline uint32_t kcc_mesh_tri_id(const kcc_mesh *mesh, uint32_t s)
+{
+    return kcc_index_at(mesh, mesh->tri_id, s);
+}
+
+/// The slot of input triangle `input` (a duplicate's: its representative's).
+static inline uint32_t kcc_mesh_slot_of(const kcc_mesh *mesh, uint32_t input)
+{
+    return kcc_index_at(mesh, mesh->tri_slot, input);
+}
+
+/// How many duplicates tree slot s has (none on a mesh without any); *begin is where they start
+/// in the duplicate lists (kcc_mesh_dup_id). A slot's mark and the marks before it (the word's
+/// rank plus a popcount) find its list: 0.2-0.35 bytes a triangle where a mesh has duplicates.
+static inline uint32_t kcc_mesh_duplicates(const kcc_mesh *mesh, uint32_t s, uint32_t *begin)
+{
+    *begin = 0;
+    if (mesh->duplicate_count == 0)
+        return 0;
+    const uint64_t word = mesh->dup_marks[s / 64u], bit = UINT64_C(1) << (s % 64u);
+    if (!(word & bit))
+        return 0;
+    const uint32_t rank = mesh->dup_rank[s / 64u] + (uint32_t)__builtin_popcountll(word & (bit - 1u));
+    *begin = kcc_index_at(mesh, mesh->dup_first, rank);
+    return kcc_index_at(mesh, mesh->dup_first, rank + 1u) - *begin;
+}
+
+/// The input index of entry i of the duplicate lists.
+static inline uint32_t kcc_mesh_dup_id(const kcc_mesh *mesh, uint32_t i)
+{
+    return kcc_index_at(mesh, mesh->dup_ids, i);
+}
+
+/// Slots per corner block: the slots s with the same s / KCC_CORNER_BLOCK share one base vertex
+/// number, and their corners are 8-bit offsets (in vertices) from it. Sixteen minimises the bytes
+/// of bases, offsets and copied corners together on the shared and imported levels (docs/collide.md,
+/// Memory layout).
+#define KCC_CORNER_BLOCK 16
+
+/// The first float of slot s's block's base vertex: corner c of slot s is the vertex
+/// corners[s][c] from it, 3 corners[s][c] floats further.
 static inline const float *kcc_mesh_block_verts(const kcc_mesh *mesh, uint32_t s)
 {
     return mesh->verts[mesh->corner_base[s / KCC_CORNER_BLOCK]];
@@ -264,7 +331,7 @@ static inline const float *kcc_mesh_block_verts(const kcc_mesh *mesh, uint32_t s
 /// Corner c (0..2) of slot s: its vertex in the shared array (the exact input floats).
 static inline const float *kcc_mesh_corner(const kcc_mesh *mesh, uint32_t s, int c)
 {
-    return kcc_mesh_block_verts(mesh, s) + mesh->corners[s][c];
+    return kcc_mesh_block_verts(mesh, s) + 3u * mesh->corners[s][c];
 }
 
 /// Slot s's three corners where they are stored (no copy: the tests that take corners read them
@@ -273,7 +340,7 @@ static inline void kcc_mesh_corners(const kcc_mesh *mesh, uint32_t s, const floa
 {
     const float *block = kcc_mesh_block_verts(mesh, s);
     for (int c = 0; c < 3; ++c)
-        out[c] = block + mesh->corners[s][c];
+        out[c] = block + 3u * mesh->corners[s][c];
 }
 
 /// Slot s's corners, gathered from the shared vertices.
@@ -667,12 +734,12 @@ static inline void kcc_mesh_tri4_load(const kcc_mesh *mesh, uint32_t s0, uint32_
     const uint32_t s1 = n > 1 ? s0 + 1 : s0, s2 = n > 2 ? s0 + 2 : s0, s3 = n > 3 ? s0 + 3 : s0;
     const float *v0 = kcc_mesh_block_verts(mesh, s0), *v1 = kcc_mesh_block_verts(mesh, s1);
     const float *v2 = kcc_mesh_block_verts(mesh, s2), *v3 = kcc_mesh_block_verts(mesh, s3);
-    const uint16_t *k0 = mesh->corners[s0], *k1 = mesh->corners[s1], *k2 = mesh->corners[s2];
-    const uint16_t *k3 = mesh->corners[s3];
+    const uint8_t *k0 = mesh->corners[s0], *k1 = mesh->corners[s1], *k2 = mesh->corners[s2];
+    const uint8_t *k3 = mesh->corners[s3];
     __m128 *out[3] = {A, B, C};
     for (int c = 0; c < 3; ++c) {
-        __m128 r0 = _mm_loadu_ps(v0 + k0[c]), r1 = _mm_loadu_ps(v1 + k1[c]);
-        __m128 r2 = _mm_loadu_ps(v2 + k2[c]), r3 = _mm_loadu_ps(v3 + k3[c]);
+        __m128 r0 = _mm_loadu_ps(v0 + 3u * k0[c]), r1 = _mm_loadu_ps(v1 + 3u * k1[c]);
+        __m128 r2 = _mm_loadu_ps(v2 + 3u * k2[c]), r3 = _mm_loadu_ps(v3 + 3u * k3[c]);
         _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
         out[c][0] = r0, out[c][1] = r1, out[c][2] = r2;
     }

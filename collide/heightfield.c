@@ -71,26 +71,24 @@ bool kcc_hf_triangle(const kcc_mesh *mesh, uint32_t id, kcc_tri *out)
 }
 
 /* The view's corners: batch triangle i's are its record's three, floats 9 i .. 9 i + 8 of view->tris
- * read as vertices 3 i .. 3 i + 2 (the ids after them pad the four-float loads): each block of four
- * triangles counts from vertex 12 b, its triangles' corners at float offsets 0, 3, .. 33. */
-#define VIEW_BLOCK {{0, 3, 6}, {9, 12, 15}, {18, 21, 24}, {27, 30, 33}}
+ * read as vertices 3 i .. 3 i + 2 (the ids after them pad the four-float loads): each block of
+ * sixteen triangles counts from vertex 48 b, its triangles' corners at offsets 0, 1, .. 47. */
+#define VIEW_TRI(i) {3 * (i), 3 * (i) + 1, 3 * (i) + 2}
+#define VIEW_TRI4(i) VIEW_TRI(i), VIEW_TRI((i) + 1), VIEW_TRI((i) + 2), VIEW_TRI((i) + 3)
+#define VIEW_BLOCK VIEW_TRI4(0), VIEW_TRI4(4), VIEW_TRI4(8), VIEW_TRI4(12)
 #define VIEW_BLOCK4 VIEW_BLOCK, VIEW_BLOCK, VIEW_BLOCK, VIEW_BLOCK
-_Static_assert(KCC_HF_BATCH == 128 && KCC_CORNER_BLOCK == 4, "the view's tables: 32 blocks of 4");
-static const uint16_t view_corners[KCC_HF_BATCH / 4][4][3] = {VIEW_BLOCK4, VIEW_BLOCK4, VIEW_BLOCK4,
-                                                              VIEW_BLOCK4, VIEW_BLOCK4, VIEW_BLOCK4,
-                                                              VIEW_BLOCK4, VIEW_BLOCK4};
-#define VIEW_BASE4(b) 12u * (b), 12u * (b) + 12u, 12u * (b) + 24u, 12u * (b) + 36u
-static const uint32_t view_base[KCC_HF_BATCH / 4] = {VIEW_BASE4(0u), VIEW_BASE4(4u), VIEW_BASE4(8u),
-                                                     VIEW_BASE4(12u), VIEW_BASE4(16u), VIEW_BASE4(20u),
-                                                     VIEW_BASE4(24u), VIEW_BASE4(28u)};
+_Static_assert(KCC_HF_BATCH == 128 && KCC_CORNER_BLOCK == 16, "the view's tables: 8 blocks of 16");
+static const uint8_t view_corners[KCC_HF_BATCH][3] = {VIEW_BLOCK4, VIEW_BLOCK4};
+static const uint32_t view_base[KCC_HF_BATCH / KCC_CORNER_BLOCK] = {0u, 48u, 96u, 144u, 192u, 240u,
+                                                                    288u, 336u};
 
 const kcc_mesh *kcc_hf_view_init(kcc_hf_view *view, const kcc_mesh *hf)
 {
     memset(&view->mesh, 0, sizeof view->mesh);
     view->mesh.verts = (float(*)[3])(void *)view->tris;
     view->mesh.corner_base = (uint32_t *)(uintptr_t)view_base;
-    view->mesh.corners = (uint16_t(*)[3])(uintptr_t)view_corners;
-    view->mesh.tri_id = view->ids;
+    view->mesh.corners = (uint8_t(*)[3])(uintptr_t)view_corners;
+    view->mesh.tri_id.wide = view->ids;
     view->mesh.coord_scale = hf->coord_scale;
     view->mesh.triangle_count = hf->triangle_count;
     return &view->mesh;

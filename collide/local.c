@@ -47,7 +47,7 @@ static void mesh_fetch(const kcc_local_source *src, const uint32_t *handles, uin
         memcpy(tri->v, corners.v, sizeof tri->v);
         memcpy(tri->n, plane.n, sizeof tri->n);
         tri->d = plane.d;
-        tri->index = mesh->hf ? slot : mesh->tri_id[slot];
+        tri->index = mesh->hf ? slot : kcc_mesh_tri_id(mesh, slot);
     }
 }
 
@@ -79,7 +79,7 @@ static void mesh_face_normal(const kcc_local_source *src, uint32_t id, vec3 out)
     const kcc_mesh *mesh = src->owner;
     kcc_tri corners;
     kcc_plane plane;
-    mesh_slot_corners(mesh, mesh->hf ? id : mesh->tri_slot[id], &corners);
+    mesh_slot_corners(mesh, mesh->hf ? id : kcc_mesh_slot_of(mesh, id), &corners);
     kcc_tri_plane(&corners, &plane);
     memcpy(out, plane.n, sizeof(vec3));
 }

@@ -1,5 +1,5 @@
 /* mesh.c: owns kcc_mesh: input validation, the single allocation holding the tree, the shared
- * vertices, the triangles in leaf order (index triples) and the index maps, plus the box queries (exact overlap, bounds, swept box) that walk
+ * vertices, the triangles in leaf order (8-bit corner offsets) and the index maps, plus the box queries (exact overlap, bounds, swept box) that walk
  * the tree. Queries never allocate and keep no state: safe from many threads. */
 #include <math.h>
 #include <stdatomic.h>
@@ -62,12 +62,14 @@ static uint64_t content_key(const kcc_mesh *m)
         kcc_tri t;
         kcc_mesh_tri(m, s, &t);
         memcpy(w, t.v, 36);
-        w[9] = m->tri_id[s];
+        w[9] = kcc_mesh_tri_id(m, s);
         for (int i = 0; i < 10; ++i)
             h = (h ^ w[i]) * 0x100000001b3ull;
     }
-    for (uint32_t i = 0; i < m->duplicate_count; ++i)
-        h = (h ^ m->dup_ids[i] ^ (uint64_t)m->tri_slot[m->dup_ids[i]] << 32) * 0x100000001b3ull;
+    for (uint32_t i = 0; i < m->duplicate_count; ++i) {
+        const uint32_t t = kcc_mesh_dup_id(m, i);
+        h = (h ^ t ^ (uint64_t)kcc_mesh_slot_of(m, t) << 32) * 0x100000001b3ull;
+    }
     return h ? h : 1;
 }
 
@@ -269,14 +271,57 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
 }
 
 /* The sizes of a mesh's arrays: input triangles, stored ones (the tree's and the degenerate ones),
- * the tree's, and duplicates. */
+ * the tree's, duplicates, vertices and the representatives with duplicates. */
 typedef struct mesh_sizes {
-    uint32_t triangles, slots, tree, dups, vertices;
+    uint32_t triangles, slots, tree, dups, vertices, sets;
 } mesh_sizes;
 
+/* Bytes of each entry of the index maps and duplicate lists of a mesh of `triangles` input
+ * triangles (kcc_index_array). */
+static size_t index_bytes(uint32_t triangles)
+{
+    return triangles <= KCC_MESH_NARROW_IDS ? sizeof(uint16_t) : sizeof(uint32_t);
+}
+
+/* Bytes of the duplicate lists of a mesh of `tree` tree triangles and `dups` duplicates of `sets`
+ * representatives (marks, ranks, sets + 1 list starts and the dups input indices), none without
+ * duplicates. */
+static uint64_t dup_bytes(uint32_t tree, uint32_t dups, uint32_t sets, size_t id_bytes)
+{
+    const uint64_t words = ((uint64_t)tree + 63u) / 64u;
+    return dups ? words * (sizeof(uint64_t) + sizeof(uint32_t)) +
+                      ((uint64_t)sets + 1u + dups) * id_bytes
+                : 0u;
+}
+
+/* How many representatives have duplicates (seen: n entries of scratch). */
+static uint32_t count_dup_sets(const uint32_t *rep_of, uint32_t n, uint32_t *seen)
+{
+    uint32_t sets = 0;
+    memset(seen, 0, sizeof(uint32_t) * n);
+    for (uint32_t t = 0; t < n; ++t) {
+        if (rep_of[t] == t || rep_of[t] == NOT_LIVE || seen[rep_of[t]])
+            continue;
+        seen[rep_of[t]] = 1;
+        ++sets;
+    }
+    return sets;
+}
+
+/* Points an index array at bytes p of the block. */
+static kcc_index_array index_array(char *p, bool narrow)
+{
+    kcc_index_array a;
+    if (narrow)
+        a.narrow = (uint16_t *)(void *)p;
+    else
+        a.wide = (uint32_t *)(void *)p;
+    return a;
+}
+
 /* The mesh's single block: the struct, quad_count groups, then the shared vertices (and their
- * padding float), the stored triangles' index triples, the two index maps and the duplicate lists
- * (when there are duplicates). NULL when the allocator fails. */
+ * padding float), the corner bases, the stored triangles' corner offsets, the two index maps and
+ * the duplicate lists (when there are duplicates). NULL when the allocator fails. */
 static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint32_t quad_count)
 {
     const uint64_t off_quads = round_up(sizeof(kcc_mesh));
@@ -284,11 +329,13 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     const uint64_t blocks = ((uint64_t)sz->slots + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK;
     const uint64_t off_base = off_verts + ((uint64_t)sz->vertices * 3u + 1u) * sizeof(float);
     const uint64_t off_corners = off_base + blocks * sizeof(uint32_t);
-    const uint64_t off_id = (off_corners + (uint64_t)sz->slots * 3u * sizeof(uint16_t) + 3u) / 4u * 4u;
-    const uint64_t off_slot = off_id + (uint64_t)sz->slots * sizeof(uint32_t);
-    const uint64_t off_first = off_slot + (uint64_t)sz->triangles * sizeof(uint32_t);
-    const uint64_t dup_words = sz->dups ? (uint64_t)sz->tree + 1u + sz->dups : 0u;
-    const uint64_t total = round_up(off_first + dup_words * sizeof(uint32_t));
+    const uint64_t id_bytes = index_bytes(sz->triangles);
+    const uint64_t off_id = (off_corners + (uint64_t)sz->slots * 3u + 3u) / 4u * 4u;
+    const uint64_t off_slot = off_id + (uint64_t)sz->slots * id_bytes;
+    const uint64_t off_marks = (off_slot + (uint64_t)sz->triangles * id_bytes + 7u) / 8u * 8u;
+    const uint64_t words = ((uint64_t)sz->tree + 63u) / 64u;
+    const uint64_t off_first = off_marks + words * (sizeof(uint64_t) + sizeof(uint32_t));
+    const uint64_t total = round_up(off_marks + dup_bytes(sz->tree, sz->dups, sz->sets, id_bytes));
     char *block = al->alloc((size_t)total, BLOCK_ALIGN, al->user);
     if (!block)
         return NULL;
@@ -300,17 +347,21 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     m->verts = (float(*)[3])(void *)(block + off_verts);
     m->verts[sz->vertices][0] = 0.0f; /* the padding */
     m->corner_base = (uint32_t *)(void *)(block + off_base);
-    m->corners = (uint16_t(*)[3])(void *)(block + off_corners);
-    m->tri_id = (uint32_t *)(block + off_id);
-    m->tri_slot = (uint32_t *)(block + off_slot);
+    m->corners = (uint8_t(*)[3])(void *)(block + off_corners);
+    m->narrow_ids = id_bytes == sizeof(uint16_t);
+    m->tri_id = index_array(block + off_id, m->narrow_ids);
+    m->tri_slot = index_array(block + off_slot, m->narrow_ids);
     if (sz->dups) {
-        m->dup_first = (uint32_t *)(block + off_first);
-        m->dup_ids = m->dup_first + sz->tree + 1;
+        m->dup_marks = (uint64_t *)(void *)(block + off_marks);
+        m->dup_rank = (uint32_t *)(void *)(block + off_marks + words * sizeof(uint64_t));
+        m->dup_first = index_array(block + off_first, m->narrow_ids);
+        m->dup_ids = index_array(block + off_first + ((uint64_t)sz->sets + 1u) * id_bytes, m->narrow_ids);
     }
     m->triangle_count = sz->triangles;
     m->slot_count = sz->slots;
     m->tree_triangles = sz->tree;
     m->duplicate_count = sz->dups;
+    m->dup_sets = sz->sets;
     m->vertex_count = sz->vertices;
     m->quad_count = quad_count;
     return m;
@@ -329,9 +380,8 @@ static void list_slots(build_scratch *sc, uint32_t tree, uint32_t triangles)
 }
 
 /* How far below the vertex count at a block's start its base may lie: the block adds at most
- * 3 KCC_CORNER_BLOCK vertices, so every offset from the base is at most 21845 vertices, and its
- * float offset (3 per vertex) at most 65535. */
-#define CORNER_REACH (65535u / 3u - 3u * KCC_CORNER_BLOCK + 1u)
+ * 3 KCC_CORNER_BLOCK vertices, so every offset from the base is at most 255 vertices (8 bits). */
+#define CORNER_REACH (255u - 3u * KCC_CORNER_BLOCK + 1u)
 
 /* The vertex number of corner p (its source vertex src) for a block whose base is `base`: the
  * latest number of an equal corner (bit for bit: every test then reads the very floats the input
@@ -399,37 +449,45 @@ static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc 
         m->corner_base[b] = sc->block_base[b];
     for (uint32_t s = 0; s < m->slot_count; ++s) {
         const uint32_t t = sc->slot_input[s];
-        for (int c = 0; c < 3; ++c) /* below 65536: number_vertices keeps each block within reach */
+        for (int c = 0; c < 3; ++c) /* below 256: number_vertices keeps each block within reach */
             m->corners[s][c] =
-                (uint16_t)(3u * (sc->corner[3u * s + (uint32_t)c] - sc->block_base[s / KCC_CORNER_BLOCK]));
-        m->tri_id[s] = t;
-        m->tri_slot[t] = s;
+                (uint8_t)(sc->corner[3u * s + (uint32_t)c] - sc->block_base[s / KCC_CORNER_BLOCK]);
+        kcc_index_set(m, m->tri_id, s, t);
+        kcc_index_set(m, m->tri_slot, t, s);
     }
 }
 
 /* The duplicates' slots (their representatives') and the lists beside the tree's slots, each in
- * ascending input order (counted, offsets summed, filled, offsets moved back). */
-static void fill_duplicates(kcc_mesh *m, const uint32_t *rep_of)
+ * ascending input order: copies counted per slot (in start, tree_triangles + 1 entries of
+ * scratch), the slots with copies marked, their lists' starts summed, the lists filled. */
+static void fill_duplicates(kcc_mesh *m, const uint32_t *rep_of, uint32_t *start)
 {
     if (m->duplicate_count == 0)
         return;
-    uint32_t *first = m->dup_first;
-    memset(first, 0, sizeof(uint32_t) * ((size_t)m->tree_triangles + 1u));
+    memset(start, 0, sizeof(uint32_t) * ((size_t)m->tree_triangles + 1u));
     for (uint32_t t = 0; t < m->triangle_count; ++t)
         if (rep_of[t] != t && rep_of[t] != NOT_LIVE)
-            ++first[m->tri_slot[rep_of[t]] + 1u];
-    for (uint32_t s = 0; s < m->tree_triangles; ++s)
-        first[s + 1u] += first[s];
+            ++start[kcc_mesh_slot_of(m, rep_of[t]) + 1u];
+    memset(m->dup_marks, 0, sizeof(uint64_t) * (((size_t)m->tree_triangles + 63u) / 64u));
+    uint32_t sets = 0;
+    for (uint32_t s = 0; s < m->tree_triangles; ++s) {
+        if (s % 64u == 0)
+            m->dup_rank[s / 64u] = sets;
+        if (start[s + 1u] > 0) {
+            m->dup_marks[s / 64u] |= UINT64_C(1) << (s % 64u);
+            kcc_index_set(m, m->dup_first, sets++, start[s]);
+        }
+        start[s + 1u] += start[s];
+    }
+    kcc_index_set(m, m->dup_first, sets, m->duplicate_count);
+    KCC_ASSERT(sets == m->dup_sets);
     for (uint32_t t = 0; t < m->triangle_count; ++t) {
         if (rep_of[t] == t || rep_of[t] == NOT_LIVE)
             continue;
-        const uint32_t s = m->tri_slot[rep_of[t]];
-        m->tri_slot[t] = s;
-        m->dup_ids[first[s]++] = t;
+        const uint32_t s = kcc_mesh_slot_of(m, rep_of[t]);
+        kcc_index_set(m, m->tri_slot, t, s);
+        kcc_index_set(m, m->dup_ids, start[s]++, t);
     }
-    for (uint32_t s = m->tree_triangles; s > 0; --s)
-        first[s] = first[s - 1u];
-    first[0] = 0;
 }
 
 kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
@@ -458,8 +516,10 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     uint32_t leaves = 0, depth = 0;
     kcc_tree_build(sc.prims, live, sc.pairs, &leaves, &depth);
     list_slots(&sc, live, n);
-    const mesh_sizes sz = {n, n - dups, live, dups, number_vertices(desc, stride, &sc, n - dups)};
-    kcc_mesh *m = mesh_alloc(&al, &sz, kcc_tree_collapse(sc.pairs, NULL, sc.queue));
+    const uint32_t quads = kcc_tree_collapse(sc.pairs, NULL, sc.queue);
+    const mesh_sizes sz = {n, n - dups, live, dups, number_vertices(desc, stride, &sc, n - dups),
+                           count_dup_sets(sc.rep_of, n, sc.queue)}; /* the queue: free until fill_tree */
+    kcc_mesh *m = mesh_alloc(&al, &sz, quads);
     if (!m) {
         al.free(sc.block, al.user);
         return KCC_ERR_OUT_OF_MEMORY;
@@ -468,7 +528,7 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     m->leaf_count = leaves;
     m->depth = depth;
     fill_tree(m, &sc, desc, stride);
-    fill_duplicates(m, sc.rep_of);
+    fill_duplicates(m, sc.rep_of, sc.corner); /* the corner numbers are stored by now */
     al.free(sc.block, al.user);
     m->key = kcc_fresh_key(content_key(m));
     KCC_ASSERT(kcc_mesh_validate(m) == KCC_OK);
@@ -510,13 +570,13 @@ void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out)
     s.nodes = mesh->node_count;
     s.leaves = mesh->leaf_count;
     s.depth = mesh->depth;
-    const size_t dup_words = mesh->duplicate_count ? (size_t)mesh->tree_triangles + 1u +
-                                                         mesh->duplicate_count : 0u;
+    const size_t id_bytes = index_bytes(mesh->triangle_count);
     s.tree_bytes = (size_t)mesh->quad_count * sizeof(kcc_node4) +
-                   ((size_t)mesh->slot_count + mesh->triangle_count + dup_words) * sizeof(uint32_t);
+                   ((size_t)mesh->slot_count + mesh->triangle_count) * id_bytes +
+                   (size_t)dup_bytes(mesh->tree_triangles, mesh->duplicate_count, mesh->dup_sets, id_bytes);
     s.vertex_bytes = ((size_t)mesh->vertex_count * 3u + 1u) * sizeof(float) +
                      ((size_t)mesh->slot_count + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK * sizeof(uint32_t) +
-                     (size_t)mesh->slot_count * 3u * sizeof(uint16_t);
+                     (size_t)mesh->slot_count * 3u * sizeof(uint8_t);
     *out = s;
 }
 
@@ -538,7 +598,7 @@ bool kcc_mesh_triangle(const kcc_mesh *mesh, uint32_t i, vec3 out[3])
     if (mesh->hf && !kcc_hf_triangle(mesh, i, &t))
         return false;
     if (!mesh->hf)
-        kcc_mesh_tri(mesh, mesh->tri_slot[i], &t);
+        kcc_mesh_tri(mesh, kcc_mesh_slot_of(mesh, i), &t);
     for (int c = 0; c < 3; ++c)
         for (int k = 0; k < 3; ++k)
             out[c][k] = t.v[c][k];
@@ -609,11 +669,12 @@ static inline int leaf_hits(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const
 uint32_t kcc_mesh_append_duplicates(const kcc_mesh *mesh, uint32_t s, uint32_t *out,
                                   uint32_t capacity, uint32_t found)
 {
-    const uint32_t begin = mesh->dup_first[s], listed = mesh->dup_first[s + 1u] - begin;
-    const uint32_t room = found < capacity ? capacity - found : 0u;
-    if (room > 0)
-        memcpy(out + found, mesh->dup_ids + begin, sizeof(uint32_t) * (listed < room ? listed : room));
-    return found + listed;
+    uint32_t begin;
+    const uint32_t listed = kcc_mesh_duplicates(mesh, s, &begin);
+    for (uint32_t i = begin; i < begin + listed; ++i, ++found)
+        if (found < capacity)
+            out[found] = kcc_mesh_dup_id(mesh, i);
+    return found;
 }
 
 /* Reports the triangles of slots s0 .. s0 + n - 1 (n <= 4) that answer the box query: appends
@@ -623,7 +684,7 @@ KCC_HOT uint32_t box_leaf_run(const kcc_mesh *mesh, uint32_t s0, uint32_t n, con
                               box_answer answer, uint32_t *out, uint32_t capacity, uint32_t found)
 {
     const bool exact = answer == BOX_EXACT || answer == BOX_EXACT_ONCE;
-    const bool listed = mesh->dup_first && (answer == BOX_EXACT || answer == BOX_BOUNDS);
+    const bool listed = mesh->duplicate_count > 0 && (answer == BOX_EXACT || answer == BOX_BOUNDS);
     for (int hits = leaf_hits(mesh, s0, n, qb, exact); hits != 0; hits &= hits - 1) {
         const int bit = hits & -hits;
         const uint32_t s = s0 + (uint32_t)((bit >> 1) - (bit >> 3));
@@ -637,7 +698,7 @@ KCC_HOT uint32_t box_leaf_run(const kcc_mesh *mesh, uint32_t s0, uint32_t n, con
                 }
                 out[j] = s;
             } else {
-                out[found] = mesh->tri_id[s];
+                out[found] = kcc_mesh_tri_id(mesh, s);
             }
         }
         ++found;
@@ -797,7 +858,7 @@ KCC_HOT float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
 {
     sweep_walk *w = ctx;
     for (uint32_t s = first, end = first + count; s < end; ++s) {
-        const uint32_t id = w->mesh->tri_id[s];
+        const uint32_t id = kcc_mesh_tri_id(w->mesh, s);
         if (w->best_t == 0.0 && id > w->best_id)
             continue; /* can at best tie at t = 0, and ties go to the lower index */
         const float *v[3];

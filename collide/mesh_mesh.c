@@ -999,26 +999,18 @@ static bool tri_live(mm_leaf *leaf, uint32_t i)
     return leaf->state[i] == MM_TRI_LIVE;
 }
 
-/// The input indices slot s stands for: its own and its exact duplicates'.
-static uint32_t slot_duplicates(const kcc_mesh *mesh, uint32_t slot, const uint32_t **out)
-{
-    *out = NULL;
-    if (!mesh->dup_first)
-        return 0;
-    *out = mesh->dup_ids + mesh->dup_first[slot];
-    return mesh->dup_first[slot + 1] - mesh->dup_first[slot];
-}
-
 /// Reports slot pair (sa, sb) once per pair of input indices they stand for (self: smaller first).
 static void report_slots(mm_query *q, uint32_t sa, uint32_t sb, float seg[2][3])
 {
-    const uint32_t *dup_a, *dup_b;
-    const uint32_t na = slot_duplicates(q->mesh[0], sa, &dup_a);
-    const uint32_t nb = slot_duplicates(q->mesh[1], sb, &dup_b);
+    uint32_t dup_a, dup_b;
+    const uint32_t na = kcc_mesh_duplicates(q->mesh[0], sa, &dup_a);
+    const uint32_t nb = kcc_mesh_duplicates(q->mesh[1], sb, &dup_b);
     for (uint32_t i = 0; i <= na; ++i)
         for (uint32_t j = 0; j <= nb; ++j) {
-            const uint32_t a = i == 0 ? q->mesh[0]->tri_id[sa] : dup_a[i - 1];
-            const uint32_t b = j == 0 ? q->mesh[1]->tri_id[sb] : dup_b[j - 1];
+            const uint32_t a = i == 0 ? kcc_mesh_tri_id(q->mesh[0], sa)
+                                      : kcc_mesh_dup_id(q->mesh[0], dup_a + i - 1);
+            const uint32_t b = j == 0 ? kcc_mesh_tri_id(q->mesh[1], sb)
+                                      : kcc_mesh_dup_id(q->mesh[1], dup_b + j - 1);
             if (q->self && a > b)
                 sink_add(&q->sink, b, a, seg);
             else

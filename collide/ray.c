@@ -180,7 +180,7 @@ KCC_HOT void ray_offer(kcc_ray_walk *w, uint32_t s, float woop_t)
     const float *v[3];
     kcc_mesh_corners(w->mesh, s, v);
     float tr = refine_t(v[0], v[1], v[2], w->origin, w->dir, woop_t, w->max_t);
-    uint32_t id = w->mesh->tri_id[s];
+    uint32_t id = kcc_mesh_tri_id(w->mesh, s);
     if (tr < w->best || (tr == w->best && id < w->best_id)) {
         w->best = tr;
         w->best_slot = s;

@@ -491,7 +491,7 @@ KCC_HOT float shape_leaf(void *ctx, uint32_t first, uint32_t count)
 {
     shape_walk *w = ctx;
     for (uint32_t s = first, end = first + count; s < end; ++s) {
-        const uint32_t id = w->mesh->tri_id[s];
+        const uint32_t id = kcc_mesh_tri_id(w->mesh, s);
         if (w->best_t == 0.0f && id > w->best_id)
             continue; /* can at best tie at t = 0, and ties go to the lower index */
         const float *v[3];
@@ -649,9 +649,9 @@ static uint32_t overlap_leaf(const kcc_mesh *mesh, uint32_t first, uint32_t coun
         if (!near || !tri_within(&t, center, r))
             continue;
         if (found < capacity)
-            out[found] = mesh->tri_id[s];
+            out[found] = kcc_mesh_tri_id(mesh, s);
         ++found;
-        if (mesh->dup_first)
+        if (mesh->duplicate_count > 0)
             found = kcc_mesh_append_duplicates(mesh, s, out, capacity, found);
     }
     return found;

@@ -596,25 +596,47 @@ static bool leaf_valid(const kcc_mesh *m, uint32_t first, uint32_t count, const 
     return true;
 }
 
-/* The duplicate lists: offsets ascending from 0 to duplicate_count; each listed index in range,
- * mapped to the slot it is listed beside, above that slot's representative and above the one
- * listed before it (so listed once). */
+/* The marks of the duplicate lists: each word's rank the marks before it, no mark past the tree's
+ * slots, dup_sets marks in all, and the lists' starts rising strictly (each marked slot has a
+ * copy) from 0 to duplicate_count. */
+static bool dup_marks_valid(const kcc_mesh *m)
+{
+    const uint32_t words = (m->tree_triangles + 63u) / 64u;
+    uint32_t sets = 0;
+    for (uint32_t w = 0; w < words; ++w) {
+        if (m->dup_rank[w] != sets)
+            return false;
+        sets += (uint32_t)__builtin_popcountll(m->dup_marks[w]);
+    }
+    if (m->tree_triangles % 64u != 0 && m->dup_marks[words - 1u] >> (m->tree_triangles % 64u) != 0)
+        return false;
+    if (sets != m->dup_sets || sets > m->duplicate_count || kcc_index_at(m, m->dup_first, 0) != 0 ||
+        kcc_index_at(m, m->dup_first, sets) != m->duplicate_count)
+        return false;
+    for (uint32_t r = 0; r < sets; ++r)
+        if (kcc_index_at(m, m->dup_first, r) >= kcc_index_at(m, m->dup_first, r + 1u))
+            return false;
+    return true;
+}
+
+/* The duplicate lists: their marks sound; each listed index in range, mapped to the slot it is
+ * listed beside, above that slot's representative and above the one listed before it (so listed
+ * once). */
 static bool dup_lists_valid(const kcc_mesh *m)
 {
-    if ((m->dup_first == NULL) != (m->duplicate_count == 0))
+    if ((m->dup_marks != NULL) != (m->duplicate_count > 0))
         return false;
-    if (!m->dup_first)
+    if (!m->dup_marks)
         return true;
-    if (m->dup_first[0] != 0 || m->dup_first[m->tree_triangles] != m->duplicate_count)
+    if (!dup_marks_valid(m))
         return false;
     for (uint32_t s = 0; s < m->tree_triangles; ++s) {
-        const uint32_t begin = m->dup_first[s], end = m->dup_first[s + 1u];
-        if (begin > end || end > m->duplicate_count)
-            return false;
-        uint32_t above = m->tri_id[s];
+        uint32_t begin;
+        const uint32_t listed = kcc_mesh_duplicates(m, s, &begin), end = begin + listed;
+        uint32_t above = kcc_mesh_tri_id(m, s);
         for (uint32_t i = begin; i < end; ++i) {
-            const uint32_t t = m->dup_ids[i];
-            if (t <= above || t >= m->triangle_count || m->tri_slot[t] != s)
+            const uint32_t t = kcc_mesh_dup_id(m, i);
+            if (t <= above || t >= m->triangle_count || kcc_mesh_slot_of(m, t) != s)
                 return false;
             above = t;
         }
@@ -622,23 +644,25 @@ static bool dup_lists_valid(const kcc_mesh *m)
     return true;
 }
 
-/* The index maps: every corner index a stored vertex (checked before any triangle is read), tri_id
- * and tri_slot inverse on the stored slots, the slots past the tree's holding exactly the
+/* The index maps: their width the one the triangle count gives (16-bit up to
+ * KCC_MESH_NARROW_IDS), every corner offset a stored vertex (checked before any triangle is read),
+ * tri_id and tri_slot inverse on the stored slots, the slots past the tree's holding exactly the
  * degenerate triangles, and every other input triangle a listed duplicate of a tree slot's (each
  * listed one maps to its slot, so equal counts leave none unlisted). */
 static bool maps_valid(const kcc_mesh *m)
 {
     if (m->tree_triangles > m->slot_count || m->slot_count > m->triangle_count ||
         m->triangle_count - m->slot_count != m->duplicate_count ||
-        (m->tree_triangles == 0) != (m->quad_count == 0) || m->vertex_count > 3ull * m->slot_count)
+        (m->tree_triangles == 0) != (m->quad_count == 0) || m->vertex_count > 3ull * m->slot_count ||
+        m->narrow_ids != (m->triangle_count <= KCC_MESH_NARROW_IDS))
         return false;
     for (uint32_t s = 0; s < m->slot_count; ++s)
         for (int c = 0; c < 3; ++c)
-            if (m->corners[s][c] % 3u != 0 ||
-                (uint64_t)m->corner_base[s / KCC_CORNER_BLOCK] + m->corners[s][c] / 3u >= m->vertex_count)
+            if ((uint64_t)m->corner_base[s / KCC_CORNER_BLOCK] + m->corners[s][c] >= m->vertex_count)
                 return false;
     for (uint32_t s = 0; s < m->slot_count; ++s) {
-        if (m->tri_id[s] >= m->triangle_count || m->tri_slot[m->tri_id[s]] != s)
+        const uint32_t id = kcc_mesh_tri_id(m, s);
+        if (id >= m->triangle_count || kcc_mesh_slot_of(m, id) != s)
             return false;
         kcc_tri t;
         kcc_mesh_tri(m, s, &t);
@@ -647,10 +671,10 @@ static bool maps_valid(const kcc_mesh *m)
     }
     uint32_t unlisted = 0;
     for (uint32_t t = 0; t < m->triangle_count; ++t) {
-        const uint32_t s = m->tri_slot[t];
+        const uint32_t s = kcc_mesh_slot_of(m, t);
         if (s >= m->slot_count)
             return false;
-        if (m->tri_id[s] != t) {
+        if (kcc_mesh_tri_id(m, s) != t) {
             if (s >= m->tree_triangles)
                 return false;
             ++unlisted;

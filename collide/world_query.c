@@ -231,12 +231,13 @@ uint32_t kcc_body_append_slot(const kcc_mesh *mesh, uint32_t s, uint32_t body_id
                               kcc_body_triangle *out, uint32_t capacity, uint32_t found)
 {
     if (found < capacity)
-        out[found] = (kcc_body_triangle){.body = body_id, .triangle = mesh->tri_id[s]};
+        out[found] = (kcc_body_triangle){.body = body_id, .triangle = kcc_mesh_tri_id(mesh, s)};
     ++found;
-    if (mesh->dup_first)
-        for (uint32_t d = mesh->dup_first[s]; d < mesh->dup_first[s + 1u]; ++d, ++found)
-            if (found < capacity)
-                out[found] = (kcc_body_triangle){.body = body_id, .triangle = mesh->dup_ids[d]};
+    uint32_t begin;
+    const uint32_t listed = kcc_mesh_duplicates(mesh, s, &begin);
+    for (uint32_t d = begin; d < begin + listed; ++d, ++found)
+        if (found < capacity)
+            out[found] = (kcc_body_triangle){.body = body_id, .triangle = kcc_mesh_dup_id(mesh, d)};
     return found;
 }
 
@@ -335,7 +336,7 @@ static float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
         const uint32_t n = end - s0 < 4 ? end - s0 : 4;
         const kcc_tri *t = placed_run(q->body, q->leaf, q->identity, s0, n, buf);
         for (uint32_t i = 0; i < n; ++i)
-            sweep_offer(q, &t[i], q->leaf->tri_id[s0 + i]);
+            sweep_offer(q, &t[i], kcc_mesh_tri_id(q->leaf, s0 + i));
     }
     return q->limit;
 }

@@ -346,7 +346,7 @@ static bool slot_local_tri(const kcc_body *b, uint32_t s, kcc_local_tri *out)
     if (!mesh->hf) {
         kcc_tri t;
         kcc_mesh_tri(mesh, s, &t);
-        placed_local_tri(b, &t, mesh->tri_id[s], out);
+        placed_local_tri(b, &t, kcc_mesh_tri_id(mesh, s), out);
         return true;
     }
     kcc_tri t;
@@ -402,7 +402,7 @@ static bool visit_leaf_slots(const kcc_body *b, const kcc_mesh *leaf, uint32_t s
                               max3f(t->v[0][2], t->v[1][2], t->v[2][2])};
         if (!boxes_touch(tlo, thi, qb->lo, qb->hi))
             continue;
-        placed_local_tri(b, t, leaf->tri_id[s], &v->tri);
+        placed_local_tri(b, t, kcc_mesh_tri_id(leaf, s), &v->tri);
         if (!visit(ctx, v))
             return false;
     }
@@ -639,7 +639,7 @@ static bool triangle_of_id(const kcc_world_source *src, uint32_t id, kcc_local_t
     const kcc_body *b = kcc_world_body_of_triangle(src->world, id, &input);
     if (!b || !(b->layers & src->layer_mask))
         return false;
-    return slot_local_tri(b, b->mesh->hf ? input : b->mesh->tri_slot[input], out);
+    return slot_local_tri(b, b->mesh->hf ? input : kcc_mesh_slot_of(b->mesh, input), out);
 }
 
 static bool world_triangle(const kcc_local_source *base, uint32_t id, vec3 out_corners[3])

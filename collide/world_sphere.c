@@ -93,7 +93,7 @@ static float shape_leaf(void *ctx, uint32_t first, uint32_t count)
     shape_query *q = ctx;
     const kcc_mesh *mesh = q->leaf;
     for (uint32_t s = first, end = first + count; s < end; ++s) {
-        const uint32_t id = mesh->tri_id[s];
+        const uint32_t id = kcc_mesh_tri_id(mesh, s);
         if (q->best.t == 0.0f && !shape_earlier(q, 0.0f, id))
             continue; /* can at best tie at t = 0, and loses the tie */
         kcc_tri own;

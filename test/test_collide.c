@@ -480,7 +480,7 @@ static void tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle(void
                 ++leaves;
                 assert_true(q->count[i] <= KCC_LEAF_MAX);
                 for (uint32_t t = q->first[i]; t < q->first[i] + q->count[i]; ++t) {
-                    seen[m->tri_id[t]]++;
+                    seen[kcc_mesh_tri_id(m, t)]++;
                     kcc_tri corners;
                     kcc_mesh_tri(m, t, &corners);
                     for (int c = 0; c < 3; ++c)
@@ -516,11 +516,13 @@ static int cmp_corner(const void *a, const void *b)
 
 /* The mesh stores each distinct corner once, equal meaning equal bit for bit (+0 and -0 stay apart),
  * and every triangle reads back its input floats exactly: a grid of quads given as a soup (every
- * triangle repeats its corners) plus a triangle whose corner is the grid's origin with x = -0. */
+ * triangle repeats its corners) plus a triangle whose corner is the grid's origin with x = -0. The
+ * grid has 172 distinct corners, fewer than the 208 a block's offsets always reach back, so none is
+ * out of reach (corners_out_of_reach_are_copied_bit_for_bit covers the copies). */
 static void corners_are_stored_once_bit_for_bit(void **state)
 {
     (void)state;
-    enum { G = 40 };
+    enum { G = 12 };
     const uint32_t n = 2 * G * G + 1;
     soup s = {malloc(sizeof(float) * 9 * n), n};
     assert_non_null(s.p);
@@ -560,10 +562,11 @@ static void corners_are_stored_once_bit_for_bit(void **state)
     free(s.p);
 }
 
-/* Corners are 16-bit offsets from a base per block of slots; a corner whose earlier copy lies out of
- * a block's reach is stored again (the same floats). A 400 x 400 grid (160,801 corners, more than
- * 21,845 numbered between the two sides of a split) has such copies; every triangle still reads
- * back its input floats, and rays down hit what the brute force over kcc_tri_raycast hits. */
+/* Corners are 8-bit offsets (in vertices) from a base per block of slots; a corner whose earlier
+ * copy lies out of a block's reach is stored again (the same floats). A 400 x 400 grid (160,801
+ * corners, far more than 255 numbered between the two sides of a split) has such copies; every
+ * triangle still reads back its input floats, and rays down hit what the brute force over
+ * kcc_tri_raycast hits. */
 static void corners_out_of_reach_are_copied_bit_for_bit(void **state)
 {
     (void)state;
@@ -601,6 +604,55 @@ static void corners_out_of_reach_are_copied_bit_for_bit(void **state)
     free(idx);
 }
 
+/* n - 1 distinct small triangles on a 256-wide grid of unit cells (triangle i in cell (i % 256,
+ * i / 256)), then input n - 1 an exact duplicate of triangle 0. */
+static soup soup_cells_with_a_copy(uint32_t n)
+{
+    soup s = {malloc(sizeof(float) * 9 * n), n};
+    assert_non_null(s.p);
+    for (uint32_t i = 0; i + 1 < n; ++i) {
+        const float x = (float)(i % 256u), z = (float)(i / 256u);
+        const float tri[9] = {x, 0, z, x + 0.5f, 0, z, x, 0, z + 0.5f};
+        memcpy(s.p + 9 * i, tri, sizeof tri);
+    }
+    memcpy(s.p + 9 * (n - 1), s.p, 9 * sizeof(float));
+    return s;
+}
+
+/* Index maps and duplicate lists are 16-bit up to 65,536 input triangles and 32-bit above: at
+ * 65,536 and 65,537 triangles (the last a copy of triangle 0, so the lists hold the largest index)
+ * every input index reads back its own corners (kcc_mesh_triangle, through tri_slot) and a box
+ * inside its cell reports exactly it (through tri_id and the duplicate lists), as the input says. */
+static void index_maps_switch_width_above_65536_triangles_and_every_index_round_trips(void **state)
+{
+    (void)state;
+    for (uint32_t n = 65536; n <= 65537; ++n) {
+        soup s = soup_cells_with_a_copy(n);
+        kcc_mesh *m = build_soup(&s);
+        assert_int_equal(m->narrow_ids, n <= 65536);
+        assert_int_equal(kcc_mesh_validate(m), KCC_OK);
+        for (uint32_t i = 0; i < n; ++i) {
+            vec3 corners[3];
+            assert_true(kcc_mesh_triangle(m, i, corners));
+            assert_memory_equal(corners, s.p + 9 * i, sizeof corners);
+            const float x = s.p[9 * i] + 0.1f, z = s.p[9 * i + 2] + 0.1f;
+            const vec3 box[2] = {{x - 0.05f, -0.1f, z - 0.05f}, {x + 0.05f, 0.1f, z + 0.05f}};
+            uint32_t found[4];
+            const uint32_t count = kcc_mesh_overlap_aabb(m, box, found, 4);
+            if (i == 0 || i == n - 1) { /* triangle 0 and its copy */
+                assert_int_equal(count, 2);
+                assert_int_equal(found[0], 0);
+                assert_int_equal(found[1], n - 1);
+            } else {
+                assert_int_equal(count, 1);
+                assert_int_equal(found[0], i);
+            }
+        }
+        kcc_mesh_destroy(m);
+        free(s.p);
+    }
+}
+
 static void rebuilding_the_same_input_gives_an_identical_tree_and_answers(void **state)
 {
     (void)state;
@@ -610,9 +662,11 @@ static void rebuilding_the_same_input_gives_an_identical_tree_and_answers(void *
     assert_memory_equal(a->quads, b->quads, sizeof(kcc_node4) * a->quad_count);
     assert_int_equal(a->vertex_count, b->vertex_count);
     assert_memory_equal(a->verts, b->verts, sizeof(float) * 3 * a->vertex_count);
-    assert_memory_equal(a->corner_base, b->corner_base, sizeof(uint32_t) * ((a->slot_count + 3) / 4));
-    assert_memory_equal(a->corners, b->corners, sizeof(uint16_t) * 3 * a->slot_count);
-    assert_memory_equal(a->tri_id, b->tri_id, sizeof(uint32_t) * a->slot_count);
+    assert_memory_equal(a->corner_base, b->corner_base,
+                        sizeof(uint32_t) * ((a->slot_count + KCC_CORNER_BLOCK - 1) / KCC_CORNER_BLOCK));
+    assert_memory_equal(a->corners, b->corners, 3 * a->slot_count);
+    for (uint32_t slot = 0; slot < a->slot_count; ++slot)
+        assert_int_equal(kcc_mesh_tri_id(a, slot), kcc_mesh_tri_id(b, slot));
     test_rng r = rng_seed(8);
     for (int q = 0; q < 200; ++q) {
         vec3 o = {rng_f(&r, 0, 50), rng_f(&r, 0, 50), rng_f(&r, 0, 50)};
@@ -1833,6 +1887,19 @@ static void validator_accepts_every_generated_and_shared_level_and_random_soups(
     assert_int_equal(kcc_mesh_validate(NULL), KCC_ERR_NULL_ARGUMENT);
 }
 
+/* Index array a of mesh m, moved into block, a copy of m's block. */
+static kcc_index_array index_array_copy(const kcc_mesh *m, kcc_index_array a, char *block)
+{
+    const char *from = m->narrow_ids ? (const char *)a.narrow : (const char *)a.wide;
+    char *to = block + (from - (const char *)m);
+    kcc_index_array out;
+    if (m->narrow_ids)
+        out.narrow = (uint16_t *)(void *)to;
+    else
+        out.wide = (uint32_t *)(void *)to;
+    return out;
+}
+
 /* A private copy of a mesh's block with its pointers moved into the copy (free with free()). */
 static kcc_mesh *mesh_copy(const kcc_mesh *m)
 {
@@ -1845,12 +1912,14 @@ static kcc_mesh *mesh_copy(const kcc_mesh *m)
     c->quads = (kcc_node4 *)(void *)(block + ((const char *)m->quads - base));
     c->verts = (float(*)[3])(void *)(block + ((const char *)m->verts - base));
     c->corner_base = (uint32_t *)(void *)(block + ((const char *)m->corner_base - base));
-    c->corners = (uint16_t(*)[3])(void *)(block + ((const char *)m->corners - base));
-    c->tri_id = (uint32_t *)(void *)(block + ((const char *)m->tri_id - base));
-    c->tri_slot = (uint32_t *)(void *)(block + ((const char *)m->tri_slot - base));
-    if (m->dup_first) {
-        c->dup_first = (uint32_t *)(void *)(block + ((const char *)m->dup_first - base));
-        c->dup_ids = (uint32_t *)(void *)(block + ((const char *)m->dup_ids - base));
+    c->corners = (uint8_t(*)[3])(void *)(block + ((const char *)m->corners - base));
+    c->tri_id = index_array_copy(m, m->tri_id, block);
+    c->tri_slot = index_array_copy(m, m->tri_slot, block);
+    if (m->duplicate_count > 0) {
+        c->dup_marks = (uint64_t *)(void *)(block + ((const char *)m->dup_marks - base));
+        c->dup_rank = (uint32_t *)(void *)(block + ((const char *)m->dup_rank - base));
+        c->dup_first = index_array_copy(m, m->dup_first, block);
+        c->dup_ids = index_array_copy(m, m->dup_ids, block);
     }
     return c;
 }
@@ -1869,7 +1938,18 @@ static void find_slot(const kcc_mesh *m, uint32_t from, bool want_leaf, uint32_t
     fail_msg("no such slot");
 }
 
-enum { CORRUPTIONS = 10 };
+enum { CORRUPTIONS = 12 };
+
+/* A slot and corner of c whose 8-bit offset can name a vertex past the stored ones. */
+static void find_offset_with_room(const kcc_mesh *c, uint32_t *slot)
+{
+    for (uint32_t s = c->slot_count; s-- > 0;)
+        if (c->corner_base[s / KCC_CORNER_BLOCK] + 255u >= c->vertex_count) {
+            *slot = s;
+            return;
+        }
+    fail_msg("no offset can reach past the vertices");
+}
 
 /* Corruption number `which` of a copy: each breaks one invariant the queries rely on. */
 static void corrupt(kcc_mesh *c, int which)
@@ -1894,7 +1974,7 @@ static void corrupt(kcc_mesh *c, int which)
         c->quads[q].count[i] -= 1;
         break;
     case 4: /* the index maps disagree */
-        c->tri_id[0] = c->tri_id[last];
+        kcc_index_set(c, c->tri_id, 0, kcc_mesh_tri_id(c, last));
         break;
     case 5: /* a live triangle turned degenerate */
         c->corners[last][1] = c->corners[last][0];
@@ -1916,35 +1996,51 @@ static void corrupt(kcc_mesh *c, int which)
     case 8: /* a corner names a vertex past the stored ones */
         c->corner_base[last / KCC_CORNER_BLOCK] = c->vertex_count;
         break;
+    case 9: /* a corner offset names a vertex past the stored ones */
+        find_offset_with_room(c, &last);
+        c->corners[last][2] = 255;
+        break;
+    case 10: /* the index width disagrees with the triangle count */
+        c->narrow_ids = !c->narrow_ids;
+        break;
     default: /* a triangle moved out of its leaf */
-        c->verts[c->corner_base[last / KCC_CORNER_BLOCK] + c->corners[last][0] / 3u][0] += 1000.0f;
+        c->verts[c->corner_base[last / KCC_CORNER_BLOCK] + c->corners[last][0]][0] += 1000.0f;
         break;
     }
 }
 
-enum { DUP_CORRUPTIONS = 5 };
+enum { DUP_CORRUPTIONS = 7 };
 
 /* Corruption number `which` of the duplicate lists of a copy. */
 static void corrupt_duplicates(kcc_mesh *c, int which)
 {
-    uint32_t s = 0;
-    while (c->dup_first[s + 1] - c->dup_first[s] < 2) /* a slot with at least two listed copies */
+    uint32_t s = 0, at = 0, rank = 0, none = 0, unused = 0;
+    while (kcc_mesh_duplicates(c, s, &at) < 2) /* a slot with two listed copies */
         ++s;
-    const uint32_t at = c->dup_first[s];
+    while (kcc_index_at(c, c->dup_first, rank) != at) /* its list's number */
+        ++rank;
+    while (kcc_mesh_duplicates(c, none, &unused) > 0) /* a slot without copies */
+        ++none;
+    const uint32_t first_copy = kcc_mesh_dup_id(c, at), second_copy = kcc_mesh_dup_id(c, at + 1);
     switch (which) {
     case 0: /* a listed copy names its representative: listed twice over */
-        c->dup_ids[at] = c->tri_id[s];
+        kcc_index_set(c, c->dup_ids, at, kcc_mesh_tri_id(c, s));
         break;
     case 1: /* two listed copies swap places: the list is no longer ascending */
-        c->dup_ids[at] ^= c->dup_ids[at + 1];
-        c->dup_ids[at + 1] ^= c->dup_ids[at];
-        c->dup_ids[at] ^= c->dup_ids[at + 1];
+        kcc_index_set(c, c->dup_ids, at, second_copy);
+        kcc_index_set(c, c->dup_ids, at + 1, first_copy);
         break;
     case 2: /* a copy's slot points at another triangle: it is in no list */
-        c->tri_slot[c->dup_ids[at]] = s == 0 ? 1 : 0;
+        kcc_index_set(c, c->tri_slot, first_copy, s == 0 ? 1 : 0);
         break;
     case 3: /* a list's end moves into the next one */
-        c->dup_first[s + 1] += 1;
+        kcc_index_set(c, c->dup_first, rank + 1, kcc_index_at(c, c->dup_first, rank + 1) + 1);
+        break;
+    case 4: /* the slot's mark is cleared: its copies are listed beside no slot */
+        c->dup_marks[s / 64] &= ~(UINT64_C(1) << (s % 64));
+        break;
+    case 5: /* a slot without copies is marked */
+        c->dup_marks[none / 64] |= UINT64_C(1) << (none % 64);
         break;
     default: /* the copies' count disagrees with the lists */
         c->duplicate_count -= 1;
@@ -2018,6 +2114,7 @@ int test_group_collide(void)
         cmocka_unit_test(tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle),
         cmocka_unit_test(corners_are_stored_once_bit_for_bit),
         cmocka_unit_test(corners_out_of_reach_are_copied_bit_for_bit),
+        cmocka_unit_test(index_maps_switch_width_above_65536_triangles_and_every_index_round_trips),
         cmocka_unit_test(rebuilding_the_same_input_gives_an_identical_tree_and_answers),
         cmocka_unit_test(ray_cast_matches_brute_force_on_random_soups),
         cmocka_unit_test(ray_through_grid_vertices_and_edges_always_hits),

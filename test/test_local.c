@@ -320,7 +320,7 @@ static void check_gather(scene *s, const kcc_local *L, const vec3 region[2])
         assert_true(boxes_touch(s->lo[id], s->hi[id], region[0], region[1]));
         assert_int_equal(s->mark[id], 0); /* no duplicates */
         s->mark[id] = 1;
-        const uint32_t slot = s->mesh->tri_slot[id];
+        const uint32_t slot = kcc_mesh_slot_of(s->mesh, id);
         if (i > 0 && !(slot > prev))
             fail_msg("%s: list entry %u (triangle %u) at leaf slot %u after slot %u", s->name, i,
                      id, slot, prev);
@@ -987,7 +987,7 @@ static void local_queries_ask_their_source_in_every_mode(void **state)
     kcc_local_face_normal(&L, want.triangle, n);
     kcc_plane plane; /* the plane's definition: computed from the stored corners */
     kcc_tri corners;
-    kcc_mesh_tri(s.mesh, s.mesh->tri_slot[want.triangle], &corners);
+    kcc_mesh_tri(s.mesh, kcc_mesh_slot_of(s.mesh, want.triangle), &corners);
     kcc_tri_plane(&corners, &plane);
     assert_memory_equal(n, plane.n, sizeof n);
     assert_int_equal(calls[ASK_FACE_NORMAL], 1);
