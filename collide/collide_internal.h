@@ -16,6 +16,9 @@
 #if defined(__SSE2__) && !defined(KCC_NO_SIMD)
 #define KCC_SSE 1
 #include <emmintrin.h>
+#if defined(__SSE4_1__)
+#include <smmintrin.h> /* the AVX2 build's byte widening (kcc_qnode4_counts) */
+#endif
 #else
 #define KCC_SSE 0
 #endif
@@ -256,16 +259,33 @@ KCC_HOT void kcc_qnode4_frame_load(const kcc_qnode4 *g, kcc_qnode4_frame *f)
     f->step[2] = _mm_castsi128_ps(_mm_slli_epi32(_mm_and_si128(word, _mm_set1_epi32(0xFF0000)), 7));
 }
 
+/// The four step counts at p (four bytes) as floats.
+KCC_HOT __m128 kcc_qnode4_counts(const uint8_t *p)
+{
+    int32_t packed;
+    memcpy(&packed, p, sizeof packed);
+#if defined(__SSE4_1__)
+    return _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(packed)));
+#else
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i wide = _mm_unpacklo_epi8(_mm_cvtsi32_si128(packed), zero);
+    return _mm_cvtepi32_ps(_mm_unpacklo_epi16(wide, zero));
+#endif
+}
+
 /// The four children's decoded bound along axis k from the four step counts at byte offset off of
 /// g->q (8 k for lo, 8 k + 4 for hi): the very values kcc_qnode4_decode gives a live slot.
 KCC_HOT __m128 kcc_qnode4_plane(const kcc_qnode4 *g, const kcc_qnode4_frame *f, int k, uint32_t off)
 {
-    int32_t packed;
-    memcpy(&packed, &g->q[0][0][0] + off, sizeof packed);
-    const __m128i zero = _mm_setzero_si128();
-    const __m128i wide = _mm_unpacklo_epi8(_mm_cvtsi32_si128(packed), zero);
-    const __m128 steps = _mm_cvtepi32_ps(_mm_unpacklo_epi16(wide, zero));
-    return _mm_add_ps(f->base[k], _mm_mul_ps(steps, f->step[k]));
+    return _mm_add_ps(f->base[k], _mm_mul_ps(kcc_qnode4_counts(&g->q[0][0][0] + off), f->step[k]));
+}
+
+/// All six planes of g: planes[k][0] = lo along k, planes[k][1] = hi (kcc_qnode4_plane).
+KCC_HOT void kcc_qnode4_planes(const kcc_qnode4 *g, const kcc_qnode4_frame *f, __m128 planes[3][2])
+{
+    for (int k = 0; k < 3; ++k)
+        for (int side = 0; side < 2; ++side)
+            planes[k][side] = kcc_qnode4_plane(g, f, k, 8u * (uint32_t)k + 4u * (uint32_t)side);
 }
 #endif
 
@@ -285,10 +305,11 @@ KCC_HOT const kcc_node4 *kcc_qnode4_decode(const kcc_qnode4 *g, kcc_node4 *out)
     const __m128 ceil_v = _mm_xor_ps(floor_v, _mm_set1_ps(-0.0f));
     kcc_qnode4_frame f;
     kcc_qnode4_frame_load(g, &f);
+    __m128 decoded[3][2];
+    kcc_qnode4_planes(g, &f, decoded);
     for (int k = 0; k < 3; ++k) {
-        const uint32_t off = 8u * (uint32_t)k;
-        _mm_storeu_ps(planes[k][0], _mm_max_ps(kcc_qnode4_plane(g, &f, k, off), floor_v));
-        _mm_storeu_ps(planes[k][1], _mm_min_ps(kcc_qnode4_plane(g, &f, k, off + 4u), ceil_v));
+        _mm_storeu_ps(planes[k][0], _mm_max_ps(decoded[k][0], floor_v));
+        _mm_storeu_ps(planes[k][1], _mm_min_ps(decoded[k][1], ceil_v));
     }
 #else
     for (int k = 0; k < 3; ++k) {
@@ -754,12 +775,12 @@ KCC_HOT int kcc_pbox_qtest(const kcc_pbox *q, const kcc_qnode4 *g)
 #if KCC_SSE
     kcc_qnode4_frame f;
     kcc_qnode4_frame_load(g, &f);
+    __m128 planes[3][2];
+    kcc_qnode4_planes(g, &f, planes);
     __m128 m = _mm_castsi128_ps(_mm_set1_epi32(-1));
-    for (int k = 0; k < 3; ++k) {
-        const uint32_t off = 8u * (uint32_t)k;
-        m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(kcc_qnode4_plane(g, &f, k, off), q->v_hi[k]),
-                                     _mm_cmpge_ps(kcc_qnode4_plane(g, &f, k, off + 4u), q->v_lo[k])));
-    }
+    for (int k = 0; k < 3; ++k)
+        m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(planes[k][0], q->v_hi[k]),
+                                     _mm_cmpge_ps(planes[k][1], q->v_lo[k])));
     return _mm_movemask_ps(m) & g->slots;
 #else
     kcc_node4 decoded;
