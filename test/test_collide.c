@@ -2096,6 +2096,51 @@ static void validator_catches_each_corruption_of_a_copied_tree(void **state)
     free(s.p);
 }
 
+enum { GROUP_CORRUPTIONS = 7 };
+
+/* Corruption number `which` of a copy's quantised groups (kcc_qnode4): each a status, never a
+ * crash or a box no test can trust. */
+static void corrupt_group(kcc_mesh *c, int which)
+{
+    uint32_t q = 0;
+    int i = 0;
+    find_slot(c, 0, false, &q, &i);
+    kcc_qnode4 *g = &c->groups[q];
+    switch (which) {
+    case 0: /* a step of exponent 0 (a zero step: every box a point) */
+        g->exp[1] = 0;
+        break;
+    case 1: /* a step of exponent 255 (infinite or NaN bounds) */
+        g->exp[2] = 255;
+        break;
+    case 2: /* a base that is not a number */
+        g->base[0] = NAN;
+        break;
+    case 3: /* a child's quantised lo above its hi */
+        g->q[1][0][i] = 200, g->q[1][1][i] = 100;
+        break;
+    case 4: /* a hole in the slots: slot 0 empty, the others live */
+        g->slots = 14;
+        break;
+    case 5: /* an inner child naming a group past the last */
+        g->first[i] = c->quad_count;
+        break;
+    default: /* the padding set */
+        g->pad = 1;
+        break;
+    }
+}
+
+static void validator_catches_each_corruption_of_a_quantised_group(void **state)
+{
+    (void)state;
+    soup s = soup_random(92, 3000, 40.0f, 1.0f);
+    kcc_mesh *m = build_soup(&s);
+    expect_each_corruption_caught(m, GROUP_CORRUPTIONS, corrupt_group);
+    kcc_mesh_destroy(m);
+    free(s.p);
+}
+
 /* A box and a sweep near FLT_MAX: the walk's grown, swept bounds overflow float, so the sweep
  * answers by testing every triangle (it crashed walking the tree, whose empty slots the infinite
  * slab distances entered). The hand-computed answer: the box's bottom at 2e38 meets the floor at
@@ -2125,6 +2170,7 @@ int test_group_collide(void)
         cmocka_unit_test(triangle_accessor_returns_input_corners_with_stride_and_implicit_indices),
         cmocka_unit_test(tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle),
         cmocka_unit_test(quantised_boxes_contain_the_exact_boxes),
+        cmocka_unit_test(validator_catches_each_corruption_of_a_quantised_group),
         cmocka_unit_test(corners_are_stored_once_bit_for_bit),
         cmocka_unit_test(corners_out_of_reach_are_copied_bit_for_bit),
         cmocka_unit_test(rebuilding_the_same_input_gives_an_identical_tree_and_answers),
