@@ -483,25 +483,39 @@ static inline bool kcc_tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, flo
     return kcc_corners_bounds_swept(v, r, limit);
 }
 
-/// Tests the four children of a group against the segment [0, tmax]; bit i of the result is set
-/// when child i is entered, and out_t[i] is its (shrunk) entry distance.
-KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, float out_t[4])
-{
-    const char *b = (const char *)q;
 #if KCC_SSE
-    const __m128 zero = _mm_setzero_ps(), vt = _mm_set1_ps(tmax), grow = _mm_set1_ps(KCC_SLAB_GROW);
-    __m128 tn = zero, tf = vt;
+/// The slab test of four boxes whose near and far planes along axis k are pn[k], pf[k] (chosen by
+/// the ray's direction) against the segment [0, tmax]: bit i set when box i is entered, out_t[i]
+/// its (shrunk) entry distance.
+KCC_HOT int kcc_pray_slabs(const kcc_pray *r, const __m128 pn[3], const __m128 pf[3], float tmax,
+                           float out_t[4])
+{
+    const __m128 grow = _mm_set1_ps(KCC_SLAB_GROW);
+    __m128 tn = _mm_setzero_ps(), tf = _mm_set1_ps(tmax);
     for (int k = 0; k < 3; ++k) {
-        __m128 pn = _mm_loadu_ps((const float *)(const void *)(b + r->off_n[k]));
-        __m128 pf = _mm_loadu_ps((const float *)(const void *)(b + r->off_f[k]));
-        __m128 a = _mm_mul_ps(_mm_sub_ps(pn, r->v_org_n[k]), r->v_inv[k]);
-        __m128 c = _mm_mul_ps(_mm_mul_ps(_mm_sub_ps(pf, r->v_org_f[k]), r->v_inv[k]), grow);
+        __m128 a = _mm_mul_ps(_mm_sub_ps(pn[k], r->v_org_n[k]), r->v_inv[k]);
+        __m128 c = _mm_mul_ps(_mm_mul_ps(_mm_sub_ps(pf[k], r->v_org_f[k]), r->v_inv[k]), grow);
         tn = _mm_max_ps(a, tn);   /* a NaN a keeps tn */
         tf = _mm_min_ps(c, tf);   /* a NaN c keeps tf */
     }
     tn = _mm_mul_ps(tn, _mm_set1_ps(KCC_SLAB_SHRINK));
     _mm_storeu_ps(out_t, tn);
     return _mm_movemask_ps(_mm_cmple_ps(tn, tf));
+}
+#endif
+
+/// Tests the four children of a group against the segment [0, tmax]; bit i of the result is set
+/// when child i is entered, and out_t[i] is its (shrunk) entry distance.
+KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, float out_t[4])
+{
+    const char *b = (const char *)q;
+#if KCC_SSE
+    __m128 pn[3], pf[3];
+    for (int k = 0; k < 3; ++k) {
+        pn[k] = _mm_loadu_ps((const float *)(const void *)(b + r->off_n[k]));
+        pf[k] = _mm_loadu_ps((const float *)(const void *)(b + r->off_f[k]));
+    }
+    return kcc_pray_slabs(r, pn, pf, tmax, out_t);
 #else
     int mask = 0;
     for (int i = 0; i < 4; ++i) {
@@ -528,22 +542,15 @@ KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, flo
 KCC_HOT int kcc_pray_qtest(const kcc_pray *r, const kcc_qnode4 *g, float tmax, float out_t[4])
 {
 #if KCC_SSE
-    const __m128 zero = _mm_setzero_ps(), vt = _mm_set1_ps(tmax), grow = _mm_set1_ps(KCC_SLAB_GROW);
-    __m128 tn = zero, tf = vt;
     kcc_qnode4_frame f;
     kcc_qnode4_frame_load(g, &f);
+    __m128 pn[3], pf[3];
     for (int k = 0; k < 3; ++k) {
         /* A kcc_node4 plane at byte 32 k + 16 side is q[k][side] at byte 8 k + 4 side. */
-        __m128 pn = kcc_qnode4_plane(g, &f, k, r->off_n[k] >> 2);
-        __m128 pf = kcc_qnode4_plane(g, &f, k, r->off_f[k] >> 2);
-        __m128 a = _mm_mul_ps(_mm_sub_ps(pn, r->v_org_n[k]), r->v_inv[k]);
-        __m128 c = _mm_mul_ps(_mm_mul_ps(_mm_sub_ps(pf, r->v_org_f[k]), r->v_inv[k]), grow);
-        tn = _mm_max_ps(a, tn);   /* a NaN a keeps tn */
-        tf = _mm_min_ps(c, tf);   /* a NaN c keeps tf */
+        pn[k] = kcc_qnode4_plane(g, &f, k, r->off_n[k] >> 2);
+        pf[k] = kcc_qnode4_plane(g, &f, k, r->off_f[k] >> 2);
     }
-    tn = _mm_mul_ps(tn, _mm_set1_ps(KCC_SLAB_SHRINK));
-    _mm_storeu_ps(out_t, tn);
-    return _mm_movemask_ps(_mm_cmple_ps(tn, tf)) & g->slots;
+    return kcc_pray_slabs(r, pn, pf, tmax, out_t) & g->slots;
 #else
     kcc_node4 decoded;
     return kcc_pray_test(r, kcc_qnode4_decode(g, &decoded), tmax, out_t);
