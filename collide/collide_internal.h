@@ -16,6 +16,9 @@
 #if defined(__SSE2__) && !defined(KCC_NO_SIMD)
 #define KCC_SSE 1
 #include <emmintrin.h>
+#if defined(__SSE4_1__)
+#include <smmintrin.h> /* the AVX2 build's byte widening (kcc_qnode4_counts) */
+#endif
 #else
 #define KCC_SSE 0
 #endif
@@ -208,6 +211,130 @@ typedef union kcc_index_array {
     uint32_t *wide;
 } kcc_index_array;
 
+/// A mesh's node group: kcc_node4's four children in 64 bytes (one cache line), their boxes
+/// quantised outward. Along axis k child i's box is decoded (kcc_qnode4_coord) as
+/// base[k] + q[k][0][i] * step and base[k] + q[k][1][i] * step, step = 2^(exp[k] - 127) (the float
+/// whose exponent field is exp[k]; (float)q * step is exact, so the add is the one rounding). The
+/// builder (kcc_qnode4_encode) rounds lo down and hi up and checks each with this very evaluation,
+/// so a decoded box always contains the exact one: a walk enters every node the exact boxes would
+/// and the exact per-triangle tests decide every answer
+/// (quantised_boxes_contain_the_exact_boxes). The children fill slots 0 .. n - 1; the other
+/// slots are empty (all zero), decoded as lo = +inf, hi = -inf. first and count are kcc_node4's
+/// (count <= KCC_LEAF_MAX).
+typedef struct kcc_qnode4 {
+    float    base[3];       ///< the group's box lo: the union of its children's (m)
+    uint8_t  exp[3];        ///< per axis the step's float exponent field, 1 .. 254
+    uint8_t  slots;         ///< bit i set when slot i holds a child: 1, 3, 7 or 15
+    uint8_t  q[3][2][4];    ///< q[k][0][i], q[k][1][i]: child i's lo and hi along k, in steps
+    uint32_t first[4];
+    uint8_t  count[4];
+    uint32_t pad;           ///< 0
+} kcc_qnode4;
+_Static_assert(sizeof(kcc_qnode4) == 64, "a quantised group is one 64-byte line");
+
+/// The step 2^(e - 127) of exponent field e (1 .. 254): a normal power of two.
+static inline float kcc_qnode4_step(uint8_t e)
+{
+    const uint32_t bits = (uint32_t)e << 23;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/// The one evaluation of a quantised bound: base + q * step (the encoder and every walk).
+static inline float kcc_qnode4_coord(float base, float step, uint32_t q)
+{
+    return base + (float)q * step;
+}
+
+#if KCC_SSE
+/// A group's per-axis base and step, each in all four lanes.
+typedef struct kcc_qnode4_frame {
+    __m128 base[3], step[3];
+} kcc_qnode4_frame;
+
+/// g's frame: the bases from its first three floats, each step from its exponent byte moved into
+/// a float's exponent field (kcc_qnode4_step).
+KCC_HOT void kcc_qnode4_frame_load(const kcc_qnode4 *g, kcc_qnode4_frame *f)
+{
+    const __m128 head = _mm_loadu_ps(g->base);
+    const __m128i word = _mm_shuffle_epi32(_mm_castps_si128(head), 0xFF);
+    f->base[0] = _mm_shuffle_ps(head, head, 0x00);
+    f->base[1] = _mm_shuffle_ps(head, head, 0x55);
+    f->base[2] = _mm_shuffle_ps(head, head, 0xAA);
+    f->step[0] = _mm_castsi128_ps(_mm_slli_epi32(_mm_and_si128(word, _mm_set1_epi32(0xFF)), 23));
+    f->step[1] = _mm_castsi128_ps(_mm_slli_epi32(_mm_and_si128(word, _mm_set1_epi32(0xFF00)), 15));
+    f->step[2] = _mm_castsi128_ps(_mm_slli_epi32(_mm_and_si128(word, _mm_set1_epi32(0xFF0000)), 7));
+}
+
+/// The four step counts at p (four bytes) as floats.
+KCC_HOT __m128 kcc_qnode4_counts(const uint8_t *p)
+{
+    int32_t packed;
+    memcpy(&packed, p, sizeof packed);
+#if defined(__SSE4_1__)
+    return _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(packed)));
+#else
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i wide = _mm_unpacklo_epi8(_mm_cvtsi32_si128(packed), zero);
+    return _mm_cvtepi32_ps(_mm_unpacklo_epi16(wide, zero));
+#endif
+}
+
+/// The four children's decoded bound along axis k from the four step counts at byte offset off of
+/// g->q (8 k for lo, 8 k + 4 for hi): the very values kcc_qnode4_decode gives a live slot.
+KCC_HOT __m128 kcc_qnode4_plane(const kcc_qnode4 *g, const kcc_qnode4_frame *f, int k, uint32_t off)
+{
+    return _mm_add_ps(f->base[k], _mm_mul_ps(kcc_qnode4_counts(&g->q[0][0][0] + off), f->step[k]));
+}
+
+/// All six planes of g: planes[k][0] = lo along k, planes[k][1] = hi (kcc_qnode4_plane).
+KCC_HOT void kcc_qnode4_planes(const kcc_qnode4 *g, const kcc_qnode4_frame *f, __m128 planes[3][2])
+{
+    for (int k = 0; k < 3; ++k)
+        for (int side = 0; side < 2; ++side)
+            planes[k][side] = kcc_qnode4_plane(g, f, k, 8u * (uint32_t)k + 4u * (uint32_t)side);
+}
+#endif
+
+/// Decodes group g into *out (a float kcc_node4, what the tests of float groups read) and returns
+/// out.
+KCC_HOT const kcc_node4 *kcc_qnode4_decode(const kcc_qnode4 *g, kcc_node4 *out)
+{
+    float *const planes[3][2] = {{out->x[0], out->x[1]}, {out->y[0], out->y[1]},
+                                 {out->z[0], out->z[1]}};
+#if KCC_SSE
+    const __m128i bits = _mm_setr_epi32(1, 2, 4, 8);
+    const __m128 live = _mm_castsi128_ps(
+        _mm_cmpeq_epi32(_mm_and_si128(_mm_set1_epi32(g->slots), bits), bits));
+    /* lo = max(lo, floor), hi = min(hi, -floor): floor is -inf in live lanes, +inf in empty ones. */
+    const __m128 floor_v = _mm_or_ps(_mm_and_ps(live, _mm_set1_ps(-INFINITY)),
+                                     _mm_andnot_ps(live, _mm_set1_ps(INFINITY)));
+    const __m128 ceil_v = _mm_xor_ps(floor_v, _mm_set1_ps(-0.0f));
+    kcc_qnode4_frame f;
+    kcc_qnode4_frame_load(g, &f);
+    __m128 decoded[3][2];
+    kcc_qnode4_planes(g, &f, decoded);
+    for (int k = 0; k < 3; ++k) {
+        _mm_storeu_ps(planes[k][0], _mm_max_ps(decoded[k][0], floor_v));
+        _mm_storeu_ps(planes[k][1], _mm_min_ps(decoded[k][1], ceil_v));
+    }
+#else
+    for (int k = 0; k < 3; ++k) {
+        const float step = kcc_qnode4_step(g->exp[k]);
+        for (int i = 0; i < 4; ++i) {
+            const bool live = (g->slots >> i & 1) != 0;
+            planes[k][0][i] = live ? kcc_qnode4_coord(g->base[k], step, g->q[k][0][i]) : INFINITY;
+            planes[k][1][i] = live ? kcc_qnode4_coord(g->base[k], step, g->q[k][1][i]) : -INFINITY;
+        }
+    }
+#endif
+    for (int i = 0; i < 4; ++i)
+        out->count[i] = g->count[i];
+    memcpy(out->first, g->first, sizeof out->first);
+    return out;
+}
+
 /// Exact duplicates (the same three corners in the same order, bit for bit: the same float answer
 /// to every test) share one slot. The tree holds the set's lowest input index, its representative;
 /// the others are listed beside its slot (kcc_mesh_duplicates). Overlap and bounds queries report
@@ -220,7 +347,8 @@ typedef union kcc_index_array {
 struct kcc_mesh {
     kcc_allocator   allocator;     ///< the one used to build (resolved: never NULL functions)
     size_t          block_bytes;   ///< bytes of the single allocation holding everything
-    kcc_node4      *quads;         ///< quad_count groups; none when the mesh has no live triangle
+    kcc_qnode4     *groups;        ///< quad_count node groups, quantised; none when the mesh has
+                                   ///< no live triangle
     float         (*verts)[3];     ///< vertex_count corners (the exact input floats), numbered in
                                    ///< order of first use by the slots, and one float of padding
                                    ///< after them (four-float loads); a corner repeats only where
@@ -422,25 +550,39 @@ static inline bool kcc_tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, flo
     return kcc_corners_bounds_swept(v, r, limit);
 }
 
-/// Tests the four children of a group against the segment [0, tmax]; bit i of the result is set
-/// when child i is entered, and out_t[i] is its (shrunk) entry distance.
-KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, float out_t[4])
-{
-    const char *b = (const char *)q;
 #if KCC_SSE
-    const __m128 zero = _mm_setzero_ps(), vt = _mm_set1_ps(tmax), grow = _mm_set1_ps(KCC_SLAB_GROW);
-    __m128 tn = zero, tf = vt;
+/// The slab test of four boxes whose near and far planes along axis k are pn[k], pf[k] (chosen by
+/// the ray's direction) against the segment [0, tmax]: bit i set when box i is entered, out_t[i]
+/// its (shrunk) entry distance.
+KCC_HOT int kcc_pray_slabs(const kcc_pray *r, const __m128 pn[3], const __m128 pf[3], float tmax,
+                           float out_t[4])
+{
+    const __m128 grow = _mm_set1_ps(KCC_SLAB_GROW);
+    __m128 tn = _mm_setzero_ps(), tf = _mm_set1_ps(tmax);
     for (int k = 0; k < 3; ++k) {
-        __m128 pn = _mm_loadu_ps((const float *)(const void *)(b + r->off_n[k]));
-        __m128 pf = _mm_loadu_ps((const float *)(const void *)(b + r->off_f[k]));
-        __m128 a = _mm_mul_ps(_mm_sub_ps(pn, r->v_org_n[k]), r->v_inv[k]);
-        __m128 c = _mm_mul_ps(_mm_mul_ps(_mm_sub_ps(pf, r->v_org_f[k]), r->v_inv[k]), grow);
+        __m128 a = _mm_mul_ps(_mm_sub_ps(pn[k], r->v_org_n[k]), r->v_inv[k]);
+        __m128 c = _mm_mul_ps(_mm_mul_ps(_mm_sub_ps(pf[k], r->v_org_f[k]), r->v_inv[k]), grow);
         tn = _mm_max_ps(a, tn);   /* a NaN a keeps tn */
         tf = _mm_min_ps(c, tf);   /* a NaN c keeps tf */
     }
     tn = _mm_mul_ps(tn, _mm_set1_ps(KCC_SLAB_SHRINK));
     _mm_storeu_ps(out_t, tn);
     return _mm_movemask_ps(_mm_cmple_ps(tn, tf));
+}
+#endif
+
+/// Tests the four children of a group against the segment [0, tmax]; bit i of the result is set
+/// when child i is entered, and out_t[i] is its (shrunk) entry distance.
+KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, float out_t[4])
+{
+    const char *b = (const char *)q;
+#if KCC_SSE
+    __m128 pn[3], pf[3];
+    for (int k = 0; k < 3; ++k) {
+        pn[k] = _mm_loadu_ps((const float *)(const void *)(b + r->off_n[k]));
+        pf[k] = _mm_loadu_ps((const float *)(const void *)(b + r->off_f[k]));
+    }
+    return kcc_pray_slabs(r, pn, pf, tmax, out_t);
 #else
     int mask = 0;
     for (int i = 0; i < 4; ++i) {
@@ -461,6 +603,27 @@ KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, flo
 #endif
 }
 
+/// kcc_pray_test of the decoded group g (kcc_qnode4_decode), computed from g in place: the same
+/// planes in the same float operations for the live slots; an empty slot, which the decoded test
+/// never enters, is masked out.
+KCC_HOT int kcc_pray_qtest(const kcc_pray *r, const kcc_qnode4 *g, float tmax, float out_t[4])
+{
+#if KCC_SSE
+    kcc_qnode4_frame f;
+    kcc_qnode4_frame_load(g, &f);
+    __m128 pn[3], pf[3];
+    for (int k = 0; k < 3; ++k) {
+        /* A kcc_node4 plane at byte 32 k + 16 side is q[k][side] at byte 8 k + 4 side. */
+        pn[k] = kcc_qnode4_plane(g, &f, k, r->off_n[k] >> 2);
+        pf[k] = kcc_qnode4_plane(g, &f, k, r->off_f[k] >> 2);
+    }
+    return kcc_pray_slabs(r, pn, pf, tmax, out_t) & g->slots;
+#else
+    kcc_node4 decoded;
+    return kcc_pray_test(r, kcc_qnode4_decode(g, &decoded), tmax, out_t);
+#endif
+}
+
 /// A pending child on a traversal stack: its (first, count) and its entry distance.
 typedef struct kcc_stack_entry {
     uint32_t first;
@@ -468,16 +631,17 @@ typedef struct kcc_stack_entry {
     float    t;
 } kcc_stack_entry;
 
-/// Continues with the nearest child of group q among mask (mask != 0; ties: the lowest slot) in
-/// *out and pushes the others farthest first, so the next nearest is popped next. Returns the new
-/// stack size.
-KCC_HOT uint32_t kcc_descend(kcc_stack_entry *stack, uint32_t sp, const kcc_node4 *q,
-                                   int mask, const float t[4], kcc_stack_entry *out)
+/// Continues with the nearest child among mask (mask != 0; ties: the lowest slot; child i's first
+/// and count are first[i], count[i]) in *out and pushes the others farthest first, so the next
+/// nearest is popped next. Returns the new stack size.
+KCC_HOT uint32_t kcc_descend_links(kcc_stack_entry *stack, uint32_t sp, const uint32_t first[4],
+                                   const uint32_t count[4], int mask, const float t[4],
+                                   kcc_stack_entry *out)
 {
     if ((mask & (mask - 1)) == 0) {              /* one child: no stack traffic */
         int i = (mask >> 1) - (mask >> 3);       /* 1, 2, 4, 8 -> 0, 1, 2, 3 */
-        out->first = q->first[i];
-        out->count = q->count[i];
+        out->first = first[i];
+        out->count = count[i];
         out->t = t[i];
         return sp;
     }
@@ -495,41 +659,86 @@ KCC_HOT uint32_t kcc_descend(kcc_stack_entry *stack, uint32_t sp, const kcc_node
         idx[b] = v;
     }
     for (int k = 0; k < n - 1; ++k) {
-        stack[sp].first = q->first[idx[k]];
-        stack[sp].count = q->count[idx[k]];
+        stack[sp].first = first[idx[k]];
+        stack[sp].count = count[idx[k]];
         stack[sp].t = t[idx[k]];
         ++sp;
     }
-    out->first = q->first[idx[n - 1]];
-    out->count = q->count[idx[n - 1]];
+    out->first = first[idx[n - 1]];
+    out->count = count[idx[n - 1]];
     out->t = t[idx[n - 1]];
     return sp;
+}
+
+/// kcc_descend_links over the children of float group q.
+KCC_HOT uint32_t kcc_descend(kcc_stack_entry *stack, uint32_t sp, const kcc_node4 *q, int mask,
+                             const float t[4], kcc_stack_entry *out)
+{
+    return kcc_descend_links(stack, sp, q->first, q->count, mask, t, out);
 }
 
 /// Visits one leaf of a nearest-first walk (triangles first .. first + count - 1 in leaf order) and
 /// returns the walk's new limit: children entered beyond it are neither tested nor popped.
 typedef float (*kcc_leaf_visit)(void *ctx, uint32_t first, uint32_t count);
 
+/// A group's children's links for kcc_descend_links: first and count of each, as uint32.
+typedef struct kcc_links {
+    const uint32_t *first;
+    uint32_t        count[4];
+} kcc_links;
+
+/// The slab test of group g of a walk's groups (kcc_pray_test's mask and distances) and its links:
+/// kcc_node4_ray for float groups, kcc_qnode4_ray for a mesh's quantised ones.
+typedef int (*kcc_group_ray)(const void *groups, uint32_t g, const kcc_pray *r, float tmax,
+                             float out_t[4], kcc_links *links);
+
+KCC_HOT int kcc_node4_ray(const void *groups, uint32_t g, const kcc_pray *r, float tmax,
+                          float out_t[4], kcc_links *links)
+{
+    const kcc_node4 *q = &((const kcc_node4 *)groups)[g];
+    links->first = q->first;
+    memcpy(links->count, q->count, sizeof links->count);
+    return kcc_pray_test(r, q, tmax, out_t);
+}
+
+KCC_HOT int kcc_qnode4_ray(const void *groups, uint32_t g, const kcc_pray *r, float tmax,
+                           float out_t[4], kcc_links *links)
+{
+    const kcc_qnode4 *q = &((const kcc_qnode4 *)groups)[g];
+    links->first = q->first;
+#if KCC_SSE
+    int32_t counts;
+    memcpy(&counts, q->count, sizeof counts);
+    const __m128i zero = _mm_setzero_si128();
+    _mm_storeu_si128((__m128i *)(void *)links->count,
+                     _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(counts), zero), zero));
+#else
+    for (int i = 0; i < 4; ++i)
+        links->count[i] = q->count[i];
+#endif
+    return kcc_pray_qtest(r, q, tmax, out_t);
+}
+
 /// The nearest-first tree walk of the ray cast and the box sweep: descends into the nearest child a
 /// group's test enters within [0, limit], keeps the others on a fixed stack, and after each leaf
 /// pops the nearest pending child not beyond the limit the leaf visit returned. Forced inline, so
-/// the visit (a constant function) is inlined into each query.
-KCC_HOT void kcc_walk_nearest(const kcc_node4 *quads, const kcc_pray *r, float limit,
-                              kcc_leaf_visit visit, void *ctx)
+/// the group test and the visit (constant functions) are inlined into each query.
+KCC_HOT void kcc_walk_groups(const void *groups, kcc_group_ray test, const kcc_pray *r,
+                             float limit, kcc_leaf_visit visit, void *ctx)
 {
     kcc_stack_entry stack[KCC_TREE_STACK], cur;
+    kcc_links links;
     float entry_t[4];
-    int mask = kcc_pray_test(r, &quads[0], limit, entry_t);
+    int mask = test(groups, 0, r, limit, entry_t, &links);
     if (mask == 0)
         return;
-    uint32_t sp = kcc_descend(stack, 0, &quads[0], mask, entry_t, &cur);
+    uint32_t sp = kcc_descend_links(stack, 0, links.first, links.count, mask, entry_t, &cur);
     for (;;) {
         if (cur.count == 0) {
-            const kcc_node4 *q = &quads[cur.first];
-            mask = kcc_pray_test(r, q, limit, entry_t);
+            mask = test(groups, cur.first, r, limit, entry_t, &links);
             if (mask != 0) {
                 KCC_ASSERT(sp + 3 <= KCC_TREE_STACK);
-                sp = kcc_descend(stack, sp, q, mask, entry_t, &cur);
+                sp = kcc_descend_links(stack, sp, links.first, links.count, mask, entry_t, &cur);
                 continue;
             }
         } else {
@@ -541,6 +750,27 @@ KCC_HOT void kcc_walk_nearest(const kcc_node4 *quads, const kcc_pray *r, float l
             cur = stack[--sp];
         } while (!(cur.t <= limit));
     }
+}
+
+/// kcc_walk_groups over float groups (the world's trees).
+KCC_HOT void kcc_walk_nearest(const kcc_node4 *quads, const kcc_pray *r, float limit,
+                              kcc_leaf_visit visit, void *ctx)
+{
+    kcc_walk_groups(quads, kcc_node4_ray, r, limit, visit, ctx);
+}
+
+/// kcc_walk_groups over a tree mesh's quantised groups.
+KCC_HOT void kcc_mesh_walk_nearest(const kcc_mesh *mesh, const kcc_pray *r, float limit,
+                                   kcc_leaf_visit visit, void *ctx)
+{
+    kcc_walk_groups(mesh->groups, kcc_qnode4_ray, r, limit, visit, ctx);
+}
+
+/// Group g of a tree mesh decoded into *scratch (kcc_qnode4_decode): for the walks that read
+/// boxes (the broadphase's pieces, mesh against mesh).
+KCC_HOT const kcc_node4 *kcc_mesh_group(const kcc_mesh *mesh, uint32_t g, kcc_node4 *scratch)
+{
+    return kcc_qnode4_decode(&mesh->groups[g], scratch);
 }
 
 /// Bit i set when slot i of the group is an inner node (count == 0; empty slots too, which no
@@ -610,6 +840,41 @@ static inline int kcc_pbox_test4(const kcc_pbox *q, const float xlo[4], const fl
 KCC_HOT int kcc_pbox_test(const kcc_pbox *q, const kcc_node4 *n)
 {
     return kcc_pbox_test4(q, n->x[0], n->x[1], n->y[0], n->y[1], n->z[0], n->z[1]);
+}
+
+/// kcc_pbox_test of the decoded group g (kcc_qnode4_decode), computed from g in place (as
+/// kcc_pray_qtest): bit i set when live child i's box overlaps the query box.
+KCC_HOT int kcc_pbox_qtest(const kcc_pbox *q, const kcc_qnode4 *g)
+{
+#if KCC_SSE
+    kcc_qnode4_frame f;
+    kcc_qnode4_frame_load(g, &f);
+    __m128 planes[3][2];
+    kcc_qnode4_planes(g, &f, planes);
+    __m128 m = _mm_castsi128_ps(_mm_set1_epi32(-1));
+    for (int k = 0; k < 3; ++k)
+        m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(planes[k][0], q->v_hi[k]),
+                                     _mm_cmpge_ps(planes[k][1], q->v_lo[k])));
+    return _mm_movemask_ps(m) & g->slots;
+#else
+    kcc_node4 decoded;
+    return kcc_pbox_test(q, kcc_qnode4_decode(g, &decoded));
+#endif
+}
+
+/// Bit i set when slot i of quantised group g is an inner node (count == 0; empty slots too,
+/// which no test ever selects).
+KCC_HOT int kcc_qnode4_inner_mask(const kcc_qnode4 *g)
+{
+#if KCC_SSE
+    int32_t counts;
+    memcpy(&counts, g->count, sizeof counts);
+    const __m128i c = _mm_cvtsi32_si128(counts);
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(c, _mm_setzero_si128())) & 0xF;
+#else
+    return (g->count[0] == 0 ? 1 : 0) | (g->count[1] == 0 ? 2 : 0) | (g->count[2] == 0 ? 4 : 0) |
+           (g->count[3] == 0 ? 8 : 0);
+#endif
 }
 
 /* mesh.c */
@@ -773,8 +1038,13 @@ _Static_assert(sizeof(kcc_build_prim) == 32, "build prim must be 32 bytes");
 /// (room for n pairs). Returns the pair count; writes leaves and depth. Allocates nothing.
 uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
                         uint32_t *out_leaves, uint32_t *out_depth);
-/// Collapses the binary tree into four-wide groups laid out depth first. quads may be NULL (count
-/// only); stack needs room for 2 entries per group. Returns the group count. Allocates nothing.
-uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, uint32_t *stack);
+/// Collapses the binary tree into four-wide groups laid out depth first, as float groups (quads)
+/// or quantised ones (qgroups); with both NULL it only counts. stack needs room for 2 entries per
+/// group. Returns the group count. Allocates nothing.
+uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, kcc_qnode4 *qgroups,
+                           uint32_t *stack);
+/// Quantises float group *g (its n children in slots 0 .. n - 1, the others empty) into
+/// *out, each decoded box containing the exact one (kcc_qnode4).
+void kcc_qnode4_encode(const kcc_node4 *g, int n, kcc_qnode4 *out);
 
 #endif

@@ -53,8 +53,8 @@ typedef struct kcc_mesh_stats {
 } kcc_mesh_stats;
 KCC_API void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out);
 
-/// Checks the tree against the triangles it holds: every child box inside its parent's, every
-/// triangle of a leaf inside the leaf's box, every non-degenerate triangle in exactly one leaf or
+/// Checks the tree against the triangles it holds: every group well formed, every triangle of a
+/// leaf inside every node box on the leaf's path, every non-degenerate triangle in exactly one leaf or
 /// listed once as a duplicate of one there, no degenerate one in any, and no path deeper than the queries' fixed traversal stacks allow.
 /// KCC_OK, KCC_ERR_NULL_ARGUMENT, or KCC_ERR_CORRUPT (the mesh's memory was overwritten: every
 /// kcc_mesh_build result passes, and debug builds, with KCC_DEBUG defined, assert it after each

@@ -250,7 +250,7 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
      * n groups. */
     const uint64_t fixed = round_up(sizeof(kcc_mesh)) +
                            (uint64_t)n * (sizeof(kcc_tri) + 3 * sizeof(uint32_t) + 5 * sizeof(uint32_t));
-    if (fixed + (uint64_t)n * sizeof(kcc_node4) > (uint64_t)SIZE_MAX / 2 ||
+    if (fixed + (uint64_t)n * sizeof(kcc_qnode4) > (uint64_t)SIZE_MAX / 2 ||
         bytes > (uint64_t)SIZE_MAX / 2)
         return KCC_ERR_TOO_LARGE;
     KCC_ASSERT((sizeof(uint32_t) << out->table_bits) <= (uint64_t)n * sizeof(kcc_node_pair) + 64u);
@@ -324,8 +324,8 @@ static kcc_index_array index_array(char *p, bool narrow)
  * the duplicate lists (when there are duplicates). NULL when the allocator fails. */
 static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint32_t quad_count)
 {
-    const uint64_t off_quads = round_up(sizeof(kcc_mesh));
-    const uint64_t off_verts = off_quads + (uint64_t)quad_count * sizeof(kcc_node4);
+    const uint64_t off_groups = round_up(sizeof(kcc_mesh));
+    const uint64_t off_verts = off_groups + (uint64_t)quad_count * sizeof(kcc_qnode4);
     const uint64_t blocks = ((uint64_t)sz->slots + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK;
     const uint64_t off_base = off_verts + ((uint64_t)sz->vertices * 3u + 1u) * sizeof(float);
     const uint64_t off_corners = off_base + blocks * sizeof(uint32_t);
@@ -343,7 +343,7 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     memset(m, 0, sizeof *m);
     m->allocator = *al;
     m->block_bytes = (size_t)total;
-    m->quads = (kcc_node4 *)(block + off_quads);
+    m->groups = (kcc_qnode4 *)(void *)(block + off_groups);
     m->verts = (float(*)[3])(void *)(block + off_verts);
     m->verts[sz->vertices][0] = 0.0f; /* the padding */
     m->corner_base = (uint32_t *)(void *)(block + off_base);
@@ -433,11 +433,11 @@ static uint32_t number_vertices(const kcc_mesh_desc *desc, size_t stride, build_
 static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc *desc,
                       size_t stride)
 {
-    kcc_tree_collapse(sc->pairs, m->quads, sc->queue);
+    kcc_tree_collapse(sc->pairs, NULL, m->groups, sc->queue);
     uint32_t slots = 0;
     for (uint32_t q = 0; q < m->quad_count; ++q)
         for (int i = 0; i < 4; ++i)
-            slots += m->quads[q].x[0][i] <= m->quads[q].x[1][i] ? 1u : 0u;
+            slots += m->groups[q].slots >> i & 1u;
     m->node_count = slots + (m->leaf_count > 1 ? 1u : 0u);
     const kcc_node_pair *root = &sc->pairs[0];
     m->bounds[0][0] = root->x[0][0], m->bounds[1][0] = root->x[1][0];
@@ -516,7 +516,7 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     uint32_t leaves = 0, depth = 0;
     kcc_tree_build(sc.prims, live, sc.pairs, &leaves, &depth);
     list_slots(&sc, live, n);
-    const uint32_t quads = kcc_tree_collapse(sc.pairs, NULL, sc.queue);
+    const uint32_t quads = kcc_tree_collapse(sc.pairs, NULL, NULL, sc.queue);
     const mesh_sizes sz = {n, n - dups, live, dups, number_vertices(desc, stride, &sc, n - dups),
                            count_dup_sets(sc.rep_of, n, sc.queue)}; /* the queue: free until fill_tree */
     kcc_mesh *m = mesh_alloc(&al, &sz, quads);
@@ -571,7 +571,7 @@ void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out)
     s.leaves = mesh->leaf_count;
     s.depth = mesh->depth;
     const size_t id_bytes = index_bytes(mesh->triangle_count);
-    s.tree_bytes = (size_t)mesh->quad_count * sizeof(kcc_node4) +
+    s.tree_bytes = (size_t)mesh->quad_count * sizeof(kcc_qnode4) +
                    ((size_t)mesh->slot_count + mesh->triangle_count) * id_bytes +
                    (size_t)dup_bytes(mesh->tree_triangles, mesh->duplicate_count, mesh->dup_sets, id_bytes);
     s.vertex_bytes = ((size_t)mesh->vertex_count * 3u + 1u) * sizeof(float) +
@@ -743,9 +743,9 @@ static uint32_t box_walk_under(const kcc_mesh *mesh, uint32_t first, uint32_t co
     uint32_t sp = 0;
     stack[sp++] = first;
     while (sp > 0) {
-        const kcc_node4 *q = &mesh->quads[stack[--sp]];
-        int mask = kcc_pbox_test(&qb, q);
-        int inner = mask & kcc_inner_mask(q), leaves = mask & ~inner;
+        const kcc_qnode4 *q = &mesh->groups[stack[--sp]];
+        int mask = kcc_pbox_qtest(&qb, q);
+        int inner = mask & kcc_qnode4_inner_mask(q), leaves = mask & ~inner;
         KCC_ASSERT(sp + 4 <= KCC_TREE_STACK);
         for (int i = 3; i >= 0; --i)
             if (inner >> i & 1)
@@ -917,7 +917,7 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
         else
             kcc_hf_visit_all(mesh, &view, sweep_leaf, &w);
     } else if (sweep_reach_is_finite(box, delta, &w)) {
-        kcc_walk_nearest(mesh->quads, &w.slab, w.limit, sweep_leaf, &w);
+        kcc_mesh_walk_nearest(mesh, &w.slab, w.limit, sweep_leaf, &w);
     } else { /* every tree triangle, unculled: one leaf of them all */
         w.cull = false;
         sweep_leaf(&w, 0, mesh->tree_triangles);

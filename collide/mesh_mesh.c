@@ -922,7 +922,8 @@ static bool children_cull(const mm_query *q, int s, mm_children *ch, const float
 static uint32_t open_node(mm_query *q, int s, const mm_node *open, const mm_node *other,
                           mm_node (*stack)[2], uint32_t sp)
 {
-    const kcc_node4 *g = &q->mesh[s]->quads[open->first];
+    kcc_node4 scratch;
+    const kcc_node4 *g = kcc_mesh_group(q->mesh[s], open->first, &scratch);
     float off[MM_MAX_AXES], rad[MM_MAX_AXES];
     node_project(q, 1 - s, other, off, rad);
     mm_children ch;

@@ -266,7 +266,7 @@ bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], cons
         w.mesh = kcc_hf_view_init(&view, mesh);
         kcc_hf_walk_nearest(mesh, &view, &slab, limit, ray_leaf, &w);
     } else {
-        kcc_walk_nearest(mesh->quads, &slab, limit, ray_leaf, &w);
+        kcc_mesh_walk_nearest(mesh, &slab, limit, ray_leaf, &w);
     }
     if (w.best_slot == UINT32_MAX)
         return false;

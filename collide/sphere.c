@@ -594,7 +594,7 @@ static bool sweep_shape(const kcc_mesh *mesh, const float p0[3], const float p1[
         if (mesh->hf)
             kcc_hf_walk_nearest(mesh, &view, &w.slab, w.limit, shape_leaf, &w);
         else
-            kcc_walk_nearest(mesh->quads, &w.slab, w.limit, shape_leaf, &w);
+            kcc_mesh_walk_nearest(mesh, &w.slab, w.limit, shape_leaf, &w);
     }
     if (w.best_id == UINT32_MAX)
         return false;
@@ -687,8 +687,8 @@ uint32_t kcc_mesh_overlap_sphere(const kcc_mesh *mesh, const vec3 center, float 
     }
     stack[sp++] = 0;
     while (sp > 0) {
-        const kcc_node4 *q = &mesh->quads[stack[--sp]];
-        const int mask = kcc_pbox_test(&qb, q), inner = mask & kcc_inner_mask(q);
+        const kcc_qnode4 *q = &mesh->groups[stack[--sp]];
+        const int mask = kcc_pbox_qtest(&qb, q), inner = mask & kcc_qnode4_inner_mask(q);
         KCC_ASSERT(sp + 4 <= KCC_TREE_STACK);
         for (int i = 0; i < 4; ++i) {
             if (inner >> i & 1)

@@ -486,7 +486,22 @@ static int open_children(const kcc_node_pair *pairs, uint32_t id, uint32_t out[4
     return n;
 }
 
-uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, uint32_t *stack)
+/* Child i of a collapsed group: binary node `node`'s box, and either its leaf range or (an inner
+ * node) the next group index, which it takes. */
+static void collapse_slot(const kcc_node_pair *pairs, uint32_t node, kcc_node4 *d, int i,
+                          uint32_t *quad_count)
+{
+    const kcc_node_pair *p = &pairs[node >> 1];
+    const uint32_t c = node & 1;
+    d->x[0][i] = p->x[0][c], d->x[1][i] = p->x[1][c];
+    d->y[0][i] = p->y[0][c], d->y[1][i] = p->y[1][c];
+    d->z[0][i] = p->z[0][c], d->z[1][i] = p->z[1][c];
+    d->first[i] = p->count[c] != 0 ? p->first[c] : (*quad_count)++;
+    d->count[i] = p->count[c];
+}
+
+uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, kcc_qnode4 *qgroups,
+                           uint32_t *stack)
 {
     /* Quad 0 holds the root's children (or the root itself when it is a leaf). Groups are laid out
      * depth first: a group's inner children get consecutive group indices when it is filled, and
@@ -504,33 +519,24 @@ uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, uint32_
     for (;;) {
         uint32_t inner_node[4], inner_quad[4];
         int ninner = 0;
+        kcc_node4 d;
         for (int i = 0; i < 4; ++i) {
-            uint32_t first = 0, count = 0;
-            float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-            if (i < n) {
-                const kcc_node_pair *p = &pairs[kids[i] >> 1];
-                uint32_t c = kids[i] & 1;
-                lo[0] = p->x[0][c], hi[0] = p->x[1][c];
-                lo[1] = p->y[0][c], hi[1] = p->y[1][c];
-                lo[2] = p->z[0][c], hi[2] = p->z[1][c];
-                if (p->count[c] != 0) {
-                    first = p->first[c];
-                    count = p->count[c];
-                } else {
-                    first = quad_count++;
-                    inner_node[ninner] = kids[i];
-                    inner_quad[ninner++] = first;
-                }
+            if (i >= n) {
+                d.x[0][i] = d.y[0][i] = d.z[0][i] = INFINITY;
+                d.x[1][i] = d.y[1][i] = d.z[1][i] = -INFINITY;
+                d.first[i] = d.count[i] = 0;
+                continue;
             }
-            if (quads) {
-                kcc_node4 *d = &quads[q];
-                d->x[0][i] = lo[0], d->x[1][i] = hi[0];
-                d->y[0][i] = lo[1], d->y[1][i] = hi[1];
-                d->z[0][i] = lo[2], d->z[1][i] = hi[2];
-                d->first[i] = first;
-                d->count[i] = count;
+            collapse_slot(pairs, kids[i], &d, i, &quad_count);
+            if (d.count[i] == 0) {
+                inner_node[ninner] = kids[i];
+                inner_quad[ninner++] = d.first[i];
             }
         }
+        if (quads)
+            quads[q] = d;
+        if (qgroups)
+            kcc_qnode4_encode(&d, n, &qgroups[q]);
         /* Last pushed is filled next: push in reverse slot order. */
         for (int j = ninner - 1; j >= 0; --j) {
             stack[2 * sp] = inner_node[j];
@@ -547,6 +553,69 @@ uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, uint32_
 }
 
 /* ------------------------------------------------------------------------------------------------
+ * Quantised groups (kcc_qnode4): outward rounding, checked with the decoder's own evaluation. */
+
+enum { QNODE_STEPS = 255, QNODE_EXP_MIN = 1, QNODE_EXP_MAX = 254 };
+
+/* The smallest exponent field whose QNODE_STEPS steps from base reach top (evaluated as decoded). */
+static uint8_t qnode_exponent(float base, float top)
+{
+    int e = QNODE_EXP_MIN;
+    const double per_step = ((double)top - (double)base) / QNODE_STEPS;
+    if (per_step > 0.0) {
+        int x;
+        frexp(per_step, &x);       /* per_step < 2^x */
+        e = x - 2 + 127;           /* one below: the loop settles it */
+        e = e < QNODE_EXP_MIN ? QNODE_EXP_MIN : e > QNODE_EXP_MAX ? QNODE_EXP_MAX : e;
+    }
+    while (e < QNODE_EXP_MAX && kcc_qnode4_coord(base, kcc_qnode4_step((uint8_t)e), QNODE_STEPS) < top)
+        ++e;
+    return (uint8_t)e;
+}
+
+/* The step count whose decoded value bounds v from below (up = false) or above (up = true): the
+ * nearest estimate in double, then stepped while the decoded value falls on the wrong side. */
+static uint8_t qnode_round(float base, float step, float v, bool up)
+{
+    const double t = ((double)v - (double)base) / (double)step;
+    double r = up ? ceil(t) : floor(t);
+    r = r < 0.0 ? 0.0 : r > QNODE_STEPS ? QNODE_STEPS : r;
+    uint32_t q = (uint32_t)r;
+    if (up)
+        while (q < QNODE_STEPS && kcc_qnode4_coord(base, step, q) < v)
+            ++q;
+    else
+        while (q > 0 && kcc_qnode4_coord(base, step, q) > v)
+            --q;
+    return (uint8_t)q;
+}
+
+void kcc_qnode4_encode(const kcc_node4 *g, int n, kcc_qnode4 *out)
+{
+    memset(out, 0, sizeof *out);
+    out->slots = (uint8_t)((1u << n) - 1u);
+    const float *const planes[3][2] = {{g->x[0], g->x[1]}, {g->y[0], g->y[1]}, {g->z[0], g->z[1]}};
+    for (int k = 0; k < 3; ++k) {
+        float base = planes[k][0][0], top = planes[k][1][0];
+        for (int i = 1; i < n; ++i) {
+            base = planes[k][0][i] < base ? planes[k][0][i] : base;
+            top = planes[k][1][i] > top ? planes[k][1][i] : top;
+        }
+        out->base[k] = base;
+        out->exp[k] = qnode_exponent(base, top);
+        const float step = kcc_qnode4_step(out->exp[k]);
+        for (int i = 0; i < n; ++i) {
+            out->q[k][0][i] = qnode_round(base, step, planes[k][0][i], false);
+            out->q[k][1][i] = qnode_round(base, step, planes[k][1][i], true);
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        out->first[i] = g->first[i];
+        out->count[i] = (uint8_t)g->count[i];
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------
  * Validator: the invariants every query relies on, checked without allocating. */
 
 /* A pending item of the validator's in-order walk: slot `slot` of group `group`, or (slot = -1)
@@ -559,20 +628,39 @@ typedef struct check_item {
     float    lo[3], hi[3];
 } check_item;
 
-/* The box of slot i; false when the slot is empty (lo > hi on every axis). */
-static bool slot_box(const kcc_node4 *q, int i, float lo[3], float hi[3])
+/* Whether group g's own fields are well formed: children in slots 0 .. n - 1 (n >= 1), finite
+ * bases, normal steps, each child's quantised lo at most its hi, and the empty slots and the
+ * padding zero. */
+static bool qnode_valid(const kcc_qnode4 *g)
 {
-    lo[0] = q->x[0][i], lo[1] = q->y[0][i], lo[2] = q->z[0][i];
-    hi[0] = q->x[1][i], hi[1] = q->y[1][i], hi[2] = q->z[1][i];
-    return !(lo[0] > hi[0] && lo[1] > hi[1] && lo[2] > hi[2]);
-}
-
-static bool box_inside(const float lo[3], const float hi[3], const float plo[3], const float phi[3])
-{
-    for (int k = 0; k < 3; ++k)
-        if (!(plo[k] <= lo[k] && lo[k] <= hi[k] && hi[k] <= phi[k]))
+    if ((g->slots != 1 && g->slots != 3 && g->slots != 7 && g->slots != 15) || g->pad != 0)
+        return false;
+    for (int k = 0; k < 3; ++k) {
+        if (!isfinite(g->base[k]) || g->exp[k] < QNODE_EXP_MIN || g->exp[k] > QNODE_EXP_MAX)
+            return false;
+        for (int i = 0; i < 4; ++i)
+            if ((g->slots >> i & 1) ? g->q[k][0][i] > g->q[k][1][i] : (g->q[k][0][i] | g->q[k][1][i]) != 0)
+                return false;
+    }
+    for (int i = 0; i < 4; ++i)
+        if (!(g->slots >> i & 1) && (g->first[i] != 0 || g->count[i] != 0))
             return false;
     return true;
+}
+
+/* Intersects the decoded box of slot i with the box of whatever points to the group (lo, hi in
+ * out_lo, out_hi): what lies under the slot must lie in every box on its path, which is what the
+ * walks rely on (a decoded box rounds outward by its own group's step, so it need not nest in its
+ * parent's). */
+static void slot_box(const kcc_node4 *q, int i, const float lo[3], const float hi[3],
+                     float out_lo[3], float out_hi[3])
+{
+    const float qlo[3] = {q->x[0][i], q->y[0][i], q->z[0][i]};
+    const float qhi[3] = {q->x[1][i], q->y[1][i], q->z[1][i]};
+    for (int k = 0; k < 3; ++k) {
+        out_lo[k] = qlo[k] > lo[k] ? qlo[k] : lo[k];
+        out_hi[k] = qhi[k] < hi[k] ? qhi[k] : hi[k];
+    }
 }
 
 /* A leaf: the next KCC_LEAF_MAX or fewer slots in walk order (the leaves tile the tree's slots in
@@ -683,24 +771,22 @@ static bool maps_valid(const kcc_mesh *m)
     return unlisted == m->duplicate_count && dup_lists_valid(m);
 }
 
-/* Pushes the non-empty slots of group `item->group` (last slot first, so they pop in order); false
- * when a slot lies outside the box pointing to the group, an empty slot holds anything, or the
- * group is deeper than the queries' traversal stacks allow (3 pending entries per group above
- * it, plus 4). */
+/* Pushes the live slots of group `item->group` (last slot first, so they pop in order), each with
+ * its box cut to the box of what points to the group; false when the group is malformed
+ * (qnode_valid) or deeper than the queries' traversal stacks allow (3 pending entries per group
+ * above it, plus 4). */
 static bool push_slots(const kcc_mesh *m, const check_item *item, check_item *stack, uint32_t *sp)
 {
-    const kcc_node4 *q = &m->quads[item->group];
-    if (3 * item->depth + 4 > KCC_TREE_STACK || *sp + 4 > KCC_TREE_STACK)
+    const kcc_qnode4 *g = &m->groups[item->group];
+    if (3 * item->depth + 4 > KCC_TREE_STACK || *sp + 4 > KCC_TREE_STACK || !qnode_valid(g))
         return false;
+    kcc_node4 scratch;
+    const kcc_node4 *q = kcc_qnode4_decode(g, &scratch);
     for (int i = 3; i >= 0; --i) {
-        check_item *c = &stack[*sp];
-        if (!slot_box(q, i, c->lo, c->hi)) {
-            if (q->count[i] != 0 || q->first[i] != 0)
-                return false;
+        if (!(g->slots >> i & 1))
             continue;
-        }
-        if (!box_inside(c->lo, c->hi, item->lo, item->hi))
-            return false;
+        check_item *c = &stack[*sp];
+        slot_box(q, i, item->lo, item->hi, c->lo, c->hi);
         c->group = item->group;
         c->slot = i;
         c->depth = item->depth;
@@ -730,7 +816,7 @@ kcc_status kcc_mesh_validate(const kcc_mesh *mesh)
         return KCC_ERR_CORRUPT;
     while (sp > 0) {
         const check_item item = stack[--sp];
-        const kcc_node4 *q = &mesh->quads[item.group];
+        const kcc_qnode4 *q = &mesh->groups[item.group];
         const uint32_t first = q->first[item.slot], count = q->count[item.slot];
         bool ok;
         if (count != 0) {

@@ -13,12 +13,9 @@ static bool small_enough(const float lo[3], const float hi[3], float size)
 static uint32_t first_slot_under(const kcc_mesh *mesh, uint32_t first, uint32_t count)
 {
     while (count == 0 && !mesh->hf) { /* a heightfield is one piece from slot 0 */
-        const kcc_node4 *q = &mesh->quads[first];
-        int i = 0;
-        while (i < 3 && !(q->x[0][i] <= q->x[1][i])) /* skip empty slots */
-            ++i;
-        first = q->first[i];
-        count = q->count[i];
+        const kcc_qnode4 *q = &mesh->groups[first]; /* slot 0 is always live */
+        first = q->first[0];
+        count = q->count[0];
     }
     return first;
 }
@@ -45,7 +42,8 @@ static uint32_t plan_pieces(const kcc_world *world, const kcc_body *b,
     uint32_t stack[KCC_TREE_STACK], sp = 0, n = 0;
     stack[sp++] = 0;
     while (sp > 0) {
-        const kcc_node4 *q = &mesh->quads[stack[--sp]];
+        kcc_node4 scratch;
+        const kcc_node4 *q = kcc_mesh_group(mesh, stack[--sp], &scratch);
         for (int i = 3; i >= 0; --i) { /* pushed last-first: visited in leaf order */
             const float lo[3] = {q->x[0][i], q->y[0][i], q->z[0][i]};
             const float hi[3] = {q->x[1][i], q->y[1][i], q->z[1][i]};

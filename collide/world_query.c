@@ -23,7 +23,7 @@ void kcc_world_rebuild_body_tree(kcc_world *world)
         return;
     uint32_t leaves = 0, depth = 0;
     kcc_tree_build(tree->prims, n, tree->pairs, &leaves, &depth);
-    kcc_tree_collapse(tree->pairs, tree->quads, tree->scratch);
+    kcc_tree_collapse(tree->pairs, tree->quads, NULL, tree->scratch);
     for (uint32_t i = 0; i < n; ++i)
         tree->slot[i] = tree->prims[i].id;
 }
@@ -108,9 +108,9 @@ void kcc_mesh_box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3
     uint32_t stack[KCC_TREE_STACK], sp = 0;
     stack[sp++] = 0;
     while (sp > 0) {
-        const kcc_node4 *q = &mesh->quads[stack[--sp]];
-        const int mask = kcc_pbox_test(&qb, q);
-        const int inner = mask & kcc_inner_mask(q);
+        const kcc_qnode4 *q = &mesh->groups[stack[--sp]];
+        const int mask = kcc_pbox_qtest(&qb, q);
+        const int inner = mask & kcc_qnode4_inner_mask(q);
         KCC_ASSERT(sp + 4 <= KCC_TREE_STACK);
         for (int i = 3; i >= 0; --i)
             if (inner >> i & 1)
@@ -388,7 +388,7 @@ static void sweep_body(void *ctx, uint32_t slot)
         return;
     }
     q->leaf = mesh;
-    kcc_walk_nearest(mesh->quads, &slab, q->limit, sweep_leaf, q);
+    kcc_mesh_walk_nearest(mesh, &slab, q->limit, sweep_leaf, q);
 }
 
 /// World bounds of box swept along delta, rounded outward.

@@ -437,8 +437,8 @@ static bool visit_part_slots(const seen_part *part, const float lo[3], const flo
     uint32_t stack[KCC_TREE_STACK], sp = 0;
     stack[sp++] = part->first;
     while (sp > 0) {
-        const kcc_node4 *q = &mesh->quads[stack[--sp]];
-        const int mask = kcc_pbox_test(&qb, q), inner = mask & kcc_inner_mask(q);
+        const kcc_qnode4 *q = &mesh->groups[stack[--sp]];
+        const int mask = kcc_pbox_qtest(&qb, q), inner = mask & kcc_qnode4_inner_mask(q);
         for (int i = 3; i >= 0; --i) /* children pushed last-first: popped in leaf order */
             if (inner >> i & 1)
                 stack[sp++] = q->first[i];

@@ -159,7 +159,7 @@ static void shape_body(void *ctx, uint32_t slot)
     }
     q->leaf = mesh;
     if (q->cull)
-        kcc_walk_nearest(mesh->quads, &q->slab, q->limit, shape_leaf, q);
+        kcc_mesh_walk_nearest(mesh, &q->slab, q->limit, shape_leaf, q);
     else
         shape_leaf(q, 0, mesh->tree_triangles);
 }

@@ -76,8 +76,8 @@ static uint32_t add_body_entries(kcc_static_tree *st, const kcc_body *b, uint32_
     const kcc_mesh *mesh = b->mesh;
     for (uint32_t g = 0; g < mesh->quad_count && n != UINT32_MAX; ++g)
         for (int i = 0; i < 4 && n != UINT32_MAX; ++i)
-            if (mesh->quads[g].count[i] > 0)
-                n = add_leaf(st, b, slot, mesh->quads[g].first[i], mesh->quads[g].count[i], n);
+            if (mesh->groups[g].count[i] > 0)
+                n = add_leaf(st, b, slot, mesh->groups[g].first[i], mesh->groups[g].count[i], n);
     return n;
 }
 
@@ -87,9 +87,9 @@ static bool build_tree(kcc_static_tree *st, uint32_t n)
 {
     uint32_t leaves = 0, depth = 0;
     kcc_tree_build(st->prims, n, st->pairs, &leaves, &depth);
-    if (kcc_tree_collapse(st->pairs, NULL, st->scratch) > st->quad_capacity)
+    if (kcc_tree_collapse(st->pairs, NULL, NULL, st->scratch) > st->quad_capacity)
         return false;
-    kcc_tree_collapse(st->pairs, st->quads, st->scratch);
+    kcc_tree_collapse(st->pairs, st->quads, NULL, st->scratch);
     /* The build reordered the bounds; the entries follow, through the pairs' storage (free now:
      * n pairs of 64 bytes hold n entries of 16). */
     kcc_static_leaf *built = (kcc_static_leaf *)(void *)st->pairs;

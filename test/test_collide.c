@@ -452,8 +452,9 @@ static void tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle(void
     assert_true(kcc_mesh_memory_bytes(m) >= st.tree_bytes + st.vertex_bytes);
     /* Every live triangle sits in exactly one leaf, inside every node bound on its path. */
     uint32_t *seen = calloc(s.n, sizeof(uint32_t));
-    /* Walk the four-wide groups: every non-empty slot's box holds its triangles or its child
-     * group's boxes; empty slots have lo > hi. */
+    /* Walk the four-wide groups (decoded): every triangle lies in every decoded box on its path
+     * (each slot's box is cut to its ancestors' before it is passed down); empty slots have
+     * lo > hi. */
     uint32_t stack[256], sp = 0, leaves = 0;
     float root_lo[3] = {-INFINITY, -INFINITY, -INFINITY}, root_hi[3] = {INFINITY, INFINITY, INFINITY};
     float box_lo[256][3], box_hi[256][3];
@@ -464,7 +465,8 @@ static void tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle(void
     while (sp) {
         --sp;
         const uint32_t cur = stack[sp];
-        const kcc_node4 *q = &m->quads[cur];
+        kcc_node4 decoded;
+        const kcc_node4 *q = kcc_qnode4_decode(&m->groups[cur], &decoded);
         float plo[3], phi[3];
         memcpy(plo, box_lo[sp], sizeof plo);
         memcpy(phi, box_hi[sp], sizeof phi);
@@ -474,8 +476,10 @@ static void tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle(void
                 assert_int_equal(q->count[i], 0);
                 continue;
             }
-            for (int k = 0; k < 3; ++k)
-                assert_true(lo[k] >= plo[k] && hi[k] <= phi[k]);
+            for (int k = 0; k < 3; ++k) {
+                lo[k] = lo[k] > plo[k] ? lo[k] : plo[k];
+                hi[k] = hi[k] < phi[k] ? hi[k] : phi[k];
+            }
             if (q->count[i]) {
                 ++leaves;
                 assert_true(q->count[i] <= KCC_LEAF_MAX);
@@ -512,6 +516,110 @@ static void tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle(void
 static int cmp_corner(const void *a, const void *b)
 {
     return memcmp(a, b, 3 * sizeof(float));
+}
+
+/* The exact box (in double, from the input triangles) of what lies under child i of group g:
+ * its leaf's triangles, or every leaf below its group. */
+static void exact_child_box(const kcc_mesh *m, const soup *s, uint32_t g, int i, double lo[3],
+                            double hi[3])
+{
+    const kcc_qnode4 *q = &m->groups[g];
+    if (q->count[i] == 0) {
+        const uint32_t child = q->first[i];
+        for (int j = 0; j < 4; ++j)
+            if (m->groups[child].slots >> j & 1)
+                exact_child_box(m, s, child, j, lo, hi);
+        return;
+    }
+    for (uint32_t slot = q->first[i]; slot < q->first[i] + q->count[i]; ++slot)
+        for (int c = 0; c < 3; ++c)
+            for (int k = 0; k < 3; ++k) {
+                const double v = s->p[9u * m->tri_id[slot] + 3u * (uint32_t)c + (uint32_t)k];
+                lo[k] = v < lo[k] ? v : lo[k];
+                hi[k] = v > hi[k] ? v : hi[k];
+            }
+}
+
+/* Clusters of 6 triangles, cluster j around z = 10 j, each triangle spanning exactly
+ * [span[j][0], span[j][1]] along axis `axis` (so every box under the cluster spans it too) and a
+ * unit extent along the other two. */
+static soup soup_of_spans(const float (*span)[2], uint32_t clusters, int axis)
+{
+    soup s = {malloc(sizeof(float) * 9 * 6 * clusters), 6 * clusters};
+    for (uint32_t j = 0; j < clusters; ++j)
+        for (uint32_t t = 0; t < 6; ++t) {
+            float *p = s.p + 9u * (6u * j + t);
+            const float y = 2.0f * (float)t, z = 10.0f * (float)j;
+            const float corner[3][3] = {{span[j][0], y, z}, {span[j][1], y + 1.0f, z},
+                                        {span[j][0], y, z + 1.0f}};
+            for (int c = 0; c < 3; ++c) /* axis 0 holds the span; rotate it to `axis` */
+                for (int k = 0; k < 3; ++k)
+                    p[3 * c + (k + axis) % 3] = corner[c][k];
+        }
+    return s;
+}
+
+/* Every decoded child box of every group holds the exact box of what lies under it (computed
+ * from the input triangles in double), along every axis, on meshes whose boxes have awkward
+ * magnitudes: tiny, huge (1e30, 3e38 both ways), negative, zero extent, denormal, and groups
+ * spanning -1000 .. 1000 around a child at -1e-20 or 1e-20, where rounding the step count in
+ * double alone lands on the wrong side; the group tests computed in place (kcc_pray_qtest,
+ * kcc_pbox_qtest) agree bit for bit with the float tests of the decoded group. */
+static void quantised_boxes_contain_the_exact_boxes(void **state)
+{
+    (void)state;
+    static const float spans[][4][2] = {
+        {{-1000.0f, -999.0f}, {-1e-20f, 1000.0f}, {-1000.0f, 1e-20f}, {-3.0f, -2.0f}},
+        {{1e-30f, 2e-30f}, {3e-30f, 5e-30f}, {-7e-31f, 1e-30f}, {0.0f, 1e-30f}},
+        {{1e-40f, 3e-40f}, {-2e-39f, 1e-45f}, {0.0f, 1e-38f}, {-1e-45f, 0.0f}},
+        {{1e30f, 2e30f}, {-3e30f, -1e30f}, {-3e38f, 3e38f}, {1e-30f, 1e30f}},
+        {{5.0f, 5.0f}, {5.0f, 5.0f}, {-7.3f, -7.2f}, {-0.0f, 0.0f}},
+        {{-3.4e38f, -3.3e38f}, {3.3e38f, 3.4e38f}, {-1e-38f, 1e-38f}, {1000.0f, 1000.0f}},
+    };
+    for (size_t set = 0; set < sizeof spans / sizeof spans[0]; ++set)
+        for (int axis = 0; axis < 3; ++axis) {
+            soup s = soup_of_spans(spans[set], 4, axis);
+            kcc_mesh *m = build_soup(&s);
+            assert_int_equal(kcc_mesh_validate(m), KCC_OK);
+            for (uint32_t g = 0; g < m->quad_count; ++g) {
+                kcc_node4 d;
+                kcc_qnode4_decode(&m->groups[g], &d);
+                const float *const planes[3][2] = {{d.x[0], d.x[1]}, {d.y[0], d.y[1]}, {d.z[0], d.z[1]}};
+                for (int i = 0; i < 4; ++i) {
+                    if (!(m->groups[g].slots >> i & 1)) {
+                        for (int k = 0; k < 3; ++k)
+                            assert_true(planes[k][0][i] == INFINITY && planes[k][1][i] == -INFINITY);
+                        continue;
+                    }
+                    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+                    exact_child_box(m, &s, g, i, lo, hi);
+                    for (int k = 0; k < 3; ++k)
+                        assert_true((double)planes[k][0][i] <= lo[k] && (double)planes[k][1][i] >= hi[k]);
+                }
+                test_rng r = rng_seed(set * 3u + (uint64_t)axis);
+                for (int n = 0; n < 8; ++n) {
+                    float org[3], dir[3], lo[3], hi[3], t_in[4], t_q[4];
+                    for (int k = 0; k < 3; ++k) {
+                        org[k] = planes[k][0][0] + rng_f(&r, -2.0f, 2.0f);
+                        dir[k] = rng_f(&r, -1.0f, 1.0f);
+                        lo[k] = org[k] - rng_f(&r, 0.0f, 2.0f);
+                        hi[k] = org[k] + rng_f(&r, 0.0f, 2.0f);
+                    }
+                    kcc_pray ray;
+                    kcc_pray_setup(&ray, org, dir, (const float[3]){0.0f, 0.0f, 0.0f});
+                    const int entered = kcc_pray_test(&ray, &d, 1e30f, t_in);
+                    assert_int_equal(kcc_pray_qtest(&ray, &m->groups[g], 1e30f, t_q), entered);
+                    for (int i = 0; i < 4; ++i) /* the distances the walk reads: entered slots' */
+                        if (entered >> i & 1)
+                            assert_memory_equal(&t_q[i], &t_in[i], sizeof t_q[i]);
+                    kcc_pbox qb;
+                    kcc_pbox_setup(&qb, lo, hi);
+                    assert_int_equal(kcc_pbox_qtest(&qb, &m->groups[g]), kcc_pbox_test(&qb, &d));
+                }
+            }
+            kcc_mesh_destroy(m);
+            free(s.p);
+        }
 }
 
 /* The mesh stores each distinct corner once, equal meaning equal bit for bit (+0 and -0 stay apart),
@@ -659,7 +767,7 @@ static void rebuilding_the_same_input_gives_an_identical_tree_and_answers(void *
     soup s = soup_random(7, 5000, 50.0f, 2.0f);
     kcc_mesh *a = build_soup(&s), *b = build_soup(&s);
     assert_int_equal(a->quad_count, b->quad_count);
-    assert_memory_equal(a->quads, b->quads, sizeof(kcc_node4) * a->quad_count);
+    assert_memory_equal(a->groups, b->groups, sizeof(kcc_qnode4) * a->quad_count);
     assert_int_equal(a->vertex_count, b->vertex_count);
     assert_memory_equal(a->verts, b->verts, sizeof(float) * 3 * a->vertex_count);
     assert_memory_equal(a->corner_base, b->corner_base,
@@ -1909,7 +2017,7 @@ static kcc_mesh *mesh_copy(const kcc_mesh *m)
     memcpy(block, m, bytes);
     kcc_mesh *c = (kcc_mesh *)(void *)block;
     const char *base = (const char *)m;
-    c->quads = (kcc_node4 *)(void *)(block + ((const char *)m->quads - base));
+    c->groups = (kcc_qnode4 *)(void *)(block + ((const char *)m->groups - base));
     c->verts = (float(*)[3])(void *)(block + ((const char *)m->verts - base));
     c->corner_base = (uint32_t *)(void *)(block + ((const char *)m->corner_base - base));
     c->corners = (uint8_t(*)[3])(void *)(block + ((const char *)m->corners - base));
@@ -1930,7 +2038,7 @@ static void find_slot(const kcc_mesh *m, uint32_t from, bool want_leaf, uint32_t
 {
     for (uint32_t q = from; q < m->quad_count; ++q)
         for (int i = 0; i < 4; ++i)
-            if (m->quads[q].x[0][i] <= m->quads[q].x[1][i] && (m->quads[q].count[i] != 0) == want_leaf) {
+            if ((m->groups[q].slots >> i & 1) && (m->groups[q].count[i] != 0) == want_leaf) {
                 *group = q;
                 *slot = i;
                 return;
@@ -1959,19 +2067,19 @@ static void corrupt(kcc_mesh *c, int which)
     switch (which) {
     case 0: /* a child box no longer holds its contents */
         find_slot(c, 0, false, &q, &i);
-        c->quads[q].x[1][i] = c->quads[q].x[0][i];
+        c->groups[q].q[0][1][i] = c->groups[q].q[0][0][i];
         break;
     case 1: /* a leaf box no longer holds its triangles */
         find_slot(c, 0, true, &q, &i);
-        c->quads[q].y[0][i] = c->quads[q].y[1][i];
+        c->groups[q].q[1][0][i] = c->groups[q].q[1][1][i];
         break;
     case 2: /* a leaf claims one more triangle: two leaves share it */
         find_slot(c, 0, true, &q, &i);
-        c->quads[q].count[i] += 1;
+        c->groups[q].count[i] += 1;
         break;
     case 3: /* a leaf loses a triangle: it is in no leaf */
         find_slot(c, 0, true, &q, &i);
-        c->quads[q].count[i] -= 1;
+        c->groups[q].count[i] -= 1;
         break;
     case 4: /* the index maps disagree */
         kcc_index_set(c, c->tri_id, 0, kcc_mesh_tri_id(c, last));
@@ -1982,13 +2090,13 @@ static void corrupt(kcc_mesh *c, int which)
         break;
     case 6: /* an inner slot points back up the tree (a cycle) */
         find_slot(c, 1, false, &q, &i);
-        c->quads[q].first[i] = q;
+        c->groups[q].first[i] = q;
         break;
     case 7: /* an empty slot holds triangles */
         for (q = 0; q < c->quad_count && i == 0; ++q)
             for (int k = 0; k < 4 && i == 0; ++k)
-                if (c->quads[q].x[0][k] > c->quads[q].x[1][k]) {
-                    c->quads[q].count[k] = 1;
+                if (!(c->groups[q].slots >> k & 1)) {
+                    c->groups[q].count[k] = 1;
                     i = 1;
                 }
         assert_int_equal(i, 1);
@@ -2074,12 +2182,48 @@ static void validator_catches_each_corruption_of_the_duplicate_lists(void **stat
     free(s.p);
 }
 
+enum { GROUP_CORRUPTIONS = 7 };
+
+/* Corruption number `which` of a copy's quantised groups (kcc_qnode4): each a status, never a
+ * crash or a box no test can trust. */
+static void corrupt_group(kcc_mesh *c, int which)
+{
+    uint32_t q = 0;
+    int i = 0;
+    find_slot(c, 0, false, &q, &i);
+    kcc_qnode4 *g = &c->groups[q];
+    switch (which) {
+    case 0: /* a step of exponent 0 (a zero step: every box a point) */
+        g->exp[1] = 0;
+        break;
+    case 1: /* a step of exponent 255 (infinite or NaN bounds) */
+        g->exp[2] = 255;
+        break;
+    case 2: /* a base that is not a number */
+        g->base[0] = NAN;
+        break;
+    case 3: /* a child's quantised lo above its hi */
+        g->q[1][0][i] = 200, g->q[1][1][i] = 100;
+        break;
+    case 4: /* a hole in the slots: slot 0 empty, the others live */
+        g->slots = 14;
+        break;
+    case 5: /* an inner child naming a group past the last */
+        g->first[i] = c->quad_count;
+        break;
+    default: /* the padding set */
+        g->pad = 1;
+        break;
+    }
+}
+
 static void validator_catches_each_corruption_of_a_copied_tree(void **state)
 {
     (void)state;
     soup s = soup_random(91, 3000, 40.0f, 1.0f);
     kcc_mesh *m = build_soup(&s);
     expect_each_corruption_caught(m, CORRUPTIONS, corrupt);
+    expect_each_corruption_caught(m, GROUP_CORRUPTIONS, corrupt_group);
     kcc_mesh_destroy(m);
     free(s.p);
 }
@@ -2112,6 +2256,7 @@ int test_group_collide(void)
         cmocka_unit_test(build_copies_input_so_caller_may_free_it),
         cmocka_unit_test(triangle_accessor_returns_input_corners_with_stride_and_implicit_indices),
         cmocka_unit_test(tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle),
+        cmocka_unit_test(quantised_boxes_contain_the_exact_boxes),
         cmocka_unit_test(corners_are_stored_once_bit_for_bit),
         cmocka_unit_test(corners_out_of_reach_are_copied_bit_for_bit),
         cmocka_unit_test(index_maps_switch_width_above_65536_triangles_and_every_index_round_trips),

@@ -8,7 +8,7 @@
  * (levels.txt's list, else the shared levels, plus the generated arena and terrain); env
  * KCC_BENCH_QUERIES (default 4000), KCC_BENCH_ONLY. */
 #include "bench.h"
-#include "collide_internal.h" /* the mesh's tree: kcc_node4 groups, leaf-order triangles */
+#include "collide_internal.h" /* the mesh's tree: its groups decoded to kcc_node4, leaf-order triangles */
 
 #define AXES 13
 /* The 13 directions: the AABB's 3, the cube's 4 diagonals (14-DOP), its 6 edge directions (18-DOP
@@ -92,7 +92,8 @@ typedef struct tree_dops {
 
 static void fill_group(tree_dops *td, uint32_t g, dop *out)
 {
-    const kcc_node4 *q = &td->mesh->quads[g];
+    kcc_node4 decoded;
+    const kcc_node4 *q = kcc_mesh_group(td->mesh, g, &decoded);
     dop_empty(out);
     for (int i = 0; i < 4; ++i) {
         dop *d = &td->child[4 * g + i];
@@ -143,7 +144,8 @@ static void box_walk(const tree_dops *td, const float lo[3], const float hi[3], 
     stack[sp++] = 0;
     while (sp > 0) {
         const uint32_t g = stack[--sp];
-        const kcc_node4 *q = &m->quads[g];
+        kcc_node4 decoded;
+        const kcc_node4 *q = kcc_mesh_group(m, g, &decoded);
         for (int i = 0; i < 4; ++i) {
             if (q->x[0][i] > hi[0] || q->x[1][i] < lo[0] || q->y[0][i] > hi[1] || q->y[1][i] < lo[1] ||
                 q->z[0][i] > hi[2] || q->z[1][i] < lo[2])

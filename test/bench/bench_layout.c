@@ -113,13 +113,14 @@ static bool report_level(const char *path, bool queries, uint32_t *scratch, uint
     kcc_mesh_get_stats(mesh, &st);
     const double tris = (double)lv.triangle_count;
     const char *name = strrchr(path, '/');
-    /* The parts (collide_internal.h): index maps 4 B per slot and per input triangle (plus the
-     * duplicate lists), the rest of tree_bytes the node groups; of vertex_bytes, 6 B per slot
-     * of offsets and 4 B per block of four slots, the rest the shared vertices. */
+    /* The parts (collide_internal.h): the index maps 2 B per slot and per input triangle up to
+     * 65,536 input triangles, 4 B above; the rest of tree_bytes the node groups and any duplicate
+     * lists; of vertex_bytes, 3 B per slot of offsets and 4 B per block of sixteen slots, the rest
+     * the shared vertices. */
     const double slots = tris - (double)st.duplicates;
-    const double maps = 4.0 * (slots + tris) + (st.duplicates ? 4.0 * (slots - st.degenerate + 1 + st.duplicates) : 0.0);
-    const double index = 6.0 * slots + 4.0 * ceil(slots / 4.0);
-    printf("%-16s %6u tris %6.2f B/tri: tree %5.2f (groups %5.2f, maps %5.2f) vertices %5.2f "
+    const double maps = (tris <= 65536.0 ? 2.0 : 4.0) * (slots + tris);
+    const double index = 3.0 * slots + 4.0 * ceil(slots / 16.0);
+    printf("%-16s %6u tris %6.2f B/tri: tree %5.2f (groups+dups %5.2f, maps %5.2f) vertices %5.2f "
            "(corners %5.2f, index %4.2f)", name ? name + 1 : path, lv.triangle_count,
            (double)kcc_mesh_memory_bytes(mesh) / tris, (double)st.tree_bytes / tris,
            ((double)st.tree_bytes - maps) / tris, maps / tris, (double)st.vertex_bytes / tris,
