@@ -534,7 +534,7 @@ static void exact_child_box(const kcc_mesh *m, const soup *s, uint32_t g, int i,
     for (uint32_t slot = q->first[i]; slot < q->first[i] + q->count[i]; ++slot)
         for (int c = 0; c < 3; ++c)
             for (int k = 0; k < 3; ++k) {
-                const double v = s->p[9u * m->tri_id[slot] + 3u * (uint32_t)c + (uint32_t)k];
+                const double v = s->p[9u * kcc_mesh_tri_id(m, slot) + 3u * (uint32_t)c + (uint32_t)k];
                 lo[k] = v < lo[k] ? v : lo[k];
                 hi[k] = v > hi[k] ? v : hi[k];
             }
