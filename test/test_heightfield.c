@@ -987,17 +987,6 @@ static void terrain_heightfields_and_8m_triangles_run_without_penetration(void *
  * with the same segments bit for bit, as the tree meshes of the same triangles give (whose walk is
  * checked against brute force over all pairs in test_mesh_mesh.c). */
 
-/* v rotated by unit quaternion q (x y z w), in double. */
-static void quat_rotate(const float q[4], const double v[3], double out[3])
-{
-    const double x = q[0], y = q[1], z = q[2], w = q[3];
-    const double t[3] = {2.0 * (y * v[2] - z * v[1]), 2.0 * (z * v[0] - x * v[2]),
-                         2.0 * (x * v[1] - y * v[0])};
-    out[0] = v[0] + w * t[0] + (y * t[2] - z * t[1]);
-    out[1] = v[1] + w * t[1] + (z * t[0] - x * t[2]);
-    out[2] = v[2] + w * t[2] + (x * t[1] - y * t[0]);
-}
-
 /* The centre of grid p's extent placed by pose (NULL: the identity), in double. */
 static void placed_centre(const hf_pair *p, const kcc_transform *pose, double out[3])
 {
@@ -1008,9 +997,10 @@ static void placed_centre(const hf_pair *p, const kcc_transform *pose, double ou
         memcpy(out, c, sizeof c);
         return;
     }
-    quat_rotate(pose->rotation, c, out);
+    double m[3][3];
+    test_quat_matrix(pose->rotation, m);
     for (int k = 0; k < 3; ++k)
-        out[k] += pose->position[k];
+        out[k] = m[k][0] * c[0] + m[k][1] * c[1] + m[k][2] * c[2] + pose->position[k];
 }
 
 /* A pose for grid b, tilted up to 1.2 rad and turned, that puts its centre within a metre of
