@@ -219,15 +219,12 @@ void box_row(const Terrain &T, const std::vector<Box> &boxes)
  * against the mesh of the same triangles; their pair lists are compared whole. */
 void mesh_mesh_row(const Terrain &T)
 {
-    kcc_level arena;
+    bench_level arena{};
+    snprintf(arena.name, sizeof arena.name, "arena seed=3");
     char err[256];
-    if (kcc_level_generate("arena seed=3", &arena, err, sizeof err) != KCC_OK) return;
-    kcc_mesh_desc d;
-    memset(&d, 0, sizeof d);
-    d.positions = arena.positions, d.vertex_count = arena.vertex_count;
-    d.indices = arena.indices, d.triangle_count = arena.triangle_count;
-    kcc_mesh *m = nullptr;
-    if (kcc_mesh_build(&d, &m) != KCC_OK) { kcc_level_free(&arena); return; }
+    if (kcc_level_generate("arena seed=3", &arena.level, err, sizeof err) != KCC_OK) return;
+    kcc_mesh *m = bench_build_mesh(&arena);
+    if (!m) { kcc_level_free(&arena.level); return; }
     vec3 b[2];
     kcc_mesh_bounds(m, b);
     std::vector<kcc_transform> poses(20);
@@ -257,9 +254,9 @@ void mesh_mesh_row(const Terrain &T)
     });
     printf("  %-12s ms/query heightfield %7.2f   mesh %7.2f   (the arena level, %u triangles, at %d spots: "
            "%zu pairs; placements whose pairs differ: %zu)\n", "mesh/mesh", hf * 1e-6, mesh * 1e-6,
-           arena.triangle_count, n, pairs, differ);
+           arena.level.triangle_count, n, pairs, differ);
     kcc_mesh_destroy(m);
-    kcc_level_free(&arena);
+    kcc_level_free(&arena.level);
 }
 
 /* ---------------------------------------------------------------- moves */
