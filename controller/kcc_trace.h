@@ -271,6 +271,43 @@ KCC_API kcc_status kcc_world_trace_load(const char *path, kcc_world_trace **out,
 KCC_API void kcc_world_trace_free(kcc_world_trace *trace);
 /// Steps the trace records.
 KCC_API uint32_t kcc_world_trace_step_count(const kcc_world_trace *trace);
+
+/// The world a world trace records after one step, for tools that show a trace rather than replay
+/// it (the demo's viewer draws one). Arrays are indexed by the trace's numbers less one (body 1 is
+/// poses[0]) and are valid only during the kcc_world_trace_frames callback that receives them.
+typedef struct kcc_world_trace_frame {
+    uint32_t step;                ///< 0: what the lines before the first step leave; S: after step S
+    uint32_t body_count;          ///< bodies the trace numbers
+    const float (*poses)[7];      ///< position, rotation (x y z w); NaN position: not in the world
+    uint32_t character_count;     ///< characters the trace numbers
+    const vec3 *centres;          ///< m; NaN: not in the world
+    const vec3 *half_extents;     ///< m, as the character's last `character` or `retune` line sets
+    const uint32_t *flags;        ///< KCC_MOVE_* of the step's recorded outcome (0 before one)
+} kcc_world_trace_frame;
+
+typedef void kcc_world_trace_frame_fn(const kcc_world_trace_frame *frame, void *user);
+
+/// Calls fn for frame 0 and after every recorded step, in order. A step's frame holds its recorded
+/// outcomes; a kinematic body is at its `target` from the step after the target line on (as the
+/// world moves it), a `place` sets a body's pose at once and drops its target, a `teleport` a
+/// character's centre, and a `shift` moves every pose and centre by -new_origin (as
+/// kcc_world_shift_origin does). Allocates the frame's arrays once (KCC_ERR_OUT_OF_MEMORY);
+/// KCC_ERR_NULL_ARGUMENT for a NULL trace or fn.
+KCC_API kcc_status kcc_world_trace_frames(const kcc_world_trace *trace, kcc_world_trace_frame_fn *fn,
+                                          void *user);
+/// Body `body` (the trace's number less one) as its `body` line adds it: the index of its level
+/// (for kcc_world_trace_level_spec), kinematic, sensor. false (nothing written) when the trace has no
+/// such body. Any out pointer may be NULL.
+KCC_API bool kcc_world_trace_body(const kcc_world_trace *trace, uint32_t body, uint32_t *level,
+                                  bool *kinematic, bool *sensor);
+/// Level `level` (the trace's number less one): its kind and its OBJ path (resolved against the
+/// trace's directory) or its generator or heightfield spec; NULL when the trace has no such level.
+KCC_API const char *kcc_world_trace_level_spec(const kcc_world_trace *trace, uint32_t level,
+                                               kcc_trace_level_kind *kind);
+/// How many levels, bodies and characters the trace numbers (the highest numbers its lines use);
+/// any out pointer may be NULL.
+KCC_API void kcc_world_trace_counts(const kcc_world_trace *trace, uint32_t *levels, uint32_t *bodies,
+                                    uint32_t *characters);
 /// The format version of the trace file at path (its `kcc-trace N` line): 1 single-character,
 /// 2 world; 0 when it cannot be read or has no such line.
 KCC_API uint32_t kcc_trace_file_version(const char *path);

@@ -1,7 +1,8 @@
 /* demo/world_view.h: a world trace (kcc-trace 2) read for showing it: every step's character
  * positions and flags and body poses, and the level each body uses (the viewer's P, the headless
- * picture of kcc-demo --headless --trace). It reads what the trace recorded and checks nothing:
- * kcc_world_trace_load and kcc_world_trace_replay judge the trace first. Allocates at load only. */
+ * picture of kcc-demo --headless --trace), laid out from the library's parse (kcc_world_trace_load)
+ * and its recorded frames (kcc_world_trace_frames); kcc_world_trace_replay is what checks a trace.
+ * Allocates at load only. */
 #ifndef KCC_DEMO_WORLD_VIEW_H
 #define KCC_DEMO_WORLD_VIEW_H
 
@@ -32,9 +33,9 @@ typedef struct demo_world_view {
     float           *half_extents;    ///< character_count x 3, m
 } demo_world_view;
 
-/// Reads the world trace at path. KCC_ERR_VERSION when it is no world trace, KCC_ERR_PARSE (err:
-/// "path:LINE: what") on a line it cannot read, KCC_ERR_IO, KCC_ERR_OUT_OF_MEMORY; a level that
-/// cannot be read stays empty (err says which, the status stays KCC_OK).
+/// Reads the world trace at path: kcc_world_trace_load's statuses and messages ("path:LINE: what"),
+/// KCC_ERR_OUT_OF_MEMORY; a level that cannot be drawn stays empty (err says which, the status
+/// stays KCC_OK).
 kcc_status demo_world_view_load(const char *path, demo_world_view *out, char *err, size_t err_size);
 void demo_world_view_free(demo_world_view *v);
 

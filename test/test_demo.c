@@ -632,8 +632,9 @@ static void headless_draws_a_world_trace_and_refuses_a_broken_one(void **state)
 }
 
 /* demo_world_view_load on a trace written by hand: `.` repeats the body's and the character's previous
- * values, `+` adds the character's displacement (its `d` line), row 0 holds the start (with the first step's targets), a character added after step 1's outcomes is in rows 2 on, one removed after step 2's is in
- * row 2 and gone from row 3, and a single-character trace is refused. */
+ * values, `+` adds the character's displacement (its `d` line), row 0 holds the start (a target is
+ * reached by step 1), a character added after step 1's outcomes is in rows 2 on, one removed after
+ * step 2's is in row 2 and gone from row 3, and a single-character trace is refused. */
 static void world_view_reads_a_hand_written_world_trace(void **state)
 {
     (void)state;
@@ -647,8 +648,8 @@ static void world_view_reads_a_hand_written_world_trace(void **state)
     assert_int_equal(demo_world_view_load(path, &v, err, sizeof(err)), KCC_OK);
     assert_true(v.steps == 3 && v.character_count == 2 && v.body_count == 2 && v.level_count == 1);
     assert_true(v.levels[0].triangle_count > 0 && v.bodies[1].kinematic && !v.bodies[0].kinematic);
-    const float *p = demo_world_view_pose(&v, 0, 1);   /* before step 1, its target given */
-    assert_true(p && p[0] == 1.0f && p[1] == 2.5f && p[2] == 3.0f && p[6] == 1.0f);
+    const float *p = demo_world_view_pose(&v, 0, 1);   /* before step 1: its target not reached yet */
+    assert_true(p && p[0] == 1.0f && p[1] == 2.0f && p[2] == 3.0f && p[6] == 1.0f);
     p = demo_world_view_pose(&v, 1, 1);
     assert_true(p && p[0] == 1.0f && p[1] == 2.5f && p[2] == 3.0f);
     p = demo_world_view_centre(&v, 1, 0);

@@ -1101,6 +1101,90 @@ static void dots_and_pluses_read_back_as_the_values_they_stand_for(void **state)
     remove_dir(&d);
 }
 
+/* What kcc_world_trace_frames gives for each frame of a hand-written trace (the values worked by hand
+ * below). */
+typedef struct frames_seen {
+    uint32_t count;
+    float    body2[4][3], body1_x[4], centre1[4][3], centre2[4][3], half2[4];
+    uint32_t flags1[4];
+} frames_seen;
+
+static void see_frame(const kcc_world_trace_frame *f, void *user)
+{
+    frames_seen *seen = user;
+    assert_int_equal(f->step, seen->count);
+    assert_true(f->body_count == 2 && f->character_count == 2 && seen->count < 4);
+    const uint32_t i = seen->count++;
+    memcpy(seen->body2[i], f->poses[1], sizeof seen->body2[i]);
+    seen->body1_x[i] = f->poses[0][0];
+    memcpy(seen->centre1[i], f->centres[0], sizeof seen->centre1[i]);
+    memcpy(seen->centre2[i], f->centres[1], sizeof seen->centre2[i]);
+    seen->half2[i] = f->half_extents[1][0];
+    seen->flags1[i] = f->flags[0];
+}
+
+/* Frame 0 is the world before the first step (a target is reached by the step after it, so not
+ * yet); a step's frame holds its outcomes; `place` drops a pending target; a character added or
+ * removed between steps appears or goes in the next frame; `shift` moves every pose and centre by
+ * -origin; `retune` changes the half extents; the bodies and levels read as the lines give them. */
+static void frames_hold_what_the_trace_recorded_step_by_step(void **state)
+{
+    (void)state;
+    static const char text[] = "kcc-trace 2\n"
+                               "level 1 gen flat size=16\n"
+                               "body 1 1 static 0 0 0 0 0 0 1\n"
+                               "body 2 1 kinematic 1 2 3 0 0 0 1 sensor\n"
+                               "character 1 0 1 0 half_extents=0.3,0.9,0.3\n"
+                               "target 2 1 2.5 3 0 0 0 1\n"
+                               "step 1\n"
+                               "= 1 0.5 1 0 ON_GROUND\n"
+                               "character 2 4 1 4\n"
+                               "d 2 0.25 -0.1 -0.5\n"
+                               "target 2 1 3 3 0 0 0 1\n"
+                               "place 2 5 5 5 0 0 0 1\n"
+                               "step 2\n"
+                               "= 1 0.5 1 0\n"
+                               "= 2 + 0.9 +\n"
+                               "remove_character 1\n"
+                               "retune 2 half_extents=0.4,0.8,0.4\n"
+                               "shift 1 0 0\n"
+                               "step 3\n"
+                               "= 2 3.25 0.9 3.5\n"
+                               "end 3\n";
+    kcc_world_trace *t = NULL;
+    char err[512];
+    assert_int_equal(kcc_world_trace_parse(text, strlen(text), "frames.trace", &t, err, sizeof err), KCC_OK);
+    frames_seen seen;
+    memset(&seen, 0, sizeof seen);
+    assert_int_equal(kcc_world_trace_frames(t, see_frame, &seen), KCC_OK);
+    assert_int_equal(seen.count, 4);
+    static const float body2[4][3] = {{1, 2, 3}, {1, 2.5f, 3}, {5, 5, 5}, {4, 5, 5}};
+    assert_memory_equal(seen.body2, body2, sizeof body2);
+    assert_true(seen.body1_x[2] == 0.0f && seen.body1_x[3] == -1.0f);
+    static const float centre1[3][3] = {{0, 1, 0}, {0.5f, 1, 0}, {0.5f, 1, 0}};
+    assert_memory_equal(seen.centre1, centre1, sizeof centre1);
+    assert_true(isnan(seen.centre1[3][0]) && isnan(seen.centre2[0][0]) && isnan(seen.centre2[1][0]));
+    const float centre2[2][3] = {{4.0f + 0.25f, 0.9f, 4.0f - 0.5f}, {3.25f, 0.9f, 3.5f}};
+    assert_memory_equal(seen.centre2[2], centre2, sizeof centre2);
+    assert_true(seen.half2[2] == kcc_character_default_desc().half_extents[0] && seen.half2[3] == 0.4f);
+    /* an outcome without flags repeats the last ones */
+    assert_true(seen.flags1[0] == 0 && seen.flags1[1] == KCC_MOVE_ON_GROUND && seen.flags1[2] == KCC_MOVE_ON_GROUND);
+    uint32_t levels, bodies, characters, level = 9;
+    kcc_world_trace_counts(t, &levels, &bodies, &characters);
+    assert_true(levels == 1 && bodies == 2 && characters == 2);
+    bool kinematic = false, sensor = false;
+    assert_true(kcc_world_trace_body(t, 1, &level, &kinematic, &sensor) && level == 0 && kinematic && sensor);
+    assert_true(kcc_world_trace_body(t, 0, NULL, &kinematic, &sensor) && !kinematic && !sensor);
+    assert_false(kcc_world_trace_body(t, 2, &level, NULL, NULL));
+    kcc_trace_level_kind kind = KCC_TRACE_LEVEL_OBJ;
+    assert_string_equal(kcc_world_trace_level_spec(t, 0, &kind), "flat size=16");
+    assert_int_equal(kind, KCC_TRACE_LEVEL_GEN);
+    assert_null(kcc_world_trace_level_spec(t, 1, &kind));
+    assert_int_equal(kcc_world_trace_frames(NULL, see_frame, &seen), KCC_ERR_NULL_ARGUMENT);
+    assert_int_equal(kcc_world_trace_frames(t, NULL, &seen), KCC_ERR_NULL_ARGUMENT);
+    kcc_world_trace_free(t);
+}
+
 /// Plants x = 1.5 in the lift's rider's outcome after step `step` of the trace at path (in d, named
 /// name) and shrinks it for that divergence into dir/shrunk.trace (its path into shrunk: 256
 /// bytes).
@@ -1315,6 +1399,7 @@ int test_group_world_trace(void)
         cmocka_unit_test(recording_refuses_a_busy_world_and_an_unnamed_mesh_fails_the_trace),
         cmocka_unit_test(a_displacement_that_repeats_is_written_once),
         cmocka_unit_test(dots_and_pluses_read_back_as_the_values_they_stand_for),
+        cmocka_unit_test(frames_hold_what_the_trace_recorded_step_by_step),
         cmocka_unit_test(a_planted_divergence_in_a_long_trace_shrinks_to_a_few_steps_that_still_diverge),
         cmocka_unit_test(a_shrink_that_cuts_a_character_cuts_its_calls_and_keeps_the_others),
         cmocka_unit_test(a_crush_shrinks_to_the_door_and_the_crushed_character),

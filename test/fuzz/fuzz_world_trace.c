@@ -6,9 +6,12 @@
  * - a trace that loads (small enough: generated `flat` levels and heightfields of at most 32 x 32
  *   samples, at most 16 bodies, 16 characters and 120 steps) replays without crashing, or stops with a message naming a line;
  * - replaying while recording writes a trace that loads and replays with no divergence at all
- *   (whatever the input said, its replay recorded is the world's own behaviour).
+ *   (whatever the input said, its replay recorded is the world's own behaviour);
+ * - kcc_world_trace_frames gives every trace that loads one frame a step and frame 0, in order,
+ *   with every pose and centre in the world finite.
  * `make fuzz` explores with it, `make fuzz-check` (part of `make test`) repeats a fixed run. */
 #define _POSIX_C_SOURCE 200809L   /* open_memstream */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +89,19 @@ static void check_rerecorded(const kcc_world_trace *t)
     free(text);
 }
 
+/// kcc_world_trace_frames' callback: frames in step order, what is in the world finite.
+static void check_frame(const kcc_world_trace_frame *f, void *user)
+{
+    uint32_t *frames = user;
+    CHECK(f->step == (*frames)++);
+    for (uint32_t b = 0; b < f->body_count; ++b)
+        for (int k = 0; k < 7 && !isnan(f->poses[b][0]); ++k)
+            CHECK(isfinite(f->poses[b][k]));
+    for (uint32_t c = 0; c < f->character_count; ++c)
+        for (int k = 0; k < 3 && !isnan(f->centres[c][0]); ++k)
+            CHECK(isfinite(f->centres[c][k]) && isfinite(f->half_extents[c][k]));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 1 << 16)
@@ -102,6 +118,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (small(t))
         check_rerecorded(t);
+    uint32_t frames = 0;
+    CHECK(kcc_world_trace_frames(t, check_frame, &frames) == KCC_OK);
+    CHECK(frames == kcc_world_trace_step_count(t) + 1u);
     kcc_world_trace_free(t);
     return 0;
 }
