@@ -911,7 +911,7 @@ void q3bsp_map_free(q3bsp_map *map)
 {
     if (!map)
         return;
-    q3bsp_level_free(&map->world);
+    kcc_level_free(&map->world);
     q3bsp_entities_free(&map->entities);
     for (uint32_t i = 0; map->models && i < map->model_count; ++i) {
         free(map->models[i].positions);
@@ -1106,15 +1106,6 @@ kcc_status q3bsp_load(const char *path, const q3bsp_options *opt, kcc_level *out
     return s;
 }
 
-void q3bsp_level_free(kcc_level *level)
-{
-    if (!level)
-        return;
-    free(level->positions);
-    free(level->indices);
-    free(level->spawns);
-    memset(level, 0, sizeof(*level));
-}
 
 kcc_status q3bsp_write_obj(const kcc_level *level, const char *path, const char *header,
                            char *err, size_t err_size)

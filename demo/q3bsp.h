@@ -36,7 +36,7 @@ typedef struct q3bsp_options {
 q3bsp_options q3bsp_default_options(void);
 
 /// Imports a BSP held in memory. On success fills out (positions in metres, Y up: (x, z, -y) / 32;
-/// indices; spawns = player feet) with malloc'd arrays (free with kcc_level_free or q3bsp_level_free)
+/// indices; spawns = player feet) with malloc'd arrays (free with kcc_level_free)
 /// and stats (may be NULL). Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_PARSE (err says which lump and why),
 /// KCC_ERR_VERSION (not IBSP 46), KCC_ERR_NO_TRIANGLES, KCC_ERR_OUT_OF_MEMORY. out is untouched on error.
 kcc_status q3bsp_import(const uint8_t *data, size_t size, const q3bsp_options *opt, kcc_level *out,
@@ -127,8 +127,6 @@ void q3bsp_to_metres(const double quake[3], float out[3]);
 /// its keys, and one `model` block per brush model with its bounds and triangles.
 kcc_status q3bsp_write_movers(const q3bsp_map *map, const char *path, char *err, size_t err_size);
 
-/// Frees what q3bsp_import allocated (the same as kcc_level_free; usable without the level module).
-void q3bsp_level_free(kcc_level *level);
 
 /// Writes `v x y z` / `f a b c` lines (1-based) after one comment line (header may be NULL).
 kcc_status q3bsp_write_obj(const kcc_level *level, const char *path, const char *header,

@@ -180,7 +180,7 @@ static void bsp_box_brush_becomes_twelve_outward_triangles_in_y_up_metres(void *
     /* Spawn: origin (32 16 40) -> feet at z - 15 units: (1, 25/32, -0.5). */
     assert_int_equal(lv.spawn_count, 1);
     assert_true(lv.spawns[0] == 1.0f && lv.spawns[1] == 0.78125f && lv.spawns[2] == -0.5f);
-    q3bsp_level_free(&lv);
+    kcc_level_free(&lv);
 }
 
 static void bsp_bevel_plane_touching_an_edge_adds_no_face(void **state)
@@ -194,7 +194,7 @@ static void bsp_bevel_plane_touching_an_edge_adds_no_face(void **state)
     kcc_level lv;
     assert_int_equal(q3bsp_import(b.data, b.n, NULL, &lv, NULL, NULL, 0), KCC_OK);
     assert_int_equal(lv.triangle_count, 12);
-    q3bsp_level_free(&lv);
+    kcc_level_free(&lv);
 }
 
 static void bsp_cutting_plane_makes_a_closed_seven_sided_solid(void **state)
@@ -219,7 +219,7 @@ static void bsp_cutting_plane_makes_a_closed_seven_sided_solid(void **state)
                     twins += lv.indices[3 * u + (uint32_t)f] == c && lv.indices[3 * u + (uint32_t)(f + 1) % 3] == a;
             assert_int_equal(twins, 1);
         }
-    q3bsp_level_free(&lv);
+    kcc_level_free(&lv);
 }
 
 static void bsp_keeps_player_clip_and_skips_water(void **state)
@@ -230,7 +230,7 @@ static void bsp_keeps_player_clip_and_skips_water(void **state)
     make_bsp(&b, Q3BSP_CONTENTS_PLAYERCLIP, NULL, 0, false);
     assert_int_equal(q3bsp_import(b.data, b.n, NULL, &lv, NULL, NULL, 0), KCC_OK);
     assert_int_equal(lv.triangle_count, 12);
-    q3bsp_level_free(&lv);
+    kcc_level_free(&lv);
     make_bsp(&b, 32u /* CONTENTS_WATER */, NULL, 0, false);
     char err[256] = "";
     assert_int_equal(q3bsp_import(b.data, b.n, NULL, &lv, NULL, err, sizeof(err)), KCC_ERR_NO_TRIANGLES);
@@ -259,7 +259,7 @@ static void bsp_flat_patch_is_tessellated_to_its_area(void **state)
             assert_true(lv.positions[3 * lv.indices[3 * t + (uint32_t)k] + 1] == 6.25f);
     }
     assert_true(fabs(area - 4.0) < 1e-5);
-    q3bsp_level_free(&lv);
+    kcc_level_free(&lv);
 }
 
 static void bsp_malformed_files_get_errors_and_leave_output_alone(void **state)
