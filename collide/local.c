@@ -229,15 +229,38 @@ static void pad_bounds(kcc_local_bounds *bounds, uint32_t n)
         }
 }
 
+/* The bounds of tris[from..to) into their entries of bounds, and the last group padded with
+ * empty bounds. */
+static void bound_entries(const kcc_local_tri *tris, uint32_t from, uint32_t to, kcc_local_bounds *bounds)
+{
+    for (uint32_t j = from; j < to; ++j) {
+        kcc_local_bounds *group = &bounds[j / KCC_LOCAL_GROUP];
+        const uint32_t lane = j % KCC_LOCAL_GROUP;
+#if KCC_SSE
+        /* the three axes at once: minps and maxps give kcc_minf's and kcc_maxf's answer (the
+           first operand when it is strictly smaller, or larger; else the second), so the same
+           floats as tri_extent; the fourth lane (a corner's neighbour in the record) is unused */
+        const __m128 a = _mm_loadu_ps(tris[j].v[0]), b = _mm_loadu_ps(tris[j].v[1]),
+                     c = _mm_loadu_ps(tris[j].v[2]);
+        float lo[4], hi[4];
+        _mm_storeu_ps(lo, _mm_min_ps(a, _mm_min_ps(b, c)));
+        _mm_storeu_ps(hi, _mm_max_ps(a, _mm_max_ps(b, c)));
+        for (int k = 0; k < 3; ++k) {
+            group->lo[k][lane] = lo[k];
+            group->hi[k][lane] = hi[k];
+        }
+#else
+        for (int k = 0; k < 3; ++k)
+            tri_extent(&tris[j], k, &group->lo[k][lane], &group->hi[k][lane]);
+#endif
+    }
+    pad_bounds(bounds, to);
+}
+
 /* The bounds of tris[0..n) in groups of eight, the last group padded with empty bounds. */
 static void fill_bounds(const kcc_local_tri *tris, uint32_t n, kcc_local_bounds *bounds)
 {
-    for (uint32_t j = 0; j < n; ++j) {
-        kcc_local_bounds *group = &bounds[j / KCC_LOCAL_GROUP];
-        for (int k = 0; k < 3; ++k)
-            tri_extent(&tris[j], k, &group->lo[k][j % KCC_LOCAL_GROUP], &group->hi[k][j % KCC_LOCAL_GROUP]);
-    }
-    pad_bounds(bounds, n);
+    bound_entries(tris, 0u, n, bounds);
 }
 
 static void view(kcc_local *list, const kcc_local_source *src, uint32_t count,
@@ -457,32 +480,61 @@ static inline void put_rest(kcc_local_store *store, uint32_t to, const kcc_local
     put_entry(store, to, tri, lo, hi);
 }
 
-/* Merges, into the store, the cached fixed part's triangles whose bounds touch region (those of
- * sel, in their order, their bounds copied from the cache's: the same floats fill_bounds gives)
- * with the rest's n_rest triangles, fetched into the store's end, by id (the parts' lists merged by
- * id are the source's list: kcc_world_source_parts), and pads the last group. The caller checked
- * that both fit. Returns how many. */
-static uint32_t merge_parts(kcc_local_store *store, const kcc_local_cache *cache, const kcc_sel *sel,
-                            const kcc_local_source *rest, const uint32_t *handles, uint32_t n_rest)
+/* Entry `to` of the store: the cache's entry i, its bounds copied (the floats fill_bounds gave). */
+static inline void put_cached(kcc_local_store *store, uint32_t to, const kcc_local_cache *cache, uint32_t i)
 {
-    kcc_local_tri *rest_tris = store->tris + (KCC_LOCAL_MAX - n_rest);
-    rest->ops->fetch(rest, handles, n_rest, rest_tris);
+    const kcc_local_bounds *group = &cache->bounds[i / KCC_LOCAL_GROUP];
+    const uint32_t lane = i % KCC_LOCAL_GROUP;
+    const float lo[3] = {group->lo[0][lane], group->lo[1][lane], group->lo[2][lane]};
+    const float hi[3] = {group->hi[0][lane], group->hi[1][lane], group->hi[2][lane]};
+    put_entry(store, to, &cache->tris[i], lo, hi);
+}
+
+/* merge_parts when a rest triangle's id falls between two selected cached ones (a moving body's
+ * range between static ones'): the rest's n_rest triangles, at the store's end, merged by id. */
+static uint32_t merge_interleaved(kcc_local_store *store, const kcc_local_cache *cache, const kcc_sel *sel,
+                                  uint32_t n_rest)
+{
+    const kcc_local_tri *rest_tris = store->tris + (KCC_LOCAL_MAX - n_rest);
     uint32_t out = 0, r = 0, i;
     /* the rest's triangles sit past every fixed one the merge writes first: out < its read place
        until the fixed ones run out (fixed + n_rest <= KCC_LOCAL_MAX) */
     for (kcc_sel_iter it = kcc_sel_begin(sel); kcc_sel_next(&it, &i);) {
         while (r < n_rest && rest_tris[r].index < cache->tris[i].index)
             put_rest(store, out++, &rest_tris[r++]);
-        const kcc_local_bounds *group = &cache->bounds[i / KCC_LOCAL_GROUP];
-        const uint32_t lane = i % KCC_LOCAL_GROUP;
-        const float lo[3] = {group->lo[0][lane], group->lo[1][lane], group->lo[2][lane]};
-        const float hi[3] = {group->hi[0][lane], group->hi[1][lane], group->hi[2][lane]};
-        put_entry(store, out++, &cache->tris[i], lo, hi);
+        put_cached(store, out++, cache, i);
     }
     while (r < n_rest)
         put_rest(store, out++, &rest_tris[r++]);
     pad_bounds(store->bounds, out);
     return out;
+}
+
+/* Merges, into the store, the cached fixed part's n_fixed triangles whose bounds touch region (those
+ * of sel, in their order, their bounds copied from the cache's) with the rest's n_rest triangles, by
+ * id (the parts' lists merged by id are the source's list: kcc_world_source_parts), and pads the last
+ * group. The caller checked that both fit. Returns how many. The rest is fetched straight to its
+ * place past the fixed ones: its first id above the last selected cached one puts every rest
+ * triangle after every cached one (each part lists its bodies in ascending ranges, the parts share
+ * no body, and the boxes' ids follow every body's), the merge's order; else (a moving body's range
+ * below a static one's) merge_interleaved. */
+static uint32_t merge_parts(kcc_local_store *store, const kcc_local_cache *cache, const kcc_sel *sel,
+                            uint32_t n_fixed, const kcc_local_source *rest, const uint32_t *handles,
+                            uint32_t n_rest)
+{
+    uint32_t out = 0, i, last_fixed = 0;
+    for (kcc_sel_iter it = kcc_sel_begin(sel); kcc_sel_next(&it, &i);) {
+        put_cached(store, out++, cache, i);
+        last_fixed = cache->tris[i].index;
+    }
+    kcc_local_tri *rest_tris = store->tris + n_fixed;
+    rest->ops->fetch(rest, handles, n_rest, rest_tris);
+    if (n_fixed > 0 && rest_tris[0].index < last_fixed) {
+        memmove(store->tris + (KCC_LOCAL_MAX - n_rest), rest_tris, n_rest * sizeof *rest_tris);
+        return merge_interleaved(store, cache, sel, n_rest);
+    }
+    bound_entries(store->tris, n_fixed, n_fixed + n_rest, store->bounds);
+    return n_fixed + n_rest;
 }
 
 /* The list of a split source (kcc_world_source_parts): its fixed part through the cache (kept
@@ -515,7 +567,7 @@ static void gather_split(kcc_local *list, kcc_local_store *store, kcc_local_cach
         kcc_local_gather(list, store, source, region);
         return;
     }
-    view(list, source, merge_parts(store, cache, &sel, rest, handles, n_rest), store->bounds, store->tris,
+    view(list, source, merge_parts(store, cache, &sel, n_fixed, rest, handles, n_rest), store->bounds, store->tris,
          region);
 }
 

@@ -1260,6 +1260,110 @@ static void world_box_faces_have_kcc_tri_planes_planes(void **state)
     kcc_world_destroy(w);
 }
 
+/* The entries of a list whose bounds touch region, in list order: their triangles and bounds
+ * (lo x y z, hi x y z) in out_tris and out_bounds; returns how many. */
+static uint32_t entries_in_region(const kcc_local *list, const vec3 region[2], kcc_local_tri *out_tris,
+                                  float (*out_bounds)[6])
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < list->count; ++i) {
+        bool touches = true;
+        for (int k = 0; k < 3; ++k)
+            touches = touches && kcc_local_lo(list, k, i) <= region[1][k] && kcc_local_hi(list, k, i) >= region[0][k];
+        if (!touches)
+            continue;
+        out_tris[n] = list->tris[i];
+        for (int k = 0; k < 3; ++k) {
+            out_bounds[n][k] = kcc_local_lo(list, k, i);
+            out_bounds[n][3 + k] = kcc_local_hi(list, k, i);
+        }
+        ++n;
+    }
+    return n;
+}
+
+/* A move's list through a split world source (kcc_world_source_split: the static level kept in a
+ * character's cache, the other bodies and the characters' boxes listed afresh and merged by id)
+ * holds, in its region, the triangles of the whole source's list (kcc_local_gather), in the same
+ * order, with the same bounds, bit for bit: with kinematic platforms whose triangle ranges lie
+ * below and above the level's (their triangles merged in front of and after the cached ones) and
+ * boxes (after every body's), over random regions read through one cache as a walking
+ * character's are. */
+static void split_gathers_list_what_the_whole_source_lists(void **state)
+{
+    (void)state;
+    kcc_level lv;
+    kcc_mesh *level = open_level(&lv);
+    kcc_mesh *platform = test_box_mesh((float[3]){-1, -0.25f, -1}, (float[3]){1, 0, 1});
+    kcc_world *w = world_with(4, 4);
+    const float *spawn = lv.spawns;
+    kcc_body_desc kd = kcc_body_default_desc();
+    kd.kind = KCC_BODY_KINEMATIC;
+    uint32_t first_id, level_id, last_id;
+    memcpy(kd.transform.position, (float[3]){spawn[0] - 1.5f, spawn[1] + 0.5f, spawn[2]}, sizeof(float[3]));
+    assert_int_equal(kcc_world_add_body(w, platform, &kd, &first_id), KCC_OK);
+    assert_int_equal(kcc_world_add_body(w, level, NULL, &level_id), KCC_OK);
+    memcpy(kd.transform.position, (float[3]){spawn[0] + 1.5f, spawn[1] + 1.0f, spawn[2]}, sizeof(float[3]));
+    assert_int_equal(kcc_world_add_body(w, platform, &kd, &last_id), KCC_OK);
+    enum { BOXES = 16 };
+    static float boxes[BOXES][2][3];
+    uint32_t slots[BOXES];
+    static kcc_local_cache cache;
+    static kcc_local_store split_store, whole_store;
+    static kcc_local_tri split_tris[KCC_LOCAL_MAX], whole_tris[KCC_LOCAL_MAX];
+    static float split_bounds[KCC_LOCAL_MAX][6], whole_bounds[KCC_LOCAL_MAX][6];
+    memset(&cache, 0, sizeof cache);
+    test_rng rng = rng_seed(97);
+    uint32_t ahead = 0, among = 0, boxed = 0;
+    for (uint32_t trial = 0; trial < 3000; ++trial) {
+        for (uint32_t i = 0; i < BOXES; ++i) { /* characters standing around, some touching */
+            for (int k = 0; k < 3; ++k) {
+                const float c = spawn[k] + rng_f(&rng, -3.0f, 3.0f), half = k == 1 ? 0.875f : 0.47f;
+                boxes[i][0][k] = c - half;
+                boxes[i][1][k] = c + half;
+            }
+            slots[i] = BOXES - 1 - i;
+        }
+        vec3 region[2];
+        for (int k = 0; k < 3; ++k) { /* a move's region, wandering near the spawn */
+            const float c = spawn[k] + rng_f(&rng, -3.0f, 3.0f), half = rng_f(&rng, 0.3f, 2.0f);
+            region[0][k] = c - half;
+            region[1][k] = c + half;
+        }
+        kcc_world_source all, fixed, rest;
+        kcc_world_source_init(&all, w, KCC_LAYERS_ALL);
+        all.base.key = kcc_world_step_key(w);
+        all.boxes = (const float(*)[2][3])boxes;
+        all.box_slots = slots;
+        all.box_count = rng_u32(&rng) % (BOXES + 1);
+        kcc_world_source_split(&all, &fixed, &rest);
+        const vec3 grow[2] = {{0.5f, 0.5f, 0.5f}, {0.5f, 0.5f, 0.5f}};
+        kcc_local split, whole;
+        kcc_local_gather_cached(&split, &split_store, &cache, &all.base, (const vec3 *)region, grow);
+        kcc_local_gather(&whole, &whole_store, &all.base, (const vec3 *)region);
+        assert_int_equal(split.overflow, whole.overflow);
+        const uint32_t n = entries_in_region(&whole, (const vec3 *)region, whole_tris, whole_bounds);
+        assert_int_equal(entries_in_region(&split, (const vec3 *)region, split_tris, split_bounds), n);
+        assert_memory_equal(split_tris, whole_tris, n * sizeof *whole_tris);
+        assert_memory_equal(split_bounds, whole_bounds, n * sizeof *whole_bounds);
+        bool first = false, fixed_seen = false, after = false;
+        for (uint32_t i = 0; i < n; ++i) {
+            const uint32_t body = kcc_world_triangle_body(w, whole_tris[i].index);
+            first = first || body == first_id;
+            fixed_seen = fixed_seen || body == level_id;
+            after = after || (whole_tris[i].index >= KCC_WORLD_BOX_TRIS || body == last_id);
+            boxed += whole_tris[i].index >= KCC_WORLD_BOX_TRIS;
+        }
+        among += first && fixed_seen;
+        ahead += fixed_seen && after;
+    }
+    assert_true(among > 100 && ahead > 100 && boxed > 1000); /* both merges ran, often */
+    kcc_world_destroy(w);
+    kcc_mesh_destroy(platform);
+    kcc_mesh_destroy(level);
+    kcc_level_free(&lv);
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Neighbour lists */
 
@@ -1417,6 +1521,7 @@ int test_group_world_step(void)
         cmocka_unit_test(world_characters_have_checked_ids_and_displacements),
         cmocka_unit_test(neighbour_lists_equal_brute_force),
         cmocka_unit_test(world_box_faces_have_kcc_tri_planes_planes),
+        cmocka_unit_test(split_gathers_list_what_the_whole_source_lists),
         cmocka_unit_test(world_of_one_identity_body_moves_as_the_mesh),
         cmocka_unit_test(world_placed_body_moves_as_the_level),
         cmocka_unit_test(character_rides_a_lift_up_and_down),
