@@ -359,8 +359,13 @@ struct kcc_mesh {
                                    ///< corner c of slot s is vertex corner_base[s /
                                    ///< KCC_CORNER_BLOCK] + corners[s][c] (kcc_mesh_corner)
     kcc_index_array tri_id;        ///< slot -> input index (slot_count entries): kcc_mesh_tri_id
-    kcc_index_array tri_slot;      ///< input index -> slot (triangle_count entries; a duplicate's
-                                   ///< is its representative's): kcc_mesh_slot_of
+    uint64_t       *link_marks;    ///< bit p % 64 of word p / 64 set where position p (an index of
+                                   ///< kcc_mesh_input_at) carries a back link ((triangle_count +
+                                   ///< 63) / 64 words, the bits past triangle_count clear)
+    uint32_t       *link_rank;     ///< per word of link_marks: how many marks the words before it hold
+    kcc_index_array links;         ///< per marked position, in position order: the position
+                                   ///< KCC_LINK_STEPS steps before it on its cycle (link_count
+                                   ///< entries): kcc_mesh_slot_of
     uint64_t       *dup_marks;     ///< bit s % 64 of word s / 64 set where tree slot s has
                                    ///< duplicates ((tree_triangles + 63) / 64 words, the bits past
                                    ///< the tree's clear); NULL when duplicate_count is 0
@@ -369,7 +374,8 @@ struct kcc_mesh {
                                    ///< dup_first[r + 1]) (dup_sets + 1 entries)
     kcc_index_array dup_ids;       ///< input indices of the duplicates, ascending within a slot:
                                    ///< kcc_mesh_dup_id
-    bool            narrow_ids;    ///< the four arrays above are 16-bit (triangle_count <= 65,536)
+    bool            narrow_ids;    ///< tri_id, links, dup_first and dup_ids are 16-bit
+                                   ///< (triangle_count <= 65,536)
     uint32_t        triangle_count;///< input triangles
     uint32_t        vertex_count;  ///< distinct corners of the stored triangles
     uint32_t        slot_count;    ///< stored triangles: tree_triangles + the degenerate ones
@@ -377,6 +383,7 @@ struct kcc_mesh {
                                    ///< duplicates (the lowest input index), degenerate ones left out
     uint32_t        duplicate_count;///< live input triangles that are not representatives
     uint32_t        dup_sets;      ///< tree slots with duplicates (the marked ones)
+    uint32_t        link_count;    ///< marked positions (back links)
     uint32_t        quad_count;
     uint32_t        node_count;    ///< nodes of the four-wide tree (non-empty slots + the root)
     uint32_t        leaf_count;
@@ -415,11 +422,6 @@ static inline uint32_t kcc_mesh_tri_id(const kcc_mesh *mesh, uint32_t s)
     return kcc_index_at(mesh, mesh->tri_id, s);
 }
 
-/// The slot of input triangle `input` (a duplicate's: its representative's).
-static inline uint32_t kcc_mesh_slot_of(const kcc_mesh *mesh, uint32_t input)
-{
-    return kcc_index_at(mesh, mesh->tri_slot, input);
-}
 
 /// How many duplicates tree slot s has (none on a mesh without any); *begin is where they start
 /// in the duplicate lists (kcc_mesh_dup_id). A slot's mark and the marks before it (the word's
@@ -442,6 +444,35 @@ static inline uint32_t kcc_mesh_dup_id(const kcc_mesh *mesh, uint32_t i)
 {
     return kcc_index_at(mesh, mesh->dup_ids, i);
 }
+
+/// The mesh stores no input -> slot map. The slots' input indices (tri_id) followed by the
+/// duplicates' (dup_ids, in list order) name every input triangle once: position p (0 ..
+/// triangle_count - 1) holds input kcc_mesh_input_at(p), a permutation. Followed from an input
+/// index i (i, input_at(i), input_at(input_at(i)), ...) it comes back to i, and the position just
+/// before holds i. On a cycle longer than KCC_LINK_STEPS every KCC_LINK_STEPS-th position carries a
+/// link KCC_LINK_STEPS positions back (link_marks, links), so kcc_mesh_slot_of takes at most
+/// 2 KCC_LINK_STEPS steps (the shortcut representation of a permutation and its inverse of Munro,
+/// Raman, Raman and Rao, "Succinct representations of permutations", ICALP 2003): 0.25-0.35 bytes
+/// a triangle where the inverse map took 2 (docs/collide.md, Memory layout).
+#define KCC_LINK_STEPS 16u
+
+/// The input index at position p (p < triangle_count): slot p's, or the duplicate lists' entry
+/// p - slot_count.
+static inline uint32_t kcc_mesh_input_at(const kcc_mesh *mesh, uint32_t p)
+{
+    return p < mesh->slot_count ? kcc_mesh_tri_id(mesh, p)
+                                : kcc_mesh_dup_id(mesh, p - mesh->slot_count);
+}
+
+/// The slot of input triangle `input` (< triangle_count; a duplicate's: its representative's), at
+/// most 2 KCC_LINK_STEPS reads of the index maps and an O(log) search of the duplicate lists for a
+/// duplicate; UINT32_MAX on a mesh kcc_mesh_validate rejects. Not per frame: the move's list and
+/// the world source carry slots.
+uint32_t kcc_mesh_slot_of(const kcc_mesh *mesh, uint32_t input);
+
+/// The position holding `input` (kcc_mesh_input_at(position) == input), UINT32_MAX when the links
+/// do not lead to it within 2 KCC_LINK_STEPS steps (a corrupt mesh).
+uint32_t kcc_mesh_position_of(const kcc_mesh *mesh, uint32_t input);
 
 /// Slots per corner block: the slots s with the same s / KCC_CORNER_BLOCK share one base vertex
 /// number, and their corners are 8-bit offsets (in vertices) from it. Sixteen minimises the bytes
