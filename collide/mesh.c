@@ -443,9 +443,35 @@ static uint32_t make_links(build_scratch *sc, uint32_t n)
     return links;
 }
 
-/* How far below the vertex count at a block's start its base may lie: the block adds at most
- * 3 KCC_CORNER_BLOCK vertices, so every offset from the base is at most 255 vertices (8 bits). */
+/* How far below the vertex count at a block's start its base may always lie: the block adds at
+ * most 3 KCC_CORNER_BLOCK vertices, so every offset from the base is at most 255 vertices (8 bits).
+ * choose_block_base lowers it further where the block adds fewer. */
 #define CORNER_REACH (255u - 3u * KCC_CORNER_BLOCK + 1u)
+
+/* The vertex table's entry for the corner equal (bit for bit) to source vertex src: the one that
+ * holds its latest number, or the empty one where it would go. */
+static uint32_t vertex_entry(const kcc_mesh_desc *desc, size_t stride, const build_scratch *sc,
+                             uint32_t src)
+{
+    const uint32_t mask = (uint32_t)((1ull << sc->vtable_bits) - 1u);
+    float p[3];
+    load_vertex(desc, stride, src, p);
+    uint32_t h = coords_hash(p, 3, sc->vtable_bits);
+    for (; sc->vtable[h] != 0; h = (h + 1u) & mask) {
+        float q[3];
+        load_vertex(desc, stride, sc->vertex_src[sc->vtable[h] - 1u], q);
+        if (memcmp(p, q, sizeof p) == 0)
+            break;
+    }
+    return h;
+}
+
+/* The latest number of a corner equal to source vertex src, UINT32_MAX when none is numbered. */
+static uint32_t latest_number(const kcc_mesh_desc *desc, size_t stride, const build_scratch *sc,
+                              uint32_t src)
+{
+    return sc->vtable[vertex_entry(desc, stride, sc, src)] - 1u; /* 0 - 1: UINT32_MAX */
+}
 
 /* The vertex number of corner p (its source vertex src) for a block whose base is `base`: the
  * latest number of an equal corner (bit for bit: every test then reads the very floats the input
@@ -454,23 +480,50 @@ static uint32_t make_links(build_scratch *sc, uint32_t n)
 static uint32_t vertex_number(const kcc_mesh_desc *desc, size_t stride, build_scratch *sc,
                               uint32_t src, uint32_t base, uint32_t *count)
 {
-    const uint32_t mask = (uint32_t)((1ull << sc->vtable_bits) - 1u);
-    float p[3];
-    load_vertex(desc, stride, src, p);
-    for (uint32_t h = coords_hash(p, 3, sc->vtable_bits);; h = (h + 1u) & mask) {
-        if (sc->vtable[h] != 0) {
-            float q[3];
-            const uint32_t number = sc->vtable[h] - 1u;
-            load_vertex(desc, stride, sc->vertex_src[number], q);
-            if (memcmp(p, q, sizeof p) != 0)
+    const uint32_t h = vertex_entry(desc, stride, sc, src);
+    if (sc->vtable[h] != 0 && sc->vtable[h] - 1u >= base)
+        return sc->vtable[h] - 1u;
+    sc->vertex_src[*count] = src;
+    sc->vtable[h] = *count + 1u;
+    return (*count)++;
+}
+
+/* How many new numbers the block of slots s0 .. s1 - 1 takes with base `base`: its distinct
+ * corners (bit for bit) with no equal one numbered at or above the base. */
+static uint32_t block_new_numbers(const kcc_mesh_desc *desc, size_t stride, const build_scratch *sc,
+                                  uint32_t s0, uint32_t s1, uint32_t base)
+{
+    float fresh[3 * KCC_CORNER_BLOCK][3];
+    uint32_t count = 0;
+    for (uint32_t s = s0; s < s1; ++s)
+        for (int c = 0; c < 3; ++c) {
+            const uint32_t src = tri_index(desc, sc->slot_input[s], c), latest = latest_number(desc, stride, sc, src);
+            if (latest != UINT32_MAX && latest >= base)
                 continue;
-            if (number >= base)
-                return number;
+            load_vertex(desc, stride, src, fresh[count]);
+            bool seen = false;
+            for (uint32_t j = 0; j < count && !seen; ++j)
+                seen = memcmp(fresh[j], fresh[count], sizeof fresh[j]) == 0;
+            count += seen ? 0u : 1u;
         }
-        sc->vertex_src[*count] = src;
-        sc->vtable[h] = *count + 1u;
-        return (*count)++;
+    return count;
+}
+
+/* The lowest base block s0 .. s1 - 1 can count from, `count` vertices numbered before it: its new
+ * numbers (count .. count + new - 1) must stay within 255 of the base, and a lower base reaches
+ * further back (fewer copies, so no more new numbers: each step keeps every offset within reach). */
+static uint32_t choose_block_base(const kcc_mesh_desc *desc, size_t stride, const build_scratch *sc,
+                           uint32_t s0, uint32_t s1, uint32_t count)
+{
+    uint32_t base = count > CORNER_REACH ? count - CORNER_REACH : 0u;
+    for (int pass = 0; pass < 3 && base > 0; ++pass) {
+        const uint32_t fresh = block_new_numbers(desc, stride, sc, s0, s1, base);
+        const uint32_t lowest = count + fresh > 256u ? count + fresh - 256u : 0u;
+        if (lowest >= base)
+            break;
+        base = lowest;
     }
+    return base;
 }
 
 /* Numbers the corners of slots 0 .. slots - 1 in order of first use, block by block (each block's
@@ -482,8 +535,10 @@ static uint32_t number_vertices(const kcc_mesh_desc *desc, size_t stride, build_
     uint32_t count = 0;
     memset(sc->vtable, 0, sizeof(uint32_t) << sc->vtable_bits);
     for (uint32_t s = 0; s < slots; ++s) {
-        if (s % KCC_CORNER_BLOCK == 0)
-            sc->block_base[s / KCC_CORNER_BLOCK] = count > CORNER_REACH ? count - CORNER_REACH : 0u;
+        if (s % KCC_CORNER_BLOCK == 0) {
+            const uint32_t end = slots - s > KCC_CORNER_BLOCK ? s + KCC_CORNER_BLOCK : slots;
+            sc->block_base[s / KCC_CORNER_BLOCK] = choose_block_base(desc, stride, sc, s, end, count);
+        }
         const uint32_t base = sc->block_base[s / KCC_CORNER_BLOCK];
         for (int c = 0; c < 3; ++c)
             sc->corner[3u * s + (uint32_t)c] =

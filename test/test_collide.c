@@ -2096,14 +2096,18 @@ static void find_slot(const kcc_mesh *m, uint32_t from, bool want_leaf, uint32_t
     fail_msg("no such slot");
 }
 
-enum { CORRUPTIONS = 12 };
+enum { CORRUPTIONS = 11 };
 
-/* A slot and corner of c whose 8-bit offset can name a vertex past the stored ones. */
-static void find_offset_with_room(const kcc_mesh *c, uint32_t *slot)
+/* A corner offset of a copy naming a vertex past the stored ones. Only a block whose base lies
+ * within 255 of the vertex count has such an offset: on a large mesh each block's base is as low
+ * as its new vertices allow, so the last block's highest offset names the last vertex; a mesh of
+ * fewer than 256 vertices counts every block from vertex 0. */
+static void corrupt_offset(kcc_mesh *c, int which)
 {
+    (void)which;
     for (uint32_t s = c->slot_count; s-- > 0;)
         if (c->corner_base[s / KCC_CORNER_BLOCK] + 255u >= c->vertex_count) {
-            *slot = s;
+            c->corners[s][2] = 255;
             return;
         }
     fail_msg("no offset can reach past the vertices");
@@ -2154,11 +2158,7 @@ static void corrupt(kcc_mesh *c, int which)
     case 8: /* a corner names a vertex past the stored ones */
         c->corner_base[last / KCC_CORNER_BLOCK] = c->vertex_count;
         break;
-    case 9: /* a corner offset names a vertex past the stored ones */
-        find_offset_with_room(c, &last);
-        c->corners[last][2] = 255;
-        break;
-    case 10: /* the index width disagrees with the triangle count */
+    case 9: /* the index width disagrees with the triangle count */
         c->narrow_ids = !c->narrow_ids;
         break;
     default: /* a triangle moved out of its leaf */
@@ -2315,6 +2315,11 @@ static void validator_catches_each_corruption_of_a_copied_tree(void **state)
     expect_each_corruption_caught(m, CORRUPTIONS, corrupt);
     expect_each_corruption_caught(m, GROUP_CORRUPTIONS, corrupt_group);
     expect_each_corruption_caught(m, LINK_CORRUPTIONS, corrupt_links);
+    soup small = soup_random(96, 60, 10.0f, 1.0f); /* 180 corners: every base is vertex 0 */
+    kcc_mesh *few = build_soup(&small);
+    expect_each_corruption_caught(few, 1, corrupt_offset);
+    kcc_mesh_destroy(few);
+    free(small.p);
     kcc_mesh_destroy(m);
     free(s.p);
 }
