@@ -290,15 +290,19 @@ static size_t index_bytes(uint32_t triangles)
     return triangles <= KCC_MESH_NARROW_IDS ? sizeof(uint16_t) : sizeof(uint32_t);
 }
 
+/* Bytes of a bitmap of `bits` bits with its ranks (KCC_RANK_WORDS), rounded to 8. */
+static uint64_t marks_bytes(uint32_t bits)
+{
+    const uint32_t words = (uint32_t)(((uint64_t)bits + 63u) / 64u);
+    return words * sizeof(uint64_t) + ((uint64_t)kcc_rank_count(words) * sizeof(uint32_t) + 7u) / 8u * 8u;
+}
+
 /* Bytes of the duplicate lists of a mesh of `tree` tree triangles and `dups` duplicates of `sets`
  * representatives (marks, ranks, sets + 1 list starts and the dups input indices), none without
  * duplicates. */
 static uint64_t dup_bytes(uint32_t tree, uint32_t dups, uint32_t sets, size_t id_bytes)
 {
-    const uint64_t words = ((uint64_t)tree + 63u) / 64u;
-    return dups ? words * (sizeof(uint64_t) + sizeof(uint32_t)) +
-                      ((uint64_t)sets + 1u + dups) * id_bytes
-                : 0u;
+    return dups ? marks_bytes(tree) + ((uint64_t)sets + 1u + dups) * id_bytes : 0u;
 }
 
 /* Points an index array at bytes p of the block. */
@@ -316,8 +320,7 @@ static kcc_index_array index_array(char *p, bool narrow)
  * and a rank per 64 positions, an entry per link. */
 static uint64_t link_bytes(uint32_t triangles, uint32_t links, size_t id_bytes)
 {
-    return ((uint64_t)triangles + 63u) / 64u * (sizeof(uint64_t) + sizeof(uint32_t)) +
-           (uint64_t)links * id_bytes;
+    return marks_bytes(triangles) + (uint64_t)links * id_bytes;
 }
 
 /* The mesh's single block: the struct, quad_count groups, then the shared vertices (and their
@@ -334,11 +337,11 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     const uint64_t off_id = (off_corners + (uint64_t)sz->slots * 3u + 3u) / 4u * 4u;
     const uint64_t off_link_marks = (off_id + (uint64_t)sz->slots * id_bytes + 7u) / 8u * 8u;
     const uint64_t link_words = ((uint64_t)sz->triangles + 63u) / 64u;
-    const uint64_t off_links = off_link_marks + link_words * (sizeof(uint64_t) + sizeof(uint32_t));
+    const uint64_t off_links = off_link_marks + marks_bytes(sz->triangles);
     const uint64_t off_marks =
         (off_link_marks + link_bytes(sz->triangles, sz->links, id_bytes) + 7u) / 8u * 8u;
     const uint64_t words = ((uint64_t)sz->tree + 63u) / 64u;
-    const uint64_t off_first = off_marks + words * (sizeof(uint64_t) + sizeof(uint32_t));
+    const uint64_t off_first = off_marks + marks_bytes(sz->tree);
     const uint64_t total = round_up(off_marks + dup_bytes(sz->tree, sz->dups, sz->sets, id_bytes));
     char *block = al->alloc((size_t)total, BLOCK_ALIGN, al->user);
     if (!block)
@@ -580,16 +583,16 @@ static void fill_links(kcc_mesh *m, const uint32_t *link_to)
 {
     uint32_t links = 0;
     for (uint32_t p = 0; p < m->triangle_count; ++p) {
-        if (p % 64u == 0) {
+        if (p % 64u == 0)
             m->link_marks[p / 64u] = 0;
-            m->link_rank[p / 64u] = links;
-        }
         if (link_to[p] != LINK_NONE) {
             m->link_marks[p / 64u] |= UINT64_C(1) << (p % 64u);
             kcc_index_set(m, m->links, links++, link_to[p]);
         }
     }
-    KCC_ASSERT(links == m->link_count);
+    const uint32_t marked = kcc_marks_rank(m->link_marks, (m->triangle_count + 63u) / 64u, m->link_rank);
+    KCC_ASSERT(links == m->link_count && marked == links);
+    (void)marked;
 }
 
 /* The lists beside the tree's slots from the duplicates' positions (list_duplicates): each list's
@@ -612,11 +615,7 @@ static void fill_duplicates(kcc_mesh *m, const build_scratch *sc)
     }
     kcc_index_set(m, m->dup_first, sets, m->duplicate_count);
     KCC_ASSERT(sets == m->dup_sets);
-    uint32_t marked = 0;
-    for (uint32_t w = 0; w < (m->tree_triangles + 63u) / 64u; ++w) {
-        m->dup_rank[w] = marked;
-        marked += (uint32_t)__builtin_popcountll(m->dup_marks[w]);
-    }
+    kcc_marks_rank(m->dup_marks, (m->tree_triangles + 63u) / 64u, m->dup_rank);
 }
 
 kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
@@ -724,11 +723,9 @@ void kcc_mesh_bounds(const kcc_mesh *mesh, vec3 out[2])
 /* Whether position p carries a back link; *out_link is it then. */
 static inline bool back_link(const kcc_mesh *mesh, uint32_t p, uint32_t *out_link)
 {
-    const uint64_t word = mesh->link_marks[p / 64u], bit = UINT64_C(1) << (p % 64u);
-    if (!(word & bit))
+    if (!(mesh->link_marks[p / 64u] >> (p % 64u) & 1u))
         return false;
-    *out_link = kcc_index_at(mesh, mesh->links, mesh->link_rank[p / 64u] +
-                                                    (uint32_t)__builtin_popcountll(word & (bit - 1u)));
+    *out_link = kcc_index_at(mesh, mesh->links, kcc_marks_before(mesh->link_marks, mesh->link_rank, p));
     return true;
 }
 
@@ -760,7 +757,8 @@ uint32_t kcc_mesh_position_of(const kcc_mesh *mesh, uint32_t input)
 }
 
 /* The tree slot whose list holds duplicate-list entry e: the list (the last start at or below e),
- * then its marked slot (the last word whose rank is at or below it, and the mark in that word). */
+ * then its marked slot (the last rank group whose rank is at or below the list's number, and the
+ * mark in its words). */
 static uint32_t slot_of_listed(const kcc_mesh *mesh, uint32_t e)
 {
     uint32_t lo = 0, hi = mesh->dup_sets; /* the list: dup_first[lo] <= e < dup_first[hi] */
@@ -771,19 +769,28 @@ static uint32_t slot_of_listed(const kcc_mesh *mesh, uint32_t e)
         else
             hi = mid;
     }
-    const uint32_t rank = lo;
-    uint32_t w_lo = 0, w_hi = (mesh->tree_triangles + 63u) / 64u;
-    while (w_hi - w_lo > 1u) {
-        const uint32_t mid = w_lo + (w_hi - w_lo) / 2u;
-        if (mesh->dup_rank[mid] <= rank)
-            w_lo = mid;
+    const uint32_t words = (mesh->tree_triangles + 63u) / 64u;
+    uint32_t g_lo = 0, g_hi = kcc_rank_count(words);
+    while (g_hi - g_lo > 1u) {
+        const uint32_t mid = g_lo + (g_hi - g_lo) / 2u;
+        if (mesh->dup_rank[mid] <= lo)
+            g_lo = mid;
         else
-            w_hi = mid;
+            g_hi = mid;
     }
-    uint64_t word = mesh->dup_marks[w_lo];
-    for (uint32_t skip = rank - mesh->dup_rank[w_lo]; skip > 0 && word; --skip)
-        word &= word - 1u; /* clears the lowest mark */
-    return word ? w_lo * 64u + (uint32_t)__builtin_ctzll(word) : UINT32_MAX;
+    uint32_t skip = lo - mesh->dup_rank[g_lo];
+    for (uint32_t w = g_lo * KCC_RANK_WORDS; w < words; ++w) {
+        uint64_t word = mesh->dup_marks[w];
+        const uint32_t marks = (uint32_t)__builtin_popcountll(word);
+        if (skip >= marks) {
+            skip -= marks;
+            continue;
+        }
+        for (; skip > 0; --skip)
+            word &= word - 1u; /* clears the lowest mark */
+        return w * 64u + (uint32_t)__builtin_ctzll(word);
+    }
+    return UINT32_MAX;
 }
 
 uint32_t kcc_mesh_slot_of(const kcc_mesh *mesh, uint32_t input)

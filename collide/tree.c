@@ -689,16 +689,10 @@ static bool leaf_valid(const kcc_mesh *m, uint32_t first, uint32_t count, const 
  * copy) from 0 to duplicate_count. */
 static bool dup_marks_valid(const kcc_mesh *m)
 {
-    const uint32_t words = (m->tree_triangles + 63u) / 64u;
-    uint32_t sets = 0;
-    for (uint32_t w = 0; w < words; ++w) {
-        if (m->dup_rank[w] != sets)
-            return false;
-        sets += (uint32_t)__builtin_popcountll(m->dup_marks[w]);
-    }
-    if (m->tree_triangles % 64u != 0 && m->dup_marks[words - 1u] >> (m->tree_triangles % 64u) != 0)
+    const uint32_t words = (m->tree_triangles + 63u) / 64u, sets = m->dup_sets;
+    if (!kcc_marks_valid(m->dup_marks, m->dup_rank, words, m->tree_triangles, sets))
         return false;
-    if (sets != m->dup_sets || sets > m->duplicate_count || kcc_index_at(m, m->dup_first, 0) != 0 ||
+    if (sets > m->duplicate_count || kcc_index_at(m, m->dup_first, 0) != 0 ||
         kcc_index_at(m, m->dup_first, sets) != m->duplicate_count)
         return false;
     for (uint32_t r = 0; r < sets; ++r)
@@ -738,14 +732,8 @@ static bool dup_lists_valid(const kcc_mesh *m)
  * takes at most 2 KCC_LINK_STEPS steps. */
 static bool links_valid(const kcc_mesh *m)
 {
-    const uint32_t n = m->triangle_count, words = (n + 63u) / 64u;
-    uint32_t links = 0;
-    for (uint32_t w = 0; w < words; ++w) {
-        if (m->link_rank[w] != links)
-            return false;
-        links += (uint32_t)__builtin_popcountll(m->link_marks[w]);
-    }
-    if (links != m->link_count || (n % 64u != 0 && m->link_marks[words - 1u] >> (n % 64u) != 0))
+    const uint32_t n = m->triangle_count, links = m->link_count;
+    if (!kcc_marks_valid(m->link_marks, m->link_rank, (n + 63u) / 64u, n, links))
         return false;
     for (uint32_t i = 0; i < links; ++i)
         if (kcc_index_at(m, m->links, i) >= n)

@@ -2020,7 +2020,7 @@ static void slot_of_every_input_matches_a_scan_of_the_index_maps(void **state)
 {
     (void)state;
     uint32_t distinct = 0;
-    soup soups[4] = {soup_random(93, 2000, 30.0f, 1.0f), soup_with_duplicates(94, 400, &distinct),
+    soup soups[4] = {soup_random(93, 2000, 30.0f, 1.0f), soup_with_duplicates(94, 1500, &distinct),
                      soup_cells_with_a_copy(1500), soup_random(95, 700, 10.0f, 1.0f)};
     for (uint32_t i = 0; i < 700; i += 7) /* every seventh a point: degenerate */
         for (int v = 1; v < 3; ++v)
@@ -2298,8 +2298,8 @@ static void corrupt_links(kcc_mesh *c, int which)
         c->link_marks[p / 64] &= ~(UINT64_C(1) << (p % 64));
         c->link_marks[(p + 1) / 64] |= UINT64_C(1) << ((p + 1) % 64);
         break;
-    case 4: /* a rank one too high */
-        c->link_rank[(n - 1) / 64] += 1;
+    case 4: /* the last rank one too high */
+        c->link_rank[kcc_rank_count((n + 63) / 64) - 1] += 1;
         break;
     default: /* a slot names an input past the last */
         kcc_index_set(c, c->tri_id, 0, n);

@@ -121,7 +121,9 @@ static bool report_level(const char *path, bool queries, uint32_t *scratch, uint
      * bases, the rest the vertices. */
     const double width = mesh->narrow_ids ? 2.0 : 4.0;
     const double groups = 64.0 * mesh->quad_count, tri_id = width * mesh->slot_count;
-    const double links = 12.0 * ceil(tris / 64.0) + width * mesh->link_count;
+    const double words = ceil(tris / 64.0);
+    const double links = 8.0 * words + 8.0 * ceil(4.0 * kcc_rank_count((uint32_t)words) / 8.0) +
+                         width * mesh->link_count;
     const double dups = (double)st.tree_bytes - groups - tri_id - links;
     const double index = 3.0 * mesh->slot_count + 4.0 * ceil(mesh->slot_count / (double)KCC_CORNER_BLOCK);
     printf("%-16s %6u tris %6.2f B/tri: groups %4.2f dups %4.2f tri_id %4.2f links %4.2f vertices %5.2f "
