@@ -491,36 +491,46 @@ static uint32_t vertex_number(const kcc_mesh_desc *desc, size_t stride, build_sc
     return (*count)++;
 }
 
-/* How many new numbers the block of slots s0 .. s1 - 1 takes with base `base`: its distinct
- * corners (bit for bit) with no equal one numbered at or above the base. */
-static uint32_t block_new_numbers(const kcc_mesh_desc *desc, size_t stride, const build_scratch *sc,
-                                  uint32_t s0, uint32_t s1, uint32_t base)
+/* The distinct corners (bit for bit) of the block of slots s0 .. s1 - 1, each its latest number
+ * (UINT32_MAX when none is numbered) in latest[]; returns how many. */
+static uint32_t block_corners(const kcc_mesh_desc *desc, size_t stride, const build_scratch *sc,
+                              uint32_t s0, uint32_t s1, uint32_t latest[3 * KCC_CORNER_BLOCK])
 {
-    float fresh[3 * KCC_CORNER_BLOCK][3];
+    enum { BITS = 7 }; /* an open-addressing table of 128 entries for at most 48 corners */
+    float seen[3 * KCC_CORNER_BLOCK][3];
+    uint8_t table[1u << BITS] = {0}; /* 0 empty, else the index in seen + 1 */
     uint32_t count = 0;
     for (uint32_t s = s0; s < s1; ++s)
         for (int c = 0; c < 3; ++c) {
-            const uint32_t src = tri_index(desc, sc->slot_input[s], c), latest = latest_number(desc, stride, sc, src);
-            if (latest != UINT32_MAX && latest >= base)
+            const uint32_t src = tri_index(desc, sc->slot_input[s], c);
+            load_vertex(desc, stride, src, seen[count]);
+            uint32_t h = coords_hash(seen[count], 3, BITS);
+            while (table[h] != 0 && memcmp(seen[table[h] - 1u], seen[count], sizeof seen[count]) != 0)
+                h = (h + 1u) & ((1u << BITS) - 1u);
+            if (table[h] != 0)
                 continue;
-            load_vertex(desc, stride, src, fresh[count]);
-            bool seen = false;
-            for (uint32_t j = 0; j < count && !seen; ++j)
-                seen = memcmp(fresh[j], fresh[count], sizeof fresh[j]) == 0;
-            count += seen ? 0u : 1u;
+            table[h] = (uint8_t)(count + 1u);
+            latest[count++] = latest_number(desc, stride, sc, src);
         }
     return count;
 }
 
 /* The lowest base block s0 .. s1 - 1 can count from, `count` vertices numbered before it: its new
- * numbers (count .. count + new - 1) must stay within 255 of the base, and a lower base reaches
- * further back (fewer copies, so no more new numbers: each step keeps every offset within reach). */
+ * numbers (count .. count + new - 1, one per distinct corner whose latest number lies below the
+ * base) must stay within 255 of the base, and a lower base reaches further back (fewer copies, so
+ * no more new numbers: each step keeps every offset within reach). */
 static uint32_t choose_block_base(const kcc_mesh_desc *desc, size_t stride, const build_scratch *sc,
-                           uint32_t s0, uint32_t s1, uint32_t count)
+                                  uint32_t s0, uint32_t s1, uint32_t count)
 {
     uint32_t base = count > CORNER_REACH ? count - CORNER_REACH : 0u;
+    if (base == 0)
+        return 0;
+    uint32_t latest[3 * KCC_CORNER_BLOCK];
+    const uint32_t corners = block_corners(desc, stride, sc, s0, s1, latest);
     for (int pass = 0; pass < 3 && base > 0; ++pass) {
-        const uint32_t fresh = block_new_numbers(desc, stride, sc, s0, s1, base);
+        uint32_t fresh = 0;
+        for (uint32_t j = 0; j < corners; ++j)
+            fresh += latest[j] == UINT32_MAX || latest[j] < base;
         const uint32_t lowest = count + fresh > 256u ? count + fresh - 256u : 0u;
         if (lowest >= base)
             break;
