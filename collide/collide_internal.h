@@ -426,7 +426,7 @@ static inline uint32_t kcc_mesh_tri_id(const kcc_mesh *mesh, uint32_t s)
 /// The mesh's two bitmaps (dup_marks over the tree's slots, link_marks over the positions) count
 /// their marks once per KCC_RANK_WORDS 64-bit words: the marks before bit i are its group's rank
 /// plus the popcounts of at most KCC_RANK_WORDS words, read only where bit i is marked (a mark's
-/// number: rare on every path). 0.008 bytes a bit where a rank per word took 0.06.
+/// number: rare on every path). 0.008 bytes a bit, against 0.06 with a rank per word.
 #define KCC_RANK_WORDS 8u
 
 /// Rank entries of a bitmap of `words` words.
@@ -473,7 +473,7 @@ static inline bool kcc_marks_valid(const uint64_t *marks, const uint32_t *rank, 
 
 /// How many duplicates tree slot s has (none on a mesh without any); *begin is where they start
 /// in the duplicate lists (kcc_mesh_dup_id). A slot's mark and the marks before it
-/// (kcc_marks_before) find its list: 0.15-0.35 bytes a triangle where a mesh has duplicates.
+/// (kcc_marks_before) find its list: 0.13-0.29 bytes a triangle where a mesh has duplicates.
 static inline uint32_t kcc_mesh_duplicates(const kcc_mesh *mesh, uint32_t s, uint32_t *begin)
 {
     *begin = 0;
@@ -499,8 +499,9 @@ static inline uint32_t kcc_mesh_dup_id(const kcc_mesh *mesh, uint32_t i)
 /// before holds i. On a cycle longer than KCC_LINK_STEPS every KCC_LINK_STEPS-th position carries a
 /// link KCC_LINK_STEPS positions back (link_marks, links), so kcc_mesh_slot_of takes at most
 /// 2 KCC_LINK_STEPS steps (the shortcut representation of a permutation and its inverse of Munro,
-/// Raman, Raman and Rao, "Succinct representations of permutations", ICALP 2003): 0.25-0.35 bytes
-/// a triangle where the inverse map took 2 (docs/collide.md, Memory layout).
+/// Raman, Raman and Rao, "Succinct representations of permutations", ICALP 2003): 0.20-0.26 bytes
+/// a triangle against 2 or 4 for a stored inverse (docs/collide.md, Memory layout). Tested by
+/// slot_of_every_input_matches_a_scan_of_the_index_maps.
 #define KCC_LINK_STEPS 32u
 
 /// The input index at position p (p < triangle_count): slot p's, or the duplicate lists' entry
