@@ -359,17 +359,23 @@ struct kcc_mesh {
                                    ///< corner c of slot s is vertex corner_base[s /
                                    ///< KCC_CORNER_BLOCK] + corners[s][c] (kcc_mesh_corner)
     kcc_index_array tri_id;        ///< slot -> input index (slot_count entries): kcc_mesh_tri_id
-    kcc_index_array tri_slot;      ///< input index -> slot (triangle_count entries; a duplicate's
-                                   ///< is its representative's): kcc_mesh_slot_of
+    uint64_t       *link_marks;    ///< bit p % 64 of word p / 64 set where position p (an index of
+                                   ///< kcc_mesh_input_at) carries a back link ((triangle_count +
+                                   ///< 63) / 64 words, the bits past triangle_count clear)
+    uint32_t       *link_rank;     ///< per KCC_RANK_WORDS words of link_marks: the marks before them
+    kcc_index_array links;         ///< per marked position, in position order: the position
+                                   ///< KCC_LINK_STEPS steps before it on its cycle (link_count
+                                   ///< entries): kcc_mesh_slot_of
     uint64_t       *dup_marks;     ///< bit s % 64 of word s / 64 set where tree slot s has
                                    ///< duplicates ((tree_triangles + 63) / 64 words, the bits past
                                    ///< the tree's clear); NULL when duplicate_count is 0
-    uint32_t       *dup_rank;      ///< per word of dup_marks: how many slots the words before it mark
+    uint32_t       *dup_rank;      ///< per KCC_RANK_WORDS words of dup_marks: the marks before them
     kcc_index_array dup_first;     ///< the r-th marked slot's duplicates are dup_ids[dup_first[r] ..
                                    ///< dup_first[r + 1]) (dup_sets + 1 entries)
     kcc_index_array dup_ids;       ///< input indices of the duplicates, ascending within a slot:
                                    ///< kcc_mesh_dup_id
-    bool            narrow_ids;    ///< the four arrays above are 16-bit (triangle_count <= 65,536)
+    bool            narrow_ids;    ///< tri_id, links, dup_first and dup_ids are 16-bit
+                                   ///< (triangle_count <= 65,536)
     uint32_t        triangle_count;///< input triangles
     uint32_t        vertex_count;  ///< distinct corners of the stored triangles
     uint32_t        slot_count;    ///< stored triangles: tree_triangles + the degenerate ones
@@ -377,6 +383,7 @@ struct kcc_mesh {
                                    ///< duplicates (the lowest input index), degenerate ones left out
     uint32_t        duplicate_count;///< live input triangles that are not representatives
     uint32_t        dup_sets;      ///< tree slots with duplicates (the marked ones)
+    uint32_t        link_count;    ///< marked positions (back links)
     uint32_t        quad_count;
     uint32_t        node_count;    ///< nodes of the four-wide tree (non-empty slots + the root)
     uint32_t        leaf_count;
@@ -415,24 +422,66 @@ static inline uint32_t kcc_mesh_tri_id(const kcc_mesh *mesh, uint32_t s)
     return kcc_index_at(mesh, mesh->tri_id, s);
 }
 
-/// The slot of input triangle `input` (a duplicate's: its representative's).
-static inline uint32_t kcc_mesh_slot_of(const kcc_mesh *mesh, uint32_t input)
+
+/// The mesh's two bitmaps (dup_marks over the tree's slots, link_marks over the positions) count
+/// their marks once per KCC_RANK_WORDS 64-bit words: the marks before bit i are its group's rank
+/// plus the popcounts of at most KCC_RANK_WORDS words, read only where bit i is marked (a mark's
+/// number: rare on every path). 0.008 bytes a bit, against 0.06 with a rank per word.
+#define KCC_RANK_WORDS 8u
+
+/// Rank entries of a bitmap of `words` words.
+static inline uint32_t kcc_rank_count(uint32_t words)
 {
-    return kcc_index_at(mesh, mesh->tri_slot, input);
+    return (words + KCC_RANK_WORDS - 1u) / KCC_RANK_WORDS;
+}
+
+/// How many bits of marks below bit i are set (rank: its ranks).
+static inline uint32_t kcc_marks_before(const uint64_t *marks, const uint32_t *rank, uint32_t i)
+{
+    const uint32_t w = i / 64u, first = w / KCC_RANK_WORDS * KCC_RANK_WORDS;
+    uint32_t before = rank[w / KCC_RANK_WORDS];
+    for (uint32_t v = first; v < w; ++v)
+        before += (uint32_t)__builtin_popcountll(marks[v]);
+    return before + (uint32_t)__builtin_popcountll(marks[w] & ((UINT64_C(1) << (i % 64u)) - 1u));
+}
+
+/// Sets the ranks of the `words` words of marks; returns how many bits are set.
+static inline uint32_t kcc_marks_rank(const uint64_t *marks, uint32_t words, uint32_t *rank)
+{
+    uint32_t set = 0;
+    for (uint32_t w = 0; w < words; ++w) {
+        if (w % KCC_RANK_WORDS == 0)
+            rank[w / KCC_RANK_WORDS] = set;
+        set += (uint32_t)__builtin_popcountll(marks[w]);
+    }
+    return set;
+}
+
+/// Whether the ranks of the `words` words of marks count them, no bit at or past `bits` is set and
+/// `set` bits are set in all (kcc_mesh_validate).
+static inline bool kcc_marks_valid(const uint64_t *marks, const uint32_t *rank, uint32_t words,
+                                   uint32_t bits, uint32_t set)
+{
+    uint32_t counted = 0;
+    for (uint32_t w = 0; w < words; ++w) {
+        if (w % KCC_RANK_WORDS == 0 && rank[w / KCC_RANK_WORDS] != counted)
+            return false;
+        counted += (uint32_t)__builtin_popcountll(marks[w]);
+    }
+    return counted == set && (bits % 64u == 0 || marks[words - 1u] >> (bits % 64u) == 0);
 }
 
 /// How many duplicates tree slot s has (none on a mesh without any); *begin is where they start
-/// in the duplicate lists (kcc_mesh_dup_id). A slot's mark and the marks before it (the word's
-/// rank plus a popcount) find its list: 0.2-0.35 bytes a triangle where a mesh has duplicates.
+/// in the duplicate lists (kcc_mesh_dup_id). A slot's mark and the marks before it
+/// (kcc_marks_before) find its list: 0.13-0.29 bytes a triangle where a mesh has duplicates.
 static inline uint32_t kcc_mesh_duplicates(const kcc_mesh *mesh, uint32_t s, uint32_t *begin)
 {
     *begin = 0;
     if (mesh->duplicate_count == 0)
         return 0;
-    const uint64_t word = mesh->dup_marks[s / 64u], bit = UINT64_C(1) << (s % 64u);
-    if (!(word & bit))
+    if (!(mesh->dup_marks[s / 64u] >> (s % 64u) & 1u))
         return 0;
-    const uint32_t rank = mesh->dup_rank[s / 64u] + (uint32_t)__builtin_popcountll(word & (bit - 1u));
+    const uint32_t rank = kcc_marks_before(mesh->dup_marks, mesh->dup_rank, s);
     *begin = kcc_index_at(mesh, mesh->dup_first, rank);
     return kcc_index_at(mesh, mesh->dup_first, rank + 1u) - *begin;
 }
@@ -442,6 +491,36 @@ static inline uint32_t kcc_mesh_dup_id(const kcc_mesh *mesh, uint32_t i)
 {
     return kcc_index_at(mesh, mesh->dup_ids, i);
 }
+
+/// The mesh stores no input -> slot map. The slots' input indices (tri_id) followed by the
+/// duplicates' (dup_ids, in list order) name every input triangle once: position p (0 ..
+/// triangle_count - 1) holds input kcc_mesh_input_at(p), a permutation. Followed from an input
+/// index i (i, input_at(i), input_at(input_at(i)), ...) it comes back to i, and the position just
+/// before holds i. On a cycle longer than KCC_LINK_STEPS every KCC_LINK_STEPS-th position carries a
+/// link KCC_LINK_STEPS positions back (link_marks, links), so kcc_mesh_slot_of takes at most
+/// 2 KCC_LINK_STEPS steps (the shortcut representation of a permutation and its inverse of Munro,
+/// Raman, Raman and Rao, "Succinct representations of permutations", ICALP 2003): 0.20-0.26 bytes
+/// a triangle against 2 or 4 for a stored inverse (docs/collide.md, Memory layout). Tested by
+/// slot_of_every_input_matches_a_scan_of_the_index_maps.
+#define KCC_LINK_STEPS 32u
+
+/// The input index at position p (p < triangle_count): slot p's, or the duplicate lists' entry
+/// p - slot_count.
+static inline uint32_t kcc_mesh_input_at(const kcc_mesh *mesh, uint32_t p)
+{
+    return p < mesh->slot_count ? kcc_mesh_tri_id(mesh, p)
+                                : kcc_mesh_dup_id(mesh, p - mesh->slot_count);
+}
+
+/// The slot of input triangle `input` (< triangle_count; a duplicate's: its representative's), at
+/// most 2 KCC_LINK_STEPS reads of the index maps and an O(log) search of the duplicate lists for a
+/// duplicate; UINT32_MAX on a mesh kcc_mesh_validate rejects. Not per frame: the move's list and
+/// the world source carry slots.
+uint32_t kcc_mesh_slot_of(const kcc_mesh *mesh, uint32_t input);
+
+/// The position holding `input` (kcc_mesh_input_at(position) == input), UINT32_MAX when the links
+/// do not lead to it within 2 KCC_LINK_STEPS steps (a corrupt mesh).
+uint32_t kcc_mesh_position_of(const kcc_mesh *mesh, uint32_t input);
 
 /// Slots per corner block: the slots s with the same s / KCC_CORNER_BLOCK share one base vertex
 /// number, and their corners are 8-bit offsets (in vertices) from it. Sixteen minimises the bytes

@@ -147,7 +147,10 @@ typedef struct build_scratch {
     uint32_t      *rep_of;      ///< input index -> its representative's, or NOT_LIVE
     uint32_t      *table;       ///< 1 << table_bits entries: 0 empty, else representative + 1
     int            table_bits;
-    uint32_t      *slot_input;  ///< slot -> input index (n entries)
+    uint32_t      *slot_input;  ///< position -> input index (n entries): the slots' (leaf order,
+                                ///< then the degenerate ones), then the duplicates' in list order
+    uint32_t      *input_slot;  ///< input index -> slot (n entries; set for the stored triangles)
+    uint32_t      *link_to;     ///< position -> its back link (LINK_NONE where unmarked, n entries)
     uint32_t      *corner;      ///< slot s's corners as vertex numbers: corner[3 s .. 3 s + 2]
     uint32_t      *block_base;  ///< per block of KCC_CORNER_BLOCK slots: its base vertex number
     uint32_t      *vertex_src;  ///< vertex number -> the desc's index of its first use (3 n)
@@ -241,7 +244,9 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
     const uint64_t off_queue = off_pairs + (uint64_t)n * sizeof(kcc_node_pair);
     const uint64_t off_rep = off_queue + (uint64_t)n * 2 * sizeof(uint32_t);
     const uint64_t off_slot_input = off_rep + (uint64_t)n * sizeof(uint32_t);
-    const uint64_t off_corner = off_slot_input + (uint64_t)n * sizeof(uint32_t);
+    const uint64_t off_input_slot = off_slot_input + (uint64_t)n * sizeof(uint32_t);
+    const uint64_t off_link_to = off_input_slot + (uint64_t)n * sizeof(uint32_t);
+    const uint64_t off_corner = off_link_to + (uint64_t)n * sizeof(uint32_t);
     const uint64_t off_block_base = off_corner + (uint64_t)n * 3 * sizeof(uint32_t);
     const uint64_t off_vertex_src = off_block_base + ((uint64_t)n / KCC_CORNER_BLOCK + 1u) * sizeof(uint32_t);
     const uint64_t off_vtable = off_vertex_src + (uint64_t)n * 3 * sizeof(uint32_t);
@@ -263,6 +268,8 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
     out->rep_of = (uint32_t *)(out->block + off_rep);
     out->table = (uint32_t *)(void *)out->pairs;
     out->slot_input = (uint32_t *)(out->block + off_slot_input);
+    out->input_slot = (uint32_t *)(out->block + off_input_slot);
+    out->link_to = (uint32_t *)(out->block + off_link_to);
     out->corner = (uint32_t *)(out->block + off_corner);
     out->block_base = (uint32_t *)(out->block + off_block_base);
     out->vertex_src = (uint32_t *)(out->block + off_vertex_src);
@@ -273,7 +280,7 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
 /* The sizes of a mesh's arrays: input triangles, stored ones (the tree's and the degenerate ones),
  * the tree's, duplicates, vertices and the representatives with duplicates. */
 typedef struct mesh_sizes {
-    uint32_t triangles, slots, tree, dups, vertices, sets;
+    uint32_t triangles, slots, tree, dups, vertices, sets, links;
 } mesh_sizes;
 
 /* Bytes of each entry of the index maps and duplicate lists of a mesh of `triangles` input
@@ -283,29 +290,19 @@ static size_t index_bytes(uint32_t triangles)
     return triangles <= KCC_MESH_NARROW_IDS ? sizeof(uint16_t) : sizeof(uint32_t);
 }
 
+/* Bytes of a bitmap of `bits` bits with its ranks (KCC_RANK_WORDS), rounded to 8. */
+static uint64_t marks_bytes(uint32_t bits)
+{
+    const uint32_t words = (uint32_t)(((uint64_t)bits + 63u) / 64u);
+    return words * sizeof(uint64_t) + ((uint64_t)kcc_rank_count(words) * sizeof(uint32_t) + 7u) / 8u * 8u;
+}
+
 /* Bytes of the duplicate lists of a mesh of `tree` tree triangles and `dups` duplicates of `sets`
  * representatives (marks, ranks, sets + 1 list starts and the dups input indices), none without
  * duplicates. */
 static uint64_t dup_bytes(uint32_t tree, uint32_t dups, uint32_t sets, size_t id_bytes)
 {
-    const uint64_t words = ((uint64_t)tree + 63u) / 64u;
-    return dups ? words * (sizeof(uint64_t) + sizeof(uint32_t)) +
-                      ((uint64_t)sets + 1u + dups) * id_bytes
-                : 0u;
-}
-
-/* How many representatives have duplicates (seen: n entries of scratch). */
-static uint32_t count_dup_sets(const uint32_t *rep_of, uint32_t n, uint32_t *seen)
-{
-    uint32_t sets = 0;
-    memset(seen, 0, sizeof(uint32_t) * n);
-    for (uint32_t t = 0; t < n; ++t) {
-        if (rep_of[t] == t || rep_of[t] == NOT_LIVE || seen[rep_of[t]])
-            continue;
-        seen[rep_of[t]] = 1;
-        ++sets;
-    }
-    return sets;
+    return dups ? marks_bytes(tree) + ((uint64_t)sets + 1u + dups) * id_bytes : 0u;
 }
 
 /* Points an index array at bytes p of the block. */
@@ -319,9 +316,16 @@ static kcc_index_array index_array(char *p, bool narrow)
     return a;
 }
 
+/* Bytes of the back links of a mesh of `triangles` input triangles with `links` of them: a mark
+ * and a rank per 64 positions, an entry per link. */
+static uint64_t link_bytes(uint32_t triangles, uint32_t links, size_t id_bytes)
+{
+    return marks_bytes(triangles) + (uint64_t)links * id_bytes;
+}
+
 /* The mesh's single block: the struct, quad_count groups, then the shared vertices (and their
- * padding float), the corner bases, the stored triangles' corner offsets, the two index maps and
- * the duplicate lists (when there are duplicates). NULL when the allocator fails. */
+ * padding float), the corner bases, the stored triangles' corner offsets, tri_id, the back links
+ * and the duplicate lists (when there are duplicates). NULL when the allocator fails. */
 static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint32_t quad_count)
 {
     const uint64_t off_groups = round_up(sizeof(kcc_mesh));
@@ -331,10 +335,13 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     const uint64_t off_corners = off_base + blocks * sizeof(uint32_t);
     const uint64_t id_bytes = index_bytes(sz->triangles);
     const uint64_t off_id = (off_corners + (uint64_t)sz->slots * 3u + 3u) / 4u * 4u;
-    const uint64_t off_slot = off_id + (uint64_t)sz->slots * id_bytes;
-    const uint64_t off_marks = (off_slot + (uint64_t)sz->triangles * id_bytes + 7u) / 8u * 8u;
+    const uint64_t off_link_marks = (off_id + (uint64_t)sz->slots * id_bytes + 7u) / 8u * 8u;
+    const uint64_t link_words = ((uint64_t)sz->triangles + 63u) / 64u;
+    const uint64_t off_links = off_link_marks + marks_bytes(sz->triangles);
+    const uint64_t off_marks =
+        (off_link_marks + link_bytes(sz->triangles, sz->links, id_bytes) + 7u) / 8u * 8u;
     const uint64_t words = ((uint64_t)sz->tree + 63u) / 64u;
-    const uint64_t off_first = off_marks + words * (sizeof(uint64_t) + sizeof(uint32_t));
+    const uint64_t off_first = off_marks + marks_bytes(sz->tree);
     const uint64_t total = round_up(off_marks + dup_bytes(sz->tree, sz->dups, sz->sets, id_bytes));
     char *block = al->alloc((size_t)total, BLOCK_ALIGN, al->user);
     if (!block)
@@ -350,7 +357,9 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     m->corners = (uint8_t(*)[3])(void *)(block + off_corners);
     m->narrow_ids = id_bytes == sizeof(uint16_t);
     m->tri_id = index_array(block + off_id, m->narrow_ids);
-    m->tri_slot = index_array(block + off_slot, m->narrow_ids);
+    m->link_marks = (uint64_t *)(void *)(block + off_link_marks);
+    m->link_rank = (uint32_t *)(void *)(block + off_link_marks + link_words * sizeof(uint64_t));
+    m->links = index_array(block + off_links, m->narrow_ids);
     if (sz->dups) {
         m->dup_marks = (uint64_t *)(void *)(block + off_marks);
         m->dup_rank = (uint32_t *)(void *)(block + off_marks + words * sizeof(uint64_t));
@@ -362,13 +371,14 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     m->tree_triangles = sz->tree;
     m->duplicate_count = sz->dups;
     m->dup_sets = sz->sets;
+    m->link_count = sz->links;
     m->vertex_count = sz->vertices;
     m->quad_count = quad_count;
     return m;
 }
 
 /* Each slot's input triangle: the tree's in leaf order (the prims, once built), then the degenerate
- * ones in input order (for kcc_mesh_triangle). */
+ * ones in input order (for kcc_mesh_triangle); each stored triangle's slot. */
 static void list_slots(build_scratch *sc, uint32_t tree, uint32_t triangles)
 {
     for (uint32_t s = 0; s < tree; ++s)
@@ -377,11 +387,94 @@ static void list_slots(build_scratch *sc, uint32_t tree, uint32_t triangles)
     for (uint32_t t = 0; t < triangles; ++t)
         if (sc->rep_of[t] == NOT_LIVE)
             sc->slot_input[slot++] = t;
+    for (uint32_t s = 0; s < slot; ++s)
+        sc->input_slot[sc->slot_input[s]] = s;
 }
 
-/* How far below the vertex count at a block's start its base may lie: the block adds at most
- * 3 KCC_CORNER_BLOCK vertices, so every offset from the base is at most 255 vertices (8 bits). */
+/* The duplicates after the slots (positions slots ..), grouped by their representative's slot in
+ * slot order, ascending within a group: the order of the lists (fill_duplicates). A counting sort
+ * over `start` (tree + 1 entries of scratch). Returns how many slots have duplicates. */
+static uint32_t list_duplicates(build_scratch *sc, uint32_t triangles, uint32_t slots, uint32_t tree,
+                                uint32_t *start)
+{
+    memset(start, 0, sizeof(uint32_t) * ((size_t)tree + 1u));
+    for (uint32_t t = 0; t < triangles; ++t)
+        if (sc->rep_of[t] != t && sc->rep_of[t] != NOT_LIVE)
+            ++start[sc->input_slot[sc->rep_of[t]] + 1u];
+    uint32_t sets = 0;
+    for (uint32_t s = 0; s < tree; ++s) {
+        sets += start[s + 1u] > 0;
+        start[s + 1u] += start[s];
+    }
+    for (uint32_t t = 0; t < triangles; ++t)
+        if (sc->rep_of[t] != t && sc->rep_of[t] != NOT_LIVE)
+            sc->slot_input[slots + start[sc->input_slot[sc->rep_of[t]]]++] = t;
+    return sets;
+}
+
+/* The back links of the cycles of position -> input (slot_input, a permutation of 0 .. n - 1; see
+ * KCC_LINK_STEPS): on a cycle x_0 = its lowest position, x_1 = slot_input[x_0], .. of length L >
+ * KCC_LINK_STEPS, x_j for every j a multiple of KCC_LINK_STEPS links to x_(j - KCC_LINK_STEPS mod L),
+ * so every KCC_LINK_STEPS consecutive positions hold a mark. Shorter cycles need none. Returns how
+ * many links. */
+#define LINK_NONE UINT32_MAX
+#define LINK_UNSEEN (UINT32_MAX - 1u)
+static uint32_t make_links(build_scratch *sc, uint32_t n)
+{
+    for (uint32_t p = 0; p < n; ++p)
+        sc->link_to[p] = LINK_UNSEEN;
+    uint32_t links = 0;
+    for (uint32_t p = 0; p < n; ++p) {
+        if (sc->link_to[p] != LINK_UNSEEN)
+            continue;
+        uint32_t length = 0;
+        for (uint32_t x = p; sc->link_to[x] == LINK_UNSEEN; x = sc->slot_input[x], ++length)
+            sc->link_to[x] = LINK_NONE;
+        if (length <= KCC_LINK_STEPS)
+            continue;
+        uint32_t mark = p, x = p;
+        for (uint32_t j = 0; j < length; ++j, x = sc->slot_input[x]) {
+            if (j % KCC_LINK_STEPS == 0 && j > 0) {
+                sc->link_to[x] = mark;
+                mark = x;
+            }
+            if (j == length - KCC_LINK_STEPS)
+                sc->link_to[p] = x;
+        }
+        links += (length + KCC_LINK_STEPS - 1u) / KCC_LINK_STEPS;
+    }
+    return links;
+}
+
+/* How far below the vertex count at a block's start its base may always lie: the block adds at
+ * most 3 KCC_CORNER_BLOCK vertices, so every offset from the base is at most 255 vertices (8 bits).
+ * choose_block_base lowers it further where the block adds fewer. */
 #define CORNER_REACH (255u - 3u * KCC_CORNER_BLOCK + 1u)
+
+/* The vertex table's entry for the corner equal (bit for bit) to source vertex src: the one that
+ * holds its latest number, or the empty one where it would go. */
+static uint32_t vertex_entry(const kcc_mesh_desc *desc, size_t stride, const build_scratch *sc,
+                             uint32_t src)
+{
+    const uint32_t mask = (uint32_t)((1ull << sc->vtable_bits) - 1u);
+    float p[3];
+    load_vertex(desc, stride, src, p);
+    uint32_t h = coords_hash(p, 3, sc->vtable_bits);
+    for (; sc->vtable[h] != 0; h = (h + 1u) & mask) {
+        float q[3];
+        load_vertex(desc, stride, sc->vertex_src[sc->vtable[h] - 1u], q);
+        if (memcmp(p, q, sizeof p) == 0)
+            break;
+    }
+    return h;
+}
+
+/* The latest number of a corner equal to source vertex src, UINT32_MAX when none is numbered. */
+static uint32_t latest_number(const kcc_mesh_desc *desc, size_t stride, const build_scratch *sc,
+                              uint32_t src)
+{
+    return sc->vtable[vertex_entry(desc, stride, sc, src)] - 1u; /* 0 - 1: UINT32_MAX */
+}
 
 /* The vertex number of corner p (its source vertex src) for a block whose base is `base`: the
  * latest number of an equal corner (bit for bit: every test then reads the very floats the input
@@ -390,23 +483,60 @@ static void list_slots(build_scratch *sc, uint32_t tree, uint32_t triangles)
 static uint32_t vertex_number(const kcc_mesh_desc *desc, size_t stride, build_scratch *sc,
                               uint32_t src, uint32_t base, uint32_t *count)
 {
-    const uint32_t mask = (uint32_t)((1ull << sc->vtable_bits) - 1u);
-    float p[3];
-    load_vertex(desc, stride, src, p);
-    for (uint32_t h = coords_hash(p, 3, sc->vtable_bits);; h = (h + 1u) & mask) {
-        if (sc->vtable[h] != 0) {
-            float q[3];
-            const uint32_t number = sc->vtable[h] - 1u;
-            load_vertex(desc, stride, sc->vertex_src[number], q);
-            if (memcmp(p, q, sizeof p) != 0)
+    const uint32_t h = vertex_entry(desc, stride, sc, src);
+    if (sc->vtable[h] != 0 && sc->vtable[h] - 1u >= base)
+        return sc->vtable[h] - 1u;
+    sc->vertex_src[*count] = src;
+    sc->vtable[h] = *count + 1u;
+    return (*count)++;
+}
+
+/* The distinct corners (bit for bit) of the block of slots s0 .. s1 - 1, each its latest number
+ * (UINT32_MAX when none is numbered) in latest[]; returns how many. */
+static uint32_t block_corners(const kcc_mesh_desc *desc, size_t stride, const build_scratch *sc,
+                              uint32_t s0, uint32_t s1, uint32_t latest[3 * KCC_CORNER_BLOCK])
+{
+    enum { BITS = 7 }; /* an open-addressing table of 128 entries for at most 48 corners */
+    float seen[3 * KCC_CORNER_BLOCK][3];
+    uint8_t table[1u << BITS] = {0}; /* 0 empty, else the index in seen + 1 */
+    uint32_t count = 0;
+    for (uint32_t s = s0; s < s1; ++s)
+        for (int c = 0; c < 3; ++c) {
+            const uint32_t src = tri_index(desc, sc->slot_input[s], c);
+            load_vertex(desc, stride, src, seen[count]);
+            uint32_t h = coords_hash(seen[count], 3, BITS);
+            while (table[h] != 0 && memcmp(seen[table[h] - 1u], seen[count], sizeof seen[count]) != 0)
+                h = (h + 1u) & ((1u << BITS) - 1u);
+            if (table[h] != 0)
                 continue;
-            if (number >= base)
-                return number;
+            table[h] = (uint8_t)(count + 1u);
+            latest[count++] = latest_number(desc, stride, sc, src);
         }
-        sc->vertex_src[*count] = src;
-        sc->vtable[h] = *count + 1u;
-        return (*count)++;
+    return count;
+}
+
+/* The lowest base block s0 .. s1 - 1 can count from, `count` vertices numbered before it: its new
+ * numbers (count .. count + new - 1, one per distinct corner whose latest number lies below the
+ * base) must stay within 255 of the base, and a lower base reaches further back (fewer copies, so
+ * no more new numbers: each step keeps every offset within reach). */
+static uint32_t choose_block_base(const kcc_mesh_desc *desc, size_t stride, const build_scratch *sc,
+                                  uint32_t s0, uint32_t s1, uint32_t count)
+{
+    uint32_t base = count > CORNER_REACH ? count - CORNER_REACH : 0u;
+    if (base == 0)
+        return 0;
+    uint32_t latest[3 * KCC_CORNER_BLOCK];
+    const uint32_t corners = block_corners(desc, stride, sc, s0, s1, latest);
+    for (int pass = 0; pass < 3 && base > 0; ++pass) {
+        uint32_t fresh = 0;
+        for (uint32_t j = 0; j < corners; ++j)
+            fresh += latest[j] == UINT32_MAX || latest[j] < base;
+        const uint32_t lowest = count + fresh > 256u ? count + fresh - 256u : 0u;
+        if (lowest >= base)
+            break;
+        base = lowest;
     }
+    return base;
 }
 
 /* Numbers the corners of slots 0 .. slots - 1 in order of first use, block by block (each block's
@@ -418,8 +548,10 @@ static uint32_t number_vertices(const kcc_mesh_desc *desc, size_t stride, build_
     uint32_t count = 0;
     memset(sc->vtable, 0, sizeof(uint32_t) << sc->vtable_bits);
     for (uint32_t s = 0; s < slots; ++s) {
-        if (s % KCC_CORNER_BLOCK == 0)
-            sc->block_base[s / KCC_CORNER_BLOCK] = count > CORNER_REACH ? count - CORNER_REACH : 0u;
+        if (s % KCC_CORNER_BLOCK == 0) {
+            const uint32_t end = slots - s > KCC_CORNER_BLOCK ? s + KCC_CORNER_BLOCK : slots;
+            sc->block_base[s / KCC_CORNER_BLOCK] = choose_block_base(desc, stride, sc, s, end, count);
+        }
         const uint32_t base = sc->block_base[s / KCC_CORNER_BLOCK];
         for (int c = 0; c < 3; ++c)
             sc->corner[3u * s + (uint32_t)c] =
@@ -453,41 +585,47 @@ static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc 
             m->corners[s][c] =
                 (uint8_t)(sc->corner[3u * s + (uint32_t)c] - sc->block_base[s / KCC_CORNER_BLOCK]);
         kcc_index_set(m, m->tri_id, s, t);
-        kcc_index_set(m, m->tri_slot, t, s);
     }
 }
 
-/* The duplicates' slots (their representatives') and the lists beside the tree's slots, each in
- * ascending input order: copies counted per slot (in start, tree_triangles + 1 entries of
- * scratch), the slots with copies marked, their lists' starts summed, the lists filled. */
-static void fill_duplicates(kcc_mesh *m, const uint32_t *rep_of, uint32_t *start)
+/* The marks, ranks and entries of the back links (make_links), in position order. */
+static void fill_links(kcc_mesh *m, const uint32_t *link_to)
+{
+    uint32_t links = 0;
+    for (uint32_t p = 0; p < m->triangle_count; ++p) {
+        if (p % 64u == 0)
+            m->link_marks[p / 64u] = 0;
+        if (link_to[p] != LINK_NONE) {
+            m->link_marks[p / 64u] |= UINT64_C(1) << (p % 64u);
+            kcc_index_set(m, m->links, links++, link_to[p]);
+        }
+    }
+    const uint32_t marked = kcc_marks_rank(m->link_marks, (m->triangle_count + 63u) / 64u, m->link_rank);
+    KCC_ASSERT(links == m->link_count && marked == links);
+    (void)marked;
+}
+
+/* The lists beside the tree's slots from the duplicates' positions (list_duplicates): each list's
+ * slot marked, its start noted where its first copy sits. */
+static void fill_duplicates(kcc_mesh *m, const build_scratch *sc)
 {
     if (m->duplicate_count == 0)
         return;
-    memset(start, 0, sizeof(uint32_t) * ((size_t)m->tree_triangles + 1u));
-    for (uint32_t t = 0; t < m->triangle_count; ++t)
-        if (rep_of[t] != t && rep_of[t] != NOT_LIVE)
-            ++start[kcc_mesh_slot_of(m, rep_of[t]) + 1u];
     memset(m->dup_marks, 0, sizeof(uint64_t) * (((size_t)m->tree_triangles + 63u) / 64u));
-    uint32_t sets = 0;
-    for (uint32_t s = 0; s < m->tree_triangles; ++s) {
-        if (s % 64u == 0)
-            m->dup_rank[s / 64u] = sets;
-        if (start[s + 1u] > 0) {
+    uint32_t sets = 0, previous = UINT32_MAX;
+    for (uint32_t e = 0; e < m->duplicate_count; ++e) {
+        const uint32_t t = sc->slot_input[m->slot_count + e];
+        const uint32_t s = sc->input_slot[sc->rep_of[t]];
+        if (s != previous) {
             m->dup_marks[s / 64u] |= UINT64_C(1) << (s % 64u);
-            kcc_index_set(m, m->dup_first, sets++, start[s]);
+            kcc_index_set(m, m->dup_first, sets++, e);
+            previous = s;
         }
-        start[s + 1u] += start[s];
+        kcc_index_set(m, m->dup_ids, e, t);
     }
     kcc_index_set(m, m->dup_first, sets, m->duplicate_count);
     KCC_ASSERT(sets == m->dup_sets);
-    for (uint32_t t = 0; t < m->triangle_count; ++t) {
-        if (rep_of[t] == t || rep_of[t] == NOT_LIVE)
-            continue;
-        const uint32_t s = kcc_mesh_slot_of(m, rep_of[t]);
-        kcc_index_set(m, m->tri_slot, t, s);
-        kcc_index_set(m, m->dup_ids, start[s]++, t);
-    }
+    kcc_marks_rank(m->dup_marks, (m->tree_triangles + 63u) / 64u, m->dup_rank);
 }
 
 kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
@@ -516,9 +654,10 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     uint32_t leaves = 0, depth = 0;
     kcc_tree_build(sc.prims, live, sc.pairs, &leaves, &depth);
     list_slots(&sc, live, n);
+    const uint32_t sets = list_duplicates(&sc, n, n - dups, live, sc.queue); /* free until collapse */
     const uint32_t quads = kcc_tree_collapse(sc.pairs, NULL, NULL, sc.queue);
-    const mesh_sizes sz = {n, n - dups, live, dups, number_vertices(desc, stride, &sc, n - dups),
-                           count_dup_sets(sc.rep_of, n, sc.queue)}; /* the queue: free until fill_tree */
+    const mesh_sizes sz = {n,    n - dups, live, dups, number_vertices(desc, stride, &sc, n - dups),
+                           sets, make_links(&sc, n)};
     kcc_mesh *m = mesh_alloc(&al, &sz, quads);
     if (!m) {
         al.free(sc.block, al.user);
@@ -528,7 +667,8 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     m->leaf_count = leaves;
     m->depth = depth;
     fill_tree(m, &sc, desc, stride);
-    fill_duplicates(m, sc.rep_of, sc.corner); /* the corner numbers are stored by now */
+    fill_duplicates(m, &sc);
+    fill_links(m, sc.link_to);
     al.free(sc.block, al.user);
     m->key = kcc_fresh_key(content_key(m));
     KCC_ASSERT(kcc_mesh_validate(m) == KCC_OK);
@@ -571,8 +711,8 @@ void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out)
     s.leaves = mesh->leaf_count;
     s.depth = mesh->depth;
     const size_t id_bytes = index_bytes(mesh->triangle_count);
-    s.tree_bytes = (size_t)mesh->quad_count * sizeof(kcc_qnode4) +
-                   ((size_t)mesh->slot_count + mesh->triangle_count) * id_bytes +
+    s.tree_bytes = (size_t)mesh->quad_count * sizeof(kcc_qnode4) + (size_t)mesh->slot_count * id_bytes +
+                   (size_t)link_bytes(mesh->triangle_count, mesh->link_count, id_bytes) +
                    (size_t)dup_bytes(mesh->tree_triangles, mesh->duplicate_count, mesh->dup_sets, id_bytes);
     s.vertex_bytes = ((size_t)mesh->vertex_count * 3u + 1u) * sizeof(float) +
                      ((size_t)mesh->slot_count + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK * sizeof(uint32_t) +
@@ -590,6 +730,87 @@ void kcc_mesh_bounds(const kcc_mesh *mesh, vec3 out[2])
     }
 }
 
+/* Whether position p carries a back link; *out_link is it then. */
+static inline bool back_link(const kcc_mesh *mesh, uint32_t p, uint32_t *out_link)
+{
+    if (!(mesh->link_marks[p / 64u] >> (p % 64u) & 1u))
+        return false;
+    *out_link = kcc_index_at(mesh, mesh->links, kcc_marks_before(mesh->link_marks, mesh->link_rank, p));
+    return true;
+}
+
+uint32_t kcc_mesh_position_of(const kcc_mesh *mesh, uint32_t input)
+{
+    /* Forward from input's own position: the position before input comes first on a short cycle,
+     * a mark within KCC_LINK_STEPS steps on a long one, whose link lies at most KCC_LINK_STEPS steps
+     * before input: from there forward again. */
+    uint32_t p = input;
+    for (uint32_t step = 0; step < KCC_LINK_STEPS; ++step) {
+        const uint32_t next = kcc_mesh_input_at(mesh, p);
+        if (next == input)
+            return p;
+        if (next >= mesh->triangle_count)
+            return UINT32_MAX;
+        uint32_t link;
+        if (back_link(mesh, p, &link)) {
+            for (uint32_t back = 0; back < KCC_LINK_STEPS && link < mesh->triangle_count; ++back) {
+                const uint32_t after = kcc_mesh_input_at(mesh, link);
+                if (after == input)
+                    return link;
+                link = after;
+            }
+            return UINT32_MAX;
+        }
+        p = next;
+    }
+    return UINT32_MAX;
+}
+
+/* The tree slot whose list holds duplicate-list entry e: the list (the last start at or below e),
+ * then its marked slot (the last rank group whose rank is at or below the list's number, and the
+ * mark in its words). */
+static uint32_t slot_of_listed(const kcc_mesh *mesh, uint32_t e)
+{
+    uint32_t lo = 0, hi = mesh->dup_sets; /* the list: dup_first[lo] <= e < dup_first[hi] */
+    while (hi - lo > 1u) {
+        const uint32_t mid = lo + (hi - lo) / 2u;
+        if (kcc_index_at(mesh, mesh->dup_first, mid) <= e)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const uint32_t words = (mesh->tree_triangles + 63u) / 64u;
+    uint32_t g_lo = 0, g_hi = kcc_rank_count(words);
+    while (g_hi - g_lo > 1u) {
+        const uint32_t mid = g_lo + (g_hi - g_lo) / 2u;
+        if (mesh->dup_rank[mid] <= lo)
+            g_lo = mid;
+        else
+            g_hi = mid;
+    }
+    uint32_t skip = lo - mesh->dup_rank[g_lo];
+    for (uint32_t w = g_lo * KCC_RANK_WORDS; w < words; ++w) {
+        uint64_t word = mesh->dup_marks[w];
+        const uint32_t marks = (uint32_t)__builtin_popcountll(word);
+        if (skip >= marks) {
+            skip -= marks;
+            continue;
+        }
+        for (; skip > 0; --skip)
+            word &= word - 1u; /* clears the lowest mark */
+        return w * 64u + (uint32_t)__builtin_ctzll(word);
+    }
+    return UINT32_MAX;
+}
+
+uint32_t kcc_mesh_slot_of(const kcc_mesh *mesh, uint32_t input)
+{
+    const uint32_t p = kcc_mesh_position_of(mesh, input);
+    if (p < mesh->slot_count || p == UINT32_MAX)
+        return p;
+    return slot_of_listed(mesh, p - mesh->slot_count);
+}
+
 bool kcc_mesh_triangle(const kcc_mesh *mesh, uint32_t i, vec3 out[3])
 {
     if (!mesh || !out || i >= mesh->triangle_count)
@@ -597,8 +818,12 @@ bool kcc_mesh_triangle(const kcc_mesh *mesh, uint32_t i, vec3 out[3])
     kcc_tri t;
     if (mesh->hf && !kcc_hf_triangle(mesh, i, &t))
         return false;
-    if (!mesh->hf)
-        kcc_mesh_tri(mesh, kcc_mesh_slot_of(mesh, i), &t);
+    if (!mesh->hf) {
+        const uint32_t s = kcc_mesh_slot_of(mesh, i);
+        if (s >= mesh->slot_count) /* only on a mesh kcc_mesh_validate rejects */
+            return false;
+        kcc_mesh_tri(mesh, s, &t);
+    }
     for (int c = 0; c < 3; ++c)
         for (int k = 0; k < 3; ++k)
             out[c][k] = t.v[c][k];

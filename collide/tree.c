@@ -689,16 +689,10 @@ static bool leaf_valid(const kcc_mesh *m, uint32_t first, uint32_t count, const 
  * copy) from 0 to duplicate_count. */
 static bool dup_marks_valid(const kcc_mesh *m)
 {
-    const uint32_t words = (m->tree_triangles + 63u) / 64u;
-    uint32_t sets = 0;
-    for (uint32_t w = 0; w < words; ++w) {
-        if (m->dup_rank[w] != sets)
-            return false;
-        sets += (uint32_t)__builtin_popcountll(m->dup_marks[w]);
-    }
-    if (m->tree_triangles % 64u != 0 && m->dup_marks[words - 1u] >> (m->tree_triangles % 64u) != 0)
+    const uint32_t words = (m->tree_triangles + 63u) / 64u, sets = m->dup_sets;
+    if (!kcc_marks_valid(m->dup_marks, m->dup_rank, words, m->tree_triangles, sets))
         return false;
-    if (sets != m->dup_sets || sets > m->duplicate_count || kcc_index_at(m, m->dup_first, 0) != 0 ||
+    if (sets > m->duplicate_count || kcc_index_at(m, m->dup_first, 0) != 0 ||
         kcc_index_at(m, m->dup_first, sets) != m->duplicate_count)
         return false;
     for (uint32_t r = 0; r < sets; ++r)
@@ -707,9 +701,9 @@ static bool dup_marks_valid(const kcc_mesh *m)
     return true;
 }
 
-/* The duplicate lists: their marks sound; each listed index in range, mapped to the slot it is
- * listed beside, above that slot's representative and above the one listed before it (so listed
- * once). */
+/* The duplicate lists: their marks sound; each listed index above that slot's representative and
+ * above the one listed before it (that every input index is listed or stored once, links_valid
+ * checks). */
 static bool dup_lists_valid(const kcc_mesh *m)
 {
     if ((m->dup_marks != NULL) != (m->duplicate_count > 0))
@@ -724,7 +718,7 @@ static bool dup_lists_valid(const kcc_mesh *m)
         uint32_t above = kcc_mesh_tri_id(m, s);
         for (uint32_t i = begin; i < end; ++i) {
             const uint32_t t = kcc_mesh_dup_id(m, i);
-            if (t <= above || t >= m->triangle_count || kcc_mesh_slot_of(m, t) != s)
+            if (t <= above)
                 return false;
             above = t;
         }
@@ -732,11 +726,31 @@ static bool dup_lists_valid(const kcc_mesh *m)
     return true;
 }
 
+/* The back links (KCC_LINK_STEPS): marks only on positions, ranks counting them, every link a
+ * position; then position -> input a permutation (every entry in range, and the links lead from
+ * each input back to the one position holding it, so no two hold the same). Linear: each walk
+ * takes at most 2 KCC_LINK_STEPS steps. */
+static bool links_valid(const kcc_mesh *m)
+{
+    const uint32_t n = m->triangle_count, links = m->link_count;
+    if (!kcc_marks_valid(m->link_marks, m->link_rank, (n + 63u) / 64u, n, links))
+        return false;
+    for (uint32_t i = 0; i < links; ++i)
+        if (kcc_index_at(m, m->links, i) >= n)
+            return false;
+    for (uint32_t p = 0; p < n; ++p)
+        if (kcc_mesh_input_at(m, p) >= n)
+            return false;
+    for (uint32_t p = 0; p < n; ++p)
+        if (kcc_mesh_position_of(m, kcc_mesh_input_at(m, p)) != p)
+            return false;
+    return true;
+}
+
 /* The index maps: their width the one the triangle count gives (16-bit up to
  * KCC_MESH_NARROW_IDS), every corner offset a stored vertex (checked before any triangle is read),
- * tri_id and tri_slot inverse on the stored slots, the slots past the tree's holding exactly the
- * degenerate triangles, and every other input triangle a listed duplicate of a tree slot's (each
- * listed one maps to its slot, so equal counts leave none unlisted). */
+ * the slots past the tree's holding exactly degenerate triangles, the duplicate lists sound and
+ * every input triangle stored or listed once (links_valid). */
 static bool maps_valid(const kcc_mesh *m)
 {
     if (m->tree_triangles > m->slot_count || m->slot_count > m->triangle_count ||
@@ -748,27 +762,13 @@ static bool maps_valid(const kcc_mesh *m)
         for (int c = 0; c < 3; ++c)
             if ((uint64_t)m->corner_base[s / KCC_CORNER_BLOCK] + m->corners[s][c] >= m->vertex_count)
                 return false;
-    for (uint32_t s = 0; s < m->slot_count; ++s) {
-        const uint32_t id = kcc_mesh_tri_id(m, s);
-        if (id >= m->triangle_count || kcc_mesh_slot_of(m, id) != s)
-            return false;
+    for (uint32_t s = m->tree_triangles; s < m->slot_count; ++s) {
         kcc_tri t;
         kcc_mesh_tri(m, s, &t);
-        if (s >= m->tree_triangles && !kcc_tri_is_degenerate(t.v[0], t.v[1], t.v[2]))
+        if (!kcc_tri_is_degenerate(t.v[0], t.v[1], t.v[2]))
             return false;
     }
-    uint32_t unlisted = 0;
-    for (uint32_t t = 0; t < m->triangle_count; ++t) {
-        const uint32_t s = kcc_mesh_slot_of(m, t);
-        if (s >= m->slot_count)
-            return false;
-        if (kcc_mesh_tri_id(m, s) != t) {
-            if (s >= m->tree_triangles)
-                return false;
-            ++unlisted;
-        }
-    }
-    return unlisted == m->duplicate_count && dup_lists_valid(m);
+    return dup_lists_valid(m) && links_valid(m);
 }
 
 /* Pushes the live slots of group `item->group` (last slot first, so they pop in order), each with

@@ -729,7 +729,7 @@ static soup soup_cells_with_a_copy(uint32_t n)
 
 /* Index maps and duplicate lists are 16-bit up to 65,536 input triangles and 32-bit above: at
  * 65,536 and 65,537 triangles (the last a copy of triangle 0, so the lists hold the largest index)
- * every input index reads back its own corners (kcc_mesh_triangle, through tri_slot) and a box
+ * every input index reads back its own corners (kcc_mesh_triangle, through the back links) and a box
  * inside its cell reports exactly it (through tri_id and the duplicate lists), as the input says. */
 static void index_maps_switch_width_above_65536_triangles_and_every_index_round_trips(void **state)
 {
@@ -1530,7 +1530,7 @@ static void move_on_a_million_identical_triangles_gathers_one(void **state)
     kcc_mesh_get_stats(many, &st);
     assert_int_equal(st.leaves, 1);
     assert_int_equal(st.duplicates, n - 1);
-    assert_true(kcc_mesh_memory_bytes(many) < 9u * (size_t)n); /* one tri_slot and one list entry each */
+    assert_true(kcc_mesh_memory_bytes(many) < 5u * (size_t)n); /* one list entry each */
     /* The move's list holds the one slot; the public box queries count every copy. */
     vec3 region[2] = {{-1, -1, -1}, {1, 2, 1}};
     assert_int_equal(kcc_mesh_query_slots(many, region[0], region[1], NULL, 0), 1);
@@ -1995,6 +1995,54 @@ static void validator_accepts_every_generated_and_shared_level_and_random_soups(
     assert_int_equal(kcc_mesh_validate(NULL), KCC_ERR_NULL_ARGUMENT);
 }
 
+/* The slot of input t by a scan of the stored maps (the reference for kcc_mesh_slot_of): the slot
+ * whose tri_id is t, or the tree slot whose duplicate list holds t. */
+static uint32_t slot_by_scan(const kcc_mesh *m, uint32_t t)
+{
+    for (uint32_t s = 0; s < m->slot_count; ++s)
+        if (kcc_mesh_tri_id(m, s) == t)
+            return s;
+    for (uint32_t s = 0; s < m->tree_triangles; ++s) {
+        uint32_t begin;
+        const uint32_t listed = kcc_mesh_duplicates(m, s, &begin);
+        for (uint32_t i = begin; i < begin + listed; ++i)
+            if (kcc_mesh_dup_id(m, i) == t)
+                return s;
+    }
+    return UINT32_MAX;
+}
+
+/* kcc_mesh_slot_of walks the back links (no input -> slot map is stored): on random soups (long
+ * cycles, links), duplicate sets (the lists' slots), cells in input order (short cycles, few links)
+ * and degenerate triangles among live ones, every input's slot is the one a scan of tri_id and the
+ * duplicate lists finds, and its corners are the input's. */
+static void slot_of_every_input_matches_a_scan_of_the_index_maps(void **state)
+{
+    (void)state;
+    uint32_t distinct = 0;
+    soup soups[4] = {soup_random(93, 2000, 30.0f, 1.0f), soup_with_duplicates(94, 1500, &distinct),
+                     soup_cells_with_a_copy(1500), soup_random(95, 700, 10.0f, 1.0f)};
+    for (uint32_t i = 0; i < 700; i += 7) /* every seventh a point: degenerate */
+        for (int v = 1; v < 3; ++v)
+            memcpy(soups[3].p + 9 * i + 3 * v, soups[3].p + 9 * i, 3 * sizeof(float));
+    uint32_t linked = 0;
+    for (int k = 0; k < 4; ++k) {
+        kcc_mesh *m = build_soup(&soups[k]);
+        assert_int_equal(kcc_mesh_validate(m), KCC_OK);
+        linked += m->link_count;
+        for (uint32_t t = 0; t < soups[k].n; ++t) {
+            const uint32_t s = kcc_mesh_slot_of(m, t);
+            assert_int_equal(s, slot_by_scan(m, t));
+            kcc_tri tri;
+            kcc_mesh_tri(m, s, &tri);
+            assert_memory_equal(tri.v, soups[k].p + 9 * (size_t)t, sizeof tri.v);
+        }
+        kcc_mesh_destroy(m);
+        free(soups[k].p);
+    }
+    assert_true(linked > 0);
+}
+
 /* Index array a of mesh m, moved into block, a copy of m's block. */
 static kcc_index_array index_array_copy(const kcc_mesh *m, kcc_index_array a, char *block)
 {
@@ -2022,7 +2070,9 @@ static kcc_mesh *mesh_copy(const kcc_mesh *m)
     c->corner_base = (uint32_t *)(void *)(block + ((const char *)m->corner_base - base));
     c->corners = (uint8_t(*)[3])(void *)(block + ((const char *)m->corners - base));
     c->tri_id = index_array_copy(m, m->tri_id, block);
-    c->tri_slot = index_array_copy(m, m->tri_slot, block);
+    c->link_marks = (uint64_t *)(void *)(block + ((const char *)m->link_marks - base));
+    c->link_rank = (uint32_t *)(void *)(block + ((const char *)m->link_rank - base));
+    c->links = index_array_copy(m, m->links, block);
     if (m->duplicate_count > 0) {
         c->dup_marks = (uint64_t *)(void *)(block + ((const char *)m->dup_marks - base));
         c->dup_rank = (uint32_t *)(void *)(block + ((const char *)m->dup_rank - base));
@@ -2046,14 +2096,18 @@ static void find_slot(const kcc_mesh *m, uint32_t from, bool want_leaf, uint32_t
     fail_msg("no such slot");
 }
 
-enum { CORRUPTIONS = 12 };
+enum { CORRUPTIONS = 11 };
 
-/* A slot and corner of c whose 8-bit offset can name a vertex past the stored ones. */
-static void find_offset_with_room(const kcc_mesh *c, uint32_t *slot)
+/* A corner offset of a copy naming a vertex past the stored ones. Only a block whose base lies
+ * within 255 of the vertex count has such an offset: on a large mesh each block's base is as low
+ * as its new vertices allow, so the last block's highest offset names the last vertex; a mesh of
+ * fewer than 256 vertices counts every block from vertex 0. */
+static void corrupt_offset(kcc_mesh *c, int which)
 {
+    (void)which;
     for (uint32_t s = c->slot_count; s-- > 0;)
         if (c->corner_base[s / KCC_CORNER_BLOCK] + 255u >= c->vertex_count) {
-            *slot = s;
+            c->corners[s][2] = 255;
             return;
         }
     fail_msg("no offset can reach past the vertices");
@@ -2104,11 +2158,7 @@ static void corrupt(kcc_mesh *c, int which)
     case 8: /* a corner names a vertex past the stored ones */
         c->corner_base[last / KCC_CORNER_BLOCK] = c->vertex_count;
         break;
-    case 9: /* a corner offset names a vertex past the stored ones */
-        find_offset_with_room(c, &last);
-        c->corners[last][2] = 255;
-        break;
-    case 10: /* the index width disagrees with the triangle count */
+    case 9: /* the index width disagrees with the triangle count */
         c->narrow_ids = !c->narrow_ids;
         break;
     default: /* a triangle moved out of its leaf */
@@ -2138,8 +2188,8 @@ static void corrupt_duplicates(kcc_mesh *c, int which)
         kcc_index_set(c, c->dup_ids, at, second_copy);
         kcc_index_set(c, c->dup_ids, at + 1, first_copy);
         break;
-    case 2: /* a copy's slot points at another triangle: it is in no list */
-        kcc_index_set(c, c->tri_slot, first_copy, s == 0 ? 1 : 0);
+    case 2: /* a slot names a listed copy: the copy is stored twice, the slot's own input nowhere */
+        kcc_index_set(c, c->tri_id, none, first_copy);
         break;
     case 3: /* a list's end moves into the next one */
         kcc_index_set(c, c->dup_first, rank + 1, kcc_index_at(c, c->dup_first, rank + 1) + 1);
@@ -2217,6 +2267,46 @@ static void corrupt_group(kcc_mesh *c, int which)
     }
 }
 
+enum { LINK_CORRUPTIONS = 6 };
+
+/* The first position of c carrying a back link. */
+static uint32_t first_link(const kcc_mesh *c)
+{
+    for (uint32_t p = 0; p < c->triangle_count; ++p)
+        if (c->link_marks[p / 64] >> (p % 64) & 1)
+            return p;
+    fail_msg("no back link");
+    return 0;
+}
+
+/* Corruption number `which` of a copy's back links (kcc_mesh_slot_of): each a status, never a
+ * crash or a wrong slot. */
+static void corrupt_links(kcc_mesh *c, int which)
+{
+    const uint32_t p = first_link(c), n = c->triangle_count;
+    switch (which) {
+    case 0: /* a link past the last position */
+        kcc_index_set(c, c->links, 0, n);
+        break;
+    case 1: /* a link to another position */
+        kcc_index_set(c, c->links, 0, (kcc_index_at(c, c->links, 0) + 1u) % n);
+        break;
+    case 2: /* a mark cleared: the ranks no longer count the marks */
+        c->link_marks[p / 64] &= ~(UINT64_C(1) << (p % 64));
+        break;
+    case 3: /* a mark moved to the next position: the ranks agree, the walks do not */
+        c->link_marks[p / 64] &= ~(UINT64_C(1) << (p % 64));
+        c->link_marks[(p + 1) / 64] |= UINT64_C(1) << ((p + 1) % 64);
+        break;
+    case 4: /* the last rank one too high */
+        c->link_rank[kcc_rank_count((n + 63) / 64) - 1] += 1;
+        break;
+    default: /* a slot names an input past the last */
+        kcc_index_set(c, c->tri_id, 0, n);
+        break;
+    }
+}
+
 static void validator_catches_each_corruption_of_a_copied_tree(void **state)
 {
     (void)state;
@@ -2224,6 +2314,12 @@ static void validator_catches_each_corruption_of_a_copied_tree(void **state)
     kcc_mesh *m = build_soup(&s);
     expect_each_corruption_caught(m, CORRUPTIONS, corrupt);
     expect_each_corruption_caught(m, GROUP_CORRUPTIONS, corrupt_group);
+    expect_each_corruption_caught(m, LINK_CORRUPTIONS, corrupt_links);
+    soup small = soup_random(96, 60, 10.0f, 1.0f); /* 180 corners: every base is vertex 0 */
+    kcc_mesh *few = build_soup(&small);
+    expect_each_corruption_caught(few, 1, corrupt_offset);
+    kcc_mesh_destroy(few);
+    free(small.p);
     kcc_mesh_destroy(m);
     free(s.p);
 }
@@ -2290,6 +2386,7 @@ int test_group_collide(void)
         cmocka_unit_test(queries_from_two_threads_match_single_threaded_answers),
         cmocka_unit_test(queries_match_brute_force_on_the_shared_levels),
         cmocka_unit_test(validator_accepts_every_generated_and_shared_level_and_random_soups),
+        cmocka_unit_test(slot_of_every_input_matches_a_scan_of_the_index_maps),
         cmocka_unit_test(validator_catches_each_corruption_of_a_copied_tree),
         cmocka_unit_test(validator_catches_each_corruption_of_the_duplicate_lists),
         cmocka_unit_test(sweep_near_float_max_answers_without_walking_the_tree),

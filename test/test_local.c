@@ -6,7 +6,7 @@
 #include "test.h"
 #include <cglm/cglm.h>
 
-#include "collide_internal.h"    /* tri_slot: the mesh's leaf order, to check the list's order */
+#include "collide_internal.h"    /* kcc_mesh_slot_of: the mesh's leaf order, to check the list's order */
 #include "kcc_local_internal.h"
 
 /* C11 does not convert vec3 * to const vec3 * implicitly (pedantic): boxes go through CB. */

@@ -1,13 +1,15 @@
-/* bench_layout.c: the mesh layout's figures: kcc_mesh_memory_bytes per triangle (tree and vertex
- * parts from kcc_mesh_get_stats) for each level given, and a fixed query workload (rays, exact box
- * overlaps, box sweeps) whose answers are folded into a checksum, so two builds of libkcc compared
- * with callgrind (instructions) or farm-bench --vs (paired wall time) are seen to answer alike.
+/* bench_layout.c: the mesh layout's figures: kcc_mesh_memory_bytes per triangle and its parts (from
+ * kcc_mesh_get_stats and the mesh's own sizes) for each level given, and a fixed query workload
+ * (rays, exact box overlaps, box sweeps) whose answers are folded into a checksum, so two builds of
+ * libkcc compared with callgrind (instructions) or farm-bench --vs (paired wall time) are seen to
+ * answer alike.
  *   bench_layout [-q] LEVEL.obj|DIR ...   -q: memory figures only; DIR: its levels (levels.txt, or
  *                                          the five shared levels), as `make bench` passes them
  * Built by `make bench`, or against any other build's library:
  *   cc -std=c11 -O2 -ffp-contract=off -Itest/bench -Icollide -Icontroller test/bench/bench_layout.c \
  *      build/libkcc.a -lm -o bench_layout */
 #include "bench.h"
+#include "collide_internal.h" /* struct kcc_mesh: the parts' sizes */
 
 enum { RAYS = 20000, BOXES = 20000, SWEEPS = 10000 };
 
@@ -113,18 +115,21 @@ static bool report_level(const char *path, bool queries, uint32_t *scratch, uint
     kcc_mesh_get_stats(mesh, &st);
     const double tris = (double)lv.triangle_count;
     const char *name = strrchr(path, '/');
-    /* The parts (collide_internal.h): the index maps 2 B per slot and per input triangle up to
-     * 65,536 input triangles, 4 B above; the rest of tree_bytes the node groups and any duplicate
-     * lists; of vertex_bytes, 3 B per slot of offsets and 4 B per block of sixteen slots, the rest
-     * the shared vertices. */
-    const double slots = tris - (double)st.duplicates;
-    const double maps = (tris <= 65536.0 ? 2.0 : 4.0) * (slots + tris);
-    const double index = 3.0 * slots + 4.0 * ceil(slots / 16.0);
-    printf("%-16s %6u tris %6.2f B/tri: tree %5.2f (groups+dups %5.2f, maps %5.2f) vertices %5.2f "
-           "(corners %5.2f, index %4.2f)", name ? name + 1 : path, lv.triangle_count,
-           (double)kcc_mesh_memory_bytes(mesh) / tris, (double)st.tree_bytes / tris,
-           ((double)st.tree_bytes - maps) / tris, maps / tris, (double)st.vertex_bytes / tris,
-           ((double)st.vertex_bytes - index) / tris, index / tris);
+    /* The parts (collide_internal.h, struct kcc_mesh): the node groups; tri_id and the back links
+     * (slot -> input and the way back, at the mesh's index width) and the duplicate lists (the rest
+     * of tree_bytes); of vertex_bytes, 3 B per slot of corner offsets and 4 B per block of slots of
+     * bases, the rest the vertices. */
+    const double width = mesh->narrow_ids ? 2.0 : 4.0;
+    const double groups = 64.0 * mesh->quad_count, tri_id = width * mesh->slot_count;
+    const double words = ceil(tris / 64.0);
+    const double links = 8.0 * words + 8.0 * ceil(4.0 * kcc_rank_count((uint32_t)words) / 8.0) +
+                         width * mesh->link_count;
+    const double dups = (double)st.tree_bytes - groups - tri_id - links;
+    const double index = 3.0 * mesh->slot_count + 4.0 * ceil(mesh->slot_count / (double)KCC_CORNER_BLOCK);
+    printf("%-16s %6u tris %6.2f B/tri: groups %4.2f dups %4.2f tri_id %4.2f links %4.2f vertices %5.2f "
+           "(%.3f a tri) offsets+bases %4.2f", name ? name + 1 : path, lv.triangle_count,
+           (double)kcc_mesh_memory_bytes(mesh) / tris, groups / tris, dups / tris, tri_id / tris,
+           links / tris, ((double)st.vertex_bytes - index) / tris, mesh->vertex_count / tris, index / tris);
     if (queries)
         printf("  answers %016llx", (unsigned long long)run_queries(mesh, scratch, capacity));
     printf("\n");
