@@ -618,22 +618,59 @@ KCC_HOT void ray_cast_pending(ray_query *q, ray_pending *p, float upto)
         ray_cast_pending_now(q, p, upto);
 }
 
+/// The slab test (ray_enters_box's rule) of four static-tree entries at once: bit i set when the
+/// world ray enters entry 4 b + i of block `box` within [0, limit], out_t[i] its (shrunk) entry
+/// distance; kcc_pray_test's kernel on the block's planes.
+static int ray_enters_box4(const kcc_pray *r, const kcc_static_box4 *box, float limit,
+                           float out_t[4])
+{
+#if KCC_SSE
+    const char *base = (const char *)box;
+    __m128 pn[3], pf[3];
+    for (int k = 0; k < 3; ++k) {
+        pn[k] = _mm_loadu_ps((const float *)(const void *)(base + r->off_n[k]));
+        pf[k] = _mm_loadu_ps((const float *)(const void *)(base + r->off_f[k]));
+    }
+    return kcc_pray_slabs(r, pn, pf, limit, out_t);
+#else
+    int mask = 0;
+    for (int i = 0; i < 4; ++i) {
+        const float lo[3] = {box->x[0][i], box->y[0][i], box->z[0][i]};
+        const float hi[3] = {box->x[1][i], box->y[1][i], box->z[1][i]};
+        mask |= ray_enters_box(r, lo, hi, limit, &out_t[i]) ? 1 << i : 0;
+    }
+    return mask;
+#endif
+}
+
+/// Adds entry k, entered at t, to the pending ones (a full list first casts its nearest).
+static void ray_pend(ray_query *q, ray_pending *p, uint32_t k, float t)
+{
+    if (p->n == RAY_PENDING)
+        ray_cast_pending(q, p, p->t[p->n - 1]);
+    uint32_t j = p->n++; /* insertion, farthest first; ties: the later leaf slot first */
+    for (; j > 0 && p->t[j - 1] <= t; --j)
+        p->item[j] = p->item[j - 1], p->t[j] = p->t[j - 1];
+    p->item[j] = k, p->t[j] = t;
+}
+
 /// Adds the entries of a static-tree leaf that the mask sees and the ray enters before the best hit
-/// so far to the pending ones (a full list first casts its nearest).
+/// so far to the pending ones, their bounds tested four at a time (the blocks the leaf spans, each
+/// masked to the leaf's lanes).
 static void ray_pend_leaf(ray_query *q, ray_pending *p, uint32_t first, uint32_t count)
 {
     const kcc_static_tree *st = &q->world->statics;
-    for (uint32_t k = first, end = first + count; k < end; ++k) {
-        float t;
-        if ((st->leaves[k].layers & q->layer_mask) == 0 ||
-            !ray_enters_box(&q->slab, st->prims[k].lo, st->prims[k].hi, q->best_t, &t))
-            continue;
-        if (p->n == RAY_PENDING)
-            ray_cast_pending(q, p, p->t[p->n - 1]);
-        uint32_t j = p->n++; /* insertion, farthest first; ties: the later leaf slot first */
-        for (; j > 0 && p->t[j - 1] <= t; --j)
-            p->item[j] = p->item[j - 1], p->t[j] = p->t[j - 1];
-        p->item[j] = k, p->t[j] = t;
+    const uint32_t end = first + count;
+    for (uint32_t b = first / 4; 4 * b < end; ++b) {
+        const uint32_t lo = first > 4 * b ? first - 4 * b : 0, hi = end - 4 * b < 4 ? end - 4 * b : 4;
+        float t[4];
+        int mask = ray_enters_box4(&q->slab, &st->boxes[b], q->best_t, t) & ((1 << hi) - (1 << lo));
+        for (; mask != 0; mask &= mask - 1) {
+            const int bit = mask & -mask, i = (bit >> 1) - (bit >> 3);
+            const uint32_t k = 4 * b + (uint32_t)i;
+            if ((st->leaves[k].layers & q->layer_mask) != 0)
+                ray_pend(q, p, k, t[i]);
+        }
     }
 }
 
@@ -738,9 +775,11 @@ bool kcc_world_raycast_layers(const kcc_world *world, const vec3 origin, const v
         return false;
     if (dir[0] == 0.0f && dir[1] == 0.0f && dir[2] == 0.0f)
         return false;
-    ray_query q = {.world = world, .origin = origin, .dir = dir, .max_t = max_t,
-                   .layer_mask = layer_mask, .statics = world->statics.valid, .best_t = max_t,
-                   .best_slot = UINT32_MAX};
+    ray_query q; /* field by field: the slab and the hit record are written before they are read,
+                    and zeroing them costs a ray as much as its setup */
+    q.world = world, q.origin = origin, q.dir = dir, q.max_t = max_t, q.layer_mask = layer_mask;
+    q.statics = world->statics.valid, q.best_t = max_t, q.best_slot = UINT32_MAX, q.best_id = 0;
+    q.locals = NULL;
     /* Bounds grown by a hair of the origin's size: the ray in a body's frame carries the rounding
      * of origin - position, which the bounds' own margin (of the body's size) may not cover. */
     const float grow = max_abs3f(origin) * 0x1p-18f;
