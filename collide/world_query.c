@@ -588,12 +588,14 @@ static void ray_static_entry(ray_query *q, const kcc_static_leaf *e)
     kcc_ray_walk_hit(w, &q->best);
 }
 
-/// Entries of visited static-tree leaves not cast yet, farthest entry first (the nearest last).
+/// Entries of visited static-tree leaves not cast yet, farthest entry first (the nearest last),
+/// after a sentinel in slot 0 entered at +inf: the nearest's distance t[n - 1] is always there to
+/// compare, one test a step of the walk.
 #define RAY_PENDING 32
 typedef struct ray_pending {
-    uint32_t item[RAY_PENDING];   ///< entry index (leaf order)
-    float    t[RAY_PENDING];      ///< where the ray enters its bounds (shrunk)
-    uint32_t n;
+    uint32_t item[RAY_PENDING + 1];   ///< entry index (leaf order); slot 0 the sentinel's
+    float    t[RAY_PENDING + 1];      ///< where the ray enters its bounds (shrunk); t[0] = +inf
+    uint32_t n;                       ///< 1 + the pending entries
 } ray_pending;
 
 /// Casts the pending entries entered no later than `upto`, nearest first, each only while its
@@ -601,10 +603,10 @@ typedef struct ray_pending {
 static void ray_cast_pending_now(ray_query *q, ray_pending *p, float upto)
 {
     const kcc_static_tree *st = &q->world->statics;
-    while (p->n > 0 && p->t[p->n - 1] <= upto) {
+    while (p->n > 1 && p->t[p->n - 1] <= upto) {
         --p->n;
         if (p->t[p->n] > q->best_t) {
-            p->n = 0;
+            p->n = 1;
             return;
         }
         ray_static_entry(q, &st->leaves[p->item[p->n]]);
@@ -614,7 +616,7 @@ static void ray_cast_pending_now(ray_query *q, ray_pending *p, float upto)
 /// ray_cast_pending_now, its test inlined into the walk (most steps have nothing to cast).
 KCC_HOT void ray_cast_pending(ray_query *q, ray_pending *p, float upto)
 {
-    if (p->n > 0 && p->t[p->n - 1] <= upto)
+    if (p->t[p->n - 1] <= upto)
         ray_cast_pending_now(q, p, upto);
 }
 
@@ -646,10 +648,10 @@ static int ray_enters_box4(const kcc_pray *r, const kcc_static_box4 *box, float 
 /// Adds entry k, entered at t, to the pending ones (a full list first casts its nearest).
 static void ray_pend(ray_query *q, ray_pending *p, uint32_t k, float t)
 {
-    if (p->n == RAY_PENDING)
+    if (p->n == RAY_PENDING + 1)
         ray_cast_pending(q, p, p->t[p->n - 1]);
     uint32_t j = p->n++; /* insertion, farthest first; ties: the later leaf slot first */
-    for (; j > 0 && p->t[j - 1] <= t; --j)
+    for (; j > 1 && p->t[j - 1] <= t; --j)
         p->item[j] = p->item[j - 1], p->t[j] = p->t[j - 1];
     p->item[j] = k, p->t[j] = t;
 }
@@ -683,7 +685,8 @@ static void ray_walk_statics(ray_query *q)
     const kcc_node4 *quads = q->world->statics.quads;
     kcc_stack_entry stack[KCC_TREE_STACK], cur;
     ray_pending pending;
-    pending.n = 0;
+    pending.n = 1;
+    pending.t[0] = INFINITY;
     float entry_t[4];
     int mask = kcc_pray_test(&q->slab, &quads[0], q->best_t, entry_t);
     if (mask == 0)
