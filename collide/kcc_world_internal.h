@@ -86,14 +86,15 @@ typedef struct kcc_static_leaf {
 _Static_assert(sizeof(kcc_static_leaf) == 16, "a static leaf entry is 16 bytes");
 /// Static-tree entries per body of body_capacity, at most KCC_STATIC_LEAVES_MAX; the tree's groups
 /// are a quarter of its entries. Per entry 32 (bounds) + 16 (entry) + 64 (build pairs) + 32
-/// (groups) + 2 (collapse queue) bytes: 146, so 2,336 bytes per body of body_capacity (2.4 MB at
-/// the default 1024), 38 MB at most.
-#define KCC_STATIC_LEAVES_PER_BODY 16u
+/// (groups) + 2 (collapse queue) bytes: 146, so 4,672 bytes per body of body_capacity (4.8 MB at
+/// the default 1024), 38 MB at most. The shared levels cut into 27 pieces use 0.48-0.73 entries
+/// per triangle (STATIC_SPLIT_AREA): 22,330 for ctf_inyard's 32,444 triangles.
+#define KCC_STATIC_LEAVES_PER_BODY 32u
 #define KCC_STATIC_LEAVES_MAX (1u << 18)
 /// The static tree's entries for a world of body_capacity bodies.
 static inline uint32_t kcc_static_tree_capacity(uint32_t body_capacity)
 {
-    const uint32_t n = body_capacity * KCC_STATIC_LEAVES_PER_BODY; /* < 2^24: no overflow */
+    const uint32_t n = body_capacity * KCC_STATIC_LEAVES_PER_BODY; /* < 2^25: no overflow */
     return n < KCC_STATIC_LEAVES_MAX ? n : KCC_STATIC_LEAVES_MAX;
 }
 /// Four static-tree entries' bounds, structure of arrays as kcc_node4's boxes (the same byte
