@@ -622,27 +622,12 @@ KCC_HOT void ray_cast_pending(ray_query *q, ray_pending *p, float upto)
 
 /// The slab test (ray_enters_box's rule) of four static-tree entries at once: bit i set when the
 /// world ray enters entry 4 b + i of block `box` within [0, limit], out_t[i] its (shrunk) entry
-/// distance; kcc_pray_test's kernel on the block's planes.
+/// distance. kcc_pray_test reads a group's planes only, as floats at kcc_pray's byte offsets, where
+/// a block holds its entries' (kcc_static_box4's static assertion).
 static int ray_enters_box4(const kcc_pray *r, const kcc_static_box4 *box, float limit,
                            float out_t[4])
 {
-#if KCC_SSE
-    const char *base = (const char *)box;
-    __m128 pn[3], pf[3];
-    for (int k = 0; k < 3; ++k) {
-        pn[k] = _mm_loadu_ps((const float *)(const void *)(base + r->off_n[k]));
-        pf[k] = _mm_loadu_ps((const float *)(const void *)(base + r->off_f[k]));
-    }
-    return kcc_pray_slabs(r, pn, pf, limit, out_t);
-#else
-    int mask = 0;
-    for (int i = 0; i < 4; ++i) {
-        const float lo[3] = {box->x[0][i], box->y[0][i], box->z[0][i]};
-        const float hi[3] = {box->x[1][i], box->y[1][i], box->z[1][i]};
-        mask |= ray_enters_box(r, lo, hi, limit, &out_t[i]) ? 1 << i : 0;
-    }
-    return mask;
-#endif
+    return kcc_pray_test(r, (const kcc_node4 *)(const void *)box, limit, out_t);
 }
 
 /// Adds entry k, entered at t, to the pending ones (a full list first casts its nearest).
