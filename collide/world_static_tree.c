@@ -86,8 +86,8 @@ static uint32_t add_body_entries(kcc_static_tree *st, const kcc_body *b, uint32_
 }
 
 /// Rewrites the built entries' bounds (prims, in leaf order) as blocks of four (boxes, the same
-/// storage: 24 bytes an entry where a prim takes 32), through the pairs' storage (free now: n
-/// pairs of 64 bytes hold n prims of 32).
+/// storage: 24 bytes an entry where a prim takes 32), through the pairs' storage (scratch once the
+/// tree is collapsed and the entries reordered: n pairs of 64 bytes hold n prims of 32).
 static void lay_out_boxes(kcc_static_tree *st, uint32_t n)
 {
     kcc_build_prim *built = (kcc_build_prim *)(void *)st->pairs;
