@@ -86,19 +86,36 @@ typedef struct kcc_static_leaf {
 _Static_assert(sizeof(kcc_static_leaf) == 16, "a static leaf entry is 16 bytes");
 /// Static-tree entries per body of body_capacity, at most KCC_STATIC_LEAVES_MAX; the tree's groups
 /// are a quarter of its entries. Per entry 32 (bounds) + 16 (entry) + 64 (build pairs) + 32
-/// (groups) + 2 (collapse queue) bytes: 146, so 2,336 bytes per body of body_capacity (2.4 MB at
-/// the default 1024), 38 MB at most.
-#define KCC_STATIC_LEAVES_PER_BODY 16u
+/// (groups) + 2 (collapse queue) bytes: 146, so 4,672 bytes per body of body_capacity (4.8 MB at
+/// the default 1024), 38 MB at most. The shared levels cut into 27 pieces use 0.48-0.73 entries
+/// per triangle (STATIC_SPLIT_AREA): 22,330 for ctf_inyard's 32,444 triangles.
+#define KCC_STATIC_LEAVES_PER_BODY 32u
 #define KCC_STATIC_LEAVES_MAX (1u << 18)
 /// The static tree's entries for a world of body_capacity bodies.
 static inline uint32_t kcc_static_tree_capacity(uint32_t body_capacity)
 {
-    const uint32_t n = body_capacity * KCC_STATIC_LEAVES_PER_BODY; /* < 2^24: no overflow */
+    const uint32_t n = body_capacity * KCC_STATIC_LEAVES_PER_BODY; /* < 2^25: no overflow */
     return n < KCC_STATIC_LEAVES_MAX ? n : KCC_STATIC_LEAVES_MAX;
 }
+/// Four static-tree entries' bounds, structure of arrays as kcc_node4's boxes (the same byte
+/// offsets, so kcc_pray's plane offsets select them): lane i of block b is entry 4 b + i. A leaf's
+/// entries are tested four at a time, as a node's children are; lanes past the last entry hold
+/// the empty box (lo = +inf, hi = -inf).
+typedef struct kcc_static_box4 {
+    float x[2][4];    ///< x[0] = lo.x of the four entries, x[1] = hi.x (m)
+    float y[2][4];
+    float z[2][4];
+} kcc_static_box4;
+_Static_assert(offsetof(kcc_static_box4, y) == offsetof(kcc_node4, y) &&
+                   offsetof(kcc_static_box4, z) == offsetof(kcc_node4, z),
+               "an entry block's planes sit where a group's do");
 typedef struct kcc_static_tree {
-    kcc_build_prim  *prims;         ///< capacity: each entry's bounds, id its build index; in
-                                    ///< leaf order after the build
+    union {
+        kcc_build_prim  *prims;     ///< capacity: each entry's bounds, id its build index (the
+                                    ///< build's input and scratch)
+        kcc_static_box4 *boxes;     ///< the same storage after the build: (count + 3) / 4 blocks
+                                    ///< of the entries' bounds in leaf order (24 bytes an entry)
+    };
     kcc_static_leaf *leaves;        ///< capacity: the entries, in leaf order after the build
     kcc_node_pair   *pairs;         ///< capacity: the builder's binary tree (scratch)
     kcc_node4       *quads;         ///< quad_capacity

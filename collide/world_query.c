@@ -588,12 +588,14 @@ static void ray_static_entry(ray_query *q, const kcc_static_leaf *e)
     kcc_ray_walk_hit(w, &q->best);
 }
 
-/// Entries of visited static-tree leaves not cast yet, farthest entry first (the nearest last).
+/// Entries of visited static-tree leaves not cast yet, farthest entry first (the nearest last),
+/// after a sentinel in slot 0 entered at +inf: the nearest's distance t[n - 1] is always there to
+/// compare, one test a step of the walk.
 #define RAY_PENDING 32
 typedef struct ray_pending {
-    uint32_t item[RAY_PENDING];   ///< entry index (leaf order)
-    float    t[RAY_PENDING];      ///< where the ray enters its bounds (shrunk)
-    uint32_t n;
+    uint32_t item[RAY_PENDING + 1];   ///< entry index (leaf order); slot 0 the sentinel's
+    float    t[RAY_PENDING + 1];      ///< where the ray enters its bounds (shrunk); t[0] = +inf
+    uint32_t n;                       ///< 1 + the pending entries
 } ray_pending;
 
 /// Casts the pending entries entered no later than `upto`, nearest first, each only while its
@@ -601,10 +603,10 @@ typedef struct ray_pending {
 static void ray_cast_pending_now(ray_query *q, ray_pending *p, float upto)
 {
     const kcc_static_tree *st = &q->world->statics;
-    while (p->n > 0 && p->t[p->n - 1] <= upto) {
+    while (p->n > 1 && p->t[p->n - 1] <= upto) {
         --p->n;
         if (p->t[p->n] > q->best_t) {
-            p->n = 0;
+            p->n = 1;
             return;
         }
         ray_static_entry(q, &st->leaves[p->item[p->n]]);
@@ -614,26 +616,48 @@ static void ray_cast_pending_now(ray_query *q, ray_pending *p, float upto)
 /// ray_cast_pending_now, its test inlined into the walk (most steps have nothing to cast).
 KCC_HOT void ray_cast_pending(ray_query *q, ray_pending *p, float upto)
 {
-    if (p->n > 0 && p->t[p->n - 1] <= upto)
+    if (p->t[p->n - 1] <= upto)
         ray_cast_pending_now(q, p, upto);
 }
 
+/// The slab test (ray_enters_box's rule) of four static-tree entries at once: bit i set when the
+/// world ray enters entry 4 b + i of block `box` within [0, limit], out_t[i] its (shrunk) entry
+/// distance. kcc_pray_test reads a group's planes only, as floats at kcc_pray's byte offsets, where
+/// a block holds its entries' (kcc_static_box4's static assertion).
+static int ray_enters_box4(const kcc_pray *r, const kcc_static_box4 *box, float limit,
+                           float out_t[4])
+{
+    return kcc_pray_test(r, (const kcc_node4 *)(const void *)box, limit, out_t);
+}
+
+/// Adds entry k, entered at t, to the pending ones (a full list first casts its nearest).
+static void ray_pend(ray_query *q, ray_pending *p, uint32_t k, float t)
+{
+    if (p->n == RAY_PENDING + 1)
+        ray_cast_pending(q, p, p->t[p->n - 1]);
+    uint32_t j = p->n++; /* insertion, farthest first; ties: the later leaf slot first */
+    for (; j > 1 && p->t[j - 1] <= t; --j)
+        p->item[j] = p->item[j - 1], p->t[j] = p->t[j - 1];
+    p->item[j] = k, p->t[j] = t;
+}
+
 /// Adds the entries of a static-tree leaf that the mask sees and the ray enters before the best hit
-/// so far to the pending ones (a full list first casts its nearest).
+/// so far to the pending ones, their bounds tested four at a time (the blocks the leaf spans, each
+/// masked to the leaf's lanes).
 static void ray_pend_leaf(ray_query *q, ray_pending *p, uint32_t first, uint32_t count)
 {
     const kcc_static_tree *st = &q->world->statics;
-    for (uint32_t k = first, end = first + count; k < end; ++k) {
-        float t;
-        if ((st->leaves[k].layers & q->layer_mask) == 0 ||
-            !ray_enters_box(&q->slab, st->prims[k].lo, st->prims[k].hi, q->best_t, &t))
-            continue;
-        if (p->n == RAY_PENDING)
-            ray_cast_pending(q, p, p->t[p->n - 1]);
-        uint32_t j = p->n++; /* insertion, farthest first; ties: the later leaf slot first */
-        for (; j > 0 && p->t[j - 1] <= t; --j)
-            p->item[j] = p->item[j - 1], p->t[j] = p->t[j - 1];
-        p->item[j] = k, p->t[j] = t;
+    const uint32_t end = first + count;
+    for (uint32_t b = first / 4; 4 * b < end; ++b) {
+        const uint32_t lo = first > 4 * b ? first - 4 * b : 0, hi = end - 4 * b < 4 ? end - 4 * b : 4;
+        float t[4];
+        int mask = ray_enters_box4(&q->slab, &st->boxes[b], q->best_t, t) & ((1 << hi) - (1 << lo));
+        for (; mask != 0; mask &= mask - 1) {
+            const int bit = mask & -mask, i = (bit >> 1) - (bit >> 3);
+            const uint32_t k = 4 * b + (uint32_t)i;
+            if ((st->leaves[k].layers & q->layer_mask) != 0)
+                ray_pend(q, p, k, t[i]);
+        }
     }
 }
 
@@ -646,7 +670,8 @@ static void ray_walk_statics(ray_query *q)
     const kcc_node4 *quads = q->world->statics.quads;
     kcc_stack_entry stack[KCC_TREE_STACK], cur;
     ray_pending pending;
-    pending.n = 0;
+    pending.n = 1;
+    pending.t[0] = INFINITY;
     float entry_t[4];
     int mask = kcc_pray_test(&q->slab, &quads[0], q->best_t, entry_t);
     if (mask == 0)
@@ -738,9 +763,11 @@ bool kcc_world_raycast_layers(const kcc_world *world, const vec3 origin, const v
         return false;
     if (dir[0] == 0.0f && dir[1] == 0.0f && dir[2] == 0.0f)
         return false;
-    ray_query q = {.world = world, .origin = origin, .dir = dir, .max_t = max_t,
-                   .layer_mask = layer_mask, .statics = world->statics.valid, .best_t = max_t,
-                   .best_slot = UINT32_MAX};
+    ray_query q; /* field by field: the slab and the hit record are written before they are read,
+                    and zeroing them costs a ray as much as its setup */
+    q.world = world, q.origin = origin, q.dir = dir, q.max_t = max_t, q.layer_mask = layer_mask;
+    q.statics = world->statics.valid, q.best_t = max_t, q.best_slot = UINT32_MAX, q.best_id = 0;
+    q.locals = NULL;
     /* Bounds grown by a hair of the origin's size: the ray in a body's frame carries the rounding
      * of origin - position, which the bounds' own margin (of the body's size) may not cover. */
     const float grow = max_abs3f(origin) * 0x1p-18f;

@@ -1065,6 +1065,58 @@ static void world_queries_cull_translated_bodies_conservatively(void **state)
     assert_true(checked == 20);
 }
 
+/* The static tree's entry blocks (kcc_static_box4, in leaf order) bound what the ray tests: every
+ * corner of an entry's triangles placed as the queries place it (kcc_body_corners) lies inside the
+ * entry's lane, every lane past the last entry is the empty box (no ray enters it), and every
+ * entry's triangles are its body's mesh slots. A soup split into 27 pieces placed rotated,
+ * translated and in place; checked after two builds, the pieces moved between them. */
+static void world_static_tree_entry_blocks_bound_their_placed_triangles(void **state)
+{
+    (void)state;
+    test_rng r = rng_seed(91);
+    float *soup = random_soup(&r, 700);
+    split_world sw;
+    split_world_make(&sw, soup, 700, 92);
+    for (int round = 0; round < 2; ++round) {
+        if (round == 1)
+            for (uint32_t p = 0; p < sw.count; p += 3) {
+                const kcc_transform t = random_transform(&r, 1 + p % 3, sw.lo, sw.hi);
+                assert_int_equal(kcc_world_set_body_transform(sw.world, sw.pieces[p].id, &t), KCC_OK);
+            }
+        assert_int_equal(kcc_world_step(sw.world), KCC_OK);
+        const kcc_static_tree *st = &sw.world->statics;
+        assert_true(st->valid && st->count > 0);
+        uint32_t triangles = 0;
+        for (uint32_t k = 0; k < (st->count + 3) / 4 * 4; ++k) {
+            const kcc_static_box4 *box = &st->boxes[k / 4];
+            const uint32_t lane = k % 4;
+            const float lo[3] = {box->x[0][lane], box->y[0][lane], box->z[0][lane]};
+            const float hi[3] = {box->x[1][lane], box->y[1][lane], box->z[1][lane]};
+            if (k >= st->count) {
+                for (int a = 0; a < 3; ++a)
+                    assert_true(lo[a] == INFINITY && hi[a] == -INFINITY);
+                continue;
+            }
+            const kcc_static_leaf *e = &st->leaves[k];
+            const kcc_body *b = &sw.world->bodies[e->body];
+            assert_true(e->count >= 1 && e->first + e->count <= b->mesh->tree_triangles);
+            for (uint32_t s = e->first; s < e->first + e->count; ++s, ++triangles) {
+                float placed[3][3];
+                kcc_body_corners(b, s, placed);
+                for (int c = 0; c < 3; ++c)
+                    for (int a = 0; a < 3; ++a)
+                        assert_true(lo[a] <= placed[c][a] && placed[c][a] <= hi[a]);
+            }
+        }
+        uint32_t live = 0; /* every static piece's triangles are in exactly its entries */
+        for (uint32_t p = 0; p < sw.count; ++p)
+            live += sw.pieces[p].live ? kcc_world_find_body(sw.world, sw.pieces[p].id)->mesh->tree_triangles : 0;
+        assert_int_equal(triangles, live);
+    }
+    split_world_free(&sw);
+    free(soup);
+}
+
 /* Bad arguments answer false or 0 (hit records untouched), never a crash; an empty world too. */
 static void world_queries_refuse_bad_arguments(void **state)
 {
@@ -1135,6 +1187,7 @@ int test_group_world_query(void)
         cmocka_unit_test(world_queries_break_ties_by_the_lowest_body_slot),
         cmocka_unit_test(world_queries_cull_translated_bodies_conservatively),
         cmocka_unit_test(world_rays_through_the_static_tree_equal_the_rays_without_it),
+        cmocka_unit_test(world_static_tree_entry_blocks_bound_their_placed_triangles),
         cmocka_unit_test(world_queries_refuse_bad_arguments),
     };
     return KCC_RUN_GROUP("world_query", tests);
