@@ -896,6 +896,9 @@ KCC_HOT int kcc_pbox_test(const kcc_pbox *q, const kcc_node4 *n)
  * box, to 0: no child) and truncated, and child i passes when lo_i < U and 255 - hi_i < V on all
  * three axes: every child the decoded test passes, and the others only when the box falls short of
  * them by less than 2^-15 s plus a rounding (quantised_box_test_passes_the_decoded_boxes_and_few_more).
+ * One exception: where hi_i s overflows float (steps of 2^121 and more: a group spanning more than
+ * 3.39e38) the decoded hi is +inf, and the test reads the real bound b + hi_i s instead, which
+ * the encoder (qnode_reaches) makes cover the exact box too.
  * inv = 2^(127 - e) is the float whose exponent field is 254 - e: normal, since the encoder's steps are
  * at most 2^122 (a group spans less than 2^129, so e <= 249). */
 #define KCC_QBOX_LO_BIAS 0x1.0002p0f     /* 1 + 2^-15 */
