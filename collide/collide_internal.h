@@ -253,18 +253,27 @@ typedef struct kcc_qnode4_frame {
     __m128 base[3], step[3];
 } kcc_qnode4_frame;
 
+/// The exponent bytes of g widened to 32-bit lanes: lane k holds exp[k] (lane 3 the slots byte).
+KCC_HOT __m128i kcc_qnode4_exponents(const kcc_qnode4 *g)
+{
+    int32_t word;
+    memcpy(&word, g->exp, sizeof word);
+    const __m128i zero = _mm_setzero_si128();
+    return _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(word), zero), zero);
+}
+
 /// g's frame: the bases from its first three floats, each step from its exponent byte moved into
 /// a float's exponent field (kcc_qnode4_step).
 KCC_HOT void kcc_qnode4_frame_load(const kcc_qnode4 *g, kcc_qnode4_frame *f)
 {
-    const __m128 head = _mm_loadu_ps(g->base);
-    const __m128i word = _mm_shuffle_epi32(_mm_castps_si128(head), 0xFF);
-    f->base[0] = _mm_shuffle_ps(head, head, 0x00);
-    f->base[1] = _mm_shuffle_ps(head, head, 0x55);
-    f->base[2] = _mm_shuffle_ps(head, head, 0xAA);
-    f->step[0] = _mm_castsi128_ps(_mm_slli_epi32(_mm_and_si128(word, _mm_set1_epi32(0xFF)), 23));
-    f->step[1] = _mm_castsi128_ps(_mm_slli_epi32(_mm_and_si128(word, _mm_set1_epi32(0xFF00)), 15));
-    f->step[2] = _mm_castsi128_ps(_mm_slli_epi32(_mm_and_si128(word, _mm_set1_epi32(0xFF0000)), 7));
+    const __m128i head = _mm_castps_si128(_mm_loadu_ps(g->base));
+    const __m128i steps = _mm_slli_epi32(kcc_qnode4_exponents(g), 23);
+    f->base[0] = _mm_castsi128_ps(_mm_shuffle_epi32(head, 0x00));
+    f->base[1] = _mm_castsi128_ps(_mm_shuffle_epi32(head, 0x55));
+    f->base[2] = _mm_castsi128_ps(_mm_shuffle_epi32(head, 0xAA));
+    f->step[0] = _mm_castsi128_ps(_mm_shuffle_epi32(steps, 0x00));
+    f->step[1] = _mm_castsi128_ps(_mm_shuffle_epi32(steps, 0x55));
+    f->step[2] = _mm_castsi128_ps(_mm_shuffle_epi32(steps, 0xAA));
 }
 
 /// The four step counts at p (four bytes) as floats.
@@ -282,10 +291,10 @@ KCC_HOT __m128 kcc_qnode4_counts(const uint8_t *p)
 }
 
 /// The four children's decoded bound along axis k from the four step counts at byte offset off of
-/// g->q (8 k for lo, 8 k + 4 for hi): the very values kcc_qnode4_decode gives a live slot.
+/// g (that of q[k][0] for lo, q[k][1] for hi): the very values kcc_qnode4_decode gives a live slot.
 KCC_HOT __m128 kcc_qnode4_plane(const kcc_qnode4 *g, const kcc_qnode4_frame *f, int k, uint32_t off)
 {
-    return _mm_add_ps(f->base[k], _mm_mul_ps(kcc_qnode4_counts(&g->q[0][0][0] + off), f->step[k]));
+    return _mm_add_ps(f->base[k], _mm_mul_ps(kcc_qnode4_counts((const uint8_t *)g + off), f->step[k]));
 }
 
 /// All six planes of g: planes[k][0] = lo along k, planes[k][1] = hi (kcc_qnode4_plane).
@@ -293,7 +302,7 @@ KCC_HOT void kcc_qnode4_planes(const kcc_qnode4 *g, const kcc_qnode4_frame *f, _
 {
     for (int k = 0; k < 3; ++k)
         for (int side = 0; side < 2; ++side)
-            planes[k][side] = kcc_qnode4_plane(g, f, k, 8u * (uint32_t)k + 4u * (uint32_t)side);
+            planes[k][side] = kcc_qnode4_plane(g, f, k, (uint32_t)offsetof(kcc_qnode4, q[k][side]));
 }
 #endif
 
@@ -576,6 +585,8 @@ typedef struct kcc_pray {
     float    inv[3];       ///< 1 / dir
     uint32_t off_n[3];     ///< byte offset of the near-plane field per axis (lo or hi)
     uint32_t off_f[3];
+    uint32_t qoff_n[3];    ///< the same in a quantised group (kcc_qnode4: q[k][0] or q[k][1])
+    uint32_t qoff_f[3];
 #if KCC_SSE
     __m128   v_org_n[3], v_org_f[3], v_inv[3];
 #endif
@@ -594,6 +605,9 @@ static inline void kcc_pray_setup(kcc_pray *r, const float org[3], const float d
         uint32_t lo = (uint32_t)(offsetof(kcc_node4, x) + (size_t)k * 32);
         r->off_n[k] = neg ? lo + 16 : lo;
         r->off_f[k] = neg ? lo : lo + 16;
+        uint32_t qlo = (uint32_t)(offsetof(kcc_qnode4, q) + (size_t)k * 8);
+        r->qoff_n[k] = neg ? qlo + 4 : qlo;
+        r->qoff_f[k] = neg ? qlo : qlo + 4;
 #if KCC_SSE
         r->v_org_n[k] = _mm_set1_ps(r->org_n[k]);
         r->v_org_f[k] = _mm_set1_ps(r->org_f[k]);
@@ -692,9 +706,8 @@ KCC_HOT int kcc_pray_qtest(const kcc_pray *r, const kcc_qnode4 *g, float tmax, f
     kcc_qnode4_frame_load(g, &f);
     __m128 pn[3], pf[3];
     for (int k = 0; k < 3; ++k) {
-        /* A kcc_node4 plane at byte 32 k + 16 side is q[k][side] at byte 8 k + 4 side. */
-        pn[k] = kcc_qnode4_plane(g, &f, k, r->off_n[k] >> 2);
-        pf[k] = kcc_qnode4_plane(g, &f, k, r->off_f[k] >> 2);
+        pn[k] = kcc_qnode4_plane(g, &f, k, r->qoff_n[k]);
+        pf[k] = kcc_qnode4_plane(g, &f, k, r->qoff_f[k]);
     }
     return kcc_pray_slabs(r, pn, pf, tmax, out_t) & g->slots;
 #else
@@ -710,17 +723,31 @@ typedef struct kcc_stack_entry {
     float    t;
 } kcc_stack_entry;
 
-/// Continues with the nearest child among mask (mask != 0; ties: the lowest slot; child i's first
-/// and count are first[i], count[i]) in *out and pushes the others farthest first, so the next
-/// nearest is popped next. Returns the new stack size.
-KCC_HOT uint32_t kcc_descend_links(kcc_stack_entry *stack, uint32_t sp, const uint32_t first[4],
-                                   const uint32_t count[4], int mask, const float t[4],
-                                   kcc_stack_entry *out)
+/// A group's children's links: first[i] and the count of child i, count[i] for float groups,
+/// count8[i] for quantised ones (the other NULL).
+typedef struct kcc_links {
+    const uint32_t *first;
+    const uint32_t *count;
+    const uint8_t  *count8;
+} kcc_links;
+
+/// The count of child i of links l.
+KCC_HOT uint32_t kcc_link_count(const kcc_links *l, int i)
 {
+    return l->count8 ? l->count8[i] : l->count[i];
+}
+
+/// Continues with the nearest child among mask (mask != 0; ties: the lowest slot; child i's links
+/// in *l) in *out and pushes the others farthest first, so the next nearest is popped next.
+/// Returns the new stack size.
+KCC_HOT uint32_t kcc_descend_links(kcc_stack_entry *stack, uint32_t sp, const kcc_links *l,
+                                   int mask, const float t[4], kcc_stack_entry *out)
+{
+    const uint32_t *first = l->first;
     if ((mask & (mask - 1)) == 0) {              /* one child: no stack traffic */
         int i = (mask >> 1) - (mask >> 3);       /* 1, 2, 4, 8 -> 0, 1, 2, 3 */
         out->first = first[i];
-        out->count = count[i];
+        out->count = kcc_link_count(l, i);
         out->t = t[i];
         return sp;
     }
@@ -739,12 +766,12 @@ KCC_HOT uint32_t kcc_descend_links(kcc_stack_entry *stack, uint32_t sp, const ui
     }
     for (int k = 0; k < n - 1; ++k) {
         stack[sp].first = first[idx[k]];
-        stack[sp].count = count[idx[k]];
+        stack[sp].count = kcc_link_count(l, idx[k]);
         stack[sp].t = t[idx[k]];
         ++sp;
     }
     out->first = first[idx[n - 1]];
-    out->count = count[idx[n - 1]];
+    out->count = kcc_link_count(l, idx[n - 1]);
     out->t = t[idx[n - 1]];
     return sp;
 }
@@ -753,18 +780,13 @@ KCC_HOT uint32_t kcc_descend_links(kcc_stack_entry *stack, uint32_t sp, const ui
 KCC_HOT uint32_t kcc_descend(kcc_stack_entry *stack, uint32_t sp, const kcc_node4 *q, int mask,
                              const float t[4], kcc_stack_entry *out)
 {
-    return kcc_descend_links(stack, sp, q->first, q->count, mask, t, out);
+    const kcc_links l = {q->first, q->count, NULL};
+    return kcc_descend_links(stack, sp, &l, mask, t, out);
 }
 
 /// Visits one leaf of a nearest-first walk (triangles first .. first + count - 1 in leaf order) and
 /// returns the walk's new limit: children entered beyond it are neither tested nor popped.
 typedef float (*kcc_leaf_visit)(void *ctx, uint32_t first, uint32_t count);
-
-/// A group's children's links for kcc_descend_links: first and count of each, as uint32.
-typedef struct kcc_links {
-    const uint32_t *first;
-    uint32_t        count[4];
-} kcc_links;
 
 /// The slab test of group g of a walk's groups (kcc_pray_test's mask and distances) and its links:
 /// kcc_node4_ray for float groups, kcc_qnode4_ray for a mesh's quantised ones.
@@ -776,7 +798,8 @@ KCC_HOT int kcc_node4_ray(const void *groups, uint32_t g, const kcc_pray *r, flo
 {
     const kcc_node4 *q = &((const kcc_node4 *)groups)[g];
     links->first = q->first;
-    memcpy(links->count, q->count, sizeof links->count);
+    links->count = q->count;
+    links->count8 = NULL;
     return kcc_pray_test(r, q, tmax, out_t);
 }
 
@@ -785,16 +808,8 @@ KCC_HOT int kcc_qnode4_ray(const void *groups, uint32_t g, const kcc_pray *r, fl
 {
     const kcc_qnode4 *q = &((const kcc_qnode4 *)groups)[g];
     links->first = q->first;
-#if KCC_SSE
-    int32_t counts;
-    memcpy(&counts, q->count, sizeof counts);
-    const __m128i zero = _mm_setzero_si128();
-    _mm_storeu_si128((__m128i *)(void *)links->count,
-                     _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(counts), zero), zero));
-#else
-    for (int i = 0; i < 4; ++i)
-        links->count[i] = q->count[i];
-#endif
+    links->count = NULL;
+    links->count8 = q->count;
     return kcc_pray_qtest(r, q, tmax, out_t);
 }
 
@@ -811,13 +826,13 @@ KCC_HOT void kcc_walk_groups(const void *groups, kcc_group_ray test, const kcc_p
     int mask = test(groups, 0, r, limit, entry_t, &links);
     if (mask == 0)
         return;
-    uint32_t sp = kcc_descend_links(stack, 0, links.first, links.count, mask, entry_t, &cur);
+    uint32_t sp = kcc_descend_links(stack, 0, &links, mask, entry_t, &cur);
     for (;;) {
         if (cur.count == 0) {
             mask = test(groups, cur.first, r, limit, entry_t, &links);
             if (mask != 0) {
                 KCC_ASSERT(sp + 3 <= KCC_TREE_STACK);
-                sp = kcc_descend_links(stack, sp, links.first, links.count, mask, entry_t, &cur);
+                sp = kcc_descend_links(stack, sp, &links, mask, entry_t, &cur);
                 continue;
             }
         } else {
@@ -865,11 +880,15 @@ KCC_HOT int kcc_inner_mask(const kcc_node4 *q)
 #endif
 }
 
-/// Box query constants.
+/// Box query constants: the box, and for the quantised groups' test (kcc_pbox_qtest) its bounds
+/// pushed outward past the next float (up above hi, down below lo: kcc_pbox_setup).
 typedef struct kcc_pbox {
     float lo[3], hi[3];
 #if KCC_SSE
     __m128 v_lo[3], v_hi[3];
+    __m128 v_up, v_down;     ///< lanes 0..2: up and down; lane 3: 0
+#else
+    float up[3], down[3];
 #endif
 } kcc_pbox;
 
@@ -882,10 +901,30 @@ static inline void kcc_pbox_setup(kcc_pbox *q, const float lo[3], const float hi
         q->lo[k] = lo[k] < -FLT_MAX ? -FLT_MAX : lo[k];
         q->hi[k] = hi[k] > FLT_MAX ? FLT_MAX : hi[k];
     }
+    /* up = hi + (|hi| 2^-23 + 2^-149) is at least the float above hi: that float lies at most
+     * ulp(hi) above hi, ulp(hi) <= |hi| 2^-23 for a normal hi (a float at most that, so the
+     * product's rounding keeps it below), ulp = 2^-149 for a subnormal one or zero, and rounding is
+     * monotone. Likewise down below lo. A NaN bound becomes up = -inf (down = +inf): no group's
+     * child passes, as no decoded box overlaps a NaN box. */
 #if KCC_SSE
     for (int k = 0; k < 3; ++k) {
         q->v_lo[k] = _mm_set1_ps(q->lo[k]);
         q->v_hi[k] = _mm_set1_ps(q->hi[k]);
+    }
+    const __m128 mag = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+    const __m128 hi4 = _mm_setr_ps(q->hi[0], q->hi[1], q->hi[2], 0.0f);
+    const __m128 lo4 = _mm_setr_ps(q->lo[0], q->lo[1], q->lo[2], 0.0f);
+    const __m128 rel = _mm_set1_ps(0x1p-23f), tiny = _mm_set1_ps(0x1p-149f);
+    const __m128 up = _mm_add_ps(hi4, _mm_add_ps(_mm_mul_ps(_mm_and_ps(hi4, mag), rel), tiny));
+    const __m128 down = _mm_sub_ps(lo4, _mm_add_ps(_mm_mul_ps(_mm_and_ps(lo4, mag), rel), tiny));
+    q->v_up = _mm_max_ps(up, _mm_set1_ps(-INFINITY));      /* NaN -> -inf */
+    q->v_down = _mm_min_ps(down, _mm_set1_ps(INFINITY));   /* NaN -> +inf */
+#else
+    for (int k = 0; k < 3; ++k) {
+        const float up = q->hi[k] + (fabsf(q->hi[k]) * 0x1p-23f + 0x1p-149f);
+        const float down = q->lo[k] - (fabsf(q->lo[k]) * 0x1p-23f + 0x1p-149f);
+        q->up[k] = up > -INFINITY ? up : -INFINITY;
+        q->down[k] = down < INFINITY ? down : INFINITY;
     }
 #endif
 }
@@ -921,23 +960,77 @@ KCC_HOT int kcc_pbox_test(const kcc_pbox *q, const kcc_node4 *n)
     return kcc_pbox_test4(q, n->x[0], n->x[1], n->y[0], n->y[1], n->z[0], n->z[1]);
 }
 
-/// kcc_pbox_test of the decoded group g (kcc_qnode4_decode), computed from g in place (as
-/// kcc_pray_qtest): bit i set when live child i's box overlaps the query box.
+/* The quantised groups' box test: the query box brought into the group's frame once, the child
+ * bytes compared with it in integers (kcc_pbox_qtest). Along axis k (base b, step s = 2^(e - 127),
+ * inv = 1 / s, exact) the decoded test passes child i when fl(b + lo_i s) <= hi and
+ * fl(b + hi_i s) >= lo (lo_i, hi_i its step counts). Rounding is monotone, so fl(x) <= hi implies
+ * x <= up (the float above hi; x > up would give fl(x) >= up > hi), and likewise fl(x) >= lo
+ * implies x >= down. Let d = fl(up - b), r = up - b exactly. When |d| <= 2^9 s, |r - d| <= ulp(d) / 2
+ * <= 2^-15 s, so a passing child has lo_i <= r / s <= d inv + 2^-15 (d inv is exact: inv is a power
+ * of two, and an underflowing product only matters below 2^-126, where lo_i <= 0 follows all the
+ * same), hence lo_i + 1 <= fl(d inv + (1 + 2^-15)) =: U (monotone again, and lo_i + 1 is a float).
+ * When d > 2^9 s, U > 256 passes every child; when d < -2^9 s, r < 0 (b > up) passes none, and
+ * U < 0 neither. With d' = fl(down - b) the hi side gives 255 - hi_i + 1 <=
+ * fl((256 + 2^-15) - d' inv) =: V the same way. U and V are clamped to [0, 256] (a NaN, from a NaN
+ * box, to 0: no child) and truncated, and child i passes when lo_i < U and 255 - hi_i < V on all
+ * three axes: every child the decoded test passes, and the others only when the box falls short of
+ * them by less than 2^-15 s plus a rounding (quantised_box_test_passes_the_decoded_boxes_and_few_more).
+ * One exception: where hi_i s overflows float (steps of 2^121 and more: a group spanning more than
+ * 3.39e38) the decoded hi is +inf, and the test reads the real bound b + hi_i s instead, which
+ * the encoder (qnode_reaches) makes cover the exact box too.
+ * inv = 2^(127 - e) is the float whose exponent field is 254 - e: normal, since the encoder's steps are
+ * at most 2^122 (a group spans less than 2^129, so e <= 249). */
+#define KCC_QBOX_LO_BIAS 0x1.0002p0f     /* 1 + 2^-15 */
+#define KCC_QBOX_HI_BIAS 0x1.000002p8f   /* 256 + 2^-15 */
+
+/// Bit i set when live child i's box overlaps the query box, for every child whose decoded box
+/// (kcc_qnode4_decode) does (kcc_pbox_test on it), and perhaps a child the box misses by less than
+/// a step's 2^-15 (the frame test above).
 KCC_HOT int kcc_pbox_qtest(const kcc_pbox *q, const kcc_qnode4 *g)
 {
 #if KCC_SSE
-    kcc_qnode4_frame f;
-    kcc_qnode4_frame_load(g, &f);
-    __m128 planes[3][2];
-    kcc_qnode4_planes(g, &f, planes);
-    __m128 m = _mm_castsi128_ps(_mm_set1_epi32(-1));
-    for (int k = 0; k < 3; ++k)
-        m = _mm_and_ps(m, _mm_and_ps(_mm_cmple_ps(planes[k][0], q->v_hi[k]),
-                                     _mm_cmpge_ps(planes[k][1], q->v_lo[k])));
-    return _mm_movemask_ps(m) & g->slots;
+    const __m128 head = _mm_loadu_ps(g->base);
+    const __m128i zero = _mm_setzero_si128();
+    /* lane k: inv = 2^(127 - e_k), the float whose exponent field is 254 - e_k (lane 3 unused) */
+    const __m128i e = kcc_qnode4_exponents(g);
+    const __m128 inv = _mm_castsi128_ps(_mm_slli_epi32(_mm_sub_epi32(_mm_set1_epi32(254), e), 23));
+    /* U = (up - b) inv + (1 + 2^-15); V = (b - down) inv + (256 + 2^-15), the same bits as
+     * (256 + 2^-15) - (down - b) inv (negation is exact) */
+    __m128 up = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(q->v_up, head), inv), _mm_set1_ps(KCC_QBOX_LO_BIAS));
+    __m128 down = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(head, q->v_down), inv), _mm_set1_ps(KCC_QBOX_HI_BIAS));
+    /* no NaN here (kcc_pbox_setup); below -2^31 the conversion gives INT_MIN, which packs to -32768 */
+    up = _mm_min_ps(up, _mm_set1_ps(256.0f));
+    down = _mm_min_ps(down, _mm_set1_ps(256.0f));
+    /* 16-bit lanes: U_x U_y U_z . V_x V_y V_z . ; per axis U in lanes 0..3, V in lanes 4..7 */
+    const __m128i uv = _mm_packs_epi32(_mm_cvttps_epi32(up), _mm_cvttps_epi32(down));
+    const __m128i ux = _mm_shufflehi_epi16(_mm_shufflelo_epi16(uv, 0x00), 0x00);
+    const __m128i uy = _mm_shufflehi_epi16(_mm_shufflelo_epi16(uv, 0x55), 0x55);
+    const __m128i uz = _mm_shufflehi_epi16(_mm_shufflelo_epi16(uv, 0xAA), 0xAA);
+    /* the child bytes, hi counts flipped to 255 - hi: lo_x hi_x lo_y hi_y, then lo_z hi_z */
+    const __m128i flip = _mm_set_epi32(-1, 0, -1, 0);
+    const __m128i xy = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)g->q[0]), flip);
+    const __m128i zz = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)g->q[2]), flip);
+    __m128i pass = _mm_cmpgt_epi16(ux, _mm_unpacklo_epi8(xy, zero));
+    pass = _mm_and_si128(pass, _mm_cmpgt_epi16(uy, _mm_unpackhi_epi8(xy, zero)));
+    pass = _mm_and_si128(pass, _mm_cmpgt_epi16(uz, _mm_unpacklo_epi8(zz, zero)));
+    const int bits = _mm_movemask_epi8(_mm_packs_epi16(pass, pass));
+    return bits & (bits >> 4) & g->slots;
 #else
-    kcc_node4 decoded;
-    return kcc_pbox_test(q, kcc_qnode4_decode(g, &decoded));
+    int mask = g->slots;
+    for (int k = 0; k < 3; ++k) {
+        uint32_t field = 254u - g->exp[k];
+        field <<= 23;
+        float inv;
+        memcpy(&inv, &field, sizeof inv);
+        float up = (q->up[k] - g->base[k]) * inv + KCC_QBOX_LO_BIAS;
+        float down = (g->base[k] - q->down[k]) * inv + KCC_QBOX_HI_BIAS;
+        const int below = up > -1.0f ? (int)(up < 256.0f ? up : 256.0f) : -1;
+        const int above = down > -1.0f ? (int)(down < 256.0f ? down : 256.0f) : -1;
+        for (int i = 0; i < 4; ++i)
+            if (!(g->q[k][0][i] < below && 255 - g->q[k][1][i] < above))
+                mask &= ~(1 << i);
+    }
+    return mask;
 #endif
 }
 

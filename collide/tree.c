@@ -557,7 +557,18 @@ uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, kcc_qno
 
 enum { QNODE_STEPS = 255, QNODE_EXP_MIN = 1, QNODE_EXP_MAX = 254 };
 
-/* The smallest exponent field whose QNODE_STEPS steps from base reach top (evaluated as decoded). */
+/* Whether count q reaches v from base: decoded (kcc_qnode4_coord) and, where the product q * step
+ * overflows (steps of 2^121 and more, a group spanning more than 3.39e38, whose decoded bound is
+ * then +inf), in real arithmetic too, the bound the box test in the group's frame
+ * (kcc_pbox_qtest) reads. */
+static bool qnode_reaches(float base, float step, uint32_t q, float v)
+{
+    if (kcc_qnode4_coord(base, step, q) < v)
+        return false;
+    return (float)q * step < INFINITY || (double)base + (double)q * (double)step >= (double)v;
+}
+
+/* The smallest exponent field whose QNODE_STEPS steps from base reach top (qnode_reaches). */
 static uint8_t qnode_exponent(float base, float top)
 {
     int e = QNODE_EXP_MIN;
@@ -568,13 +579,14 @@ static uint8_t qnode_exponent(float base, float top)
         e = x - 2 + 127;           /* one below: the loop settles it */
         e = e < QNODE_EXP_MIN ? QNODE_EXP_MIN : e > QNODE_EXP_MAX ? QNODE_EXP_MAX : e;
     }
-    while (e < QNODE_EXP_MAX && kcc_qnode4_coord(base, kcc_qnode4_step((uint8_t)e), QNODE_STEPS) < top)
+    while (e < QNODE_EXP_MAX && !qnode_reaches(base, kcc_qnode4_step((uint8_t)e), QNODE_STEPS, top))
         ++e;
     return (uint8_t)e;
 }
 
 /* The step count whose decoded value bounds v from below (up = false) or above (up = true): the
- * nearest estimate in double, then stepped while the decoded value falls on the wrong side. */
+ * nearest estimate in double, then stepped while the decoded value falls on the wrong side (an
+ * upper bound: while it does not reach v, qnode_reaches). */
 static uint8_t qnode_round(float base, float step, float v, bool up)
 {
     const double t = ((double)v - (double)base) / (double)step;
@@ -582,7 +594,7 @@ static uint8_t qnode_round(float base, float step, float v, bool up)
     r = r < 0.0 ? 0.0 : r > QNODE_STEPS ? QNODE_STEPS : r;
     uint32_t q = (uint32_t)r;
     if (up)
-        while (q < QNODE_STEPS && kcc_qnode4_coord(base, step, q) < v)
+        while (q < QNODE_STEPS && !qnode_reaches(base, step, q, v))
             ++q;
     else
         while (q > 0 && kcc_qnode4_coord(base, step, q) > v)

@@ -563,8 +563,10 @@ static soup soup_of_spans(const float (*span)[2], uint32_t clusters, int axis)
  * from the input triangles in double), along every axis, on meshes whose boxes have awkward
  * magnitudes: tiny, huge (1e30, 3e38 both ways), negative, zero extent, denormal, and groups
  * spanning -1000 .. 1000 around a child at -1e-20 or 1e-20, where rounding the step count in
- * double alone lands on the wrong side; the group tests computed in place (kcc_pray_qtest,
- * kcc_pbox_qtest) agree bit for bit with the float tests of the decoded group. */
+ * double alone lands on the wrong side; the slab test computed in place (kcc_pray_qtest) agrees
+ * bit for bit with the float test of the decoded group, and the box test in the group's frame
+ * (kcc_pbox_qtest) passes every child the decoded group's float test passes
+ * (quantised_box_test_passes_the_decoded_boxes_and_few_more bounds what else it passes). */
 static void quantised_boxes_contain_the_exact_boxes(void **state)
 {
     (void)state;
@@ -593,8 +595,12 @@ static void quantised_boxes_contain_the_exact_boxes(void **state)
                     }
                     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
                     exact_child_box(m, &s, g, i, lo, hi);
-                    for (int k = 0; k < 3; ++k)
+                    for (int k = 0; k < 3; ++k) {
                         assert_true((double)planes[k][0][i] <= lo[k] && (double)planes[k][1][i] >= hi[k]);
+                        const double step = kcc_qnode4_step(m->groups[g].exp[k]);
+                        if (m->groups[g].q[k][1][i] * step > FLT_MAX) /* the box test's real bound */
+                            assert_true(m->groups[g].base[k] + m->groups[g].q[k][1][i] * step >= hi[k]);
+                    }
                 }
                 test_rng r = rng_seed(set * 3u + (uint64_t)axis);
                 for (int n = 0; n < 8; ++n) {
@@ -612,14 +618,113 @@ static void quantised_boxes_contain_the_exact_boxes(void **state)
                     for (int i = 0; i < 4; ++i) /* the distances the walk reads: entered slots' */
                         if (entered >> i & 1)
                             assert_memory_equal(&t_q[i], &t_in[i], sizeof t_q[i]);
-                    kcc_pbox qb;
+                    kcc_pbox qb; /* the frame test passes at least the decoded test's children */
                     kcc_pbox_setup(&qb, lo, hi);
-                    assert_int_equal(kcc_pbox_qtest(&qb, &m->groups[g]), kcc_pbox_test(&qb, &d));
+                    const int decoded = kcc_pbox_test(&qb, &d) & m->groups[g].slots;
+                    assert_int_equal(kcc_pbox_qtest(&qb, &m->groups[g]) & decoded, decoded);
                 }
             }
             kcc_mesh_destroy(m);
             free(s.p);
         }
+}
+
+/* One bound of a query box for the frame test below: a decoded bound of the group (exactly, one float
+ * off, a step off), a point in or beyond the group, or an extreme (FLT_MAX, infinity, NaN). */
+static float awkward_bound(test_rng *r, const kcc_node4 *d, int k, float step)
+{
+    const float *const planes[3][2] = {{d->x[0], d->x[1]}, {d->y[0], d->y[1]}, {d->z[0], d->z[1]}};
+    const float v = planes[k][rng_u32(r) % 2][rng_u32(r) % 4]; /* a lo or hi, maybe of an empty slot */
+    const float lo = planes[k][0][0], hi = planes[k][1][0];   /* child 0 is always live */
+    switch (rng_u32(r) % 10) {
+    case 0: return v;
+    case 1: return nextafterf(v, INFINITY);
+    case 2: return nextafterf(v, -INFINITY);
+    case 3: return v + step * rng_f(r, -1.5f, 1.5f);
+    case 4: return lo + (hi - lo) * rng_f(r, -0.5f, 1.5f);
+    case 5: return rng_u32(r) % 2 ? FLT_MAX : -FLT_MAX;
+    case 6: return rng_u32(r) % 2 ? INFINITY : -INFINITY;
+    case 7: return rng_u32(r) % 16 == 0 ? NAN : v * 0.5f;
+    case 8: return v * 2.0f + 1e-30f;
+    default: return lo - (hi - lo + 1.0f) * rng_f(r, 1.0f, 1e6f);
+    }
+}
+
+/* The quantised groups' box test (kcc_pbox_qtest) works in each group's integer frame, with a
+ * rounding bound proven in collide_internal.h. Checked against the decoded group in double on
+ * query boxes whose bounds sit exactly on decoded bounds, one float or a fraction of a step off
+ * them, far outside, at +-FLT_MAX and infinity, or NaN, on the awkward meshes of
+ * quantised_boxes_contain_the_exact_boxes and a random soup: every child whose decoded box
+ * overlaps the box (touching counts) passes, and a child that passes misses it by less than
+ * 2^-12 step plus 2^-21 of the magnitudes along each axis; a NaN box passes nothing. Where a hi's
+ * product overflowed (it decodes to +inf) the real bound base + q step is the reference. */
+static void quantised_box_test_passes_the_decoded_boxes_and_few_more(void **state)
+{
+    (void)state;
+    static const float spans[][4][2] = {
+        {{-1000.0f, -999.0f}, {-1e-20f, 1000.0f}, {-1000.0f, 1e-20f}, {-3.0f, -2.0f}},
+        {{1e-40f, 3e-40f}, {-2e-39f, 1e-45f}, {0.0f, 1e-38f}, {-1e-45f, 0.0f}},
+        {{1e30f, 2e30f}, {-3e30f, -1e30f}, {-3e38f, 3e38f}, {1e-30f, 1e30f}},
+        {{5.0f, 5.0f}, {5.0f, 5.0f}, {-7.3f, -7.2f}, {-0.0f, 0.0f}},
+        {{-3.4e38f, -3.3e38f}, {3.3e38f, 3.4e38f}, {-1e-38f, 1e-38f}, {1000.0f, 1000.0f}},
+        {{1e6f, 1e6f + 0.5f}, {1e6f + 0.25f, 1e6f + 2.0f}, {1e6f - 3.0f, 1e6f}, {1e6f, 1e6f}},
+    };
+    const size_t sets = sizeof spans / sizeof spans[0];
+    uint64_t passed = 0, rejected = 0;
+    for (size_t set = 0; set <= sets; ++set) {
+        soup s = set < sets ? soup_of_spans(spans[set], 4, (int)set % 3) : soup_random(77, 3000, 40.0f, 1.0f);
+        kcc_mesh *m = build_soup(&s);
+        test_rng r = rng_seed(0x9b0u + set);
+        for (uint32_t g = 0; g < m->quad_count; ++g) {
+            const kcc_qnode4 *q = &m->groups[g];
+            kcc_node4 d;
+            kcc_qnode4_decode(q, &d);
+            const float *const planes[3][2] = {{d.x[0], d.x[1]}, {d.y[0], d.y[1]}, {d.z[0], d.z[1]}};
+            for (int n = 0; n < 64; ++n) {
+                float lo[3], hi[3];
+                bool nan = false;
+                for (int k = 0; k < 3; ++k) {
+                    const float step = kcc_qnode4_step(q->exp[k]);
+                    lo[k] = awkward_bound(&r, &d, k, step);
+                    hi[k] = awkward_bound(&r, &d, k, step);
+                    nan = nan || isnan(lo[k]) || isnan(hi[k]);
+                }
+                kcc_pbox qb;
+                kcc_pbox_setup(&qb, lo, hi);
+                const int mask = kcc_pbox_qtest(&qb, q);
+                assert_int_equal(mask & ~q->slots, 0);
+                if (nan)
+                    assert_int_equal(mask, 0);
+                for (int i = 0; i < 4 && !nan; ++i) {
+                    if (!(q->slots >> i & 1))
+                        continue;
+                    bool overlaps = true, near = true;
+                    for (int k = 0; k < 3; ++k) {
+                        const double qlo = lo[k] < -FLT_MAX ? -FLT_MAX : lo[k];
+                        const double qhi = hi[k] > FLT_MAX ? FLT_MAX : hi[k];
+                        const double step = kcc_qnode4_step(q->exp[k]), base = fabs((double)q->base[k]);
+                        /* a hi whose product overflowed decodes to +inf: the real bound counts */
+                        const double dlo = planes[k][0][i], real_hi = q->base[k] + q->q[k][1][i] * step;
+                        const double dhi = q->q[k][1][i] * step > FLT_MAX ? real_hi : planes[k][1][i];
+                        overlaps = overlaps && dlo <= qhi && dhi >= qlo;
+                        const double slack_hi = 0x1p-12 * step + 0x1p-21 * (fabs(qhi) + base + 256.0 * step) + 0x1p-140;
+                        const double slack_lo = 0x1p-12 * step + 0x1p-21 * (fabs(qlo) + base + 256.0 * step) + 0x1p-140;
+                        near = near && dlo <= qhi + slack_hi && dhi >= qlo - slack_lo;
+                    }
+                    const bool pass = (mask >> i & 1) != 0;
+                    if (overlaps)
+                        assert_true(pass);
+                    if (pass)
+                        assert_true(near);
+                    passed += pass;
+                    rejected += !pass;
+                }
+            }
+        }
+        kcc_mesh_destroy(m);
+        free(s.p);
+    }
+    assert_true(passed > 1000 && rejected > 1000); /* both outcomes well exercised */
 }
 
 /* The mesh stores each distinct corner once, equal meaning equal bit for bit (+0 and -0 stay apart),
@@ -2353,6 +2458,7 @@ int test_group_collide(void)
         cmocka_unit_test(triangle_accessor_returns_input_corners_with_stride_and_implicit_indices),
         cmocka_unit_test(tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle),
         cmocka_unit_test(quantised_boxes_contain_the_exact_boxes),
+        cmocka_unit_test(quantised_box_test_passes_the_decoded_boxes_and_few_more),
         cmocka_unit_test(corners_are_stored_once_bit_for_bit),
         cmocka_unit_test(corners_out_of_reach_are_copied_bit_for_bit),
         cmocka_unit_test(index_maps_switch_width_above_65536_triangles_and_every_index_round_trips),
