@@ -1193,6 +1193,16 @@ static inline int kcc_tri4_overlap_box(const kcc_tri *t, uint32_t n, const float
 #endif
 /// Swept SAT without argument checks. Box given as centre and half extents in double; contacts
 /// later than t_max (<= 1) are not reported (the mesh passes its best time so far).
+/// The t_max a sweep passes kcc_tri_sweep_internal when its best contact so far is at best_t: a
+/// hair past it, because the test rejects a contact whose entry fraction en/ed rounds to best_t
+/// while en > best_t * ed rounds the other way; a tie must reach the caller's comparison, where
+/// the lower index wins (sweep_ties_go_to_the_lowest_index).
+static inline double kcc_sweep_tie_limit(double best_t)
+{
+    const double limit = best_t * (1.0 + 0x1p-40);
+    return limit < 1.0 ? limit : 1.0;
+}
+
 bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3],
                             const double center[3], const double half[3], const double delta[3],
                             double t_max, double *out_t, double out_normal[3], bool *out_start);

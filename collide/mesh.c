@@ -1093,7 +1093,7 @@ KCC_HOT float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
         double th, nn[3];
         bool start;
         if (!kcc_tri_sweep_internal(v[0], v[1], v[2], w->center, w->half, w->delta,
-                                    w->best_t < 1.0 ? w->best_t : 1.0, &th, nn, &start))
+                                    kcc_sweep_tie_limit(w->best_t), &th, nn, &start))
             continue;
         if (th < w->best_t || (th == w->best_t && id < w->best_id)) {
             w->best_t = th;

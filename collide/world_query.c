@@ -315,7 +315,7 @@ static void sweep_offer(sweep_query *q, const kcc_tri *t, uint32_t id)
     bool start;
     if (tri_outside(t, q->swept_lo, q->swept_hi) ||
         !kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], q->center, q->half, q->delta,
-                                q->best_t < 1.0 ? q->best_t : 1.0, &th, normal, &start))
+                                kcc_sweep_tie_limit(q->best_t), &th, normal, &start))
         return;
     if (th < q->best_t ||
         (th == q->best_t && (q->slot < q->best_slot || (q->slot == q->best_slot && id < q->best_id)))) {

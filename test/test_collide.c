@@ -1922,6 +1922,63 @@ static void sweep_ties_go_to_the_lowest_triangle_index(void **state)
     kcc_mesh_destroy(m);
 }
 
+/* Contacts that tie in the sweep's own double arithmetic go to the lowest index whatever order the
+ * walk meets them in (kcc_sweep_tie_limit): coplanar triangles of many shapes on the slope
+ * y = x / 2 + z / 4 + 1 (every corner exact in float; each triangle's unnormalised normal scales
+ * its contact fraction differently, so equal times come from different fractions), boxes dropped
+ * onto it. The reference: every triangle through kcc_tri_sweep_internal up to t = 1, the least
+ * time, ties to the lowest index. */
+static void sweep_ties_in_double_go_to_the_lowest_index_on_a_tiled_slope(void **state)
+{
+    (void)state;
+    enum { TRIS = 900 };
+    float *pos = malloc(sizeof(float) * 9 * TRIS);
+    test_rng r = rng_seed(97);
+    for (uint32_t i = 0; i < TRIS;) {
+        const int x0 = (int)(rng_u32(&r) % 40), z0 = (int)(rng_u32(&r) % 40);
+        int c[3][2] = {{x0, z0}, {x0 + 1 + (int)(rng_u32(&r) % 5), z0}, {x0, z0 + 1 + (int)(rng_u32(&r) % 5)}};
+        if (rng_u32(&r) % 2)
+            c[1][1] += 1 + (int)(rng_u32(&r) % 3);
+        for (int k = 0; k < 3; ++k) {
+            const float x = 0.375f * (float)c[k][0], z = 0.375f * (float)c[k][1];
+            const float corner[3] = {x, 0.5f * x + 0.25f * z + 1.0f, z};
+            memcpy(pos + 9 * i + 3 * k, corner, sizeof corner);
+        }
+        ++i;
+    }
+    soup s = {pos, TRIS};
+    kcc_mesh *m = build_soup(&s);
+    uint32_t ties = 0;
+    for (int q = 0; q < 400; ++q) {
+        const vec3 c = {rng_f(&r, 2, 13), 0, rng_f(&r, 2, 13)};
+        const vec3 h = {rng_f(&r, 0.2f, 0.6f), rng_f(&r, 0.5f, 1), rng_f(&r, 0.2f, 0.6f)};
+        const float y = 0.5f * c[0] + 0.25f * c[2] + 1.0f + h[1] + rng_f(&r, 0.1f, 1.5f);
+        vec3 box[2] = {{c[0] - h[0], y - h[1], c[2] - h[2]}, {c[0] + h[0], y + h[1], c[2] + h[2]}};
+        const vec3 d = {rng_f(&r, -1, 1), -rng_f(&r, 1.6f, 4), rng_f(&r, -1, 1)};
+        double center[3], half[3], delta[3] = {d[0], d[1], d[2]}, best = 2.0;
+        kcc_box_center_half_d(box[0], box[1], center, half);
+        uint32_t want = UINT32_MAX, equal = 0;
+        for (uint32_t i = 0; i < TRIS; ++i) {
+            double t, n[3];
+            bool start;
+            if (!kcc_tri_sweep_internal(pos + 9 * i, pos + 9 * i + 3, pos + 9 * i + 6, center, half, delta, 1.0,
+                                        &t, n, &start))
+                continue;
+            equal = t == best ? equal + 1 : t < best ? 0 : equal;
+            want = t < best ? i : want;
+            best = t < best ? t : best;
+        }
+        ties += equal > 0;
+        kcc_sweep_hit hit;
+        assert_int_equal(kcc_mesh_sweep_aabb(m, CB(box), d, &hit), want != UINT32_MAX);
+        if (want != UINT32_MAX)
+            assert_int_equal(hit.triangle, want);
+    }
+    assert_true(ties > 100);   /* the drops land on several tied triangles */
+    kcc_mesh_destroy(m);
+    free(pos);
+}
+
 static void sweep_and_primitives_reject_invalid_arguments(void **state)
 {
     (void)state;
@@ -2488,6 +2545,7 @@ int test_group_collide(void)
         cmocka_unit_test(swept_triangle_test_matches_sampled_clipping_reference),
         cmocka_unit_test(mesh_sweep_equals_the_earliest_triangle_sweep_on_random_soups),
         cmocka_unit_test(sweep_ties_go_to_the_lowest_triangle_index),
+        cmocka_unit_test(sweep_ties_in_double_go_to_the_lowest_index_on_a_tiled_slope),
         cmocka_unit_test(sweep_and_primitives_reject_invalid_arguments),
         cmocka_unit_test(queries_from_two_threads_match_single_threaded_answers),
         cmocka_unit_test(queries_match_brute_force_on_the_shared_levels),
