@@ -555,7 +555,10 @@ uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, kcc_qno
 /* ------------------------------------------------------------------------------------------------
  * Quantised groups (kcc_qnode4): outward rounding, checked with the decoder's own evaluation. */
 
-enum { QNODE_STEPS = 255, QNODE_EXP_MIN = 1, QNODE_EXP_MAX = 254 };
+/* The exponent field's range: a normal step, whose inverse 2^(127 - e) the box test in the group's
+ * frame builds from the field 254 - e (kcc_pbox_qtest), so a normal inverse too. The encoder stays
+ * far inside it (a group spans less than 2^129: e <= 249). */
+enum { QNODE_STEPS = 255, QNODE_EXP_MIN = 1, QNODE_EXP_MAX = 253 };
 
 /* Whether count q reaches v from base: decoded (kcc_qnode4_coord) and, where the product q * step
  * overflows (steps of 2^121 and more, a group spanning more than 3.39e38, whose decoded bound is

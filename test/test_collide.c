@@ -2394,7 +2394,7 @@ static void validator_catches_each_corruption_of_the_duplicate_lists(void **stat
     free(s.p);
 }
 
-enum { GROUP_CORRUPTIONS = 7 };
+enum { GROUP_CORRUPTIONS = 8 };
 
 /* Corruption number `which` of a copy's quantised groups (kcc_qnode4): each a status, never a
  * crash or a box no test can trust. */
@@ -2413,6 +2413,9 @@ static void corrupt_group(kcc_mesh *c, int which)
         break;
     case 2: /* a base that is not a number */
         g->base[0] = NAN;
+        break;
+    case 7: /* a step of exponent 254, out of the range whose inverse the box test builds */
+        g->exp[0] = 254;
         break;
     case 3: /* a child's quantised lo above its hi */
         g->q[1][0][i] = 200, g->q[1][1][i] = 100;
