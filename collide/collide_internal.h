@@ -223,7 +223,8 @@ typedef union kcc_index_array {
 /// (count <= KCC_LEAF_MAX).
 typedef struct kcc_qnode4 {
     float    base[3];       ///< the group's box lo: the union of its children's (m)
-    uint8_t  exp[3];        ///< per axis the step's float exponent field, 1 .. 254
+    uint8_t  exp[3];        ///< per axis the step's float exponent field, 1 .. 253 (the
+                            ///< encoder's stay at or below 249; kcc_mesh_validate checks it)
     uint8_t  slots;         ///< bit i set when slot i holds a child: 1, 3, 7 or 15
     uint8_t  q[3][2][4];    ///< q[k][0][i], q[k][1][i]: child i's lo and hi along k, in steps
     uint32_t first[4];
@@ -523,8 +524,8 @@ static inline uint32_t kcc_mesh_input_at(const kcc_mesh *mesh, uint32_t p)
 
 /// The slot of input triangle `input` (< triangle_count; a duplicate's: its representative's), at
 /// most 2 KCC_LINK_STEPS reads of the index maps and an O(log) search of the duplicate lists for a
-/// duplicate; UINT32_MAX on a mesh kcc_mesh_validate rejects. Not per frame: the move's list and
-/// the world source carry slots.
+/// duplicate; UINT32_MAX on a mesh kcc_mesh_validate rejects. On a move's path only through the
+/// face normals of the ground and contact triangles a move examines (kcc_local_face_normal).
 uint32_t kcc_mesh_slot_of(const kcc_mesh *mesh, uint32_t input);
 
 /// The position holding `input` (kcc_mesh_input_at(position) == input), UINT32_MAX when the links
@@ -979,7 +980,7 @@ KCC_HOT int kcc_pbox_test(const kcc_pbox *q, const kcc_node4 *n)
  * 3.39e38) the decoded hi is +inf, and the test reads the real bound b + hi_i s instead, which
  * the encoder (qnode_reaches) makes cover the exact box too.
  * inv = 2^(127 - e) is the float whose exponent field is 254 - e: normal, since the encoder's steps are
- * at most 2^122 (a group spans less than 2^129, so e <= 249). */
+ * at most 2^122 (a group spans less than 2^129, so e <= 249) and kcc_mesh_validate rejects e > 253. */
 #define KCC_QBOX_LO_BIAS 0x1.0002p0f     /* 1 + 2^-15 */
 #define KCC_QBOX_HI_BIAS 0x1.000002p8f   /* 256 + 2^-15 */
 
@@ -1191,18 +1192,19 @@ static inline int kcc_tri4_overlap_box(const kcc_tri *t, uint32_t n, const float
     return kcc_tri4_overlap_box_lanes(A, B, C, n, lo, hi);
 }
 #endif
-/// Swept SAT without argument checks. Box given as centre and half extents in double; contacts
-/// later than t_max (<= 1) are not reported (the mesh passes its best time so far).
 /// The t_max a sweep passes kcc_tri_sweep_internal when its best contact so far is at best_t: a
 /// hair past it, because the test rejects a contact whose entry fraction en/ed rounds to best_t
 /// while en > best_t * ed rounds the other way; a tie must reach the caller's comparison, where
-/// the lower index wins (sweep_ties_go_to_the_lowest_index).
+/// the lower index wins (sweep_ties_in_double_go_to_the_lowest_index_on_a_tiled_slope).
 static inline double kcc_sweep_tie_limit(double best_t)
 {
     const double limit = best_t * (1.0 + 0x1p-40);
     return limit < 1.0 ? limit : 1.0;
 }
 
+/// Swept SAT without argument checks. Box given as centre and half extents in double; contacts
+/// later than t_max (<= 1) are not reported (the mesh and the world pass kcc_sweep_tie_limit of
+/// their best time so far).
 bool kcc_tri_sweep_internal(const float a[3], const float b[3], const float c[3],
                             const double center[3], const double half[3], const double delta[3],
                             double t_max, double *out_t, double out_normal[3], bool *out_start);
