@@ -66,9 +66,11 @@ static uint64_t content_key(const kcc_mesh *m)
         for (int i = 0; i < 10; ++i)
             h = (h ^ w[i]) * 0x100000001b3ull;
     }
-    for (uint32_t i = 0; i < m->duplicate_count; ++i) {
-        const uint32_t t = kcc_mesh_dup_id(m, i);
-        h = (h ^ t ^ (uint64_t)kcc_mesh_slot_of(m, t) << 32) * 0x100000001b3ull;
+    for (uint32_t s = 0; s < m->tree_triangles && m->duplicate_count > 0; ++s) {
+        uint32_t begin;
+        const uint32_t copies = kcc_mesh_duplicates(m, s, &begin);
+        for (uint32_t i = begin; i < begin + copies; ++i) /* the lists in slot order: i ascending */
+            h = (h ^ kcc_mesh_dup_id(m, i) ^ (uint64_t)s << 32) * 0x100000001b3ull;
     }
     return h ? h : 1;
 }

@@ -92,11 +92,10 @@ static void apply_op(frame_state *s, const kcc_world_trace *t, const wt_op *op)
         break;
     case WT_CHARACTER:
         s->flags[i] = 0;
+        memcpy(s->half_extents[i], t->descs[op->arg].half_extents, sizeof s->half_extents[i]);
         /* fall through */
     case WT_TELEPORT:
         memcpy(s->centres[i], op->v, sizeof s->centres[i]);
-        if (op->kind == WT_CHARACTER)
-            memcpy(s->half_extents[i], t->descs[op->arg].half_extents, sizeof s->half_extents[i]);
         break;
     case WT_RETUNE:
         memcpy(s->half_extents[i], t->descs[op->arg].half_extents, sizeof s->half_extents[i]);
