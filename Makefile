@@ -504,6 +504,10 @@ install-check: lib
 	[ ! -s $(IC)/leaked.txt ] || { echo "install-check: exported by libkcc.so but declared in no installed header" \
 	  "(an internal symbol; make it static or hidden):" $$(cat $(IC)/leaked.txt); exit 1; }; \
 	echo "install-check: libkcc.so exports the $$(wc -l <$(IC)/declared.txt) functions the installed headers declare, nothing else"
+	@for f in $$(cat $(IC)/exported.txt); do grep -q "\`$$f\`" docs/reference.md || echo $$f; done >$(IC)/unlisted.txt; \
+	[ ! -s $(IC)/unlisted.txt ] || { echo "install-check: exported but missing from docs/reference.md:" \
+	  $$(cat $(IC)/unlisted.txt); exit 1; }; \
+	echo "install-check: docs/reference.md lists every exported function"
 
 clean:
 	rm -rf $(BUILD)
