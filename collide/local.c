@@ -574,6 +574,9 @@ static void gather_split(kcc_local *list, kcc_local_store *store, kcc_local_cach
 void kcc_local_gather_cached(kcc_local *list, kcc_local_store *store, kcc_local_cache *cache,
                              const kcc_local_source *source, const vec3 region[2], const vec3 grow[2])
 {
+    /* a world character's gather reaching past its step region may miss a character or a moving
+       piece its neighbour lists left out (test: a_fast_slide_stops_against_a_character_far_off) */
+    KCC_ASSERT(kcc_world_source_reaches(source, region));
     const kcc_local_source *fixed, *rest;
     if (kcc_world_source_parts(source, &fixed, &rest)) {
         gather_split(list, store, cache, source, fixed, rest, region, grow);

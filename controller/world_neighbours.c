@@ -4,10 +4,63 @@
 #include "collide_internal.h" /* KCC_SSE */
 #include "world_internal.h"
 
-/// The region a character's step may reach: its box, carried by the body it stands on when that
-/// body moved (`ground`, the body's motion over the step at the box centre) and moved by its
-/// displacement, grown by what a move looks around it (step height, ground snap, push-out, two
-/// skins) and 10 cm.
+/// The most sub-moves a move runs as (controller.c, substeps: a walk longer than the box's narrower
+/// half width runs as that many equal sub-moves, at most 8).
+#define MOST_SUB_MOVES 8.0f
+
+/// How far the gathers of a move by d (controller.c: gather_move, gather_around; m) reach past the
+/// box where the move starts: sideways, below its feet and above its head.
+typedef struct move_reach {
+    float side, below, above;
+} move_reach;
+
+/// A move (the start-overlap push, then n sub-moves of d / n: n = 1 unless it walks further than
+/// the box's narrower half width w, when n = ceil(|d_h| / w) <= 8; taken here whether or not it
+/// walks) gathers, each sub-move from where the one before left the box (inside what that one
+/// gathered, since every query of a move lies in its list's region: the KCC_DEBUG check of
+/// kcc_local_select), with s the skin, g the ground snap:
+/// - gather_move: its start box grown by t = |d_h| / n + |d_u| / n + 10 s + 1 cm on every side
+///   (what its swept legs travel, a skin of look-ahead and four nudges of a skin each, per chain),
+///   and by its rise + s above, max(g, step_height) + s below; the rise (walk_rise) is at most
+///   step_height + |d_h| / n * tan(max slope), and at most 2 half heights - 2 s, or step_height;
+/// - the rare paths' gather_around, around a box inside the first: a steep lip's fall (pad and
+///   below g + 3 s + 1 cm each, so 2 (g + 3 s + 1 cm) below), the stair look-ahead (w + 2 s + 1 cm
+///   ahead, at most, g + 5 s + 2 cm below), both the rise + s above their pad;
+/// - the start-overlap push: at most max_push_out along its direction, the same nudges and
+///   look-ahead (max_push_out + 10 s + 1 cm), then the move's gathers around where it left the box.
+/// The sum over the sub-moves bounds the reach on every side; guarded by the KCC_DEBUG check of
+/// kcc_local_gather_cached (test: a_fast_slide_stops_against_a_character_far_off).
+static move_reach move_reach_of(const kcc_character *ch, const float d[3])
+{
+    const kcc_character_desc *desc = &ch->desc;
+    const int up = kcc_up_axis_index(desc->up_axis);
+    const float skin = desc->skin_width, snap = desc->ground_snap, step = desc->step_height;
+    float side2 = 0.0f, half_width = desc->half_extents[up == 0 ? 1 : 0];
+    for (int k = 0; k < 3; ++k)
+        if (k != up) {
+            side2 += d[k] * d[k];
+            half_width = kcc_minf(half_width, desc->half_extents[k]);
+        }
+    const float side = sqrtf(side2), moves = side > half_width ? kcc_minf(ceilf(side / half_width), MOST_SUB_MOVES) : 1.0f;
+    const float travel = (side + fabsf(d[up])) / moves + 10.0f * skin + 0.01f;
+    const float cos_max = ch->cos_max_slope, sin_max = sqrtf(kcc_maxf(0.0f, 1.0f - cos_max * cos_max));
+    const float run = sin_max > 1e-6f ? step * cos_max / sin_max : 0.0f; /* the stair look-ahead's */
+    const float look = kcc_minf(run + 2.0f * skin, half_width) + 2.0f * skin + 0.01f;
+    const float cap = 2.0f * desc->half_extents[up] - 2.0f * skin;
+    const float rise = kcc_maxf(step, kcc_minf(step + side / moves * sin_max / cos_max, cap));
+    const float lip = snap + 3.0f * skin + 0.01f, push = desc->max_push_out + 10.0f * skin + 0.01f;
+    move_reach r;
+    r.side = push + moves * (travel + kcc_maxf(lip, look));
+    r.below = push + moves * (travel + kcc_maxf(kcc_maxf(snap, step) + skin, 2.0f * lip));
+    r.above = push + moves * (travel + rise + skin + lip);
+    return r;
+}
+
+/// The region a character's step may reach: its box anywhere along the carry by the body it stands
+/// on when that body moved (`ground`, the body's motion over the step at the box centre) or by the
+/// character it stands on (the ride sweeps it there, or short of it), grown by how far the gathers
+/// of its move reach (move_reach_of) and a rounding margin. Every box a move of the step queries
+/// lies inside it, so the neighbour lists (what overlaps it) hold everything the move can meet.
 void kcc_world_step_region(const world_character *wc, const struct kcc_world_characters *cs,
                            const mover_motion *ground, const float box[2][3], float out[2][3])
 {
@@ -19,12 +72,15 @@ void kcc_world_step_region(const world_character *wc, const struct kcc_world_cha
     } else {
         kcc_world_character_carry(cs, wc, carry);
     }
-    const kcc_character_desc *d = &wc->ch.desc;
-    const float grow = d->step_height + d->ground_snap + d->max_push_out + 2.0f * d->skin_width + 0.1f;
+    const move_reach r = move_reach_of(&wc->ch, wc->displacement);
+    const int up = kcc_up_axis_index(wc->ch.desc.up_axis);
+    const bool up_is_high = kcc_up_axis_sign(wc->ch.desc.up_axis) > 0.0f;
     for (int k = 0; k < 3; ++k) {
-        const float a = carry[k], b = carry[k] + wc->displacement[k];
-        out[0][k] = box[0][k] + kcc_minf(0.0f, kcc_minf(a, b)) - grow;
-        out[1][k] = box[1][k] + kcc_maxf(0.0f, kcc_maxf(a, b)) + grow;
+        const float margin = 1e-3f + 0x1p-20f * (fabsf(box[0][k]) + fabsf(box[1][k]) + fabsf(carry[k]));
+        const float low = k != up ? r.side : up_is_high ? r.below : r.above;
+        const float high = k != up ? r.side : up_is_high ? r.above : r.below;
+        out[0][k] = box[0][k] + kcc_minf(0.0f, carry[k]) - low - margin;
+        out[1][k] = box[1][k] + kcc_maxf(0.0f, carry[k]) + high + margin;
     }
 }
 
