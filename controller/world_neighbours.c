@@ -19,41 +19,56 @@ typedef struct move_reach {
 /// walks) gathers, each sub-move from where the one before left the box (inside what that one
 /// gathered, since every query of a move lies in its list's region: the KCC_DEBUG check of
 /// kcc_local_select), with s the skin, g the ground snap:
-/// - gather_move: its start box grown by t = |d_h| / n + |d_u| / n + 10 s + 1 cm on every side
+/// - gather_move: its start box grown by |d_h| / n + |d_u| / n + 10 s + 1 cm on every side
 ///   (what its swept legs travel, a skin of look-ahead and four nudges of a skin each, per chain),
 ///   and by its rise + s above, max(g, step_height) + s below; the rise (walk_rise) is at most
 ///   step_height + |d_h| / n * tan(max slope), and at most 2 half heights - 2 s, or step_height;
 /// - the rare paths' gather_around, around a box inside the first: a steep lip's fall (pad and
-///   below g + 3 s + 1 cm each, so 2 (g + 3 s + 1 cm) below), the stair look-ahead (w + 2 s + 1 cm
-///   ahead, at most, g + 5 s + 2 cm below), both the rise + s above their pad;
+///   below g + 3 s + 1 cm each, so 2 (g + 3 s + 1 cm) below), the stair look-ahead (at most w + 2 s
+///   ahead, its pad 2 s + 1 cm, g + 5 s + 2 cm below), both the rise + s above their pad;
 /// - the start-overlap push: at most max_push_out along its direction, the same nudges and
 ///   look-ahead (max_push_out + 10 s + 1 cm), then the move's gathers around where it left the box.
 /// The sum over the sub-moves bounds the reach on every side; guarded by the KCC_DEBUG check of
 /// kcc_local_gather_cached (test: a_fast_slide_stops_against_a_character_far_off).
-static move_reach move_reach_of(const kcc_character *ch, const float d[3])
+void kcc_world_step_reach_init(step_reach *out, const kcc_character *ch)
 {
     const kcc_character_desc *desc = &ch->desc;
     const int up = kcc_up_axis_index(desc->up_axis);
     const float skin = desc->skin_width, snap = desc->ground_snap, step = desc->step_height;
-    float side2 = 0.0f, half_width = desc->half_extents[up == 0 ? 1 : 0];
+    float half_width = desc->half_extents[up == 0 ? 1 : 0];
     for (int k = 0; k < 3; ++k)
-        if (k != up) {
-            side2 += d[k] * d[k];
+        if (k != up)
             half_width = kcc_minf(half_width, desc->half_extents[k]);
-        }
-    const float side = sqrtf(side2), moves = side > half_width ? kcc_minf(ceilf(side / half_width), MOST_SUB_MOVES) : 1.0f;
-    const float travel = (side + fabsf(d[up])) / moves + 10.0f * skin + 0.01f;
     const float cos_max = ch->cos_max_slope, sin_max = sqrtf(kcc_maxf(0.0f, 1.0f - cos_max * cos_max));
     const float run = sin_max > 1e-6f ? step * cos_max / sin_max : 0.0f; /* the stair look-ahead's */
     const float look = kcc_minf(run + 2.0f * skin, half_width) + 2.0f * skin + 0.01f;
-    const float cap = 2.0f * desc->half_extents[up] - 2.0f * skin;
-    const float rise = kcc_maxf(step, kcc_minf(step + side / moves * sin_max / cos_max, cap));
-    const float lip = snap + 3.0f * skin + 0.01f, push = desc->max_push_out + 10.0f * skin + 0.01f;
-    move_reach r;
-    r.side = push + moves * (travel + kcc_maxf(lip, look));
-    r.below = push + moves * (travel + kcc_maxf(kcc_maxf(snap, step) + skin, 2.0f * lip));
-    r.above = push + moves * (travel + rise + skin + lip);
-    return r;
+    const float lip = snap + 3.0f * skin + 0.01f, nudges = 10.0f * skin + 0.01f;
+    out->half_width = half_width;
+    out->push = desc->max_push_out + nudges;
+    out->side = nudges + kcc_maxf(lip, look);
+    out->below = nudges + kcc_maxf(kcc_maxf(snap, step) + skin, 2.0f * lip);
+    out->above = nudges + skin + lip;
+    out->step = step;
+    out->slope = sin_max / cos_max; /* max_slope_deg <= 89: cos_max > 0 */
+    out->cap = 2.0f * desc->half_extents[up] - 2.0f * skin;
+    out->up = up;
+    out->up_is_high = kcc_up_axis_sign(desc->up_axis) > 0.0f;
+}
+
+/// The reach of a move by d of a character whose desc gave r (kcc_world_step_reach_init).
+static move_reach move_reach_of(const step_reach *r, const float d[3])
+{
+    float side2 = 0.0f;
+    for (int k = 0; k < 3; ++k)
+        side2 += k != r->up ? d[k] * d[k] : 0.0f;
+    const float side = sqrtf(side2), travel = side + fabsf(d[r->up]);
+    const float moves = side > r->half_width ? kcc_minf(ceilf(side / r->half_width), MOST_SUB_MOVES) : 1.0f;
+    const float rise = kcc_maxf(r->step, kcc_minf(r->step + side / moves * r->slope, r->cap));
+    move_reach out;
+    out.side = r->push + travel + moves * r->side;
+    out.below = r->push + travel + moves * r->below;
+    out.above = r->push + travel + moves * (r->above + rise);
+    return out;
 }
 
 /// The region a character's step may reach: its box anywhere along the carry by the body it stands
@@ -72,13 +87,12 @@ void kcc_world_step_region(const world_character *wc, const struct kcc_world_cha
     } else {
         kcc_world_character_carry(cs, wc, carry);
     }
-    const move_reach r = move_reach_of(&wc->ch, wc->displacement);
-    const int up = kcc_up_axis_index(wc->ch.desc.up_axis);
-    const bool up_is_high = kcc_up_axis_sign(wc->ch.desc.up_axis) > 0.0f;
+    const move_reach r = move_reach_of(&wc->reach, wc->displacement);
+    const int up = wc->reach.up;
     for (int k = 0; k < 3; ++k) {
         const float margin = 1e-3f + 0x1p-20f * (fabsf(box[0][k]) + fabsf(box[1][k]) + fabsf(carry[k]));
-        const float low = k != up ? r.side : up_is_high ? r.below : r.above;
-        const float high = k != up ? r.side : up_is_high ? r.above : r.below;
+        const float low = k != up ? r.side : wc->reach.up_is_high ? r.below : r.above;
+        const float high = k != up ? r.side : wc->reach.up_is_high ? r.above : r.below;
         out[0][k] = box[0][k] + kcc_minf(0.0f, carry[k]) - low - margin;
         out[1][k] = box[1][k] + kcc_maxf(0.0f, carry[k]) + high + margin;
     }
