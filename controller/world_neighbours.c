@@ -89,8 +89,12 @@ void kcc_world_step_region(const world_character *wc, const struct kcc_world_cha
     }
     const move_reach r = move_reach_of(&wc->reach, wc->displacement);
     const int up = wc->reach.up;
+    /* the rounding of the region's and the gathers' sums, a few ulps of the magnitudes in play on
+       each axis (the centre's and the carry's; the half extents, at most 100 m, fit in 1 mm) */
+    const float *p = wc->ch.position;
+    const float margin = 1e-3f + 0x1p-19f * (fabsf(p[0]) + fabsf(p[1]) + fabsf(p[2]) + fabsf(carry[0]) +
+                                             fabsf(carry[1]) + fabsf(carry[2]));
     for (int k = 0; k < 3; ++k) {
-        const float margin = 1e-3f + 0x1p-20f * (fabsf(box[0][k]) + fabsf(box[1][k]) + fabsf(carry[k]));
         const float low = k != up ? r.side : wc->reach.up_is_high ? r.below : r.above;
         const float high = k != up ? r.side : wc->reach.up_is_high ? r.above : r.below;
         out[0][k] = box[0][k] + kcc_minf(0.0f, carry[k]) - low - margin;
