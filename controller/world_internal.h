@@ -20,7 +20,9 @@ typedef struct footing {
 /// decides, set with the desc (kcc_world_step_reach_init). Lengths in m.
 typedef struct step_reach {
     float half_width;  ///< the box's narrower horizontal half extent: a longer walk runs as sub-moves
-    float push;        ///< how far the start-overlap push's gathers reach
+    float push;        ///< how far the start-overlap push takes the box, its nudges included
+    float push_side, push_below, push_above; ///< how far the push's own gathers reach (above:
+                                             ///< the rise aside)
     float side, below, above; ///< how far each (sub-)move's gathers reach past what it travels
                               ///< (above: its rise aside)
     float step, slope, cap;   ///< the rise: step_height plus tan(max slope) a metre walked, at

@@ -26,8 +26,10 @@ typedef struct move_reach {
 /// - the rare paths' gather_around, around a box inside the first: a steep lip's fall (pad and
 ///   below g + 3 s + 1 cm each, so 2 (g + 3 s + 1 cm) below), the stair look-ahead (at most w + 2 s
 ///   ahead, its pad 2 s + 1 cm, g + 5 s + 2 cm below), both the rise + s above their pad;
-/// - the start-overlap push: at most max_push_out along its direction, the same nudges and
-///   look-ahead (max_push_out + 10 s + 1 cm), then the move's gathers around where it left the box.
+/// - the start-overlap push: it gathers around its start for its own step of at most
+///   max_push_out P (sqrt(2) P + 10 s + 1 cm on every side, since its sideways and vertical
+///   lengths add up, and the rise + s above, max(g, step_height) + s below), takes the box at most
+///   P + 10 s + 1 cm, then the move gathers around where it left the box.
 /// The sum over the sub-moves bounds the reach on every side; guarded by the KCC_DEBUG check of
 /// kcc_local_gather_cached (test: a_fast_slide_stops_against_a_character_far_off).
 void kcc_world_step_reach_init(step_reach *out, const kcc_character *ch)
@@ -45,6 +47,9 @@ void kcc_world_step_reach_init(step_reach *out, const kcc_character *ch)
     const float lip = snap + 3.0f * skin + 0.01f, nudges = 10.0f * skin + 0.01f;
     out->half_width = half_width;
     out->push = desc->max_push_out + nudges;
+    out->push_side = 1.41421356f * desc->max_push_out + nudges;
+    out->push_below = out->push_side + kcc_maxf(snap, step) + skin;
+    out->push_above = out->push_side + skin;
     out->side = nudges + kcc_maxf(lip, look);
     out->below = nudges + kcc_maxf(kcc_maxf(snap, step) + skin, 2.0f * lip);
     out->above = nudges + skin + lip;
@@ -65,9 +70,9 @@ static move_reach move_reach_of(const step_reach *r, const float d[3])
     const float moves = side > r->half_width ? kcc_minf(ceilf(side / r->half_width), MOST_SUB_MOVES) : 1.0f;
     const float rise = kcc_maxf(r->step, kcc_minf(r->step + side / moves * r->slope, r->cap));
     move_reach out;
-    out.side = r->push + travel + moves * r->side;
-    out.below = r->push + travel + moves * r->below;
-    out.above = r->push + travel + moves * (r->above + rise);
+    out.side = kcc_maxf(r->push_side, r->push + travel + moves * r->side);
+    out.below = kcc_maxf(r->push_below, r->push + travel + moves * r->below);
+    out.above = kcc_maxf(r->push_above + rise, r->push + travel + moves * (r->above + rise));
     return out;
 }
 
