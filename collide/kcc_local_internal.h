@@ -445,6 +445,9 @@ typedef struct kcc_world_source {
     uint32_t         piece_count;    ///< (kcc_world_piece_order), or NULL: every body whole
     uint32_t         part;           ///< KCC_WORLD_PART_*: which bodies it lists
     const struct kcc_world_source *fixed, *rest; ///< its split (kcc_world_source_split), or NULL
+    const float    (*reach)[3];      ///< a box every gather through it lies in (a world character's
+                                     ///< step region: what its neighbour lists hold), checked by
+                                     ///< kcc_local_gather_cached in KCC_DEBUG builds; NULL: none
 } kcc_world_source;
 /// Which bodies a world source lists: every one (static bodies always whole, the others whole or
 /// by the pieces listed), the static ones alone (whole, no box), or the others alone (and boxes).
@@ -462,6 +465,9 @@ void kcc_world_source_split(kcc_world_source *all, kcc_world_source *fixed, kcc_
 /// bodies as the source does (kcc_local_gather_cached).
 bool kcc_world_source_parts(const kcc_local_source *src, const kcc_local_source **out_fixed,
                             const kcc_local_source **out_rest);
+/// Whether region lies inside the world source's reach (kcc_world_source.reach): true for any
+/// other source and for one without a reach.
+bool kcc_world_source_reaches(const kcc_local_source *src, const vec3 region[2]);
 /// The id of live body slot.
 uint32_t kcc_world_body_id_of_slot(const kcc_world *world, uint32_t slot);
 /// The slot of a live body id (KCC_WORLD_NO_BODY when it is not one).

@@ -734,6 +734,16 @@ bool kcc_world_source_parts(const kcc_local_source *base, const kcc_local_source
     return true;
 }
 
+bool kcc_world_source_reaches(const kcc_local_source *base, const vec3 region[2])
+{
+    if (base->ops != &world_source_ops)
+        return true;
+    const float(*reach)[3] = ((const kcc_world_source *)(const void *)base)->reach;
+    return !reach || (region[0][0] >= reach[0][0] && region[0][1] >= reach[0][1] &&
+                      region[0][2] >= reach[0][2] && region[1][0] <= reach[1][0] &&
+                      region[1][1] <= reach[1][1] && region[1][2] <= reach[1][2]);
+}
+
 void kcc_world_source_split(kcc_world_source *all, kcc_world_source *fixed, kcc_world_source *rest)
 {
     KCC_ASSERT(all->part == KCC_WORLD_PART_ALL);
@@ -776,4 +786,5 @@ void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32
     out->part = KCC_WORLD_PART_ALL;
     out->fixed = NULL;
     out->rest = NULL;
+    out->reach = NULL;
 }

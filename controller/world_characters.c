@@ -137,6 +137,7 @@ kcc_status kcc_world_add_character(kcc_world *world, const kcc_character_desc *d
     const uint32_t generation = wc->generation;
     memset(wc, 0, sizeof *wc);
     wc->ch = ch;
+    kcc_world_step_reach_init(&wc->reach, &wc->ch);
     wc->generation = generation;
     wc->live = true;
     cs->alive[slot] = 1;
@@ -208,9 +209,11 @@ kcc_status kcc_world_set_character_desc(kcc_world *world, uint32_t character,
     if (!wc)
         return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
     const kcc_status st = kcc_character_set_desc(&wc->ch, desc);
-    if (st == KCC_OK)
-        kcc_world_record_retune(world, character, desc);
-    return st;
+    if (st != KCC_OK)
+        return st;
+    kcc_world_step_reach_init(&wc->reach, &wc->ch);
+    kcc_world_record_retune(world, character, desc);
+    return KCC_OK;
 }
 
 kcc_status kcc_world_set_character_layers(kcc_world *world, uint32_t character, uint32_t layers,

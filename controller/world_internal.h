@@ -16,6 +16,21 @@ typedef struct footing {
     bool     on_ground;
 } footing;
 
+/// What bounds the reach of a character's moves (kcc_world_step_region) that its desc alone
+/// decides, set with the desc (kcc_world_step_reach_init). Lengths in m.
+typedef struct step_reach {
+    float half_width;  ///< the box's narrower horizontal half extent: a longer walk runs as sub-moves
+    float push;        ///< how far the start-overlap push takes the box, its nudges included
+    float push_side, push_below, push_above; ///< how far the push's own gathers reach (above:
+                                             ///< the rise aside)
+    float side, below, above; ///< how far each (sub-)move's gathers reach past what it travels
+                              ///< (above: its rise aside)
+    float step, slope, cap;   ///< the rise: step_height plus tan(max slope) a metre walked, at
+                              ///< most cap, at least step_height
+    int   up;          ///< the world axis of up
+    bool  up_is_high;  ///< up is that axis's + direction
+} step_reach;
+
 /// One character slot: the controller's character, the next step's displacement and the last
 /// step's result.
 typedef struct world_character {
@@ -35,6 +50,7 @@ typedef struct world_character {
     vec3            step_start;     ///< m, its centre when the step began (the snapshot's)
     vec3            last_motion;    ///< m, how far it went over its last step, end to end: what
                                     ///< carries a character standing on it in the next step
+    step_reach      reach;          ///< from its desc (kcc_world_step_reach_init)
     uint32_t        generation;
     bool            live;
 } world_character;
@@ -205,6 +221,8 @@ typedef void kcc_world_phase_mark(void *user, int phase);
 kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, void *user);
 
 /* world_neighbours.c */
+/// Sets out from the character's desc (when it is set: added, retuned).
+void kcc_world_step_reach_init(step_reach *out, const kcc_character *ch);
 /// The region character wc's step may reach (m), from its box (kcc_character_box); ground: the
 /// motion of the kinematic body that moved this step which it stands on, or NULL.
 void kcc_world_step_region(const world_character *wc, const struct kcc_world_characters *cs,

@@ -4,10 +4,83 @@
 #include "collide_internal.h" /* KCC_SSE */
 #include "world_internal.h"
 
-/// The region a character's step may reach: its box, carried by the body it stands on when that
-/// body moved (`ground`, the body's motion over the step at the box centre) and moved by its
-/// displacement, grown by what a move looks around it (step height, ground snap, push-out, two
-/// skins) and 10 cm.
+/// The most sub-moves a move runs as (controller.c, substeps: a walk longer than the box's narrower
+/// half width runs as that many equal sub-moves, at most 8).
+#define MOST_SUB_MOVES 8.0f
+
+/// How far the gathers of a move by d (controller.c: gather_move, gather_around; m) reach past the
+/// box where the move starts: sideways, below its feet and above its head.
+typedef struct move_reach {
+    float side, below, above;
+} move_reach;
+
+/// A move (the start-overlap push, then n sub-moves of d / n: n = 1 unless it walks further than
+/// the box's narrower half width w, when n = ceil(|d_h| / w) <= 8; taken here whether or not it
+/// walks) gathers, each sub-move from where the one before left the box (inside what that one
+/// gathered, since every query of a move lies in its list's region: the KCC_DEBUG check of
+/// kcc_local_select), with s the skin, g the ground snap:
+/// - gather_move: its start box grown by |d_h| / n + |d_u| / n + 10 s + 1 cm on every side
+///   (what its swept legs travel, a skin of look-ahead and four nudges of a skin each, per chain),
+///   and by its rise + s above, max(g, step_height) + s below; the rise (walk_rise) is at most
+///   step_height + |d_h| / n * tan(max slope), and at most 2 half heights - 2 s, or step_height;
+/// - the rare paths' gather_around, around a box inside the first: a steep lip's fall (pad and
+///   below g + 3 s + 1 cm each, so 2 (g + 3 s + 1 cm) below), the stair look-ahead (at most w + 2 s
+///   ahead, its pad 2 s + 1 cm, g + 5 s + 2 cm below), both the rise + s above their pad;
+/// - the start-overlap push: it gathers around its start for its own step of at most
+///   max_push_out P (sqrt(2) P + 10 s + 1 cm on every side, since its sideways and vertical
+///   lengths add up, and the rise + s above, max(g, step_height) + s below), takes the box at most
+///   P + 10 s + 1 cm, then the move gathers around where it left the box.
+/// The sum over the sub-moves bounds the reach on every side; guarded by the KCC_DEBUG check of
+/// kcc_local_gather_cached (test: a_fast_slide_stops_against_a_character_far_off).
+void kcc_world_step_reach_init(step_reach *out, const kcc_character *ch)
+{
+    const kcc_character_desc *desc = &ch->desc;
+    const int up = kcc_up_axis_index(desc->up_axis);
+    const float skin = desc->skin_width, snap = desc->ground_snap, step = desc->step_height;
+    float half_width = desc->half_extents[up == 0 ? 1 : 0];
+    for (int k = 0; k < 3; ++k)
+        if (k != up)
+            half_width = kcc_minf(half_width, desc->half_extents[k]);
+    const float cos_max = ch->cos_max_slope, sin_max = sqrtf(kcc_maxf(0.0f, 1.0f - cos_max * cos_max));
+    const float run = sin_max > 1e-6f ? step * cos_max / sin_max : 0.0f; /* the stair look-ahead's */
+    const float look = kcc_minf(run + 2.0f * skin, half_width) + 2.0f * skin + 0.01f;
+    const float lip = snap + 3.0f * skin + 0.01f, nudges = 10.0f * skin + 0.01f;
+    out->half_width = half_width;
+    out->push = desc->max_push_out + nudges;
+    out->push_side = 1.41421356f * desc->max_push_out + nudges;
+    out->push_below = out->push_side + kcc_maxf(snap, step) + skin;
+    out->push_above = out->push_side + skin;
+    out->side = nudges + kcc_maxf(lip, look);
+    out->below = nudges + kcc_maxf(kcc_maxf(snap, step) + skin, 2.0f * lip);
+    out->above = nudges + skin + lip;
+    out->step = step;
+    out->slope = sin_max / cos_max; /* max_slope_deg <= 89: cos_max > 0 */
+    out->cap = 2.0f * desc->half_extents[up] - 2.0f * skin;
+    out->up = up;
+    out->up_is_high = kcc_up_axis_sign(desc->up_axis) > 0.0f;
+}
+
+/// The reach of a move by d of a character whose desc gave r (kcc_world_step_reach_init).
+static move_reach move_reach_of(const step_reach *r, const float d[3])
+{
+    float side2 = 0.0f;
+    for (int k = 0; k < 3; ++k)
+        side2 += k != r->up ? d[k] * d[k] : 0.0f;
+    const float side = sqrtf(side2), travel = side + fabsf(d[r->up]);
+    const float moves = side > r->half_width ? kcc_minf(ceilf(side / r->half_width), MOST_SUB_MOVES) : 1.0f;
+    const float rise = kcc_maxf(r->step, kcc_minf(r->step + side / moves * r->slope, r->cap));
+    move_reach out;
+    out.side = kcc_maxf(r->push_side, r->push + travel + moves * r->side);
+    out.below = kcc_maxf(r->push_below, r->push + travel + moves * r->below);
+    out.above = kcc_maxf(r->push_above + rise, r->push + travel + moves * (r->above + rise));
+    return out;
+}
+
+/// The region a character's step may reach: its box anywhere along the carry by the body it stands
+/// on when that body moved (`ground`, the body's motion over the step at the box centre) or by the
+/// character it stands on (the ride sweeps it there, or short of it), grown by how far the gathers
+/// of its move reach (move_reach_of) and a rounding margin. Every box a move of the step queries
+/// lies inside it, so the neighbour lists (what overlaps it) hold everything the move can meet.
 void kcc_world_step_region(const world_character *wc, const struct kcc_world_characters *cs,
                            const mover_motion *ground, const float box[2][3], float out[2][3])
 {
@@ -19,12 +92,18 @@ void kcc_world_step_region(const world_character *wc, const struct kcc_world_cha
     } else {
         kcc_world_character_carry(cs, wc, carry);
     }
-    const kcc_character_desc *d = &wc->ch.desc;
-    const float grow = d->step_height + d->ground_snap + d->max_push_out + 2.0f * d->skin_width + 0.1f;
+    const move_reach r = move_reach_of(&wc->reach, wc->displacement);
+    const int up = wc->reach.up;
+    /* the rounding of the region's and the gathers' sums, a few ulps of the magnitudes in play on
+       each axis (the centre's and the carry's; the half extents, at most 100 m, fit in 1 mm) */
+    const float *p = wc->ch.position;
+    const float margin = 1e-3f + 0x1p-19f * (fabsf(p[0]) + fabsf(p[1]) + fabsf(p[2]) + fabsf(carry[0]) +
+                                             fabsf(carry[1]) + fabsf(carry[2]));
     for (int k = 0; k < 3; ++k) {
-        const float a = carry[k], b = carry[k] + wc->displacement[k];
-        out[0][k] = box[0][k] + kcc_minf(0.0f, kcc_minf(a, b)) - grow;
-        out[1][k] = box[1][k] + kcc_maxf(0.0f, kcc_maxf(a, b)) + grow;
+        const float low = k != up ? r.side : wc->reach.up_is_high ? r.below : r.above;
+        const float high = k != up ? r.side : wc->reach.up_is_high ? r.above : r.below;
+        out[0][k] = box[0][k] + kcc_minf(0.0f, carry[k]) - low - margin;
+        out[1][k] = box[1][k] + kcc_maxf(0.0f, carry[k]) + high + margin;
     }
 }
 

@@ -60,6 +60,7 @@ static void character_source(const step_context *ctx, uint32_t slot, bool everyt
         all->piece_count = cs->near.pieces[slot];
         all->box_slots = e + all->piece_count;
         all->box_count = cs->near.count[slot] - all->piece_count;
+        all->reach = (const float(*)[3])cs->regions[slot];
     }
     if (!cs->split_off)
         kcc_world_source_split(all, &out->fixed, &out->rest);

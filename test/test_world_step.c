@@ -547,6 +547,78 @@ static void characters_are_solid_boxes_to_each_other(void **state)
     mover_scene_free(&s);
 }
 
+/* A move's gathers reach as far as its displacement on every side, whatever its direction: a box
+ * sent 6 m along +x in the air into a wall at 45 degrees (the plane x + z = 0.61, facing -x -z;
+ * default desc: 0.6 m wide) slides along it towards -z, 3 m across, into a standing character whose
+ * box lies 2.3 m to the side of the mover's (centre (2.8, 0, -2.9)). It stops against it: by hand,
+ * the mover's centre runs along the line x + z = 0.61 - 0.6 - sqrt(2) skin (a skin from the wall)
+ * until its -z face comes a skin from the other's +z face (z = -2.9 + 0.6 + skin), where the wall
+ * and that face wedge it; never inside it; the same with -Y up (the move in a turned frame). */
+static void a_fast_slide_stops_against_a_character_far_off(void **state)
+{
+    (void)state;
+    const float c = 0.61f;
+    const float wall[12] = {c + 10, -5, -10, c - 10, -5, 10, c - 10, 5, 10, c + 10, 5, -10};
+    const uint32_t quad[6] = {0, 1, 2, 0, 2, 3};
+    const kcc_mesh_desc md = {.positions = wall, .vertex_count = 4, .indices = quad, .triangle_count = 2};
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_mesh_build(&md, &mesh), KCC_OK);
+    for (int up_axis = 1; up_axis >= -1; up_axis -= 2) { /* +Y, and -Y: the move in a turned frame */
+        kcc_world *w = world_with(2, 2);
+        uint32_t body, mover, other;
+        assert_int_equal(kcc_world_add_body(w, mesh, NULL, &body), KCC_OK);
+        kcc_character_desc d = kcc_character_default_desc();
+        d.up_axis = up_axis;
+        assert_int_equal(kcc_world_add_character(w, &d, (vec3){0, 0, 0}, &mover), KCC_OK);
+        assert_int_equal(kcc_world_add_character(w, &d, (vec3){2.8f, 0, -2.9f}, &other), KCC_OK);
+        assert_int_equal(kcc_world_set_displacement(w, mover, (vec3){6, 0, 0}), KCC_OK);
+        assert_int_equal(kcc_world_step(w), KCC_OK);
+        kcc_move_result r;
+        const kcc_character_state a = state_of(w, mover, &r), b = state_of(w, other, NULL);
+        const double skin = d.skin_width, z = -2.9 + 2.0 * d.half_extents[2] + skin;
+        const double x = (double)c - 2.0 * d.half_extents[0] - sqrt(2.0) * skin - z;
+        assert_true(fabs(a.position[2] - z) < 2e-3 && fabs(a.position[0] - x) < 2e-3);
+        assert_true(fabsf(a.position[1]) < 1e-6f);
+        assert_true(a.position[2] - d.half_extents[2] >= b.position[2] + d.half_extents[2]);
+        assert_true(b.position[0] == 2.8f && b.position[2] == -2.9f);
+        kcc_world_destroy(w);
+    }
+    kcc_mesh_destroy(mesh);
+}
+
+/* The start-overlap push gathers around the box for its own step, whose sideways and vertical
+ * lengths add up: a 10 m box 1 m in front of a steep face (60 degrees, normal (-0.866, 0.5, 0))
+ * overlaps it 5.83 m deep and is pushed out along the normal by that and a skin (under
+ * max_push_out, 6 m): its gather reaches 1.37 times the push on every side, past max_push_out, and
+ * stays inside the step region (the KCC_DEBUG check). By hand: the centre ends at 1 m + 5.83 m +
+ * a skin along the normal. */
+static void a_deep_push_out_gathers_inside_the_step_region(void **state)
+{
+    (void)state;
+    const float wall[12] = {-10, -17.320508f, -20, 10, 17.320508f, -20, 10, 17.320508f, 20, -10, -17.320508f, 20};
+    const uint32_t quad[6] = {0, 2, 1, 0, 3, 2};
+    const kcc_mesh_desc md = {.positions = wall, .vertex_count = 4, .indices = quad, .triangle_count = 2};
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_mesh_build(&md, &mesh), KCC_OK);
+    kcc_world *w = world_with(1, 1);
+    uint32_t body, id;
+    assert_int_equal(kcc_world_add_body(w, mesh, NULL, &body), KCC_OK);
+    kcc_character_desc d = kcc_character_default_desc();
+    d.half_extents[0] = d.half_extents[1] = d.half_extents[2] = 5.0f;
+    d.max_push_out = 6.0f;
+    d.ground_snap = d.step_height = 0.0f;
+    const double n[2] = {-sqrt(3.0) / 2.0, 0.5};
+    assert_int_equal(kcc_world_add_character(w, &d, (vec3){(float)n[0], (float)n[1], 0}, &id), KCC_OK);
+    assert_int_equal(kcc_world_step(w), KCC_OK);
+    kcc_move_result r;
+    const kcc_character_state st = state_of(w, id, &r);
+    const double depth = 5.0 * (sqrt(3.0) / 2.0 + 0.5) - 1.0, along = 1.0 + depth + d.skin_width;
+    assert_true(r.flags & KCC_MOVE_PUSHED_OUT);
+    assert_true(fabs(st.position[0] - along * n[0]) < 2e-3 && fabs(st.position[1] - along * n[1]) < 2e-3);
+    kcc_world_destroy(w);
+    kcc_mesh_destroy(mesh);
+}
+
 /* One dropped onto another's head lands on it and rides it: the one below walks 3 m along x (and
  * back 1 m) and the rider, given only gravity, goes with it one step behind (carried by the motion
  * the one below made in the step before: kcc_move_result.carried), on the ground on it every step,
@@ -1531,6 +1603,8 @@ int test_group_world_step(void)
         cmocka_unit_test(door_pushes_a_character_ahead_of_it),
         cmocka_unit_test(door_against_a_wall_crushes_and_never_pushes_into_the_wall),
         cmocka_unit_test(characters_are_solid_boxes_to_each_other),
+        cmocka_unit_test(a_fast_slide_stops_against_a_character_far_off),
+        cmocka_unit_test(a_deep_push_out_gathers_inside_the_step_region),
         cmocka_unit_test(character_rides_another_that_walks),
         cmocka_unit_test(world_step_is_the_same_for_any_workers),
         cmocka_unit_test(sensors_list_who_enters_and_leaves),
