@@ -359,6 +359,8 @@ struct kcc_mesh {
     size_t          block_bytes;   ///< bytes of the single allocation holding everything
     kcc_qnode4     *groups;        ///< quad_count node groups, quantised; none when the mesh has
                                    ///< no live triangle
+    kcc_node4       root;          ///< groups[0] decoded (kcc_qnode4_decode): every walk tests the
+                                   ///< root group, so it is decoded once per mesh, not per query
     float         (*verts)[3];     ///< vertex_count corners (the exact input floats), numbered in
                                    ///< order of first use by the slots, and one float of padding
                                    ///< after them (four-float loads); a corner repeats only where
@@ -816,15 +818,17 @@ KCC_HOT int kcc_qnode4_ray(const void *groups, uint32_t g, const kcc_pray *r, fl
 
 /// The nearest-first tree walk of the ray cast and the box sweep: descends into the nearest child a
 /// group's test enters within [0, limit], keeps the others on a fixed stack, and after each leaf
-/// pops the nearest pending child not beyond the limit the leaf visit returned. Forced inline, so
-/// the group test and the visit (constant functions) are inlined into each query.
-KCC_HOT void kcc_walk_groups(const void *groups, kcc_group_ray test, const kcc_pray *r,
-                             float limit, kcc_leaf_visit visit, void *ctx)
+/// pops the nearest pending child not beyond the limit the leaf visit returned. The root group is
+/// tested as the float group root (groups[0] itself, or a mesh's decoded copy: the same mask and
+/// distances as its quantised test, kcc_pray_qtest). Forced inline, so the group test and the
+/// visit (constant functions) are inlined into each query.
+KCC_HOT void kcc_walk_groups(const void *groups, const kcc_node4 *root, kcc_group_ray test,
+                             const kcc_pray *r, float limit, kcc_leaf_visit visit, void *ctx)
 {
     kcc_stack_entry stack[KCC_TREE_STACK], cur;
     kcc_links links;
     float entry_t[4];
-    int mask = test(groups, 0, r, limit, entry_t, &links);
+    int mask = kcc_node4_ray(root, 0, r, limit, entry_t, &links);
     if (mask == 0)
         return;
     uint32_t sp = kcc_descend_links(stack, 0, &links, mask, entry_t, &cur);
@@ -851,14 +855,14 @@ KCC_HOT void kcc_walk_groups(const void *groups, kcc_group_ray test, const kcc_p
 KCC_HOT void kcc_walk_nearest(const kcc_node4 *quads, const kcc_pray *r, float limit,
                               kcc_leaf_visit visit, void *ctx)
 {
-    kcc_walk_groups(quads, kcc_node4_ray, r, limit, visit, ctx);
+    kcc_walk_groups(quads, quads, kcc_node4_ray, r, limit, visit, ctx);
 }
 
 /// kcc_walk_groups over a tree mesh's quantised groups.
 KCC_HOT void kcc_mesh_walk_nearest(const kcc_mesh *mesh, const kcc_pray *r, float limit,
                                    kcc_leaf_visit visit, void *ctx)
 {
-    kcc_walk_groups(mesh->groups, kcc_qnode4_ray, r, limit, visit, ctx);
+    kcc_walk_groups(mesh->groups, &mesh->root, kcc_qnode4_ray, r, limit, visit, ctx);
 }
 
 /// Group g of a tree mesh decoded into *scratch (kcc_qnode4_decode): for the walks that read
@@ -1048,6 +1052,14 @@ KCC_HOT int kcc_qnode4_inner_mask(const kcc_qnode4 *g)
     return (g->count[0] == 0 ? 1 : 0) | (g->count[1] == 0 ? 2 : 0) | (g->count[2] == 0 ? 4 : 0) |
            (g->count[3] == 0 ? 8 : 0);
 #endif
+}
+
+/// The box test of group g of a tree mesh (kcc_pbox_qtest), the root group's in float on its decoded
+/// copy (kcc_mesh.root, kcc_pbox_test): every child whose decoded box the box overlaps, as the
+/// quantised test passes them, without the few more that test may pass.
+KCC_HOT int kcc_mesh_group_box_test(const kcc_mesh *mesh, uint32_t g, const kcc_pbox *q)
+{
+    return g == 0 ? kcc_pbox_test(q, &mesh->root) : kcc_pbox_qtest(q, &mesh->groups[g]);
 }
 
 /* mesh.c */

@@ -568,6 +568,7 @@ static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc 
                       size_t stride)
 {
     kcc_tree_collapse(sc->pairs, NULL, m->groups, sc->queue);
+    kcc_qnode4_decode(&m->groups[0], &m->root);
     uint32_t slots = 0;
     for (uint32_t q = 0; q < m->quad_count; ++q)
         for (int i = 0; i < 4; ++i)
@@ -935,6 +936,15 @@ KCC_HOT uint32_t box_leaf_run(const kcc_mesh *mesh, uint32_t s0, uint32_t n, con
     return found;
 }
 
+/* box_leaf_run over slots run .. end - 1 (none when run == end), four at a time. */
+KCC_HOT uint32_t box_slot_run(const kcc_mesh *mesh, uint32_t run, uint32_t end, const kcc_pbox *qb,
+                              box_answer answer, uint32_t *out, uint32_t capacity, uint32_t found)
+{
+    for (uint32_t s0 = run; s0 < end; s0 += 4)
+        found = box_leaf_run(mesh, s0, end - s0 < 4 ? end - s0 : 4, qb, answer, out, capacity, found);
+    return found;
+}
+
 /* The tree walk of every box query (no argument checks: lo <= hi, finite): a group's inner
  * children that overlap the box are pushed (last slot first, so slot order is kept); its leaves
  * that overlap it are tested at once, in slot order, four triangles at a time. Returns how many
@@ -961,31 +971,31 @@ static uint32_t box_walk_under(const kcc_mesh *mesh, uint32_t first, uint32_t co
                                      capacity, found);
         return found;
     }
-    if (count > 0) {
-        for (uint32_t s0 = first, e = first + count; s0 < e; s0 += 4)
-            found = box_leaf_run(mesh, s0, e - s0 < 4 ? e - s0 : 4, &qb, answer, out, capacity, found);
-        return found;
-    }
+    if (count > 0)
+        return box_slot_run(mesh, first, first + count, &qb, answer, out, capacity, found);
     uint32_t stack[KCC_TREE_STACK];
-    uint32_t sp = 0;
-    stack[sp++] = first;
-    while (sp > 0) {
-        const kcc_qnode4 *q = &mesh->groups[stack[--sp]];
-        int mask = kcc_pbox_qtest(&qb, q);
-        int inner = mask & kcc_qnode4_inner_mask(q), leaves = mask & ~inner;
+    uint32_t sp = 0, g = first;
+    /* the first group's test (the root's in float: kcc_mesh_group_box_test); every later group is an
+     * inner child, never the root */
+    int mask = kcc_mesh_group_box_test(mesh, g, &qb);
+    for (;;) {
+        const kcc_qnode4 *q = &mesh->groups[g];
+        const int inner = mask & kcc_qnode4_inner_mask(q);
         KCC_ASSERT(sp + 4 <= KCC_TREE_STACK);
         for (int i = 3; i >= 0; --i)
             if (inner >> i & 1)
                 stack[sp++] = q->first[i];
-        for (; leaves != 0; leaves &= leaves - 1) {
+        for (int leaves = mask & ~inner; leaves != 0; leaves &= leaves - 1) {
             const int bit = leaves & -leaves;
             const int i = (bit >> 1) - (bit >> 3);
-            for (uint32_t s0 = q->first[i], e = s0 + q->count[i]; s0 < e; s0 += 4)
-                found = box_leaf_run(mesh, s0, e - s0 < 4 ? e - s0 : 4, &qb, answer, out,
-                                     capacity, found);
+            found = box_slot_run(mesh, q->first[i], q->first[i] + q->count[i], &qb, answer, out,
+                                 capacity, found);
         }
+        if (sp == 0)
+            return found;
+        g = stack[--sp];
+        mask = kcc_pbox_qtest(&qb, &mesh->groups[g]);
     }
-    return found;
 }
 
 static uint32_t box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3], uint32_t *out,

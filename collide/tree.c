@@ -829,6 +829,9 @@ kcc_status kcc_mesh_validate(const kcc_mesh *mesh)
     uint32_t sp = 0, next_slot = 0;
     if (!push_slots(mesh, &root, stack, &sp))
         return KCC_ERR_CORRUPT;
+    kcc_node4 decoded; /* the root's float copy, which the walks test in the root's place */
+    if (memcmp(kcc_qnode4_decode(&mesh->groups[0], &decoded), &mesh->root, sizeof decoded) != 0)
+        return KCC_ERR_CORRUPT;
     while (sp > 0) {
         const check_item item = stack[--sp];
         const kcc_qnode4 *q = &mesh->groups[item.group];

@@ -2258,7 +2258,7 @@ static void find_slot(const kcc_mesh *m, uint32_t from, bool want_leaf, uint32_t
     fail_msg("no such slot");
 }
 
-enum { CORRUPTIONS = 11 };
+enum { CORRUPTIONS = 12 };
 
 /* A corner offset of a copy naming a vertex past the stored ones. Only a block whose base lies
  * within 255 of the vertex count has such an offset: on a large mesh each block's base is as low
@@ -2322,6 +2322,9 @@ static void corrupt(kcc_mesh *c, int which)
         break;
     case 9: /* the index width disagrees with the triangle count */
         c->narrow_ids = !c->narrow_ids;
+        break;
+    case 10: /* the root group's float copy, which the walks test, disagrees with the root group */
+        c->root.y[1][0] = nextafterf(c->root.y[1][0], -INFINITY);
         break;
     default: /* a triangle moved out of its leaf */
         c->verts[c->corner_base[last / KCC_CORNER_BLOCK] + c->corners[last][0]][0] += 1000.0f;

@@ -120,7 +120,7 @@ static bool report_level(const char *path, bool queries, uint32_t *scratch, uint
      * of tree_bytes); of vertex_bytes, 3 B per slot of corner offsets and 4 B per block of slots of
      * bases, the rest the vertices. */
     const double width = mesh->narrow_ids ? 2.0 : 4.0;
-    const double groups = 64.0 * mesh->quad_count, tri_id = width * mesh->slot_count;
+    const double groups = (double)sizeof(kcc_qnode4) * mesh->quad_count, tri_id = width * mesh->slot_count;
     const double words = ceil(tris / 64.0);
     const double links = 8.0 * words + 8.0 * ceil(4.0 * kcc_rank_count((uint32_t)words) / 8.0) +
                          width * mesh->link_count;
