@@ -108,7 +108,7 @@ uint32_t kcc_broadphase_add(kcc_broadphase *bp, const float lo[3], const float h
         return KCC_PROXY_NONE;
     set_box(bp, proxy, lo, hi);
     bp->user[proxy] = user;
-    bp->flags[proxy] = (uint8_t)((flags & KCC_PROXY_STATIC) | KCC_BP_LIVE | (bp->flags[proxy] & KCC_BP_CHANGED));
+    bp->flags[proxy] = (uint8_t)((flags & KCC_PROXY_STATIC) | KCC_BP_LIVE | (bp->flags[proxy] & KCC_BP_KEPT));
     ++bp->proxy_count;
     if (bp->kind == KCC_BROADPHASE_SAP)
         kcc_sap_add(bp, proxy);
@@ -125,7 +125,7 @@ void kcc_broadphase_remove(kcc_broadphase *bp, uint32_t proxy)
         kcc_sap_remove(bp, proxy);
     else
         kcc_grid_remove(bp, proxy);
-    bp->flags[proxy] &= KCC_BP_CHANGED;
+    bp->flags[proxy] &= KCC_BP_KEPT;
     bp->user[proxy] = 0;
     bp->free_list[bp->free_count++] = proxy;
     --bp->proxy_count;
@@ -242,9 +242,14 @@ void kcc_bp_sort_keys(uint64_t *keys, uint32_t count)
         }
         return;
     }
+    kcc_bp_heapify(keys, count);
+    kcc_bp_heap_sort(keys, count);
+}
+
+void kcc_bp_heapify(uint64_t *keys, uint32_t count)
+{
     for (uint32_t i = count / 2; i-- > 0;)
         sift_down(keys, count, i);
-    kcc_bp_heap_sort(keys, count);
 }
 
 bool kcc_bp_heap_offer(uint64_t *heap, uint32_t *count, uint32_t capacity, uint64_t key)

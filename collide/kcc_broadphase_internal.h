@@ -107,8 +107,12 @@ typedef struct kcc_bp_box {
 /// Proxy flags beyond KCC_PROXY_STATIC.
 #define KCC_BP_LIVE 2u
 #define KCC_BP_OVERSIZED 4u
-/// The grid's: the proxy is in its changed list (kept across a remove and the next add).
+/// The grid's: the proxy is in its changed list; it is an entry of the movers' layer, of the
+/// statics' layer. Kept across a remove and the next add (KCC_BP_KEPT).
 #define KCC_BP_CHANGED 8u
+#define KCC_BP_IN_MOVERS 16u
+#define KCC_BP_IN_STATICS 32u
+#define KCC_BP_KEPT (KCC_BP_CHANGED | KCC_BP_IN_MOVERS | KCC_BP_IN_STATICS)
 
 /// One end of a proxy's interval on one axis: its value (m) and tag = proxy << 1 | 1 for the max
 /// end. Ordered by value, a min before a max of the same value, so that "min of A before max of B
@@ -141,47 +145,46 @@ typedef struct kcc_sap {
                                    ///< these overlapped or the current boxes do
 } kcc_sap;
 
-/// An entered grid proxy as of its layer's last rebuild: the cell of its box's low corner, and
-/// packed, its bucket << 3 | reach (bit k: its box reaches into the next cell on axis k).
-typedef struct kcc_grid_cell {
-    int32_t  lo[3];
-    uint32_t packed;
-} kcc_grid_cell;
-_Static_assert(sizeof(kcc_grid_cell) == 16, "one grid cell record, 16 bytes");
+/// One entry of a grid layer: its sort key, (the row of its box's low corner) << 32 | lo.x's bits
+/// ordered as unsigned integers (-0 taken as +0), and its proxy.
+typedef struct kcc_grid_entry {
+    uint64_t key;
+    uint32_t proxy;
+} kcc_grid_entry;
 
-/// One layer of the grid: the proxies entered in it, each once, in the cell of its box's low corner.
-/// The cells wrap onto a torus of 2^bits[k] cells on axis k, each torus cell a bucket: bucket
-/// (x, y, z) = x mod 2^bits[0] | (y mod 2^bits[1]) << bits[0] | (z mod 2^bits[2]) << (bits[0] +
-/// bits[1]). Entries [bucket_start[b], bucket_start[b + 1]) are the proxies in bucket b, their boxes
-/// in flat arrays.
+/// One layer of the grid: its proxies sorted by (the row of their box's low corner on z, lo.x), the
+/// rows row_height tall (at least the deepest entered box on z, so an entered box spans at most two
+/// rows), kept from update to update and re-sorted in place; their boxes as of the layer's last
+/// update laid out by entry (SoA) for four-wide tests.
 typedef struct kcc_grid_layer {
-    float    edge[3], inv_edge[4];   ///< m, 1/m: the cells' size on each axis (inv_edge[3] =
-                                     ///< inv_edge[0], for four-wide use)
-    uint32_t bits[3];            ///< the torus (0: the axis is collapsed into one bucket)
-    uint32_t mask[3], stride[3]; ///< 2^bits[k] - 1; the bucket step of axis k (1, 2^bits[0], ...)
-    uint32_t *bucket_start;      ///< 2^max_bits + 1
-    float    *lo[3], *hi[3];     ///< proxy_capacity + 4, by entry: the entered boxes (m); a four-wide
-                                 ///< test of the last entries reads up to three beyond them
-    uint32_t *proxy;             ///< proxy_capacity + 4, by entry
+    float    row_height, inv_row_height;   ///< m, 1/m
+    float    widest;                       ///< m: no entered box is wider on x
+    uint8_t  in_flag;                      ///< the proxy flag of this layer's entries
+    kcc_grid_entry *entries;     ///< proxy_capacity + 4, ascending by key; the 4 past the last hold
+                                 ///< key UINT64_MAX
+    float    *lo[3], *hi[3];     ///< proxy_capacity + 4, by entry (m); a four-wide test of the last
+                                 ///< entries reads up to three beyond them
+    int32_t  *row;               ///< proxy_capacity + 4, by entry; INT32_MAX past the last
     uint32_t entry_count;
 } kcc_grid_layer;
 
-/// The uniform grid's state: the movers (proxies not STATIC) rebuilt at every update, the STATIC
-/// proxies rebuilt at an update only when one of them changed.
+/// The grid's state: the movers (proxies not STATIC), updated at every update, and the STATIC
+/// proxies, updated at an update only when one of them changed.
 typedef struct kcc_grid {
-    float    cell_size;          ///< m: the largest box edge a layer enters
-    uint32_t max_bits;           ///< log2 of the buckets there is room for in each layer
+    float    cell_size;          ///< m: the widest and deepest box (x, z) a layer enters
     kcc_grid_layer movers, statics;
     bool     statics_changed;    ///< a STATIC proxy was added, moved or removed since the update
-    kcc_grid_cell *cells;        ///< proxy_capacity, by proxy: the entered proxies' cells
+    kcc_grid_entry *scratch;     ///< proxy_capacity: the merge sort's other half
     uint32_t *oversized;         ///< proxy_capacity: the live proxies not entered, ascending
     uint32_t oversized_count;
     uint32_t *changed;           ///< proxy_capacity: proxies added, moved or removed since the last
                                  ///< update (each once: flag KCC_BP_CHANGED)
     uint32_t changed_count;
-    uint64_t *candidates;        ///< proxy_capacity: one proxy's pair keys while they are sorted
-    uint64_t *static_pairs;      ///< pair_capacity: the pairs of entered STATIC proxies and movers
-                                 ///< (a bounded heap, then ascending)
+    uint64_t *candidates;        ///< proxy_capacity: one scan's pair keys when the found list is
+                                 ///< nearly full; a long group of pairs while it is sorted
+    uint64_t *found;             ///< pair_capacity: the pair keys found, in the order found (a
+                                 ///< bounded max-heap once more are found than it holds)
+    uint32_t *group_end;         ///< proxy_capacity + 1: the counting sort of the pairs by a
 } kcc_grid;
 
 struct kcc_broadphase {
@@ -194,7 +197,7 @@ struct kcc_broadphase {
                                  ///< groups of four: up to one float past the last box)
     uint32_t *user;              ///< proxy_capacity
     uint8_t  *flags;             ///< proxy_capacity: KCC_PROXY_STATIC | KCC_BP_LIVE | KCC_BP_OVERSIZED |
-                                 ///< KCC_BP_CHANGED
+                                 ///< KCC_BP_KEPT
     uint32_t *free_list;         ///< proxy_capacity
     kcc_proxy_pair *pairs;       ///< pair_capacity: the list kcc_broadphase_pairs returns
     uint32_t pair_count;
@@ -239,6 +242,8 @@ void kcc_bp_sort_keys(uint64_t *keys, uint32_t count);
 /// Offers a key to a max-heap of at most capacity keys that keeps the smallest; returns false when
 /// the heap was full (the key, or the largest it held, dropped).
 bool kcc_bp_heap_offer(uint64_t *heap, uint32_t *count, uint32_t capacity, uint64_t key);
+/// Makes keys[0..count) a max-heap in place.
+void kcc_bp_heapify(uint64_t *keys, uint32_t count);
 /// Sorts a max-heap of count keys ascending in place.
 void kcc_bp_heap_sort(uint64_t *heap, uint32_t count);
 /// Every live proxy overlapping box, ascending (tested one by one); writes the first capacity.
