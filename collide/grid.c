@@ -40,6 +40,7 @@ static void layout_layer(kcc_grid_layer *l, kcc_bp_layout *layout, size_t cap)
         l->hi[k] = kcc_bp_take(layout, cap + ENTRY_PAD, sizeof(float));
     }
     l->row = kcc_bp_take(layout, cap + ENTRY_PAD, sizeof *l->row);
+    l->row_start = kcc_bp_take(layout, cap + 2, sizeof *l->row_start);
 }
 
 void kcc_grid_layout(kcc_broadphase *bp, kcc_bp_layout *layout)
@@ -108,22 +109,6 @@ static inline uint64_t entry_key(int32_t row, float x)
 static inline int32_t key_row(uint64_t key)
 {
     return (int32_t)((uint32_t)(key >> 32) ^ 0x80000000u);
-}
-
-/* The first entry at or after `at` whose key is at least `key` (a binary search). */
-static uint32_t lower_bound(const kcc_grid_layer *l, uint32_t at, uint64_t key)
-{
-    uint32_t count = l->entry_count - at;
-    while (count > 0) {
-        const uint32_t half = count / 2;
-        if (l->entries[at + half].key < key) {
-            at += half + 1;
-            count -= half + 1;
-        } else {
-            count = half;
-        }
-    }
-    return at;
 }
 
 /* ---- a layer's update ---- */
@@ -262,6 +247,25 @@ static void merge_sort(kcc_grid_entry *e, kcc_grid_entry *scratch, uint32_t coun
         memcpy(e, from, (size_t)count * sizeof *e);
 }
 
+/* The table of row starts, when the rows from the first entry's to the last's are no more than
+ * proxy_capacity + 1: row_start[r - first_row] is the first entry of row r or after it. */
+static void index_rows(kcc_grid_layer *l, uint32_t proxy_capacity)
+{
+    l->row_count = 0;
+    if (l->entry_count == 0)
+        return;
+    l->first_row = l->row[0];
+    const int64_t span = (int64_t)l->row[l->entry_count - 1] - l->first_row + 1;
+    if (span > (int64_t)proxy_capacity + 1)
+        return;
+    l->row_count = (uint32_t)span;
+    uint32_t index = 0;
+    for (uint32_t i = 0; i < l->entry_count; ++i)
+        for (const uint32_t end = (uint32_t)(l->row[i] - l->first_row); index <= end; ++index)
+            l->row_start[index] = i;
+    l->row_start[l->row_count] = l->entry_count;
+}
+
 /* The entries' boxes and rows laid out by entry. */
 static void lay_out_boxes(const kcc_broadphase *bp, kcc_grid_layer *l)
 {
@@ -276,6 +280,7 @@ static void lay_out_boxes(const kcc_broadphase *bp, kcc_grid_layer *l)
         row[i] = key_row(entries[i].key);
     }
     pad_layer(l);
+    index_rows(l, bp->proxy_capacity);
 }
 
 /* A layer brought up to date: its entries collected in the last order, keyed again with a new row
@@ -423,28 +428,62 @@ static inline kcc_bp_box entry_box(const kcc_grid_layer *l, uint32_t i)
 /* Every two entered movers that overlap, each pair once: a mover meets those after it in its own
  * row while their lo.x <= its hi.x, and those in the next row from the first whose lo.x is at least
  * its lo.x less the widest box (a cursor that only moves forward: the movers come in key order) up to
- * its hi.x. A mover deeper than a row spans at most two, so nothing further can overlap it. */
+ * its hi.x. A mover deeper than a row spans at most two, so nothing further can overlap it. A run
+ * whose first entry is already out of it is skipped. The layer is read from a local copy: stores to
+ * the sink cannot change it. */
 static void pairs_of_movers(const kcc_broadphase *bp, pair_sink *sink)
 {
-    const kcc_grid_layer *l = &bp->u.grid.movers;
+    const kcc_grid_layer l = bp->u.grid.movers;
     uint32_t cursor = 0;
-    for (uint32_t i = 0; i < l->entry_count; ++i) {
-        const kcc_bp_box box = entry_box(l, i);
-        const int32_t row = l->row[i];
-        row_probe q;
-        probe_setup(&q, &box, l->entries[i].proxy);
-        uint64_t *out = sink_begin(sink);
-        uint32_t found = scan_run(l, &q, row, i + 1, out, 0);
-        const uint64_t from = entry_key(row + 1, box.lo[0] - l->widest);
-        while (l->entries[cursor].key < from)
+    for (uint32_t i = 0; i < l.entry_count; ++i) {
+        const int32_t row = l.row[i];
+        const float hi_x = l.hi[0][i];
+        const uint64_t from = entry_key(row + 1, l.lo[0][i] - l.widest);
+        while (l.entries[cursor].key < from)
             ++cursor;
-        found = scan_run(l, &q, row + 1, cursor, out, found);
+        const bool own = l.row[i + 1] == row && l.lo[0][i + 1] <= hi_x;
+        const bool next = l.row[cursor] == row + 1 && l.lo[0][cursor] <= hi_x;
+        if (!own && !next)
+            continue;
+        const kcc_bp_box box = entry_box(&l, i);
+        row_probe q;
+        probe_setup(&q, &box, l.entries[i].proxy);
+        uint64_t *out = sink_begin(sink);
+        uint32_t found = own ? scan_run(&l, &q, row, i + 1, out, 0) : 0;
+        if (next)
+            found = scan_run(&l, &q, row + 1, cursor, out, found);
         sink_end(sink, out, found);
     }
 }
 
+/* The first entry of `row` whose key is at least `key` (a key of that row), searching from `at` (no
+ * later than it): within the row's entries when the layer has its table of row starts, else among
+ * every entry from at. */
+static uint32_t row_lower_bound(const kcc_grid_layer *l, uint32_t at, int32_t row, uint64_t key)
+{
+    uint32_t end = l->entry_count;
+    if (l->row_count > 0) {
+        const int64_t index = (int64_t)row - l->first_row;
+        if (index < 0 || index >= (int64_t)l->row_count)
+            return index < 0 ? 0 : l->entry_count;
+        at = l->row_start[index];
+        end = l->row_start[index + 1];
+    }
+    uint32_t count = end - at;
+    while (count > 0) {
+        const uint32_t half = count / 2;
+        if (l->entries[at + half].key < key) {
+            at += half + 1;
+            count -= half + 1;
+        } else {
+            count = half;
+        }
+    }
+    return at;
+}
+
 /* The movers overlapping `box` (proxy `proxy`, not a mover): on each row from its low corner's less
- * one to its high corner's, a binary search for the first whose lo.x is at least box's lo.x less the
+ * one to its high corner's, a search for the first whose lo.x is at least box's lo.x less the
  * widest, then the run; over more than MAX_ROWS rows, every mover. */
 static uint32_t scan_movers(const kcc_grid_layer *l, const kcc_bp_box *box, uint32_t proxy, uint64_t *out)
 {
@@ -462,7 +501,7 @@ static uint32_t scan_movers(const kcc_grid_layer *l, const kcc_bp_box *box, uint
     }
     uint32_t at = 0;
     for (int32_t row = first; row <= last; ++row) {
-        at = lower_bound(l, at, entry_key(row, box->lo[0] - l->widest));
+        at = row_lower_bound(l, at, row, entry_key(row, box->lo[0] - l->widest));
         found = scan_run(l, &q, row, at, out, found);
     }
     return found;
@@ -472,35 +511,47 @@ static uint32_t scan_movers(const kcc_grid_layer *l, const kcc_bp_box *box, uint
 static void pairs_of_statics(const kcc_broadphase *bp, pair_sink *sink)
 {
     const kcc_grid *g = &bp->u.grid;
-    if (g->movers.entry_count == 0)
+    const kcc_grid_layer movers = g->movers;   /* a local copy: stores to the sink cannot change it */
+    if (movers.entry_count == 0)
         return;
     for (uint32_t i = 0; i < g->statics.entry_count; ++i) {
         const kcc_bp_box box = entry_box(&g->statics, i);
         uint64_t *out = sink_begin(sink);
-        sink_end(sink, out, scan_movers(&g->movers, &box, g->statics.entries[i].proxy, out));
+        sink_end(sink, out, scan_movers(&movers, &box, g->statics.entries[i].proxy, out));
     }
 }
 
-/* Each oversized proxy's pairs with every live proxy that may pair with it (an oversized one only
- * when above it, whose own scan does not meet it), in index order. */
+/* Whether another proxy pairs with oversized `proxy`: live, not both STATIC, not an oversized one
+ * below it (whose own scan meets it), overlapping. SSE2: a box's six floats read as two groups of
+ * four (the boxes array has a float to spare past its last box). */
+static inline bool oversized_meets(const kcc_broadphase *bp, const kcc_bp_box *box, uint8_t static_mask,
+                                   uint32_t proxy, uint32_t other)
+{
+    const uint8_t f = bp->flags[other];
+    const kcc_bp_box *b = &bp->boxes[other];
+#if KCC_SSE
+    const __m128 touch = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(box->lo), _mm_loadu_ps(b->hi)),
+                                    _mm_cmple_ps(_mm_loadu_ps(b->lo), _mm_loadu_ps(box->hi)));   /* box: in bp->boxes */
+    const bool overlap = (_mm_movemask_ps(touch) & 7) == 7;
+#else
+    const bool overlap = kcc_bp_overlap(box, b);
+#endif
+    return ((f & (KCC_BP_LIVE | static_mask)) == KCC_BP_LIVE) & (!(f & KCC_BP_OVERSIZED) | (other > proxy)) & overlap;
+}
+
+/* Each oversized proxy's pairs with every live proxy that may pair with it, in index order. */
 static void pairs_of_oversized(const kcc_broadphase *bp, pair_sink *sink)
 {
     const kcc_grid *g = &bp->u.grid;
     for (uint32_t i = 0; i < g->oversized_count; ++i) {
         const uint32_t proxy = g->oversized[i];
-        const kcc_bp_box box = bp->boxes[proxy];
+        const kcc_bp_box *box = &bp->boxes[proxy];
         const uint8_t static_mask = bp->flags[proxy] & KCC_PROXY_STATIC;
         uint64_t *out = sink_begin(sink);
         uint32_t found = 0;
         for (uint32_t other = 0; other < bp->proxy_end; ++other) {
-            const uint8_t f = bp->flags[other];
-            const kcc_bp_box *b = &bp->boxes[other];
             out[found] = kcc_bp_key(proxy, other);
-            found += (uint32_t)((f & (KCC_BP_LIVE | static_mask)) == KCC_BP_LIVE) &
-                     (uint32_t)(!(f & KCC_BP_OVERSIZED) | (other > proxy)) & (uint32_t)(box.lo[0] <= b->hi[0]) &
-                     (uint32_t)(b->lo[0] <= box.hi[0]) & (uint32_t)(box.lo[1] <= b->hi[1]) &
-                     (uint32_t)(b->lo[1] <= box.hi[1]) & (uint32_t)(box.lo[2] <= b->hi[2]) &
-                     (uint32_t)(b->lo[2] <= box.hi[2]);
+            found += (uint32_t)oversized_meets(bp, box, static_mask, proxy, other);
         }
         sink_end(sink, out, found);
     }
@@ -627,7 +678,7 @@ static uint32_t query_layer(const kcc_broadphase *bp, const kcc_grid_layer *l, c
         return query_entries(bp, l, box, 0, l->entry_count, INT32_MAX, out, capacity, found);
     uint32_t at = 0;
     for (int32_t row = first; row <= last; ++row) {
-        at = lower_bound(l, at, entry_key(row, box->lo[0] - l->widest));
+        at = row_lower_bound(l, at, row, entry_key(row, box->lo[0] - l->widest));
         found = query_entries(bp, l, box, at, l->entry_count, row, out, capacity, found);
     }
     return found;

@@ -166,6 +166,11 @@ typedef struct kcc_grid_layer {
                                  ///< entries reads up to three beyond them
     int32_t  *row;               ///< proxy_capacity + 4, by entry; INT32_MAX past the last
     uint32_t entry_count;
+    uint32_t *row_start;         ///< proxy_capacity + 2: row_start[r - first_row] is the first entry
+                                 ///< of row r or after it, for the row_count rows from first_row
+                                 ///< (row_count 0: no table, the rows span more than capacity + 1)
+    int32_t  first_row;
+    uint32_t row_count;
 } kcc_grid_layer;
 
 /// The grid's state: the movers (proxies not STATIC), updated at every update, and the STATIC

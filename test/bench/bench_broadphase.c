@@ -4,7 +4,8 @@
  * STATIC proxy (the level's bounds) and 300 static pieces of 1-2 m (no larger than the smallest cell
  * tried, as the world splits a level). docs/world.md, "The broadphase", holds the figures.
  * Usage: bench_broadphase [levels_dir] (unused: the scenes are generated); env KCC_BENCH_BP_MAX
- * (largest count, default 100000), KCC_BENCH_BP_ONLY (run only the kinds whose name contains it: "SAP", "grid 4"). */
+ * (largest count, default 100000), KCC_BENCH_BP_MIN (smallest count), KCC_BENCH_BP_ONLY (run only the kinds
+ * whose name contains it: "SAP", "grid 4"), KCC_BENCH_BP_SCENE ("spread" or "crowd": that scene only). */
 #include "bench.h"
 
 #include "kcc_broadphase_internal.h"
@@ -167,7 +168,9 @@ int main(int argc, char **argv)
     (void)argv;
     const char *max_env = getenv("KCC_BENCH_BP_MAX");
     uint32_t max_count = max_env ? (uint32_t)strtoul(max_env, NULL, 10) : 100000u;
-    const char *only = getenv("KCC_BENCH_BP_ONLY");
+    const char *min_env = getenv("KCC_BENCH_BP_MIN");
+    uint32_t min_count = min_env ? (uint32_t)strtoul(min_env, NULL, 10) : 0u;
+    const char *only = getenv("KCC_BENCH_BP_ONLY"), *scene_only = getenv("KCC_BENCH_BP_SCENE");
     static const struct { kcc_broadphase_kind kind; float cell; const char *name; } kinds[] = {
         {KCC_BROADPHASE_SAP, 0.0f, "SAP"},
         {KCC_BROADPHASE_GRID, 2.0f, "grid 2 m"},
@@ -185,7 +188,8 @@ int main(int argc, char **argv)
     for (int crowd = 0; crowd <= 1; ++crowd)
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
             uint64_t checksum_first = 0;
-            if (counts[c] > max_count)
+            if (counts[c] > max_count || counts[c] < min_count ||
+                (scene_only && strcmp(scene_only, crowd ? "crowd" : "spread") != 0))
                 continue;
             int steps = counts[c] >= 100000 ? 20 : counts[c] >= 10000 ? 60 : 300;
             for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
