@@ -26,11 +26,11 @@
  * three rows: such a box is oversized, which costs time, not answers) and to the widest. */
 #define MIN_ROW_SHARE 0.0625f
 #define EDGE_MARGIN 0x1p-10f
+/* A group of pairs (one a) this long is sorted by its keys' sort, shorter ones by insertion. */
+#define GROUP_INSERTION_MAX 24u
 /* The insertion sort gives up for a merge sort after this many moves an entry (plus the slack). */
 #define SORT_MOVES_PER_ENTRY 16u
 #define SORT_MOVES_SLACK 1024u
-/* A group of pairs (one a) this long is sorted by its keys' sort, shorter ones by insertion. */
-#define GROUP_INSERTION_MAX 24u
 
 static void layout_layer(kcc_grid_layer *l, kcc_bp_layout *layout, size_t cap)
 {
@@ -88,11 +88,18 @@ void kcc_grid_init(kcc_broadphase *bp, float cell_size)
  * clamp (the world never passes one). Monotone in z, which is what makes the runs exact. */
 static inline int32_t row_of(float z, float inv_row_height)
 {
+#if KCC_SSE   /* the same operations without branches: max and min put a NaN on the low clamp too */
+    __m128 c = _mm_mul_ss(_mm_set_ss(z), _mm_set_ss(inv_row_height));
+    c = _mm_min_ss(_mm_max_ss(c, _mm_set_ss(-COORD_LIMIT)), _mm_set_ss(COORD_LIMIT));
+    const int32_t truncated = _mm_cvttss_si32(c);
+    return truncated - (_mm_cvtss_f32(c) < (float)truncated);
+#else
     float c = z * inv_row_height;
     c = c >= -COORD_LIMIT ? c : -COORD_LIMIT;
     c = c <= COORD_LIMIT ? c : COORD_LIMIT;
     int32_t truncated = (int32_t)c;
     return truncated - (c < (float)truncated);
+#endif
 }
 
 /* The key of (row, x): ascending keys are ascending rows, then ascending x (-0 taken as +0, so that
@@ -113,19 +120,6 @@ static inline int32_t key_row(uint64_t key)
 
 /* ---- a layer's update ---- */
 
-/* The largest extents (m) on x and z of the boxes a layer pass kept, and whether some key was made
- * with a row height too short for its box. */
-typedef struct layer_pass {
-    float wide, deep;
-    bool  rekey;
-} layer_pass;
-
-/* Whether a box goes in a layer: no wider or deeper (x, z) than cell_size. */
-static inline bool box_fits(const kcc_bp_box *box, float size)
-{
-    return box->hi[0] - box->lo[0] <= size && box->hi[2] - box->lo[2] <= size;
-}
-
 /* Keys an entry from its box: false when the box spans more than two rows. */
 static inline bool key_entry(const kcc_grid_layer *l, const kcc_bp_box *box, kcc_grid_entry *e)
 {
@@ -134,21 +128,38 @@ static inline bool key_entry(const kcc_grid_layer *l, const kcc_bp_box *box, kcc
     return row_of(box->hi[2], l->inv_row_height) - row <= 1;
 }
 
-/* Keeps proxy p as entry `kept` when it fits (noting its extents), else flags it oversized. */
-static inline uint32_t keep_entry(kcc_broadphase *bp, kcc_grid_layer *l, uint32_t p, uint32_t kept,
-                                  layer_pass *pass)
+/* What a layer pass reads, in locals (the flags are bytes, which the compiler must assume any store
+ * may change), and what it found: the largest extents (m) on x and z of the boxes it kept, and
+ * whether some key was made with a row height too short for its box. */
+typedef struct layer_pass {
+    const kcc_bp_box *boxes;
+    uint8_t *flags;
+    kcc_grid_entry *entries;
+    float    size, inv_row_height;
+    uint8_t  in_flag;
+    float    wide, deep;
+    bool     rekey;
+} layer_pass;
+
+/* Keeps proxy p (live, of the layer's kind) as entry `kept` when its box fits, keyed, noting its
+ * extents; else flags it oversized. Its flags are written only when they change. */
+static inline uint32_t keep_entry(layer_pass *pass, uint32_t p, uint32_t kept)
 {
-    const kcc_bp_box *box = &bp->boxes[p];
-    if (!box_fits(box, bp->u.grid.cell_size)) {
-        bp->flags[p] = (uint8_t)((bp->flags[p] & ~l->in_flag) | KCC_BP_OVERSIZED);
+    const kcc_bp_box *box = &pass->boxes[p];
+    const uint8_t f = pass->flags[p];
+    const float wide = box->hi[0] - box->lo[0], deep = box->hi[2] - box->lo[2];
+    if (!(wide <= pass->size && deep <= pass->size)) {
+        pass->flags[p] = (uint8_t)((f & ~pass->in_flag) | KCC_BP_OVERSIZED);
         return kept;
     }
-    const float wide = box->hi[0] - box->lo[0], deep = box->hi[2] - box->lo[2];
     pass->wide = wide > pass->wide ? wide : pass->wide;
     pass->deep = deep > pass->deep ? deep : pass->deep;
-    l->entries[kept].proxy = p;
-    pass->rekey |= !key_entry(l, box, &l->entries[kept]);
-    bp->flags[p] = (uint8_t)((bp->flags[p] & ~KCC_BP_OVERSIZED) | l->in_flag);
+    const int32_t row = row_of(box->lo[2], pass->inv_row_height);
+    pass->rekey |= row_of(box->hi[2], pass->inv_row_height) - row > 1;
+    pass->entries[kept].key = entry_key(row, box->lo[0]);
+    pass->entries[kept].proxy = p;
+    if ((f & (KCC_BP_OVERSIZED | pass->in_flag)) != pass->in_flag)
+        pass->flags[p] = (uint8_t)((f & ~KCC_BP_OVERSIZED) | pass->in_flag);
     return kept + 1;
 }
 
@@ -159,22 +170,22 @@ static void collect_entries(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want,
 {
     const kcc_grid *g = &bp->u.grid;
     const uint8_t kind = KCC_BP_LIVE | KCC_PROXY_STATIC;
+    layer_pass p = {bp->boxes, bp->flags, l->entries, g->cell_size, l->inv_row_height, l->in_flag, 0.0f, 0.0f, false};
     uint32_t kept = 0;
-    pass->wide = pass->deep = 0.0f;
-    pass->rekey = false;
-    for (uint32_t i = 0; i < l->entry_count; ++i) {
-        const uint32_t p = l->entries[i].proxy;
-        if ((bp->flags[p] & kind) == (KCC_BP_LIVE | want))
-            kept = keep_entry(bp, l, p, kept, pass);
+    for (uint32_t i = 0, count = l->entry_count; i < count; ++i) {
+        const uint32_t proxy = p.entries[i].proxy;
+        if ((p.flags[proxy] & kind) == (KCC_BP_LIVE | want))
+            kept = keep_entry(&p, proxy, kept);
         else
-            bp->flags[p] &= (uint8_t)~l->in_flag;
+            p.flags[proxy] &= (uint8_t)~p.in_flag;
     }
     for (uint32_t i = 0; i < g->changed_count; ++i) {
-        const uint32_t p = g->changed[i];
-        if ((bp->flags[p] & (kind | l->in_flag)) == (KCC_BP_LIVE | want))
-            kept = keep_entry(bp, l, p, kept, pass);
+        const uint32_t proxy = g->changed[i];
+        if ((p.flags[proxy] & (kind | p.in_flag)) == (KCC_BP_LIVE | want))
+            kept = keep_entry(&p, proxy, kept);
     }
     l->entry_count = kept;
+    *pass = p;
 }
 
 /* Keys every entry again with the layer's row height; those spanning more than two rows leave it,
@@ -211,6 +222,8 @@ static bool fit_row_height(kcc_grid_layer *l, float deep, float cell_size)
 static bool insertion_sort(kcc_grid_entry *e, uint32_t count, uint64_t budget)
 {
     for (uint32_t i = 1; i < count; ++i) {
+        if (e[i - 1].key <= e[i].key)
+            continue;
         const kcc_grid_entry entry = e[i];
         uint32_t j = i;
         for (; j > 0 && e[j - 1].key > entry.key; --j)
