@@ -26,6 +26,8 @@
  * three rows: such a box is oversized, which costs time, not answers) and to the widest. */
 #define MIN_ROW_SHARE 0.0625f
 #define EDGE_MARGIN 0x1p-10f
+/* Keys a four-wide scan may write past those it keeps. */
+#define SCAN_SLACK 4u
 /* A group of pairs (one a) this long is sorted by its keys' sort, shorter ones by insertion. */
 #define GROUP_INSERTION_MAX 24u
 /* The insertion sort gives up for a merge sort after this many moves an entry (plus the slack). */
@@ -52,7 +54,7 @@ void kcc_grid_layout(kcc_broadphase *bp, kcc_bp_layout *layout)
     g->scratch = kcc_bp_take(layout, cap, sizeof *g->scratch);
     g->oversized = kcc_bp_take(layout, cap, sizeof *g->oversized);
     g->changed = kcc_bp_take(layout, cap, sizeof *g->changed);
-    g->candidates = kcc_bp_take(layout, cap, sizeof *g->candidates);
+    g->candidates = kcc_bp_take(layout, cap + SCAN_SLACK, sizeof *g->candidates);
     g->group_end = kcc_bp_take(layout, cap + 1, sizeof *g->group_end);
     g->found = kcc_bp_take(layout, bp->pair_capacity, sizeof *g->found);
 }
@@ -398,7 +400,7 @@ static inline void probe_setup(row_probe *q, const kcc_bp_box *box, uint32_t pro
 /* The run of entries from `at` in row `row` whose lo.x is at most the probe's hi.x (consecutive: the
  * layer is sorted by (row, lo.x)): the keys of those whose boxes overlap the probe's appended to
  * out. Four at a time without branches on the outcomes (they are unpredictable), until a lane
- * leaves the run. */
+ * leaves the run; each four write four keys past those kept (out has SCAN_SLACK to spare). */
 KCC_HOT uint32_t scan_run(const kcc_grid_layer *l, const row_probe *q, int32_t row, uint32_t at,
                           uint64_t *out, uint32_t found)
 {
@@ -412,8 +414,11 @@ KCC_HOT uint32_t scan_run(const kcc_grid_layer *l, const row_probe *q, int32_t r
         for (int k = 1; k < 3; ++k)
             in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(q->lo[k], _mm_loadu_ps(l->hi[k] + at)),
                                            _mm_cmple_ps(_mm_loadu_ps(l->lo[k] + at), q->hi[k])));
-        for (uint32_t mask = (uint32_t)_mm_movemask_ps(in); mask != 0; mask &= mask - 1)
-            out[found++] = kcc_bp_key(q->proxy, l->entries[at + (uint32_t)__builtin_ctz(mask)].proxy);
+        const uint32_t mask = (uint32_t)_mm_movemask_ps(in);
+        for (uint32_t lane = 0; lane < 4; ++lane) {   /* every lane written, the hits kept */
+            out[found] = kcc_bp_key(q->proxy, l->entries[at + lane].proxy);
+            found += mask >> lane & 1u;
+        }
         if (_mm_movemask_ps(run) != 15)
             return found;
     }
@@ -442,7 +447,7 @@ static inline kcc_bp_box entry_box(const kcc_grid_layer *l, uint32_t i)
  * row while their lo.x <= its hi.x, and those in the next row from the first whose lo.x is at least
  * its lo.x less the widest box (a cursor that only moves forward: the movers come in key order) up to
  * its hi.x. A mover deeper than a row spans at most two, so nothing further can overlap it. A run
- * whose first entry is already out of it is skipped. The layer is read from a local copy: stores to
+ * pair whose first entries are both out of them is skipped. The layer is read from a local copy: stores to
  * the sink cannot change it. */
 static void pairs_of_movers(const kcc_broadphase *bp, pair_sink *sink)
 {
@@ -452,6 +457,7 @@ static void pairs_of_movers(const kcc_broadphase *bp, pair_sink *sink)
         const int32_t row = l.row[i];
         const float hi_x = l.hi[0][i];
         const uint64_t from = entry_key(row + 1, l.lo[0][i] - l.widest);
+        cursor += l.entries[cursor].key < from;   /* most movers move it by one or none */
         while (l.entries[cursor].key < from)
             ++cursor;
         const bool own = l.row[i + 1] == row && l.lo[0][i + 1] <= hi_x;
@@ -462,10 +468,7 @@ static void pairs_of_movers(const kcc_broadphase *bp, pair_sink *sink)
         row_probe q;
         probe_setup(&q, &box, l.entries[i].proxy);
         uint64_t *out = sink_begin(sink);
-        uint32_t found = own ? scan_run(&l, &q, row, i + 1, out, 0) : 0;
-        if (next)
-            found = scan_run(&l, &q, row + 1, cursor, out, found);
-        sink_end(sink, out, found);
+        sink_end(sink, out, scan_run(&l, &q, row + 1, cursor, out, scan_run(&l, &q, row, i + 1, out, 0)));
     }
 }
 
@@ -643,7 +646,7 @@ void kcc_grid_update(kcc_broadphase *bp)
     for (uint32_t proxy = 0; proxy < bp->proxy_end; ++proxy)
         if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_OVERSIZED)) == (KCC_BP_LIVE | KCC_BP_OVERSIZED))
             g->oversized[g->oversized_count++] = proxy;
-    pair_sink sink = {g->found, g->candidates, 0, bp->pair_capacity, bp->proxy_end, false};
+    pair_sink sink = {g->found, g->candidates, 0, bp->pair_capacity, bp->proxy_end + SCAN_SLACK, false};
     pairs_of_movers(bp, &sink);
     pairs_of_statics(bp, &sink);
     pairs_of_oversized(bp, &sink);
