@@ -107,12 +107,12 @@ typedef struct kcc_bp_box {
 /// Proxy flags beyond KCC_PROXY_STATIC.
 #define KCC_BP_LIVE 2u
 #define KCC_BP_OVERSIZED 4u
-/// The grid's: the proxy is in its changed list; it is an entry of the movers' layer, of the
-/// statics' layer. Kept across a remove and the next add (KCC_BP_KEPT).
+/// The grid's: the proxy is in its changed list (kept across a remove and the next add).
 #define KCC_BP_CHANGED 8u
+/// The grid's: the proxy is an entry of the movers' layer, of the statics' layer (a layer's update
+/// sets and clears them as it passes over its last entries, before it takes in the changed proxies).
 #define KCC_BP_IN_MOVERS 16u
 #define KCC_BP_IN_STATICS 32u
-#define KCC_BP_KEPT (KCC_BP_CHANGED | KCC_BP_IN_MOVERS | KCC_BP_IN_STATICS)
 
 /// One end of a proxy's interval on one axis: its value (m) and tag = proxy << 1 | 1 for the max
 /// end. Ordered by value, a min before a max of the same value, so that "min of A before max of B
@@ -202,7 +202,7 @@ struct kcc_broadphase {
                                  ///< groups of four: up to one float past the last box)
     uint32_t *user;              ///< proxy_capacity
     uint8_t  *flags;             ///< proxy_capacity: KCC_PROXY_STATIC | KCC_BP_LIVE | KCC_BP_OVERSIZED |
-                                 ///< KCC_BP_KEPT
+                                 ///< KCC_BP_CHANGED | KCC_BP_IN_MOVERS | KCC_BP_IN_STATICS
     uint32_t *free_list;         ///< proxy_capacity
     kcc_proxy_pair *pairs;       ///< pair_capacity: the list kcc_broadphase_pairs returns
     uint32_t pair_count;
