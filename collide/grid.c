@@ -26,8 +26,6 @@
  * three rows: such a box is oversized, which costs time, not answers) and to the widest. */
 #define MIN_ROW_SHARE 0.0625f
 #define EDGE_MARGIN 0x1p-10f
-/* Keys a four-wide scan may write past those it keeps. */
-#define SCAN_SLACK 4u
 /* A group of pairs (one a) this long is sorted by its keys' sort, shorter ones by insertion. */
 #define GROUP_INSERTION_MAX 24u
 /* The insertion sort gives up for a merge sort after this many moves an entry (plus the slack). */
@@ -54,7 +52,7 @@ void kcc_grid_layout(kcc_broadphase *bp, kcc_bp_layout *layout)
     g->scratch = kcc_bp_take(layout, cap, sizeof *g->scratch);
     g->oversized = kcc_bp_take(layout, cap, sizeof *g->oversized);
     g->changed = kcc_bp_take(layout, cap, sizeof *g->changed);
-    g->candidates = kcc_bp_take(layout, cap + SCAN_SLACK, sizeof *g->candidates);
+    g->candidates = kcc_bp_take(layout, cap, sizeof *g->candidates);
     g->group_end = kcc_bp_take(layout, cap + 1, sizeof *g->group_end);
     g->found = kcc_bp_take(layout, bp->pair_capacity, sizeof *g->found);
 }
@@ -400,7 +398,7 @@ static inline void probe_setup(row_probe *q, const kcc_bp_box *box, uint32_t pro
 /* The run of entries from `at` in row `row` whose lo.x is at most the probe's hi.x (consecutive: the
  * layer is sorted by (row, lo.x)): the keys of those whose boxes overlap the probe's appended to
  * out. Four at a time without branches on the outcomes (they are unpredictable), until a lane
- * leaves the run; each four write four keys past those kept (out has SCAN_SLACK to spare). */
+ * leaves the run. */
 KCC_HOT uint32_t scan_run(const kcc_grid_layer *l, const row_probe *q, int32_t row, uint32_t at,
                           uint64_t *out, uint32_t found)
 {
@@ -414,11 +412,8 @@ KCC_HOT uint32_t scan_run(const kcc_grid_layer *l, const row_probe *q, int32_t r
         for (int k = 1; k < 3; ++k)
             in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(q->lo[k], _mm_loadu_ps(l->hi[k] + at)),
                                            _mm_cmple_ps(_mm_loadu_ps(l->lo[k] + at), q->hi[k])));
-        const uint32_t mask = (uint32_t)_mm_movemask_ps(in);
-        for (uint32_t lane = 0; lane < 4; ++lane) {   /* every lane written, the hits kept */
-            out[found] = kcc_bp_key(q->proxy, l->entries[at + lane].proxy);
-            found += mask >> lane & 1u;
-        }
+        for (uint32_t mask = (uint32_t)_mm_movemask_ps(in); mask != 0; mask &= mask - 1)
+            out[found++] = kcc_bp_key(q->proxy, l->entries[at + (uint32_t)__builtin_ctz(mask)].proxy);
         if (_mm_movemask_ps(run) != 15)
             return found;
     }
@@ -646,7 +641,7 @@ void kcc_grid_update(kcc_broadphase *bp)
     for (uint32_t proxy = 0; proxy < bp->proxy_end; ++proxy)
         if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_OVERSIZED)) == (KCC_BP_LIVE | KCC_BP_OVERSIZED))
             g->oversized[g->oversized_count++] = proxy;
-    pair_sink sink = {g->found, g->candidates, 0, bp->pair_capacity, bp->proxy_end + SCAN_SLACK, false};
+    pair_sink sink = {g->found, g->candidates, 0, bp->pair_capacity, bp->proxy_end, false};
     pairs_of_movers(bp, &sink);
     pairs_of_statics(bp, &sink);
     pairs_of_oversized(bp, &sink);

@@ -1,7 +1,7 @@
 /* kcc_broadphase_internal.h: the broadphase the world owns inside its one allocation: proxies (a box,
  * a 32-bit user value, a STATIC flag) and the pairs of them whose boxes overlap, found by incremental
- * sweep and prune (collide/sap.c) or by a uniform grid (collide/grid.c) behind one interface
- * (collide/broadphase.c). Knows nothing of bodies or characters; never installed. */
+ * sweep and prune (collide/sap.c) or by sweep and prune in grid rows (collide/grid.c) behind one
+ * interface (collide/broadphase.c). Knows nothing of bodies or characters; never installed. */
 #ifndef KCC_BROADPHASE_INTERNAL_H
 #define KCC_BROADPHASE_INTERNAL_H
 
@@ -11,7 +11,7 @@
 #define KCC_PROXY_STATIC 1u
 /// No proxy: what kcc_broadphase_add returns when every proxy is in use.
 #define KCC_PROXY_NONE 0xffffffffu
-/// Largest proxy_capacity (a grid numbers its buckets, up to 4 a proxy, in 29 bits).
+/// Largest proxy_capacity.
 #define KCC_BROADPHASE_MAX_PROXIES (1u << 24)
 /// Largest pair_capacity.
 #define KCC_BROADPHASE_MAX_PAIRS (1u << 28)
@@ -26,9 +26,9 @@ typedef struct kcc_broadphase_desc {
     kcc_broadphase_kind kind;   ///< SAP or GRID; DEFAULT means KCC_BROADPHASE_MEASURED_DEFAULT
     uint32_t proxy_capacity;    ///< live proxies at most, 1..KCC_BROADPHASE_MAX_PROXIES
     uint32_t pair_capacity;     ///< pairs kept at most, 0..KCC_BROADPHASE_MAX_PAIRS
-    float    cell_size;         ///< m, the grid's largest cell edge: its cells are as large as the
-                                ///< largest box no larger than this, larger boxes are tested against
-                                ///< every proxy (finite, > 0; ignored by SAP)
+    float    cell_size;         ///< m, the widest and deepest box (x, z) the grid enters in its rows
+                                ///< (as tall as the deepest entered box); larger boxes are tested
+                                ///< against every proxy (finite, > 0; ignored by SAP)
 } kcc_broadphase_desc;
 
 /// Two proxies whose boxes overlap: proxy indices, a < b.
@@ -68,8 +68,9 @@ void kcc_broadphase_move(kcc_broadphase *bp, uint32_t proxy, const float lo[3], 
 /// Brings the pair list up to date with every add, remove and move since the last update. SAP:
 /// insertion sort of each axis, pairs added and removed as endpoints pass each other, cost
 /// proportional to the proxies plus the swaps (a sweep from scratch after many adds or an overflow);
-/// grid: rebuilt from scratch and the pairs found afresh, cost proportional to the proxies plus,
-/// for each, the proxies entered in the cells around its own.
+/// grid: each layer re-keyed and re-sorted from its last order (insertion, or a merge sort when that
+/// moves too much) and the pairs found afresh, cost proportional to the proxies plus, for each, the
+/// entries in its two runs, plus the pairs (a counting sort).
 void kcc_broadphase_update(kcc_broadphase *bp);
 
 /// The pairs as of the last update: every two proxies whose boxes overlap (touching counts), not
@@ -82,9 +83,9 @@ uint32_t kcc_broadphase_pairs(const kcc_broadphase *bp, const kcc_proxy_pair **o
 /// The live proxies whose boxes overlap [lo, hi] (touching counts), ascending: returns how many
 /// there are and writes the first `capacity` of them to out (NULL is fine when capacity is 0). Sees
 /// every add, remove and move at once. Reads only, so many threads may query at once between calls
-/// that change the broadphase. O(proxies) for SAP; the grid visits the cells the box covers and one
-/// below on each axis (up to 64, beyond that every proxy), its oversized list and the proxies
-/// changed since the last update.
+/// that change the broadphase. O(proxies) for SAP; the grid reads, in each layer, the rows the box
+/// covers and one below (up to 64, beyond that every entry), each from its start, its oversized list
+/// and the proxies changed since the last update.
 uint32_t kcc_broadphase_query(const kcc_broadphase *bp, const float lo[3], const float hi[3],
                               uint32_t *out, uint32_t capacity);
 
