@@ -5,10 +5,11 @@
  * update's order (nearly sorted: an insertion sort; a merge sort when many moved far), y not
  * gridded. A mover finds its pairs in two runs of the sorted movers, four at a time: its own row
  * after it while their lo.x <= its hi.x, and the next row from a cursor that only moves forward.
- * Each STATIC proxy finds its movers by binary searches of the rows it spans; a proxy wider or
- * deeper than cell_size is oversized, tested against every proxy. The pairs, found in spatial
- * order, are counting-sorted to (a, b) order. Add, remove and move only note the proxy as changed,
- * which queries test on their own until the next update. Owns kcc_grid's arrays; never allocates. */
+ * Each STATIC proxy finds its movers in the rows it spans (a table of row starts, then a binary
+ * search in the row); a proxy wider or deeper than cell_size is oversized, tested against every
+ * proxy. The pairs, found in spatial order, are counting-sorted to (a, b) order. Add, remove and
+ * move only note the proxy as changed, which queries test on their own until the next update. Owns
+ * kcc_grid's arrays; never allocates. */
 #include <string.h>
 
 #include "collide_internal.h" /* KCC_SSE */
@@ -441,8 +442,8 @@ static inline kcc_bp_box entry_box(const kcc_grid_layer *l, uint32_t i)
 /* Every two entered movers that overlap, each pair once: a mover meets those after it in its own
  * row while their lo.x <= its hi.x, and those in the next row from the first whose lo.x is at least
  * its lo.x less the widest box (a cursor that only moves forward: the movers come in key order) up to
- * its hi.x. A mover deeper than a row spans at most two, so nothing further can overlap it. A run
- * pair whose first entries are both out of them is skipped. The layer is read from a local copy: stores to
+ * its hi.x. A mover deeper than a row spans at most two, so nothing further can overlap it. A mover
+ * whose two runs both start out of range is skipped. The layer is read from a local copy: stores to
  * the sink cannot change it. */
 static void pairs_of_movers(const kcc_broadphase *bp, pair_sink *sink)
 {
