@@ -89,11 +89,9 @@ static bool proxy_live(const kcc_broadphase *bp, uint32_t proxy)
 static void set_box(kcc_broadphase *bp, uint32_t proxy, const float lo[3], const float hi[3])
 {
     kcc_bp_box *box = &bp->boxes[proxy];
-    for (int k = 0; k < 3; ++k) {
-        KCC_ASSERT(lo[k] <= hi[k]);
-        box->lo[k] = lo[k];
-        box->hi[k] = hi[k];
-    }
+    KCC_ASSERT(lo[0] <= hi[0] && lo[1] <= hi[1] && lo[2] <= hi[2]);
+    memcpy(box->lo, lo, sizeof box->lo);
+    memcpy(box->hi, hi, sizeof box->hi);
 }
 
 uint32_t kcc_broadphase_add(kcc_broadphase *bp, const float lo[3], const float hi[3], uint32_t user,
@@ -242,9 +240,14 @@ void kcc_bp_sort_keys(uint64_t *keys, uint32_t count)
         }
         return;
     }
+    kcc_bp_heapify(keys, count);
+    kcc_bp_heap_sort(keys, count);
+}
+
+void kcc_bp_heapify(uint64_t *keys, uint32_t count)
+{
     for (uint32_t i = count / 2; i-- > 0;)
         sift_down(keys, count, i);
-    kcc_bp_heap_sort(keys, count);
 }
 
 bool kcc_bp_heap_offer(uint64_t *heap, uint32_t *count, uint32_t capacity, uint64_t key)

@@ -1,85 +1,71 @@
-/* grid.c: the uniform grid broadphase, rebuilt from scratch at an update. Two layers: the movers
- * (proxies not STATIC), rebuilt at every update, and the STATIC proxies, rebuilt only when one of
- * them changed. A layer enters each of its proxies once, in the cell of its box's low corner, by a
- * counting sort into buckets (the cells wrapped onto a torus, so the world needs no bounds) that
- * lays the boxes out in flat arrays; its cells are as large on each axis as its largest box no
- * larger than cell_size, so an entered box spans at most two cells an axis and the boxes overlapping
- * one have their low cells from its own low cell less one to its high cell (at most 3 x 3 x 3).
- * A mover finds its pairs with higher movers there, four at a time; each STATIC proxy finds its
- * movers the same way, into a sorted side list merged in; a proxy spanning more cells is
- * oversized, tested against every proxy. Add, remove and move only note the proxy as changed,
- * which queries test on their own until the next update. Owns kcc_grid's arrays; never allocates. */
+/* grid.c: the grid broadphase, sweep and prune in rows: two layers, the movers (proxies not STATIC),
+ * updated at every update, and the STATIC proxies, updated only when one of them changed. A layer
+ * keeps its proxies sorted by (the row of their box's low corner on z, lo.x), the rows as tall as
+ * its deepest box (so an entered box spans at most two rows), re-sorted in place from the last
+ * update's order (nearly sorted: an insertion sort; a merge sort when many moved far), y not
+ * gridded. A mover finds its pairs in two runs of the sorted movers, four at a time: its own row
+ * after it while their lo.x <= its hi.x, and the next row from a cursor that only moves forward.
+ * Each STATIC proxy finds its movers in the rows it spans (a table of row starts, then a binary
+ * search in the row); a proxy wider or deeper than cell_size is oversized, tested against every
+ * proxy. The pairs, found in spatial order, are counting-sorted to (a, b) order. Add, remove and
+ * move only note the proxy as changed, which queries test on their own until the next update. Owns
+ * kcc_grid's arrays; never allocates. */
 #include <string.h>
 
 #include "collide_internal.h" /* KCC_SSE */
 #include "kcc_broadphase_internal.h"
 
-/* Cell coordinates are clamped to +-2^29 so that huge or infinite boxes still get int32 cells whose
- * differences fit an int32 (a monotone map: clamped cells only merge far-away cells; the exact box
- * test decides). */
+/* Rows are clamped to +-2^29 so that huge or infinite boxes still get int32 rows whose neighbours
+ * fit an int32 (a monotone map: clamped rows only merge far-away rows; the exact box test decides). */
 #define COORD_LIMIT 536870912.0f
-/* A scan over more rows of cells (along y and z) than this reads every entry of the layer. */
+/* A query or a STATIC proxy's scan spanning more rows than this reads every entry of the layer. */
 #define MAX_ROWS 64u
-/* A query covering more cells than this in a layer tests every proxy instead. */
-#define QUERY_MAX_CELLS 64u
-/* Buckets a layer has room for: a power of two at least this many a proxy (and 2^MIN_BITS); a
- * rebuild uses a power of two at least BUCKETS_PER_ENTRY an entered proxy, so that few cells share
- * a bucket while the counting sort's pass over the buckets stays short. */
-#define ROOM_BUCKETS_PER_PROXY 4u
-#define BUCKETS_PER_ENTRY 2u
-#define MIN_BITS 6u
-/* An axis whose entered low cells span at most this many cells is collapsed (choose_torus). */
-#define COLLAPSE_SPAN 8
-/* Entries past the last that a four-wide test reads (masked off). */
+/* Entries past the last that a four-wide test reads (masked off by their row, INT32_MAX). */
 #define ENTRY_PAD 4u
-/* A cell record's packed word: bucket << REACH_BITS | reach. */
-#define REACH_BITS 3u
-/* The smallest cell edge, as a share of cell_size (a layer of points alone would have cells of
- * nothing), and the margin added to the largest box (so that rounding rarely makes a box of that
- * size span three cells: such a box is oversized for the update, which costs time, not answers). */
-#define MIN_EDGE_SHARE 0.0625f
+/* The shortest row, as a share of cell_size (a layer of points alone would have rows of nothing),
+ * and the margin added to the deepest box (so that rounding rarely makes a box that deep span
+ * three rows: such a box is oversized, which costs time, not answers) and to the widest. */
+#define MIN_ROW_SHARE 0.0625f
 #define EDGE_MARGIN 0x1p-10f
+/* A group of pairs (one a) this long is sorted by its keys' sort, shorter ones by insertion. */
+#define GROUP_INSERTION_MAX 24u
+/* The insertion sort gives up for a merge sort after this many moves an entry (plus the slack). */
+#define SORT_MOVES_PER_ENTRY 16u
+#define SORT_MOVES_SLACK 1024u
 
-static inline uint32_t min_u32(uint32_t a, uint32_t b)
+static void layout_layer(kcc_grid_layer *l, kcc_bp_layout *layout, size_t cap)
 {
-    return a < b ? a : b;
-}
-
-static void layout_layer(kcc_grid_layer *l, kcc_bp_layout *layout, size_t cap, uint32_t max_bits)
-{
-    l->bucket_start = kcc_bp_take(layout, ((size_t)1 << max_bits) + 1, sizeof *l->bucket_start);
+    l->entries = kcc_bp_take(layout, cap + ENTRY_PAD, sizeof *l->entries);
     for (int k = 0; k < 3; ++k) {
         l->lo[k] = kcc_bp_take(layout, cap + ENTRY_PAD, sizeof(float));
         l->hi[k] = kcc_bp_take(layout, cap + ENTRY_PAD, sizeof(float));
     }
-    l->proxy = kcc_bp_take(layout, cap + ENTRY_PAD, sizeof *l->proxy);
+    l->row = kcc_bp_take(layout, cap + ENTRY_PAD, sizeof *l->row);
+    l->row_start = kcc_bp_take(layout, cap + 2, sizeof *l->row_start);
 }
 
 void kcc_grid_layout(kcc_broadphase *bp, kcc_bp_layout *layout)
 {
     kcc_grid *g = &bp->u.grid;
     size_t cap = bp->proxy_capacity;
-    g->max_bits = MIN_BITS;
-    while (((size_t)1 << g->max_bits) < ROOM_BUCKETS_PER_PROXY * cap)
-        ++g->max_bits;
-    layout_layer(&g->movers, layout, cap, g->max_bits);
-    layout_layer(&g->statics, layout, cap, g->max_bits);
-    g->cells = kcc_bp_take(layout, cap, sizeof *g->cells);
+    layout_layer(&g->movers, layout, cap);
+    layout_layer(&g->statics, layout, cap);
+    g->scratch = kcc_bp_take(layout, cap, sizeof *g->scratch);
     g->oversized = kcc_bp_take(layout, cap, sizeof *g->oversized);
     g->changed = kcc_bp_take(layout, cap, sizeof *g->changed);
     g->candidates = kcc_bp_take(layout, cap, sizeof *g->candidates);
-    g->static_pairs = kcc_bp_take(layout, bp->pair_capacity, sizeof *g->static_pairs);
+    g->group_end = kcc_bp_take(layout, cap + 1, sizeof *g->group_end);
+    g->found = kcc_bp_take(layout, bp->pair_capacity, sizeof *g->found);
 }
 
-static void set_torus(kcc_grid_layer *l, const uint32_t bits[3])
+/* The entries past the last: key UINT64_MAX (a cursor stops there) and row INT32_MAX (no run). */
+static void pad_layer(kcc_grid_layer *l)
 {
-    for (int k = 0; k < 3; ++k) {
-        l->bits[k] = bits[k];
-        l->mask[k] = (1u << bits[k]) - 1u;
+    for (uint32_t i = l->entry_count; i < l->entry_count + ENTRY_PAD; ++i) {
+        l->entries[i].key = UINT64_MAX;
+        l->entries[i].proxy = 0;
+        l->row[i] = INT32_MAX;
     }
-    l->stride[0] = 1;
-    l->stride[1] = 1u << bits[0];
-    l->stride[2] = 1u << (bits[0] + bits[1]);
 }
 
 void kcc_grid_init(kcc_broadphase *bp, float cell_size)
@@ -87,307 +73,246 @@ void kcc_grid_init(kcc_broadphase *bp, float cell_size)
     kcc_grid *g = &bp->u.grid;
     g->cell_size = cell_size;
     kcc_grid_layer *layers[2] = {&g->movers, &g->statics};
-    const uint32_t none[3] = {0, 0, 0};
     for (int i = 0; i < 2; ++i) {   /* empty until the first update */
-        set_torus(layers[i], none);
-        for (int k = 0; k < 4; ++k) {
-            layers[i]->edge[k % 3] = cell_size;
-            layers[i]->inv_edge[k] = 1.0f / cell_size;
-        }
+        layers[i]->row_height = cell_size;
+        layers[i]->inv_row_height = 1.0f / cell_size;
+        layers[i]->widest = cell_size;
+        layers[i]->in_flag = i == 0 ? KCC_BP_IN_MOVERS : KCC_BP_IN_STATICS;
+        pad_layer(layers[i]);
     }
 }
 
-static uint32_t bucket_count(const kcc_grid_layer *l)
-{
-    return l->stride[2] * (l->mask[2] + 1u);
-}
+/* ---- rows and keys ---- */
 
-/* ---- cells ---- */
-
-/* floor(x * inv_edge) clamped to +-2^29, without a libm call (a baseline x86-64 build has no
+/* floor(z * inv_row_height) clamped to +-2^29, without a libm call (a baseline x86-64 build has no
  * rounding instruction): truncation, less one for negative non-integers. A NaN lands on the low
- * clamp (the world never passes one). Monotone in x, which is what makes the neighbourhoods exact. */
-static int32_t cell_coord(float x, float inv_edge)
+ * clamp (the world never passes one). Monotone in z, which is what makes the runs exact. */
+static inline int32_t row_of(float z, float inv_row_height)
 {
-    float c = x * inv_edge;
+#if KCC_SSE   /* the same operations without branches: max and min put a NaN on the low clamp too */
+    __m128 c = _mm_mul_ss(_mm_set_ss(z), _mm_set_ss(inv_row_height));
+    c = _mm_min_ss(_mm_max_ss(c, _mm_set_ss(-COORD_LIMIT)), _mm_set_ss(COORD_LIMIT));
+    const int32_t truncated = _mm_cvttss_si32(c);
+    return truncated - (_mm_cvtss_f32(c) < (float)truncated);
+#else
+    float c = z * inv_row_height;
     c = c >= -COORD_LIMIT ? c : -COORD_LIMIT;
     c = c <= COORD_LIMIT ? c : COORD_LIMIT;
     int32_t truncated = (int32_t)c;
     return truncated - (c < (float)truncated);
-}
-
-/* The cell of a box's low corner (lo_cell) and, per axis, how many cells past it the box reaches:
- * returns the reach bits (bit k: one cell), or a value above 7 when it reaches two or more on some
- * axis (oversized). SSE2: the same operations four at a time, the box's six floats read as two
- * groups of four (the boxes array has a float to spare past its last box). */
-static uint32_t box_cells(const kcc_grid_layer *l, const kcc_bp_box *box, int32_t lo_cell[4])
-{
-#if KCC_SSE
-    const __m128 inv = _mm_loadu_ps(l->inv_edge), low = _mm_set1_ps(-COORD_LIMIT), high = _mm_set1_ps(COORD_LIMIT);
-    __m128 c[2] = {_mm_mul_ps(_mm_loadu_ps(box->lo), inv), _mm_mul_ps(_mm_loadu_ps(box->hi), inv)};
-    __m128i cell[2];
-    for (int i = 0; i < 2; ++i) {   /* max and min put a NaN on the low clamp, as the compares do */
-        c[i] = _mm_min_ps(_mm_max_ps(c[i], low), high);
-        const __m128i truncated = _mm_cvttps_epi32(c[i]);
-        cell[i] = _mm_add_epi32(truncated, _mm_castps_si128(_mm_cmplt_ps(c[i], _mm_cvtepi32_ps(truncated))));
-    }
-    const __m128i past = _mm_sub_epi32(cell[1], cell[0]), one = _mm_set1_epi32(1);
-    _mm_storeu_si128((__m128i *)(void *)lo_cell, cell[0]);
-    const uint32_t reach = (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(past, one)));
-    const uint32_t more = (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(past, one)));
-    return (reach & 7u) | (more & 7u) << REACH_BITS;
-#else
-    uint32_t reach = 0;
-    for (int k = 0; k < 3; ++k) {
-        lo_cell[k] = cell_coord(box->lo[k], l->inv_edge[k]);
-        const int32_t past = cell_coord(box->hi[k], l->inv_edge[k]) - lo_cell[k];
-        reach |= (uint32_t)(past == 1) << k | (uint32_t)(past > 1) << (k + REACH_BITS);
-    }
-    return reach;
 #endif
 }
 
-/* The cells a scan for entries overlapping `box` reads: from the cell of its low corner less one (an
- * entered box overlapping it spans at most two cells, so its low cell lies there) to the cell of its
- * high corner, on each axis at most the torus's cells (then every bucket of the axis once). Returns
- * how many cells. */
-static uint64_t scan_range(const kcc_grid_layer *l, const kcc_bp_box *box, int32_t lo[3], uint32_t count[3])
+/* The key of (row, x): ascending keys are ascending rows, then ascending x (-0 taken as +0, so that
+ * equal floats have equal keys). */
+static inline uint64_t entry_key(int32_t row, float x)
 {
-    uint64_t cells = 1;
-    for (int k = 0; k < 3; ++k) {
-        lo[k] = cell_coord(box->lo[k], l->inv_edge[k]) - 1;
-        const int64_t span = (int64_t)cell_coord(box->hi[k], l->inv_edge[k]) - lo[k] + 1;
-        const int64_t torus = (int64_t)l->mask[k] + 1;
-        count[k] = (uint32_t)(span < torus ? span : torus);
-        cells *= count[k];
+    const float normal = x + 0.0f;
+    uint32_t bits;
+    memcpy(&bits, &normal, sizeof bits);
+    bits = (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
+    return (uint64_t)((uint32_t)row ^ 0x80000000u) << 32 | bits;
+}
+
+static inline int32_t key_row(uint64_t key)
+{
+    return (int32_t)((uint32_t)(key >> 32) ^ 0x80000000u);
+}
+
+/* ---- a layer's update ---- */
+
+/* Keys an entry from its box: false when the box spans more than two rows. */
+static inline bool key_entry(const kcc_grid_layer *l, const kcc_bp_box *box, kcc_grid_entry *e)
+{
+    const int32_t row = row_of(box->lo[2], l->inv_row_height);
+    e->key = entry_key(row, box->lo[0]);
+    return row_of(box->hi[2], l->inv_row_height) - row <= 1;
+}
+
+/* What a layer pass reads, in locals (the flags are bytes, which the compiler must assume any store
+ * may change), and what it found: the largest extents (m) on x and z of the boxes it kept, and
+ * whether some key was made with a row height too short for its box. */
+typedef struct layer_pass {
+    const kcc_bp_box *boxes;
+    uint8_t *flags;
+    kcc_grid_entry *entries;
+    float    size, inv_row_height;
+    uint8_t  in_flag;
+    float    wide, deep;
+    bool     rekey;
+} layer_pass;
+
+/* Keeps proxy p (live, of the layer's kind) as entry `kept` when its box fits, keyed, noting its
+ * extents; else flags it oversized. Its flags are written only when they change. */
+static inline uint32_t keep_entry(layer_pass *pass, uint32_t p, uint32_t kept)
+{
+    const kcc_bp_box *box = &pass->boxes[p];
+    const uint8_t f = pass->flags[p];
+    const float wide = box->hi[0] - box->lo[0], deep = box->hi[2] - box->lo[2];
+    if (!(wide <= pass->size && deep <= pass->size)) {
+        pass->flags[p] = (uint8_t)((f & ~pass->in_flag) | KCC_BP_OVERSIZED);
+        return kept;
     }
-    return cells;
+    pass->wide = wide > pass->wide ? wide : pass->wide;
+    pass->deep = deep > pass->deep ? deep : pass->deep;
+    const int32_t row = row_of(box->lo[2], pass->inv_row_height);
+    pass->rekey |= row_of(box->hi[2], pass->inv_row_height) - row > 1;
+    pass->entries[kept].key = entry_key(row, box->lo[0]);
+    pass->entries[kept].proxy = p;
+    if ((f & (KCC_BP_OVERSIZED | pass->in_flag)) != pass->in_flag)
+        pass->flags[p] = (uint8_t)((f & ~KCC_BP_OVERSIZED) | pass->in_flag);
+    return kept + 1;
 }
 
-/* The entry ranges of the cells [lo, lo + count) (count[k] at most the torus's, so no bucket twice):
- * each row along x one run of consecutive buckets, or two where it wraps around the torus; empty
- * runs left out. Returns how many (at most 2 * MAX_ROWS); more than MAX_ROWS rows: the one run of
- * every entry. */
-static uint32_t layer_runs(const kcc_grid_layer *l, const int32_t lo[3], const uint32_t count[3],
-                           uint32_t begin[], uint32_t end[])
+/* The layer's entries afresh, in the last update's order: its entries still live, of its kind and
+ * fitting, then the changed proxies of its kind not yet in it; each keyed with the layer's row
+ * height. Those leaving it lose its flag. */
+static void collect_entries(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want, layer_pass *pass)
 {
-    if (count[1] * count[2] > MAX_ROWS) {
-        begin[0] = 0;
-        end[0] = l->entry_count;
-        return 1;
+    const kcc_grid *g = &bp->u.grid;
+    const uint8_t kind = KCC_BP_LIVE | KCC_PROXY_STATIC;
+    layer_pass p = {bp->boxes, bp->flags, l->entries, g->cell_size, l->inv_row_height, l->in_flag, 0.0f, 0.0f, false};
+    uint32_t kept = 0;
+    for (uint32_t i = 0, count = l->entry_count; i < count; ++i) {
+        const uint32_t proxy = p.entries[i].proxy;
+        if ((p.flags[proxy] & kind) == (KCC_BP_LIVE | want))
+            kept = keep_entry(&p, proxy, kept);
+        else
+            p.flags[proxy] &= (uint8_t)~p.in_flag;
     }
-    const uint32_t *start = l->bucket_start;
-    const uint32_t x = (uint32_t)lo[0] & l->mask[0], room = l->mask[0] + 1u - x;
-    const uint32_t first = count[0] < room ? count[0] : room, rest = count[0] - first;
-    uint32_t runs = 0;
-    for (uint32_t dz = 0; dz < count[2]; ++dz)
-        for (uint32_t dy = 0; dy < count[1]; ++dy) {
-            const uint32_t row = (((uint32_t)lo[2] + dz) & l->mask[2]) * l->stride[2] +
-                                 (((uint32_t)lo[1] + dy) & l->mask[1]) * l->stride[1];
-            begin[runs] = start[row + x];
-            end[runs] = start[row + x + first];
-            runs += end[runs] > begin[runs];
-            begin[runs] = start[row];
-            end[runs] = start[row + rest];
-            runs += end[runs] > begin[runs];
-        }
-    return runs;
-}
-
-/* ---- a layer's rebuild ---- */
-
-/* What a pass over a layer's proxies saw: on each axis the largest box no larger than cell_size on
- * every axis, and the range of the entered boxes' low corners (whose cells are the range of their
- * low cells: cell_coord is monotone). */
-typedef struct layer_scan {
-    float largest[4];
-    float low[4], high[4];   /* the entered boxes' low corners' range, m */
-} layer_scan;
-
-static inline uint32_t bucket_of(const kcc_grid_layer *l, const int32_t cell[3])
-{
-    return ((uint32_t)cell[0] & l->mask[0]) + ((uint32_t)cell[1] & l->mask[1]) * l->stride[1] +
-           ((uint32_t)cell[2] & l->mask[2]) * l->stride[2];
-}
-
-/* Grows scan->largest by a box's extents when it fits in cell_size on every axis. */
-static inline void note_extents(layer_scan *scan, const kcc_bp_box *box, float size)
-{
-#if KCC_SSE
-    const __m128 extent = _mm_sub_ps(_mm_loadu_ps(box->hi), _mm_loadu_ps(box->lo));
-    const int fits = (_mm_movemask_ps(_mm_cmple_ps(extent, _mm_set1_ps(size))) & 7) == 7;
-    const __m128 kept = _mm_and_ps(extent, _mm_castsi128_ps(_mm_set1_epi32(-fits)));
-    _mm_storeu_ps(scan->largest, _mm_max_ps(_mm_loadu_ps(scan->largest), kept));
-#else
-    const float x = box->hi[0] - box->lo[0], y = box->hi[1] - box->lo[1], z = box->hi[2] - box->lo[2];
-    const bool fits = x <= size && y <= size && z <= size;
-    scan->largest[0] = fits && x > scan->largest[0] ? x : scan->largest[0];
-    scan->largest[1] = fits && y > scan->largest[1] ? y : scan->largest[1];
-    scan->largest[2] = fits && z > scan->largest[2] ? z : scan->largest[2];
-#endif
-}
-
-/* Widens the range of low corners by a box's. */
-static inline void note_low_corner(layer_scan *scan, const kcc_bp_box *box)
-{
-#if KCC_SSE
-    const __m128 lo = _mm_loadu_ps(box->lo);
-    _mm_storeu_ps(scan->low, _mm_min_ps(_mm_loadu_ps(scan->low), lo));
-    _mm_storeu_ps(scan->high, _mm_max_ps(_mm_loadu_ps(scan->high), lo));
-#else
-    for (int k = 0; k < 3; ++k) {
-        scan->low[k] = box->lo[k] < scan->low[k] ? box->lo[k] : scan->low[k];
-        scan->high[k] = box->lo[k] > scan->high[k] ? box->lo[k] : scan->high[k];
+    for (uint32_t i = 0; i < g->changed_count; ++i) {
+        const uint32_t proxy = g->changed[i];
+        if ((p.flags[proxy] & (kind | p.in_flag)) == (KCC_BP_LIVE | want))
+            kept = keep_entry(&p, proxy, kept);
     }
-#endif
+    l->entry_count = kept;
+    *pass = p;
 }
 
-/* One pass over the layer's live proxies (`want`: its STATIC flag) with its edges and torus: one
- * spanning more than two cells on some axis is flagged oversized, any other gets its record (low
- * cell, bucket, reach) and counts in its bucket (bucket_start, zeroed first); *out_scan gets what
- * the edges and torus should be. Returns how many are entered. What the loop reads and grows is
- * kept in locals: the flags are bytes, which the compiler must assume any store may change. */
-static uint32_t enter_proxies(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want, layer_scan *out_scan)
+/* Keys every entry again with the layer's row height; those spanning more than two rows leave it,
+ * oversized. */
+static void rekey_entries(kcc_broadphase *bp, kcc_grid_layer *l)
 {
-    const kcc_grid_layer layer = *l;
-    memset(l->bucket_start, 0, ((size_t)bucket_count(&layer) + 1) * sizeof *l->bucket_start);
-    layer_scan scan;
-    for (int k = 0; k < 4; ++k)
-        scan.largest[k] = 0.0f, scan.low[k] = INFINITY, scan.high[k] = -INFINITY;
-    const float size = bp->u.grid.cell_size;
-    const kcc_bp_box *boxes = bp->boxes;
-    kcc_grid_cell *cells = bp->u.grid.cells;
-    uint8_t *flags = bp->flags;
-    uint32_t entered = 0, *count = l->bucket_start;
-    for (uint32_t proxy = 0, end = bp->proxy_end; proxy < end; ++proxy) {
-        if ((flags[proxy] & (KCC_BP_LIVE | KCC_PROXY_STATIC)) != (KCC_BP_LIVE | want))
-            continue;
-        const kcc_bp_box *box = &boxes[proxy];
-        note_extents(&scan, box, size);
-        int32_t lo[4];
-        const uint32_t reach = box_cells(&layer, box, lo);
-        if (reach >> REACH_BITS) {
-            flags[proxy] |= KCC_BP_OVERSIZED;
-            continue;
-        }
-        if (flags[proxy] & KCC_BP_OVERSIZED)
-            flags[proxy] &= (uint8_t)~KCC_BP_OVERSIZED;
-        note_low_corner(&scan, box);
-        const uint32_t bucket = bucket_of(&layer, lo);
-        kcc_grid_cell *cell = &cells[proxy];
-        memcpy(cell->lo, lo, sizeof cell->lo);
-        cell->packed = bucket << REACH_BITS | reach;
-        ++count[bucket];
-        ++entered;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < l->entry_count; ++i) {
+        const uint32_t p = l->entries[i].proxy;
+        l->entries[kept].proxy = p;
+        if (key_entry(l, &bp->boxes[p], &l->entries[kept]))
+            ++kept;
+        else
+            bp->flags[p] = (uint8_t)((bp->flags[p] & ~l->in_flag) | KCC_BP_OVERSIZED);
     }
-    *out_scan = scan;
-    return entered;
+    l->entry_count = kept;
 }
 
-/* The edges fit the boxes when on each axis the largest fitting cell_size (at least cell_size *
- * MIN_EDGE_SHARE) is no larger and at least half of the edge; otherwise the edges become those
- * largest, grown by EDGE_MARGIN. Returns whether they changed. */
-static bool fit_edges(kcc_grid_layer *l, const float largest[3], float cell_size)
+/* The row height fits the boxes when the deepest (at least cell_size * MIN_ROW_SHARE) is no deeper
+ * and at least half of it; otherwise it becomes that depth grown by EDGE_MARGIN. Returns whether it
+ * changed. */
+static bool fit_row_height(kcc_grid_layer *l, float deep, float cell_size)
 {
-    float target[3];
-    bool fits = true;
-    for (int k = 0; k < 3; ++k) {
-        target[k] = largest[k] > cell_size * MIN_EDGE_SHARE ? largest[k] : cell_size * MIN_EDGE_SHARE;
-        fits &= target[k] <= l->edge[k] && 2.0f * target[k] >= l->edge[k];
-    }
-    if (fits)
+    const float target = deep > cell_size * MIN_ROW_SHARE ? deep : cell_size * MIN_ROW_SHARE;
+    if (target <= l->row_height && 2.0f * target >= l->row_height)
         return false;
-    for (int k = 0; k < 4; ++k) {
-        l->edge[k % 3] = target[k % 3] + target[k % 3] * EDGE_MARGIN;
-        l->inv_edge[k] = 1.0f / l->edge[k % 3];
+    l->row_height = target + target * EDGE_MARGIN;
+    l->inv_row_height = 1.0f / l->row_height;
+    return true;
+}
+
+/* Sorts the entries by key with insertion, giving up after `budget` moves: returns false then, the
+ * entries left a permutation of what they were. */
+static bool insertion_sort(kcc_grid_entry *e, uint32_t count, uint64_t budget)
+{
+    for (uint32_t i = 1; i < count; ++i) {
+        if (e[i - 1].key <= e[i].key)
+            continue;
+        const kcc_grid_entry entry = e[i];
+        uint32_t j = i;
+        for (; j > 0 && e[j - 1].key > entry.key; --j)
+            e[j] = e[j - 1];
+        e[j] = entry;
+        if (i - j > budget)
+            return false;
+        budget -= i - j;
     }
     return true;
 }
 
-/* The torus: on each axis as many bits as the low cells span, none when they span at most
- * COLLAPSE_SPAN cells (the axis collapsed: every cell of it in one bucket, so a scan reads one row
- * instead of three along it: characters spread over a few storeys), the widest cut first while there
- * would be more buckets than BUCKETS_PER_ENTRY an entered proxy. A scan reads at most 2^bits cells an
- * axis, so no bucket twice. */
-static void choose_torus(const kcc_grid_layer *l, uint32_t bits[3], uint32_t max_bits, uint32_t entered,
-                         const layer_scan *scan)
+/* Sorts the entries by key (a bottom-up merge sort through scratch). */
+static void merge_sort(kcc_grid_entry *e, kcc_grid_entry *scratch, uint32_t count)
 {
-    uint32_t total = MIN_BITS;
-    while (total < max_bits && ((uint64_t)1 << total) < (uint64_t)BUCKETS_PER_ENTRY * entered)
-        ++total;
-    for (int k = 0; k < 3; ++k) {
-        const int64_t span = entered > 0 ? (int64_t)cell_coord(scan->high[k], l->inv_edge[k]) -
-                                               cell_coord(scan->low[k], l->inv_edge[k]) + 1
-                                         : 1;
-        bits[k] = 0;
-        while (span > COLLAPSE_SPAN && bits[k] < 24 && ((int64_t)1 << bits[k]) < span)
-            ++bits[k];
-    }
-    while (bits[0] + bits[1] + bits[2] > total) {
-        int widest = 0;
-        for (int k = 1; k < 3; ++k)
-            widest = bits[k] > bits[widest] ? k : widest;
-        --bits[widest];
-    }
-}
-
-/* The entered proxies' buckets and the buckets' counts afresh, for a new torus. */
-static void recount_buckets(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want)
-{
-    kcc_grid *g = &bp->u.grid;
-    const uint32_t buckets = bucket_count(l);
-    const uint8_t mask = KCC_BP_LIVE | KCC_PROXY_STATIC | KCC_BP_OVERSIZED;
-    memset(l->bucket_start, 0, ((size_t)buckets + 1) * sizeof *l->bucket_start);
-    for (uint32_t proxy = 0; proxy < bp->proxy_end; ++proxy) {
-        if ((bp->flags[proxy] & mask) != (KCC_BP_LIVE | want))
-            continue;
-        kcc_grid_cell *cell = &g->cells[proxy];
-        const uint32_t bucket = bucket_of(l, cell->lo);
-        cell->packed = bucket << REACH_BITS | (cell->packed & 7u);
-        ++l->bucket_start[bucket];
-    }
-}
-
-/* The counting sort's end: the buckets' ends by a prefix sum, then the boxes and proxies laid out
- * bucket by bucket (bucket_start[b] ends as the start of bucket b). */
-static void sort_into_buckets(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want, uint32_t entered)
-{
-    kcc_grid *g = &bp->u.grid;
-    const uint32_t buckets = bucket_count(l);
-    const uint8_t mask = KCC_BP_LIVE | KCC_PROXY_STATIC | KCC_BP_OVERSIZED;
-    uint32_t *start = l->bucket_start;
-    for (uint32_t b = 1; b <= buckets; ++b)
-        start[b] += start[b - 1];
-    for (uint32_t proxy = bp->proxy_end; proxy-- > 0;) {
-        if ((bp->flags[proxy] & mask) != (KCC_BP_LIVE | want))
-            continue;
-        const uint32_t at = --start[g->cells[proxy].packed >> REACH_BITS];
-        const kcc_bp_box *box = &bp->boxes[proxy];
-        for (int k = 0; k < 3; ++k) {
-            l->lo[k][at] = box->lo[k];
-            l->hi[k][at] = box->hi[k];
+    kcc_grid_entry *from = e, *to = scratch;
+    for (uint32_t width = 1; width < count; width *= 2) {
+        for (uint32_t lo = 0; lo < count; lo += 2 * width) {
+            const uint32_t mid = lo + width < count ? lo + width : count;
+            const uint32_t hi = mid + width < count ? mid + width : count;
+            uint32_t a = lo, b = mid, at = lo;
+            while (a < mid && b < hi)
+                to[at++] = from[b].key < from[a].key ? from[b++] : from[a++];
+            while (a < mid)
+                to[at++] = from[a++];
+            while (b < hi)
+                to[at++] = from[b++];
         }
-        l->proxy[at] = proxy;
+        kcc_grid_entry *swap = from;
+        from = to;
+        to = swap;
     }
-    l->entry_count = entered;
+    if (from != e)
+        memcpy(e, from, (size_t)count * sizeof *e);
 }
 
-/* A layer rebuilt with the edges and torus of its last rebuild, redone with new edges when its boxes
- * outgrew them or shrank below half, recounted with a new torus when the low cells' span asks for
- * one: in a steady scene, one pass to enter the proxies and one to lay them out. */
-static void rebuild_layer(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want)
+/* The table of row starts, when the rows from the first entry's to the last's are no more than
+ * proxy_capacity + 1: row_start[r - first_row] is the first entry of row r or after it. */
+static void index_rows(kcc_grid_layer *l, uint32_t proxy_capacity)
 {
-    layer_scan scan;
-    uint32_t entered = enter_proxies(bp, l, want, &scan);
-    if (fit_edges(l, scan.largest, bp->u.grid.cell_size))
-        entered = enter_proxies(bp, l, want, &scan);
-    uint32_t bits[3];
-    choose_torus(l, bits, bp->u.grid.max_bits, entered, &scan);
-    if (bits[0] != l->bits[0] || bits[1] != l->bits[1] || bits[2] != l->bits[2]) {
-        set_torus(l, bits);
-        recount_buckets(bp, l, want);
+    l->row_count = 0;
+    if (l->entry_count == 0)
+        return;
+    l->first_row = l->row[0];
+    const int64_t span = (int64_t)l->row[l->entry_count - 1] - l->first_row + 1;
+    if (span > (int64_t)proxy_capacity + 1)
+        return;
+    l->row_count = (uint32_t)span;
+    uint32_t index = 0;
+    for (uint32_t i = 0; i < l->entry_count; ++i)
+        for (const uint32_t end = (uint32_t)(l->row[i] - l->first_row); index <= end; ++index)
+            l->row_start[index] = i;
+    l->row_start[l->row_count] = l->entry_count;
+}
+
+/* The entries' boxes and rows laid out by entry. */
+static void lay_out_boxes(const kcc_broadphase *bp, kcc_grid_layer *l)
+{
+    const kcc_bp_box *boxes = bp->boxes;
+    const kcc_grid_entry *entries = l->entries;
+    float *lo0 = l->lo[0], *lo1 = l->lo[1], *lo2 = l->lo[2], *hi0 = l->hi[0], *hi1 = l->hi[1], *hi2 = l->hi[2];
+    int32_t *row = l->row;
+    for (uint32_t i = 0, count = l->entry_count; i < count; ++i) {
+        const kcc_bp_box *box = &boxes[entries[i].proxy];
+        lo0[i] = box->lo[0], lo1[i] = box->lo[1], lo2[i] = box->lo[2];
+        hi0[i] = box->hi[0], hi1[i] = box->hi[1], hi2[i] = box->hi[2];
+        row[i] = key_row(entries[i].key);
     }
-    sort_into_buckets(bp, l, want, entered);
+    pad_layer(l);
+    index_rows(l, bp->proxy_capacity);
+}
+
+/* A layer brought up to date: its entries collected in the last order, keyed again with a new row
+ * height when the boxes outgrew it or shrank below half, sorted (by insertion from the last order
+ * unless that moves too much), laid out. */
+static void update_layer(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want)
+{
+    kcc_grid *g = &bp->u.grid;
+    layer_pass pass;
+    collect_entries(bp, l, want, &pass);
+    const bool new_height = fit_row_height(l, pass.deep, g->cell_size);
+    if (new_height || pass.rekey)
+        rekey_entries(bp, l);
+    l->widest = pass.wide + pass.wide * EDGE_MARGIN;
+    const uint64_t budget = (uint64_t)SORT_MOVES_PER_ENTRY * l->entry_count + SORT_MOVES_SLACK;
+    if (new_height || !insertion_sort(l->entries, l->entry_count, budget))
+        merge_sort(l->entries, g->scratch, l->entry_count);
+    lay_out_boxes(bp, l);
 }
 
 /* ---- proxies ---- */
@@ -420,199 +345,308 @@ void kcc_grid_move(kcc_broadphase *bp, uint32_t proxy)
 
 /* ---- pairs ---- */
 
-/* One box's scan of a layer's entries: the box, and the proxy an entry's must be above (-1: any). */
-typedef struct grid_probe {
-#if KCC_SSE
-    __m128  lo[3], hi[3];
-    __m128i above, lane;   /* lane: 0, 1, 2, 3 */
-#endif
-    const kcc_bp_box *box;
-    int32_t  above_proxy;
-    uint64_t key_high;   /* the keys written: key_high | the entry's proxy */
-} grid_probe;
+/* Where the pair keys go: found[0..count) in the order found while they fit, then a bounded max-heap
+ * of the pair_capacity smallest. A scan writes to found directly while there is room for every proxy,
+ * else to candidates, offered one by one. */
+typedef struct pair_sink {
+    uint64_t *found, *spill;
+    uint32_t count, capacity, room_needed;
+    bool     heap;       /* found is a max-heap: more were found than it holds */
+} pair_sink;
 
-static void probe_setup(grid_probe *q, const kcc_bp_box *box, int32_t above, uint64_t key_high)
+static inline uint64_t *sink_begin(const pair_sink *s)
 {
-    q->box = box;
-    q->above_proxy = above;
-    q->key_high = key_high;
+    return !s->heap && s->capacity - s->count >= s->room_needed ? s->found + s->count : s->spill;
+}
+
+static void sink_end(pair_sink *s, const uint64_t *out, uint32_t written)
+{
+    if (out != s->spill) {
+        s->count += written;
+        return;
+    }
+    for (uint32_t i = 0; i < written; ++i) {
+        if (!s->heap && s->count < s->capacity) {
+            s->found[s->count++] = out[i];
+            continue;
+        }
+        if (!s->heap)
+            kcc_bp_heapify(s->found, s->count);
+        s->heap = true;
+        kcc_bp_heap_offer(s->found, &s->count, s->capacity, out[i]);
+    }
+}
+
+/* One box's scan of a layer's runs: the box (broadcast four-wide) and its proxy. */
+typedef struct row_probe {
+#if KCC_SSE
+    __m128 lo[3], hi[3];
+#endif
+    kcc_bp_box box;
+    uint32_t proxy;
+} row_probe;
+
+static inline void probe_setup(row_probe *q, const kcc_bp_box *box, uint32_t proxy)
+{
+    q->box = *box;
+    q->proxy = proxy;
 #if KCC_SSE
     for (int k = 0; k < 3; ++k)
         q->lo[k] = _mm_set1_ps(box->lo[k]), q->hi[k] = _mm_set1_ps(box->hi[k]);
-    q->above = _mm_set1_epi32(above);
-    q->lane = _mm_setr_epi32(0, 1, 2, 3);
 #endif
 }
 
-/* The entries at..end above the probe's proxy whose boxes overlap its box: their keys appended to out
- * (room for them all). Four at a time without branches on the outcomes (they are unpredictable); the
- * last four's lanes past end masked off. */
-KCC_HOT uint32_t probe_run(const kcc_grid_layer *l, const grid_probe *q, uint32_t at, uint32_t end,
+/* The run of entries from `at` in row `row` whose lo.x is at most the probe's hi.x (consecutive: the
+ * layer is sorted by (row, lo.x)): the keys of those whose boxes overlap the probe's appended to
+ * out. Four at a time without branches on the outcomes (they are unpredictable), until a lane
+ * leaves the run. */
+KCC_HOT uint32_t scan_run(const kcc_grid_layer *l, const row_probe *q, int32_t row, uint32_t at,
                           uint64_t *out, uint32_t found)
 {
 #if KCC_SSE
-    for (; at < end; at += 4) {
-        __m128 in = _mm_castsi128_ps(
-            _mm_cmpgt_epi32(_mm_loadu_si128((const __m128i *)(const void *)(l->proxy + at)), q->above));
-        for (int k = 0; k < 3; ++k)
+    const __m128i row4 = _mm_set1_epi32(row);
+    for (;; at += 4) {
+        const __m128 run = _mm_and_ps(
+            _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(const void *)(l->row + at)), row4)),
+            _mm_cmple_ps(_mm_loadu_ps(l->lo[0] + at), q->hi[0]));
+        __m128 in = _mm_and_ps(run, _mm_cmple_ps(q->lo[0], _mm_loadu_ps(l->hi[0] + at)));
+        for (int k = 1; k < 3; ++k)
             in = _mm_and_ps(in, _mm_and_ps(_mm_cmple_ps(q->lo[k], _mm_loadu_ps(l->hi[k] + at)),
                                            _mm_cmple_ps(_mm_loadu_ps(l->lo[k] + at), q->hi[k])));
-        in = _mm_and_ps(in, _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32((int32_t)(end - at)), q->lane)));
         for (uint32_t mask = (uint32_t)_mm_movemask_ps(in); mask != 0; mask &= mask - 1)
-            out[found++] = q->key_high | l->proxy[at + (uint32_t)__builtin_ctz(mask)];
+            out[found++] = kcc_bp_key(q->proxy, l->entries[at + (uint32_t)__builtin_ctz(mask)].proxy);
+        if (_mm_movemask_ps(run) != 15)
+            return found;
     }
 #else
-    const kcc_bp_box *b = q->box;
-    for (; at < end; ++at) {
-        out[found] = q->key_high | l->proxy[at];
-        found += (uint32_t)((int32_t)l->proxy[at] > q->above_proxy) &
-                 (uint32_t)(b->lo[0] <= l->hi[0][at]) & (uint32_t)(l->lo[0][at] <= b->hi[0]) &
-                 (uint32_t)(b->lo[1] <= l->hi[1][at]) & (uint32_t)(l->lo[1][at] <= b->hi[1]) &
-                 (uint32_t)(b->lo[2] <= l->hi[2][at]) & (uint32_t)(l->lo[2][at] <= b->hi[2]);
+    const kcc_bp_box *b = &q->box;
+    for (; l->row[at] == row && l->lo[0][at] <= b->hi[0]; ++at) {
+        out[found] = kcc_bp_key(q->proxy, l->entries[at].proxy);
+        found += (uint32_t)(b->lo[0] <= l->hi[0][at]) & (uint32_t)(b->lo[1] <= l->hi[1][at]) &
+                 (uint32_t)(l->lo[1][at] <= b->hi[1]) & (uint32_t)(b->lo[2] <= l->hi[2][at]) &
+                 (uint32_t)(l->lo[2][at] <= b->hi[2]);
     }
+    return found;
 #endif
-    return found;
 }
 
-/* An entered mover's pairs with higher movers, keys appended to g->candidates: the entries in the
- * cells from its low cell less one to its high cell (2 or 3 an axis, at most the torus's: rows along
- * x of consecutive buckets unless the row wraps around the torus). */
-static uint32_t pairs_of_mover(const kcc_broadphase *bp, uint32_t proxy)
+/* Entry i's box as laid out. */
+static inline kcc_bp_box entry_box(const kcc_grid_layer *l, uint32_t i)
 {
-    const kcc_grid *g = &bp->u.grid;
-    const kcc_grid_layer *l = &g->movers;
-    const kcc_grid_cell *cell = &g->cells[proxy];
-    const uint32_t reach = cell->packed & 7u;
-    const uint32_t x = (uint32_t)(cell->lo[0] - 1) & l->mask[0], row_cells = min_u32(2u + (reach & 1u), l->mask[0] + 1u);
-    const uint32_t first = min_u32(row_cells, l->mask[0] + 1u - x), rest = row_cells - first;
-    const uint32_t rows_y = min_u32(2u + (reach >> 1 & 1u), l->mask[1] + 1u);
-    const uint32_t rows_z = min_u32(2u + (reach >> 2), l->mask[2] + 1u);
-    const uint32_t y0 = (uint32_t)(cell->lo[1] - 1), z0 = (uint32_t)(cell->lo[2] - 1);
-    grid_probe q;
-    probe_setup(&q, &bp->boxes[proxy], (int32_t)proxy, (uint64_t)proxy << 32);
-    uint32_t found = 0;
-    for (uint32_t dz = 0; dz < rows_z; ++dz)
-        for (uint32_t dy = 0; dy < rows_y; ++dy) {
-            const uint32_t *row = l->bucket_start + ((z0 + dz) & l->mask[2]) * l->stride[2] +
-                                  ((y0 + dy) & l->mask[1]) * l->stride[1];
-            found = probe_run(l, &q, row[x], row[x + first], g->candidates, found);
-            if (rest > 0)
-                found = probe_run(l, &q, row[0], row[rest], g->candidates, found);
-        }
-    return found;
+    kcc_bp_box box;
+    for (int k = 0; k < 3; ++k)
+        box.lo[k] = l->lo[k][i], box.hi[k] = l->hi[k][i];
+    return box;
 }
 
-/* Every entered STATIC proxy's pairs with entered movers, in g->static_pairs ascending (a bounded
- * heap keeps the pair_capacity smallest). Returns how many; *complete false when some did not fit. */
-static uint32_t pairs_of_statics(kcc_broadphase *bp, bool *complete)
+/* Every two entered movers that overlap, each pair once: a mover meets those after it in its own
+ * row while their lo.x <= its hi.x, and those in the next row from the first whose lo.x is at least
+ * its lo.x less the widest box (a cursor that only moves forward: the movers come in key order) up to
+ * its hi.x. A mover deeper than a row spans at most two, so nothing further can overlap it. A mover
+ * whose two runs both start out of range is skipped. The layer is read from a local copy: stores to
+ * the sink cannot change it. */
+static void pairs_of_movers(const kcc_broadphase *bp, pair_sink *sink)
 {
-    kcc_grid *g = &bp->u.grid;
-    uint32_t count = 0, begin[2 * MAX_ROWS], end[2 * MAX_ROWS];
-    *complete = true;
-    for (uint32_t proxy = 0; proxy < bp->proxy_end && g->movers.entry_count > 0; ++proxy) {
-        const uint8_t mask = KCC_BP_LIVE | KCC_PROXY_STATIC | KCC_BP_OVERSIZED;
-        if ((bp->flags[proxy] & mask) != (KCC_BP_LIVE | KCC_PROXY_STATIC))
+    const kcc_grid_layer l = bp->u.grid.movers;
+    uint32_t cursor = 0;
+    for (uint32_t i = 0; i < l.entry_count; ++i) {
+        const int32_t row = l.row[i];
+        const float hi_x = l.hi[0][i];
+        const uint64_t from = entry_key(row + 1, l.lo[0][i] - l.widest);
+        cursor += l.entries[cursor].key < from;   /* most movers move it by one or none */
+        while (l.entries[cursor].key < from)
+            ++cursor;
+        const bool own = l.row[i + 1] == row && l.lo[0][i + 1] <= hi_x;
+        const bool next = l.row[cursor] == row + 1 && l.lo[0][cursor] <= hi_x;
+        if (!own && !next)
             continue;
-        int32_t lo[3];
-        uint32_t cells[3], found = 0;
-        scan_range(&g->movers, &bp->boxes[proxy], lo, cells);
-        const uint32_t runs = layer_runs(&g->movers, lo, cells, begin, end);
-        grid_probe q;
-        probe_setup(&q, &bp->boxes[proxy], -1, 0);
-        for (uint32_t r = 0; r < runs; ++r)
-            found = probe_run(&g->movers, &q, begin[r], end[r], g->candidates, found);
-        for (uint32_t i = 0; i < found; ++i)
-            *complete &= kcc_bp_heap_offer(g->static_pairs, &count, bp->pair_capacity,
-                                           kcc_bp_key(proxy, (uint32_t)g->candidates[i]));
+        const kcc_bp_box box = entry_box(&l, i);
+        row_probe q;
+        probe_setup(&q, &box, l.entries[i].proxy);
+        uint64_t *out = sink_begin(sink);
+        sink_end(sink, out, scan_run(&l, &q, row + 1, cursor, out, scan_run(&l, &q, row, i + 1, out, 0)));
     }
-    kcc_bp_heap_sort(g->static_pairs, count);
-    return count;
 }
 
-/* An oversized proxy's pairs with higher proxies: every one is tested, in index order. */
-static uint32_t pairs_of_oversized(const kcc_broadphase *bp, uint32_t proxy)
+/* The first entry of `row` whose key is at least `key` (a key of that row), searching from `at` (no
+ * later than it): within the row's entries when the layer has its table of row starts, else among
+ * every entry from at. */
+static uint32_t row_lower_bound(const kcc_grid_layer *l, uint32_t at, int32_t row, uint64_t key)
 {
-    uint64_t *out = bp->u.grid.candidates;
-    const kcc_bp_box box = bp->boxes[proxy];
-    /* live, and not STATIC when this one is */
-    const uint8_t mask = KCC_BP_LIVE | (bp->flags[proxy] & KCC_PROXY_STATIC);
-    uint32_t count = 0;
-    for (uint32_t other = proxy + 1; other < bp->proxy_end; ++other) {
-        const kcc_bp_box *b = &bp->boxes[other];
-        out[count] = (uint64_t)proxy << 32 | other;
-        count += (uint32_t)((bp->flags[other] & mask) == KCC_BP_LIVE) & (uint32_t)(box.lo[0] <= b->hi[0]) &
-                 (uint32_t)(b->lo[0] <= box.hi[0]) & (uint32_t)(box.lo[1] <= b->hi[1]) &
-                 (uint32_t)(b->lo[1] <= box.hi[1]) & (uint32_t)(box.lo[2] <= b->hi[2]) & (uint32_t)(b->lo[2] <= box.hi[2]);
+    uint32_t end = l->entry_count;
+    if (l->row_count > 0) {
+        const int64_t index = (int64_t)row - l->first_row;
+        if (index < 0 || index >= (int64_t)l->row_count)
+            return index < 0 ? 0 : l->entry_count;
+        at = l->row_start[index];
+        end = l->row_start[index + 1];
     }
-    return count;
+    uint32_t count = end - at;
+    while (count > 0) {
+        const uint32_t half = count / 2;
+        if (l->entries[at + half].key < key) {
+            at += half + 1;
+            count -= half + 1;
+        } else {
+            count = half;
+        }
+    }
+    return at;
 }
 
-/* An entered proxy's pair keys, ascending, in g->candidates: with higher movers (a mover's), with the
- * oversized proxies above it, and its pairs in the side list of STATIC pairs (*side_at: the first
- * not yet taken). Returns how many. */
-static uint32_t pairs_of_entered(const kcc_broadphase *bp, uint32_t proxy, uint32_t side_count,
-                                 uint32_t *side_at)
+/* The movers overlapping `box` (proxy `proxy`, not a mover): on each row from its low corner's less
+ * one to its high corner's, a search for the first whose lo.x is at least box's lo.x less the
+ * widest, then the run; over more than MAX_ROWS rows, every mover. */
+static uint32_t scan_movers(const kcc_grid_layer *l, const kcc_bp_box *box, uint32_t proxy, uint64_t *out)
 {
-    const kcc_grid *g = &bp->u.grid;
-    uint64_t *out = g->candidates;
-    uint32_t found = (bp->flags[proxy] & KCC_PROXY_STATIC) ? 0 : pairs_of_mover(bp, proxy);
-    for (uint32_t i = g->oversized_count; i-- > 0 && g->oversized[i] > proxy;) {
-        const uint32_t other = g->oversized[i];
-        out[found] = (uint64_t)proxy << 32 | other;
-        found += (uint32_t)(kcc_bp_may_pair(bp, proxy, other) &&
-                            kcc_bp_overlap(&bp->boxes[proxy], &bp->boxes[other]));
+    row_probe q;
+    probe_setup(&q, box, proxy);
+    const int32_t first = row_of(box->lo[2], l->inv_row_height) - 1, last = row_of(box->hi[2], l->inv_row_height);
+    uint32_t found = 0;
+    if ((uint32_t)(last - first) >= MAX_ROWS) {
+        for (uint32_t at = 0; at < l->entry_count; ++at) {
+            out[found] = kcc_bp_key(proxy, l->entries[at].proxy);
+            const kcc_bp_box other = entry_box(l, at);
+            found += (uint32_t)kcc_bp_overlap(box, &other);
+        }
+        return found;
     }
-    for (; *side_at < side_count && g->static_pairs[*side_at] >> 32 == proxy; ++*side_at)
-        out[found++] = g->static_pairs[*side_at];
-    if (found > 1)
-        kcc_bp_sort_keys(out, found);
+    uint32_t at = 0;
+    for (int32_t row = first; row <= last; ++row) {
+        at = row_lower_bound(l, at, row, entry_key(row, box->lo[0] - l->widest));
+        found = scan_run(l, &q, row, at, out, found);
+    }
     return found;
 }
 
-/* The movers' layer, the statics' when one changed, and the oversized list (ascending). */
-static void rebuild(kcc_broadphase *bp)
+/* Every entered STATIC proxy's pairs with entered movers. */
+static void pairs_of_statics(const kcc_broadphase *bp, pair_sink *sink)
+{
+    const kcc_grid *g = &bp->u.grid;
+    const kcc_grid_layer movers = g->movers;   /* a local copy: stores to the sink cannot change it */
+    if (movers.entry_count == 0)
+        return;
+    for (uint32_t i = 0; i < g->statics.entry_count; ++i) {
+        const kcc_bp_box box = entry_box(&g->statics, i);
+        uint64_t *out = sink_begin(sink);
+        sink_end(sink, out, scan_movers(&movers, &box, g->statics.entries[i].proxy, out));
+    }
+}
+
+/* Whether another proxy pairs with oversized `proxy`: live, not both STATIC, not an oversized one
+ * below it (whose own scan meets it), overlapping. SSE2: a box's six floats read as two groups of
+ * four (the boxes array has a float to spare past its last box). */
+static inline bool oversized_meets(const kcc_broadphase *bp, const kcc_bp_box *box, uint8_t static_mask,
+                                   uint32_t proxy, uint32_t other)
+{
+    const uint8_t f = bp->flags[other];
+    const kcc_bp_box *b = &bp->boxes[other];
+#if KCC_SSE
+    const __m128 touch = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(box->lo), _mm_loadu_ps(b->hi)),
+                                    _mm_cmple_ps(_mm_loadu_ps(b->lo), _mm_loadu_ps(box->hi)));   /* box: in bp->boxes */
+    const bool overlap = (_mm_movemask_ps(touch) & 7) == 7;
+#else
+    const bool overlap = kcc_bp_overlap(box, b);
+#endif
+    return ((f & (KCC_BP_LIVE | static_mask)) == KCC_BP_LIVE) & (!(f & KCC_BP_OVERSIZED) | (other > proxy)) & overlap;
+}
+
+/* Each oversized proxy's pairs with every live proxy that may pair with it, in index order. */
+static void pairs_of_oversized(const kcc_broadphase *bp, pair_sink *sink)
+{
+    const kcc_grid *g = &bp->u.grid;
+    for (uint32_t i = 0; i < g->oversized_count; ++i) {
+        const uint32_t proxy = g->oversized[i];
+        const kcc_bp_box *box = &bp->boxes[proxy];
+        const uint8_t static_mask = bp->flags[proxy] & KCC_PROXY_STATIC;
+        uint64_t *out = sink_begin(sink);
+        uint32_t found = 0;
+        for (uint32_t other = 0; other < bp->proxy_end; ++other) {
+            out[found] = kcc_bp_key(proxy, other);
+            found += (uint32_t)oversized_meets(bp, box, static_mask, proxy, other);
+        }
+        sink_end(sink, out, found);
+    }
+}
+
+/* Sorts a group of pairs with one a by b: insertion when short, else (unless sorted) the keys' sort. */
+static void sort_group(kcc_proxy_pair *pairs, uint32_t count, uint64_t *keys)
+{
+    if (count <= GROUP_INSERTION_MAX) {
+        for (uint32_t i = 1; i < count; ++i) {
+            const uint32_t b = pairs[i].b;
+            uint32_t j = i;
+            for (; j > 0 && pairs[j - 1].b > b; --j)
+                pairs[j].b = pairs[j - 1].b;
+            pairs[j].b = b;
+        }
+        return;
+    }
+    uint32_t i = 1;
+    while (i < count && pairs[i - 1].b < pairs[i].b)
+        ++i;
+    if (i == count)
+        return;
+    for (i = 0; i < count; ++i)
+        keys[i] = pairs[i].b;
+    kcc_bp_sort_keys(keys, count);
+    for (i = 0; i < count; ++i)
+        pairs[i].b = (uint32_t)keys[i];
+}
+
+/* The pair list from the keys found: a counting sort by a into the list, each a's group sorted by b;
+ * after an overflow, the heap of the smallest sorted. */
+static void write_pairs(kcc_broadphase *bp, const pair_sink *sink)
 {
     kcc_grid *g = &bp->u.grid;
-    for (uint32_t i = 0; i < g->changed_count; ++i)
-        bp->flags[g->changed[i]] &= (uint8_t)~KCC_BP_CHANGED;
-    g->changed_count = 0;
-    rebuild_layer(bp, &g->movers, 0);
-    if (g->statics_changed)
-        rebuild_layer(bp, &g->statics, KCC_PROXY_STATIC);
-    g->statics_changed = false;
-    g->oversized_count = 0;
-    for (uint32_t proxy = 0; proxy < bp->proxy_end; ++proxy)
-        if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_OVERSIZED)) == (KCC_BP_LIVE | KCC_BP_OVERSIZED))
-            g->oversized[g->oversized_count++] = proxy;
+    bp->pair_overflow = sink->heap;
+    if (sink->heap) {
+        kcc_bp_heap_sort(sink->found, sink->count);
+        kcc_bp_keys_to_pairs(bp, sink->found, sink->count);
+        return;
+    }
+    uint32_t *next = g->group_end;
+    memset(next, 0, ((size_t)bp->proxy_end + 1) * sizeof *next);
+    for (uint32_t i = 0; i < sink->count; ++i)
+        ++next[sink->found[i] >> 32];
+    for (uint32_t a = 0, start = 0; a <= bp->proxy_end; ++a) {
+        const uint32_t count = next[a];
+        next[a] = start;
+        start += count;
+    }
+    for (uint32_t i = 0; i < sink->count; ++i) {
+        const uint32_t a = (uint32_t)(sink->found[i] >> 32), at = next[a]++;
+        bp->pairs[at].a = a;
+        bp->pairs[at].b = (uint32_t)sink->found[i];
+    }
+    for (uint32_t i = 0; i < sink->count;) {   /* next[a]: the end of a's group */
+        const uint32_t end = next[bp->pairs[i].a];
+        if (end - i > 1)
+            sort_group(bp->pairs + i, end - i, g->candidates);
+        i = end;
+    }
+    bp->pair_count = sink->count;
 }
 
 void kcc_grid_update(kcc_broadphase *bp)
 {
-    rebuild(bp);
-    const kcc_grid *g = &bp->u.grid;
-    bool complete;
-    const uint32_t side_count = pairs_of_statics(bp, &complete);
-    uint32_t written = 0, side_at = 0;
-    bool overflow = false;
-    for (uint32_t proxy = 0; proxy < bp->proxy_end && !overflow; ++proxy) {
-        if (!(bp->flags[proxy] & KCC_BP_LIVE))
-            continue;
-        uint32_t count = (bp->flags[proxy] & KCC_BP_OVERSIZED) ? pairs_of_oversized(bp, proxy)
-                                                              : pairs_of_entered(bp, proxy, side_count, &side_at);
-        /* proxies in ascending order, each one's pairs ascending: the list is sorted as written,
-         * and the first pair_capacity are the smallest */
-        if (count > bp->pair_capacity - written) {
-            count = bp->pair_capacity - written;
-            overflow = true;
-        }
-        for (uint32_t i = 0; i < count; ++i) {
-            bp->pairs[written].a = proxy;
-            bp->pairs[written++].b = (uint32_t)g->candidates[i];
-        }
-    }
-    bp->pair_count = written;
-    /* a side list that dropped pairs held pair_capacity smaller ones: the list is full either way */
-    bp->pair_overflow = overflow || !complete;
+    kcc_grid *g = &bp->u.grid;
+    update_layer(bp, &g->movers, 0);
+    if (g->statics_changed)
+        update_layer(bp, &g->statics, KCC_PROXY_STATIC);
+    g->statics_changed = false;
+    for (uint32_t i = 0; i < g->changed_count; ++i)
+        bp->flags[g->changed[i]] &= (uint8_t)~KCC_BP_CHANGED;
+    g->changed_count = 0;
+    g->oversized_count = 0;
+    for (uint32_t proxy = 0; proxy < bp->proxy_end; ++proxy)
+        if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_OVERSIZED)) == (KCC_BP_LIVE | KCC_BP_OVERSIZED))
+            g->oversized[g->oversized_count++] = proxy;
+    pair_sink sink = {g->found, g->candidates, 0, bp->pair_capacity, bp->proxy_end, false};
+    pairs_of_movers(bp, &sink);
+    pairs_of_statics(bp, &sink);
+    pairs_of_oversized(bp, &sink);
+    write_pairs(bp, &sink);
 }
 
 /* ---- queries ---- */
@@ -629,22 +663,36 @@ static void offer_sorted(uint32_t *out, uint32_t found, uint32_t capacity, uint3
     out[i] = proxy;
 }
 
-/* The layer's entries in the cells [lo, lo + count) whose proxies have not changed since the update
- * and whose boxes overlap box, offered to out. */
-static uint32_t query_layer(const kcc_broadphase *bp, const kcc_grid_layer *l, const kcc_bp_box *box,
-                            const int32_t lo[3], const uint32_t count[3], uint32_t *out, uint32_t capacity,
-                            uint32_t found)
+/* The layer's entries [at, end) overlapping box whose proxies have not changed since the update,
+ * offered to out; with `row` not INT32_MAX, only while they are in that row with lo.x <= box's hi.x. */
+static uint32_t query_entries(const kcc_broadphase *bp, const kcc_grid_layer *l, const kcc_bp_box *box,
+                              uint32_t at, uint32_t end, int32_t row, uint32_t *out, uint32_t capacity,
+                              uint32_t found)
 {
-    uint32_t begin[2 * MAX_ROWS], end[2 * MAX_ROWS];
-    const uint32_t runs = layer_runs(l, lo, count, begin, end);
-    for (uint32_t r = 0; r < runs; ++r)
-        for (uint32_t at = begin[r]; at < end[r]; ++at) {
-            const uint32_t proxy = l->proxy[at];
-            if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_CHANGED)) == KCC_BP_LIVE &&
-                box->lo[0] <= l->hi[0][at] && l->lo[0][at] <= box->hi[0] && box->lo[1] <= l->hi[1][at] &&
-                l->lo[1][at] <= box->hi[1] && box->lo[2] <= l->hi[2][at] && l->lo[2][at] <= box->hi[2])
-                offer_sorted(out, found++, capacity, proxy);
-        }
+    const bool every = row == INT32_MAX;
+    for (; at < end && (every || (l->row[at] == row && l->lo[0][at] <= box->hi[0])); ++at) {
+        const uint32_t proxy = l->entries[at].proxy;
+        const kcc_bp_box other = entry_box(l, at);
+        if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_CHANGED)) == KCC_BP_LIVE && kcc_bp_overlap(box, &other))
+            offer_sorted(out, found++, capacity, proxy);
+    }
+    return found;
+}
+
+/* The layer's entries overlapping box, unchanged since the update: the runs of the rows from box's
+ * low corner's less one to its high corner's (each from a binary search), or over more than
+ * MAX_ROWS rows every entry. */
+static uint32_t query_layer(const kcc_broadphase *bp, const kcc_grid_layer *l, const kcc_bp_box *box,
+                            uint32_t *out, uint32_t capacity, uint32_t found)
+{
+    const int32_t first = row_of(box->lo[2], l->inv_row_height) - 1, last = row_of(box->hi[2], l->inv_row_height);
+    if ((uint32_t)(last - first) >= MAX_ROWS)
+        return query_entries(bp, l, box, 0, l->entry_count, INT32_MAX, out, capacity, found);
+    uint32_t at = 0;
+    for (int32_t row = first; row <= last; ++row) {
+        at = row_lower_bound(l, at, row, entry_key(row, box->lo[0] - l->widest));
+        found = query_entries(bp, l, box, at, l->entry_count, row, out, capacity, found);
+    }
     return found;
 }
 
@@ -652,13 +700,8 @@ uint32_t kcc_grid_query(const kcc_broadphase *bp, const kcc_bp_box *box, uint32_
                         uint32_t capacity)
 {
     const kcc_grid *g = &bp->u.grid;
-    int32_t movers_lo[3], statics_lo[3];
-    uint32_t movers_count[3], statics_count[3];
-    if (scan_range(&g->movers, box, movers_lo, movers_count) > QUERY_MAX_CELLS ||
-        scan_range(&g->statics, box, statics_lo, statics_count) > QUERY_MAX_CELLS)
-        return kcc_bp_query_all(bp, box, out, capacity);
-    uint32_t found = query_layer(bp, &g->movers, box, movers_lo, movers_count, out, capacity, 0);
-    found = query_layer(bp, &g->statics, box, statics_lo, statics_count, out, capacity, found);
+    uint32_t found = query_layer(bp, &g->movers, box, out, capacity, 0);
+    found = query_layer(bp, &g->statics, box, out, capacity, found);
     for (uint32_t i = 0; i < g->oversized_count; ++i) {
         const uint32_t proxy = g->oversized[i];
         if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_CHANGED)) == KCC_BP_LIVE &&

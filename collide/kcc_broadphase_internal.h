@@ -1,7 +1,7 @@
 /* kcc_broadphase_internal.h: the broadphase the world owns inside its one allocation: proxies (a box,
  * a 32-bit user value, a STATIC flag) and the pairs of them whose boxes overlap, found by incremental
- * sweep and prune (collide/sap.c) or by a uniform grid (collide/grid.c) behind one interface
- * (collide/broadphase.c). Knows nothing of bodies or characters; never installed. */
+ * sweep and prune (collide/sap.c) or by sweep and prune in grid rows (collide/grid.c) behind one
+ * interface (collide/broadphase.c). Knows nothing of bodies or characters; never installed. */
 #ifndef KCC_BROADPHASE_INTERNAL_H
 #define KCC_BROADPHASE_INTERNAL_H
 
@@ -11,7 +11,7 @@
 #define KCC_PROXY_STATIC 1u
 /// No proxy: what kcc_broadphase_add returns when every proxy is in use.
 #define KCC_PROXY_NONE 0xffffffffu
-/// Largest proxy_capacity (a grid numbers its buckets, up to 4 a proxy, in 29 bits).
+/// Largest proxy_capacity.
 #define KCC_BROADPHASE_MAX_PROXIES (1u << 24)
 /// Largest pair_capacity.
 #define KCC_BROADPHASE_MAX_PAIRS (1u << 28)
@@ -26,9 +26,9 @@ typedef struct kcc_broadphase_desc {
     kcc_broadphase_kind kind;   ///< SAP or GRID; DEFAULT means KCC_BROADPHASE_MEASURED_DEFAULT
     uint32_t proxy_capacity;    ///< live proxies at most, 1..KCC_BROADPHASE_MAX_PROXIES
     uint32_t pair_capacity;     ///< pairs kept at most, 0..KCC_BROADPHASE_MAX_PAIRS
-    float    cell_size;         ///< m, the grid's largest cell edge: its cells are as large as the
-                                ///< largest box no larger than this, larger boxes are tested against
-                                ///< every proxy (finite, > 0; ignored by SAP)
+    float    cell_size;         ///< m, the widest and deepest box (x, z) the grid enters in its rows
+                                ///< (as tall as the deepest entered box); larger boxes are tested
+                                ///< against every proxy (finite, > 0; ignored by SAP)
 } kcc_broadphase_desc;
 
 /// Two proxies whose boxes overlap: proxy indices, a < b.
@@ -68,8 +68,9 @@ void kcc_broadphase_move(kcc_broadphase *bp, uint32_t proxy, const float lo[3], 
 /// Brings the pair list up to date with every add, remove and move since the last update. SAP:
 /// insertion sort of each axis, pairs added and removed as endpoints pass each other, cost
 /// proportional to the proxies plus the swaps (a sweep from scratch after many adds or an overflow);
-/// grid: rebuilt from scratch and the pairs found afresh, cost proportional to the proxies plus,
-/// for each, the proxies entered in the cells around its own.
+/// grid: each layer re-keyed and re-sorted from its last order (insertion, or a merge sort when that
+/// moves too much) and the pairs found afresh, cost proportional to the proxies plus, for each, the
+/// entries in its two runs, plus the pairs (a counting sort).
 void kcc_broadphase_update(kcc_broadphase *bp);
 
 /// The pairs as of the last update: every two proxies whose boxes overlap (touching counts), not
@@ -82,9 +83,9 @@ uint32_t kcc_broadphase_pairs(const kcc_broadphase *bp, const kcc_proxy_pair **o
 /// The live proxies whose boxes overlap [lo, hi] (touching counts), ascending: returns how many
 /// there are and writes the first `capacity` of them to out (NULL is fine when capacity is 0). Sees
 /// every add, remove and move at once. Reads only, so many threads may query at once between calls
-/// that change the broadphase. O(proxies) for SAP; the grid visits the cells the box covers and one
-/// below on each axis (up to 64, beyond that every proxy), its oversized list and the proxies
-/// changed since the last update.
+/// that change the broadphase. O(proxies) for SAP; the grid reads, in each layer, the rows the box
+/// covers and one below (up to 64, beyond that every entry), each from its start, its oversized list
+/// and the proxies changed since the last update.
 uint32_t kcc_broadphase_query(const kcc_broadphase *bp, const float lo[3], const float hi[3],
                               uint32_t *out, uint32_t capacity);
 
@@ -109,6 +110,10 @@ typedef struct kcc_bp_box {
 #define KCC_BP_OVERSIZED 4u
 /// The grid's: the proxy is in its changed list (kept across a remove and the next add).
 #define KCC_BP_CHANGED 8u
+/// The grid's: the proxy is an entry of the movers' layer, of the statics' layer (a layer's update
+/// sets and clears them as it passes over its last entries, before it takes in the changed proxies).
+#define KCC_BP_IN_MOVERS 16u
+#define KCC_BP_IN_STATICS 32u
 
 /// One end of a proxy's interval on one axis: its value (m) and tag = proxy << 1 | 1 for the max
 /// end. Ordered by value, a min before a max of the same value, so that "min of A before max of B
@@ -141,47 +146,51 @@ typedef struct kcc_sap {
                                    ///< these overlapped or the current boxes do
 } kcc_sap;
 
-/// An entered grid proxy as of its layer's last rebuild: the cell of its box's low corner, and
-/// packed, its bucket << 3 | reach (bit k: its box reaches into the next cell on axis k).
-typedef struct kcc_grid_cell {
-    int32_t  lo[3];
-    uint32_t packed;
-} kcc_grid_cell;
-_Static_assert(sizeof(kcc_grid_cell) == 16, "one grid cell record, 16 bytes");
+/// One entry of a grid layer: its sort key, (the row of its box's low corner) << 32 | lo.x's bits
+/// ordered as unsigned integers (-0 taken as +0), and its proxy.
+typedef struct kcc_grid_entry {
+    uint64_t key;
+    uint32_t proxy;
+} kcc_grid_entry;
 
-/// One layer of the grid: the proxies entered in it, each once, in the cell of its box's low corner.
-/// The cells wrap onto a torus of 2^bits[k] cells on axis k, each torus cell a bucket: bucket
-/// (x, y, z) = x mod 2^bits[0] | (y mod 2^bits[1]) << bits[0] | (z mod 2^bits[2]) << (bits[0] +
-/// bits[1]). Entries [bucket_start[b], bucket_start[b + 1]) are the proxies in bucket b, their boxes
-/// in flat arrays.
+/// One layer of the grid: its proxies sorted by (the row of their box's low corner on z, lo.x), the
+/// rows row_height tall (at least the deepest entered box on z, so an entered box spans at most two
+/// rows), kept from update to update and re-sorted in place; their boxes as of the layer's last
+/// update laid out by entry (SoA) for four-wide tests.
 typedef struct kcc_grid_layer {
-    float    edge[3], inv_edge[4];   ///< m, 1/m: the cells' size on each axis (inv_edge[3] =
-                                     ///< inv_edge[0], for four-wide use)
-    uint32_t bits[3];            ///< the torus (0: the axis is collapsed into one bucket)
-    uint32_t mask[3], stride[3]; ///< 2^bits[k] - 1; the bucket step of axis k (1, 2^bits[0], ...)
-    uint32_t *bucket_start;      ///< 2^max_bits + 1
-    float    *lo[3], *hi[3];     ///< proxy_capacity + 4, by entry: the entered boxes (m); a four-wide
-                                 ///< test of the last entries reads up to three beyond them
-    uint32_t *proxy;             ///< proxy_capacity + 4, by entry
+    float    row_height, inv_row_height;   ///< m, 1/m
+    float    widest;                       ///< m: no entered box is wider on x
+    uint8_t  in_flag;                      ///< the proxy flag of this layer's entries
+    kcc_grid_entry *entries;     ///< proxy_capacity + 4, ascending by key; the 4 past the last hold
+                                 ///< key UINT64_MAX
+    float    *lo[3], *hi[3];     ///< proxy_capacity + 4, by entry (m); a four-wide test of the last
+                                 ///< entries reads up to three beyond them
+    int32_t  *row;               ///< proxy_capacity + 4, by entry; INT32_MAX past the last
     uint32_t entry_count;
+    uint32_t *row_start;         ///< proxy_capacity + 2: row_start[r - first_row] is the first entry
+                                 ///< of row r or after it, for the row_count rows from first_row
+                                 ///< (row_count 0: no table, the rows span more than capacity + 1)
+    int32_t  first_row;
+    uint32_t row_count;
 } kcc_grid_layer;
 
-/// The uniform grid's state: the movers (proxies not STATIC) rebuilt at every update, the STATIC
-/// proxies rebuilt at an update only when one of them changed.
+/// The grid's state: the movers (proxies not STATIC), updated at every update, and the STATIC
+/// proxies, updated at an update only when one of them changed.
 typedef struct kcc_grid {
-    float    cell_size;          ///< m: the largest box edge a layer enters
-    uint32_t max_bits;           ///< log2 of the buckets there is room for in each layer
+    float    cell_size;          ///< m: the widest and deepest box (x, z) a layer enters
     kcc_grid_layer movers, statics;
     bool     statics_changed;    ///< a STATIC proxy was added, moved or removed since the update
-    kcc_grid_cell *cells;        ///< proxy_capacity, by proxy: the entered proxies' cells
+    kcc_grid_entry *scratch;     ///< proxy_capacity: the merge sort's other half
     uint32_t *oversized;         ///< proxy_capacity: the live proxies not entered, ascending
     uint32_t oversized_count;
     uint32_t *changed;           ///< proxy_capacity: proxies added, moved or removed since the last
                                  ///< update (each once: flag KCC_BP_CHANGED)
     uint32_t changed_count;
-    uint64_t *candidates;        ///< proxy_capacity: one proxy's pair keys while they are sorted
-    uint64_t *static_pairs;      ///< pair_capacity: the pairs of entered STATIC proxies and movers
-                                 ///< (a bounded heap, then ascending)
+    uint64_t *candidates;        ///< proxy_capacity: one scan's pair keys when the found list is
+                                 ///< nearly full; a long group of pairs while it is sorted
+    uint64_t *found;             ///< pair_capacity: the pair keys found, in the order found (a
+                                 ///< bounded max-heap once more are found than it holds)
+    uint32_t *group_end;         ///< proxy_capacity + 1: the counting sort of the pairs by a
 } kcc_grid;
 
 struct kcc_broadphase {
@@ -194,7 +203,7 @@ struct kcc_broadphase {
                                  ///< groups of four: up to one float past the last box)
     uint32_t *user;              ///< proxy_capacity
     uint8_t  *flags;             ///< proxy_capacity: KCC_PROXY_STATIC | KCC_BP_LIVE | KCC_BP_OVERSIZED |
-                                 ///< KCC_BP_CHANGED
+                                 ///< KCC_BP_CHANGED | KCC_BP_IN_MOVERS | KCC_BP_IN_STATICS
     uint32_t *free_list;         ///< proxy_capacity
     kcc_proxy_pair *pairs;       ///< pair_capacity: the list kcc_broadphase_pairs returns
     uint32_t pair_count;
@@ -239,6 +248,8 @@ void kcc_bp_sort_keys(uint64_t *keys, uint32_t count);
 /// Offers a key to a max-heap of at most capacity keys that keeps the smallest; returns false when
 /// the heap was full (the key, or the largest it held, dropped).
 bool kcc_bp_heap_offer(uint64_t *heap, uint32_t *count, uint32_t capacity, uint64_t key);
+/// Makes keys[0..count) a max-heap in place.
+void kcc_bp_heapify(uint64_t *keys, uint32_t count);
 /// Sorts a max-heap of count keys ascending in place.
 void kcc_bp_heap_sort(uint64_t *heap, uint32_t count);
 /// Every live proxy overlapping box, ascending (tested one by one); writes the first capacity.

@@ -311,6 +311,106 @@ static void grid_pairs_and_queries_equal_brute_force_along_a_random_walk(void **
     run_walk(KCC_BROADPHASE_GRID, 40, 0, true);
 }
 
+/* ---- far rows, growing boxes, changed kinds ---- */
+
+#define FAR_OBJECTS 24
+
+/* The pairs of the boxes (ascending), by brute force in double. */
+static uint32_t far_ref_pairs(const float box[][6], const bool is_static[], kcc_proxy_pair *out)
+{
+    uint32_t count = 0;
+    for (uint32_t a = 0; a < FAR_OBJECTS; ++a)
+        for (uint32_t b = a + 1; b < FAR_OBJECTS; ++b) {
+            bool hit = !(is_static[a] && is_static[b]);
+            for (int k = 0; k < 3 && hit; ++k)
+                hit = (double)box[a][k] <= (double)box[b][k + 3] && (double)box[b][k] <= (double)box[a][k + 3];
+            if (hit)
+                out[count].a = a, out[count++].b = b;
+        }
+    return count;
+}
+
+/* Queries around each cluster (a point, a character, a room, all three clusters) against brute force. */
+static void far_check_queries(const kcc_broadphase *bp, const float box[][6], test_rng *rng)
+{
+    static const float halves[4] = {0.0f, 0.9f, 6.0f, 700.0f};
+    for (int q = 0; q < 4; ++q) {
+        float lo[3], hi[3];
+        for (int k = 0; k < 3; ++k) {
+            const float c = k == 2 ? 500.0f * (float)(rng_u32(rng) % 3) + rng_f(rng, -3.0f, 3.0f) : rng_f(rng, -3.0f, 3.0f);
+            lo[k] = c - halves[q], hi[k] = c + halves[q];
+        }
+        uint32_t got[FAR_OBJECTS], expected = 0;
+        const uint32_t found = kcc_broadphase_query(bp, lo, hi, got, FAR_OBJECTS);
+        for (uint32_t p = 0; p < FAR_OBJECTS; ++p) {
+            bool hit = true;
+            for (int k = 0; k < 3 && hit; ++k)
+                hit = (double)box[p][k] <= (double)hi[k] && (double)lo[k] <= (double)box[p][k + 3];
+            if (hit) {
+                assert_true(expected < found);
+                assert_int_equal(got[expected], p);
+                ++expected;
+            }
+        }
+        assert_int_equal(found, expected);
+    }
+}
+
+/* Boxes in three clusters 500 m apart on z (their rows span far more than the proxies: no table of
+ * row starts), growing past the row height and past cell_size and shrinking again (the rows made
+ * anew), one removed and added back as the other kind (STATIC or not) now and then: every list, and
+ * queries before and after each step's changes, equal brute force, for both kinds. */
+static void far_rows_growing_boxes_and_changed_kinds_equal_brute_force(void **state)
+{
+    (void)state;
+    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind) {
+        bp_holder h = make_bp((kcc_broadphase_kind)kind, FAR_OBJECTS, FAR_OBJECTS * FAR_OBJECTS, 4.0f, 0);
+        test_rng rng = rng_seed_salted(11, 0xFA4);
+        float center[FAR_OBJECTS][3], box[FAR_OBJECTS][6];
+        bool is_static[FAR_OBJECTS];
+        for (uint32_t i = 0; i < FAR_OBJECTS; ++i) {
+            center[i][0] = rng_f(&rng, -3.0f, 3.0f), center[i][1] = rng_f(&rng, 0.0f, 2.0f);
+            center[i][2] = 500.0f * (float)(i % 3) + rng_f(&rng, -3.0f, 3.0f);
+            is_static[i] = i % 5 == 0;
+        }
+        for (uint32_t step = 0; step < 80; ++step) {
+            const float half = 0.05f + 2.2f * (float)((step / 8) % 4) / 3.0f;   /* 0.05 .. 2.25 m */
+            for (uint32_t i = 0; i < FAR_OBJECTS; ++i) {
+                for (int k = 0; k < 3; ++k) {
+                    center[i][k] += is_static[i] ? 0.0f : rng_f(&rng, -0.3f, 0.3f);
+                    const float extent = half * (0.5f + 0.5f * (float)(i % 4) / 3.0f);
+                    box[i][k] = center[i][k] - extent, box[i][k + 3] = center[i][k] + extent;
+                }
+                if (step == 0)
+                    assert_int_equal(kcc_broadphase_add(h.bp, box[i], box[i] + 3, i, is_static[i] ? KCC_PROXY_STATIC : 0), i);
+                else
+                    kcc_broadphase_move(h.bp, i, box[i], box[i] + 3);
+            }
+            const uint32_t flip = rng_u32(&rng) % FAR_OBJECTS;   /* removed, then added back as the other kind */
+            kcc_broadphase_remove(h.bp, flip);
+            is_static[flip] = !is_static[flip];
+            assert_int_equal(kcc_broadphase_add(h.bp, box[flip], box[flip] + 3, flip,
+                                                is_static[flip] ? KCC_PROXY_STATIC : 0), flip);
+            for (int when = 0; when < 2; ++when) {
+                if (when == 1)
+                    kcc_broadphase_update(h.bp);
+                far_check_queries(h.bp, (const float(*)[6])box, &rng);
+            }
+            kcc_proxy_pair expected[FAR_OBJECTS * FAR_OBJECTS];
+            const uint32_t count = far_ref_pairs((const float(*)[6])box, is_static, expected);
+            const kcc_proxy_pair *pairs;
+            bool overflow = true;
+            assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), count);
+            assert_false(overflow);
+            for (uint32_t i = 0; i < count; ++i)
+                if (pairs[i].a != expected[i].a || pairs[i].b != expected[i].b)
+                    fail_msg("step %u pair %u: got (%u, %u), brute force (%u, %u)", step, i, pairs[i].a,
+                             pairs[i].b, expected[i].a, expected[i].b);
+        }
+        free(h.memory);
+    }
+}
+
 /* The same calls give the same lists and query results bit for bit, whatever the memory held before
  * init, and both kinds give the same ones. */
 static void same_calls_give_the_same_lists_whatever_the_memory_held(void **state)
@@ -498,6 +598,7 @@ int test_group_broadphase(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sap_pairs_and_queries_equal_brute_force_along_a_random_walk),
         cmocka_unit_test(grid_pairs_and_queries_equal_brute_force_along_a_random_walk),
+        cmocka_unit_test(far_rows_growing_boxes_and_changed_kinds_equal_brute_force),
         cmocka_unit_test(same_calls_give_the_same_lists_whatever_the_memory_held),
         cmocka_unit_test(proxies_beyond_capacity_are_refused_and_indices_reused),
         cmocka_unit_test(pair_overflow_is_flagged_and_keeps_the_smallest),

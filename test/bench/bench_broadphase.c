@@ -2,9 +2,13 @@
  * character box, updating and reading the pairs, for sweep and prune and the grid at a few cell
  * sizes, with 1k, 10k and 100k characters spread over a level or clumped in a crowd, among one huge
  * STATIC proxy (the level's bounds) and 300 static pieces of 1-2 m (no larger than the smallest cell
- * tried, as the world splits a level). docs/world.md, "The broadphase", holds the figures.
- * Usage: bench_broadphase [levels_dir] (unused: the scenes are generated); env KCC_BENCH_BP_MAX
- * (largest count, default 100000), KCC_BENCH_BP_ONLY (run only the kinds whose name contains it: "SAP", "grid 4"). */
+ * tried, as the world splits a level). The same run measures what the target is read against: a plain
+ * kcc_character_move of 10k characters walking on a shared level (ctf_inyard), and prints each kind's
+ * ns a box over it ("/ move"). docs/world.md, "The broadphase", holds the figures.
+ * Usage: bench_broadphase [levels_dir] (default ../shared/levels: the reference's level; the
+ * broadphase scenes are generated); env KCC_BENCH_BP_MAX
+ * (largest count, default 100000), KCC_BENCH_BP_MIN (smallest count), KCC_BENCH_BP_ONLY (run only the kinds
+ * whose name contains it: "SAP", "grid 4"), KCC_BENCH_BP_SCENE ("spread" or "crowd": that scene only). */
 #include "bench.h"
 
 #include "kcc_broadphase_internal.h"
@@ -12,6 +16,9 @@
 #define RUNS 5            /* timed runs per case; the median is reported */
 #define STATIC_PIECES 300
 #define STEP_M 0.05f      /* m walked per step */
+#define REFERENCE_LEVEL "ctf_inyard"
+#define REFERENCE_CHARACTERS 10000u
+#define REFERENCE_STEPS 20  /* timed steps per run of the reference, after as many untimed */
 
 static const float CHAR_HALF[3] = {0.47f, 0.875f, 0.47f};   /* m: 0.94 x 1.75 x 0.94 */
 
@@ -102,6 +109,76 @@ static void populate(kcc_broadphase *bp, const scene *s, uint32_t *char_proxy)
     }
 }
 
+/* ---- the reference: plain moves of characters walking on a shared level ---- */
+
+/* Characters on walkable floor of the mesh: a ray down from a random point (every other one from
+ * above the level, the rest from a random height, for storeys under a roof), kept where the box
+ * fits. Returns how many were placed (up to count). */
+static uint32_t place_walkers(const kcc_mesh *m, const kcc_character_desc *d, kcc_character *chars,
+                              uint32_t count)
+{
+    vec3 b[2];
+    kcc_mesh_bounds(m, b);
+    bench_rng rng = bench_rng_seed(5);
+    uint32_t placed = 0;
+    for (uint32_t attempt = 0; placed < count && attempt < 50u * count; ++attempt) {
+        const float top = b[1][1] + 1.0f;
+        vec3 at = {bench_rng_range(&rng, b[0][0], b[1][0]), attempt % 2 ? top : bench_rng_range(&rng, b[0][1], top),
+                   bench_rng_range(&rng, b[0][2], b[1][2])};
+        const vec3 down = {0.0f, -1.0f, 0.0f};
+        kcc_ray_hit hit;
+        if (!kcc_mesh_raycast(m, at, down, at[1] - b[0][1] + 1.0f, &hit) || hit.normal[1] < 0.8f)
+            continue;
+        at[1] = hit.point[1] + d->half_extents[1] + 0.02f;
+        if (kcc_character_fits(d, m, at) == KCC_OK && kcc_character_init(&chars[placed], d, at) == KCC_OK)
+            ++placed;
+    }
+    return placed;
+}
+
+/* ns of one kcc_character_move (median of RUNS runs) of REFERENCE_CHARACTERS characters the size of
+ * the boxes walking as the scenes' do (3 m/s, turning every 1-3 s, falling at 25 m/s^2) on
+ * REFERENCE_LEVEL; 0 when the level cannot be loaded. *out_count: how many were placed. */
+static double move_reference_ns(const char *dir, uint32_t *out_count)
+{
+    bench_level lv;
+    *out_count = 0;
+    if (!bench_level_load(dir, REFERENCE_LEVEL, &lv))
+        return 0.0;
+    kcc_mesh *m = bench_build_mesh(&lv);
+    kcc_character_desc d = kcc_character_default_desc();
+    memcpy(d.half_extents, CHAR_HALF, sizeof CHAR_HALF);
+    d.step_height = 0.5625f;
+    kcc_character *chars = calloc(REFERENCE_CHARACTERS, sizeof *chars);
+    float *vy = calloc(REFERENCE_CHARACTERS, sizeof *vy);
+    const uint32_t n = m ? place_walkers(m, &d, chars, REFERENCE_CHARACTERS) : 0;
+    scene walk;   /* the headings and turns of a scene's walk; its positions are unused */
+    scene_make(&walk, n > 0 ? n : 1, 0);
+    double per_move[RUNS];
+    for (int run = 0; run < RUNS && n > 0; ++run) {
+        double total = 0.0;
+        for (int step = 0; step < 2 * REFERENCE_STEPS; ++step) {
+            scene_step(&walk);
+            const double t0 = bench_now_ns();
+            for (uint32_t i = 0; i < n; ++i) {
+                vy[i] = chars[i].on_ground ? 0.0f : vy[i] - 25.0f / 60.0f;
+                vec3 disp = {STEP_M * cosf(walk.heading[i]), vy[i] / 60.0f, STEP_M * sinf(walk.heading[i])};
+                kcc_character_move(&chars[i], m, disp, NULL);
+            }
+            if (step >= REFERENCE_STEPS)
+                total += bench_now_ns() - t0;
+        }
+        per_move[run] = total / REFERENCE_STEPS / n;
+    }
+    scene_free(&walk);
+    free(chars);
+    free(vy);
+    kcc_mesh_destroy(m);
+    bench_level_free(&lv);
+    *out_count = n;
+    return n > 0 ? bench_median(per_move, RUNS) : 0.0;
+}
+
 typedef struct result {
     double ns_per_box;      /* median over runs: move + update + reading the pairs */
     double update_share;    /* of which the update, median */
@@ -163,11 +240,12 @@ static result run_case(kcc_broadphase_kind kind, float cell, uint32_t count, int
 
 int main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    const char *dir = argc > 1 ? argv[1] : "../shared/levels";
     const char *max_env = getenv("KCC_BENCH_BP_MAX");
     uint32_t max_count = max_env ? (uint32_t)strtoul(max_env, NULL, 10) : 100000u;
-    const char *only = getenv("KCC_BENCH_BP_ONLY");
+    const char *min_env = getenv("KCC_BENCH_BP_MIN");
+    uint32_t min_count = min_env ? (uint32_t)strtoul(min_env, NULL, 10) : 0u;
+    const char *only = getenv("KCC_BENCH_BP_ONLY"), *scene_only = getenv("KCC_BENCH_BP_SCENE");
     static const struct { kcc_broadphase_kind kind; float cell; const char *name; } kinds[] = {
         {KCC_BROADPHASE_SAP, 0.0f, "SAP"},
         {KCC_BROADPHASE_GRID, 2.0f, "grid 2 m"},
@@ -177,15 +255,24 @@ int main(int argc, char **argv)
     static const uint32_t counts[] = {1000, 10000, 100000};
     bench_warmup(200.0);
     bench_print_load("before");
+    uint32_t walkers;
+    const double move_ns = move_reference_ns(dir, &walkers);
+    if (move_ns > 0.0)
+        printf("reference: kcc_character_move of %u characters walking on %s: %.1f ns a move (median of %d "
+               "runs); / move: a kind's ns a box over it (the target: under 0.1 at 10k)\n",
+               (unsigned)walkers, REFERENCE_LEVEL, move_ns, RUNS);
+    else
+        printf("reference: %s/%s.obj not loaded: no / move column\n", dir, REFERENCE_LEVEL);
     printf("broadphase: ns per box per step (move every box + update + read the pairs), median of %d runs;\n"
            "characters 0.94 x 1.75 x 0.94 m walking 0.05 m a step, among 1 huge STATIC proxy and %d static "
            "pieces. clock: %s\n", RUNS, STATIC_PIECES, bench_clock_name());
-    printf("%-7s %-7s %-9s %10s %8s %12s %9s\n", "scene", "boxes", "kind", "ns/box", "update", "pairs/step",
-           "MiB");
+    printf("%-7s %-7s %-9s %10s %7s %8s %12s %9s\n", "scene", "boxes", "kind", "ns/box", "/ move", "update",
+           "pairs/step", "MiB");
     for (int crowd = 0; crowd <= 1; ++crowd)
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
             uint64_t checksum_first = 0;
-            if (counts[c] > max_count)
+            if (counts[c] > max_count || counts[c] < min_count ||
+                (scene_only && strcmp(scene_only, crowd ? "crowd" : "spread") != 0))
                 continue;
             int steps = counts[c] >= 100000 ? 20 : counts[c] >= 10000 ? 60 : 300;
             for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
@@ -196,9 +283,9 @@ int main(int argc, char **argv)
                     checksum_first = r.checksum;
                 else if (r.checksum != checksum_first)
                     printf("  MISMATCH: %s's pairs differ from the first kind's\n", kinds[k].name);
-                printf("%-7s %-7u %-9s %10.1f %7.0f%% %12.0f %9.1f\n", crowd ? "crowd" : "spread",
-                       (unsigned)counts[c], kinds[k].name, r.ns_per_box, 100.0 * r.update_share, r.pairs,
-                       r.mib);
+                printf("%-7s %-7u %-9s %10.1f %7.3f %7.0f%% %12.0f %9.1f\n", crowd ? "crowd" : "spread",
+                       (unsigned)counts[c], kinds[k].name, r.ns_per_box, move_ns > 0.0 ? r.ns_per_box / move_ns : 0.0,
+                       100.0 * r.update_share, r.pairs, r.mib);
                 fflush(stdout);
             }
         }
