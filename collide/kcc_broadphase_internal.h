@@ -265,7 +265,7 @@ void kcc_sap_add(kcc_broadphase *bp, uint32_t proxy);
 void kcc_sap_remove(kcc_broadphase *bp, uint32_t proxy);
 void kcc_sap_update(kcc_broadphase *bp);
 
-/// The uniform grid (collide/grid.c).
+/// The grid: sweep and prune in rows (collide/grid.c).
 void kcc_grid_layout(kcc_broadphase *bp, kcc_bp_layout *layout);
 void kcc_grid_init(kcc_broadphase *bp, float cell_size);
 void kcc_grid_add(kcc_broadphase *bp, uint32_t proxy);

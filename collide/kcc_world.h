@@ -48,7 +48,7 @@ typedef void (kcc_task_fn)(uint32_t begin, uint32_t end, uint32_t worker, void *
 typedef enum kcc_broadphase_kind {
     KCC_BROADPHASE_DEFAULT = 0,   ///< the measured best for characters in levels (docs/world.md)
     KCC_BROADPHASE_SAP,           ///< incremental sweep and prune: sorted interval endpoints
-    KCC_BROADPHASE_GRID,          ///< uniform grid of cells listing what overlaps them
+    KCC_BROADPHASE_GRID,          ///< rows along z, each sorted along x (sweep and prune in rows)
 } kcc_broadphase_kind;
 
 typedef struct kcc_world_desc {
