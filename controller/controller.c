@@ -1231,22 +1231,16 @@ void kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 disp
 }
 
 /* A walking move longer than the box's narrower half width runs as that many equal sub-moves (at
- * most KCC_MAX_SUBSTEPS), each the whole scheme. A move climbs at most step_height and snaps down at
- * most ground_snap: one that carried the box over several stairs at once would meet their combined
- * rise as a ledge too high going up, and leave the ground going down. */
-#define KCC_MAX_SUBSTEPS 8u
-
+ * most KCC_MAX_SUBSTEPS: kcc_walk_parts), each the whole scheme. A move climbs at most step_height
+ * and snaps down at most ground_snap: one that carried the box over several stairs at once would
+ * meet their combined rise as a ledge too high going up, and leave the ground going down. */
 static uint32_t substeps(const kcc_character *ch, const vec3 disp)
 {
     const int up = kcc_up_index(ch), h0 = kcc_side_index(ch, 0), h1 = kcc_side_index(ch, 1);
     if (!ch->on_ground || !(disp[up] <= 0.0f))
         return 1u;
     const float len = sqrtf(disp[h0] * disp[h0] + disp[h1] * disp[h1]);
-    const float part = kcc_minf(ch->desc.half_extents[h0], ch->desc.half_extents[h1]);
-    if (!(len > part))
-        return 1u;
-    const float n = ceilf(len / part);
-    return n < (float)KCC_MAX_SUBSTEPS ? (uint32_t)n : KCC_MAX_SUBSTEPS;
+    return kcc_walk_parts(len, kcc_minf(ch->desc.half_extents[h0], ch->desc.half_extents[h1]));
 }
 
 /* The move of a character in its frame (up_axis 1 or 2) by disp (checked; `flags` carries

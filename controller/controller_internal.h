@@ -5,6 +5,7 @@
 #ifndef KCC_CONTROLLER_INTERNAL_H
 #define KCC_CONTROLLER_INTERNAL_H
 
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -38,6 +39,19 @@ static inline void kcc_character_forget(kcc_character *ch)
     const uint64_t check = priv->tuning_check;
     memset(priv, 0, sizeof(*priv));
     priv->tuning_check = check;
+}
+
+/* A walking move longer than the box's narrower half width `part` runs as that many equal
+ * sub-moves, at most KCC_MAX_SUBSTEPS, each the whole scheme (controller.c, substeps): the count for
+ * a sideways walk of `len` (1 when len is not above part, NaN included). The world's step region
+ * bounds a move's reach with it (world_neighbours.c). */
+#define KCC_MAX_SUBSTEPS 8u
+static inline uint32_t kcc_walk_parts(float len, float part)
+{
+    if (!(len > part))
+        return 1u;
+    const float n = ceilf(len / part);
+    return n < (float)KCC_MAX_SUBSTEPS ? (uint32_t)n : KCC_MAX_SUBSTEPS;
 }
 
 /* True when v goes into none of the n planes (v . plane < -eps), planes skip_a and skip_b aside. */

@@ -4,10 +4,6 @@
 #include "collide_internal.h" /* KCC_SSE */
 #include "world_internal.h"
 
-/// The most sub-moves a move runs as (controller.c, substeps: a walk longer than the box's narrower
-/// half width runs as that many equal sub-moves, at most 8).
-#define MOST_SUB_MOVES 8.0f
-
 /// How far the gathers of a move by d (controller.c: gather_move, gather_around; m) reach past the
 /// box where the move starts: sideways, below its feet and above its head.
 typedef struct move_reach {
@@ -67,7 +63,7 @@ static move_reach move_reach_of(const step_reach *r, const float d[3])
     for (int k = 0; k < 3; ++k)
         side2 += k != r->up ? d[k] * d[k] : 0.0f;
     const float side = sqrtf(side2), travel = side + fabsf(d[r->up]);
-    const float moves = side > r->half_width ? kcc_minf(ceilf(side / r->half_width), MOST_SUB_MOVES) : 1.0f;
+    const float moves = (float)kcc_walk_parts(side, r->half_width); /* as if it walked */
     const float rise = kcc_maxf(r->step, kcc_minf(r->step + side / moves * r->slope, r->cap));
     move_reach out;
     out.side = kcc_maxf(r->push_side, r->push + travel + moves * r->side);
