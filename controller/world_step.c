@@ -38,9 +38,8 @@ typedef struct character_sources {
 
 /// The world source of one character's phase: every static body (whole), and the other pieces
 /// and the characters near it (its neighbours, world_neighbours.c), or every body and character
-/// when `everything` is asked for or the neighbour lists overflowed.
-static void character_source(const step_context *ctx, uint32_t slot, bool everything,
-                             character_sources *out)
+/// when the neighbour lists overflowed.
+static void character_source(const step_context *ctx, uint32_t slot, character_sources *out)
 {
     const struct kcc_world_characters *cs = ctx->cs;
     kcc_world_source *all = &out->all;
@@ -51,7 +50,7 @@ static void character_source(const step_context *ctx, uint32_t slot, bool everyt
     all->box_layers = cs->layers;
     all->box_masks = cs->masks;
     all->self_layers = cs->layers[slot];
-    if (everything || cs->near.all) {
+    if (cs->near.all) {
         all->box_slots = cs->live;
         all->box_count = cs->live_count;
     } else {
@@ -166,7 +165,7 @@ static bool mover_overlaps(const kcc_world_source *src, uint32_t slot, const kcc
 /// (found by sweeping the box against the mover at its new pose along the motion seen from the
 /// mover, so a mover faster than the box is wide never passes through it), swept through
 /// everything but the mover. A box that cannot be pushed clear of the mover is crushed.
-static bool push_by_mover(const step_context *ctx, uint32_t mover, world_character *wc,
+static void push_by_mover(const step_context *ctx, uint32_t mover, world_character *wc,
                           kcc_world_source *src, kcc_move_result *r, kcc_contact_sink *touched)
 {
     const uint32_t slot = ctx->movers[mover];
@@ -176,13 +175,13 @@ static bool push_by_mover(const step_context *ctx, uint32_t mover, world_charact
     kcc_character_box(&wc->ch, box);
     for (int k = 0; k < 3; ++k)
         if (box[0][k] > swept[1][k] || box[1][k] < swept[0][k])
-            return false;
+            return;
     vec3 to;
     carried_point(&m->start, &m->end, wc->ch.position, to);
     glm_vec3_sub(to, wc->ch.position, motion);
     const float len = glm_vec3_norm(motion);
     if (!(len > 0.0f))
-        return false;
+        return;
     /* Seen from the mover at its new pose, the box came from box + motion back to box: the first
        contact on that path is when the mover reached it. */
     kcc_world_source one = *src;
@@ -194,7 +193,7 @@ static bool push_by_mover(const step_context *ctx, uint32_t mover, world_charact
     glm_vec3_add(box[1], motion, came_from[1]);
     kcc_sweep_hit hit;
     if (!one.base.ops->sweep(&one.base, (const vec3 *)came_from, back, &hit))
-        return false; /* the mover never reached the box */
+        return; /* the mover never reached the box */
     glm_vec3_scale(motion, 1.0f - hit.t + wc->ch.desc.skin_width / len, push);
     kcc_contact_sink_add(touched, hit.triangle, hit.normal);
     src->skip_body = slot;
@@ -202,7 +201,6 @@ static bool push_by_mover(const step_context *ctx, uint32_t mover, world_charact
     src->skip_body = KCC_WORLD_NO_BODY;
     if (mover_overlaps(src, slot, &wc->ch))
         r->flags |= KCC_MOVE_CRUSHED;
-    return true;
 }
 
 /// The ground body or character a move ended on, from its ground triangle.
@@ -260,7 +258,7 @@ static void step_character(const step_context *ctx, uint32_t slot)
     world_character *wc = &ctx->cs->slots[slot];
     character_sources srcs;
     kcc_world_source *src = &srcs.all;
-    character_source(ctx, slot, false, &srcs);
+    character_source(ctx, slot, &srcs);
     kcc_move_result pre;
     memset(&pre, 0, sizeof pre);
     pre.carried_rotation[3] = 1.0f;
@@ -271,12 +269,9 @@ static void step_character(const step_context *ctx, uint32_t slot)
     if (pre.carried_body == 0)
         ride_ground_character(ctx, wc, src, &pre);
     const uint32_t ridden = kcc_world_body_slot(ctx->world, pre.carried_body);
-    bool pushed = false;
     for (uint32_t i = 0; i < ctx->mover_count; ++i)
         if (ctx->movers[i] != ridden)
-            pushed |= push_by_mover(ctx, i, wc, src, &pre, &touched);
-    if (pushed) /* pushed out of the region its neighbours were found for: it sees everything */
-        character_source(ctx, slot, true, &srcs);
+            push_by_mover(ctx, i, wc, src, &pre, &touched);
     wc->before_move = footing_of(&wc->ch);
     kcc_move_result r;
     kcc_character_move_source(&wc->ch, &src->base, wc->displacement, &r, NULL, &touched);
@@ -299,6 +294,56 @@ static void step_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_
         step_character(ctx, ctx->cs->live[i]);
 }
 
+/// How far mover m's push (push_by_mover) may take a character whose box, at offsets box - centre
+/// from its centre, meets the mover's swept bounds: the motion's length at the centre, which is at
+/// most its largest at a corner of the centres whose boxes meet those bounds (a rigid motion moves
+/// points by an affine function of the point, whose length is convex), plus the skin the push
+/// adds and a margin for the rounding of the push's sums (a few ulps of the coordinates).
+static float mover_push_reach(const mover_motion *m, const float box[2][3], const vec3 centre, float skin)
+{
+    float most = 0.0f, coord = 0.0f;
+    for (int corner = 0; corner < 8; ++corner) {
+        vec3 p, to, d;
+        for (int k = 0; k < 3; ++k) {
+            p[k] = corner >> k & 1 ? m->swept[1][k] - (box[0][k] - centre[k])
+                                   : m->swept[0][k] - (box[1][k] - centre[k]);
+            coord = kcc_maxf(coord, fabsf(p[k]));
+        }
+        carried_point(&m->start, &m->end, p, to);
+        glm_vec3_sub(to, p, d);
+        most = kcc_maxf(most, glm_vec3_norm(d));
+    }
+    return most + skin + 1e-3f + 0x1p-18f * (coord + most);
+}
+
+/// Grows a character's region by what the movers but the one it rides (`ridden`, NO_MOVER: none)
+/// may push it: the pushes come one mover at a time, each from where the last left the box, so a
+/// mover whose swept bounds the region grown by the pushes counted so far meets adds its reach,
+/// until no other does. The move that follows then gathers inside the region as well, and its end
+/// box lies in it, where the neighbour lists, the resolve pass and the sensors look
+/// (a_pushed_character_meets_characters_and_sensors_past_its_walk).
+static void grow_region_by_pushes(const step_context *ctx, uint32_t ridden, const kcc_character *ch,
+                                  const float box[2][3], float region[2][3])
+{
+    float push = 0.0f, counted = -1.0f;
+    while (push > counted) { /* at most mover_count + 1 rounds: each adds a mover or ends */
+        counted = push;
+        push = 0.0f;
+        for (uint32_t i = 0; i < ctx->mover_count; ++i) {
+            const float(*swept)[3] = (const float(*)[3])ctx->motions[i].swept;
+            bool meets = i != ridden;
+            for (int k = 0; k < 3 && meets; ++k)
+                meets = region[0][k] - counted <= swept[1][k] && swept[0][k] <= region[1][k] + counted;
+            if (meets)
+                push += mover_push_reach(&ctx->motions[i], box, ch->position, ch->desc.skin_width);
+        }
+    }
+    for (int k = 0; k < 3; ++k) {
+        region[0][k] -= push;
+        region[1][k] += push;
+    }
+}
+
 /// Each live character's box at the start of the step and the region its step may reach (writes
 /// its own slot only).
 static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
@@ -315,6 +360,7 @@ static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *t
         const uint32_t mover = moving_ground(ctx, &cs->slots[slot]);
         kcc_world_step_region(&cs->slots[slot], cs, mover == NO_MOVER ? NULL : &ctx->motions[mover],
                               (const float(*)[3])box, cs->regions[slot]);
+        grow_region_by_pushes(ctx, mover, &cs->slots[slot].ch, (const float(*)[3])box, cs->regions[slot]);
     }
 }
 
