@@ -62,7 +62,10 @@ KCC_API kcc_status kcc_character_desc_validate(const kcc_character_desc *desc);
 /// resting on walkable ground the ground probe found (ON_GROUND, apart from a funnel's).
 typedef enum kcc_branch {
     KCC_BRANCH_P0 = 0,   ///< stayed where it was (everything else overlapped), or bad input
-    KCC_BRANCH_P1 = 1,   ///< ended where the swept displacement did, no ground to settle on (in the air)
+    KCC_BRANCH_P1 = 1,   ///< ended where the swept displacement did, no ground to settle on (in the air);
+                         ///< also the fallback when no try rested and the box is clear at p1: P0 and
+                         ///< P1 then report the walkable ground within two skins under the box
+                         ///< (ON_GROUND), unsettled
     KCC_BRANCH_P2 = 2,   ///< ended where the swept displacement did, settled on ground; also a straight
                          ///< landing and a head-on stop (the slide had nothing left to go along)
     KCC_BRANCH_P3 = 3,   ///< went along what the sweep met, no ground to settle on (in the air)
