@@ -28,15 +28,18 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
     if (cs)
         cs->boxes = (void *)(base + at);
     at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
-    float(**boxes[2])[2][3] = {cs ? &cs->regions : NULL, cs ? &cs->ends : NULL};
-    for (int k = 0; k < 2; ++k) {
+    float(**boxes[3])[2][3] = {cs ? &cs->regions : NULL, cs ? &cs->placed : NULL, cs ? &cs->ends : NULL};
+    for (int k = 0; k < 3; ++k) {
         if (cs)
             *boxes[k] = (void *)(base + at);
         at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
     }
-    if (cs)
-        cs->alive = (void *)(base + at);
-    at = round_up(at + (size_t)capacity);
+    uint8_t **flags[2] = {cs ? &cs->alive : NULL, cs ? &cs->to_place : NULL};
+    for (int k = 0; k < 2; ++k) {
+        if (cs)
+            *flags[k] = (void *)(base + at);
+        at = round_up(at + (size_t)capacity);
+    }
     if (cs)
         cs->live = (void *)(base + at);
     at = round_up(at + (size_t)capacity * sizeof(uint32_t));

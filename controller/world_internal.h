@@ -40,6 +40,9 @@ typedef struct world_character {
     kcc_contact     contacts[KCC_WORLD_CONTACTS]; ///< the last step's (kcc_world_get_contacts)
     uint32_t        contact_count;
     bool            contact_overflow;
+    kcc_move_result placing;        ///< this step's riding and pushing (carried, carried_body,
+                                    ///< carried_rotation, CRUSHED), for its move's result
+    kcc_contact_sink pushers;       ///< the movers that pushed it this step, for its contacts
     footing         before_move;    ///< where its own move started this step (after riding and
                                     ///< pushing): what the resolve pass puts back
     bool            ends_inside_earlier; ///< its move ended inside a character's before it
@@ -116,9 +119,13 @@ struct kcc_world_characters {
     world_character *slots;        ///< character_capacity
     float          (*boxes)[2][3]; ///< each live character's box at the start of the step (m)
     float          (*regions)[2][3]; ///< the region its step may reach (m, kcc_world_step_region)
+    float          (*placed)[2][3]; ///< each live character's box where riding and pushing left it,
+                                   ///< where the moves see it (m)
     float          (*ends)[2][3];  ///< each live character's box where its move ended, or where the
                                    ///< resolve pass put it back (m): what the resolve pass compares
     uint8_t         *alive;        ///< slots[i].live, packed: what a step scans for the live slots
+    uint8_t         *to_place;     ///< by live index: it may ride or be pushed this step (the
+                                   ///< snapshot's mark: the placing phase skips the others)
     uint32_t        *live;         ///< the live slots, ascending (rebuilt every step)
     mover_motion    *motions;      ///< body_capacity: the step's movers' motions (kcc_world_movers'
                                    ///< order)
@@ -209,7 +216,8 @@ enum {
     KCC_PHASE_SNAPSHOT,   ///< the live slots and their boxes
     KCC_PHASE_BROADPHASE, ///< the region grid built, the pieces' pairs updated
     KCC_PHASE_NEIGHBOURS, ///< each character's neighbour list
-    KCC_PHASE_CHARACTERS, ///< every character rides, is pushed and moves
+    KCC_PHASE_PLACING,    ///< every character rides and is pushed
+    KCC_PHASE_CHARACTERS, ///< every character moves
     KCC_PHASE_OVERLAPS,   ///< each character asked whether it ended inside an earlier one
     KCC_PHASE_RESOLVE,    ///< characters that ended in one space put back
     KCC_PHASE_SENSORS,

@@ -1,16 +1,18 @@
 /* world_step.c: kcc_world_step: the bodies move, then every character (in parallel over the task
- * hooks) rides, is pushed and moves through the bodies and its neighbours, then a resolve pass and
- * the sensors. Nothing here allocates. */
+ * hooks) rides and is pushed, then every character moves through the bodies and its neighbours,
+ * then a resolve pass and the sensors. Nothing here allocates. */
 #include "trace_internal.h"
 #include "world_internal.h"
 
 /* ------------------------------------------------------------------------------------------------
  * The step. Bodies move first; then every character, each on its own (in parallel over the task
- * hooks), rides its ground body, is pushed by movers in its way, and moves by its displacement
- * through the bodies at their new poses and the other characters' boxes as they were at the start
- * of the step; last, a resolve pass in slot order puts back any character whose move ended inside
+ * hooks), rides its ground body and is pushed by movers in its way, seeing the other characters
+ * where they stood at the step's start (cs->boxes); then every character moves by its
+ * displacement through the bodies at their new poses and the other characters where riding and
+ * pushing left them (cs->placed), so no move walks into the space a lift or a door has just put a
+ * character in; last, a resolve pass in slot order puts back any character whose move ended inside
  * a box that a character earlier in the order ended in (both moved into the same space). Each
- * character's phase reads only the step's shared state and writes only its own slot, so results
+ * phase reads only the step's shared state and writes only its own character's slot, so results
  * are the same for any number of workers and any scheduling (docs/world.md, "Threads"). */
 
 /// The least characters in a range of the step's parallel phases: a move costs 0.5-5 us, so 16 of
@@ -38,14 +40,15 @@ typedef struct character_sources {
 
 /// The world source of one character's phase: every static body (whole), and the other pieces
 /// and the characters near it (its neighbours, world_neighbours.c), or every body and character
-/// when the neighbour lists overflowed.
-static void character_source(const step_context *ctx, uint32_t slot, character_sources *out)
+/// when the neighbour lists overflowed; the characters' boxes from `boxes` (by slot).
+static void character_source(const step_context *ctx, uint32_t slot, const float (*boxes)[2][3],
+                             character_sources *out)
 {
     const struct kcc_world_characters *cs = ctx->cs;
     kcc_world_source *all = &out->all;
     kcc_world_source_init(all, ctx->world, cs->masks[slot]);
     all->base.key = ctx->key;
-    all->boxes = (const float(*)[2][3])cs->boxes;
+    all->boxes = boxes;
     all->skip_box = slot;
     all->box_layers = cs->layers;
     all->box_masks = cs->masks;
@@ -252,33 +255,80 @@ static void record_contacts(const step_context *ctx, world_character *wc, const 
         wc->contacts[i] = contact_of(ctx, all.triangle[i], all.normal[i]);
 }
 
-/// One character's phase of the step (writes its own slot only).
-static void step_character(const step_context *ctx, uint32_t slot)
+/// Whether the character may be carried or pushed this step: it stands on a mover that moved or
+/// on a character that moved, or its region meets a mover's swept bounds.
+static bool may_be_placed(const step_context *ctx, const world_character *wc, uint32_t slot)
+{
+    vec3 carry;
+    if (moving_ground(ctx, wc) != NO_MOVER || kcc_world_character_carry(ctx->cs, wc, carry))
+        return true;
+    const float(*region)[3] = (const float(*)[3])ctx->cs->regions[slot];
+    for (uint32_t i = 0; i < ctx->mover_count; ++i) {
+        const float(*swept)[3] = (const float(*)[3])ctx->motions[i].swept;
+        if (region[0][0] <= swept[1][0] && swept[0][0] <= region[1][0] && region[0][1] <= swept[1][1] &&
+            swept[0][1] <= region[1][1] && region[0][2] <= swept[1][2] && swept[0][2] <= region[1][2])
+            return true;
+    }
+    return false;
+}
+
+/// One character's riding and pushing (writes its own slot only), through the bodies at their new
+/// poses and the other characters where they stood at the step's start; its box then where the
+/// moves see it (cs->placed).
+static void place_character(const step_context *ctx, uint32_t slot)
+{
+    world_character *wc = &ctx->cs->slots[slot];
+    kcc_move_result *pre = &wc->placing;
+    memset(pre, 0, sizeof *pre);
+    pre->carried_rotation[3] = 1.0f;
+    wc->pushers.count = 0;
+    wc->pushers.overflow = false;
+    character_sources srcs;
+    kcc_world_source *src = &srcs.all;
+    character_source(ctx, slot, (const float(*)[2][3])ctx->cs->boxes, &srcs);
+    ride_ground_body(ctx, wc, src, pre);
+    if (pre->carried_body == 0)
+        ride_ground_character(ctx, wc, src, pre);
+    const uint32_t ridden = kcc_world_body_slot(ctx->world, pre->carried_body);
+    for (uint32_t i = 0; i < ctx->mover_count; ++i)
+        if (ctx->movers[i] != ridden)
+            push_by_mover(ctx, i, wc, src, pre, &wc->pushers);
+    kcc_character_box(&wc->ch, ctx->cs->placed[slot]);
+}
+
+/// The characters the snapshot marked (cs->to_place) ride and are pushed.
+static void place_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
+{
+    (void)worker;
+    const step_context *ctx = task_context;
+    for (uint32_t i = begin; i < end; ++i)
+        if (ctx->cs->to_place[i])
+            place_character(ctx, ctx->cs->live[i]);
+}
+
+/// One character's move (writes its own slot only), through the bodies at their new poses and the
+/// other characters where riding and pushing left them (cs->placed).
+static void move_character(const step_context *ctx, uint32_t slot, bool placed)
 {
     world_character *wc = &ctx->cs->slots[slot];
     character_sources srcs;
-    kcc_world_source *src = &srcs.all;
-    character_source(ctx, slot, &srcs);
-    kcc_move_result pre;
-    memset(&pre, 0, sizeof pre);
-    pre.carried_rotation[3] = 1.0f;
-    kcc_contact_sink touched;
-    touched.count = 0;
-    touched.overflow = false;
-    ride_ground_body(ctx, wc, src, &pre);
-    if (pre.carried_body == 0)
-        ride_ground_character(ctx, wc, src, &pre);
-    const uint32_t ridden = kcc_world_body_slot(ctx->world, pre.carried_body);
-    for (uint32_t i = 0; i < ctx->mover_count; ++i)
-        if (ctx->movers[i] != ridden)
-            push_by_mover(ctx, i, wc, src, &pre, &touched);
+    character_source(ctx, slot, (const float(*)[2][3])ctx->cs->placed, &srcs);
+    kcc_move_result none;
+    kcc_contact_sink touched = {0};
+    if (placed) {
+        touched = wc->pushers;
+    } else {
+        memset(&none, 0, sizeof none);
+        none.carried_rotation[3] = 1.0f;
+    }
+    const kcc_move_result *pre = placed ? &wc->placing : &none;
     wc->before_move = footing_of(&wc->ch);
     kcc_move_result r;
-    kcc_character_move_source(&wc->ch, &src->base, wc->displacement, &r, NULL, &touched);
-    r.flags |= pre.flags;
-    glm_vec3_copy(pre.carried, r.carried);
-    r.carried_body = pre.carried_body;
-    memcpy(r.carried_rotation, pre.carried_rotation, sizeof r.carried_rotation);
+    kcc_character_move_source(&wc->ch, &srcs.all.base, wc->displacement, &r, NULL, &touched);
+    r.flags |= pre->flags;
+    glm_vec3_copy((float *)pre->carried, r.carried);
+    r.carried_body = pre->carried_body;
+    memcpy(r.carried_rotation, pre->carried_rotation, sizeof r.carried_rotation);
     name_ground(ctx, &r);
     record_contacts(ctx, wc, &r, &touched);
     wc->result = r;
@@ -286,12 +336,12 @@ static void step_character(const step_context *ctx, uint32_t slot)
     kcc_character_box(&wc->ch, ctx->cs->ends[slot]);
 }
 
-static void step_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
+static void move_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
 {
     (void)worker;
     const step_context *ctx = task_context;
     for (uint32_t i = begin; i < end; ++i)
-        step_character(ctx, ctx->cs->live[i]);
+        move_character(ctx, ctx->cs->live[i], ctx->cs->to_place[i]);
 }
 
 /// How far mover m's push (push_by_mover) may take a character whose box, at offsets box - centre
@@ -361,6 +411,8 @@ static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *t
         kcc_world_step_region(&cs->slots[slot], cs, mover == NO_MOVER ? NULL : &ctx->motions[mover],
                               (const float(*)[3])box, cs->regions[slot]);
         grow_region_by_pushes(ctx, mover, &cs->slots[slot].ch, (const float(*)[3])box, cs->regions[slot]);
+        memcpy(cs->placed[slot], box, sizeof cs->placed[slot]);
+        cs->to_place[i] = may_be_placed(ctx, &cs->slots[slot], slot);
     }
 }
 
@@ -537,7 +589,10 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
         run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
     if (mark)
         mark(user, KCC_PHASE_NEIGHBOURS);
-    run_over_live(world, step_task, MOVE_RANGE, &ctx);
+    run_over_live(world, place_task, MOVE_RANGE, &ctx);
+    if (mark)
+        mark(user, KCC_PHASE_PLACING);
+    run_over_live(world, move_task, MOVE_RANGE, &ctx);
     if (mark)
         mark(user, KCC_PHASE_CHARACTERS);
     run_over_live(world, resolve_flags_task, SNAPSHOT_RANGE, &ctx);

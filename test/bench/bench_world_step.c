@@ -351,7 +351,8 @@ static void bench_crowd(const char *name, const kcc_mesh *m, int count)
     printf("%-14s %6d %7.3f %8.3f %8.3f %7.2f %7.2f %7.3f %7.2f %7.3f %7.2f %7.3f %7.3f %7.3f %7.2f%s\n",
            name, n, plain, one, two, one / plain, one / two, ph[KCC_PHASE_BROADPHASE],
            ph[KCC_PHASE_BROADPHASE] / plain, ph[KCC_PHASE_NEIGHBOURS],
-           (ph[KCC_PHASE_BROADPHASE] + ph[KCC_PHASE_NEIGHBOURS]) / plain, ph[KCC_PHASE_CHARACTERS],
+           (ph[KCC_PHASE_BROADPHASE] + ph[KCC_PHASE_NEIGHBOURS]) / plain,
+           ph[KCC_PHASE_PLACING] + ph[KCC_PHASE_CHARACTERS],
            ph[KCC_PHASE_SNAPSHOT] + ph[KCC_PHASE_OVERLAPS], serial - ph[KCC_PHASE_BROADPHASE], bound,
            overflow ? "  (neighbour lists overflowed)" : "");
     fflush(stdout);
