@@ -522,9 +522,9 @@ static void tell_later_neighbours(struct kcc_world_characters *cs, uint32_t i)
             cs->slots[near[j]].ask_again = true;
 }
 
-/// Characters moved at once, each seeing the others where they stood: two may end in the same
-/// space. In slot order, a character whose box overlaps an earlier one's goes back to where its
-/// move started (clear of every other character's start box, which its move saw). Whether it
+/// Characters moved at once, each seeing the others where their moves started: two may end in the
+/// same space. In slot order, a character whose box overlaps an earlier one's goes back to where
+/// its move started (clear of every other character's move, which saw it there). Whether it
 /// overlaps was asked in parallel (resolve_flags_task) with every box where its move ended; it is
 /// asked again only when an earlier neighbour has been put back since.
 static void resolve_character_overlaps(struct kcc_world_characters *cs)
