@@ -139,6 +139,8 @@ size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, ui
     g.bucket_start = grid_take(base, &at, ((size_t)bucket_count_for(capacity) + 1) * sizeof(uint32_t));
     g.bucket_of = grid_take(base, &at, words);
     g.sorted = grid_take(base, &at, words);
+    g.position = grid_take(base, &at, words);
+    g.found = grid_take(base, &at, words);
     g.large = grid_take(base, &at, words);
     g.cells = grid_take(base, &at, 3 * words);
     for (int k = 0; k < 3; ++k) {
@@ -256,6 +258,7 @@ void kcc_world_build_region_grid(struct kcc_world_characters *cs)
     region_grid *g = &cs->grid;
     const uint32_t n = cs->live_count;
     cs->near.room = n > 0 ? (uint32_t)(2u * (uint64_t)cs->pair_capacity / n) : 0u;
+    cs->near.both_sides = cs->near.room == 0;
     g->large_count = 0;
     if (n == 0)
         return;
@@ -284,6 +287,7 @@ void kcc_world_build_region_grid(struct kcc_world_characters *cs)
         const uint32_t at = --g->bucket_start[b];
         const float(*r)[3] = (const float(*)[3])cs->regions[cs->live[i]];
         g->sorted[at] = cs->live[i];
+        g->position[i] = at;
         for (int k = 0; k < 3; ++k) {
             g->lo[k][at] = r[0][k];
             g->hi[k][at] = r[1][k];
@@ -381,10 +385,11 @@ static uint32_t run_neighbours(const region_grid *g, const region_query *q, uint
 /// The runs of candidates live character i's query reads: the buckets of the cells from its low
 /// corner less the reach to its high corner (at most 3 an axis, in distinct buckets; 2 on y and z
 /// but for rounding), each row
-/// along x one run of consecutive buckets, or two where it wraps around the torus; empty runs left
-/// out. Returns how many runs (begin[k], end[k]: candidate positions), *candidates their total.
-static uint32_t query_runs(const region_grid *g, const float r[2][3], uint32_t begin[18], uint32_t end[18],
-                           uint32_t *candidates)
+/// along x one run of consecutive buckets, or two where it wraps around the torus, less the
+/// positions before `from`; empty runs left out. Returns how many runs (begin[k], end[k]:
+/// candidate positions), *candidates their total.
+static uint32_t query_runs(const region_grid *g, const float r[2][3], uint32_t from, uint32_t begin[18],
+                           uint32_t end[18], uint32_t *candidates)
 {
     int32_t lo[3], hi[3];
     for (int k = 0; k < 3; ++k) {
@@ -399,29 +404,39 @@ static uint32_t query_runs(const region_grid *g, const float r[2][3], uint32_t b
     for (int32_t z = lo[2]; z <= hi[2]; ++z)
         for (int32_t y = lo[1]; y <= hi[1]; ++y) {
             const uint32_t b = bucket_of_cell(g, 0, y, z); /* the row's bucket at x = 0 */
-            const uint32_t from[2] = {b + x0, b}, to[2] = {b + x0 + first, b + (row - first)};
+            const uint32_t row_from[2] = {b + x0, b}, to[2] = {b + x0 + first, b + (row - first)};
             for (int part = 0; part < 1 + (first < row); ++part) {
-                begin[runs] = g->bucket_start[from[part]];
+                const uint32_t first_at = g->bucket_start[row_from[part]];
+                begin[runs] = first_at > from ? first_at : from;
                 end[runs] = g->bucket_start[to[part]];
-                total += end[runs] - begin[runs];
-                runs += end[runs] > begin[runs];
+                const bool some = end[runs] > begin[runs];
+                total += some ? end[runs] - begin[runs] : 0u;
+                runs += some;
             }
         }
     *candidates = total;
     return runs;
 }
 
-/// The characters whose regions overlap live character i's: those the grid lists in the cells its
-/// query reads (query_runs) and the large ones; every character when i's own region is large.
-static uint32_t character_neighbours(const struct kcc_world_characters *cs, uint32_t i, uint32_t *out,
-                                     uint32_t room, uint32_t found)
+/// The characters whose regions overlap live character i's that it finds itself: those the grid
+/// lists in the cells its query reads (query_runs) and the large ones; every one when i's own
+/// region is large. Unless both_sides, each pair is found once: a regular region finds the
+/// regular ones after it in the grid's order and every large one; a large region finds the large
+/// ones after it in the live order.
+static uint32_t character_neighbours(const struct kcc_world_characters *cs, uint32_t i, bool both_sides,
+                                     uint32_t *out, uint32_t room, uint32_t found)
 {
     const region_grid *g = &cs->grid;
     region_query q = {.region = (const float(*)[3])cs->regions[cs->live[i]], .self = cs->live[i]};
     if (g->bucket_of[i] == LARGE_REGION) {
-        for (uint32_t j = 0; j < cs->live_count; ++j)
-            if (j != i && regions_overlap(q.region, (const float(*)[3])cs->regions[cs->live[j]]))
+        const uint32_t *others = both_sides ? NULL : g->large;
+        const uint32_t count = both_sides ? cs->live_count : g->large_count;
+        for (uint32_t k = 0; k < count; ++k) {
+            const uint32_t j = others ? others[k] : k;
+            if ((both_sides ? j != i : j > i) &&
+                regions_overlap(q.region, (const float(*)[3])cs->regions[cs->live[j]]))
                 found = put_entry(out, room, found, cs->live[j]);
+        }
         return found;
     }
 #if KCC_SSE
@@ -429,7 +444,8 @@ static uint32_t character_neighbours(const struct kcc_world_characters *cs, uint
         q.lo[k] = _mm_set1_ps(q.region[0][k]), q.hi[k] = _mm_set1_ps(q.region[1][k]);
 #endif
     uint32_t begin[18], end[18], candidates;
-    const uint32_t runs = query_runs(g, q.region, begin, end, &candidates);
+    const uint32_t from = both_sides ? 0u : g->position[i] + 1u;
+    const uint32_t runs = query_runs(g, q.region, from, begin, end, &candidates);
     const bool fits = candidates <= room - (found < room ? found : room);
     for (uint32_t k = 0; k < runs; ++k)
         found = fits ? run_neighbours(g, &q, begin[k], end[k], out, found)
@@ -471,12 +487,33 @@ void kcc_world_find_neighbours(const kcc_world *world, struct kcc_world_characte
         uint32_t *out = near->entries + near->first[slot];
         const float(*r)[3] = (const float(*)[3])cs->regions[slot];
         const uint32_t pieces = kcc_world_pieces_near(world, r, out, room);
-        const uint32_t found = character_neighbours(cs, i, out, room, pieces);
+        const uint32_t found = character_neighbours(cs, i, near->both_sides, out, room, pieces);
         near->pieces[slot] = pieces;
-        near->count[slot] = found;
+        near->count[slot] = cs->grid.found[slot] = found;
         if (found <= room)
             sort_pieces(world, out, pieces);
     }
+}
+
+bool kcc_world_mirror_neighbours(struct kcc_world_characters *cs)
+{
+    neighbour_lists *near = &cs->near;
+    const uint32_t room = near->room;
+    for (uint32_t i = 0; i < cs->live_count; ++i)
+        if (near->count[cs->live[i]] > room)
+            return false; /* (a list cut short: its pairs are not all known) */
+    bool fits = true;
+    for (uint32_t i = 0; i < cs->live_count; ++i) {
+        const uint32_t slot = cs->live[i];
+        const uint32_t *e = near->entries + near->first[slot];
+        for (uint32_t k = near->pieces[slot]; k < cs->grid.found[slot]; ++k) {
+            const uint32_t other = e[k], at = near->count[other]++;
+            if (at < room)
+                near->entries[near->first[other] + at] = slot;
+            fits &= at < room;
+        }
+    }
+    return fits;
 }
 
 bool kcc_world_neighbours_refit(struct kcc_world_characters *cs)

@@ -487,6 +487,10 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     if (mark)
         mark(user, KCC_PHASE_BROADPHASE);
     run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
+    if (!cs->near.both_sides && !kcc_world_mirror_neighbours(cs)) {
+        cs->near.both_sides = true; /* some list outgrew its share: every list found whole, counted */
+        run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
+    }
     if (kcc_world_neighbours_refit(cs))
         run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
     if (mark)
