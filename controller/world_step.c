@@ -1,6 +1,7 @@
 /* world_step.c: kcc_world_step: the bodies move, then every character (in parallel over the task
  * hooks) rides, is pushed and moves through the bodies and its neighbours, then a resolve pass and
  * the sensors. Nothing here allocates. */
+#include "kcc_world_internal.h" /* kcc_world_body_of_triangle, kcc_body_id */
 #include "trace_internal.h"
 #include "world_internal.h"
 
@@ -231,8 +232,10 @@ static kcc_contact contact_of(const step_context *ctx, uint32_t id, const vec3 n
         c.character = kcc_id_make(ctx->cs->slots[slot].generation, slot);
         return c;
     }
-    c.body = kcc_world_triangle_body(ctx->world, id);
-    c.triangle = id - kcc_world_triangle_base(ctx->world, id);
+    uint32_t triangle;
+    const kcc_body *b = kcc_world_body_of_triangle(ctx->world, id, &triangle);
+    c.body = b ? kcc_body_id(ctx->world, (uint32_t)(b - ctx->world->bodies)) : 0;
+    c.triangle = b ? triangle : id;
     return c;
 }
 
