@@ -25,7 +25,8 @@
 typedef struct step_context {
     const kcc_world             *world;
     struct kcc_world_characters *cs;
-    uint64_t                     key;      ///< the source key of this step's boxes
+    kcc_world_source             source;   ///< what every character's source shares: the step's
+                                           ///< key, the boxes and their layers
     const uint32_t              *movers;   ///< kinematic body slots that moved
     const mover_motion          *motions;  ///< their motions, by the same index
     uint32_t                     mover_count;
@@ -45,12 +46,9 @@ static void character_source(const step_context *ctx, uint32_t slot, bool everyt
 {
     const struct kcc_world_characters *cs = ctx->cs;
     kcc_world_source *all = &out->all;
-    kcc_world_source_init(all, ctx->world, cs->masks[slot]);
-    all->base.key = ctx->key;
-    all->boxes = (const float(*)[2][3])cs->boxes;
+    *all = ctx->source;
+    all->layer_mask = cs->masks[slot];
     all->skip_box = slot;
-    all->box_layers = cs->layers;
-    all->box_masks = cs->masks;
     all->self_layers = cs->layers[slot];
     if (everything || cs->near.all) {
         all->box_slots = cs->live;
@@ -476,7 +474,12 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     struct kcc_world_characters *cs = kcc_world_characters(world);
     if (mark)
         mark(user, KCC_PHASE_BODIES);
-    step_context ctx = {world, cs, kcc_world_step_key(world), NULL, cs->motions, 0};
+    step_context ctx = {.world = world, .cs = cs, .motions = cs->motions};
+    kcc_world_source_init(&ctx.source, world, KCC_LAYERS_ALL); /* each character's mask set apart */
+    ctx.source.base.key = kcc_world_step_key(world);
+    ctx.source.boxes = (const float(*)[2][3])cs->boxes;
+    ctx.source.box_layers = cs->layers;
+    ctx.source.box_masks = cs->masks;
     ctx.mover_count = kcc_world_movers(world, &ctx.movers);
     for (uint32_t i = 0; i < ctx.mover_count; ++i) /* once a step, for every character to read */
         kcc_world_body_motion(world, ctx.movers[i], &cs->motions[i].start, &cs->motions[i].end,
