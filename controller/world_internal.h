@@ -90,9 +90,8 @@ typedef struct neighbour_lists {
     uint32_t  room;         ///< entries each character's list may hold this step
     bool      all;          ///< the entries overflowed: every character sees everything
     bool      both_sides;   ///< each character finds all its neighbouring characters itself (a
-                            ///< list outgrew its share); else each pair is found once, by the
-                            ///< character first in the grid's order, and mirrored
-                            ///< (kcc_world_mirror_neighbours)
+                            ///< list outgrew its share); else each pair is found by one of its
+                            ///< two characters and mirrored (kcc_world_mirror_neighbours)
 } neighbour_lists;
 
 /// The grid the step finds each character's neighbouring characters with (world_neighbours.c),
@@ -243,7 +242,8 @@ size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, ui
 void kcc_world_build_region_grid(struct kcc_world_characters *cs);
 /// Lists the neighbours of live characters [begin, end) (each writes its own list only: safe from
 /// its task): the pieces whose proxies overlap its region (in source order), the characters whose
-/// regions do.
+/// regions do (unless cs->near.both_sides, only those of its pairs it finds: the rest come from
+/// kcc_world_mirror_neighbours).
 void kcc_world_find_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t begin,
                                uint32_t end);
 /// After kcc_world_find_neighbours over every live character, when each found every pair once

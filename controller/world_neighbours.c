@@ -517,6 +517,8 @@ void kcc_world_find_neighbours(const kcc_world *world, struct kcc_world_characte
     }
 }
 
+/// Two regions overlap or not, so a pair one character found belongs in the other's list too
+/// (neighbour_lists_equal_brute_force checks every list against brute force over the regions).
 bool kcc_world_mirror_neighbours(struct kcc_world_characters *cs)
 {
     neighbour_lists *near = &cs->near;
