@@ -158,7 +158,7 @@ size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, ui
 }
 
 /// The cell of coordinate x: floor(x / edge), clamped (a monotone map of x).
-static int32_t cell_of(float x, float inv_cell)
+static inline int32_t cell_of(float x, float inv_cell)
 {
     const float c = kcc_minf(kcc_maxf(x * inv_cell, -CELL_LIMIT), CELL_LIMIT);
     const int32_t t = (int32_t)c; /* toward zero; one less below zero unless c is whole */
@@ -212,15 +212,15 @@ static bool region_large(const float r[2][3], const float limit[3])
 }
 
 /// The reach: the largest extent on each axis among the regions no larger than twice the mean (the
-/// others are large), plus a margin of a few ulps of the largest coordinate, so that a region
+/// others are large: bucket_of LARGE_REGION, listed in large), plus a margin of a few ulps of the largest coordinate, so that a region
 /// overlapping region r has its low corner at or above r's low corner less the reach, as rounded.
 /// The cell edge is the reach along x and twice it along y and z: a query's cells then span at most
 /// 2 on y and z (4 rows of buckets, where an edge equal to the reach gives up to 9: a row costs more
 /// than the candidates the larger cells add) and up to 3 along x, consecutive buckets in a row.
-static void grid_cells(const struct kcc_world_characters *cs, float large_limit[3])
+static void grid_cells(struct kcc_world_characters *cs)
 {
-    region_grid *g = (region_grid *)&cs->grid;
-    float mean[3] = {0.0f, 0.0f, 0.0f}, edge[3] = {0.0f, 0.0f, 0.0f}, coord = 0.0f;
+    region_grid *g = &cs->grid;
+    float mean[3] = {0.0f, 0.0f, 0.0f}, edge[3] = {0.0f, 0.0f, 0.0f}, coord = 0.0f, large_limit[3];
     for (uint32_t i = 0; i < cs->live_count; ++i)
         for (int k = 0; k < 3; ++k)
             mean[k] += cs->regions[cs->live[i]][1][k] - cs->regions[cs->live[i]][0][k];
@@ -228,8 +228,12 @@ static void grid_cells(const struct kcc_world_characters *cs, float large_limit[
         large_limit[k] = 2.0f * mean[k] / (float)cs->live_count;
     for (uint32_t i = 0; i < cs->live_count; ++i) {
         const float(*r)[3] = (const float(*)[3])cs->regions[cs->live[i]];
-        if (region_large(r, large_limit))
+        g->bucket_of[i] = 0;
+        if (region_large(r, large_limit)) {
+            g->bucket_of[i] = LARGE_REGION;
+            g->large[g->large_count++] = i;
             continue;
+        }
         for (int k = 0; k < 3; ++k) {
             edge[k] = kcc_maxf(edge[k], r[1][k] - r[0][k]);
             coord = kcc_maxf(coord, kcc_maxf(fabsf(r[0][k]), fabsf(r[1][k])));
@@ -241,26 +245,33 @@ static void grid_cells(const struct kcc_world_characters *cs, float large_limit[
     }
 }
 
-/// The cell of each regular region's low corner (bucket_of: LARGE_REGION for the large ones, which
-/// go to the large list) and the range of cells they span.
-static void grid_cells_of_regions(struct kcc_world_characters *cs, const float large_limit[3],
-                                  int32_t (*cells)[3], int32_t cell_lo[3], int32_t cell_hi[3])
+/// The cell of each regular region's low corner (the large ones grid_cells marked aside) and the
+/// range of cells they span.
+static void grid_cells_of_regions(const struct kcc_world_characters *cs, int32_t (*cells)[3],
+                                  int32_t cell_lo[3], int32_t cell_hi[3])
 {
-    region_grid *g = &cs->grid;
+    const region_grid *g = &cs->grid;
     for (int k = 0; k < 3; ++k)
         cell_lo[k] = INT32_MAX, cell_hi[k] = INT32_MIN;
+#if KCC_SSE
+    const __m128 inv_cell = _mm_set_ps(0.0f, g->inv_cell[2], g->inv_cell[1], g->inv_cell[0]);
+#endif
     for (uint32_t i = 0; i < cs->live_count; ++i) {
-        const float(*r)[3] = (const float(*)[3])cs->regions[cs->live[i]];
-        g->bucket_of[i] = 0;
-        if (region_large(r, large_limit)) {
-            g->bucket_of[i] = LARGE_REGION;
-            g->large[g->large_count++] = i;
+        if (g->bucket_of[i] == LARGE_REGION)
             continue;
-        }
+        const float *low = cs->regions[cs->live[i]][0];
+        int32_t cell[4];
+#if KCC_SSE
+        _mm_storeu_si128((__m128i *)(void *)cell, cells_of4(_mm_set_ps(0.0f, low[2], low[1], low[0]), inv_cell));
+#else
+        for (int k = 0; k < 3; ++k)
+            cell[k] = cell_of(low[k], g->inv_cell[k]);
+#endif
         for (int k = 0; k < 3; ++k) {
-            cells[i][k] = cell_of(r[0][k], g->inv_cell[k]);
-            cell_lo[k] = cells[i][k] < cell_lo[k] ? cells[i][k] : cell_lo[k];
-            cell_hi[k] = cells[i][k] > cell_hi[k] ? cells[i][k] : cell_hi[k];
+            KCC_ASSERT(cell[k] == cell_of(low[k], g->inv_cell[k]));
+            cells[i][k] = cell[k];
+            cell_lo[k] = cell[k] < cell_lo[k] ? cell[k] : cell_lo[k];
+            cell_hi[k] = cell[k] > cell_hi[k] ? cell[k] : cell_hi[k];
         }
     }
 }
@@ -274,11 +285,10 @@ void kcc_world_build_region_grid(struct kcc_world_characters *cs)
     g->large_count = 0;
     if (n == 0)
         return;
-    float large_limit[3];
-    grid_cells(cs, large_limit);
+    grid_cells(cs);
     int32_t cell_lo[3], cell_hi[3];
     int32_t(*cells)[3] = (int32_t(*)[3])(void *)g->cells;
-    grid_cells_of_regions(cs, large_limit, cells, cell_lo, cell_hi);
+    grid_cells_of_regions(cs, cells, cell_lo, cell_hi);
     uint32_t bits = 0;
     while (1u << bits < bucket_count_for(n))
         ++bits;
