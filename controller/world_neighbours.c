@@ -157,25 +157,27 @@ size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, ui
     return at;
 }
 
-/// The cell of coordinate x: floor(x / edge), clamped (a monotone map of x).
-static inline int32_t cell_of(float x, float inv_cell)
+/// The cells of coordinates x[0..2] (out[3] unused): floor(x[k] * inv_cell[k]), the product
+/// clamped to +-CELL_LIMIT first (a monotone map of x); four lanes at once with SSE2, the same
+/// product, clamp and floor.
+static void cells_of(const float x[3], const float inv_cell[3], int32_t out[4])
 {
-    const float c = kcc_minf(kcc_maxf(x * inv_cell, -CELL_LIMIT), CELL_LIMIT);
-    const int32_t t = (int32_t)c; /* toward zero; one less below zero unless c is whole */
-    return t - (int32_t)((float)t > c);
-}
-
 #if KCC_SSE
-/// cell_of of each lane of x with the edge's inverse in the same lane of inv_cell, four at once
-/// (the same product, clamp and floor).
-static inline __m128i cells_of4(__m128 x, __m128 inv_cell)
-{
-    const __m128 c = _mm_min_ps(_mm_max_ps(_mm_mul_ps(x, inv_cell), _mm_set1_ps(-CELL_LIMIT)),
-                                _mm_set1_ps(CELL_LIMIT));
-    const __m128i t = _mm_cvttps_epi32(c);
-    return _mm_add_epi32(t, _mm_castps_si128(_mm_cmpgt_ps(_mm_cvtepi32_ps(t), c)));
-}
+    const __m128 p = _mm_mul_ps(_mm_set_ps(0.0f, x[2], x[1], x[0]),
+                                _mm_set_ps(0.0f, inv_cell[2], inv_cell[1], inv_cell[0]));
+    const __m128 c = _mm_min_ps(_mm_max_ps(p, _mm_set1_ps(-CELL_LIMIT)), _mm_set1_ps(CELL_LIMIT));
+    const __m128i t = _mm_cvttps_epi32(c); /* toward zero; one less below zero unless c is whole */
+    _mm_storeu_si128((__m128i *)(void *)out,
+                     _mm_add_epi32(t, _mm_castps_si128(_mm_cmpgt_ps(_mm_cvtepi32_ps(t), c))));
+#else
+    for (int k = 0; k < 3; ++k) {
+        const float c = kcc_minf(kcc_maxf(x[k] * inv_cell[k], -CELL_LIMIT), CELL_LIMIT);
+        const int32_t t = (int32_t)c; /* toward zero; one less below zero unless c is whole */
+        out[k] = t - (int32_t)((float)t > c);
+    }
+    out[3] = 0;
 #endif
+}
 
 /// The bucket of cell (x, y, z): its coordinates wrapped into a torus of 2^bits[k] cells on each
 /// axis (x lowest), so that cells less than 4 apart on every axis never share a bucket and a row of
@@ -253,22 +255,12 @@ static void grid_cells_of_regions(const struct kcc_world_characters *cs, int32_t
     const region_grid *g = &cs->grid;
     for (int k = 0; k < 3; ++k)
         cell_lo[k] = INT32_MAX, cell_hi[k] = INT32_MIN;
-#if KCC_SSE
-    const __m128 inv_cell = _mm_set_ps(0.0f, g->inv_cell[2], g->inv_cell[1], g->inv_cell[0]);
-#endif
     for (uint32_t i = 0; i < cs->live_count; ++i) {
         if (g->bucket_of[i] == LARGE_REGION)
             continue;
-        const float *low = cs->regions[cs->live[i]][0];
         int32_t cell[4];
-#if KCC_SSE
-        _mm_storeu_si128((__m128i *)(void *)cell, cells_of4(_mm_set_ps(0.0f, low[2], low[1], low[0]), inv_cell));
-#else
-        for (int k = 0; k < 3; ++k)
-            cell[k] = cell_of(low[k], g->inv_cell[k]);
-#endif
+        cells_of(cs->regions[cs->live[i]][0], g->inv_cell, cell);
         for (int k = 0; k < 3; ++k) {
-            KCC_ASSERT(cell[k] == cell_of(low[k], g->inv_cell[k]));
             cells[i][k] = cell[k];
             cell_lo[k] = cell[k] < cell_lo[k] ? cell[k] : cell_lo[k];
             cell_hi[k] = cell[k] > cell_hi[k] ? cell[k] : cell_hi[k];
@@ -413,22 +405,12 @@ static uint32_t run_neighbours(const region_grid *g, const region_query *q, uint
 static uint32_t query_runs(const region_grid *g, const float r[2][3], uint32_t from, uint32_t begin[18],
                            uint32_t end[18], uint32_t *candidates)
 {
+    const float low[3] = {r[0][0] - g->reach[0], r[0][1] - g->reach[1], r[0][2] - g->reach[2]};
     int32_t lo[4], hi[4];
-#if KCC_SSE
-    const __m128 inv_cell = _mm_set_ps(0.0f, g->inv_cell[2], g->inv_cell[1], g->inv_cell[0]);
-    const __m128 reach = _mm_set_ps(0.0f, g->reach[2], g->reach[1], g->reach[0]);
-    _mm_storeu_si128((__m128i *)(void *)lo,
-                     cells_of4(_mm_sub_ps(_mm_set_ps(0.0f, r[0][2], r[0][1], r[0][0]), reach), inv_cell));
-    _mm_storeu_si128((__m128i *)(void *)hi, cells_of4(_mm_set_ps(0.0f, r[1][2], r[1][1], r[1][0]), inv_cell));
-#else
-    for (int k = 0; k < 3; ++k) {
-        lo[k] = cell_of(r[0][k] - g->reach[k], g->inv_cell[k]);
-        hi[k] = cell_of(r[1][k], g->inv_cell[k]);
-    }
-#endif
+    cells_of(low, g->inv_cell, lo);
+    cells_of(r[1], g->inv_cell, hi);
     for (int k = 0; k < 3; ++k)
-        KCC_ASSERT(hi[k] - lo[k] <= 2 && lo[k] == cell_of(r[0][k] - g->reach[k], g->inv_cell[k]) &&
-                   hi[k] == cell_of(r[1][k], g->inv_cell[k]));
+        KCC_ASSERT(hi[k] - lo[k] <= 2);
     /* every row starts at the same x in the torus: x0, and runs `first` buckets before it wraps */
     const uint32_t row = (uint32_t)(hi[0] - lo[0]) + 1u, x_cells = 1u << g->bits[0];
     const uint32_t x0 = bucket_of_cell(g, lo[0], 0, 0), first = x0 + row <= x_cells ? row : x_cells - x0;
