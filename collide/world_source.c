@@ -56,7 +56,8 @@ static uint32_t peek_base(const kcc_world_source *src, part_cursor *at, uint32_t
 {
     const kcc_world *w = src->world;
     if (src->pieces && src->part == KCC_WORLD_PART_MOVING)
-        return KCC_WORLD_NO_BODY; /* (walks_base takes no body: a character's moving part) */
+        return KCC_WORLD_NO_BODY; /* walks_base takes none: the static bodies are the other
+                                     part's, the rest come as pieces */
     for (; at->base < w->base_count; ++at->base) {
         const uint32_t slot = w->bases[at->base].slot;
         if (walks_base(src, &w->bodies[slot])) {
