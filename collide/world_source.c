@@ -55,6 +55,9 @@ static bool walks_base(const kcc_world_source *src, const kcc_body *b)
 static uint32_t peek_base(const kcc_world_source *src, part_cursor *at, uint32_t *out_tri_base)
 {
     const kcc_world *w = src->world;
+    if (src->pieces && src->part == KCC_WORLD_PART_MOVING)
+        return KCC_WORLD_NO_BODY; /* walks_base takes none: the static bodies are the other
+                                     part's, the rest come as pieces */
     for (; at->base < w->base_count; ++at->base) {
         const uint32_t slot = w->bases[at->base].slot;
         if (walks_base(src, &w->bodies[slot])) {
@@ -145,16 +148,6 @@ static const uint8_t box_tri_corner[BOX_TRIS][3] = {
     {2, 6, 7}, {2, 7, 3}, {0, 2, 3}, {0, 3, 1}, {4, 5, 7}, {4, 7, 6},
 };
 
-/// The box's eight corners, corner c as box_tri_corner numbers them.
-static void box_corners(const float box[2][3], float out[8][3])
-{
-    for (uint32_t c = 0; c < 8; ++c) {
-        out[c][0] = box[c & 1u][0];
-        out[c][1] = box[c >> 1 & 1u][1];
-        out[c][2] = box[c >> 2][2];
-    }
-}
-
 /// Whether the box's extents all lie in [BOX_EXTENT_MIN, BOX_EXTENT_MAX]: its faces' planes are
 /// then box_face_normal's.
 static bool box_usual(const float box[2][3])
@@ -179,15 +172,18 @@ KCC_RARE void unusual_box_plane(kcc_local_tri *out)
     out->d = plane.d;
 }
 
-/// Box triangle k as a listed triangle with id `index`, from the box's corners (box_corners);
-/// `usual`: box_usual of the box.
-KCC_HOT void box_local_tri(const float corners[8][3], uint32_t k, uint32_t index, bool usual,
+/// Box triangle k as a listed triangle with id `index`, its corners the box's (corner c at the
+/// high side on axis a when bit a of c is set); `usual`: box_usual of the box. Inlined with a
+/// constant k (box_tri), every corner and normal is a fixed place of the box and the table.
+KCC_HOT void box_local_tri(const float box[2][3], uint32_t k, uint32_t index, bool usual,
                            kcc_local_tri *out)
 {
-    const uint8_t *c = box_tri_corner[k];
-    memcpy(out->v[0], corners[c[0]], sizeof out->v[0]);
-    memcpy(out->v[1], corners[c[1]], sizeof out->v[1]);
-    memcpy(out->v[2], corners[c[2]], sizeof out->v[2]);
+    for (int i = 0; i < 3; ++i) {
+        const uint32_t c = box_tri_corner[k][i];
+        out->v[i][0] = box[c & 1u][0];
+        out->v[i][1] = box[c >> 1 & 1u][1];
+        out->v[i][2] = box[c >> 2][2];
+    }
     out->index = index;
     if (!usual) {
         unusual_box_plane(out);
@@ -196,6 +192,22 @@ KCC_HOT void box_local_tri(const float corners[8][3], uint32_t k, uint32_t index
     const float *n = box_face_normal[k / 2];
     memcpy(out->n, n, sizeof out->n);
     out->d = n[0] * out->v[0][0] + n[1] * out->v[0][1] + n[2] * out->v[0][2]; /* kcc_tri_plane's d */
+}
+
+/// box_local_tri for triangle k of the box, k below BOX_TRIS, with k made a constant.
+static void box_tri(const float box[2][3], uint32_t k, uint32_t index, bool usual, kcc_local_tri *out)
+{
+    switch (k) {
+#define BOX_TRI_CASE(K)                                                                              \
+    case K:                                                                                          \
+        box_local_tri(box, K, index, usual, out);                                                   \
+        return;
+        BOX_TRI_CASE(0) BOX_TRI_CASE(1) BOX_TRI_CASE(2) BOX_TRI_CASE(3) BOX_TRI_CASE(4) BOX_TRI_CASE(5)
+        BOX_TRI_CASE(6) BOX_TRI_CASE(7) BOX_TRI_CASE(8) BOX_TRI_CASE(9) BOX_TRI_CASE(10) BOX_TRI_CASE(11)
+#undef BOX_TRI_CASE
+    default:
+        KCC_ASSERT(k < BOX_TRIS);
+    }
 }
 
 /// Whether the source sees listed box slot: not the mover's own, and on layers both ways
@@ -266,9 +278,7 @@ static uint32_t query_boxes(const kcc_world_source *src, const float lo[3], cons
 static void box_tri_of(const kcc_world_source *src, uint32_t h, kcc_local_tri *out)
 {
     const uint32_t slot = (h - KCC_WORLD_BOX_TRIS) / BOX_TRIS, k = (h - KCC_WORLD_BOX_TRIS) % BOX_TRIS;
-    float corners[8][3];
-    box_corners(src->boxes[slot], corners);
-    box_local_tri((const float(*)[3])corners, k, h, box_usual(src->boxes[slot]), out);
+    box_tri(src->boxes[slot], k, h, box_usual(src->boxes[slot]), out);
 }
 
 /// The box triangles of handles[0..n) that name the box of handles[0] (a run: a query lists a
@@ -280,11 +290,9 @@ static uint32_t box_run_of(const kcc_world_source *src, const uint32_t *handles,
     const uint32_t base = KCC_WORLD_BOX_TRIS + slot * BOX_TRIS; /* the box's triangle k is base + k */
     const float(*box)[3] = src->boxes[slot];
     const bool usual = box_usual(box);
-    float corners[8][3];
-    box_corners(box, corners);
     uint32_t j = 0;
     for (; j < n && handles[j] - base < BOX_TRIS; ++j) /* (a handle below base wraps past BOX_TRIS) */
-        box_local_tri((const float(*)[3])corners, handles[j] - base, handles[j], usual, &out[j]);
+        box_tri(box, handles[j] - base, handles[j], usual, &out[j]);
     return j;
 }
 

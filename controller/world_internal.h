@@ -92,6 +92,9 @@ typedef struct neighbour_lists {
     uint32_t *count;        ///< character_capacity: how many entries it has
     uint32_t  room;         ///< entries each character's list may hold this step
     bool      all;          ///< the entries overflowed: every character sees everything
+    bool      both_sides;   ///< each character finds all its neighbouring characters itself (a
+                            ///< list outgrew its share); else each pair is found by one of its
+                            ///< two characters and mirrored (kcc_world_mirror_neighbours)
 } neighbour_lists;
 
 /// The grid the step finds each character's neighbouring characters with (world_neighbours.c),
@@ -105,6 +108,10 @@ typedef struct region_grid {
     uint32_t *bucket_start;   ///< 2 * character_capacity + 1: where each bucket's list begins
     uint32_t *bucket_of;      ///< character_capacity, by live index: its bucket, or LARGE
     uint32_t *sorted;         ///< character_capacity: character slots by bucket
+    uint32_t *position;       ///< character_capacity, by live index: its place in sorted (regular
+                              ///< regions only)
+    uint32_t *found;          ///< character_capacity, by slot: the entries its own search listed
+                              ///< (its pieces, the characters it found)
     float    *lo[3], *hi[3];  ///< character_capacity each: the sorted characters' regions
     uint32_t *large;          ///< character_capacity: live indices of the large regions
     uint32_t  large_count;
@@ -243,9 +250,14 @@ size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, ui
 void kcc_world_build_region_grid(struct kcc_world_characters *cs);
 /// Lists the neighbours of live characters [begin, end) (each writes its own list only: safe from
 /// its task): the pieces whose proxies overlap its region (in source order), the characters whose
-/// regions do.
+/// regions do (unless cs->near.both_sides, only those of its pairs it finds: the rest come from
+/// kcc_world_mirror_neighbours).
 void kcc_world_find_neighbours(const kcc_world *world, struct kcc_world_characters *cs, uint32_t begin,
                                uint32_t end);
+/// After kcc_world_find_neighbours over every live character, when each found every pair once
+/// (!cs->near.both_sides): adds each character to the lists of those it found, in live order;
+/// false when some list outgrew its share (the lists must then be found from both sides).
+bool kcc_world_mirror_neighbours(struct kcc_world_characters *cs);
 /// After kcc_world_find_neighbours over every live character: false when each list fitted its room
 /// (or, when they cannot all fit in the entries, cs->near.all is set); true when the lists were laid
 /// out end to end at the sizes found (cs->near.first, room 0) and must be found again.

@@ -139,6 +139,8 @@ size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, ui
     g.bucket_start = grid_take(base, &at, ((size_t)bucket_count_for(capacity) + 1) * sizeof(uint32_t));
     g.bucket_of = grid_take(base, &at, words);
     g.sorted = grid_take(base, &at, words);
+    g.position = grid_take(base, &at, words);
+    g.found = grid_take(base, &at, words);
     g.large = grid_take(base, &at, words);
     g.cells = grid_take(base, &at, 3 * words);
     for (int k = 0; k < 3; ++k) {
@@ -155,12 +157,26 @@ size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, ui
     return at;
 }
 
-/// The cell of coordinate x: floor(x / edge), clamped (a monotone map of x).
-static int32_t cell_of(float x, float inv_cell)
+/// The cells of coordinates x[0..2] (out[3] unused): floor(x[k] * inv_cell[k]), the product
+/// clamped to +-CELL_LIMIT first (a monotone map of x); four lanes at once with SSE2, the same
+/// product, clamp and floor.
+static void cells_of(const float x[3], const float inv_cell[3], int32_t out[4])
 {
-    const float c = kcc_minf(kcc_maxf(x * inv_cell, -CELL_LIMIT), CELL_LIMIT);
-    const int32_t t = (int32_t)c; /* toward zero; one less below zero unless c is whole */
-    return t - (int32_t)((float)t > c);
+#if KCC_SSE
+    const __m128 p = _mm_mul_ps(_mm_set_ps(0.0f, x[2], x[1], x[0]),
+                                _mm_set_ps(0.0f, inv_cell[2], inv_cell[1], inv_cell[0]));
+    const __m128 c = _mm_min_ps(_mm_max_ps(p, _mm_set1_ps(-CELL_LIMIT)), _mm_set1_ps(CELL_LIMIT));
+    const __m128i t = _mm_cvttps_epi32(c); /* toward zero; one less below zero unless c is whole */
+    _mm_storeu_si128((__m128i *)(void *)out,
+                     _mm_add_epi32(t, _mm_castps_si128(_mm_cmpgt_ps(_mm_cvtepi32_ps(t), c))));
+#else
+    for (int k = 0; k < 3; ++k) {
+        const float c = kcc_minf(kcc_maxf(x[k] * inv_cell[k], -CELL_LIMIT), CELL_LIMIT);
+        const int32_t t = (int32_t)c; /* toward zero; one less below zero unless c is whole */
+        out[k] = t - (int32_t)((float)t > c);
+    }
+    out[3] = 0;
+#endif
 }
 
 /// The bucket of cell (x, y, z): its coordinates wrapped into a torus of 2^bits[k] cells on each
@@ -198,15 +214,15 @@ static bool region_large(const float r[2][3], const float limit[3])
 }
 
 /// The reach: the largest extent on each axis among the regions no larger than twice the mean (the
-/// others are large), plus a margin of a few ulps of the largest coordinate, so that a region
+/// others are large: bucket_of LARGE_REGION, listed in large), plus a margin of a few ulps of the largest coordinate, so that a region
 /// overlapping region r has its low corner at or above r's low corner less the reach, as rounded.
 /// The cell edge is the reach along x and twice it along y and z: a query's cells then span at most
 /// 2 on y and z (4 rows of buckets, where an edge equal to the reach gives up to 9: a row costs more
 /// than the candidates the larger cells add) and up to 3 along x, consecutive buckets in a row.
-static void grid_cells(const struct kcc_world_characters *cs, float large_limit[3])
+static void grid_cells(struct kcc_world_characters *cs)
 {
-    region_grid *g = (region_grid *)&cs->grid;
-    float mean[3] = {0.0f, 0.0f, 0.0f}, edge[3] = {0.0f, 0.0f, 0.0f}, coord = 0.0f;
+    region_grid *g = &cs->grid;
+    float mean[3] = {0.0f, 0.0f, 0.0f}, edge[3] = {0.0f, 0.0f, 0.0f}, coord = 0.0f, large_limit[3];
     for (uint32_t i = 0; i < cs->live_count; ++i)
         for (int k = 0; k < 3; ++k)
             mean[k] += cs->regions[cs->live[i]][1][k] - cs->regions[cs->live[i]][0][k];
@@ -214,8 +230,12 @@ static void grid_cells(const struct kcc_world_characters *cs, float large_limit[
         large_limit[k] = 2.0f * mean[k] / (float)cs->live_count;
     for (uint32_t i = 0; i < cs->live_count; ++i) {
         const float(*r)[3] = (const float(*)[3])cs->regions[cs->live[i]];
-        if (region_large(r, large_limit))
+        g->bucket_of[i] = 0;
+        if (region_large(r, large_limit)) {
+            g->bucket_of[i] = LARGE_REGION;
+            g->large[g->large_count++] = i;
             continue;
+        }
         for (int k = 0; k < 3; ++k) {
             edge[k] = kcc_maxf(edge[k], r[1][k] - r[0][k]);
             coord = kcc_maxf(coord, kcc_maxf(fabsf(r[0][k]), fabsf(r[1][k])));
@@ -227,26 +247,23 @@ static void grid_cells(const struct kcc_world_characters *cs, float large_limit[
     }
 }
 
-/// The cell of each regular region's low corner (bucket_of: LARGE_REGION for the large ones, which
-/// go to the large list) and the range of cells they span.
-static void grid_cells_of_regions(struct kcc_world_characters *cs, const float large_limit[3],
-                                  int32_t (*cells)[3], int32_t cell_lo[3], int32_t cell_hi[3])
+/// The cell of each regular region's low corner (the large ones grid_cells marked aside) and the
+/// range of cells they span.
+static void grid_cells_of_regions(const struct kcc_world_characters *cs, int32_t (*cells)[3],
+                                  int32_t cell_lo[3], int32_t cell_hi[3])
 {
-    region_grid *g = &cs->grid;
+    const region_grid *g = &cs->grid;
     for (int k = 0; k < 3; ++k)
         cell_lo[k] = INT32_MAX, cell_hi[k] = INT32_MIN;
     for (uint32_t i = 0; i < cs->live_count; ++i) {
-        const float(*r)[3] = (const float(*)[3])cs->regions[cs->live[i]];
-        g->bucket_of[i] = 0;
-        if (region_large(r, large_limit)) {
-            g->bucket_of[i] = LARGE_REGION;
-            g->large[g->large_count++] = i;
+        if (g->bucket_of[i] == LARGE_REGION)
             continue;
-        }
+        int32_t cell[4];
+        cells_of(cs->regions[cs->live[i]][0], g->inv_cell, cell);
         for (int k = 0; k < 3; ++k) {
-            cells[i][k] = cell_of(r[0][k], g->inv_cell[k]);
-            cell_lo[k] = cells[i][k] < cell_lo[k] ? cells[i][k] : cell_lo[k];
-            cell_hi[k] = cells[i][k] > cell_hi[k] ? cells[i][k] : cell_hi[k];
+            cells[i][k] = cell[k];
+            cell_lo[k] = cell[k] < cell_lo[k] ? cell[k] : cell_lo[k];
+            cell_hi[k] = cell[k] > cell_hi[k] ? cell[k] : cell_hi[k];
         }
     }
 }
@@ -256,14 +273,14 @@ void kcc_world_build_region_grid(struct kcc_world_characters *cs)
     region_grid *g = &cs->grid;
     const uint32_t n = cs->live_count;
     cs->near.room = n > 0 ? (uint32_t)(2u * (uint64_t)cs->pair_capacity / n) : 0u;
+    cs->near.both_sides = cs->near.room == 0;
     g->large_count = 0;
     if (n == 0)
         return;
-    float large_limit[3];
-    grid_cells(cs, large_limit);
+    grid_cells(cs);
     int32_t cell_lo[3], cell_hi[3];
     int32_t(*cells)[3] = (int32_t(*)[3])(void *)g->cells;
-    grid_cells_of_regions(cs, large_limit, cells, cell_lo, cell_hi);
+    grid_cells_of_regions(cs, cells, cell_lo, cell_hi);
     uint32_t bits = 0;
     while (1u << bits < bucket_count_for(n))
         ++bits;
@@ -284,6 +301,7 @@ void kcc_world_build_region_grid(struct kcc_world_characters *cs)
         const uint32_t at = --g->bucket_start[b];
         const float(*r)[3] = (const float(*)[3])cs->regions[cs->live[i]];
         g->sorted[at] = cs->live[i];
+        g->position[i] = at;
         for (int k = 0; k < 3; ++k) {
             g->lo[k][at] = r[0][k];
             g->hi[k][at] = r[1][k];
@@ -381,17 +399,18 @@ static uint32_t run_neighbours(const region_grid *g, const region_query *q, uint
 /// The runs of candidates live character i's query reads: the buckets of the cells from its low
 /// corner less the reach to its high corner (at most 3 an axis, in distinct buckets; 2 on y and z
 /// but for rounding), each row
-/// along x one run of consecutive buckets, or two where it wraps around the torus; empty runs left
-/// out. Returns how many runs (begin[k], end[k]: candidate positions), *candidates their total.
-static uint32_t query_runs(const region_grid *g, const float r[2][3], uint32_t begin[18], uint32_t end[18],
-                           uint32_t *candidates)
+/// along x one run of consecutive buckets, or two where it wraps around the torus, less the
+/// positions before `from`; empty runs left out. Returns how many runs (begin[k], end[k]:
+/// candidate positions), *candidates their total.
+static uint32_t query_runs(const region_grid *g, const float r[2][3], uint32_t from, uint32_t begin[18],
+                           uint32_t end[18], uint32_t *candidates)
 {
-    int32_t lo[3], hi[3];
-    for (int k = 0; k < 3; ++k) {
-        lo[k] = cell_of(r[0][k] - g->reach[k], g->inv_cell[k]);
-        hi[k] = cell_of(r[1][k], g->inv_cell[k]);
+    const float low[3] = {r[0][0] - g->reach[0], r[0][1] - g->reach[1], r[0][2] - g->reach[2]};
+    int32_t lo[4], hi[4];
+    cells_of(low, g->inv_cell, lo);
+    cells_of(r[1], g->inv_cell, hi);
+    for (int k = 0; k < 3; ++k)
         KCC_ASSERT(hi[k] - lo[k] <= 2);
-    }
     /* every row starts at the same x in the torus: x0, and runs `first` buckets before it wraps */
     const uint32_t row = (uint32_t)(hi[0] - lo[0]) + 1u, x_cells = 1u << g->bits[0];
     const uint32_t x0 = bucket_of_cell(g, lo[0], 0, 0), first = x0 + row <= x_cells ? row : x_cells - x0;
@@ -399,29 +418,39 @@ static uint32_t query_runs(const region_grid *g, const float r[2][3], uint32_t b
     for (int32_t z = lo[2]; z <= hi[2]; ++z)
         for (int32_t y = lo[1]; y <= hi[1]; ++y) {
             const uint32_t b = bucket_of_cell(g, 0, y, z); /* the row's bucket at x = 0 */
-            const uint32_t from[2] = {b + x0, b}, to[2] = {b + x0 + first, b + (row - first)};
+            const uint32_t row_from[2] = {b + x0, b}, to[2] = {b + x0 + first, b + (row - first)};
             for (int part = 0; part < 1 + (first < row); ++part) {
-                begin[runs] = g->bucket_start[from[part]];
+                const uint32_t first_at = g->bucket_start[row_from[part]];
+                begin[runs] = first_at > from ? first_at : from;
                 end[runs] = g->bucket_start[to[part]];
-                total += end[runs] - begin[runs];
-                runs += end[runs] > begin[runs];
+                const bool some = end[runs] > begin[runs];
+                total += some ? end[runs] - begin[runs] : 0u;
+                runs += some;
             }
         }
     *candidates = total;
     return runs;
 }
 
-/// The characters whose regions overlap live character i's: those the grid lists in the cells its
-/// query reads (query_runs) and the large ones; every character when i's own region is large.
-static uint32_t character_neighbours(const struct kcc_world_characters *cs, uint32_t i, uint32_t *out,
-                                     uint32_t room, uint32_t found)
+/// The characters whose regions overlap live character i's that it finds itself: those the grid
+/// lists in the cells its query reads (query_runs) and the large ones; every one when i's own
+/// region is large. Unless both_sides, each pair is found once: a regular region finds the
+/// regular ones after it in the grid's order and every large one; a large region finds the large
+/// ones after it in the live order.
+static uint32_t character_neighbours(const struct kcc_world_characters *cs, uint32_t i, bool both_sides,
+                                     uint32_t *out, uint32_t room, uint32_t found)
 {
     const region_grid *g = &cs->grid;
     region_query q = {.region = (const float(*)[3])cs->regions[cs->live[i]], .self = cs->live[i]};
     if (g->bucket_of[i] == LARGE_REGION) {
-        for (uint32_t j = 0; j < cs->live_count; ++j)
-            if (j != i && regions_overlap(q.region, (const float(*)[3])cs->regions[cs->live[j]]))
+        const uint32_t *others = both_sides ? NULL : g->large;
+        const uint32_t count = both_sides ? cs->live_count : g->large_count;
+        for (uint32_t k = 0; k < count; ++k) {
+            const uint32_t j = others ? others[k] : k;
+            if ((both_sides ? j != i : j > i) &&
+                regions_overlap(q.region, (const float(*)[3])cs->regions[cs->live[j]]))
                 found = put_entry(out, room, found, cs->live[j]);
+        }
         return found;
     }
 #if KCC_SSE
@@ -429,7 +458,8 @@ static uint32_t character_neighbours(const struct kcc_world_characters *cs, uint
         q.lo[k] = _mm_set1_ps(q.region[0][k]), q.hi[k] = _mm_set1_ps(q.region[1][k]);
 #endif
     uint32_t begin[18], end[18], candidates;
-    const uint32_t runs = query_runs(g, q.region, begin, end, &candidates);
+    const uint32_t from = both_sides ? 0u : g->position[i] + 1u;
+    const uint32_t runs = query_runs(g, q.region, from, begin, end, &candidates);
     const bool fits = candidates <= room - (found < room ? found : room);
     for (uint32_t k = 0; k < runs; ++k)
         found = fits ? run_neighbours(g, &q, begin[k], end[k], out, found)
@@ -471,12 +501,35 @@ void kcc_world_find_neighbours(const kcc_world *world, struct kcc_world_characte
         uint32_t *out = near->entries + near->first[slot];
         const float(*r)[3] = (const float(*)[3])cs->regions[slot];
         const uint32_t pieces = kcc_world_pieces_near(world, r, out, room);
-        const uint32_t found = character_neighbours(cs, i, out, room, pieces);
+        const uint32_t found = character_neighbours(cs, i, near->both_sides, out, room, pieces);
         near->pieces[slot] = pieces;
-        near->count[slot] = found;
+        near->count[slot] = cs->grid.found[slot] = found;
         if (found <= room)
             sort_pieces(world, out, pieces);
     }
+}
+
+/// Two regions overlap or not, so a pair one character found belongs in the other's list too
+/// (neighbour_lists_equal_brute_force checks every list against brute force over the regions).
+bool kcc_world_mirror_neighbours(struct kcc_world_characters *cs)
+{
+    neighbour_lists *near = &cs->near;
+    const uint32_t room = near->room;
+    for (uint32_t i = 0; i < cs->live_count; ++i)
+        if (near->count[cs->live[i]] > room)
+            return false; /* (a list cut short: its pairs are not all known) */
+    bool fits = true;
+    for (uint32_t i = 0; i < cs->live_count; ++i) {
+        const uint32_t slot = cs->live[i];
+        const uint32_t *e = near->entries + near->first[slot];
+        for (uint32_t k = near->pieces[slot]; k < cs->grid.found[slot]; ++k) {
+            const uint32_t other = e[k], at = near->count[other]++;
+            if (at < room)
+                near->entries[near->first[other] + at] = slot;
+            fits &= at < room;
+        }
+    }
+    return fits;
 }
 
 bool kcc_world_neighbours_refit(struct kcc_world_characters *cs)

@@ -1,6 +1,7 @@
 /* world_step.c: kcc_world_step: the bodies move, then every character (in parallel over the task
  * hooks) rides and is pushed, then every character moves through the bodies and its neighbours,
  * then a resolve pass and the sensors. Nothing here allocates. */
+#include "kcc_world_internal.h" /* kcc_world_body_of_triangle, kcc_body_id */
 #include "trace_internal.h"
 #include "world_internal.h"
 
@@ -26,7 +27,8 @@
 typedef struct step_context {
     const kcc_world             *world;
     struct kcc_world_characters *cs;
-    uint64_t                     key;      ///< the source key of this step's boxes
+    kcc_world_source             source;   ///< what every character's source shares: the step's
+                                           ///< key, the boxes' layers and masks
     const uint32_t              *movers;   ///< kinematic body slots that moved
     const mover_motion          *motions;  ///< their motions, by the same index
     uint32_t                     mover_count;
@@ -46,12 +48,10 @@ static void character_source(const step_context *ctx, uint32_t slot, const float
 {
     const struct kcc_world_characters *cs = ctx->cs;
     kcc_world_source *all = &out->all;
-    kcc_world_source_init(all, ctx->world, cs->masks[slot]);
-    all->base.key = ctx->key;
+    *all = ctx->source;
+    all->layer_mask = cs->masks[slot];
     all->boxes = boxes;
     all->skip_box = slot;
-    all->box_layers = cs->layers;
-    all->box_masks = cs->masks;
     all->self_layers = cs->layers[slot];
     if (cs->near.all) {
         all->box_slots = cs->live;
@@ -232,8 +232,10 @@ static kcc_contact contact_of(const step_context *ctx, uint32_t id, const vec3 n
         c.character = kcc_id_make(ctx->cs->slots[slot].generation, slot);
         return c;
     }
-    c.body = kcc_world_triangle_body(ctx->world, id);
-    c.triangle = id - kcc_world_triangle_base(ctx->world, id);
+    uint32_t triangle;
+    const kcc_body *b = kcc_world_body_of_triangle(ctx->world, id, &triangle);
+    c.body = b ? kcc_body_id(ctx->world, (uint32_t)(b - ctx->world->bodies)) : 0;
+    c.triangle = b ? triangle : id;
     return c;
 }
 
@@ -571,7 +573,11 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     struct kcc_world_characters *cs = kcc_world_characters(world);
     if (mark)
         mark(user, KCC_PHASE_BODIES);
-    step_context ctx = {world, cs, kcc_world_step_key(world), NULL, cs->motions, 0};
+    step_context ctx = {.world = world, .cs = cs, .motions = cs->motions};
+    kcc_world_source_init(&ctx.source, world, KCC_LAYERS_ALL); /* each character's mask set apart */
+    ctx.source.base.key = kcc_world_step_key(world);
+    ctx.source.box_layers = cs->layers;
+    ctx.source.box_masks = cs->masks;
     ctx.mover_count = kcc_world_movers(world, &ctx.movers);
     for (uint32_t i = 0; i < ctx.mover_count; ++i) /* once a step, for every character to read */
         kcc_world_body_motion(world, ctx.movers[i], &cs->motions[i].start, &cs->motions[i].end,
@@ -585,6 +591,10 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     if (mark)
         mark(user, KCC_PHASE_BROADPHASE);
     run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
+    if (!cs->near.both_sides && !kcc_world_mirror_neighbours(cs)) {
+        cs->near.both_sides = true; /* some list outgrew its share: every list found whole, counted */
+        run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
+    }
     if (kcc_world_neighbours_refit(cs))
         run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
     if (mark)
