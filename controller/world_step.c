@@ -315,15 +315,15 @@ static void move_character(const step_context *ctx, uint32_t slot, bool placed)
     world_character *wc = &ctx->cs->slots[slot];
     character_sources srcs;
     character_source(ctx, slot, (const float(*)[2][3])ctx->cs->placed, &srcs);
-    kcc_move_result none;
-    kcc_contact_sink touched = {0};
+    static const kcc_move_result not_placed = {.carried_rotation = {0.0f, 0.0f, 0.0f, 1.0f}};
+    kcc_contact_sink touched;
     if (placed) {
         touched = wc->pushers;
     } else {
-        memset(&none, 0, sizeof none);
-        none.carried_rotation[3] = 1.0f;
+        touched.count = 0;
+        touched.overflow = false;
     }
-    const kcc_move_result *pre = placed ? &wc->placing : &none;
+    const kcc_move_result *pre = placed ? &wc->placing : &not_placed;
     wc->before_move = footing_of(&wc->ch);
     kcc_move_result r;
     kcc_character_move_source(&wc->ch, &srcs.all.base, wc->displacement, &r, NULL, &touched);
@@ -377,6 +377,8 @@ static float mover_push_reach(const mover_motion *m, const float box[2][3], cons
 static void grow_region_by_pushes(const step_context *ctx, uint32_t ridden, const kcc_character *ch,
                                   const float box[2][3], float region[2][3])
 {
+    if (ctx->mover_count == 0)
+        return;
     float push = 0.0f, counted = -1.0f;
     while (push > counted) { /* at most mover_count + 1 rounds: each adds a mover or ends */
         counted = push;
