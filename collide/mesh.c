@@ -1028,6 +1028,7 @@ uint32_t kcc_mesh_query_slots_under(const kcc_mesh *mesh, uint32_t first, uint32
 uint32_t kcc_mesh_overlap_aabb(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,
                                uint32_t capacity)
 {
+    KCC_ISA_DISPATCH(mesh_overlap_aabb, mesh, box, out_triangles, capacity);
     return box_query(mesh, box, out_triangles, capacity, BOX_EXACT);
 }
 
@@ -1040,6 +1041,7 @@ uint32_t kcc_mesh_overlap_once(const kcc_mesh *mesh, const vec3 box[2], uint32_t
 uint32_t kcc_mesh_query_bounds(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,
                                uint32_t capacity)
 {
+    KCC_ISA_DISPATCH(mesh_query_bounds, mesh, box, out_triangles, capacity);
     return box_query(mesh, box, out_triangles, capacity, BOX_BOUNDS);
 }
 
@@ -1137,6 +1139,7 @@ static bool sweep_reach_is_finite(const vec3 box[2], const vec3 delta, const swe
 bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
                          kcc_sweep_hit *hit)
 {
+    KCC_ISA_DISPATCH(mesh_sweep_aabb, mesh, box, delta, hit);
     if (!mesh || !box || !delta || !hit || !box_valid(box) || (mesh->quad_count == 0 && !mesh->hf))
         return false;
     if (!isfinite(delta[0]) || !isfinite(delta[1]) || !isfinite(delta[2]))
