@@ -35,9 +35,9 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 # bit for bit) with its symbols renamed kcc_* -> kcc_avx2_*; kcc_character_move and the public mesh
 # queries (KCC_ISA_DISPATCH) run that build on CPUs that have AVX2 (KCC_ISA=baseline in the
 # environment forces the baseline). See docs/controller.md and docs/collide.md, "Cost".
-# -mprefer-vector-width=128: the compiler's own vectorising stays 128 bits wide. gcc 12 turned the
-# sweep's hit record into a 256-bit conversion from memory after which it returned without
-# vzeroupper, and every AVX2 query after such a sweep ran 30% slower until the next vzeroupper
+# -mprefer-vector-width=128: the compiler's own vectorising stays 128 bits wide. Left to choose,
+# gcc 12 makes the sweep's hit record one 256-bit conversion from memory and returns from it
+# without vzeroupper, after which every AVX2 query runs 30% slower until the next vzeroupper
 # (docs/collide.md, "Cost"); the 8-wide code written with 256-bit intrinsics (collide/local.c) is
 # not affected by the flag.
 AVX2      ?= $(if $(findstring x86_64,$(shell $(CC) -dumpmachine 2>/dev/null)),1,0)
