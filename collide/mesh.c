@@ -950,9 +950,12 @@ KCC_HOT uint32_t box_slot_run(const kcc_mesh *mesh, uint32_t run, uint32_t end, 
  * that overlap it are tested at once, in slot order, four triangles at a time. Returns how many
  * triangles answer; writes the first `capacity` of them. */
 /// The box queries' walk of the subtree under one child of a group (first, count as the child
-/// holds them: a leaf's slot range, or an inner node's group); (0, 0) is the whole tree.
-static uint32_t box_walk_under(const kcc_mesh *mesh, uint32_t first, uint32_t count, const float lo[3],
-                               const float hi[3], uint32_t *out, uint32_t capacity, box_answer answer)
+/// holds them: a leaf's slot range, or an inner node's group); (0, 0) is the whole tree. Forced
+/// inline, so that each query has its walk compiled for its constant `answer` (left to the
+/// compiler's cloning, a change at an entry point could leave one query on the walk for any
+/// answer: exact box overlaps 3-5% slower, docs/collide.md "Cost").
+KCC_HOT uint32_t box_walk_under(const kcc_mesh *mesh, uint32_t first, uint32_t count, const float lo[3],
+                                const float hi[3], uint32_t *out, uint32_t capacity, box_answer answer)
 {
     if (mesh->quad_count == 0 && !mesh->hf)
         return 0;
@@ -998,14 +1001,14 @@ static uint32_t box_walk_under(const kcc_mesh *mesh, uint32_t first, uint32_t co
     }
 }
 
-static uint32_t box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3], uint32_t *out,
-                         uint32_t capacity, box_answer answer)
+KCC_HOT uint32_t box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3], uint32_t *out,
+                          uint32_t capacity, box_answer answer)
 {
     return box_walk_under(mesh, 0, 0, lo, hi, out, capacity, answer);
 }
 
-static uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out,
-                          uint32_t capacity, box_answer answer)
+KCC_HOT uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out,
+                           uint32_t capacity, box_answer answer)
 {
     if (!mesh || !box || (capacity > 0 && !out) || !box_valid(box))
         return 0;
