@@ -33,6 +33,33 @@ static inline void kcc_box_center_half(const vec3 box[2], vec3 out_center, vec3 
     }
 }
 
+/* ---- which build runs (controller/isa.c) ---------------------------------------------------- */
+/* On x86-64 the library holds the move and the mesh queries (the Makefile's AVX2_SRC) a second time,
+ * compiled for AVX2 with their symbols renamed kcc_* -> kcc_avx2_*: the same IEEE operations, so the
+ * same results bit for bit. */
+
+/// True when the AVX2 build runs (chosen once: the CPU, and KCC_ISA=baseline to refuse it).
+bool kcc_isa_avx2(void);
+/// Tests: run the AVX2 build (on) or the baseline from now on; false when the AVX2 build or the CPU
+/// support for it is missing.
+bool kcc_isa_force_avx2(bool on);
+
+/// The first statement of an entry point of the AVX2 build (a function of AVX2_SRC that returns a
+/// value): when the AVX2 build runs, returns what its copy kcc_avx2_NAME returns for the arguments
+/// that follow (NAME: the function's name without its kcc_ prefix). Nothing in the copy itself,
+/// compiled without KCC_AVX2_VARIANT, nor in a library without the AVX2 build. Guarded by
+/// the_avx2_build_answers_queries_exactly_like_the_baseline.
+#if KCC_AVX2_VARIANT
+#define KCC_ISA_DISPATCH(name, ...)                                                                 \
+    do {                                                                                            \
+        extern __typeof__(kcc_##name) kcc_avx2_##name;                                              \
+        if (kcc_isa_avx2())                                                                         \
+            return kcc_avx2_##name(__VA_ARGS__);                                                    \
+    } while (0)
+#else
+#define KCC_ISA_DISPATCH(name, ...) ((void)0)
+#endif
+
 /* ---- the list ---------------------------------------------------------------------------------- */
 
 /// One listed triangle: corners (m, the source's frame), unit normal and plane offset n . a as the source

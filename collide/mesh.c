@@ -950,9 +950,12 @@ KCC_HOT uint32_t box_slot_run(const kcc_mesh *mesh, uint32_t run, uint32_t end, 
  * that overlap it are tested at once, in slot order, four triangles at a time. Returns how many
  * triangles answer; writes the first `capacity` of them. */
 /// The box queries' walk of the subtree under one child of a group (first, count as the child
-/// holds them: a leaf's slot range, or an inner node's group); (0, 0) is the whole tree.
-static uint32_t box_walk_under(const kcc_mesh *mesh, uint32_t first, uint32_t count, const float lo[3],
-                               const float hi[3], uint32_t *out, uint32_t capacity, box_answer answer)
+/// holds them: a leaf's slot range, or an inner node's group); (0, 0) is the whole tree. Forced
+/// inline, so that each query has its walk compiled for its constant `answer` (left to the
+/// compiler's cloning, a change at an entry point could leave one query on the walk for any
+/// answer: exact box overlaps 3-5% slower, docs/collide.md "Cost").
+KCC_HOT uint32_t box_walk_under(const kcc_mesh *mesh, uint32_t first, uint32_t count, const float lo[3],
+                                const float hi[3], uint32_t *out, uint32_t capacity, box_answer answer)
 {
     if (mesh->quad_count == 0 && !mesh->hf)
         return 0;
@@ -998,14 +1001,14 @@ static uint32_t box_walk_under(const kcc_mesh *mesh, uint32_t first, uint32_t co
     }
 }
 
-static uint32_t box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3], uint32_t *out,
-                         uint32_t capacity, box_answer answer)
+KCC_HOT uint32_t box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3], uint32_t *out,
+                          uint32_t capacity, box_answer answer)
 {
     return box_walk_under(mesh, 0, 0, lo, hi, out, capacity, answer);
 }
 
-static uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out,
-                          uint32_t capacity, box_answer answer)
+KCC_HOT uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out,
+                           uint32_t capacity, box_answer answer)
 {
     if (!mesh || !box || (capacity > 0 && !out) || !box_valid(box))
         return 0;
@@ -1028,6 +1031,7 @@ uint32_t kcc_mesh_query_slots_under(const kcc_mesh *mesh, uint32_t first, uint32
 uint32_t kcc_mesh_overlap_aabb(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,
                                uint32_t capacity)
 {
+    KCC_ISA_DISPATCH(mesh_overlap_aabb, mesh, box, out_triangles, capacity);
     return box_query(mesh, box, out_triangles, capacity, BOX_EXACT);
 }
 
@@ -1040,6 +1044,7 @@ uint32_t kcc_mesh_overlap_once(const kcc_mesh *mesh, const vec3 box[2], uint32_t
 uint32_t kcc_mesh_query_bounds(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out_triangles,
                                uint32_t capacity)
 {
+    KCC_ISA_DISPATCH(mesh_query_bounds, mesh, box, out_triangles, capacity);
     return box_query(mesh, box, out_triangles, capacity, BOX_BOUNDS);
 }
 
@@ -1137,6 +1142,7 @@ static bool sweep_reach_is_finite(const vec3 box[2], const vec3 delta, const swe
 bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
                          kcc_sweep_hit *hit)
 {
+    KCC_ISA_DISPATCH(mesh_sweep_aabb, mesh, box, delta, hit);
     if (!mesh || !box || !delta || !hit || !box_valid(box) || (mesh->quad_count == 0 && !mesh->hf))
         return false;
     if (!isfinite(delta[0]) || !isfinite(delta[1]) || !isfinite(delta[2]))

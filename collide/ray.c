@@ -284,6 +284,7 @@ bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], cons
 bool kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, float max_t,
                       kcc_ray_hit *hit)
 {
+    KCC_ISA_DISPATCH(mesh_raycast, mesh, origin, dir, max_t, hit);
     if (!mesh || !origin || !dir || !hit || !ray_args_valid(origin, dir, max_t))
         return false;
     return kcc_mesh_raycast_internal(mesh, origin, dir, max_t, max_t, hit);

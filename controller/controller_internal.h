@@ -179,12 +179,6 @@ static inline bool kcc_character_set_up(const kcc_character *ch)
     return stored == kcc_character_tuning_check(ch);
 }
 
-/* ---- which build of the move runs (isa.c) ---- */
-/* True when moves run the AVX2 build (chosen once: the CPU, and KCC_ISA=baseline to refuse it). */
-bool kcc_isa_avx2(void);
-/* Tests: run the AVX2 build (on) or the baseline from now on; false when the AVX2 build or the CPU
- * support for it is missing. */
-bool kcc_isa_force_avx2(bool on);
 /* ---- the move through any neighbourhood source (controller.c) ---- */
 /* The triangles a move's swept legs ran into (walls, ceilings, steep ground, a floor landed on),
  * each once, with the contact normal toward the box, in the order met; overflow when more were

@@ -1,11 +1,12 @@
-/* isa.c: which build of the move runs: the baseline, or (x86-64, when the library was built with
- * its AVX2 variant and the CPU has AVX2) the same code compiled for AVX2. Both give the same
- * results bit for bit; the choice is made once, from the CPU and the KCC_ISA environment variable. */
+/* isa.c: which build of the move and of the public mesh queries runs: the baseline, or (x86-64,
+ * when the library was built with its AVX2 variant and the CPU has AVX2) the same code compiled for
+ * AVX2. Both give the same results bit for bit; the choice is made once, from the CPU and the
+ * KCC_ISA environment variable. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller_internal.h"
+#include "controller_internal.h" /* kcc_local_internal.h: kcc_isa_avx2 */
 
 /* -1: not chosen yet; 0: baseline; 1: AVX2. Relaxed is enough: every thread computes the same. */
 static atomic_int isa_choice = -1;

@@ -240,9 +240,10 @@ typedef struct kcc_move_debug {
 KCC_API void kcc_character_move_debug(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
                               kcc_move_result *result, kcc_move_debug *debug);
 
-/// The instruction set moves run on: "avx2" (x86-64 CPUs with AVX2, when the library was built with
-/// its AVX2 variant, the default there) or "baseline". Both give the same results bit for bit.
-/// Chosen at the first move; KCC_ISA=baseline in the environment forces the baseline.
+/// The instruction set moves and mesh queries run on: "avx2" (x86-64 CPUs with AVX2, when the
+/// library was built with its AVX2 variant, the default there) or "baseline". Both give the same
+/// results bit for bit. Chosen at the first move or query; KCC_ISA=baseline in the environment
+/// forces the baseline.
 KCC_API const char *kcc_character_isa(void);
 
 /// The character's box (m), box[0] = min, box[1] = max.

@@ -2117,6 +2117,88 @@ static void queries_match_brute_force_on_the_shared_levels(void **state)
     (void)used; /* the test passes without the levels too */
 }
 
+/* Every answer of the public queries to n random queries over m (rays, exact box overlaps,
+ * bounds overlaps, box sweeps from points in b, the mesh's bounds) folded into one digest, whole
+ * records and lists; *hits counts the queries that found anything. */
+static uint64_t public_query_digest(const kcc_mesh *m, const vec3 b[2], uint64_t seed, int n, int *hits)
+{
+    test_rng r = rng_seed(seed);
+    uint64_t h = 1469598103934665603ull;
+    uint32_t found[512];
+    for (int q = 0; q < n; ++q) {
+        vec3 o = {rng_f(&r, b[0][0], b[1][0]), rng_f(&r, b[0][1], b[1][1]), rng_f(&r, b[0][2], b[1][2])};
+        vec3 d = {rng_f(&r, -1, 1), rng_f(&r, -1, 1), rng_f(&r, -1, 1)};
+        const float e = rng_f(&r, 0.2f, 2.0f);
+        vec3 box[2] = {{o[0] - e, o[1] - 2 * e, o[2] - e}, {o[0] + e, o[1] + e, o[2] + e}};
+        kcc_ray_hit rh;
+        kcc_sweep_hit sh;
+        memset(&rh, 0, sizeof rh);
+        memset(&sh, 0, sizeof sh);
+        const uint32_t counts[4] = {kcc_mesh_raycast(m, o, d, 40.0f, &rh), kcc_mesh_sweep_aabb(m, CB(box), d, &sh),
+                                    kcc_mesh_overlap_aabb(m, CB(box), found, 256),
+                                    kcc_mesh_query_bounds(m, CB(box), found + 256, 256)};
+        *hits += counts[0] + counts[1] + (counts[2] > 0) + (counts[3] > 0);
+        const unsigned char *parts[4] = {(const unsigned char *)&rh, (const unsigned char *)&sh,
+                                         (const unsigned char *)counts, (const unsigned char *)found};
+        const size_t sizes[4] = {sizeof rh, sizeof sh, sizeof counts,
+                                 sizeof(uint32_t) * (counts[2] < 256 ? counts[2] : 256)};
+        for (int p = 0; p < 4; ++p)
+            for (size_t i = 0; i < sizes[p]; ++i)
+                h = (h ^ parts[p][i]) * 1099511628211ull;
+        for (uint32_t i = 0; i < (counts[3] < 256 ? counts[3] : 256); ++i)
+            h = (h ^ found[256 + i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* The public queries (kcc_mesh_raycast, kcc_mesh_overlap_aabb, kcc_mesh_query_bounds,
+ * kcc_mesh_sweep_aabb) run the AVX2 build where the move does (KCC_ISA_DISPATCH): the same code for
+ * wider registers, whose answers must be the baseline's bit for bit, on a random soup, a shared
+ * level when present and a heightfield. Skipped where the library has no AVX2 build or the CPU no
+ * AVX2. */
+static void the_avx2_build_answers_queries_exactly_like_the_baseline(void **state)
+{
+    (void)state;
+    const bool was_avx2 = kcc_isa_avx2();
+    if (!kcc_isa_force_avx2(true)) {
+        skip();
+        return;
+    }
+    soup s = soup_random(96, 3000, 30.0f, 2.0f);
+    objmesh o;
+    memset(&o, 0, sizeof o);
+    const char *path = kcc_test_shared_level(1);
+    const bool level = path && load_obj(path, &o);
+    float heights[33 * 33];
+    for (int i = 0; i < 33 * 33; ++i)
+        heights[i] = 2.0f * sinf(0.37f * (float)(i % 33)) * cosf(0.23f * (float)(i / 33));
+    kcc_heightfield_desc hd;
+    memset(&hd, 0, sizeof hd);
+    hd.heights = heights;
+    hd.columns = hd.rows = 33;
+    hd.spacing[0] = hd.spacing[1] = 0.75f;
+    kcc_mesh *meshes[3] = {build_soup(&s), level ? build_indexed(o.pos, o.nv, o.idx, o.nt) : NULL, NULL};
+    assert_int_equal(kcc_heightfield_build(&hd, &meshes[2]), KCC_OK);
+    for (int i = 0; i < 3; ++i) {
+        if (!meshes[i])
+            continue;
+        vec3 b[2];
+        kcc_mesh_bounds(meshes[i], b);
+        int hits[2] = {0, 0};
+        assert_true(kcc_isa_force_avx2(true));
+        const uint64_t avx2 = public_query_digest(meshes[i], CB(b), 40 + (uint64_t)i, 400, &hits[0]);
+        assert_true(kcc_isa_force_avx2(false));
+        const uint64_t baseline = public_query_digest(meshes[i], CB(b), 40 + (uint64_t)i, 400, &hits[1]);
+        assert_true(avx2 == baseline);
+        assert_int_equal(hits[0], hits[1]);
+        assert_true(hits[0] > 400); /* the queries met triangles: the comparison covered answers */
+        kcc_mesh_destroy(meshes[i]);
+    }
+    obj_free(&o);
+    free(s.p);
+    assert_true(kcc_isa_force_avx2(was_avx2));
+}
+
 /* ------------------------------------------------------------------------------------------------
  * kcc_mesh_validate */
 
@@ -2555,6 +2637,7 @@ int test_group_collide(void)
         cmocka_unit_test(sweep_and_primitives_reject_invalid_arguments),
         cmocka_unit_test(queries_from_two_threads_match_single_threaded_answers),
         cmocka_unit_test(queries_match_brute_force_on_the_shared_levels),
+        cmocka_unit_test(the_avx2_build_answers_queries_exactly_like_the_baseline),
         cmocka_unit_test(validator_accepts_every_generated_and_shared_level_and_random_soups),
         cmocka_unit_test(slot_of_every_input_matches_a_scan_of_the_index_maps),
         cmocka_unit_test(validator_catches_each_corruption_of_a_copied_tree),
