@@ -106,7 +106,8 @@ uint32_t kcc_broadphase_add(kcc_broadphase *bp, const float lo[3], const float h
         return KCC_PROXY_NONE;
     set_box(bp, proxy, lo, hi);
     bp->user[proxy] = user;
-    bp->flags[proxy] = (uint8_t)((flags & KCC_PROXY_STATIC) | KCC_BP_LIVE | (bp->flags[proxy] & KCC_BP_CHANGED));
+    bp->flags[proxy] = (uint8_t)((flags & KCC_PROXY_STATIC) | KCC_BP_LIVE |
+                                  (bp->flags[proxy] & (KCC_BP_CHANGED | KCC_BP_REFAT)));
     ++bp->proxy_count;
     if (bp->kind == KCC_BROADPHASE_SAP)
         kcc_sap_add(bp, proxy);
@@ -123,7 +124,7 @@ void kcc_broadphase_remove(kcc_broadphase *bp, uint32_t proxy)
         kcc_sap_remove(bp, proxy);
     else
         kcc_grid_remove(bp, proxy);
-    bp->flags[proxy] &= KCC_BP_CHANGED;
+    bp->flags[proxy] &= KCC_BP_CHANGED | KCC_BP_REFAT;
     bp->user[proxy] = 0;
     bp->free_list[bp->free_count++] = proxy;
     --bp->proxy_count;

@@ -1,15 +1,21 @@
-/* grid.c: the grid broadphase, sweep and prune in rows: two layers, the movers (proxies not STATIC),
- * updated at every update, and the STATIC proxies, updated only when one of them changed. A layer
- * keeps its proxies sorted by (the row of their box's low corner on z, lo.x), the rows as tall as
- * its deepest box (so an entered box spans at most two rows), re-sorted in place from the last
- * update's order (nearly sorted: an insertion sort; a merge sort when many moved far), y not
- * gridded. A mover finds its pairs in two runs of the sorted movers, four at a time: its own row
- * after it while their lo.x <= its hi.x, and the next row from a cursor that only moves forward.
- * Each STATIC proxy finds its movers in the rows it spans (a table of row starts, then a binary
- * search in the row); a proxy wider or deeper than cell_size is oversized, tested against every
- * proxy. The pairs, found in spatial order, are counting-sorted to (a, b) order. Add, remove and
- * move only note the proxy as changed, which queries test on their own until the next update. Owns
+/* grid.c: the grid broadphase, sweep and prune in rows over fat boxes. Each proxy has a fat box
+ * (a mover's box grown by FAT_MARGIN, a STATIC proxy's box itself), and the grid keeps the pairs of
+ * overlapping fat boxes sorted by (a, b); an update tests them with the boxes for the exact pairs.
+ * A move inside the fat box only stores the box. A proxy whose box leaves its fat box (or that is
+ * added or removed) is noted as changed, and at the update gets a new fat box and finds its fat
+ * pairs again (its old ones dropped, the new merged in), until so many changed that a full pass is
+ * cheaper. A full pass keeps two layers, the movers (proxies not STATIC) and the STATIC proxies
+ * (only when one of them changed), each sorted by (the row of the fat box's low corner on z, lo.x),
+ * the rows as tall as its deepest fat box (so an entered box spans at most two rows), re-sorted in
+ * place from the last pass's order (the entries in the same row by insertion, those that crossed
+ * rows sorted apart and merged in), y not gridded. A mover finds its fat pairs in two runs of the
+ * sorted movers, four at a time: its own row after it while their lo.x <= its hi.x, and the next row
+ * from a cursor that only moves forward. Each STATIC proxy finds its movers in the rows it spans (a
+ * table of row starts, then a binary search in the row); a proxy wider or deeper than cell_size is
+ * oversized, tested against every proxy. The fat pairs, found in spatial order, are counting-sorted
+ * to (a, b) order. Queries read the layers and test the changed proxies on their own. Owns
  * kcc_grid's arrays; never allocates. */
+#include <math.h>
 #include <string.h>
 
 #include "collide_internal.h" /* KCC_SSE */
@@ -32,6 +38,11 @@
 /* The insertion sort gives up for a merge sort after this many moves an entry (plus the slack). */
 #define SORT_MOVES_PER_ENTRY 16u
 #define SORT_MOVES_SLACK 1024u
+/* m a mover's fat box adds to its box on every side: a character walking 0.05 m a step leaves it
+ * after about 6 steps (test/bench/bench_broadphase.c measures the choice; docs/world.md). */
+#define FAT_MARGIN 0.3f
+/* After the fat pairs overflow their room, this many full passes go without a margin. */
+#define MARGIN_OFF_PASSES 8u
 
 static void layout_layer(kcc_grid_layer *l, kcc_bp_layout *layout, size_t cap)
 {
@@ -55,7 +66,10 @@ void kcc_grid_layout(kcc_broadphase *bp, kcc_bp_layout *layout)
     g->changed = kcc_bp_take(layout, cap, sizeof *g->changed);
     g->candidates = kcc_bp_take(layout, cap, sizeof *g->candidates);
     g->group_end = kcc_bp_take(layout, cap + 1, sizeof *g->group_end);
-    g->found = kcc_bp_take(layout, bp->pair_capacity, sizeof *g->found);
+    g->fat = kcc_bp_take(layout, cap + 1, sizeof *g->fat);
+    g->fat_capacity = 2u * bp->pair_capacity;
+    g->found = kcc_bp_take(layout, g->fat_capacity, sizeof *g->found);
+    g->fat_pairs = kcc_bp_take(layout, g->fat_capacity, sizeof *g->fat_pairs);
 }
 
 /* The entries past the last: key UINT64_MAX (a cursor stops there) and row INT32_MAX (no run). */
@@ -72,6 +86,7 @@ void kcc_grid_init(kcc_broadphase *bp, float cell_size)
 {
     kcc_grid *g = &bp->u.grid;
     g->cell_size = cell_size;
+    g->margin = FAT_MARGIN;
     kcc_grid_layer *layers[2] = {&g->movers, &g->statics};
     for (int i = 0; i < 2; ++i) {   /* empty until the first update */
         layers[i]->row_height = cell_size;
@@ -134,70 +149,85 @@ static inline bool key_entry(const kcc_grid_layer *l, const kcc_bp_box *box, kcc
  * whether some key was made with a row height too short for its box. */
 typedef struct layer_pass {
     const kcc_bp_box *boxes;
+    kcc_bp_box *fat;
     uint8_t *flags;
-    kcc_grid_entry *entries;
-    float    size, inv_row_height;
+    kcc_grid_entry *entries, *crossers;
+    float    size, margin, inv_row_height;
     uint8_t  in_flag;
+    uint32_t kept, crossed;
     float    wide, deep;
     bool     rekey;
 } layer_pass;
 
-/* Keeps proxy p (live, of the layer's kind) as entry `kept` when its box fits, keyed, noting its
- * extents; else flags it oversized. Its flags are written only when they change. */
-static inline uint32_t keep_entry(layer_pass *pass, uint32_t p, uint32_t kept)
+/* The box grown by margin on every side (rounding only grows it: the fat box holds the box). */
+static inline void grow_box(const kcc_bp_box *box, float margin, kcc_bp_box *fat)
+{
+    for (int k = 0; k < 3; ++k)
+        fat->lo[k] = box->lo[k] - margin, fat->hi[k] = box->hi[k] + margin;
+}
+
+/* Keeps proxy p (live, of the layer's kind; in row old_row at the last full pass, INT32_MAX when
+ * new) when its box fits, its fat box made and keyed, noting the fat box's extents: as the next
+ * entry when its row is the same, else as the next crosser; else flags it oversized. Its flags are
+ * written only when they change. */
+static inline void keep_entry(layer_pass *pass, uint32_t p, int32_t old_row)
 {
     const kcc_bp_box *box = &pass->boxes[p];
     const uint8_t f = pass->flags[p];
-    const float wide = box->hi[0] - box->lo[0], deep = box->hi[2] - box->lo[2];
-    if (!(wide <= pass->size && deep <= pass->size)) {
+    if (!(box->hi[0] - box->lo[0] <= pass->size && box->hi[2] - box->lo[2] <= pass->size)) {
         pass->flags[p] = (uint8_t)((f & ~pass->in_flag) | KCC_BP_OVERSIZED);
-        return kept;
+        return;
     }
+    kcc_bp_box *fat = &pass->fat[p];
+    grow_box(box, pass->margin, fat);
+    const float wide = fat->hi[0] - fat->lo[0], deep = fat->hi[2] - fat->lo[2];
     pass->wide = wide > pass->wide ? wide : pass->wide;
     pass->deep = deep > pass->deep ? deep : pass->deep;
-    const int32_t row = row_of(box->lo[2], pass->inv_row_height);
-    pass->rekey |= row_of(box->hi[2], pass->inv_row_height) - row > 1;
-    pass->entries[kept].key = entry_key(row, box->lo[0]);
-    pass->entries[kept].proxy = p;
+    const int32_t row = row_of(fat->lo[2], pass->inv_row_height);
+    pass->rekey |= row_of(fat->hi[2], pass->inv_row_height) - row > 1;
+    kcc_grid_entry *e = row == old_row ? &pass->entries[pass->kept++] : &pass->crossers[pass->crossed++];
+    e->key = entry_key(row, fat->lo[0]);
+    e->proxy = p;
     if ((f & (KCC_BP_OVERSIZED | pass->in_flag)) != pass->in_flag)
         pass->flags[p] = (uint8_t)((f & ~KCC_BP_OVERSIZED) | pass->in_flag);
-    return kept + 1;
 }
 
-/* The layer's entries afresh, in the last update's order: its entries still live, of its kind and
- * fitting, then the changed proxies of its kind not yet in it; each keyed with the layer's row
- * height. Those leaving it lose its flag. */
-static void collect_entries(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want, layer_pass *pass)
+/* The layer's entries afresh, each given its fat box (grown by margin) and keyed with the layer's
+ * row height: its entries still live, of its kind and fitting, those in the same row as at the
+ * last full pass left in that pass's order in entries, those that crossed into another row set
+ * apart in the grid's scratch with the changed proxies of its kind not yet in it. Those leaving it
+ * lose its flag. */
+static void collect_entries(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want, float margin, layer_pass *pass)
 {
     const kcc_grid *g = &bp->u.grid;
     const uint8_t kind = KCC_BP_LIVE | KCC_PROXY_STATIC;
-    layer_pass p = {bp->boxes, bp->flags, l->entries, g->cell_size, l->inv_row_height, l->in_flag, 0.0f, 0.0f, false};
-    uint32_t kept = 0;
+    layer_pass p = {bp->boxes, g->fat, bp->flags, l->entries, g->scratch, g->cell_size, margin, l->inv_row_height,
+                    l->in_flag, 0, 0, 0.0f, 0.0f, false};
+    const int32_t *old_row = l->row;
     for (uint32_t i = 0, count = l->entry_count; i < count; ++i) {
         const uint32_t proxy = p.entries[i].proxy;
         if ((p.flags[proxy] & kind) == (KCC_BP_LIVE | want))
-            kept = keep_entry(&p, proxy, kept);
+            keep_entry(&p, proxy, old_row[i]);
         else
             p.flags[proxy] &= (uint8_t)~p.in_flag;
     }
     for (uint32_t i = 0; i < g->changed_count; ++i) {
         const uint32_t proxy = g->changed[i];
         if ((p.flags[proxy] & (kind | p.in_flag)) == (KCC_BP_LIVE | want))
-            kept = keep_entry(&p, proxy, kept);
+            keep_entry(&p, proxy, INT32_MAX);
     }
-    l->entry_count = kept;
     *pass = p;
 }
 
-/* Keys every entry again with the layer's row height; those spanning more than two rows leave it,
- * oversized. */
+/* Keys every entry's fat box again with the layer's row height; those spanning more than two rows
+ * leave it, oversized. */
 static void rekey_entries(kcc_broadphase *bp, kcc_grid_layer *l)
 {
     uint32_t kept = 0;
     for (uint32_t i = 0; i < l->entry_count; ++i) {
         const uint32_t p = l->entries[i].proxy;
         l->entries[kept].proxy = p;
-        if (key_entry(l, &bp->boxes[p], &l->entries[kept]))
+        if (key_entry(l, &bp->u.grid.fat[p], &l->entries[kept]))
             ++kept;
         else
             bp->flags[p] = (uint8_t)((bp->flags[p] & ~l->in_flag) | KCC_BP_OVERSIZED);
@@ -261,6 +291,15 @@ static void merge_sort(kcc_grid_entry *e, kcc_grid_entry *scratch, uint32_t coun
         memcpy(e, from, (size_t)count * sizeof *e);
 }
 
+/* Merges the ascending entries add[0..added) into the ascending e[0..kept) in place, from the back
+ * (e has room for both). */
+static void merge_entries(kcc_grid_entry *e, uint32_t kept, const kcc_grid_entry *add, uint32_t added)
+{
+    uint32_t i = kept, j = added, at = kept + added;
+    while (j > 0)
+        e[--at] = i > 0 && e[i - 1].key > add[j - 1].key ? e[--i] : add[--j];
+}
+
 /* The table of row starts, when the rows from the first entry's to the last's are no more than
  * proxy_capacity + 1: row_start[r - first_row] is the first entry of row r or after it. */
 static void index_rows(kcc_grid_layer *l, uint32_t proxy_capacity)
@@ -280,10 +319,10 @@ static void index_rows(kcc_grid_layer *l, uint32_t proxy_capacity)
     l->row_start[l->row_count] = l->entry_count;
 }
 
-/* The entries' boxes and rows laid out by entry. */
+/* The entries' fat boxes and rows laid out by entry. */
 static void lay_out_boxes(const kcc_broadphase *bp, kcc_grid_layer *l)
 {
-    const kcc_bp_box *boxes = bp->boxes;
+    const kcc_bp_box *boxes = bp->u.grid.fat;
     const kcc_grid_entry *entries = l->entries;
     float *lo0 = l->lo[0], *lo1 = l->lo[1], *lo2 = l->lo[2], *hi0 = l->hi[0], *hi1 = l->hi[1], *hi2 = l->hi[2];
     int32_t *row = l->row;
@@ -297,35 +336,45 @@ static void lay_out_boxes(const kcc_broadphase *bp, kcc_grid_layer *l)
     index_rows(l, bp->proxy_capacity);
 }
 
-/* A layer brought up to date: its entries collected in the last order, keyed again with a new row
- * height when the boxes outgrew it or shrank below half, sorted (by insertion from the last order
- * unless that moves too much), laid out. */
-static void update_layer(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want)
+/* A layer brought up to date: its entries collected in the last order with fat boxes grown by
+ * margin, keyed again with a new row height when the fat boxes outgrew it or shrank below half,
+ * sorted (by insertion from the last order unless that moves too much), laid out. */
+static void update_layer(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want, float margin)
 {
     kcc_grid *g = &bp->u.grid;
     layer_pass pass;
-    collect_entries(bp, l, want, &pass);
-    const bool new_height = fit_row_height(l, pass.deep, g->cell_size);
-    if (new_height || pass.rekey)
-        rekey_entries(bp, l);
+    collect_entries(bp, l, want, margin, &pass);
+    kcc_grid_entry *e = l->entries;
+    const uint32_t stayed = pass.kept, crossed = pass.crossed;
+    l->entry_count = stayed + crossed;
     l->widest = pass.wide + pass.wide * EDGE_MARGIN;
-    const uint64_t budget = (uint64_t)SORT_MOVES_PER_ENTRY * l->entry_count + SORT_MOVES_SLACK;
-    if (new_height || !insertion_sort(l->entries, l->entry_count, budget))
-        merge_sort(l->entries, g->scratch, l->entry_count);
+    const bool new_height = fit_row_height(l, pass.deep, g->cell_size);
+    if (new_height || pass.rekey) {
+        memcpy(e + stayed, g->scratch, (size_t)crossed * sizeof *e);
+        rekey_entries(bp, l);
+        merge_sort(e, g->scratch, l->entry_count);
+    } else {
+        const uint64_t budget = (uint64_t)SORT_MOVES_PER_ENTRY * stayed + SORT_MOVES_SLACK;
+        if (!insertion_sort(e, stayed, budget))
+            merge_sort(e, g->scratch + crossed, stayed);
+        merge_sort(g->scratch, e + stayed, crossed);
+        merge_entries(e, stayed, g->scratch, crossed);
+    }
     lay_out_boxes(bp, l);
 }
 
 /* ---- proxies ---- */
 
-/* Notes a proxy added, moved or removed: queries test it on its own until the next update. */
+/* Notes a proxy added, removed or moved out of its fat box: its fat pairs are found again at the
+ * next update, and queries test it on its own until the next full pass. */
 static void note_changed(kcc_broadphase *bp, uint32_t proxy)
 {
     kcc_grid *g = &bp->u.grid;
     g->statics_changed |= (bp->flags[proxy] & KCC_PROXY_STATIC) != 0;
-    if (bp->flags[proxy] & KCC_BP_CHANGED)
-        return;
-    bp->flags[proxy] |= KCC_BP_CHANGED;
-    g->changed[g->changed_count++] = proxy;
+    const uint8_t f = bp->flags[proxy];
+    bp->flags[proxy] = (uint8_t)(f | KCC_BP_CHANGED | KCC_BP_REFAT);
+    if (!(f & KCC_BP_CHANGED))
+        g->changed[g->changed_count++] = proxy;
 }
 
 void kcc_grid_add(kcc_broadphase *bp, uint32_t proxy)
@@ -338,9 +387,18 @@ void kcc_grid_remove(kcc_broadphase *bp, uint32_t proxy)
     note_changed(bp, proxy);
 }
 
+/* A box still inside its fat box changes no fat pair: only the exact test at the update sees it. A
+ * STATIC proxy's fat box is its box: any other box changes it. */
 void kcc_grid_move(kcc_broadphase *bp, uint32_t proxy)
 {
-    note_changed(bp, proxy);
+    const kcc_bp_box *box = &bp->boxes[proxy], *fat = &bp->u.grid.fat[proxy];
+    bool inside = true, same = true;
+    for (int k = 0; k < 3; ++k) {
+        inside &= fat->lo[k] <= box->lo[k] && box->hi[k] <= fat->hi[k];
+        same &= fat->lo[k] == box->lo[k] && box->hi[k] == fat->hi[k];
+    }
+    if (!inside || (!same && (bp->flags[proxy] & KCC_PROXY_STATIC)))
+        note_changed(bp, proxy);
 }
 
 /* ---- pairs ---- */
@@ -497,7 +555,7 @@ static uint32_t row_lower_bound(const kcc_grid_layer *l, uint32_t at, int32_t ro
 /* The movers overlapping `box` (proxy `proxy`, not a mover): on each row from its low corner's less
  * one to its high corner's, a search for the first whose lo.x is at least box's lo.x less the
  * widest, then the run; over more than MAX_ROWS rows, every mover. */
-static uint32_t scan_movers(const kcc_grid_layer *l, const kcc_bp_box *box, uint32_t proxy, uint64_t *out)
+static uint32_t scan_layer(const kcc_grid_layer *l, const kcc_bp_box *box, uint32_t proxy, uint64_t *out)
 {
     row_probe q;
     probe_setup(&q, box, proxy);
@@ -529,35 +587,40 @@ static void pairs_of_statics(const kcc_broadphase *bp, pair_sink *sink)
     for (uint32_t i = 0; i < g->statics.entry_count; ++i) {
         const kcc_bp_box box = entry_box(&g->statics, i);
         uint64_t *out = sink_begin(sink);
-        sink_end(sink, out, scan_movers(&movers, &box, g->statics.entries[i].proxy, out));
+        sink_end(sink, out, scan_layer(&movers, &box, g->statics.entries[i].proxy, out));
     }
 }
 
-/* Whether another proxy pairs with oversized `proxy`: live, not both STATIC, not an oversized one
- * below it (whose own scan meets it), overlapping. SSE2: a box's six floats read as two groups of
- * four (the boxes array has a float to spare past its last box). */
+/* Boxes a and b overlap, touching counts. SSE2: a box's six floats read as two groups of four (the
+ * boxes must lie in an array with a float to spare past its last box: bp->boxes, the grid's fat). */
+static inline bool boxes_meet(const kcc_bp_box *a, const kcc_bp_box *b)
+{
+#if KCC_SSE
+    const __m128 touch = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(a->lo), _mm_loadu_ps(b->hi)),
+                                    _mm_cmple_ps(_mm_loadu_ps(b->lo), _mm_loadu_ps(a->hi)));
+    return (_mm_movemask_ps(touch) & 7) == 7;
+#else
+    return kcc_bp_overlap(a, b);
+#endif
+}
+
+/* Whether another proxy's fat box pairs with oversized `proxy`'s (`box`): live, not both STATIC,
+ * not an oversized one below it (whose own scan meets it), overlapping. */
 static inline bool oversized_meets(const kcc_broadphase *bp, const kcc_bp_box *box, uint8_t static_mask,
                                    uint32_t proxy, uint32_t other)
 {
     const uint8_t f = bp->flags[other];
-    const kcc_bp_box *b = &bp->boxes[other];
-#if KCC_SSE
-    const __m128 touch = _mm_and_ps(_mm_cmple_ps(_mm_loadu_ps(box->lo), _mm_loadu_ps(b->hi)),
-                                    _mm_cmple_ps(_mm_loadu_ps(b->lo), _mm_loadu_ps(box->hi)));   /* box: in bp->boxes */
-    const bool overlap = (_mm_movemask_ps(touch) & 7) == 7;
-#else
-    const bool overlap = kcc_bp_overlap(box, b);
-#endif
-    return ((f & (KCC_BP_LIVE | static_mask)) == KCC_BP_LIVE) & (!(f & KCC_BP_OVERSIZED) | (other > proxy)) & overlap;
+    return ((f & (KCC_BP_LIVE | static_mask)) == KCC_BP_LIVE) & (!(f & KCC_BP_OVERSIZED) | (other > proxy)) &
+           boxes_meet(box, &bp->u.grid.fat[other]);
 }
 
-/* Each oversized proxy's pairs with every live proxy that may pair with it, in index order. */
+/* Each oversized proxy's fat pairs with every live proxy that may pair with it, in index order. */
 static void pairs_of_oversized(const kcc_broadphase *bp, pair_sink *sink)
 {
     const kcc_grid *g = &bp->u.grid;
     for (uint32_t i = 0; i < g->oversized_count; ++i) {
         const uint32_t proxy = g->oversized[i];
-        const kcc_bp_box *box = &bp->boxes[proxy];
+        const kcc_bp_box *box = &g->fat[proxy];
         const uint8_t static_mask = bp->flags[proxy] & KCC_PROXY_STATIC;
         uint64_t *out = sink_begin(sink);
         uint32_t found = 0;
@@ -569,40 +632,37 @@ static void pairs_of_oversized(const kcc_broadphase *bp, pair_sink *sink)
     }
 }
 
-/* Sorts a group of pairs with one a by b: insertion when short, else (unless sorted) the keys' sort. */
-static void sort_group(kcc_proxy_pair *pairs, uint32_t count, uint64_t *keys)
+/* Sorts a group of keys with one a (so by b): insertion when short, else (unless sorted) the keys'
+ * sort. */
+static void sort_group(uint64_t *keys, uint32_t count)
 {
     if (count <= GROUP_INSERTION_MAX) {
         for (uint32_t i = 1; i < count; ++i) {
-            const uint32_t b = pairs[i].b;
+            const uint64_t key = keys[i];
             uint32_t j = i;
-            for (; j > 0 && pairs[j - 1].b > b; --j)
-                pairs[j].b = pairs[j - 1].b;
-            pairs[j].b = b;
+            for (; j > 0 && keys[j - 1] > key; --j)
+                keys[j] = keys[j - 1];
+            keys[j] = key;
         }
         return;
     }
     uint32_t i = 1;
-    while (i < count && pairs[i - 1].b < pairs[i].b)
+    while (i < count && keys[i - 1] < keys[i])
         ++i;
-    if (i == count)
-        return;
-    for (i = 0; i < count; ++i)
-        keys[i] = pairs[i].b;
-    kcc_bp_sort_keys(keys, count);
-    for (i = 0; i < count; ++i)
-        pairs[i].b = (uint32_t)keys[i];
+    if (i < count)
+        kcc_bp_sort_keys(keys, count);
 }
 
-/* The pair list from the keys found: a counting sort by a into the list, each a's group sorted by b;
- * after an overflow, the heap of the smallest sorted. */
-static void write_pairs(kcc_broadphase *bp, const pair_sink *sink)
+/* The fat pair list from the keys found: a counting sort by a into the list, each a's group sorted
+ * by b; after an overflow, the heap of the smallest sorted, and the list marked incomplete. */
+static void write_fat_pairs(kcc_broadphase *bp, const pair_sink *sink)
 {
     kcc_grid *g = &bp->u.grid;
-    bp->pair_overflow = sink->heap;
+    g->fat_complete = !sink->heap;
+    g->fat_count = sink->count;
     if (sink->heap) {
         kcc_bp_heap_sort(sink->found, sink->count);
-        kcc_bp_keys_to_pairs(bp, sink->found, sink->count);
+        memcpy(g->fat_pairs, sink->found, (size_t)sink->count * sizeof *g->fat_pairs);
         return;
     }
     uint32_t *next = g->group_end;
@@ -614,39 +674,190 @@ static void write_pairs(kcc_broadphase *bp, const pair_sink *sink)
         next[a] = start;
         start += count;
     }
-    for (uint32_t i = 0; i < sink->count; ++i) {
-        const uint32_t a = (uint32_t)(sink->found[i] >> 32), at = next[a]++;
-        bp->pairs[at].a = a;
-        bp->pairs[at].b = (uint32_t)sink->found[i];
-    }
+    for (uint32_t i = 0; i < sink->count; ++i)
+        g->fat_pairs[next[sink->found[i] >> 32]++] = sink->found[i];
     for (uint32_t i = 0; i < sink->count;) {   /* next[a]: the end of a's group */
-        const uint32_t end = next[bp->pairs[i].a];
+        const uint32_t end = next[g->fat_pairs[i] >> 32];
         if (end - i > 1)
-            sort_group(bp->pairs + i, end - i, g->candidates);
+            sort_group(g->fat_pairs + i, end - i);
         i = end;
     }
-    bp->pair_count = sink->count;
 }
 
-void kcc_grid_update(kcc_broadphase *bp)
+/* The fat pairs of every entered and oversized proxy afresh (the layers just updated), the
+ * oversized proxies' fat boxes grown by the pass's margin first. */
+static void find_fat_pairs(kcc_broadphase *bp)
 {
     kcc_grid *g = &bp->u.grid;
-    update_layer(bp, &g->movers, 0);
-    if (g->statics_changed)
-        update_layer(bp, &g->statics, KCC_PROXY_STATIC);
-    g->statics_changed = false;
-    for (uint32_t i = 0; i < g->changed_count; ++i)
-        bp->flags[g->changed[i]] &= (uint8_t)~KCC_BP_CHANGED;
-    g->changed_count = 0;
     g->oversized_count = 0;
     for (uint32_t proxy = 0; proxy < bp->proxy_end; ++proxy)
-        if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_OVERSIZED)) == (KCC_BP_LIVE | KCC_BP_OVERSIZED))
+        if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_OVERSIZED)) == (KCC_BP_LIVE | KCC_BP_OVERSIZED)) {
             g->oversized[g->oversized_count++] = proxy;
-    pair_sink sink = {g->found, g->candidates, 0, bp->pair_capacity, bp->proxy_end, false};
+            grow_box(&bp->boxes[proxy], bp->flags[proxy] & KCC_PROXY_STATIC ? 0.0f : g->margin, &g->fat[proxy]);
+        }
+    pair_sink sink = {g->found, g->candidates, 0, g->fat_capacity, bp->proxy_end, false};
     pairs_of_movers(bp, &sink);
     pairs_of_statics(bp, &sink);
     pairs_of_oversized(bp, &sink);
-    write_pairs(bp, &sink);
+    write_fat_pairs(bp, &sink);
+}
+
+/* Every layer and fat pair afresh, the movers' fat boxes grown by FAT_MARGIN; when their pairs
+ * overflow the fat list, again without a margin (the fat boxes then are the boxes, the fat pairs the
+ * exact ones), and so for the next MARGIN_OFF_PASSES full passes. */
+static void full_pass(kcc_broadphase *bp)
+{
+    kcc_grid *g = &bp->u.grid;
+    g->margin = g->margin_off > 0 ? 0.0f : FAT_MARGIN;
+    g->margin_off -= g->margin_off > 0;
+    update_layer(bp, &g->movers, 0, g->margin);
+    if (g->statics_changed)
+        update_layer(bp, &g->statics, KCC_PROXY_STATIC, 0.0f);
+    g->statics_changed = false;
+    for (uint32_t i = 0; i < g->changed_count; ++i)
+        bp->flags[g->changed[i]] &= (uint8_t)~(KCC_BP_CHANGED | KCC_BP_REFAT);
+    g->changed_count = 0;
+    find_fat_pairs(bp);
+    if (!g->fat_complete && g->margin > 0.0f) {
+        g->margin = 0.0f;
+        g->margin_off = MARGIN_OFF_PASSES;
+        update_layer(bp, &g->movers, 0, 0.0f);
+        find_fat_pairs(bp);
+    }
+}
+
+/* ---- between full passes ---- */
+
+/* Drops from out[from..count) the keys whose other proxy (not `proxy`) changed since the full pass:
+ * their layer entries are stale. Returns the count left. */
+static uint32_t drop_changed(const kcc_broadphase *bp, uint32_t proxy, uint64_t *out, uint32_t from, uint32_t count)
+{
+    uint32_t kept = from;
+    for (uint32_t i = from; i < count; ++i) {
+        const uint32_t a = (uint32_t)(out[i] >> 32), b = (uint32_t)out[i], other = a == proxy ? b : a;
+        out[kept] = out[i];
+        kept += !(bp->flags[other] & KCC_BP_CHANGED);
+    }
+    return kept;
+}
+
+/* Proxy r's fat pairs (its fat box just made, r live and changed): with the layers' entries not
+ * changed since the full pass, the oversized proxies not changed, and the changed proxies (one of
+ * two that both find their pairs again taking the pair: the lower). */
+static uint32_t fat_pairs_of(const kcc_broadphase *bp, uint32_t r, uint64_t *out)
+{
+    const kcc_grid *g = &bp->u.grid;
+    const kcc_bp_box *box = &g->fat[r];
+    const uint8_t static_mask = bp->flags[r] & KCC_PROXY_STATIC;
+    uint32_t found = 0;
+    if (g->movers.entry_count > 0)
+        found = drop_changed(bp, r, out, 0, scan_layer(&g->movers, box, r, out));
+    if (!static_mask && g->statics.entry_count > 0)
+        found = drop_changed(bp, r, out, found, found + scan_layer(&g->statics, box, r, out + found));
+    for (uint32_t i = 0; i < g->oversized_count; ++i) {
+        const uint32_t other = g->oversized[i];
+        const uint8_t f = bp->flags[other];
+        out[found] = kcc_bp_key(r, other);
+        found += ((f & (KCC_BP_LIVE | KCC_BP_CHANGED | static_mask)) == KCC_BP_LIVE) & boxes_meet(box, &g->fat[other]);
+    }
+    for (uint32_t i = 0; i < g->changed_count; ++i) {
+        const uint32_t other = g->changed[i];
+        const uint8_t f = bp->flags[other];
+        out[found] = kcc_bp_key(r, other);
+        found += ((f & (KCC_BP_LIVE | static_mask)) == KCC_BP_LIVE) & (other != r) &
+                 (!(f & KCC_BP_REFAT) | (other > r)) & boxes_meet(box, &g->fat[other]);
+    }
+    return found;
+}
+
+/* Merges the ascending keys add[0..added) into the ascending list[0..kept) in place, from the back
+ * (list has room for both). */
+static void merge_keys(uint64_t *list, uint32_t kept, const uint64_t *add, uint32_t added)
+{
+    uint32_t i = kept, j = added, at = kept + added;
+    while (j > 0)
+        list[--at] = i > 0 && list[i - 1] > add[j - 1] ? list[--i] : add[--j];
+}
+
+/* The fat pair list brought up to date for the proxies marked REFAT alone: each live one's fat box
+ * made anew and its fat pairs found, the list's pairs of every marked proxy dropped and the new
+ * ones merged in. Returns false when the pairs would not fit (the list is then no longer whole: a
+ * full pass must follow). */
+static bool update_changed(kcc_broadphase *bp)
+{
+    kcc_grid *g = &bp->u.grid;
+    uint32_t refat = 0;
+    for (uint32_t i = 0; i < g->changed_count; ++i) {
+        const uint32_t p = g->changed[i];
+        if ((bp->flags[p] & (KCC_BP_LIVE | KCC_BP_REFAT)) == (KCC_BP_LIVE | KCC_BP_REFAT))
+            grow_box(&bp->boxes[p], bp->flags[p] & KCC_PROXY_STATIC ? 0.0f : g->margin, &g->fat[p]);
+        refat += (bp->flags[p] & KCC_BP_REFAT) != 0;
+    }
+    if (refat == 0)
+        return true;
+    pair_sink sink = {g->found, g->candidates, 0, g->fat_capacity, bp->proxy_end, false};
+    for (uint32_t i = 0; i < g->changed_count; ++i) {
+        const uint32_t p = g->changed[i];
+        if ((bp->flags[p] & (KCC_BP_LIVE | KCC_BP_REFAT)) != (KCC_BP_LIVE | KCC_BP_REFAT))
+            continue;
+        uint64_t *out = sink_begin(&sink);
+        sink_end(&sink, out, fat_pairs_of(bp, p, out));
+    }
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < g->fat_count; ++i) {
+        const uint64_t key = g->fat_pairs[i];
+        g->fat_pairs[kept] = key;
+        kept += !((bp->flags[key >> 32] | bp->flags[(uint32_t)key]) & KCC_BP_REFAT);
+    }
+    if (sink.heap || sink.count > g->fat_capacity - kept)
+        return false;
+    kcc_bp_sort_keys(g->found, sink.count);
+    merge_keys(g->fat_pairs, kept, g->found, sink.count);
+    g->fat_count = kept + sink.count;
+    for (uint32_t i = 0; i < g->changed_count; ++i)
+        bp->flags[g->changed[i]] &= (uint8_t)~KCC_BP_REFAT;
+    return true;
+}
+
+/* ---- the exact pairs ---- */
+
+/* The pair list: the fat pairs whose boxes overlap, the first pair_capacity of them; it overflowed
+ * when another one overlaps, or when the fat list is not whole (it then holds the fat_capacity
+ * smallest exact pairs, found without a margin). */
+static void write_exact_pairs(kcc_broadphase *bp)
+{
+    const kcc_grid *g = &bp->u.grid;
+    const kcc_bp_box *boxes = bp->boxes;
+    const uint64_t *keys = g->fat_pairs;
+    kcc_proxy_pair *pairs = bp->pairs;
+    const uint32_t count = g->fat_count, capacity = bp->pair_capacity;
+    uint32_t written = 0, i = 0;
+    while (i < count && written < capacity) {   /* in stretches that cannot fill the list */
+        const uint32_t room = capacity - written, end = count - i < room ? count : i + room;
+        for (; i < end; ++i) {
+            const uint32_t a = (uint32_t)(keys[i] >> 32), b = (uint32_t)keys[i];
+            pairs[written].a = a;
+            pairs[written].b = b;
+            written += boxes_meet(&boxes[a], &boxes[b]);
+        }
+    }
+    bool overflow = !g->fat_complete;
+    for (; i < count && !overflow; ++i)
+        overflow = boxes_meet(&boxes[keys[i] >> 32], &boxes[(uint32_t)keys[i]]);
+    bp->pair_count = written;
+    bp->pair_overflow = overflow;
+}
+
+/* A full pass when the fat list is not whole or too many proxies changed since the last one (their
+ * own tests grow with the product of the two counts), else the changed proxies' pairs alone; then
+ * the exact pairs. */
+void kcc_grid_update(kcc_broadphase *bp)
+{
+    kcc_grid *g = &bp->u.grid;
+    const uint32_t most_changed = 16u + 4u * (uint32_t)sqrtf((float)bp->proxy_count);
+    if (!g->fat_complete || g->changed_count > most_changed || !update_changed(bp))
+        full_pass(bp);
+    write_exact_pairs(bp);
 }
 
 /* ---- queries ---- */
@@ -663,8 +874,9 @@ static void offer_sorted(uint32_t *out, uint32_t found, uint32_t capacity, uint3
     out[i] = proxy;
 }
 
-/* The layer's entries [at, end) overlapping box whose proxies have not changed since the update,
- * offered to out; with `row` not INT32_MAX, only while they are in that row with lo.x <= box's hi.x. */
+/* The layer's entries [at, end) whose proxies have not changed since the full pass and whose boxes
+ * overlap box, offered to out; with `row` not INT32_MAX, only while they are in that row with their
+ * fat box's lo.x <= box's hi.x. */
 static uint32_t query_entries(const kcc_broadphase *bp, const kcc_grid_layer *l, const kcc_bp_box *box,
                               uint32_t at, uint32_t end, int32_t row, uint32_t *out, uint32_t capacity,
                               uint32_t found)
@@ -672,8 +884,7 @@ static uint32_t query_entries(const kcc_broadphase *bp, const kcc_grid_layer *l,
     const bool every = row == INT32_MAX;
     for (; at < end && (every || (l->row[at] == row && l->lo[0][at] <= box->hi[0])); ++at) {
         const uint32_t proxy = l->entries[at].proxy;
-        const kcc_bp_box other = entry_box(l, at);
-        if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_CHANGED)) == KCC_BP_LIVE && kcc_bp_overlap(box, &other))
+        if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_CHANGED)) == KCC_BP_LIVE && kcc_bp_overlap(box, &bp->boxes[proxy]))
             offer_sorted(out, found++, capacity, proxy);
     }
     return found;

@@ -68,9 +68,12 @@ void kcc_broadphase_move(kcc_broadphase *bp, uint32_t proxy, const float lo[3], 
 /// Brings the pair list up to date with every add, remove and move since the last update. SAP:
 /// insertion sort of each axis, pairs added and removed as endpoints pass each other, cost
 /// proportional to the proxies plus the swaps (a sweep from scratch after many adds or an overflow);
-/// grid: each layer re-keyed and re-sorted from its last order (insertion, or a merge sort when that
-/// moves too much) and the pairs found afresh, cost proportional to the proxies plus, for each, the
-/// entries in its two runs, plus the pairs (a counting sort).
+/// grid: the kept pairs of fat boxes (each mover's box grown by a margin) tested with the boxes,
+/// cost proportional to those pairs; before that, the proxies whose box left its fat box (or that
+/// were added or removed) find their fat pairs again, or when more than about 4 sqrt(proxies) have
+/// since the last full pass, a full pass re-keys and re-sorts each layer from its last order and
+/// finds every fat pair afresh (cost proportional to the proxies plus, for each, the entries in its
+/// two runs, plus the fat pairs).
 void kcc_broadphase_update(kcc_broadphase *bp);
 
 /// The pairs as of the last update: every two proxies whose boxes overlap (touching counts), not
@@ -85,7 +88,7 @@ uint32_t kcc_broadphase_pairs(const kcc_broadphase *bp, const kcc_proxy_pair **o
 /// every add, remove and move at once. Reads only, so many threads may query at once between calls
 /// that change the broadphase. O(proxies) for SAP; the grid reads, in each layer, the rows the box
 /// covers and one below (up to 64, beyond that every entry), each from its start, its oversized list
-/// and the proxies changed since the last update.
+/// and the proxies changed since the last full pass.
 uint32_t kcc_broadphase_query(const kcc_broadphase *bp, const float lo[3], const float hi[3],
                               uint32_t *out, uint32_t capacity);
 
@@ -114,6 +117,9 @@ typedef struct kcc_bp_box {
 /// sets and clears them as it passes over its last entries, before it takes in the changed proxies).
 #define KCC_BP_IN_MOVERS 16u
 #define KCC_BP_IN_STATICS 32u
+/// The grid's: the proxy's fat box is made anew and its fat pairs found afresh at the next update
+/// (added, removed, or its box moved out of its fat box; kept across a remove and the next add).
+#define KCC_BP_REFAT 64u
 
 /// One end of a proxy's interval on one axis: its value (m) and tag = proxy << 1 | 1 for the max
 /// end. Ordered by value, a min before a max of the same value, so that "min of A before max of B
@@ -174,22 +180,34 @@ typedef struct kcc_grid_layer {
     uint32_t row_count;
 } kcc_grid_layer;
 
-/// The grid's state: the movers (proxies not STATIC), updated at every update, and the STATIC
-/// proxies, updated at an update only when one of them changed.
+/// The grid's state. Its layers hold *fat* boxes (a mover's box grown by a margin when the layer
+/// was last passed over in full; a STATIC proxy's box itself), and it keeps the pairs of
+/// overlapping fat boxes; the exact pairs are those of the fat pairs whose boxes overlap. A full
+/// pass re-sorts the movers (proxies not STATIC), and the STATIC proxies only when one of them
+/// changed, and finds the fat pairs afresh; between full passes only the proxies whose box left
+/// their fat box (or that were added or removed) find their fat pairs again.
 typedef struct kcc_grid {
     float    cell_size;          ///< m: the widest and deepest box (x, z) a layer enters
+    float    margin;             ///< m: what the last full pass grew movers' boxes by on every side
+    uint32_t margin_off;         ///< full passes left without a margin (fat pairs overflowed)
     kcc_grid_layer movers, statics;
-    bool     statics_changed;    ///< a STATIC proxy was added, moved or removed since the update
+    bool     statics_changed;    ///< a STATIC proxy was added, moved or removed since the full pass
+    kcc_bp_box *fat;             ///< proxy_capacity + 1: each entered or oversized proxy's fat box
+                                 ///< (m), which holds its box (reads may go a float past the last)
     kcc_grid_entry *scratch;     ///< proxy_capacity: the merge sort's other half
     uint32_t *oversized;         ///< proxy_capacity: the live proxies not entered, ascending
     uint32_t oversized_count;
-    uint32_t *changed;           ///< proxy_capacity: proxies added, moved or removed since the last
-                                 ///< update (each once: flag KCC_BP_CHANGED)
+    uint32_t *changed;           ///< proxy_capacity: proxies added, removed, or moved out of their
+                                 ///< fat box since the last full pass (each once: KCC_BP_CHANGED);
+                                 ///< their layer entries, if any, are stale
     uint32_t changed_count;
     uint64_t *candidates;        ///< proxy_capacity: one scan's pair keys when the found list is
-                                 ///< nearly full; a long group of pairs while it is sorted
-    uint64_t *found;             ///< pair_capacity: the pair keys found, in the order found (a
+                                 ///< nearly full (found: a full pass's, or the changed proxies')
+    uint64_t *found;             ///< fat_capacity: the pair keys found, in the order found (a
                                  ///< bounded max-heap once more are found than it holds)
+    uint64_t *fat_pairs;         ///< fat_capacity: the fat pairs' keys, ascending
+    uint32_t fat_count, fat_capacity;   ///< fat_capacity: 2 * pair_capacity
+    bool     fat_complete;       ///< fat_pairs holds every fat pair (else: a full pass at the update)
     uint32_t *group_end;         ///< proxy_capacity + 1: the counting sort of the pairs by a
 } kcc_grid;
 
@@ -203,7 +221,8 @@ struct kcc_broadphase {
                                  ///< groups of four: up to one float past the last box)
     uint32_t *user;              ///< proxy_capacity
     uint8_t  *flags;             ///< proxy_capacity: KCC_PROXY_STATIC | KCC_BP_LIVE | KCC_BP_OVERSIZED |
-                                 ///< KCC_BP_CHANGED | KCC_BP_IN_MOVERS | KCC_BP_IN_STATICS
+                                 ///< KCC_BP_CHANGED | KCC_BP_IN_MOVERS | KCC_BP_IN_STATICS |
+                                 ///< KCC_BP_REFAT
     uint32_t *free_list;         ///< proxy_capacity
     kcc_proxy_pair *pairs;       ///< pair_capacity: the list kcc_broadphase_pairs returns
     uint32_t pair_count;
@@ -255,6 +274,7 @@ void kcc_bp_heap_sort(uint64_t *heap, uint32_t count);
 /// Every live proxy overlapping box, ascending (tested one by one); writes the first capacity.
 uint32_t kcc_bp_query_all(const kcc_broadphase *bp, const kcc_bp_box *box, uint32_t *out,
                           uint32_t capacity);
+
 /// Writes keys[0..count) to the pair list.
 void kcc_bp_keys_to_pairs(kcc_broadphase *bp, const uint64_t *keys, uint32_t count);
 

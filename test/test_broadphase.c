@@ -411,6 +411,157 @@ static void far_rows_growing_boxes_and_changed_kinds_equal_brute_force(void **st
     }
 }
 
+/* ---- creeping boxes: most stay inside their fat boxes from one update to the next ---- */
+
+#define CREEP_OBJECTS 400
+#define CREEP_AREA 10.0f   /* m, half the side of the square they creep in */
+
+typedef struct creep {
+    float    center[CREEP_OBJECTS][3], half[CREEP_OBJECTS][3], velocity[CREEP_OBJECTS][3];
+    float    box[CREEP_OBJECTS][6];   /* lo, hi (m), by object = proxy index */
+    bool     live[CREEP_OBJECTS], is_static[CREEP_OBJECTS], grown[CREEP_OBJECTS];
+    uint32_t removed[CREEP_OBJECTS], removed_count;   /* removed for a step, the last removed last */
+    kcc_proxy_pair expected[CREEP_OBJECTS * CREEP_OBJECTS / 2];
+    test_rng rng;
+} creep;
+
+static bool creep_overlap(const float a[6], const float b[6])
+{
+    for (int k = 0; k < 3; ++k)
+        if ((double)a[k] > (double)b[k + 3] || (double)b[k] > (double)a[k + 3])
+            return false;
+    return true;
+}
+
+/* Object i's box from its center and half extents; added (its index must come back) or moved. */
+static void creep_place(creep *c, kcc_broadphase *bp, uint32_t i, bool add)
+{
+    for (int k = 0; k < 3; ++k)
+        c->box[i][k] = c->center[i][k] - c->half[i][k], c->box[i][k + 3] = c->center[i][k] + c->half[i][k];
+    if (add)
+        assert_int_equal(kcc_broadphase_add(bp, c->box[i], c->box[i] + 3, i, c->is_static[i] ? KCC_PROXY_STATIC : 0), i);
+    else
+        kcc_broadphase_move(bp, i, c->box[i], c->box[i] + 3);
+    c->live[i] = true;
+}
+
+/* The list holds the `room` smallest of the brute-force pairs and says whether more overlap. */
+static void creep_check_pairs(creep *c, const kcc_broadphase *bp, uint32_t room, uint32_t step)
+{
+    uint32_t total = 0;
+    for (uint32_t a = 0; a < CREEP_OBJECTS; ++a)
+        for (uint32_t b = a + 1; b < CREEP_OBJECTS && c->live[a]; ++b)
+            if (c->live[b] && !(c->is_static[a] && c->is_static[b]) && creep_overlap(c->box[a], c->box[b]))
+                c->expected[total].a = a, c->expected[total++].b = b;
+    const kcc_proxy_pair *pairs;
+    bool overflow = !(total > room);
+    const uint32_t count = kcc_broadphase_pairs(bp, &pairs, &overflow);
+    assert_int_equal(count, total < room ? total : room);
+    assert_true(overflow == (total > room));
+    for (uint32_t i = 0; i < count; ++i)
+        if (pairs[i].a != c->expected[i].a || pairs[i].b != c->expected[i].b)
+            fail_msg("step %u pair %u: got (%u, %u), brute force (%u, %u)", step, i, pairs[i].a, pairs[i].b,
+                     c->expected[i].a, c->expected[i].b);
+}
+
+/* A query around a random point (a point, a character, a room) against brute force. */
+static void creep_check_query(creep *c, const kcc_broadphase *bp)
+{
+    static const float halves[3] = {0.0f, 0.9f, 4.0f};
+    const float half = halves[rng_u32(&c->rng) % 3];
+    float q[6];
+    for (int k = 0; k < 3; ++k) {
+        const float at = rng_f(&c->rng, -CREEP_AREA, CREEP_AREA);
+        q[k] = at - half, q[k + 3] = at + half;
+    }
+    uint32_t got[CREEP_OBJECTS], expected = 0;
+    const uint32_t found = kcc_broadphase_query(bp, q, q + 3, got, CREEP_OBJECTS);
+    for (uint32_t i = 0; i < CREEP_OBJECTS; ++i)
+        if (c->live[i] && creep_overlap(c->box[i], q)) {
+            assert_true(expected < found);
+            assert_int_equal(got[expected++], i);
+        }
+    assert_int_equal(found, expected);
+}
+
+/* One live object's step: now and then removed (for a step), removed and added back as the other
+ * kind, sent far, grown past cell_size (oversized) or back; else a mover creeps on (a STATIC box
+ * only now and then). */
+static void creep_step(creep *c, kcc_broadphase *bp, uint32_t i)
+{
+    const uint32_t event = rng_u32(&c->rng) % 200;
+    if (event <= 1) {
+        kcc_broadphase_remove(bp, i);
+        c->live[i] = false;
+        if (event == 0) {
+            c->removed[c->removed_count++] = i;
+            return;
+        }
+        c->is_static[i] = !c->is_static[i];
+        creep_place(c, bp, i, true);
+        return;
+    }
+    if (event == 2)
+        for (int k = 0; k < 3; ++k)
+            c->center[i][k] = k == 1 ? rng_f(&c->rng, 0.0f, 3.0f) : rng_f(&c->rng, -CREEP_AREA, CREEP_AREA);
+    if (event == 3) {
+        c->grown[i] = !c->grown[i];
+        c->half[i][0] *= c->grown[i] ? 3.0f : 1.0f / 3.0f;
+        c->half[i][2] *= c->grown[i] ? 3.0f : 1.0f / 3.0f;
+    }
+    if (!c->is_static[i] || event == 4)
+        for (int k = 0; k < 3; ++k)
+            c->center[i][k] += c->velocity[i][k];
+    creep_place(c, bp, i, false);
+}
+
+/* Boxes creeping up to 2 cm a step, so that most stay inside their fat boxes for many updates and
+ * the grid finds most updates' pairs from the changed proxies alone, among which each step a few
+ * jump far, grow past cell_size and shrink back, are removed for a step, or are removed and added
+ * back as the other kind (their index reused), and STATIC ones move now and then. After every update
+ * the pairs equal brute force (the `room` smallest, and the overflow flag) with room for every pair,
+ * for some (the grid's fat pairs then overflow their room, twice the pair capacity) and for few, and
+ * queries equal brute force before and after each update. */
+static void creeping_jumping_growing_boxes_equal_brute_force_at_any_room(void **state)
+{
+    (void)state;
+    static const uint32_t rooms[3] = {CREEP_OBJECTS * CREEP_OBJECTS / 2, 600, 40};
+    creep *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind)
+        for (int r = 0; r < 3; ++r) {
+            bp_holder h = make_bp((kcc_broadphase_kind)kind, CREEP_OBJECTS, rooms[r], 2.0f, 0);
+            c->rng = rng_seed_salted(13, 0xC4EE);
+            c->removed_count = 0;
+            for (uint32_t i = 0; i < CREEP_OBJECTS; ++i) {
+                c->is_static[i] = i % 7 == 0, c->grown[i] = false;
+                for (int k = 0; k < 3; ++k) {
+                    c->center[i][k] = k == 1 ? rng_f(&c->rng, 0.0f, 3.0f) : rng_f(&c->rng, -CREEP_AREA, CREEP_AREA);
+                    c->half[i][k] = i % 5 == 0 ? rng_f(&c->rng, 0.01f, 0.9f) : k == 1 ? 0.875f : 0.47f;
+                    c->velocity[i][k] = rng_f(&c->rng, -0.02f, 0.02f);
+                }
+                creep_place(c, h.bp, i, true);
+            }
+            uint32_t between_full_passes = 0;
+            for (uint32_t step = 0; step < 100; ++step) {
+                kcc_broadphase_update(h.bp);
+                creep_check_pairs(c, h.bp, rooms[r], step);
+                between_full_passes += kind == KCC_BROADPHASE_GRID && h.bp->u.grid.changed_count > 0;
+                creep_check_query(c, h.bp);
+                while (c->removed_count > 0)   /* the indices come back, the last removed first */
+                    creep_place(c, h.bp, c->removed[--c->removed_count], true);
+                for (uint32_t i = 0; i < CREEP_OBJECTS; ++i)
+                    if (c->live[i])
+                        creep_step(c, h.bp, i);
+                creep_check_query(c, h.bp);
+            }
+            if (kind == KCC_BROADPHASE_GRID && r == 0)
+                if (between_full_passes < 50) fail_msg("between %u", between_full_passes);
+            free(h.memory);
+        }
+    free(c);
+}
+
 /* The same calls give the same lists and query results bit for bit, whatever the memory held before
  * init, and both kinds give the same ones. */
 static void same_calls_give_the_same_lists_whatever_the_memory_held(void **state)
@@ -599,6 +750,7 @@ int test_group_broadphase(void)
         cmocka_unit_test(sap_pairs_and_queries_equal_brute_force_along_a_random_walk),
         cmocka_unit_test(grid_pairs_and_queries_equal_brute_force_along_a_random_walk),
         cmocka_unit_test(far_rows_growing_boxes_and_changed_kinds_equal_brute_force),
+        cmocka_unit_test(creeping_jumping_growing_boxes_equal_brute_force_at_any_room),
         cmocka_unit_test(same_calls_give_the_same_lists_whatever_the_memory_held),
         cmocka_unit_test(proxies_beyond_capacity_are_refused_and_indices_reused),
         cmocka_unit_test(pair_overflow_is_flagged_and_keeps_the_smallest),
