@@ -392,12 +392,12 @@ void kcc_grid_remove(kcc_broadphase *bp, uint32_t proxy)
 void kcc_grid_move(kcc_broadphase *bp, uint32_t proxy)
 {
     const kcc_bp_box *box = &bp->boxes[proxy], *fat = &bp->u.grid.fat[proxy];
-    bool inside = true, same = true;
-    for (int k = 0; k < 3; ++k) {
-        inside &= fat->lo[k] <= box->lo[k] && box->hi[k] <= fat->hi[k];
-        same &= fat->lo[k] == box->lo[k] && box->hi[k] == fat->hi[k];
-    }
-    if (!inside || (!same && (bp->flags[proxy] & KCC_PROXY_STATIC)))
+    const bool keeps = (bp->flags[proxy] & KCC_PROXY_STATIC)
+        ? fat->lo[0] == box->lo[0] && fat->lo[1] == box->lo[1] && fat->lo[2] == box->lo[2] &&
+          box->hi[0] == fat->hi[0] && box->hi[1] == fat->hi[1] && box->hi[2] == fat->hi[2]
+        : fat->lo[0] <= box->lo[0] && fat->lo[1] <= box->lo[1] && fat->lo[2] <= box->lo[2] &&
+          box->hi[0] <= fat->hi[0] && box->hi[1] <= fat->hi[1] && box->hi[2] <= fat->hi[2];
+    if (!keeps)
         note_changed(bp, proxy);
 }
 
