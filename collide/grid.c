@@ -684,6 +684,13 @@ static void write_fat_pairs(kcc_broadphase *bp, const pair_sink *sink)
     }
 }
 
+/* A proxy's fat box made anew: its box grown by the last full pass's margin, a STATIC proxy's box
+ * itself. */
+static inline void make_fat_box(kcc_broadphase *bp, uint32_t proxy)
+{
+    grow_box(&bp->boxes[proxy], bp->flags[proxy] & KCC_PROXY_STATIC ? 0.0f : bp->u.grid.margin, &bp->u.grid.fat[proxy]);
+}
+
 /* The fat pairs of every entered and oversized proxy afresh (the layers just updated), the
  * oversized proxies' fat boxes grown by the pass's margin first. */
 static void find_fat_pairs(kcc_broadphase *bp)
@@ -693,7 +700,7 @@ static void find_fat_pairs(kcc_broadphase *bp)
     for (uint32_t proxy = 0; proxy < bp->proxy_end; ++proxy)
         if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_OVERSIZED)) == (KCC_BP_LIVE | KCC_BP_OVERSIZED)) {
             g->oversized[g->oversized_count++] = proxy;
-            grow_box(&bp->boxes[proxy], bp->flags[proxy] & KCC_PROXY_STATIC ? 0.0f : g->margin, &g->fat[proxy]);
+            make_fat_box(bp, proxy);
         }
     pair_sink sink = {g->found, g->candidates, 0, g->fat_capacity, bp->proxy_end, false};
     pairs_of_movers(bp, &sink);
@@ -790,7 +797,7 @@ static bool update_changed(kcc_broadphase *bp)
     for (uint32_t i = 0; i < g->changed_count; ++i) {
         const uint32_t p = g->changed[i];
         if ((bp->flags[p] & (KCC_BP_LIVE | KCC_BP_REFAT)) == (KCC_BP_LIVE | KCC_BP_REFAT))
-            grow_box(&bp->boxes[p], bp->flags[p] & KCC_PROXY_STATIC ? 0.0f : g->margin, &g->fat[p]);
+            make_fat_box(bp, p);
         refat += (bp->flags[p] & KCC_BP_REFAT) != 0;
     }
     if (refat == 0)
@@ -884,7 +891,8 @@ static uint32_t query_entries(const kcc_broadphase *bp, const kcc_grid_layer *l,
     const bool every = row == INT32_MAX;
     for (; at < end && (every || (l->row[at] == row && l->lo[0][at] <= box->hi[0])); ++at) {
         const uint32_t proxy = l->entries[at].proxy;
-        if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_CHANGED)) == KCC_BP_LIVE && kcc_bp_overlap(box, &bp->boxes[proxy]))
+        if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_CHANGED)) == KCC_BP_LIVE &&
+            kcc_bp_overlap(box, &bp->boxes[proxy]))
             offer_sorted(out, found++, capacity, proxy);
     }
     return found;
