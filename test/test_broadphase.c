@@ -684,6 +684,36 @@ static void pairs_with_one_static_proxy_beyond_capacity_are_flagged(void **state
     }
 }
 
+/* A STATIC box shrunk inside its old bounds after the pairs overflowed their room: the list holds
+ * the exact pairs of the boxes as they are, none of the box's old bounds (the grid's fat box of a
+ * STATIC proxy is its box: any move changes it). */
+static void a_static_box_shrunk_after_an_overflow_keeps_no_old_pairs(void **state)
+{
+    (void)state;
+    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind) {
+        bp_holder h = make_bp((kcc_broadphase_kind)kind, 8, 2, 16.0f, 0);   /* every box entered */
+        add_box(h.bp, 0, 0, 0, 10, 1, 1, KCC_PROXY_STATIC);   /* 0, over the six movers */
+        for (int i = 1; i <= 6; ++i)                          /* 1..6, 0.5 m apart */
+            add_box(h.bp, 1.5f * (float)i, 0, 0, 1.5f * (float)i + 1.0f, 1, 1, 0);
+        kcc_broadphase_update(h.bp);
+        const kcc_proxy_pair *pairs;
+        bool overflow = false;
+        assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 2);
+        assert_true(overflow);
+        assert_int_equal(pairs[1].a, 0);
+        assert_int_equal(pairs[1].b, 2);
+        const float lo0[3] = {0, 0, 0}, hi0[3] = {0.5f, 1, 1}, lo2[3] = {2.5f, 0, 0}, hi2[3] = {3.5f, 1, 1};
+        kcc_broadphase_move(h.bp, 0, lo0, hi0);   /* touches none */
+        kcc_broadphase_move(h.bp, 2, lo2, hi2);   /* touches 1 */
+        kcc_broadphase_update(h.bp);
+        assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 1);
+        assert_false(overflow);
+        assert_int_equal(pairs[0].a, 1);
+        assert_int_equal(pairs[0].b, 2);
+        free(h.memory);
+    }
+}
+
 /* Touching faces and a point on a corner pair; one float step apart does not; two STATIC never pair. */
 static void touching_boxes_and_points_pair_static_ones_do_not(void **state)
 {
@@ -756,6 +786,7 @@ int test_group_broadphase(void)
         cmocka_unit_test(pair_overflow_is_flagged_and_keeps_the_smallest),
         cmocka_unit_test(pairs_of_static_proxies_beyond_capacity_keep_the_smallest),
         cmocka_unit_test(pairs_with_one_static_proxy_beyond_capacity_are_flagged),
+        cmocka_unit_test(a_static_box_shrunk_after_an_overflow_keeps_no_old_pairs),
         cmocka_unit_test(touching_boxes_and_points_pair_static_ones_do_not),
         cmocka_unit_test(bad_descs_and_memory_are_refused),
     };
