@@ -274,7 +274,6 @@ void kcc_bp_heap_sort(uint64_t *heap, uint32_t count);
 /// Every live proxy overlapping box, ascending (tested one by one); writes the first capacity.
 uint32_t kcc_bp_query_all(const kcc_broadphase *bp, const kcc_bp_box *box, uint32_t *out,
                           uint32_t capacity);
-
 /// Writes keys[0..count) to the pair list.
 void kcc_bp_keys_to_pairs(kcc_broadphase *bp, const uint64_t *keys, uint32_t count);
 
