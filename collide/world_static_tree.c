@@ -54,7 +54,8 @@ static void box_grow(float lo[3], float hi[3], const float add_lo[3], const floa
 
 /// The cheapest cut (run_cost summed) of count <= KCC_LEAF_MAX triangles with placed bounds lo,
 /// hi into runs of consecutive ones, over every cut: writes the runs' ends, ascending, to ends
-/// and returns how many runs there are. Of equally cheap cuts the one whose last run is shortest.
+/// and returns how many runs there are. Of equally cheap cuts the one whose last run is shortest;
+/// where no cost compares (an area beyond float range) single triangles, so a cut always exists.
 static uint32_t cheapest_runs(const float (*lo)[3], const float (*hi)[3], uint32_t count,
                               uint32_t ends[KCC_LEAF_MAX])
 {
@@ -65,6 +66,7 @@ static uint32_t cheapest_runs(const float (*lo)[3], const float (*hi)[3], uint32
         float run_lo[3], run_hi[3];
         box_empty(run_lo, run_hi);
         cost[end] = INFINITY;
+        start[end] = end - 1;
         for (uint32_t i = end; i-- > 0;) {
             box_grow(run_lo, run_hi, lo[i], hi[i]);
             const float c = cost[i] + run_cost(box_area(run_lo, run_hi), end - i);
