@@ -69,17 +69,18 @@ typedef struct kcc_body_tree {
 } kcc_body_tree;
 
 /// The world-space tree over the static bodies' mesh leaves that the ray cast walks
-/// (world_static_tree.c): one entry per leaf of a member body's tree, bounded by the leaf's
-/// triangles placed by the body's pose (kcc_pose_points_bounds: conservative), so a ray walks one
-/// tree nearest first instead of each body's from its root. Members are the live static bodies
-/// that are solid (not sensors) and have a tree (not heightfields), in ascending slot order while
-/// their leaves fit `capacity` (kcc_static_tree_capacity); the others
-/// are cast through the body tree as kinematic bodies are. Rebuilt by kcc_world_step (and
-/// kcc_world_shift_bodies) into storage inside the world's block; while `valid` is false (a static
-/// body added, removed or placed since) the ray cast does without it, with the same answers.
+/// (world_static_tree.c): entries that are runs of consecutive slots of the leaves of a member
+/// body's tree, each bounded by its triangles placed by the body's pose (kcc_pose_points_bounds:
+/// conservative), so a ray walks one tree nearest first instead of each body's from its root.
+/// Members are the live static bodies that are solid (not sensors) and have a tree (not
+/// heightfields), in ascending slot order while their entries fit `capacity`
+/// (kcc_static_tree_capacity); the others are cast through the body tree as kinematic bodies
+/// are. Rebuilt by kcc_world_step (and kcc_world_shift_bodies) into storage inside the world's
+/// block; while `valid` is false (a static body added, removed or placed since) the ray cast
+/// does without it, with the same answers.
 typedef struct kcc_static_leaf {
     uint32_t body;    ///< body slot
-    uint32_t first;   ///< the mesh leaf's first slot (leaf order)
+    uint32_t first;   ///< the run's first slot (leaf order), within one leaf of the body's mesh
     uint32_t count;   ///< its triangles (1 .. KCC_LEAF_MAX)
     uint32_t layers;  ///< the body's layers (kcc_world_set_body_layers keeps them)
 } kcc_static_leaf;
@@ -87,8 +88,8 @@ _Static_assert(sizeof(kcc_static_leaf) == 16, "a static leaf entry is 16 bytes")
 /// Static-tree entries per body of body_capacity, at most KCC_STATIC_LEAVES_MAX; the tree's groups
 /// are a quarter of its entries. Per entry 32 (bounds) + 16 (entry) + 64 (build pairs) + 32
 /// (groups) + 2 (collapse queue) bytes: 146, so 4,672 bytes per body of body_capacity (4.8 MB at
-/// the default 1024), 38 MB at most. The shared levels cut into 27 pieces use 0.48-0.73 entries
-/// per triangle (STATIC_SPLIT_AREA): 22,330 for ctf_inyard's 32,444 triangles.
+/// the default 1024), 38 MB at most. The shared levels cut into 27 pieces use 0.46-0.60 entries
+/// per triangle (STATIC_SPLIT_AREA): 19,360 for ctf_inyard's 32,444 triangles.
 #define KCC_STATIC_LEAVES_PER_BODY 32u
 #define KCC_STATIC_LEAVES_MAX (1u << 18)
 /// The static tree's entries for a world of body_capacity bodies.

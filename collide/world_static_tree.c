@@ -12,19 +12,77 @@ static bool static_candidate(const kcc_body *b)
            b->mesh->quad_count > 0;
 }
 
-/// A leaf whose triangles' own placed bounds have a total surface area below this multiple of its
-/// bounds' (per four triangles: the leaf test takes four at once) enters the tree as one entry per
-/// triangle: a leaf of a few large triangles facing different ways (a small piece's tree has to
-/// group what it has) is a box a ray enters everywhere, where the triangles' own are thin.
-/// Measured on the shared levels cut into 27 rotated pieces (callgrind, instructions a ray):
-/// 1.6 costs 4-14% less than 1.0 on oa_dm1 and ctf_inyard and 1% more on wrackdm17; 1.3 and 2.0
-/// cost more than 1.6 on all three.
+/// A static-tree entry is a run of consecutive slots of one leaf of a member's tree. A leaf's
+/// runs are the cut of its triangles that costs a ray least, a run of one triangle costing the
+/// surface area of its placed bounds and a longer run its bounds' area times STATIC_SPLIT_AREA per
+/// four triangles (the leaf test takes four at once): a leaf of a few large triangles facing
+/// different ways (a small piece's tree has to group what it has) is a box a ray enters
+/// everywhere, where the triangles' own, or a few runs', are thin. Measured on the shared levels
+/// cut into 27 rotated pieces (callgrind, instructions a ray, with the leaf kept whole or cut into
+/// single triangles only): 1.6 costs 4-14% less than 1.0 on oa_dm1 and ctf_inyard and 1% more on
+/// wrackdm17; 1.3 and 2.0 cost more than 1.6 on all three. Runs between the two (bench_world,
+/// docs/world.md "World queries") leave 13% fewer entries on ctf_inyard and 18% on oa_dm4.
 #define STATIC_SPLIT_AREA 1.6f
 
 static float box_area(const float lo[3], const float hi[3])
 {
     const float dx = hi[0] - lo[0], dy = hi[1] - lo[1], dz = hi[2] - lo[2];
     return dx * dy + dy * dz + dz * dx;
+}
+
+/// What an entry of len triangles whose placed bounds have surface area `area` costs a ray.
+static float run_cost(float area, uint32_t len)
+{
+    return len == 1 ? area : area * STATIC_SPLIT_AREA * (float)((len + 3) / 4);
+}
+
+/// [lo, hi] = the empty box, which box_grow grows to the first box it is given.
+static void box_empty(float lo[3], float hi[3])
+{
+    for (int k = 0; k < 3; ++k)
+        lo[k] = INFINITY, hi[k] = -INFINITY;
+}
+
+/// Grows [lo, hi] by [add_lo, add_hi].
+static void box_grow(float lo[3], float hi[3], const float add_lo[3], const float add_hi[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = kcc_minf(lo[k], add_lo[k]);
+        hi[k] = kcc_maxf(hi[k], add_hi[k]);
+    }
+}
+
+/// The cheapest cut (run_cost summed) of count <= KCC_LEAF_MAX triangles with placed bounds lo,
+/// hi into runs of consecutive ones, over every cut: writes the runs' ends, ascending, to ends
+/// and returns how many runs there are. Of equally cheap cuts the one whose last run is shortest;
+/// where no cost compares (an area beyond float range) single triangles, so a cut always exists.
+static uint32_t cheapest_runs(const float (*lo)[3], const float (*hi)[3], uint32_t count,
+                              uint32_t ends[KCC_LEAF_MAX])
+{
+    float cost[KCC_LEAF_MAX + 1];
+    uint32_t start[KCC_LEAF_MAX + 1];
+    cost[0] = 0.0f;
+    for (uint32_t end = 1; end <= count; ++end) {
+        float run_lo[3], run_hi[3];
+        box_empty(run_lo, run_hi);
+        cost[end] = INFINITY;
+        start[end] = end - 1;
+        for (uint32_t i = end; i-- > 0;) {
+            box_grow(run_lo, run_hi, lo[i], hi[i]);
+            const float c = cost[i] + run_cost(box_area(run_lo, run_hi), end - i);
+            if (c < cost[end]) {
+                cost[end] = c;
+                start[end] = i;
+            }
+        }
+    }
+    uint32_t runs = 0;
+    for (uint32_t end = count; end > 0; end = start[end])
+        ++runs;
+    uint32_t r = runs;
+    for (uint32_t end = count; end > 0; end = start[end])
+        ends[--r] = end;
+    return runs;
 }
 
 static void put_entry(kcc_static_tree *st, uint32_t n, const float lo[3], const float hi[3],
@@ -38,38 +96,33 @@ static void put_entry(kcc_static_tree *st, uint32_t n, const float lo[3], const 
     st->leaves[n] = entry;
 }
 
-/// Adds leaf (first, count) of body slot's mesh from entry n, bounded by its triangles placed by
-/// the body's pose (kcc_pose_points_bounds): one entry, or one per triangle (STATIC_SPLIT_AREA).
-/// Returns the new entry count, or UINT32_MAX when they would pass the capacity.
+/// Adds leaf (first, count) of body slot's mesh from entry n as its cheapest runs
+/// (cheapest_runs), each bounded by its triangles placed by the body's pose
+/// (kcc_pose_points_bounds). Returns the new entry count, or UINT32_MAX when they would pass the
+/// capacity.
 static uint32_t add_leaf(kcc_static_tree *st, const kcc_body *b, uint32_t slot, uint32_t first,
                          uint32_t count, uint32_t n)
 {
     float lo[KCC_LEAF_MAX][3], hi[KCC_LEAF_MAX][3];
-    float all_lo[3] = {INFINITY, INFINITY, INFINITY}, all_hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    float own = 0.0f;
-    KCC_ASSERT(count <= KCC_LEAF_MAX);
+    KCC_ASSERT(count >= 1 && count <= KCC_LEAF_MAX);
     for (uint32_t i = 0; i < count; ++i) {
         kcc_tri t;
         kcc_mesh_tri(b->mesh, first + i, &t);
         kcc_pose_points_bounds(&b->pose, (const float(*)[3])t.v, 3, lo[i], hi[i]);
-        own += box_area(lo[i], hi[i]);
-        for (int k = 0; k < 3; ++k) {
-            all_lo[k] = kcc_minf(all_lo[k], lo[i][k]);
-            all_hi[k] = kcc_maxf(all_hi[k], hi[i][k]);
-        }
     }
-    const bool split = count > 1 && own < STATIC_SPLIT_AREA * box_area(all_lo, all_hi) *
-                                              (float)((count + 3) / 4);
-    if ((split ? count : 1u) > st->capacity - n)
+    uint32_t ends[KCC_LEAF_MAX];
+    const uint32_t runs = cheapest_runs((const float(*)[3])lo, (const float(*)[3])hi, count, ends);
+    if (runs > st->capacity - n)
         return UINT32_MAX;
-    kcc_static_leaf entry = {.body = slot, .first = first, .count = count, .layers = b->layers};
-    if (!split) {
-        put_entry(st, n, all_lo, all_hi, entry);
-        return n + 1;
+    for (uint32_t r = 0, begin = 0; r < runs; begin = ends[r++]) {
+        float run_lo[3], run_hi[3];
+        box_empty(run_lo, run_hi);
+        for (uint32_t i = begin; i < ends[r]; ++i)
+            box_grow(run_lo, run_hi, lo[i], hi[i]);
+        const kcc_static_leaf entry = {.body = slot, .first = first + begin,
+                                       .count = ends[r] - begin, .layers = b->layers};
+        put_entry(st, n++, run_lo, run_hi, entry);
     }
-    entry.count = 1;
-    for (uint32_t i = 0; i < count; ++i, ++entry.first)
-        put_entry(st, n++, lo[i], hi[i], entry);
     return n;
 }
 

@@ -1065,10 +1065,22 @@ static void world_queries_cull_translated_bodies_conservatively(void **state)
     assert_true(checked == 20);
 }
 
+/* True when slots first .. first + count - 1 lie within one leaf of mesh's tree. */
+static bool run_within_one_leaf(const kcc_mesh *mesh, uint32_t first, uint32_t count)
+{
+    for (uint32_t g = 0; g < mesh->quad_count; ++g)
+        for (int i = 0; i < 4; ++i) {
+            const uint32_t lo = mesh->groups[g].first[i], n = mesh->groups[g].count[i];
+            if (n > 0 && lo <= first && first + count <= lo + n)
+                return true;
+        }
+    return false;
+}
+
 /* The static tree's entry blocks (kcc_static_box4, in leaf order) bound what the ray tests: every
  * corner of an entry's triangles placed as the queries place it (kcc_body_corners) lies inside the
  * entry's lane, every lane past the last entry is the empty box (no ray enters it), and every
- * entry's triangles are its body's mesh slots. A soup split into 27 pieces placed rotated,
+ * entry's triangles are a run of its body's mesh slots within one leaf of its tree. A soup split into 27 pieces placed rotated,
  * translated and in place; checked after two builds, the pieces moved between them. */
 static void world_static_tree_entry_blocks_bound_their_placed_triangles(void **state)
 {
@@ -1100,6 +1112,7 @@ static void world_static_tree_entry_blocks_bound_their_placed_triangles(void **s
             const kcc_static_leaf *e = &st->leaves[k];
             const kcc_body *b = &sw.world->bodies[e->body];
             assert_true(e->count >= 1 && e->first + e->count <= b->mesh->tree_triangles);
+            assert_true(run_within_one_leaf(b->mesh, e->first, e->count));
             for (uint32_t s = e->first; s < e->first + e->count; ++s, ++triangles) {
                 float placed[3][3];
                 kcc_body_corners(b, s, placed);
