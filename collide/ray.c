@@ -258,9 +258,17 @@ bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], cons
     kcc_ray_walk w;
     kcc_ray_walk_init(&w, mesh, origin, dir, max_t);
     w.best = limit;
-    const float no_grow[3] = {0.0f, 0.0f, 0.0f};
+    /* A ray lying on a box's face (a direction whose other components underflow beside its
+       largest) leaves the box at t = 0, while the triangle test, in float, may count the face's
+       edge: the slab is grown by a hair of the coordinates' size, so that every triangle the test
+       may count is tested, in the tree's rounded boxes as in a heightfield's exact cells
+       (fuzz_heightfield corpus regress-hf-ray-along-a-cell-face.bin). */
+    float grow[3];
+    for (int k = 0; k < 3; ++k)
+        grow[k] = 0x1p-20f * (fabsf(origin[k]) +
+                              kcc_maxf(fabsf(mesh->bounds[0][k]), fabsf(mesh->bounds[1][k])));
     kcc_pray slab;
-    kcc_pray_setup(&slab, origin, dir, no_grow);
+    kcc_pray_setup(&slab, origin, dir, grow);
     if (mesh->hf) { /* the visitor reads the heightfield's triangles batch by batch from the view */
         kcc_hf_view view;
         w.mesh = kcc_hf_view_init(&view, mesh);
