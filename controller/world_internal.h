@@ -139,6 +139,8 @@ struct kcc_world_characters {
     uint32_t        *layers;       ///< by slot: the layers each character is on (default 1)
     uint32_t        *masks;        ///< by slot: the layers each collides with (default all)
     uint32_t         live_count;
+    uint32_t         riders;       ///< characters that ended the last step standing on another: with
+                                   ///< no mover moving and none of them, nothing is placed
     kcc_id_pool      ids;
     uint32_t         count;        ///< live characters
     sensor_state     sensors;

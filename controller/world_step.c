@@ -601,7 +601,8 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
         run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
     if (mark)
         mark(user, KCC_PHASE_NEIGHBOURS);
-    run_over_live(world, place_task, MOVE_RANGE, &ctx);
+    if (ctx.mover_count > 0 || cs->riders > 0) /* else may_be_placed marked none: no pass to wait for */
+        run_over_live(world, place_task, MOVE_RANGE, &ctx);
     if (mark)
         mark(user, KCC_PHASE_PLACING);
     run_over_live(world, move_task, MOVE_RANGE, &ctx);
@@ -611,9 +612,11 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     if (mark)
         mark(user, KCC_PHASE_OVERLAPS);
     resolve_character_overlaps(cs);
+    cs->riders = 0;
     for (uint32_t i = 0; i < cs->live_count; ++i) { /* what carries their riders next step */
         world_character *wc = &cs->slots[cs->live[i]];
         glm_vec3_sub(wc->ch.position, wc->step_start, wc->last_motion);
+        cs->riders += wc->result.ground_character != 0;
     }
     if (mark)
         mark(user, KCC_PHASE_RESOLVE);
