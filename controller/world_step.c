@@ -257,23 +257,6 @@ static void record_contacts(const step_context *ctx, world_character *wc, const 
         wc->contacts[i] = contact_of(ctx, all.triangle[i], all.normal[i]);
 }
 
-/// Whether the character may be carried or pushed this step: it stands on a mover that moved or
-/// on a character that moved, or its region meets a mover's swept bounds.
-static bool may_be_placed(const step_context *ctx, const world_character *wc, uint32_t slot)
-{
-    vec3 carry;
-    if (moving_ground(ctx, wc) != NO_MOVER || kcc_world_character_carry(ctx->cs, wc, carry))
-        return true;
-    const float(*region)[3] = (const float(*)[3])ctx->cs->regions[slot];
-    for (uint32_t i = 0; i < ctx->mover_count; ++i) {
-        const float(*swept)[3] = (const float(*)[3])ctx->motions[i].swept;
-        if (region[0][0] <= swept[1][0] && swept[0][0] <= region[1][0] && region[0][1] <= swept[1][1] &&
-            swept[0][1] <= region[1][1] && region[0][2] <= swept[1][2] && swept[0][2] <= region[1][2])
-            return true;
-    }
-    return false;
-}
-
 /// One character's riding and pushing (writes its own slot only), through the bodies at their new
 /// poses and the other characters where they stood at the step's start; its box then where the
 /// moves see it (cs->placed).
@@ -373,12 +356,13 @@ static float mover_push_reach(const mover_motion *m, const float box[2][3], cons
 /// mover whose swept bounds the region grown by the pushes counted so far meets adds its reach,
 /// until no other does. The move that follows then gathers inside the region as well, and its end
 /// box lies in it, where the neighbour lists, the resolve pass and the sensors look
-/// (a_pushed_character_meets_characters_and_sensors_past_its_walk).
-static void grow_region_by_pushes(const step_context *ctx, uint32_t ridden, const kcc_character *ch,
+/// (a_pushed_character_meets_characters_and_sensors_past_its_walk). Returns whether any mover may
+/// push it (a mover's reach is never 0: it grew the region).
+static bool grow_region_by_pushes(const step_context *ctx, uint32_t ridden, const kcc_character *ch,
                                   const float box[2][3], float region[2][3])
 {
     if (ctx->mover_count == 0)
-        return;
+        return false;
     float push = 0.0f, counted = -1.0f;
     while (push > counted) { /* at most mover_count + 1 rounds: each adds a mover or ends */
         counted = push;
@@ -396,10 +380,11 @@ static void grow_region_by_pushes(const step_context *ctx, uint32_t ridden, cons
         region[0][k] -= push;
         region[1][k] += push;
     }
+    return push > 0.0f;
 }
 
-/// Each live character's box at the start of the step and the region its step may reach (writes
-/// its own slot only).
+/// Each live character's box at the start of the step, the region its step may reach, and whether
+/// the placing pass rides or pushes it (writes its own slot only).
 static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
 {
     (void)worker;
@@ -414,9 +399,12 @@ static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *t
         const uint32_t mover = moving_ground(ctx, &cs->slots[slot]);
         kcc_world_step_region(&cs->slots[slot], cs, mover == NO_MOVER ? NULL : &ctx->motions[mover],
                               (const float(*)[3])box, cs->regions[slot]);
-        grow_region_by_pushes(ctx, mover, &cs->slots[slot].ch, (const float(*)[3])box, cs->regions[slot]);
+        const bool pushable = grow_region_by_pushes(ctx, mover, &cs->slots[slot].ch, (const float(*)[3])box,
+                                                    cs->regions[slot]);
         memcpy(cs->placed[slot], box, sizeof cs->placed[slot]);
-        cs->to_place[i] = may_be_placed(ctx, &cs->slots[slot], slot);
+        vec3 carry; /* placed when it rides a mover or a character that moved, or may be pushed */
+        cs->to_place[i] =
+            mover != NO_MOVER || pushable || kcc_world_character_carry(cs, &cs->slots[slot], carry);
     }
 }
 
@@ -601,7 +589,7 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
         run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
     if (mark)
         mark(user, KCC_PHASE_NEIGHBOURS);
-    if (ctx.mover_count > 0 || cs->riders > 0) /* else may_be_placed marked none: no pass to wait for */
+    if (ctx.mover_count > 0 || cs->riders > 0) /* else the snapshot marked none */
         run_over_live(world, place_task, MOVE_RANGE, &ctx);
     if (mark)
         mark(user, KCC_PHASE_PLACING);
