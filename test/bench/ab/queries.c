@@ -38,14 +38,8 @@ static uint64_t fold(uint64_t h, const void *p, size_t n)
 
 static void init(const kcc_level *lv)
 {
-    kcc_mesh_desc md;
-    memset(&md, 0, sizeof md);
-    md.positions = lv->positions;
-    md.vertex_count = lv->vertex_count;
-    md.indices = lv->indices;
-    md.triangle_count = lv->triangle_count;
     found = malloc(sizeof(uint32_t) * CAPACITY);
-    if (!found || K(kcc_mesh_build)(&md, &mesh) != KCC_OK)
+    if (!found || K(kcc_level_build_mesh)(lv, &mesh) != KCC_OK)
         abort();
 }
 

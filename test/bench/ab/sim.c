@@ -33,13 +33,7 @@ double *SIM(per_frame);
 
 void SIM(init)(const kcc_level *lv, int n, int frames)
 {
-    kcc_mesh_desc md;
-    memset(&md, 0, sizeof md);
-    md.positions = lv->positions;
-    md.vertex_count = lv->vertex_count;
-    md.indices = lv->indices;
-    md.triangle_count = lv->triangle_count;
-    if (K(kcc_mesh_build)(&md, &mesh) != KCC_OK)
+    if (K(kcc_level_build_mesh)(lv, &mesh) != KCC_OK)
         abort();
     kcc_character_desc d = K(kcc_character_default_desc)();
     memcpy(d.half_extents, HALF, sizeof HALF);
