@@ -43,6 +43,8 @@ typedef struct world_character {
     kcc_move_result placing;        ///< this step's riding and pushing (carried, carried_body,
                                     ///< carried_rotation, CRUSHED), for its move's result
     kcc_contact_sink pushers;       ///< the movers that pushed it this step, for its contacts
+    footing         before_placing; ///< where it stood when the step began: what placing it
+                                    ///< again starts from (resolve_placed_overlaps)
     footing         before_move;    ///< where its own move started this step (after riding and
                                     ///< pushing): what the resolve pass puts back
     bool            ends_inside_earlier; ///< its move ended inside a character's before it

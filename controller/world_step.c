@@ -258,9 +258,9 @@ static void record_contacts(const step_context *ctx, world_character *wc, const 
 }
 
 /// One character's riding and pushing (writes its own slot only), through the bodies at their new
-/// poses and the other characters where they stood at the step's start; its box then where the
-/// moves see it (cs->placed).
-static void place_character(const step_context *ctx, uint32_t slot)
+/// poses and the other characters' boxes `others` (where they stood at the step's start, or
+/// resolve_placed_overlaps' view); its box then where the moves see it (cs->placed).
+static void place_character(const step_context *ctx, uint32_t slot, const float (*others)[2][3])
 {
     world_character *wc = &ctx->cs->slots[slot];
     kcc_move_result *pre = &wc->placing;
@@ -268,9 +268,10 @@ static void place_character(const step_context *ctx, uint32_t slot)
     pre->carried_rotation[3] = 1.0f;
     wc->pushers.count = 0;
     wc->pushers.overflow = false;
+    wc->before_placing = footing_of(&wc->ch);
     character_sources srcs;
     kcc_world_source *src = &srcs.all;
-    character_source(ctx, slot, (const float(*)[2][3])ctx->cs->boxes, &srcs);
+    character_source(ctx, slot, others, &srcs);
     ride_ground_body(ctx, wc, src, pre);
     if (pre->carried_body == 0)
         ride_ground_character(ctx, wc, src, pre);
@@ -288,7 +289,7 @@ static void place_task(uint32_t begin, uint32_t end, uint32_t worker, void *task
     const step_context *ctx = task_context;
     for (uint32_t i = begin; i < end; ++i)
         if (ctx->cs->to_place[i])
-            place_character(ctx, ctx->cs->live[i]);
+            place_character(ctx, ctx->cs->live[i], (const float(*)[2][3])ctx->cs->boxes);
 }
 
 /// One character's move (writes its own slot only), through the bodies at their new poses and the
@@ -453,6 +454,67 @@ static const uint32_t *end_neighbours(const struct kcc_world_characters *cs, uin
     return cs->near.entries + cs->near.first[slot] + cs->near.pieces[slot];
 }
 
+/// Whether character a stood on character b at the end of the last step, or b on a: a stack,
+/// which rides one step apart (kcc_world_character_carry).
+static bool stacked(const struct kcc_world_characters *cs, uint32_t a, uint32_t b)
+{
+    return cs->slots[a].result.ground_character == kcc_id_make(cs->slots[b].generation, b) ||
+           cs->slots[b].result.ground_character == kcc_id_make(cs->slots[a].generation, a);
+}
+
+/// Whether `box` (live character i's, by the overlap rule) overlaps the box in `boxes` of a
+/// character before i in the live order that it collides with and is not stacked with (among its
+/// neighbours: no other can reach it).
+static bool inside_earlier_unstacked(const struct kcc_world_characters *cs, uint32_t i, const vec3 box[2],
+                                     const float (*boxes)[2][3])
+{
+    const uint32_t slot = cs->live[i];
+    uint32_t n;
+    const uint32_t *near = end_neighbours(cs, i, &n);
+    for (uint32_t j = 0; j < n; ++j) {
+        const uint32_t other = near[j];
+        if (other < slot && kcc_world_characters_collide(cs, slot, other) &&
+            boxes_overlap(box, (const vec3 *)boxes[other]) && !stacked(cs, slot, other))
+            return true;
+    }
+    return false;
+}
+
+/// Characters placed at once each see the others where the step started, so two pushed toward each
+/// other (two doors closing on them from both sides) may be placed into the same space. In slot
+/// order, a placed character whose box overlaps an earlier one's placed box is placed again from
+/// where it started, seeing the earlier characters where they were placed and the later ones where
+/// they started: its push stops against the earlier one, and the mover, which then overlaps it,
+/// crushes it (two_doors_never_push_two_characters_into_each_other). One whose start box already
+/// overlaps an earlier one's placed box keeps its place (placed again, it would not move), and so
+/// do stacks: their moves push them apart. The moves have not written cs->ends yet: it holds that
+/// view of the others.
+static void resolve_placed_overlaps(const step_context *ctx)
+{
+    struct kcc_world_characters *cs = ctx->cs;
+    float(*view)[2][3] = cs->ends;
+    bool viewing = false;
+    for (uint32_t i = 0; i < cs->live_count; ++i) {
+        const uint32_t slot = cs->live[i];
+        world_character *wc = &cs->slots[slot];
+        vec3 box[2], start[2];
+        kcc_box_for_overlap(&wc->ch, wc->ch.position, box);
+        kcc_box_for_overlap(&wc->ch, wc->before_placing.position, start);
+        const float(*placed)[2][3] = (const float(*)[2][3])cs->placed;
+        if (cs->to_place[i] && inside_earlier_unstacked(cs, i, (const vec3 *)box, placed) &&
+            !inside_earlier_unstacked(cs, i, (const vec3 *)start, placed)) {
+            for (uint32_t k = viewing ? cs->live_count : 0; k < cs->live_count; ++k)
+                memcpy(view[cs->live[k]], k < i ? cs->placed[cs->live[k]] : cs->boxes[cs->live[k]],
+                       sizeof view[0]);
+            viewing = true;
+            restore_footing(&wc->ch, &wc->before_placing);
+            place_character(ctx, slot, (const float(*)[2][3])view);
+        }
+        if (viewing)
+            memcpy(view[slot], cs->placed[slot], sizeof view[slot]);
+    }
+}
+
 /// Whether live character i's box (the overlap rule's, shrunk by the tolerance) overlaps the box
 /// (cs->ends) of any character before it in the live order (among its neighbours: no other can
 /// reach it).
@@ -589,8 +651,10 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
         run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
     if (mark)
         mark(user, KCC_PHASE_NEIGHBOURS);
-    if (ctx.mover_count > 0 || cs->riders > 0) /* else the snapshot marked none */
+    if (ctx.mover_count > 0 || cs->riders > 0) { /* else the snapshot marked none */
         run_over_live(world, place_task, MOVE_RANGE, &ctx);
+        resolve_placed_overlaps(&ctx);
+    }
     if (mark)
         mark(user, KCC_PHASE_PLACING);
     run_over_live(world, move_task, MOVE_RANGE, &ctx);

@@ -982,6 +982,56 @@ static void a_pushed_character_meets_characters_and_sensors_past_its_walk(void *
     }
 }
 
+/* Two doors (kinematic slabs 0.2 m thick) close on two characters standing side by side between
+ * them, 0.25 m a step from both sides: each door pushes one character at the other. Each push,
+ * placed in parallel, sees the other character where the step started, so the two pushes together
+ * would put both into the space between; the placing pass puts the later one again against the
+ * earlier one's new box: the two never overlap, and the later one, squeezed between its door and
+ * the other, is flagged crushed. Whichever of the two is earlier in the order. */
+static void two_doors_never_push_two_characters_into_each_other(void **state)
+{
+    (void)state;
+    const kcc_character_desc d = player_desc();
+    const float y = d.half_extents[1] + 0.01f;
+    for (int right_first = 0; right_first < 2; ++right_first) {
+        mover_scene s = mover_scene_make((vec3){0, 50, 0});
+        kcc_mesh *slab = test_box_mesh((float[3]){-0.1f, 0, -2}, (float[3]){0.1f, 3, 2});
+        kcc_body_desc bd[2] = {kcc_body_default_desc(), kcc_body_default_desc()};
+        uint32_t door[2], ch[2];
+        for (int i = 0; i < 2; ++i) {
+            bd[i].kind = KCC_BODY_KINEMATIC;
+            bd[i].transform.position[0] = i == 0 ? -2.5f : 2.5f;
+            assert_int_equal(kcc_world_add_body(s.world, slab, &bd[i], &door[i]), KCC_OK);
+        }
+        for (int k = 0; k < 2; ++k) {
+            const int i = right_first ? 1 - k : k;
+            assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){i == 0 ? -0.55f : 0.55f, y, 0}, &ch[i]),
+                             KCC_OK);
+        }
+        bool crushed = false;
+        for (int f = 1; f <= 12; ++f) {
+            for (int i = 0; i < 2; ++i) {
+                const float front = kcc_maxf(2.5f - 0.25f * (float)f, 0.5f); /* the fronts stop 0.8 m apart */
+                bd[i].transform.position[0] = i == 0 ? -front : front;
+                assert_int_equal(kcc_world_move_body(s.world, door[i], &bd[i].transform), KCC_OK);
+                assert_int_equal(kcc_world_set_displacement(s.world, ch[i], (vec3){0, -0.01f, 0}), KCC_OK);
+            }
+            assert_int_equal(kcc_world_step(s.world), KCC_OK);
+            assert_false(characters_overlap(s.world, ch[0], ch[1]));
+            for (int i = 0; i < 2; ++i) {
+                kcc_move_result r;
+                state_of(s.world, ch[i], &r);
+                crushed = crushed || (r.flags & KCC_MOVE_CRUSHED);
+            }
+        }
+        assert_true(crushed);
+        kcc_world_destroy(s.world);
+        kcc_mesh_destroy(s.floor);
+        kcc_mesh_destroy(s.platform);
+        kcc_mesh_destroy(slab);
+    }
+}
+
 /* A sensor larger than the broadphase's grid cell is split into pieces, several of which meet a
  * character inside it: the character still enters it once, stays without events, and leaves once
  * (events are per sensor body, never per piece). */
@@ -1652,6 +1702,7 @@ int test_group_world_step(void)
         cmocka_unit_test(door_pushes_a_character_ahead_of_it),
         cmocka_unit_test(door_against_a_wall_crushes_and_never_pushes_into_the_wall),
         cmocka_unit_test(a_pushed_character_meets_characters_and_sensors_past_its_walk),
+        cmocka_unit_test(two_doors_never_push_two_characters_into_each_other),
         cmocka_unit_test(characters_are_solid_boxes_to_each_other),
         cmocka_unit_test(a_fast_slide_stops_against_a_character_far_off),
         cmocka_unit_test(a_deep_push_out_gathers_inside_the_step_region),
