@@ -480,6 +480,20 @@ static bool inside_earlier_unstacked(const struct kcc_world_characters *cs, uint
     return false;
 }
 
+/// Whether live character i was placed into an earlier character's placed box (not a stack's)
+/// from a start box clear of them all: placed again, it would stop against it.
+static bool placed_into_earlier(const struct kcc_world_characters *cs, uint32_t i)
+{
+    const world_character *wc = &cs->slots[cs->live[i]];
+    const float(*placed)[2][3] = (const float(*)[2][3])cs->placed;
+    vec3 box[2], start[2];
+    kcc_box_for_overlap(&wc->ch, wc->ch.position, box);
+    if (!inside_earlier_unstacked(cs, i, (const vec3 *)box, placed))
+        return false;
+    kcc_box_for_overlap(&wc->ch, wc->before_placing.position, start);
+    return !inside_earlier_unstacked(cs, i, (const vec3 *)start, placed);
+}
+
 /// Characters placed at once each see the others where the step started, so two pushed toward each
 /// other (two doors closing on them from both sides) may be placed into the same space. In slot
 /// order, a placed character whose box overlaps an earlier one's placed box is placed again from
@@ -497,15 +511,11 @@ static void resolve_placed_overlaps(const step_context *ctx)
     for (uint32_t i = 0; i < cs->live_count; ++i) {
         const uint32_t slot = cs->live[i];
         world_character *wc = &cs->slots[slot];
-        vec3 box[2], start[2];
-        kcc_box_for_overlap(&wc->ch, wc->ch.position, box);
-        kcc_box_for_overlap(&wc->ch, wc->before_placing.position, start);
-        const float(*placed)[2][3] = (const float(*)[2][3])cs->placed;
-        if (cs->to_place[i] && inside_earlier_unstacked(cs, i, (const vec3 *)box, placed) &&
-            !inside_earlier_unstacked(cs, i, (const vec3 *)start, placed)) {
-            for (uint32_t k = viewing ? cs->live_count : 0; k < cs->live_count; ++k)
-                memcpy(view[cs->live[k]], k < i ? cs->placed[cs->live[k]] : cs->boxes[cs->live[k]],
-                       sizeof view[0]);
+        if (cs->to_place[i] && placed_into_earlier(cs, i)) {
+            if (!viewing)
+                for (uint32_t k = 0; k < cs->live_count; ++k) /* earlier: placed; the rest: at start */
+                    memcpy(view[cs->live[k]], k < i ? cs->placed[cs->live[k]] : cs->boxes[cs->live[k]],
+                           sizeof view[0]);
             viewing = true;
             restore_footing(&wc->ch, &wc->before_placing);
             place_character(ctx, slot, (const float(*)[2][3])view);
