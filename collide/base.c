@@ -13,11 +13,11 @@
 /// A transparent huge page on x86-64 and on arm64 with 4 KB pages. A block of at least this many
 /// bytes starts on such a boundary and its whole huge pages are advised MADV_HUGEPAGE, so that a
 /// big mesh's, heightfield's or world's random reads miss the TLB far less (docs/collide.md,
-/// "Memory": the 1M-triangle mesh's rays about a quarter faster; docs/world.md, "World queries").
-/// The tail past the last whole huge page stays on small pages: no memory beyond the alignment's
-/// unused address space (under 2 MiB, never touched). Blocks from 1 to 2 MiB are left alone: one
-/// huge page for one would hold it at up to twice its size. The advice is only advice: where the
-/// kernel refuses it or has no huge pages, the block is an ordinary one
+/// "Huge pages": the 1M-triangle mesh's rays about a quarter faster; docs/world.md, "World
+/// queries"). The tail past the last whole huge page stays on small pages: no memory beyond the
+/// alignment's unused address space (under 2 MiB, never touched). Smaller blocks are left alone: a
+/// huge page would hold one at up to hundreds of times its size. The advice is only advice: where
+/// the kernel refuses it or has no huge pages, the block is an ordinary one
 /// (`the_default_allocator_puts_a_world_on_huge_pages`).
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
 

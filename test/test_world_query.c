@@ -1211,11 +1211,11 @@ static void the_default_allocator_puts_a_world_on_huge_pages(void **state)
     FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
     FILE *smaps = thp ? fopen("/proc/self/smaps", "r") : NULL;
     if (smaps) {
-        char line[512];
+        char line[4096], perms[8];
         bool inside = false, advised = false, found = false;
         while (!found && fgets(line, sizeof line, smaps)) {
             unsigned long lo, hi;
-            if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3) /* a mapping's first line */
                 inside = (uintptr_t)big >= lo && (uintptr_t)big < hi;
             else if (inside && strncmp(line, "VmFlags:", 8) == 0)
                 found = true, advised = strstr(line, " hg") != NULL;
