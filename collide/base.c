@@ -1,11 +1,38 @@
-/* base.c: status names and the default allocator. No state. */
+/* base.c: status names and the default allocator (on Linux a block spanning a huge page starts on
+ * one and is advised onto transparent huge pages). No state. */
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* posix_memalign, madvise */
+#endif
 #include <stdlib.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "collide_internal.h"
+
+/// A transparent huge page on x86-64 and on arm64 with 4 KB pages. A block of at least this many
+/// bytes starts on such a boundary and its whole huge pages are advised MADV_HUGEPAGE, so that a
+/// big mesh's, heightfield's or world's random reads miss the TLB far less (docs/collide.md,
+/// "Huge pages": the 1M-triangle mesh's rays about a quarter faster; docs/world.md, "World
+/// queries"). The tail past the last whole huge page stays on small pages: no memory beyond the
+/// alignment's unused address space (under 2 MiB, never touched). Smaller blocks are left alone: a
+/// huge page would hold one at up to hundreds of times its size. The advice is only advice: where
+/// the kernel refuses it or has no huge pages, the block is an ordinary one
+/// (`the_default_allocator_puts_a_world_on_huge_pages`).
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
 
 static void *default_alloc(size_t bytes, size_t align, void *user)
 {
     (void)user;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes >= HUGE_PAGE_BYTES && align <= HUGE_PAGE_BYTES) {
+        void *block = NULL;
+        if (posix_memalign(&block, HUGE_PAGE_BYTES, bytes) != 0)
+            return NULL;
+        (void)madvise(block, bytes / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES, MADV_HUGEPAGE);
+        return block;
+    }
+#endif
     return aligned_alloc(align, (bytes + align - 1) / align * align);
 }
 

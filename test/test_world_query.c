@@ -5,7 +5,7 @@
  * triangles (in double, within a stated tolerance) and, bit for bit, against the single-triangle
  * kernels over the placed triangles. Also kinematic bodies on scripted paths, layers, removed
  * bodies, the stale and the rebuilt body tree, the ray cast through the static tree against the
- * cast without it, and bad arguments. */
+ * cast without it, bad arguments, and the default allocator's huge-page placement of the world. */
 #include "test.h"
 
 #include "kcc_world_internal.h" /* KCC_ID_INDEX_MASK: an id's slot, which the tie rule orders by */
@@ -1189,6 +1189,47 @@ static void world_queries_refuse_bad_arguments(void **state)
     free(soup);
 }
 
+/* The default allocator (collide/base.c) starts a block of at least 2 MiB on a 2 MiB boundary and,
+ * on Linux with transparent huge pages, advises its whole huge pages MADV_HUGEPAGE (the ray cast's
+ * static tree reads fewer pages: docs/world.md, "World queries"): the default world's block (17 MB)
+ * starts on the boundary and its mapping carries the advice ("hg" among smaps' VmFlags); a world of
+ * one body (under 2 MiB) is an ordinary block, aligned as asked. */
+static void the_default_allocator_puts_a_world_on_huge_pages(void **state)
+{
+    (void)state;
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    kcc_world *big = NULL, *small = NULL;
+    assert_int_equal(kcc_world_create(NULL, &big), KCC_OK);
+    assert_true(kcc_world_memory_bytes(big) >= 2 * huge);
+    assert_int_equal((uintptr_t)big % huge, 0);
+    kcc_world_desc d = kcc_world_default_desc();
+    d.body_capacity = d.character_capacity = d.piece_capacity = d.sensor_capacity = 1;
+    assert_int_equal(kcc_world_create(&d, &small), KCC_OK);
+    assert_true(kcc_world_memory_bytes(small) < huge);
+    assert_int_equal((uintptr_t)small % 64, 0);
+#ifdef __linux__
+    FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    FILE *smaps = thp ? fopen("/proc/self/smaps", "r") : NULL;
+    if (smaps) {
+        char line[4096], perms[8];
+        bool inside = false, advised = false, found = false;
+        while (!found && fgets(line, sizeof line, smaps)) {
+            unsigned long lo, hi;
+            if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3) /* a mapping's first line */
+                inside = (uintptr_t)big >= lo && (uintptr_t)big < hi;
+            else if (inside && strncmp(line, "VmFlags:", 8) == 0)
+                found = true, advised = strstr(line, " hg") != NULL;
+        }
+        fclose(smaps);
+        assert_true(found && advised);
+    }
+    if (thp)
+        fclose(thp);
+#endif
+    kcc_world_destroy(small);
+    kcc_world_destroy(big);
+}
+
 int test_group_world_query(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1202,6 +1243,7 @@ int test_group_world_query(void)
         cmocka_unit_test(world_rays_through_the_static_tree_equal_the_rays_without_it),
         cmocka_unit_test(world_static_tree_entry_blocks_bound_their_placed_triangles),
         cmocka_unit_test(world_queries_refuse_bad_arguments),
+        cmocka_unit_test(the_default_allocator_puts_a_world_on_huge_pages),
     };
     return KCC_RUN_GROUP("world_query", tests);
 }
