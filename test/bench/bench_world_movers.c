@@ -6,9 +6,11 @@
  * phase (where each character asks the broadphase for the pieces near it), and whether both kinds
  * ended every character at the same place bit for bit. docs/world.md, "Which to pick", holds the
  * results.
- * Mixes: none (the level and the crowd alone: what the rest add to), arena (5 lifts, 5 sliding doors, 10 small trigger sensors: a Quake 3 arena's handful),
- * crates (500 small kinematic platforms bobbing), volumes (3 large static sensors, water or trigger
- * volumes over much of the level, split into pieces), all (the three together).
+ * Mixes: none (the level and the crowd alone: what the others add to), arena (5 lifts, 5 sliding
+ * doors, 10 small trigger sensors: a Quake 3 arena's handful), crates (500 small kinematic
+ * platforms bobbing), volumes (3 large static sensors, water or trigger volumes over much of the
+ * level, split into pieces), all (the last three together). The crowds: 1k and 10k characters, or
+ * as many as the level holds.
  * Usage: bench_world_movers [levels_dir]. Env: KCC_BENCH_COUNTS (e.g. "1000,10000"), KCC_BENCH_STEPS
  * (timed steps a run at 1k characters, default 40; fewer at more), KCC_BENCH_RUNS (default 5),
  * KCC_BENCH_ONLY (levels whose name contains it), KCC_BENCH_MIX (one mix's name),
@@ -23,6 +25,7 @@
 static int RUNS = 5;
 static int STEPS_1K = 40;
 enum { WARM_STEPS = 10 };   /* untimed steps first: the characters land and fill their caches */
+enum { PIECE_CAPACITY = 65536 };   /* the sensor volumes' pieces: a very large level's do not fit */
 
 /* ---------------------------------------------------------------- the level's walkable spots */
 
@@ -171,23 +174,27 @@ static void scene_free(scene *s)
     kcc_mesh_destroy(s->crate);
 }
 
-static void add_body(kcc_world *w, const kcc_mesh *m, kcc_body_kind kind, bool sensor, const vec3 at,
+/* Adds a body; a static sensor split into more pieces than the world has room for is refused
+ * (KCC_ERR_TOO_LARGE: returns false), anything else that fails ends the bench. */
+static bool add_body(kcc_world *w, const kcc_mesh *m, kcc_body_kind kind, bool sensor, const vec3 at,
                      uint32_t *out_id)
 {
     kcc_body_desc bd = kcc_body_default_desc();
     bd.kind = kind;
     bd.sensor = sensor;
     memcpy(bd.transform.position, at, sizeof(vec3));
-    if (kcc_world_add_body(w, m, &bd, out_id) != KCC_OK) {
-        fprintf(stderr, "bench_world_movers: cannot add a body\n");
+    const kcc_status st = kcc_world_add_body(w, m, &bd, out_id);
+    if (st != KCC_OK && st != KCC_ERR_TOO_LARGE) {
+        fprintf(stderr, "bench_world_movers: cannot add a body: %s\n", kcc_status_str(st));
         exit(1);
     }
+    return st == KCC_OK;
 }
 
 /* The mix's bodies: movers at the scene's spots (their floor), the triggers standing on spots, the
  * volumes side by side along x over the lower half of the level's height, each a third of its
- * width and the whole of its depth (built here, freed by the caller: *volume_meshes). Returns the
- * movers. */
+ * width and the whole of its depth (their mesh built here, freed by the caller: *volume_mesh).
+ * Returns how many movers it wrote to `movers`, or -1 when a volume's pieces did not fit. */
 static int add_mix(kcc_world *w, const scene *s, const mix *x, mover *movers, kcc_mesh **volume_mesh)
 {
     int spot = 0, n = 0;
@@ -223,7 +230,8 @@ static int add_mix(kcc_world *w, const scene *s, const mix *x, mover *movers, kc
             uint32_t id;
             const vec3 at = {s->bounds[0][0] + width * ((float)i + 0.5f), s->bounds[0][1] + half[1],
                              0.5f * (s->bounds[0][2] + s->bounds[1][2])};
-            add_body(w, *volume_mesh, KCC_BODY_STATIC, true, at, &id);
+            if (!add_body(w, *volume_mesh, KCC_BODY_STATIC, true, at, &id))
+                return -1;
         }
     }
     return n;
@@ -273,7 +281,7 @@ static kcc_world *make_world(const kcc_mesh *level, int n, kcc_broadphase_kind k
     wd.character_capacity = (uint32_t)n;
     wd.body_capacity = 2048;
     wd.pair_capacity = 48u * (uint32_t)n;
-    wd.piece_capacity = 65536;
+    wd.piece_capacity = PIECE_CAPACITY;
     wd.broadphase = kind;
     kcc_world *w = NULL;
     uint32_t id;
@@ -293,6 +301,11 @@ static run_result run(const kcc_mesh *level, const scene *s, const mix *x, const
     mover movers[MOVER_SPOTS];
     kcc_mesh *volume_mesh;
     const int mover_count = add_mix(w, s, x, movers, &volume_mesh);
+    if (mover_count < 0) {
+        kcc_world_destroy(w);
+        kcc_mesh_destroy(volume_mesh);
+        return (run_result){.us = -1.0};
+    }
     uint32_t *ids = calloc((size_t)n, sizeof *ids);
     float *vy = calloc((size_t)n, sizeof *vy);
     for (int c = 0; c < n; ++c)
@@ -356,6 +369,11 @@ static void bench_mix(const char *name, const kcc_mesh *level, const scene *s, c
             if (!kinds[k])
                 continue;
             const run_result res = run(level, s, x, at, n, kind_of[k], steps);
+            if (res.us < 0.0) {
+                printf("%-14s %-8s %6d  skipped: more pieces than piece_capacity (%u)\n", name,
+                       x->name, n, PIECE_CAPACITY);
+                return;
+            }
             t[k][r] = res.us;
             bp[k][r] = res.bp_us;
             near[k][r] = res.near_us;
@@ -390,9 +408,9 @@ static void bench_level_mixes(const char *name, const kcc_mesh *level, const int
     scene_make(&s, level);
     for (int ci = 0; ci < count_n; ++ci) {
         vec3 *at = calloc((size_t)counts[ci], sizeof *at);
+        /* as many characters as the level holds, up to the count: a small arena holds fewer */
         const int n = find_spots(level, counts[ci], 7u + (uint32_t)counts[ci], at);
-        /* ~10k where the level holds them: a count the level cannot nearly hold is left out */
-        if (n > 0 && (ci == 0 || n >= counts[ci] * 9 / 10))
+        if (n > 0)
             for (int mi = 0; mi < MIX_COUNT; ++mi)
                 if (!only_mix || strcmp(only_mix, MIXES[mi].name) == 0)
                     bench_mix(name, level, &s, &MIXES[mi], (const vec3 *)at, n, kinds);
