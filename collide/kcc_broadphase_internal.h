@@ -15,10 +15,12 @@
 #define KCC_BROADPHASE_MAX_PROXIES (1u << 24)
 /// Largest pair_capacity.
 #define KCC_BROADPHASE_MAX_PAIRS (1u << 28)
-/// The kind KCC_BROADPHASE_DEFAULT stands for: sweep and prune. A world's broadphase holds only its
-/// movers and sensors, which each character queries; the grid wins boxes alone
-/// (test/bench/bench_broadphase.c; docs/world.md, "Which to pick").
-#define KCC_BROADPHASE_MEASURED_DEFAULT KCC_BROADPHASE_SAP
+/// The kind KCC_BROADPHASE_DEFAULT stands for: the grid. It wins boxes alone
+/// (test/bench/bench_broadphase.c) and a world's step, whose broadphase holds the movers and the
+/// sensors' pieces and answers each character's query for those near it: many movers or sensor
+/// pieces by 1.1x to 30x, a handful a tie (test/bench/bench_world_movers.c; docs/world.md, "Which
+/// to pick"). Both kinds give the same pairs and answers, so the choice never changes a result.
+#define KCC_BROADPHASE_MEASURED_DEFAULT KCC_BROADPHASE_GRID
 
 typedef struct kcc_broadphase kcc_broadphase;
 
