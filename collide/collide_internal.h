@@ -203,6 +203,17 @@ typedef struct kcc_node4 {
 } kcc_node4;
 _Static_assert(sizeof(kcc_node4) == 4 * 32, "a tree node is 32 bytes (four siblings per group)");
 
+/// A group's four children's boxes in float, laid out as kcc_node4's first 96 bytes: all the box
+/// test (kcc_pbox_test4) and the slab test (kcc_pray_test_planes, by kcc_pray's byte offsets) read.
+typedef struct kcc_box4 {
+    float x[2][4];
+    float y[2][4];
+    float z[2][4];
+} kcc_box4;
+_Static_assert(offsetof(kcc_box4, y) == offsetof(kcc_node4, y) &&
+               offsetof(kcc_box4, z) == offsetof(kcc_node4, z) && sizeof(kcc_box4) == 96,
+               "a group's float boxes sit where kcc_node4 holds them");
+
 /// Input indices, slots and duplicate-list offsets as a mesh stores them: 16-bit where the mesh has
 /// at most 65,536 input triangles (kcc_mesh.narrow_ids: every such value is at most 65,535), 32-bit
 /// above. Read through kcc_index_at (and the accessors below), never directly.
@@ -361,6 +372,8 @@ struct kcc_mesh {
                                    ///< no live triangle
     kcc_node4       root;          ///< groups[0] decoded (kcc_qnode4_decode): every walk tests the
                                    ///< root group, so it is decoded once per mesh, not per query
+    kcc_box4       *top;           ///< the boxes of groups 1 .. KCC_MESH_TOP_GROUPS (those of them
+                                   ///< the mesh has) decoded: top[g - 1] (kcc_mesh_top_count)
     float         (*verts)[3];     ///< vertex_count corners (the exact input floats), numbered in
                                    ///< order of first use by the slots, and one float of padding
                                    ///< after them (four-float loads); a corner repeats only where
@@ -409,6 +422,17 @@ struct kcc_mesh {
                                    ///< from another build at the same address (a rebuilt level, or
                                    ///< another process that saved the character) is never used
 };
+
+/// Groups after the root whose boxes a tree mesh keeps decoded (kcc_mesh.top): in the depth-first
+/// layout the root's inner children (and, below a root with fewer, the first one's children), the
+/// groups every walk that leaves the root tests next. 384 bytes a mesh.
+#define KCC_MESH_TOP_GROUPS 4u
+
+/// How many of groups 1 .. KCC_MESH_TOP_GROUPS a mesh of quad_count groups has.
+static inline uint32_t kcc_mesh_top_count(uint32_t quad_count)
+{
+    return quad_count > KCC_MESH_TOP_GROUPS ? KCC_MESH_TOP_GROUPS : quad_count > 0 ? quad_count - 1u : 0u;
+}
 
 /// Most input triangles a mesh stores its indices for in 16 bits (kcc_mesh.narrow_ids).
 #define KCC_MESH_NARROW_IDS 65536u
@@ -668,10 +692,11 @@ KCC_HOT int kcc_pray_slabs(const kcc_pray *r, const __m128 pn[3], const __m128 p
 #endif
 
 /// Tests the four children of a group against the segment [0, tmax]; bit i of the result is set
-/// when child i is entered, and out_t[i] is its (shrunk) entry distance.
-KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, float out_t[4])
+/// when child i is entered, and out_t[i] is its (shrunk) entry distance. The boxes are read at
+/// kcc_pray's byte offsets from `planes`: a kcc_node4 or a kcc_box4.
+KCC_HOT int kcc_pray_test_planes(const kcc_pray *r, const void *planes, float tmax, float out_t[4])
 {
-    const char *b = (const char *)q;
+    const char *b = (const char *)planes;
 #if KCC_SSE
     __m128 pn[3], pf[3];
     for (int k = 0; k < 3; ++k) {
@@ -697,6 +722,12 @@ KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, flo
     }
     return mask;
 #endif
+}
+
+/// kcc_pray_test_planes of float group q.
+KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, float out_t[4])
+{
+    return kcc_pray_test_planes(r, q, tmax, out_t);
 }
 
 /// kcc_pray_test of the decoded group g (kcc_qnode4_decode), computed from g in place: the same
@@ -792,7 +823,7 @@ KCC_HOT uint32_t kcc_descend(kcc_stack_entry *stack, uint32_t sp, const kcc_node
 typedef float (*kcc_leaf_visit)(void *ctx, uint32_t first, uint32_t count);
 
 /// The slab test of group g of a walk's groups (kcc_pray_test's mask and distances) and its links:
-/// kcc_node4_ray for float groups, kcc_qnode4_ray for a mesh's quantised ones.
+/// kcc_node4_ray for float groups, kcc_mesh_group_ray for a tree mesh's.
 typedef int (*kcc_group_ray)(const void *groups, uint32_t g, const kcc_pray *r, float tmax,
                              float out_t[4], kcc_links *links);
 
@@ -806,13 +837,18 @@ KCC_HOT int kcc_node4_ray(const void *groups, uint32_t g, const kcc_pray *r, flo
     return kcc_pray_test(r, q, tmax, out_t);
 }
 
-KCC_HOT int kcc_qnode4_ray(const void *groups, uint32_t g, const kcc_pray *r, float tmax,
-                           float out_t[4], kcc_links *links)
+/// The slab test of group g of the tree mesh `mesh` (not the root): on its decoded boxes for the
+/// top groups (kcc_mesh.top; the same mask and distances as kcc_pray_qtest), in place otherwise.
+KCC_HOT int kcc_mesh_group_ray(const void *mesh, uint32_t g, const kcc_pray *r, float tmax,
+                               float out_t[4], kcc_links *links)
 {
-    const kcc_qnode4 *q = &((const kcc_qnode4 *)groups)[g];
+    const kcc_mesh *m = (const kcc_mesh *)mesh;
+    const kcc_qnode4 *q = &m->groups[g];
     links->first = q->first;
     links->count = NULL;
     links->count8 = q->count;
+    if (g - 1u < KCC_MESH_TOP_GROUPS)
+        return kcc_pray_test_planes(r, &m->top[g - 1u], tmax, out_t);
     return kcc_pray_qtest(r, q, tmax, out_t);
 }
 
@@ -820,7 +856,8 @@ KCC_HOT int kcc_qnode4_ray(const void *groups, uint32_t g, const kcc_pray *r, fl
 /// group's test enters within [0, limit], keeps the others on a fixed stack, and after each leaf
 /// pops the nearest pending child not beyond the limit the leaf visit returned. The root group is
 /// tested as the float group root (groups[0] itself, or a mesh's decoded copy: the same mask and
-/// distances as its quantised test, kcc_pray_qtest). Forced inline, so the group test and the
+/// distances as its quantised test, kcc_pray_qtest); `groups` is what `test` reads the others from
+/// (the float groups, or the mesh). Forced inline, so the group test and the
 /// visit (constant functions) are inlined into each query.
 KCC_HOT void kcc_walk_groups(const void *groups, const kcc_node4 *root, kcc_group_ray test,
                              const kcc_pray *r, float limit, kcc_leaf_visit visit, void *ctx)
@@ -858,11 +895,11 @@ KCC_HOT void kcc_walk_nearest(const kcc_node4 *quads, const kcc_pray *r, float l
     kcc_walk_groups(quads, quads, kcc_node4_ray, r, limit, visit, ctx);
 }
 
-/// kcc_walk_groups over a tree mesh's quantised groups.
+/// kcc_walk_groups over a tree mesh's groups.
 KCC_HOT void kcc_mesh_walk_nearest(const kcc_mesh *mesh, const kcc_pray *r, float limit,
                                    kcc_leaf_visit visit, void *ctx)
 {
-    kcc_walk_groups(mesh->groups, &mesh->root, kcc_qnode4_ray, r, limit, visit, ctx);
+    kcc_walk_groups(mesh, &mesh->root, kcc_mesh_group_ray, r, limit, visit, ctx);
 }
 
 /// Group g of a tree mesh decoded into *scratch (kcc_qnode4_decode): for the walks that read
@@ -1054,12 +1091,24 @@ KCC_HOT int kcc_qnode4_inner_mask(const kcc_qnode4 *g)
 #endif
 }
 
-/// The box test of group g of a tree mesh (kcc_pbox_qtest), the root group's in float on its decoded
-/// copy (kcc_mesh.root, kcc_pbox_test): every child whose decoded box the box overlaps, as the
-/// quantised test passes them, without the few more that test may pass.
+/// The box test of group g (not the root) of a tree mesh: in float on the decoded boxes of the top
+/// groups (kcc_mesh.top), in the group's frame otherwise (kcc_pbox_qtest).
+KCC_HOT int kcc_mesh_inner_group_box_test(const kcc_mesh *mesh, uint32_t g, const kcc_pbox *q)
+{
+    if (g - 1u < KCC_MESH_TOP_GROUPS) {
+        const kcc_box4 *b = &mesh->top[g - 1u];
+        return kcc_pbox_test4(q, b->x[0], b->x[1], b->y[0], b->y[1], b->z[0], b->z[1]);
+    }
+    return kcc_pbox_qtest(q, &mesh->groups[g]);
+}
+
+/// The box test of group g of a tree mesh (kcc_pbox_qtest), the root group's and the top groups' in
+/// float on their decoded copies (kcc_mesh.root, kcc_mesh.top; kcc_pbox_test): every child whose
+/// decoded box the box overlaps, as the quantised test passes them, without the few more that
+/// test may pass.
 KCC_HOT int kcc_mesh_group_box_test(const kcc_mesh *mesh, uint32_t g, const kcc_pbox *q)
 {
-    return g == 0 ? kcc_pbox_test(q, &mesh->root) : kcc_pbox_qtest(q, &mesh->groups[g]);
+    return g == 0 ? kcc_pbox_test(q, &mesh->root) : kcc_mesh_inner_group_box_test(mesh, g, q);
 }
 
 /* mesh.c */
