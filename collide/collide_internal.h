@@ -270,8 +270,12 @@ KCC_HOT __m128i kcc_qnode4_exponents(const kcc_qnode4 *g)
 {
     int32_t word;
     memcpy(&word, g->exp, sizeof word);
+#if defined(__SSE4_1__)
+    return _mm_cvtepu8_epi32(_mm_cvtsi32_si128(word));
+#else
     const __m128i zero = _mm_setzero_si128();
     return _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(word), zero), zero);
+#endif
 }
 
 /// g's frame: the bases from its first three floats, each step from its exponent byte moved into
@@ -1002,61 +1006,51 @@ KCC_HOT int kcc_pbox_test(const kcc_pbox *q, const kcc_node4 *n)
     return kcc_pbox_test4(q, n->x[0], n->x[1], n->y[0], n->y[1], n->z[0], n->z[1]);
 }
 
-/* The quantised groups' box test: the query box brought into the group's frame once, the child
- * bytes compared with it in integers (kcc_pbox_qtest). Along axis k (base b, step s = 2^(e - 127),
- * inv = 1 / s, exact) the decoded test passes child i when fl(b + lo_i s) <= hi and
- * fl(b + hi_i s) >= lo (lo_i, hi_i its step counts). Rounding is monotone, so fl(x) <= hi implies
- * x <= up (the float above hi; x > up would give fl(x) >= up > hi), and likewise fl(x) >= lo
- * implies x >= down. Let d = fl(up - b), r = up - b exactly. When |d| <= 2^9 s, |r - d| <= ulp(d) / 2
- * <= 2^-15 s, so a passing child has lo_i <= r / s <= d inv + 2^-15 (d inv is exact: inv is a power
- * of two, and an underflowing product only matters below 2^-126, where lo_i <= 0 follows all the
- * same), hence lo_i + 1 <= fl(d inv + (1 + 2^-15)) =: U (monotone again, and lo_i + 1 is a float).
- * When d > 2^9 s, U > 256 passes every child; when d < -2^9 s, r < 0 (b > up) passes none, and
- * U < 0 neither. With d' = fl(down - b) the hi side gives 255 - hi_i + 1 <=
- * fl((256 + 2^-15) - d' inv) =: V the same way. U and V are clamped to [0, 256] (a NaN, from a NaN
- * box, to 0: no child) and truncated, and child i passes when lo_i < U and 255 - hi_i < V on all
- * three axes: every child the decoded test passes, and the others only when the box falls short of
- * them by less than 2^-15 s plus a rounding (quantised_box_test_passes_the_decoded_boxes_and_few_more).
- * One exception: where hi_i s overflows float (steps of 2^121 and more: a group spanning more than
- * 3.39e38) the decoded hi is +inf, and the test reads the real bound b + hi_i s instead, which
- * the encoder (qnode_reaches) makes cover the exact box too.
- * inv = 2^(127 - e) is the float whose exponent field is 254 - e: normal, since the encoder's steps are
- * at most 2^122 (a group spans less than 2^129, so e <= 249) and kcc_mesh_validate rejects e > 253. */
-#define KCC_QBOX_LO_BIAS 0x1.0002p0f     /* 1 + 2^-15 */
-#define KCC_QBOX_HI_BIAS 0x1.000002p8f   /* 256 + 2^-15 */
+/* The quantised groups' box test: the query box brought into the group's frame (kcc_pbox_qtest).
+ * Along axis k (base b, step s = 2^(e - 127), inv = 1 / s, exact) the decoded test passes child i
+ * when fl(b + lo_i s) <= hi and fl(b + hi_i s) >= lo (lo_i, hi_i its step counts). Rounding is
+ * monotone, so fl(x) <= hi implies x <= up (the float above hi; x > up would give
+ * fl(x) >= up > hi), and likewise fl(x) >= lo implies x >= down. Let d = fl(up - b), r = up - b
+ * exactly. When |d| <= 2^9 s, |r - d| <= ulp(d) / 2 <= 2^-15 s, so a passing child has
+ * lo_i <= r / s <= d inv + 2^-15 (d inv is exact: inv is a power of two; a product that
+ * underflows lies below 2^-126, where lo_i <= 0 follows all the same), hence
+ * lo_i <= fl(d inv + 2^-15) =: U (monotone again, and lo_i is a float). When d > 2^9 s, U > 2^9
+ * passes every child. With d' = fl(down - b) the hi side gives hi_i >= fl(d' inv - 2^-15) =: W the
+ * same way (when d' < -2^9 s, W < -2^9 passes every child). So child i passes when lo_i <= U and
+ * hi_i >= W on all three axes, compared in float: every child the decoded test passes, and the
+ * others only when the box falls short of them by less than 2^-14 s plus a rounding
+ * (quantised_box_test_passes_the_decoded_boxes_and_few_more). An infinite or overflowing U (W)
+ * passes every child; a NaN box bound is -inf as up (+inf as down: kcc_pbox_setup), whose U (W)
+ * passes none. One exception: where hi_i s overflows float (steps of 2^121 and more: a group
+ * spanning more than 3.39e38) the decoded hi is +inf, and the test reads the real bound
+ * b + hi_i s instead, which the encoder (qnode_reaches) makes cover the exact box too.
+ * inv = 2^(127 - e) is the float whose exponent field is 254 - e: normal, since the encoder's steps
+ * are at most 2^122 (a group spans less than 2^129, so e <= 249) and kcc_mesh_validate rejects
+ * e > 253. */
+#define KCC_QBOX_SLACK 0x1p-15f
 
 /// Bit i set when live child i's box overlaps the query box, for every child whose decoded box
 /// (kcc_qnode4_decode) does (kcc_pbox_test on it), and perhaps a child the box misses by less than
-/// a step's 2^-15 (the frame test above).
+/// a step's 2^-14 (the frame test above).
 KCC_HOT int kcc_pbox_qtest(const kcc_pbox *q, const kcc_qnode4 *g)
 {
 #if KCC_SSE
     const __m128 head = _mm_loadu_ps(g->base);
-    const __m128i zero = _mm_setzero_si128();
     /* lane k: inv = 2^(127 - e_k), the float whose exponent field is 254 - e_k (lane 3 unused) */
     const __m128i e = kcc_qnode4_exponents(g);
     const __m128 inv = _mm_castsi128_ps(_mm_slli_epi32(_mm_sub_epi32(_mm_set1_epi32(254), e), 23));
-    /* U = (up - b) inv + (1 + 2^-15); V = (b - down) inv + (256 + 2^-15), the same bits as
-     * (256 + 2^-15) - (down - b) inv (negation is exact) */
-    __m128 up = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(q->v_up, head), inv), _mm_set1_ps(KCC_QBOX_LO_BIAS));
-    __m128 down = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(head, q->v_down), inv), _mm_set1_ps(KCC_QBOX_HI_BIAS));
-    /* no NaN here (kcc_pbox_setup); below -2^31 the conversion gives INT_MIN, which packs to -32768 */
-    up = _mm_min_ps(up, _mm_set1_ps(256.0f));
-    down = _mm_min_ps(down, _mm_set1_ps(256.0f));
-    /* 16-bit lanes: U_x U_y U_z . V_x V_y V_z . ; per axis U in lanes 0..3, V in lanes 4..7 */
-    const __m128i uv = _mm_packs_epi32(_mm_cvttps_epi32(up), _mm_cvttps_epi32(down));
-    const __m128i ux = _mm_shufflehi_epi16(_mm_shufflelo_epi16(uv, 0x00), 0x00);
-    const __m128i uy = _mm_shufflehi_epi16(_mm_shufflelo_epi16(uv, 0x55), 0x55);
-    const __m128i uz = _mm_shufflehi_epi16(_mm_shufflelo_epi16(uv, 0xAA), 0xAA);
-    /* the child bytes, hi counts flipped to 255 - hi: lo_x hi_x lo_y hi_y, then lo_z hi_z */
-    const __m128i flip = _mm_set_epi32(-1, 0, -1, 0);
-    const __m128i xy = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)g->q[0]), flip);
-    const __m128i zz = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)g->q[2]), flip);
-    __m128i pass = _mm_cmpgt_epi16(ux, _mm_unpacklo_epi8(xy, zero));
-    pass = _mm_and_si128(pass, _mm_cmpgt_epi16(uy, _mm_unpackhi_epi8(xy, zero)));
-    pass = _mm_and_si128(pass, _mm_cmpgt_epi16(uz, _mm_unpacklo_epi8(zz, zero)));
-    const int bits = _mm_movemask_epi8(_mm_packs_epi16(pass, pass));
-    return bits & (bits >> 4) & g->slots;
+    const __m128 slack = _mm_set1_ps(KCC_QBOX_SLACK);
+    const __m128 u = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(q->v_up, head), inv), slack);
+    const __m128 w = _mm_sub_ps(_mm_mul_ps(_mm_sub_ps(q->v_down, head), inv), slack);
+    const __m128 ux = _mm_shuffle_ps(u, u, 0x00), uy = _mm_shuffle_ps(u, u, 0x55), uz = _mm_shuffle_ps(u, u, 0xAA);
+    const __m128 wx = _mm_shuffle_ps(w, w, 0x00), wy = _mm_shuffle_ps(w, w, 0x55), wz = _mm_shuffle_ps(w, w, 0xAA);
+    __m128 pass = _mm_and_ps(_mm_cmple_ps(kcc_qnode4_counts(g->q[0][0]), ux),
+                             _mm_cmpge_ps(kcc_qnode4_counts(g->q[0][1]), wx));
+    pass = _mm_and_ps(pass, _mm_and_ps(_mm_cmple_ps(kcc_qnode4_counts(g->q[1][0]), uy),
+                                       _mm_cmpge_ps(kcc_qnode4_counts(g->q[1][1]), wy)));
+    pass = _mm_and_ps(pass, _mm_and_ps(_mm_cmple_ps(kcc_qnode4_counts(g->q[2][0]), uz),
+                                       _mm_cmpge_ps(kcc_qnode4_counts(g->q[2][1]), wz)));
+    return _mm_movemask_ps(pass) & g->slots;
 #else
     int mask = g->slots;
     for (int k = 0; k < 3; ++k) {
@@ -1064,12 +1058,10 @@ KCC_HOT int kcc_pbox_qtest(const kcc_pbox *q, const kcc_qnode4 *g)
         field <<= 23;
         float inv;
         memcpy(&inv, &field, sizeof inv);
-        float up = (q->up[k] - g->base[k]) * inv + KCC_QBOX_LO_BIAS;
-        float down = (g->base[k] - q->down[k]) * inv + KCC_QBOX_HI_BIAS;
-        const int below = up > -1.0f ? (int)(up < 256.0f ? up : 256.0f) : -1;
-        const int above = down > -1.0f ? (int)(down < 256.0f ? down : 256.0f) : -1;
+        const float u = (q->up[k] - g->base[k]) * inv + KCC_QBOX_SLACK;
+        const float w = (q->down[k] - g->base[k]) * inv - KCC_QBOX_SLACK;
         for (int i = 0; i < 4; ++i)
-            if (!(g->q[k][0][i] < below && 255 - g->q[k][1][i] < above))
+            if (!((float)g->q[k][0][i] <= u && (float)g->q[k][1][i] >= w))
                 mask &= ~(1 << i);
     }
     return mask;
