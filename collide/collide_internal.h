@@ -435,7 +435,9 @@ struct kcc_mesh {
 /// How many of groups 1 .. KCC_MESH_TOP_GROUPS a mesh of quad_count groups has.
 static inline uint32_t kcc_mesh_top_count(uint32_t quad_count)
 {
-    return quad_count > KCC_MESH_TOP_GROUPS ? KCC_MESH_TOP_GROUPS : quad_count > 0 ? quad_count - 1u : 0u;
+    if (quad_count > KCC_MESH_TOP_GROUPS)
+        return KCC_MESH_TOP_GROUPS;
+    return quad_count > 0 ? quad_count - 1u : 0u;
 }
 
 /// Most input triangles a mesh stores its indices for in 16 bits (kcc_mesh.narrow_ids).
@@ -1042,8 +1044,9 @@ KCC_HOT int kcc_pbox_qtest(const kcc_pbox *q, const kcc_qnode4 *g)
     const __m128 slack = _mm_set1_ps(KCC_QBOX_SLACK);
     const __m128 u = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(q->v_up, head), inv), slack);
     const __m128 w = _mm_sub_ps(_mm_mul_ps(_mm_sub_ps(q->v_down, head), inv), slack);
-    const __m128 ux = _mm_shuffle_ps(u, u, 0x00), uy = _mm_shuffle_ps(u, u, 0x55), uz = _mm_shuffle_ps(u, u, 0xAA);
-    const __m128 wx = _mm_shuffle_ps(w, w, 0x00), wy = _mm_shuffle_ps(w, w, 0x55), wz = _mm_shuffle_ps(w, w, 0xAA);
+    const __m128 ux = _mm_shuffle_ps(u, u, 0x00), wx = _mm_shuffle_ps(w, w, 0x00);
+    const __m128 uy = _mm_shuffle_ps(u, u, 0x55), wy = _mm_shuffle_ps(w, w, 0x55);
+    const __m128 uz = _mm_shuffle_ps(u, u, 0xAA), wz = _mm_shuffle_ps(w, w, 0xAA);
     __m128 pass = _mm_and_ps(_mm_cmple_ps(kcc_qnode4_counts(g->q[0][0]), ux),
                              _mm_cmpge_ps(kcc_qnode4_counts(g->q[0][1]), wx));
     pass = _mm_and_ps(pass, _mm_and_ps(_mm_cmple_ps(kcc_qnode4_counts(g->q[1][0]), uy),
