@@ -203,6 +203,17 @@ typedef struct kcc_node4 {
 } kcc_node4;
 _Static_assert(sizeof(kcc_node4) == 4 * 32, "a tree node is 32 bytes (four siblings per group)");
 
+/// A group's four children's boxes in float, laid out as kcc_node4's first 96 bytes: all the box
+/// test (kcc_pbox_test4) and the slab test (kcc_pray_test_planes, by kcc_pray's byte offsets) read.
+typedef struct kcc_box4 {
+    float x[2][4];
+    float y[2][4];
+    float z[2][4];
+} kcc_box4;
+_Static_assert(offsetof(kcc_box4, y) == offsetof(kcc_node4, y) &&
+               offsetof(kcc_box4, z) == offsetof(kcc_node4, z) && sizeof(kcc_box4) == 96,
+               "a group's float boxes sit where kcc_node4 holds them");
+
 /// Input indices, slots and duplicate-list offsets as a mesh stores them: 16-bit where the mesh has
 /// at most 65,536 input triangles (kcc_mesh.narrow_ids: every such value is at most 65,535), 32-bit
 /// above. Read through kcc_index_at (and the accessors below), never directly.
@@ -259,8 +270,12 @@ KCC_HOT __m128i kcc_qnode4_exponents(const kcc_qnode4 *g)
 {
     int32_t word;
     memcpy(&word, g->exp, sizeof word);
+#if defined(__SSE4_1__)
+    return _mm_cvtepu8_epi32(_mm_cvtsi32_si128(word));
+#else
     const __m128i zero = _mm_setzero_si128();
     return _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(word), zero), zero);
+#endif
 }
 
 /// g's frame: the bases from its first three floats, each step from its exponent byte moved into
@@ -361,6 +376,8 @@ struct kcc_mesh {
                                    ///< no live triangle
     kcc_node4       root;          ///< groups[0] decoded (kcc_qnode4_decode): every walk tests the
                                    ///< root group, so it is decoded once per mesh, not per query
+    kcc_box4       *top;           ///< the boxes of groups 1 .. KCC_MESH_TOP_GROUPS (those of them
+                                   ///< the mesh has) decoded: top[g - 1] (kcc_mesh_top_count)
     float         (*verts)[3];     ///< vertex_count corners (the exact input floats), numbered in
                                    ///< order of first use by the slots, and one float of padding
                                    ///< after them (four-float loads); a corner repeats only where
@@ -409,6 +426,19 @@ struct kcc_mesh {
                                    ///< from another build at the same address (a rebuilt level, or
                                    ///< another process that saved the character) is never used
 };
+
+/// Groups after the root whose boxes a tree mesh keeps decoded (kcc_mesh.top): in the depth-first
+/// layout the root's inner children (and, below a root with fewer, the first one's children), the
+/// groups every walk that leaves the root tests next. 384 bytes a mesh.
+#define KCC_MESH_TOP_GROUPS 4u
+
+/// How many of groups 1 .. KCC_MESH_TOP_GROUPS a mesh of quad_count groups has.
+static inline uint32_t kcc_mesh_top_count(uint32_t quad_count)
+{
+    if (quad_count > KCC_MESH_TOP_GROUPS)
+        return KCC_MESH_TOP_GROUPS;
+    return quad_count > 0 ? quad_count - 1u : 0u;
+}
 
 /// Most input triangles a mesh stores its indices for in 16 bits (kcc_mesh.narrow_ids).
 #define KCC_MESH_NARROW_IDS 65536u
@@ -668,10 +698,11 @@ KCC_HOT int kcc_pray_slabs(const kcc_pray *r, const __m128 pn[3], const __m128 p
 #endif
 
 /// Tests the four children of a group against the segment [0, tmax]; bit i of the result is set
-/// when child i is entered, and out_t[i] is its (shrunk) entry distance.
-KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, float out_t[4])
+/// when child i is entered, and out_t[i] is its (shrunk) entry distance. The boxes are read at
+/// kcc_pray's byte offsets from `planes`: a kcc_node4 or a kcc_box4.
+KCC_HOT int kcc_pray_test_planes(const kcc_pray *r, const void *planes, float tmax, float out_t[4])
 {
-    const char *b = (const char *)q;
+    const char *b = (const char *)planes;
 #if KCC_SSE
     __m128 pn[3], pf[3];
     for (int k = 0; k < 3; ++k) {
@@ -697,6 +728,12 @@ KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, flo
     }
     return mask;
 #endif
+}
+
+/// kcc_pray_test_planes of float group q.
+KCC_HOT int kcc_pray_test(const kcc_pray *r, const kcc_node4 *q, float tmax, float out_t[4])
+{
+    return kcc_pray_test_planes(r, q, tmax, out_t);
 }
 
 /// kcc_pray_test of the decoded group g (kcc_qnode4_decode), computed from g in place: the same
@@ -792,7 +829,7 @@ KCC_HOT uint32_t kcc_descend(kcc_stack_entry *stack, uint32_t sp, const kcc_node
 typedef float (*kcc_leaf_visit)(void *ctx, uint32_t first, uint32_t count);
 
 /// The slab test of group g of a walk's groups (kcc_pray_test's mask and distances) and its links:
-/// kcc_node4_ray for float groups, kcc_qnode4_ray for a mesh's quantised ones.
+/// kcc_node4_ray for float groups, kcc_mesh_group_ray for a tree mesh's.
 typedef int (*kcc_group_ray)(const void *groups, uint32_t g, const kcc_pray *r, float tmax,
                              float out_t[4], kcc_links *links);
 
@@ -806,13 +843,18 @@ KCC_HOT int kcc_node4_ray(const void *groups, uint32_t g, const kcc_pray *r, flo
     return kcc_pray_test(r, q, tmax, out_t);
 }
 
-KCC_HOT int kcc_qnode4_ray(const void *groups, uint32_t g, const kcc_pray *r, float tmax,
-                           float out_t[4], kcc_links *links)
+/// The slab test of group g of the tree mesh `mesh` (not the root): on its decoded boxes for the
+/// top groups (kcc_mesh.top; the same mask and distances as kcc_pray_qtest), in place otherwise.
+KCC_HOT int kcc_mesh_group_ray(const void *mesh, uint32_t g, const kcc_pray *r, float tmax,
+                               float out_t[4], kcc_links *links)
 {
-    const kcc_qnode4 *q = &((const kcc_qnode4 *)groups)[g];
+    const kcc_mesh *m = (const kcc_mesh *)mesh;
+    const kcc_qnode4 *q = &m->groups[g];
     links->first = q->first;
     links->count = NULL;
     links->count8 = q->count;
+    if (g - 1u < KCC_MESH_TOP_GROUPS)
+        return kcc_pray_test_planes(r, &m->top[g - 1u], tmax, out_t);
     return kcc_pray_qtest(r, q, tmax, out_t);
 }
 
@@ -820,7 +862,8 @@ KCC_HOT int kcc_qnode4_ray(const void *groups, uint32_t g, const kcc_pray *r, fl
 /// group's test enters within [0, limit], keeps the others on a fixed stack, and after each leaf
 /// pops the nearest pending child not beyond the limit the leaf visit returned. The root group is
 /// tested as the float group root (groups[0] itself, or a mesh's decoded copy: the same mask and
-/// distances as its quantised test, kcc_pray_qtest). Forced inline, so the group test and the
+/// distances as its quantised test, kcc_pray_qtest); `groups` is what `test` reads the others from
+/// (the float groups, or the mesh). Forced inline, so the group test and the
 /// visit (constant functions) are inlined into each query.
 KCC_HOT void kcc_walk_groups(const void *groups, const kcc_node4 *root, kcc_group_ray test,
                              const kcc_pray *r, float limit, kcc_leaf_visit visit, void *ctx)
@@ -858,11 +901,11 @@ KCC_HOT void kcc_walk_nearest(const kcc_node4 *quads, const kcc_pray *r, float l
     kcc_walk_groups(quads, quads, kcc_node4_ray, r, limit, visit, ctx);
 }
 
-/// kcc_walk_groups over a tree mesh's quantised groups.
+/// kcc_walk_groups over a tree mesh's groups.
 KCC_HOT void kcc_mesh_walk_nearest(const kcc_mesh *mesh, const kcc_pray *r, float limit,
                                    kcc_leaf_visit visit, void *ctx)
 {
-    kcc_walk_groups(mesh->groups, &mesh->root, kcc_qnode4_ray, r, limit, visit, ctx);
+    kcc_walk_groups(mesh, &mesh->root, kcc_mesh_group_ray, r, limit, visit, ctx);
 }
 
 /// Group g of a tree mesh decoded into *scratch (kcc_qnode4_decode): for the walks that read
@@ -965,61 +1008,52 @@ KCC_HOT int kcc_pbox_test(const kcc_pbox *q, const kcc_node4 *n)
     return kcc_pbox_test4(q, n->x[0], n->x[1], n->y[0], n->y[1], n->z[0], n->z[1]);
 }
 
-/* The quantised groups' box test: the query box brought into the group's frame once, the child
- * bytes compared with it in integers (kcc_pbox_qtest). Along axis k (base b, step s = 2^(e - 127),
- * inv = 1 / s, exact) the decoded test passes child i when fl(b + lo_i s) <= hi and
- * fl(b + hi_i s) >= lo (lo_i, hi_i its step counts). Rounding is monotone, so fl(x) <= hi implies
- * x <= up (the float above hi; x > up would give fl(x) >= up > hi), and likewise fl(x) >= lo
- * implies x >= down. Let d = fl(up - b), r = up - b exactly. When |d| <= 2^9 s, |r - d| <= ulp(d) / 2
- * <= 2^-15 s, so a passing child has lo_i <= r / s <= d inv + 2^-15 (d inv is exact: inv is a power
- * of two, and an underflowing product only matters below 2^-126, where lo_i <= 0 follows all the
- * same), hence lo_i + 1 <= fl(d inv + (1 + 2^-15)) =: U (monotone again, and lo_i + 1 is a float).
- * When d > 2^9 s, U > 256 passes every child; when d < -2^9 s, r < 0 (b > up) passes none, and
- * U < 0 neither. With d' = fl(down - b) the hi side gives 255 - hi_i + 1 <=
- * fl((256 + 2^-15) - d' inv) =: V the same way. U and V are clamped to [0, 256] (a NaN, from a NaN
- * box, to 0: no child) and truncated, and child i passes when lo_i < U and 255 - hi_i < V on all
- * three axes: every child the decoded test passes, and the others only when the box falls short of
- * them by less than 2^-15 s plus a rounding (quantised_box_test_passes_the_decoded_boxes_and_few_more).
- * One exception: where hi_i s overflows float (steps of 2^121 and more: a group spanning more than
- * 3.39e38) the decoded hi is +inf, and the test reads the real bound b + hi_i s instead, which
- * the encoder (qnode_reaches) makes cover the exact box too.
- * inv = 2^(127 - e) is the float whose exponent field is 254 - e: normal, since the encoder's steps are
- * at most 2^122 (a group spans less than 2^129, so e <= 249) and kcc_mesh_validate rejects e > 253. */
-#define KCC_QBOX_LO_BIAS 0x1.0002p0f     /* 1 + 2^-15 */
-#define KCC_QBOX_HI_BIAS 0x1.000002p8f   /* 256 + 2^-15 */
+/* The quantised groups' box test: the query box brought into the group's frame (kcc_pbox_qtest).
+ * Along axis k (base b, step s = 2^(e - 127), inv = 1 / s, exact) the decoded test passes child i
+ * when fl(b + lo_i s) <= hi and fl(b + hi_i s) >= lo (lo_i, hi_i its step counts). Rounding is
+ * monotone, so fl(x) <= hi implies x <= up (the float above hi; x > up would give
+ * fl(x) >= up > hi), and likewise fl(x) >= lo implies x >= down. Let d = fl(up - b), r = up - b
+ * exactly. When |d| <= 2^9 s, |r - d| <= ulp(d) / 2 <= 2^-15 s, so a passing child has
+ * lo_i <= r / s <= d inv + 2^-15 (d inv is exact: inv is a power of two; a product that
+ * underflows lies below 2^-126, where lo_i <= 0 follows all the same), hence
+ * lo_i <= fl(d inv + 2^-15) =: U (monotone again, and lo_i is a float). When d > 2^9 s, U > 2^9
+ * passes every child. With d' = fl(down - b) the hi side gives hi_i >= fl(d' inv - 2^-15) =: W the
+ * same way (when d' < -2^9 s, W < -2^9 passes every child). So child i passes when lo_i <= U and
+ * hi_i >= W on all three axes, compared in float: every child the decoded test passes, and the
+ * others only when the box falls short of them by less than 2^-14 s plus a rounding
+ * (quantised_box_test_passes_the_decoded_boxes_and_few_more). An infinite or overflowing U (W)
+ * passes every child; a NaN box bound is -inf as up (+inf as down: kcc_pbox_setup), whose U (W)
+ * passes none. One exception: where hi_i s overflows float (steps of 2^121 and more: a group
+ * spanning more than 3.39e38) the decoded hi is +inf, and the test reads the real bound
+ * b + hi_i s instead, which the encoder (qnode_reaches) makes cover the exact box too.
+ * inv = 2^(127 - e) is the float whose exponent field is 254 - e: normal, since the encoder's steps
+ * are at most 2^122 (a group spans less than 2^129, so e <= 249) and kcc_mesh_validate rejects
+ * e > 253. */
+#define KCC_QBOX_SLACK 0x1p-15f
 
 /// Bit i set when live child i's box overlaps the query box, for every child whose decoded box
 /// (kcc_qnode4_decode) does (kcc_pbox_test on it), and perhaps a child the box misses by less than
-/// a step's 2^-15 (the frame test above).
+/// a step's 2^-14 (the frame test above).
 KCC_HOT int kcc_pbox_qtest(const kcc_pbox *q, const kcc_qnode4 *g)
 {
 #if KCC_SSE
     const __m128 head = _mm_loadu_ps(g->base);
-    const __m128i zero = _mm_setzero_si128();
     /* lane k: inv = 2^(127 - e_k), the float whose exponent field is 254 - e_k (lane 3 unused) */
     const __m128i e = kcc_qnode4_exponents(g);
     const __m128 inv = _mm_castsi128_ps(_mm_slli_epi32(_mm_sub_epi32(_mm_set1_epi32(254), e), 23));
-    /* U = (up - b) inv + (1 + 2^-15); V = (b - down) inv + (256 + 2^-15), the same bits as
-     * (256 + 2^-15) - (down - b) inv (negation is exact) */
-    __m128 up = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(q->v_up, head), inv), _mm_set1_ps(KCC_QBOX_LO_BIAS));
-    __m128 down = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(head, q->v_down), inv), _mm_set1_ps(KCC_QBOX_HI_BIAS));
-    /* no NaN here (kcc_pbox_setup); below -2^31 the conversion gives INT_MIN, which packs to -32768 */
-    up = _mm_min_ps(up, _mm_set1_ps(256.0f));
-    down = _mm_min_ps(down, _mm_set1_ps(256.0f));
-    /* 16-bit lanes: U_x U_y U_z . V_x V_y V_z . ; per axis U in lanes 0..3, V in lanes 4..7 */
-    const __m128i uv = _mm_packs_epi32(_mm_cvttps_epi32(up), _mm_cvttps_epi32(down));
-    const __m128i ux = _mm_shufflehi_epi16(_mm_shufflelo_epi16(uv, 0x00), 0x00);
-    const __m128i uy = _mm_shufflehi_epi16(_mm_shufflelo_epi16(uv, 0x55), 0x55);
-    const __m128i uz = _mm_shufflehi_epi16(_mm_shufflelo_epi16(uv, 0xAA), 0xAA);
-    /* the child bytes, hi counts flipped to 255 - hi: lo_x hi_x lo_y hi_y, then lo_z hi_z */
-    const __m128i flip = _mm_set_epi32(-1, 0, -1, 0);
-    const __m128i xy = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)g->q[0]), flip);
-    const __m128i zz = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)g->q[2]), flip);
-    __m128i pass = _mm_cmpgt_epi16(ux, _mm_unpacklo_epi8(xy, zero));
-    pass = _mm_and_si128(pass, _mm_cmpgt_epi16(uy, _mm_unpackhi_epi8(xy, zero)));
-    pass = _mm_and_si128(pass, _mm_cmpgt_epi16(uz, _mm_unpacklo_epi8(zz, zero)));
-    const int bits = _mm_movemask_epi8(_mm_packs_epi16(pass, pass));
-    return bits & (bits >> 4) & g->slots;
+    const __m128 slack = _mm_set1_ps(KCC_QBOX_SLACK);
+    const __m128 u = _mm_add_ps(_mm_mul_ps(_mm_sub_ps(q->v_up, head), inv), slack);
+    const __m128 w = _mm_sub_ps(_mm_mul_ps(_mm_sub_ps(q->v_down, head), inv), slack);
+    const __m128 ux = _mm_shuffle_ps(u, u, 0x00), wx = _mm_shuffle_ps(w, w, 0x00);
+    const __m128 uy = _mm_shuffle_ps(u, u, 0x55), wy = _mm_shuffle_ps(w, w, 0x55);
+    const __m128 uz = _mm_shuffle_ps(u, u, 0xAA), wz = _mm_shuffle_ps(w, w, 0xAA);
+    __m128 pass = _mm_and_ps(_mm_cmple_ps(kcc_qnode4_counts(g->q[0][0]), ux),
+                             _mm_cmpge_ps(kcc_qnode4_counts(g->q[0][1]), wx));
+    pass = _mm_and_ps(pass, _mm_and_ps(_mm_cmple_ps(kcc_qnode4_counts(g->q[1][0]), uy),
+                                       _mm_cmpge_ps(kcc_qnode4_counts(g->q[1][1]), wy)));
+    pass = _mm_and_ps(pass, _mm_and_ps(_mm_cmple_ps(kcc_qnode4_counts(g->q[2][0]), uz),
+                                       _mm_cmpge_ps(kcc_qnode4_counts(g->q[2][1]), wz)));
+    return _mm_movemask_ps(pass) & g->slots;
 #else
     int mask = g->slots;
     for (int k = 0; k < 3; ++k) {
@@ -1027,12 +1061,10 @@ KCC_HOT int kcc_pbox_qtest(const kcc_pbox *q, const kcc_qnode4 *g)
         field <<= 23;
         float inv;
         memcpy(&inv, &field, sizeof inv);
-        float up = (q->up[k] - g->base[k]) * inv + KCC_QBOX_LO_BIAS;
-        float down = (g->base[k] - q->down[k]) * inv + KCC_QBOX_HI_BIAS;
-        const int below = up > -1.0f ? (int)(up < 256.0f ? up : 256.0f) : -1;
-        const int above = down > -1.0f ? (int)(down < 256.0f ? down : 256.0f) : -1;
+        const float u = (q->up[k] - g->base[k]) * inv + KCC_QBOX_SLACK;
+        const float w = (q->down[k] - g->base[k]) * inv - KCC_QBOX_SLACK;
         for (int i = 0; i < 4; ++i)
-            if (!(g->q[k][0][i] < below && 255 - g->q[k][1][i] < above))
+            if (!((float)g->q[k][0][i] <= u && (float)g->q[k][1][i] >= w))
                 mask &= ~(1 << i);
     }
     return mask;
@@ -1054,12 +1086,24 @@ KCC_HOT int kcc_qnode4_inner_mask(const kcc_qnode4 *g)
 #endif
 }
 
-/// The box test of group g of a tree mesh (kcc_pbox_qtest), the root group's in float on its decoded
-/// copy (kcc_mesh.root, kcc_pbox_test): every child whose decoded box the box overlaps, as the
-/// quantised test passes them, without the few more that test may pass.
+/// The box test of group g (not the root) of a tree mesh: in float on the decoded boxes of the top
+/// groups (kcc_mesh.top), in the group's frame otherwise (kcc_pbox_qtest).
+KCC_HOT int kcc_mesh_inner_group_box_test(const kcc_mesh *mesh, uint32_t g, const kcc_pbox *q)
+{
+    if (g - 1u < KCC_MESH_TOP_GROUPS) {
+        const kcc_box4 *b = &mesh->top[g - 1u];
+        return kcc_pbox_test4(q, b->x[0], b->x[1], b->y[0], b->y[1], b->z[0], b->z[1]);
+    }
+    return kcc_pbox_qtest(q, &mesh->groups[g]);
+}
+
+/// The box test of group g of a tree mesh (kcc_pbox_qtest), the root group's and the top groups' in
+/// float on their decoded copies (kcc_mesh.root, kcc_mesh.top; kcc_pbox_test): every child whose
+/// decoded box the box overlaps, as the quantised test passes them, without the few more that
+/// test may pass.
 KCC_HOT int kcc_mesh_group_box_test(const kcc_mesh *mesh, uint32_t g, const kcc_pbox *q)
 {
-    return g == 0 ? kcc_pbox_test(q, &mesh->root) : kcc_pbox_qtest(q, &mesh->groups[g]);
+    return g == 0 ? kcc_pbox_test(q, &mesh->root) : kcc_mesh_inner_group_box_test(mesh, g, q);
 }
 
 /* mesh.c */

@@ -255,7 +255,7 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
     const uint64_t bytes = off_vtable + (sizeof(uint32_t) << out->vtable_bits);
     /* The mesh's own block, allocated after the build: everything but the groups, plus at most
      * n groups. */
-    const uint64_t fixed = round_up(sizeof(kcc_mesh)) +
+    const uint64_t fixed = round_up(sizeof(kcc_mesh)) + KCC_MESH_TOP_GROUPS * sizeof(kcc_box4) +
                            (uint64_t)n * (sizeof(kcc_tri) + 3 * sizeof(uint32_t) + 5 * sizeof(uint32_t));
     if (fixed + (uint64_t)n * sizeof(kcc_qnode4) > (uint64_t)SIZE_MAX / 2 ||
         bytes > (uint64_t)SIZE_MAX / 2)
@@ -325,12 +325,14 @@ static uint64_t link_bytes(uint32_t triangles, uint32_t links, size_t id_bytes)
     return marks_bytes(triangles) + (uint64_t)links * id_bytes;
 }
 
-/* The mesh's single block: the struct, quad_count groups, then the shared vertices (and their
- * padding float), the corner bases, the stored triangles' corner offsets, tri_id, the back links
- * and the duplicate lists (when there are duplicates). NULL when the allocator fails. */
+/* The mesh's single block: the struct, the top groups' boxes (kcc_mesh.top), quad_count groups,
+ * then the shared vertices (and their padding float), the corner bases, the stored triangles'
+ * corner offsets, tri_id, the back links and the duplicate lists (when there are duplicates). NULL
+ * when the allocator fails. */
 static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint32_t quad_count)
 {
-    const uint64_t off_groups = round_up(sizeof(kcc_mesh));
+    const uint64_t off_top = round_up(sizeof(kcc_mesh));
+    const uint64_t off_groups = round_up(off_top + kcc_mesh_top_count(quad_count) * sizeof(kcc_box4));
     const uint64_t off_verts = off_groups + (uint64_t)quad_count * sizeof(kcc_qnode4);
     const uint64_t blocks = ((uint64_t)sz->slots + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK;
     const uint64_t off_base = off_verts + ((uint64_t)sz->vertices * 3u + 1u) * sizeof(float);
@@ -352,6 +354,7 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     memset(m, 0, sizeof *m);
     m->allocator = *al;
     m->block_bytes = (size_t)total;
+    m->top = (kcc_box4 *)(void *)(block + off_top);
     m->groups = (kcc_qnode4 *)(void *)(block + off_groups);
     m->verts = (float(*)[3])(void *)(block + off_verts);
     m->verts[sz->vertices][0] = 0.0f; /* the padding */
@@ -569,6 +572,10 @@ static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc 
 {
     kcc_tree_collapse(sc->pairs, NULL, m->groups, sc->queue);
     kcc_qnode4_decode(&m->groups[0], &m->root);
+    for (uint32_t g = 1; g <= kcc_mesh_top_count(m->quad_count); ++g) {
+        kcc_node4 decoded;
+        memcpy(&m->top[g - 1u], kcc_qnode4_decode(&m->groups[g], &decoded), sizeof m->top[0]);
+    }
     uint32_t slots = 0;
     for (uint32_t q = 0; q < m->quad_count; ++q)
         for (int i = 0; i < 4; ++i)
@@ -978,8 +985,8 @@ KCC_HOT uint32_t box_walk_under(const kcc_mesh *mesh, uint32_t first, uint32_t c
         return box_slot_run(mesh, first, first + count, &qb, answer, out, capacity, found);
     uint32_t stack[KCC_TREE_STACK];
     uint32_t sp = 0, g = first;
-    /* the first group's test (the root's in float: kcc_mesh_group_box_test); every later group is an
-     * inner child, never the root */
+    /* the first group's test (the root's and the top groups' in float: kcc_mesh_group_box_test);
+     * every later group is an inner child, never the root */
     int mask = kcc_mesh_group_box_test(mesh, g, &qb);
     for (;;) {
         const kcc_qnode4 *q = &mesh->groups[g];
@@ -997,7 +1004,7 @@ KCC_HOT uint32_t box_walk_under(const kcc_mesh *mesh, uint32_t first, uint32_t c
         if (sp == 0)
             return found;
         g = stack[--sp];
-        mask = kcc_pbox_qtest(&qb, &mesh->groups[g]);
+        mask = kcc_mesh_inner_group_box_test(mesh, g, &qb);
     }
 }
 

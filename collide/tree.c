@@ -832,6 +832,11 @@ kcc_status kcc_mesh_validate(const kcc_mesh *mesh)
     kcc_node4 decoded; /* the root's float copy, which the walks test in the root's place */
     if (memcmp(kcc_qnode4_decode(&mesh->groups[0], &decoded), &mesh->root, sizeof decoded) != 0)
         return KCC_ERR_CORRUPT;
+    for (uint32_t g = 1; g <= kcc_mesh_top_count(mesh->quad_count); ++g) { /* the top groups' boxes */
+        kcc_qnode4_decode(&mesh->groups[g], &decoded);
+        if (memcmp(&decoded, &mesh->top[g - 1u], sizeof mesh->top[0]) != 0)
+            return KCC_ERR_CORRUPT;
+    }
     while (sp > 0) {
         const check_item item = stack[--sp];
         const kcc_qnode4 *q = &mesh->groups[item.group];

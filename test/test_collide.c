@@ -2309,6 +2309,7 @@ static kcc_mesh *mesh_copy(const kcc_mesh *m)
     memcpy(block, m, bytes);
     kcc_mesh *c = (kcc_mesh *)(void *)block;
     const char *base = (const char *)m;
+    c->top = (kcc_box4 *)(void *)(block + ((const char *)m->top - base));
     c->groups = (kcc_qnode4 *)(void *)(block + ((const char *)m->groups - base));
     c->verts = (float(*)[3])(void *)(block + ((const char *)m->verts - base));
     c->corner_base = (uint32_t *)(void *)(block + ((const char *)m->corner_base - base));
@@ -2340,7 +2341,7 @@ static void find_slot(const kcc_mesh *m, uint32_t from, bool want_leaf, uint32_t
     fail_msg("no such slot");
 }
 
-enum { CORRUPTIONS = 12 };
+enum { CORRUPTIONS = 13 };
 
 /* A corner offset of a copy naming a vertex past the stored ones. Only a block whose base lies
  * within 255 of the vertex count has such an offset: on a large mesh each block's base is as low
@@ -2407,6 +2408,9 @@ static void corrupt(kcc_mesh *c, int which)
         break;
     case 10: /* the root group's float copy, which the walks test, disagrees with the root group */
         c->root.y[1][0] = nextafterf(c->root.y[1][0], -INFINITY);
+        break;
+    case 11: /* a top group's float boxes, which the walks test, disagree with the group */
+        c->top[kcc_mesh_top_count(c->quad_count) - 1u].z[0][0] += 1.0f;
         break;
     default: /* a triangle moved out of its leaf */
         c->verts[c->corner_base[last / KCC_CORNER_BLOCK] + c->corners[last][0]][0] += 1000.0f;
