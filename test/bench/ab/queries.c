@@ -9,6 +9,7 @@
 #define SIDE_NAME "B"
 #define SIDE ab_side_b
 kcc_status B_kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh);
+kcc_status B_kcc_level_build_mesh(const kcc_level *level, kcc_mesh **out_mesh);
 void B_kcc_mesh_destroy(kcc_mesh *mesh);
 void B_kcc_mesh_bounds(const kcc_mesh *mesh, vec3 out[2]);
 bool B_kcc_mesh_raycast(const kcc_mesh *mesh, const vec3 origin, const vec3 dir, float max_t,

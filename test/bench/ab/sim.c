@@ -7,6 +7,7 @@
 #define K(x) B_##x
 #define SIM(x) simB_##x
 kcc_status B_kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh);
+kcc_status B_kcc_level_build_mesh(const kcc_level *level, kcc_mesh **out_mesh);
 kcc_status B_kcc_character_init(kcc_character *ch, const kcc_character_desc *desc, const vec3 center);
 void B_kcc_character_move(kcc_character *ch, const kcc_mesh *mesh, const vec3 displacement,
                           kcc_move_result *result);
