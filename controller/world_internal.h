@@ -45,11 +45,6 @@ typedef struct world_character {
     kcc_contact_sink pushers;       ///< the movers that pushed it this step, for its contacts
     footing         before_move;    ///< where its own move started this step (after riding and
                                     ///< pushing): what the resolve pass puts back
-    bool            ends_inside_earlier; ///< its move ended inside a character's before it
-                                    ///< (as they ended: the resolve pass's first look)
-    bool            put_back;       ///< the resolve pass put it back this step
-    bool            ask_again;      ///< the resolve pass put back a neighbour earlier in the order
-                                    ///< this step: whether it ends inside one is asked again
     vec3            step_start;     ///< m, its centre when the step began (the snapshot's)
     vec3            last_motion;    ///< m, how far it went over its last step, end to end: what
                                     ///< carries a character standing on it in the next step
@@ -133,6 +128,9 @@ struct kcc_world_characters {
     uint8_t         *alive;        ///< slots[i].live, packed: what a step scans for the live slots
     uint8_t         *to_place;     ///< by live index: it may ride or be pushed this step (the
                                    ///< snapshot's mark: the placing phase skips the others)
+    uint8_t         *resolve_marks; ///< by slot: what the resolve pass reads and writes of each
+                                   ///< character (RESOLVE_ bits), apart from the slots so that
+                                   ///< its walk over every character reads a byte each
     uint32_t        *live;         ///< the live slots, ascending (rebuilt every step)
     mover_motion    *motions;      ///< body_capacity: the step's movers' motions (kcc_world_movers'
                                    ///< order)
@@ -152,6 +150,16 @@ struct kcc_world_characters {
                                    ///< (no kcc_world_source_split): the same results, bit for bit
 };
 
+
+/// The bits of kcc_world_characters.resolve_marks, set for the step by resolve_flags_task.
+enum {
+    RESOLVE_ENDS_INSIDE = 1, ///< its move ended inside a character's before it (as they ended:
+                             ///< the resolve pass's first look)
+    RESOLVE_ASK_AGAIN = 2,   ///< the resolve pass put back a neighbour earlier in the order: whether
+                             ///< it ends inside one is asked again
+    RESOLVE_PUT_BACK = 4,    ///< the resolve pass put it back
+    RESOLVE_RIDES = 8,       ///< its move ended standing on another character
+};
 
 /// Whether characters at slots a and b are solid to each other: each one's mask has a layer of the
 /// other (the rule the world source applies to the boxes it lists: kcc_world_source.box_layers).

@@ -482,22 +482,26 @@ static bool earlier_put_back(const struct kcc_world_characters *cs, uint32_t i)
     uint32_t n;
     const uint32_t *near = end_neighbours(cs, i, &n);
     for (uint32_t j = 0; j < n; ++j)
-        if (near[j] < slot && cs->slots[near[j]].put_back)
+        if (near[j] < slot && cs->resolve_marks[near[j]] & RESOLVE_PUT_BACK)
             return true;
     return false;
 }
 
-/// Whether each character's box at the end of its move overlaps an earlier one's (each writes its
-/// own slot only): what the resolve pass asks first, asked over the task hooks.
+/// What the resolve pass asks first, asked over the task hooks (each writes its own slot only):
+/// whether each character's box at the end of its move overlaps an earlier one's, whether it ended
+/// on another character (riders), and its motion over the step (last_motion), which the resolve
+/// pass changes only for a character it puts back.
 static void resolve_flags_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
 {
     (void)worker;
     const step_context *ctx = task_context;
     struct kcc_world_characters *cs = ctx->cs;
     for (uint32_t i = begin; i < end; ++i) {
-        world_character *wc = &cs->slots[cs->live[i]];
-        wc->ends_inside_earlier = i > 0 && overlaps_earlier(cs, i);
-        wc->put_back = wc->ask_again = false;
+        const uint32_t slot = cs->live[i];
+        world_character *wc = &cs->slots[slot];
+        glm_vec3_sub(wc->ch.position, wc->step_start, wc->last_motion);
+        cs->resolve_marks[slot] = (uint8_t)((i > 0 && overlaps_earlier(cs, i) ? RESOLVE_ENDS_INSIDE : 0) |
+                                            (wc->result.ground_character != 0 ? RESOLVE_RIDES : 0));
     }
 }
 
@@ -511,38 +515,47 @@ static void tell_later_neighbours(struct kcc_world_characters *cs, uint32_t i)
     const uint32_t *near = end_neighbours(cs, i, &n);
     for (uint32_t j = 0; j < n; ++j)
         if (near[j] > slot)
-            cs->slots[near[j]].ask_again = true;
+            cs->resolve_marks[near[j]] |= RESOLVE_ASK_AGAIN;
 }
 
 /// Characters moved at once, each seeing the others where their moves started: two may end in the
 /// same space. In slot order, a character whose box overlaps an earlier one's goes back to where
 /// its move started (clear of every other character's move, which saw it there). Whether it
 /// overlaps was asked in parallel (resolve_flags_task) with every box where its move ended; it is
-/// asked again only when an earlier neighbour has been put back since.
+/// asked again only when an earlier neighbour has been put back since. Counts the riders (what
+/// the next step's placing pass waits for) on the way; a character's slot is read only when it is
+/// asked again or ends inside an earlier one (the walk reads its marks, a byte each).
 static void resolve_character_overlaps(struct kcc_world_characters *cs)
 {
     bool any_put_back = false;
-    for (uint32_t i = 1; i < cs->live_count; ++i) {
-        world_character *wc = &cs->slots[cs->live[i]];
-        const bool ask_again = cs->near.all ? any_put_back && earlier_put_back(cs, i) : wc->ask_again;
-        KCC_ASSERT(ask_again || wc->ends_inside_earlier == overlaps_earlier(cs, i));
-        if (!(ask_again ? overlaps_earlier(cs, i) : wc->ends_inside_earlier))
+    uint32_t riders = 0;
+    for (uint32_t i = 0; i < cs->live_count; ++i) {
+        const uint32_t slot = cs->live[i];
+        const unsigned marks = cs->resolve_marks[slot];
+        riders += (marks & RESOLVE_RIDES) != 0;
+        const bool ask_again = cs->near.all ? any_put_back && earlier_put_back(cs, i) : marks & RESOLVE_ASK_AGAIN;
+        KCC_ASSERT(ask_again || ((marks & RESOLVE_ENDS_INSIDE) != 0) == overlaps_earlier(cs, i));
+        if (!(ask_again ? overlaps_earlier(cs, i) : marks & RESOLVE_ENDS_INSIDE))
             continue;
+        world_character *wc = &cs->slots[slot];
         const footing end = footing_of(&wc->ch);
         restore_footing(&wc->ch, &wc->before_move);
         if (overlaps_earlier(cs, i)) { /* it started inside one: keep the move, which pushed out */
             restore_footing(&wc->ch, &end);
             continue;
         }
-        kcc_character_box(&wc->ch, cs->ends[cs->live[i]]);
+        kcc_character_box(&wc->ch, cs->ends[slot]);
         vec3 undone;
         glm_vec3_sub(wc->ch.position, (float *)end.position, undone);
         glm_vec3_add(wc->result.moved, undone, wc->result.moved);
+        glm_vec3_sub(wc->ch.position, wc->step_start, wc->last_motion);
         wc->result.flags |= KCC_MOVE_STUCK;
-        wc->put_back = any_put_back = true;
+        cs->resolve_marks[slot] |= RESOLVE_PUT_BACK;
+        any_put_back = true;
         if (!cs->near.all)
             tell_later_neighbours(cs, i);
     }
+    cs->riders = riders;
 }
 
 /// The live slots, ascending.
@@ -600,12 +613,6 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     if (mark)
         mark(user, KCC_PHASE_OVERLAPS);
     resolve_character_overlaps(cs);
-    cs->riders = 0;
-    for (uint32_t i = 0; i < cs->live_count; ++i) { /* what carries their riders next step */
-        world_character *wc = &cs->slots[cs->live[i]];
-        glm_vec3_sub(wc->ch.position, wc->step_start, wc->last_motion);
-        cs->riders += wc->result.ground_character != 0;
-    }
     if (mark)
         mark(user, KCC_PHASE_RESOLVE);
     kcc_world_sensor_step(world, cs);
