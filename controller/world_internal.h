@@ -233,6 +233,7 @@ enum {
     KCC_PHASE_SNAPSHOT,   ///< the live slots and their boxes
     KCC_PHASE_BROADPHASE, ///< the region grid built, the pieces' pairs updated
     KCC_PHASE_NEIGHBOURS, ///< each character's neighbour list
+    KCC_PHASE_MIRROR,     ///< the pairs each found added to the other's list (calling thread)
     KCC_PHASE_PLACING,    ///< every character rides and is pushed
     KCC_PHASE_CHARACTERS, ///< every character moves
     KCC_PHASE_OVERLAPS,   ///< each character asked whether it ended inside an earlier one

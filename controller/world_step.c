@@ -5,6 +5,8 @@
 #include "trace_internal.h"
 #include "world_internal.h"
 
+#include <stdatomic.h>
+
 /* ------------------------------------------------------------------------------------------------
  * The step. Bodies move first; then every character, each on its own (in parallel over the task
  * hooks), rides its ground body and is pushed by movers in its way, seeing the other characters
@@ -16,12 +18,13 @@
  * phase reads only the step's shared state and writes only its own character's slot, so results
  * are the same for any number of workers and any scheduling (docs/world.md, "Threads"). */
 
-/// The least characters in a range of the step's parallel phases: a move costs 0.5-5 us, so 16 of
-/// them outweigh handing a range to a worker many times over while leaving ranges enough to
-/// balance the workers; the snapshot and the resolve pass's first look cost about 0.1 us a
-/// character.
-#define MOVE_RANGE 16u
-#define SNAPSHOT_RANGE 256u
+/// The characters in a block of the step's parallel phases (run_over_live): a move costs 0.5-5 us,
+/// so 8 of them outweigh taking a block (an atomic add) many times over while leaving blocks
+/// enough to balance two workers to a few us at 1k characters; the snapshot, the neighbour lists
+/// and the resolve pass's first look cost 0.03-0.3 us a character, and 64 of them fill whole
+/// cache lines of the byte marks each writes (to_place, resolve_marks).
+#define MOVE_BLOCK 8u
+#define SNAPSHOT_BLOCK 64u
 
 /// What every character's phase of one step reads.
 typedef struct step_context {
@@ -416,19 +419,49 @@ static void neighbours_task(uint32_t begin, uint32_t end, uint32_t worker, void 
     kcc_world_find_neighbours(ctx->world, ctx->cs, begin, end);
 }
 
+/// One parallel phase over the live characters: whoever runs takes the next block of `block`
+/// characters from `next` until none is left.
+typedef struct live_pass {
+    kcc_task_fn        *task;
+    const step_context *ctx;
+    uint32_t            count, block;
+    atomic_uint         next;
+} live_pass;
+
+static void run_blocks(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
+{
+    (void)begin, (void)end;
+    live_pass *pass = task_context;
+    for (;;) {
+        const uint32_t at = atomic_fetch_add_explicit(&pass->next, pass->block, memory_order_relaxed);
+        if (at >= pass->count)
+            return;
+        pass->task(at, pass->count - at > pass->block ? at + pass->block : pass->count, worker,
+                   (void *)pass->ctx);
+    }
+}
+
 /// Runs task over the live characters on the engine's job system (inline without hooks or with
-/// one worker), in ranges of at least `min_range`.
-static void run_over_live(const kcc_world *world, kcc_task_fn *task, uint32_t min_range, step_context *ctx)
+/// one worker): one item a worker, each taking blocks of `block` characters from a counter they
+/// share (as Box2D v3 hands its solver's stages out), so the blocks balance over whichever workers
+/// run however the engine splits the items (a job system may cut a task into as few ranges as it
+/// has threads, and moves differ in cost), and what each character's part computes does not depend
+/// on who ran it (world_step_is_the_same_for_any_workers).
+static void run_over_live(const kcc_world *world, kcc_task_fn *task, uint32_t block, step_context *ctx)
 {
     const kcc_world_desc *d = kcc_world_get_desc(world);
     const uint32_t n = ctx->cs->live_count;
     if (n == 0)
         return;
-    if (!d->enqueue_task || d->worker_count <= 1 || n <= min_range) {
+    if (!d->enqueue_task || d->worker_count <= 1 || n <= block) {
         task(0, n, 0, ctx);
         return;
     }
-    void *handle = d->enqueue_task(task, n, min_range, ctx, d->user_task_context);
+    live_pass pass = {.task = task, .ctx = ctx, .count = n, .block = block};
+    atomic_init(&pass.next, 0u);
+    const uint32_t blocks = (n + block - 1) / block;
+    void *handle = d->enqueue_task(run_blocks, blocks < d->worker_count ? blocks : d->worker_count, 1,
+                                   &pass, d->user_task_context);
     if (handle)
         d->finish_task(handle, d->user_task_context);
 }
@@ -586,30 +619,35 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
         kcc_world_body_motion(world, ctx.movers[i], &cs->motions[i].start, &cs->motions[i].end,
                               cs->motions[i].swept);
     list_live(cs);
-    run_over_live(world, snapshot_task, SNAPSHOT_RANGE, &ctx);
+    run_over_live(world, snapshot_task, SNAPSHOT_BLOCK, &ctx);
     if (mark)
         mark(user, KCC_PHASE_SNAPSHOT);
     kcc_world_build_region_grid(cs);
     kcc_world_update_broadphase(world);
     if (mark)
         mark(user, KCC_PHASE_BROADPHASE);
-    run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
-    if (!cs->near.both_sides && !kcc_world_mirror_neighbours(cs)) {
+    run_over_live(world, neighbours_task, SNAPSHOT_BLOCK, &ctx);
+    if (mark)
+        mark(user, KCC_PHASE_NEIGHBOURS);
+    const bool mirrored = cs->near.both_sides || kcc_world_mirror_neighbours(cs);
+    if (mark)
+        mark(user, KCC_PHASE_MIRROR);
+    if (!mirrored) {
         cs->near.both_sides = true; /* some list outgrew its share: every list found whole, counted */
-        run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
+        run_over_live(world, neighbours_task, SNAPSHOT_BLOCK, &ctx);
     }
     if (kcc_world_neighbours_refit(cs))
-        run_over_live(world, neighbours_task, SNAPSHOT_RANGE, &ctx);
+        run_over_live(world, neighbours_task, SNAPSHOT_BLOCK, &ctx);
     if (mark)
         mark(user, KCC_PHASE_NEIGHBOURS);
     if (ctx.mover_count > 0 || cs->riders > 0) /* else the snapshot marked none */
-        run_over_live(world, place_task, MOVE_RANGE, &ctx);
+        run_over_live(world, place_task, MOVE_BLOCK, &ctx);
     if (mark)
         mark(user, KCC_PHASE_PLACING);
-    run_over_live(world, move_task, MOVE_RANGE, &ctx);
+    run_over_live(world, move_task, MOVE_BLOCK, &ctx);
     if (mark)
         mark(user, KCC_PHASE_CHARACTERS);
-    run_over_live(world, resolve_flags_task, SNAPSHOT_RANGE, &ctx);
+    run_over_live(world, resolve_flags_task, SNAPSHOT_BLOCK, &ctx);
     if (mark)
         mark(user, KCC_PHASE_OVERLAPS);
     resolve_character_overlaps(cs);

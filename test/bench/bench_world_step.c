@@ -419,9 +419,10 @@ static void bench_crowd(const char *name, const kcc_mesh *m, int count)
     for (int p = 0; p < KCC_PHASE_COUNT; ++p)
         ph[p] = bench_median(phase[p], (size_t)RUNS);
     /* the phases the step runs on the calling thread alone bound what a second worker can give
-       (the neighbour lists are found in parallel; the region grid is built on the calling thread) */
-    const double serial = ph[KCC_PHASE_BODIES] + ph[KCC_PHASE_BROADPHASE] + ph[KCC_PHASE_RESOLVE] +
-                          ph[KCC_PHASE_SENSORS];
+       (the neighbour lists are found in parallel; the region grid is built and the lists mirrored
+       on the calling thread) */
+    const double serial = ph[KCC_PHASE_BODIES] + ph[KCC_PHASE_BROADPHASE] + ph[KCC_PHASE_MIRROR] +
+                          ph[KCC_PHASE_RESOLVE] + ph[KCC_PHASE_SENSORS];
     double total = 0.0;
     for (int p = 0; p < KCC_PHASE_COUNT; ++p)
         total += ph[p];
@@ -472,11 +473,12 @@ int main(int argc, char **argv)
     printf("bench_world_step: us per character per step, median of %d runs of %d steps at 1k characters "
            "(fewer at more) (%s)\n", RUNS, FRAMES_1K, bench_clock_name());
     printf("plain: kcc_character_move on the bare mesh; 1w, 2w: kcc_world_step on 1 and 2 workers\n"
-           "(2w-x: throughput of 2 over 1); phases of the 1w step per character: bp (the region grid\n"
-           "built, the pieces' pairs updated), near (neighbour lists, in parallel), bn/pl (bp + near\n"
-           "over plain), moves, snap (boxes, regions, and the resolve pass's first look, in parallel),\n"
-           "serial (bodies, resolve, sensors); 2w-max: the throughput 2 workers could give with the\n"
-           "serial phases (bodies, bp, resolve, sensors) on one\n");
+           "(2w-x: throughput of 2 over 1; idle workers spin %.0f us before they sleep); phases of the\n"
+           "1w step per character: bp (the region grid built, the pieces' pairs updated), near\n"
+           "(neighbour lists, in parallel), bn/pl (bp + near over plain), moves, snap (boxes, regions,\n"
+           "and the resolve pass's first look, in parallel), serial (bodies, the lists' mirror,\n"
+           "resolve, sensors); 2w-max: the throughput 2 workers could give with the serial phases\n"
+           "(bodies, bp, mirror, resolve, sensors) on one\n", SPIN_NS * 1e-3);
     printf("%-14s %6s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s\n", "level", "chars", "plain",
            "world1w", "world2w", "1w/pl", "2w-x", "bp", "bp/pl", "near", "bn/pl", "moves", "snap",
            "serial", "2w-max");
