@@ -100,7 +100,8 @@ typedef struct neighbour_lists {
 /// sorted by bucket. Regions larger than twice the mean on an axis are kept apart ("large") and tested
 /// against every character.
 typedef struct region_grid {
-    uint32_t *bucket_start;   ///< 2 * character_capacity + 1: where each bucket's list begins
+    uint32_t *bucket_start;   ///< bucket_count_for(character_capacity) + 1: where each bucket's
+                              ///< list begins
     uint32_t *bucket_of;      ///< character_capacity, by live index: its bucket, or LARGE
     uint32_t *sorted;         ///< character_capacity: character slots by bucket
     uint32_t *position;       ///< character_capacity, by live index: its place in sorted (regular
