@@ -32,9 +32,11 @@ typedef struct step_reach {
 } step_reach;
 
 /// One character slot: the controller's character, the next step's displacement and the last
-/// step's result.
+/// step's result. Slots start on cache lines: a move writes its character's position (the slot's
+/// first line) while the other workers' moves read the generation (its last) of the characters
+/// they touch, and the two must not share a line.
 typedef struct world_character {
-    kcc_character   ch;
+    _Alignas(64) kcc_character ch;
     kcc_move_result result;
     vec3            displacement;   ///< m, for the next step (0 when none was set)
     kcc_contact     contacts[KCC_WORLD_CONTACTS]; ///< the last step's (kcc_world_get_contacts)
@@ -112,6 +114,9 @@ typedef struct region_grid {
     uint32_t *large;          ///< character_capacity: live indices of the large regions
     uint32_t  large_count;
     int32_t  *cells;          ///< 3 * character_capacity, by live index: its low corner's cell
+    float   (*block_stats)[8]; ///< by block of KCC_REGION_BLOCK live indices: the sum of its
+                              ///< regions' extents (3), their largest extents (3), the largest
+                              ///< coordinate (kcc_world_region_stats)
     uint32_t  bits[3];        ///< the buckets: a torus of 2^bits[k] cells on axis k (torus_bits)
     float     inv_cell[3];    ///< 1 / the cell edge on each axis (1/m): the reach on x, twice it on y, z
     float     reach[3];       ///< how far below a region's low corner another region's low corner
@@ -248,12 +253,18 @@ typedef void kcc_world_phase_mark(void *user, int phase);
 kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, void *user);
 
 /* world_neighbours.c */
+/// The live indices a block of kcc_world_region_stats covers.
+#define KCC_REGION_BLOCK 64u
 /// Sets out from the character's desc (when it is set: added, retuned).
 void kcc_world_step_reach_init(step_reach *out, const kcc_character *ch);
 /// The region character wc's step may reach (m), from its box (kcc_character_box); ground: the
 /// motion of the kinematic body that moved this step which it stands on, or NULL.
 void kcc_world_step_region(const world_character *wc, const struct kcc_world_characters *cs,
                            const mover_motion *ground, const float box[2][3], float out[2][3]);
+/// The statistics of the regions (cs->regions) of live characters [begin, end), begin a multiple of
+/// KCC_REGION_BLOCK, by block (region_grid.block_stats; each block writes its own): what the
+/// grid's build reads of them all (safe from the snapshot's task).
+void kcc_world_region_stats(struct kcc_world_characters *cs, uint32_t begin, uint32_t end);
 /// Lays out the region grid for `capacity` characters at offset `at` of base (grid NULL: measures
 /// only); returns the offset past it.
 size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, uint32_t capacity);

@@ -25,6 +25,7 @@
 /// cache lines of the byte marks each writes (to_place, resolve_marks).
 #define MOVE_BLOCK 8u
 #define SNAPSHOT_BLOCK 64u
+_Static_assert(SNAPSHOT_BLOCK % KCC_REGION_BLOCK == 0, "a snapshot block writes whole blocks of region stats");
 
 /// What every character's phase of one step reads.
 typedef struct step_context {
@@ -387,7 +388,8 @@ static bool grow_region_by_pushes(const step_context *ctx, uint32_t ridden, cons
 }
 
 /// Each live character's box at the start of the step, the region its step may reach, and whether
-/// the placing pass rides or pushes it (writes its own slot only).
+/// the placing pass rides or pushes it (writes its own slot only); the regions' statistics by
+/// block, for the grid's build.
 static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
 {
     (void)worker;
@@ -409,6 +411,7 @@ static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *t
         cs->to_place[i] =
             mover != NO_MOVER || pushable || kcc_world_character_carry(cs, &cs->slots[slot], carry);
     }
+    kcc_world_region_stats(cs, begin, end);
 }
 
 /// Each live character's neighbours (writes its own list only).
