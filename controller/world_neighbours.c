@@ -292,7 +292,6 @@ static void grid_cells(struct kcc_world_characters *cs)
     }
 }
 
-
 /// The cell of each regular region's low corner (the large ones grid_cells marked aside) and the
 /// range of cells they span.
 static void grid_cells_of_regions(const struct kcc_world_characters *cs, int32_t (*cells)[3],
