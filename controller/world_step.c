@@ -422,34 +422,51 @@ static void neighbours_task(uint32_t begin, uint32_t end, uint32_t worker, void 
     kcc_world_find_neighbours(ctx->world, ctx->cs, begin, end);
 }
 
-/// One parallel phase over the live characters: whoever runs takes the next block of `block`
-/// characters from `next` until none is left.
+/// One parallel phase over the live characters: the blocks not taken yet lie between `ends`' low
+/// half (the next block from the front) and its high half (the end of the last block from the
+/// back).
 typedef struct live_pass {
     kcc_task_fn        *task;
     const step_context *ctx;
-    uint32_t            count, block;
-    atomic_uint         next;
+    uint32_t            block;
+    _Atomic uint64_t    ends;
 } live_pass;
 
+/// Takes blocks until none is left: even workers from the front, odd ones from the back, so that a
+/// worker handles mostly the same characters step after step and phase after phase, and finds
+/// their state (a slot is 8.5 kB with its triangle cache) in its own core's cache: at 1,000
+/// characters on ctf_inyard two workers gave 1.34 times the throughput of one this way, against
+/// 1.03-1.09 taking blocks from one counter in the same minutes (the tasks' time summed over both
+/// threads 1.3 and 1.7 times one thread's; docs/world.md, "Figures").
 static void run_blocks(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
 {
     (void)begin, (void)end;
     live_pass *pass = task_context;
+    const bool from_back = worker & 1u;
+    uint64_t ends = atomic_load_explicit(&pass->ends, memory_order_relaxed);
     for (;;) {
-        const uint32_t at = atomic_fetch_add_explicit(&pass->next, pass->block, memory_order_relaxed);
-        if (at >= pass->count)
+        const uint32_t lo = (uint32_t)ends, hi = (uint32_t)(ends >> 32);
+        if (lo >= hi)
             return;
-        pass->task(at, pass->count - at > pass->block ? at + pass->block : pass->count, worker,
-                   (void *)pass->ctx);
+        /* blocks from the front start at multiples of block; the one from the back is what is left
+           past the last multiple below hi */
+        const uint32_t at = from_back ? (hi - 1u) / pass->block * pass->block : lo;
+        const uint32_t to = from_back ? hi : (hi - lo > pass->block ? lo + pass->block : hi);
+        const uint64_t taken = from_back ? (uint64_t)(at > lo ? at : lo) << 32 | lo : (uint64_t)hi << 32 | to;
+        if (!atomic_compare_exchange_weak_explicit(&pass->ends, &ends, taken, memory_order_relaxed,
+                                                   memory_order_relaxed))
+            continue;
+        pass->task(from_back && at < lo ? lo : at, to, worker, (void *)pass->ctx);
+        ends = atomic_load_explicit(&pass->ends, memory_order_relaxed);
     }
 }
 
 /// Runs task over the live characters on the engine's job system (inline without hooks or with
-/// one worker): one item a worker, each taking blocks of `block` characters from a counter they
-/// share (as Box2D v3 hands its solver's stages out), so the blocks balance over whichever workers
-/// run however the engine splits the items (a job system may cut a task into as few ranges as it
-/// has threads, and moves differ in cost), and what each character's part computes does not depend
-/// on who ran it (world_step_is_the_same_for_any_workers).
+/// one worker): one item a worker, each taking blocks of `block` characters from the ends of what
+/// is left (run_blocks; as Box2D v3 hands its solver's stages out), so the blocks balance over
+/// whichever workers run however the engine splits the items (a job system may cut a task into as
+/// few ranges as it has threads, and moves differ in cost), and what each character's part
+/// computes does not depend on who ran it (world_step_is_the_same_for_any_workers).
 static void run_over_live(const kcc_world *world, kcc_task_fn *task, uint32_t block, step_context *ctx)
 {
     const kcc_world_desc *d = kcc_world_get_desc(world);
@@ -460,8 +477,8 @@ static void run_over_live(const kcc_world *world, kcc_task_fn *task, uint32_t bl
         task(0, n, 0, ctx);
         return;
     }
-    live_pass pass = {.task = task, .ctx = ctx, .count = n, .block = block};
-    atomic_init(&pass.next, 0u);
+    live_pass pass = {.task = task, .ctx = ctx, .block = block};
+    atomic_init(&pass.ends, (uint64_t)n << 32);
     const uint32_t blocks = (n + block - 1) / block;
     void *handle = d->enqueue_task(run_blocks, blocks < d->worker_count ? blocks : d->worker_count, 1,
                                    &pass, d->user_task_context);
