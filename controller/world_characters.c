@@ -34,8 +34,8 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
             *boxes[k] = (void *)(base + at);
         at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
     }
-    uint8_t **flags[2] = {cs ? &cs->alive : NULL, cs ? &cs->to_place : NULL};
-    for (int k = 0; k < 2; ++k) {
+    uint8_t **flags[3] = {cs ? &cs->alive : NULL, cs ? &cs->to_place : NULL, cs ? &cs->resolve_marks : NULL};
+    for (int k = 0; k < 3; ++k) {
         if (cs)
             *flags[k] = (void *)(base + at);
         at = round_up(at + (size_t)capacity);

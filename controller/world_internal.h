@@ -32,9 +32,11 @@ typedef struct step_reach {
 } step_reach;
 
 /// One character slot: the controller's character, the next step's displacement and the last
-/// step's result.
+/// step's result. Slots start on cache lines: a move writes its character's position (the slot's
+/// first line) while the other workers' moves read the generation (its last) of the characters
+/// they touch, and the two must not share a line.
 typedef struct world_character {
-    kcc_character   ch;
+    _Alignas(64) kcc_character ch;
     kcc_move_result result;
     vec3            displacement;   ///< m, for the next step (0 when none was set)
     kcc_contact     contacts[KCC_WORLD_CONTACTS]; ///< the last step's (kcc_world_get_contacts)
@@ -47,11 +49,6 @@ typedef struct world_character {
                                     ///< again starts from (resolve_placed_overlaps)
     footing         before_move;    ///< where its own move started this step (after riding and
                                     ///< pushing): what the resolve pass puts back
-    bool            ends_inside_earlier; ///< its move ended inside a character's before it
-                                    ///< (as they ended: the resolve pass's first look)
-    bool            put_back;       ///< the resolve pass put it back this step
-    bool            ask_again;      ///< the resolve pass put back a neighbour earlier in the order
-                                    ///< this step: whether it ends inside one is asked again
     vec3            step_start;     ///< m, its centre when the step began (the snapshot's)
     vec3            last_motion;    ///< m, how far it went over its last step, end to end: what
                                     ///< carries a character standing on it in the next step
@@ -107,7 +104,8 @@ typedef struct neighbour_lists {
 /// sorted by bucket. Regions larger than twice the mean on an axis are kept apart ("large") and tested
 /// against every character.
 typedef struct region_grid {
-    uint32_t *bucket_start;   ///< 2 * character_capacity + 1: where each bucket's list begins
+    uint32_t *bucket_start;   ///< bucket_count_for(character_capacity) + 1: where each bucket's
+                              ///< list begins
     uint32_t *bucket_of;      ///< character_capacity, by live index: its bucket, or LARGE
     uint32_t *sorted;         ///< character_capacity: character slots by bucket
     uint32_t *position;       ///< character_capacity, by live index: its place in sorted (regular
@@ -118,6 +116,9 @@ typedef struct region_grid {
     uint32_t *large;          ///< character_capacity: live indices of the large regions
     uint32_t  large_count;
     int32_t  *cells;          ///< 3 * character_capacity, by live index: its low corner's cell
+    float   (*block_stats)[8]; ///< by block of KCC_REGION_BLOCK live indices: the sum of its
+                              ///< regions' extents (3), their largest extents (3), the largest
+                              ///< coordinate (kcc_world_region_stats)
     uint32_t  bits[3];        ///< the buckets: a torus of 2^bits[k] cells on axis k (torus_bits)
     float     inv_cell[3];    ///< 1 / the cell edge on each axis (1/m): the reach on x, twice it on y, z
     float     reach[3];       ///< how far below a region's low corner another region's low corner
@@ -135,6 +136,9 @@ struct kcc_world_characters {
     uint8_t         *alive;        ///< slots[i].live, packed: what a step scans for the live slots
     uint8_t         *to_place;     ///< by live index: it may ride or be pushed this step (the
                                    ///< snapshot's mark: the placing phase skips the others)
+    uint8_t         *resolve_marks; ///< by slot: what the resolve pass reads and writes of each
+                                   ///< character (RESOLVE_ bits), apart from the slots so that
+                                   ///< its walk over every character reads a byte each
     uint32_t        *live;         ///< the live slots, ascending (rebuilt every step)
     mover_motion    *motions;      ///< body_capacity: the step's movers' motions (kcc_world_movers'
                                    ///< order)
@@ -154,6 +158,16 @@ struct kcc_world_characters {
                                    ///< (no kcc_world_source_split): the same results, bit for bit
 };
 
+
+/// The bits of kcc_world_characters.resolve_marks, set for the step by resolve_flags_task.
+enum {
+    RESOLVE_ENDS_INSIDE = 1, ///< its move ended inside a character's before it (as they ended:
+                             ///< the resolve pass's first look)
+    RESOLVE_ASK_AGAIN = 2,   ///< the resolve pass put back a neighbour earlier in the order: whether
+                             ///< it ends inside one is asked again
+    RESOLVE_PUT_BACK = 4,    ///< the resolve pass put it back
+    RESOLVE_RIDES = 8,       ///< its move ended standing on another character
+};
 
 /// Whether characters at slots a and b are solid to each other: each one's mask has a layer of the
 /// other (the rule the world source applies to the boxes it lists: kcc_world_source.box_layers).
@@ -227,6 +241,7 @@ enum {
     KCC_PHASE_SNAPSHOT,   ///< the live slots and their boxes
     KCC_PHASE_BROADPHASE, ///< the region grid built, the pieces' pairs updated
     KCC_PHASE_NEIGHBOURS, ///< each character's neighbour list
+    KCC_PHASE_MIRROR,     ///< the pairs each found added to the other's list (calling thread)
     KCC_PHASE_PLACING,    ///< every character rides and is pushed
     KCC_PHASE_CHARACTERS, ///< every character moves
     KCC_PHASE_OVERLAPS,   ///< each character asked whether it ended inside an earlier one
@@ -240,12 +255,18 @@ typedef void kcc_world_phase_mark(void *user, int phase);
 kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, void *user);
 
 /* world_neighbours.c */
+/// The live indices a block of kcc_world_region_stats covers.
+#define KCC_REGION_BLOCK 64u
 /// Sets out from the character's desc (when it is set: added, retuned).
 void kcc_world_step_reach_init(step_reach *out, const kcc_character *ch);
 /// The region character wc's step may reach (m), from its box (kcc_character_box); ground: the
 /// motion of the kinematic body that moved this step which it stands on, or NULL.
 void kcc_world_step_region(const world_character *wc, const struct kcc_world_characters *cs,
                            const mover_motion *ground, const float box[2][3], float out[2][3]);
+/// The statistics of the regions (cs->regions) of live characters [begin, end), begin a multiple of
+/// KCC_REGION_BLOCK, by block (region_grid.block_stats; each block writes its own): what the
+/// grid's build reads of them all (safe from the snapshot's task).
+void kcc_world_region_stats(struct kcc_world_characters *cs, uint32_t begin, uint32_t end);
 /// Lays out the region grid for `capacity` characters at offset `at` of base (grid NULL: measures
 /// only); returns the offset past it.
 size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, uint32_t capacity);

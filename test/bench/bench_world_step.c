@@ -23,30 +23,90 @@ enum { WARM_FRAMES = 10 };    /* untimed steps first: the characters land and fi
 
 /* ---------------------------------------------------------------- a job system of persistent threads */
 
-/* The workers wait on a condition for a task; the ranges of a task are taken from a shared counter
- * in pieces of min_range (the calling thread takes its share too), as an engine's job system does. */
+/* What it models: an engine's job system (enkiTS, on which Box2D v3's samples run its task hooks,
+ * and the like): persistent threads that take a posted task's items in ranges from a shared
+ * counter, the calling thread taking its share; a task is done when all its items are (not when
+ * every thread has looked in), and a thread with nothing to do spins on the queue a while, with a
+ * pause instruction, before it sleeps, so that a task posted soon after the last one reaches it
+ * without a system call. The spin is bounded by time (KCC_BENCH_SPIN_US; 0: threads sleep at
+ * once, on a condition variable): on a virtual machine a sleeping thread's wake-up costs tens of
+ * microseconds (a futex call and an interrupt through the host), which against a step of about a
+ * millisecond at 1k characters in four or five tasks is a large share (docs/world.md, "Threads"). */
+static double SPIN_NS = 50e3;
+
 typedef struct jobs {
-    int             workers;
-    pthread_t       thread[8];
-    pthread_mutex_t lock;
-    pthread_cond_t  wake, done;
-    uint64_t        generation;   /* a new task was posted */
-    int             busy;         /* workers still running the current task */
-    bool            quit;
-    kcc_task_fn    *task;
-    void           *context;
-    uint32_t        count, chunk;
-    atomic_uint     next;         /* the next item to hand out */
+    int                       workers;
+    pthread_t                 thread[8];
+    _Atomic(kcc_task_fn *)    task;      /* the posted task, written before claim moves to it */
+    _Atomic(void *)           context;
+    atomic_uint               count, chunk;
+    _Alignas(64) _Atomic uint64_t claim; /* the task's number << 32 | its next item to hand out */
+    _Alignas(64) atomic_uint  done;      /* the task's items run */
+    atomic_uint               sleepers;  /* threads asleep on wake */
+    atomic_bool               caller_asleep; /* the caller asleep on finished */
+    atomic_bool               quit;
+    pthread_mutex_t           lock;
+    pthread_cond_t            wake, finished;
 } jobs;
 
-static void take_ranges(jobs *j, uint32_t worker)
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+/* Spins (pausing) until ready(j, arg), for at most SPIN_NS; returns whether it came. */
+static bool spin_until(bool (*ready)(jobs *, uint64_t), jobs *j, uint64_t arg)
+{
+    const double end = bench_wall_ns() + SPIN_NS;
+    for (;;) {
+        for (int i = 0; i < 64; ++i) {
+            if (ready(j, arg))
+                return true;
+            if (SPIN_NS <= 0.0)
+                return false;
+            cpu_relax();
+        }
+        if (bench_wall_ns() > end)
+            return false;
+    }
+}
+
+static bool task_posted(jobs *j, uint64_t seen)
+{
+    return atomic_load(&j->claim) >> 32 != seen || atomic_load(&j->quit);
+}
+
+static bool task_done(jobs *j, uint64_t count)
+{
+    return atomic_load(&j->done) == count;
+}
+
+/* Runs ranges of the task claim names while it has items left. A range is taken by moving the
+ * claim from the value read, so it is taken only while that task is still the posted one (the
+ * task's fields read before were then its own); returns the task's number. */
+static uint32_t take_ranges(jobs *j, uint32_t worker)
 {
     for (;;) {
-        const uint32_t begin = atomic_fetch_add(&j->next, j->chunk);
-        if (begin >= j->count)
-            return;
-        const uint32_t end = begin + j->chunk < j->count ? begin + j->chunk : j->count;
-        j->task(begin, end, worker, j->context);
+        uint64_t v = atomic_load(&j->claim);
+        kcc_task_fn *task = atomic_load_explicit(&j->task, memory_order_relaxed);
+        void *context = atomic_load_explicit(&j->context, memory_order_relaxed);
+        const uint32_t count = atomic_load_explicit(&j->count, memory_order_relaxed),
+                       chunk = atomic_load_explicit(&j->chunk, memory_order_relaxed), begin = (uint32_t)v;
+        if (begin >= count)
+            return (uint32_t)(v >> 32);
+        const uint32_t end = count - begin > chunk ? begin + chunk : count;
+        if (!atomic_compare_exchange_weak(&j->claim, &v, v + (end - begin)))
+            continue;
+        task(begin, end, worker, context);
+        if (atomic_fetch_add(&j->done, end - begin) + (end - begin) == count && atomic_load(&j->caller_asleep)) {
+            pthread_mutex_lock(&j->lock);
+            pthread_cond_signal(&j->finished);
+            pthread_mutex_unlock(&j->lock);
+        }
     }
 }
 
@@ -55,26 +115,28 @@ typedef struct worker_arg {
     uint32_t index;
 } worker_arg;
 
+/* Takes ranges of every task posted. The sleepers count and the claim are each written, then the
+ * other read (sequentially consistent), so either the caller sees a thread asleep and wakes it or
+ * the thread sees the new task and stays up; the same between the caller asleep and the last
+ * range done. */
 static void *worker_main(void *arg)
 {
     worker_arg *w = arg;
     jobs *j = w->j;
     uint64_t seen = 0;
-    pthread_mutex_lock(&j->lock);
     for (;;) {
-        while (j->generation == seen && !j->quit)
-            pthread_cond_wait(&j->wake, &j->lock);
-        if (j->quit)
-            break;
-        seen = j->generation;
-        pthread_mutex_unlock(&j->lock);
-        take_ranges(j, w->index);
-        pthread_mutex_lock(&j->lock);
-        if (--j->busy == 0)
-            pthread_cond_signal(&j->done);
+        if (!spin_until(task_posted, j, seen)) {
+            pthread_mutex_lock(&j->lock);
+            atomic_fetch_add(&j->sleepers, 1u);
+            while (!task_posted(j, seen))
+                pthread_cond_wait(&j->wake, &j->lock);
+            atomic_fetch_sub(&j->sleepers, 1u);
+            pthread_mutex_unlock(&j->lock);
+        }
+        if (atomic_load(&j->quit))
+            return NULL;
+        seen = take_ranges(j, w->index);
     }
-    pthread_mutex_unlock(&j->lock);
-    return NULL;
 }
 
 static worker_arg worker_args[8];
@@ -85,7 +147,7 @@ static void jobs_start(jobs *j, int workers)
     j->workers = workers;
     pthread_mutex_init(&j->lock, NULL);
     pthread_cond_init(&j->wake, NULL);
-    pthread_cond_init(&j->done, NULL);
+    pthread_cond_init(&j->finished, NULL);
     for (int w = 1; w < workers; ++w) {
         worker_args[w].j = j;
         worker_args[w].index = (uint32_t)w;
@@ -93,17 +155,24 @@ static void jobs_start(jobs *j, int workers)
     }
 }
 
+static void wake_sleepers(jobs *j)
+{
+    if (atomic_load(&j->sleepers) > 0) {
+        pthread_mutex_lock(&j->lock);
+        pthread_cond_broadcast(&j->wake);
+        pthread_mutex_unlock(&j->lock);
+    }
+}
+
 static void jobs_stop(jobs *j)
 {
-    pthread_mutex_lock(&j->lock);
-    j->quit = true;
-    pthread_cond_broadcast(&j->wake);
-    pthread_mutex_unlock(&j->lock);
+    atomic_store(&j->quit, true);
+    wake_sleepers(j);
     for (int w = 1; w < j->workers; ++w)
         pthread_join(j->thread[w], NULL);
     pthread_mutex_destroy(&j->lock);
     pthread_cond_destroy(&j->wake);
-    pthread_cond_destroy(&j->done);
+    pthread_cond_destroy(&j->finished);
 }
 
 /* Ranges of min_range items (at least count / (8 workers)) handed out to whoever is free. */
@@ -111,16 +180,14 @@ static void *enqueue(kcc_task_fn *task, uint32_t count, uint32_t min_range, void
 {
     jobs *j = user;
     const uint32_t share = count / (8u * (uint32_t)j->workers);
-    j->task = task;
-    j->context = context;
-    j->count = count;
-    j->chunk = min_range > share ? min_range : (share > 0 ? share : 1);
-    atomic_store(&j->next, 0);
-    pthread_mutex_lock(&j->lock);
-    j->busy = j->workers - 1;
-    ++j->generation;
-    pthread_cond_broadcast(&j->wake);
-    pthread_mutex_unlock(&j->lock);
+    atomic_store_explicit(&j->task, task, memory_order_relaxed);
+    atomic_store_explicit(&j->context, context, memory_order_relaxed);
+    atomic_store_explicit(&j->count, count, memory_order_relaxed);
+    atomic_store_explicit(&j->chunk, min_range > share ? min_range : (share > 0 ? share : 1),
+                          memory_order_relaxed);
+    atomic_store(&j->done, 0u);
+    atomic_store(&j->claim, ((atomic_load(&j->claim) >> 32) + 1) << 32);
+    wake_sleepers(j);
     take_ranges(j, 0);
     return j;
 }
@@ -129,9 +196,14 @@ static void finish(void *handle, void *user)
 {
     (void)user;
     jobs *j = handle;
+    const uint64_t count = atomic_load_explicit(&j->count, memory_order_relaxed);
+    if (spin_until(task_done, j, count))
+        return;
     pthread_mutex_lock(&j->lock);
-    while (j->busy > 0)
-        pthread_cond_wait(&j->done, &j->lock);
+    atomic_store(&j->caller_asleep, true);
+    while (!task_done(j, count))
+        pthread_cond_wait(&j->finished, &j->lock);
+    atomic_store(&j->caller_asleep, false);
     pthread_mutex_unlock(&j->lock);
 }
 
@@ -324,16 +396,22 @@ static void bench_crowd(const char *name, const kcc_mesh *m, int count)
     vec3 *at = calloc((size_t)count, sizeof *at);
     const int n = starts(m, count, at);
     const int frames = FRAMES_1K * 1000 / n > 8 ? FRAMES_1K * 1000 / n : 8;
-    double t[3][16] = {{0.0}}, phase[KCC_PHASE_COUNT][16];
+    double t[3][16] = {{0.0}}, phase[KCC_PHASE_COUNT][16], phase2[KCC_PHASE_COUNT][16];
     bool overflow = false;
     for (int r = 0; r < RUNS; ++r)
         for (int k = 0; k <= MAX_WORKERS; ++k) {
             const run_result res = run(m, at, n, k, frames);
             t[k][r] = res.us;
             overflow |= res.pairs_overflowed;
-            if (k == 1)
-                for (int p = 0; p < KCC_PHASE_COUNT; ++p)
-                    phase[p][r] = res.phase_us[p];
+            for (int p = 0; p < KCC_PHASE_COUNT && k > 0; ++p)
+                (k == 1 ? phase : phase2)[p][r] = res.phase_us[p];
+        }
+    if (getenv("KCC_BENCH_PHASES"))
+        for (int k = 1; k <= MAX_WORKERS; ++k) {
+            printf("  phases %dw:", k);
+            for (int p = 0; p < KCC_PHASE_COUNT; ++p)
+                printf(" %.4f", bench_median((k == 1 ? phase : phase2)[p], (size_t)RUNS));
+            printf("\n");
         }
     const double plain = bench_median(t[0], (size_t)RUNS), one = bench_median(t[1], (size_t)RUNS),
                  two = bench_median(t[2], (size_t)RUNS);
@@ -341,9 +419,10 @@ static void bench_crowd(const char *name, const kcc_mesh *m, int count)
     for (int p = 0; p < KCC_PHASE_COUNT; ++p)
         ph[p] = bench_median(phase[p], (size_t)RUNS);
     /* the phases the step runs on the calling thread alone bound what a second worker can give
-       (the neighbour lists are found in parallel; the region grid is built on the calling thread) */
-    const double serial = ph[KCC_PHASE_BODIES] + ph[KCC_PHASE_BROADPHASE] + ph[KCC_PHASE_RESOLVE] +
-                          ph[KCC_PHASE_SENSORS];
+       (the neighbour lists are found in parallel; the region grid is built and the lists mirrored
+       on the calling thread) */
+    const double serial = ph[KCC_PHASE_BODIES] + ph[KCC_PHASE_BROADPHASE] + ph[KCC_PHASE_MIRROR] +
+                          ph[KCC_PHASE_RESOLVE] + ph[KCC_PHASE_SENSORS];
     double total = 0.0;
     for (int p = 0; p < KCC_PHASE_COUNT; ++p)
         total += ph[p];
@@ -368,6 +447,8 @@ static void bench_mesh(const char *name, const kcc_mesh *m, const int *counts, i
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "../shared/levels";
+    if (getenv("KCC_BENCH_SPIN_US"))
+        SPIN_NS = atof(getenv("KCC_BENCH_SPIN_US")) * 1e3;
     if (getenv("KCC_BENCH_FRAMES"))
         FRAMES_1K = atoi(getenv("KCC_BENCH_FRAMES"));
     if (getenv("KCC_BENCH_WORKERS") && atoi(getenv("KCC_BENCH_WORKERS")) == 1)
@@ -392,11 +473,12 @@ int main(int argc, char **argv)
     printf("bench_world_step: us per character per step, median of %d runs of %d steps at 1k characters "
            "(fewer at more) (%s)\n", RUNS, FRAMES_1K, bench_clock_name());
     printf("plain: kcc_character_move on the bare mesh; 1w, 2w: kcc_world_step on 1 and 2 workers\n"
-           "(2w-x: throughput of 2 over 1); phases of the 1w step per character: bp (the region grid\n"
-           "built, the pieces' pairs updated), near (neighbour lists, in parallel), bn/pl (bp + near\n"
-           "over plain), moves, snap (boxes, regions, and the resolve pass's first look, in parallel),\n"
-           "serial (bodies, resolve, sensors); 2w-max: the throughput 2 workers could give with the\n"
-           "serial phases (bodies, bp, resolve, sensors) on one\n");
+           "(2w-x: throughput of 2 over 1; idle workers spin %.0f us before they sleep); phases of the\n"
+           "1w step per character: bp (the region grid built, the pieces' pairs updated), near\n"
+           "(neighbour lists, in parallel), bn/pl (bp + near over plain), moves, snap (boxes, regions,\n"
+           "and the resolve pass's first look, in parallel), serial (bodies, the lists' mirror,\n"
+           "resolve, sensors); 2w-max: the throughput 2 workers could give with the serial phases\n"
+           "(bodies, bp, mirror, resolve, sensors) on one\n", SPIN_NS * 1e-3);
     printf("%-14s %6s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s\n", "level", "chars", "plain",
            "world1w", "world2w", "1w/pl", "2w-x", "bp", "bp/pl", "near", "bn/pl", "moves", "snap",
            "serial", "2w-max");
