@@ -327,7 +327,7 @@ BENCH_BIN = $(BENCH_C:test/bench/%.c=$(BUILD)/bench/%) $(BENCH_CXX:test/bench/%.
 BENCH_LIBS = $(shell pkg-config --libs bullet 2>/dev/null) -lembree3 -lode -lpthread
 BENCH_INC  = $(shell pkg-config --cflags bullet ode 2>/dev/null)
 
-$(BUILD)/bench/%: test/bench/%.c $(BUILD)/libkcc.a test/bench/bench.h | deps-bench
+$(BUILD)/bench/%: test/bench/%.c $(BUILD)/libkcc.a test/bench/bench.h test/bench/bench_crowd.h | deps-bench
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itest/bench $< $(BUILD)/libkcc.a -o $@ $(LDLIBS_ALL)
 $(BUILD)/bench/%: test/bench/%.cpp $(BUILD)/libkcc.a test/bench/bench.h | deps-bench

@@ -20,64 +20,12 @@
 #include "bench.h"
 
 #include "kcc_world_internal.h"
-#include "world_internal.h"
+#include "bench_crowd.h"
 
 static int RUNS = 5;
 static int STEPS_1K = 40;
 enum { WARM_STEPS = 10 };   /* untimed steps first: the characters land and fill their caches */
 enum { PIECE_CAPACITY = 65536 };   /* the sensor volumes' pieces: a very large level's do not fit */
-
-/* ---------------------------------------------------------------- the level's walkable spots */
-
-static kcc_character_desc player(void)
-{
-    kcc_character_desc d = kcc_character_default_desc();
-    d.half_extents[0] = d.half_extents[2] = 0.47f;
-    d.half_extents[1] = 0.875f;
-    d.step_height = 0.5625f;
-    return d;
-}
-
-/* Up to n spots where the player's box stands on walkable floor (rays down from random points,
- * half of them from above the level and half from a random height, for floors under a roof), at
- * least 1.5 m apart across or 2.5 m apart in height (a grid of 1.5 m columns, up to 3 spots each).
- * Returns how many it found: a small level holds fewer. */
-enum { SPOTS_PER_COLUMN = 3 };
-static int find_spots(const kcc_mesh *m, int n, uint32_t seed, vec3 *out)
-{
-    const kcc_character_desc d = player();
-    vec3 b[2];
-    kcc_mesh_bounds(m, b);
-    const float cell = 1.5f;
-    const int nx = (int)((b[1][0] - b[0][0]) / cell) + 1, nz = (int)((b[1][2] - b[0][2]) / cell) + 1;
-    int *columns = calloc((size_t)nx * (size_t)nz * (SPOTS_PER_COLUMN + 1), sizeof *columns);
-    bench_rng rng = bench_rng_seed(seed);
-    int found = 0;
-    for (int attempt = 0; found < n && attempt < 20 * n; ++attempt) {
-        const float top = b[1][1] + 1.0f;
-        vec3 at = {bench_rng_range(&rng, b[0][0], b[1][0]),
-                   attempt % 2 ? top : bench_rng_range(&rng, b[0][1], top),
-                   bench_rng_range(&rng, b[0][2], b[1][2])};
-        const vec3 down = {0.0f, -1.0f, 0.0f};
-        kcc_ray_hit hit;
-        if (!kcc_mesh_raycast(m, at, down, at[1] - b[0][1] + 1.0f, &hit) || hit.normal[1] < 0.8f)
-            continue;
-        at[1] = hit.point[1] + d.half_extents[1] + 0.02f;
-        if (kcc_character_fits(&d, m, at) != KCC_OK)
-            continue;
-        int *col = &columns[((int)((at[2] - b[0][2]) / cell) * nx + (int)((at[0] - b[0][0]) / cell)) *
-                            (SPOTS_PER_COLUMN + 1)];
-        bool apart = col[0] < SPOTS_PER_COLUMN;
-        for (int i = 1; apart && i <= col[0]; ++i)
-            apart = fabsf(out[col[i]][1] - at[1]) >= 2.5f;
-        if (!apart)
-            continue;
-        col[++col[0]] = found;
-        memcpy(out[found++], at, sizeof(vec3));
-    }
-    free(columns);
-    return found;
-}
 
 /* ---------------------------------------------------------------- the movers and sensors */
 
@@ -162,7 +110,7 @@ static void scene_make(scene *s, const kcc_mesh *level)
     s->door = box_mesh((const float[3]){1.25f, 1.5f, 0.15f}, 4.0f);
     s->trigger = box_mesh((const float[3]){1.5f, 1.5f, 1.5f}, 4.0f);
     s->crate = box_mesh((const float[3]){0.6f, 0.25f, 0.6f}, 4.0f);
-    s->spot_count = find_spots(level, MOVER_SPOTS, 9001u, s->spots);
+    s->spot_count = crowd_starts(level, MOVER_SPOTS, 9001u, s->spots);
     kcc_mesh_bounds(level, s->bounds);
 }
 
@@ -238,29 +186,6 @@ static int add_mix(kcc_world *w, const scene *s, const mix *x, mover *movers, kc
 }
 
 /* ---------------------------------------------------------------- the runs */
-
-/* 6 m/s along a heading that turns every 0.8 s, a jump now and then, gravity in the air (60 Hz). */
-static void wander(int c, int f, bool on_ground, float *vy, vec3 out)
-{
-    const float heading = 1.3f * (float)c + 2.4f * (float)(f / 48);
-    *vy = on_ground ? ((f + 3 * c) % 89 == 0 ? 8.0f : 0.0f) : *vy - 25.0f / 60.0f;
-    out[0] = 6.0f / 60.0f * cosf(heading);
-    out[1] = *vy / 60.0f;
-    out[2] = 6.0f / 60.0f * sinf(heading);
-}
-
-typedef struct phase_clock {
-    double last;
-    double ns[KCC_PHASE_COUNT];
-} phase_clock;
-
-static void mark_phase(void *user, int phase)
-{
-    phase_clock *pc = user;
-    const double now = bench_now_ns();
-    pc->ns[phase] += now - pc->last;
-    pc->last = now;
-}
 
 typedef struct run_result {
     double   us, bp_us, near_us;   /* per character per step: the step, its broadphase and neighbour phases */
@@ -409,7 +334,7 @@ static void bench_level_mixes(const char *name, const kcc_mesh *level, const int
     for (int ci = 0; ci < count_n; ++ci) {
         vec3 *at = calloc((size_t)counts[ci], sizeof *at);
         /* as many characters as the level holds, up to the count: a small arena holds fewer */
-        const int n = find_spots(level, counts[ci], 7u + (uint32_t)counts[ci], at);
+        const int n = crowd_starts(level, counts[ci], 7u + (uint32_t)counts[ci], at);
         if (n > 0)
             for (int mi = 0; mi < MIX_COUNT; ++mi)
                 if (!only_mix || strcmp(only_mix, MIXES[mi].name) == 0)
