@@ -34,6 +34,12 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
             *boxes[k] = (void *)(base + at);
         at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
     }
+    if (cs)
+        cs->displacements = (void *)(base + at);
+    at = round_up(at + (size_t)capacity * sizeof(float[3]));
+    if (cs)
+        cs->states = (void *)(base + at);
+    at = round_up(at + (size_t)capacity * sizeof(kcc_character_state));
     uint8_t **flags[3] = {cs ? &cs->alive : NULL, cs ? &cs->to_place : NULL, cs ? &cs->resolve_marks : NULL};
     for (int k = 0; k < 3; ++k) {
         if (cs)
@@ -144,6 +150,8 @@ kcc_status kcc_world_add_character(kcc_world *world, const kcc_character_desc *d
     wc->generation = generation;
     wc->live = true;
     cs->alive[slot] = 1;
+    glm_vec3_zero(cs->displacements[slot]);
+    kcc_world_publish_state(cs, slot);
     cs->layers[slot] = 1u;
     cs->masks[slot] = KCC_LAYERS_ALL;
     ++cs->count;
@@ -172,7 +180,8 @@ kcc_status kcc_world_set_displacement(kcc_world *world, uint32_t character, cons
     world_character *wc = find_character(world, character);
     if (!wc)
         return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
-    glm_vec3_zero(wc->displacement); /* a refused displacement leaves none for the step */
+    float *to = kcc_world_characters(world)->displacements[wc - kcc_world_characters(world)->slots];
+    glm_vec3_zero(to); /* a refused displacement leaves none for the step */
     if (!displacement)
         return KCC_ERR_NULL_ARGUMENT;
     for (int k = 0; k < 3; ++k)
@@ -181,7 +190,7 @@ kcc_status kcc_world_set_displacement(kcc_world *world, uint32_t character, cons
     for (int k = 0; k < 3; ++k)
         if (fabsf(displacement[k]) > KCC_MAX_DISPLACEMENT)
             return KCC_ERR_BAD_DESC;
-    glm_vec3_copy((float *)displacement, wc->displacement);
+    glm_vec3_copy((float *)displacement, to);
     return KCC_OK;
 }
 
@@ -202,6 +211,7 @@ kcc_status kcc_world_set_character_position(kcc_world *world, uint32_t character
     wc->result.ground_body = wc->result.ground_character = 0; /* nothing to ride next step */
     glm_vec3_zero(wc->last_motion); /* nor anything to carry a rider by */
     kcc_character_forget(&wc->ch);
+    kcc_world_publish_state(kcc_world_characters(world), (uint32_t)(wc - kcc_world_characters(world)->slots));
     return KCC_OK;
 }
 
@@ -215,6 +225,7 @@ kcc_status kcc_world_set_character_desc(kcc_world *world, uint32_t character,
     if (st != KCC_OK)
         return st;
     kcc_world_step_reach_init(&wc->reach, &wc->ch);
+    kcc_world_publish_state(kcc_world_characters(world), (uint32_t)(wc - kcc_world_characters(world)->slots));
     kcc_world_record_retune(world, character, desc);
     return KCC_OK;
 }
@@ -241,13 +252,12 @@ kcc_status kcc_world_get_character(const kcc_world *world, uint32_t character,
     const world_character *wc = find_character(world, character);
     if (!wc)
         return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
-    if (out_state) {
-        memset(out_state, 0, sizeof *out_state);
-        glm_vec3_copy((float *)wc->ch.position, out_state->position);
-        out_state->on_ground = wc->ch.on_ground;
-        glm_vec3_copy((float *)wc->ch.ground_normal, out_state->ground_normal);
-        out_state->ground_body = wc->result.ground_body;
-    }
+    const struct kcc_world_characters *cs = kcc_world_characters(world);
+    const kcc_character_state *st = &cs->states[wc - cs->slots];
+    KCC_ASSERT(memcmp(st->position, wc->ch.position, sizeof st->position) == 0 &&
+               st->on_ground == wc->ch.on_ground && st->ground_body == wc->result.ground_body);
+    if (out_state)
+        *out_state = *st;
     if (out_result)
         *out_result = wc->result;
     return KCC_OK;
@@ -290,8 +300,10 @@ kcc_status kcc_world_shift_origin(kcc_world *world, const vec3 new_origin)
         return st;
     kcc_world_record_shift(world, new_origin);
     for (uint32_t i = 0; i < cs->ids.end; ++i)
-        if (cs->slots[i].live)
+        if (cs->slots[i].live) {
             shift_character(&cs->slots[i], new_origin);
+            kcc_world_publish_state(cs, i);
+        }
     return KCC_OK;
 }
 

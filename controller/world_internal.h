@@ -31,14 +31,14 @@ typedef struct step_reach {
     bool  up_is_high;  ///< up is that axis's + direction
 } step_reach;
 
-/// One character slot: the controller's character, the next step's displacement and the last
-/// step's result. Slots start on cache lines: a move writes its character's position (the slot's
-/// first line) while the other workers' moves read the generation (its last) of the characters
-/// they touch, and the two must not share a line.
+/// One character slot: the controller's character and the last step's result. Slots start on
+/// cache lines, and what no step writes (the reach, the generation) has a line of its own: a move
+/// writes its character's position (the slot's first line) while the other workers' moves, and
+/// the game between steps (kcc_world_get_character), read the generation of the characters they
+/// name, and a read of a line the other core wrote costs a transfer between the cores' caches.
 typedef struct world_character {
     _Alignas(64) kcc_character ch;
     kcc_move_result result;
-    vec3            displacement;   ///< m, for the next step (0 when none was set)
     kcc_contact     contacts[KCC_WORLD_CONTACTS]; ///< the last step's (kcc_world_get_contacts)
     uint32_t        contact_count;
     bool            contact_overflow;
@@ -52,7 +52,7 @@ typedef struct world_character {
     vec3            step_start;     ///< m, its centre when the step began (the snapshot's)
     vec3            last_motion;    ///< m, how far it went over its last step, end to end: what
                                     ///< carries a character standing on it in the next step
-    step_reach      reach;          ///< from its desc (kcc_world_step_reach_init)
+    _Alignas(64) step_reach reach;  ///< from its desc (kcc_world_step_reach_init)
     uint32_t        generation;
     bool            live;
 } world_character;
@@ -133,6 +133,9 @@ struct kcc_world_characters {
                                    ///< where the moves see it (m)
     float          (*ends)[2][3];  ///< each live character's box where its move ended, or where the
                                    ///< resolve pass put it back (m): what the resolve pass compares
+    float          (*displacements)[3]; ///< by slot: m, for the next step (0 when none was set)
+    kcc_character_state *states;   ///< by slot: what kcc_world_get_character gives, written where
+                                   ///< the slot's changes (kcc_world_publish_state)
     uint8_t         *alive;        ///< slots[i].live, packed: what a step scans for the live slots
     uint8_t         *to_place;     ///< by live index: it may ride or be pushed this step (the
                                    ///< snapshot's mark: the placing phase skips the others)
@@ -202,6 +205,21 @@ static inline bool kcc_world_character_carry(const struct kcc_world_characters *
         return false;
     memcpy(out, below->last_motion, sizeof(float[3]));
     return out[0] != 0.0f || out[1] != 0.0f || out[2] != 0.0f;
+}
+
+/// Copies what a game reads of the character at `slot` every frame out of its slot into
+/// cs->states, after anything changed it (a step's move or resolve pass, an add, a teleport, a
+/// retune, an origin shift): the game's reads between steps then touch a compact array, not the
+/// slots' lines the workers write (docs/world.md, "Threads").
+static inline void kcc_world_publish_state(struct kcc_world_characters *cs, uint32_t slot)
+{
+    const world_character *wc = &cs->slots[slot];
+    kcc_character_state *st = &cs->states[slot];
+    memset(st, 0, sizeof *st);
+    glm_vec3_copy((float *)wc->ch.position, st->position);
+    st->on_ground = wc->ch.on_ground;
+    glm_vec3_copy((float *)wc->ch.ground_normal, st->ground_normal);
+    st->ground_body = wc->result.ground_body;
 }
 
 /// The character's state a move changes, and putting it back.

@@ -88,7 +88,7 @@ void kcc_world_step_region(const world_character *wc, const struct kcc_world_cha
     } else {
         kcc_world_character_carry(cs, wc, carry);
     }
-    const move_reach r = move_reach_of(&wc->reach, wc->displacement);
+    const move_reach r = move_reach_of(&wc->reach, cs->displacements[wc - cs->slots]);
     const int up = wc->reach.up;
     /* the rounding of the region's and the gathers' sums, a few ulps of the magnitudes in play on
        each axis (the centre's and the carry's; the half extents, at most 100 m, fit in 1 mm) */

@@ -314,7 +314,7 @@ static void move_character(const step_context *ctx, uint32_t slot, bool placed)
     const kcc_move_result *pre = placed ? &wc->placing : &not_placed;
     wc->before_move = footing_of(&wc->ch);
     kcc_move_result r;
-    kcc_character_move_source(&wc->ch, &srcs.all.base, wc->displacement, &r, NULL, &touched);
+    kcc_character_move_source(&wc->ch, &srcs.all.base, ctx->cs->displacements[slot], &r, NULL, &touched);
     r.flags |= pre->flags;
     glm_vec3_copy((float *)pre->carried, r.carried);
     r.carried_body = pre->carried_body;
@@ -322,7 +322,8 @@ static void move_character(const step_context *ctx, uint32_t slot, bool placed)
     name_ground(ctx, &r);
     record_contacts(ctx, wc, &r, &touched);
     wc->result = r;
-    glm_vec3_zero(wc->displacement);
+    glm_vec3_zero(ctx->cs->displacements[slot]);
+    kcc_world_publish_state(ctx->cs, slot);
     kcc_character_box(&wc->ch, ctx->cs->ends[slot]);
 }
 
@@ -675,6 +676,7 @@ static void resolve_character_overlaps(struct kcc_world_characters *cs)
         glm_vec3_add(wc->result.moved, undone, wc->result.moved);
         glm_vec3_sub(wc->ch.position, wc->step_start, wc->last_motion);
         wc->result.flags |= KCC_MOVE_STUCK;
+        kcc_world_publish_state(cs, slot);
         cs->resolve_marks[slot] |= RESOLVE_PUT_BACK;
         any_put_back = true;
         if (!cs->near.all)

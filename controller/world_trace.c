@@ -320,9 +320,9 @@ static void record_step_inputs(kcc_trace_writer *w, const struct kcc_world_chara
     for (uint32_t slot = 0; slot < cs->ids.end; ++slot) {
         const world_character *wc = &cs->slots[slot];
         recorded_character *rc = &rcs[slot];
-        if (!wc->live || memcmp(wc->displacement, rc->displacement, sizeof rc->displacement) == 0)
+        if (!wc->live || memcmp(cs->displacements[slot], rc->displacement, sizeof rc->displacement) == 0)
             continue;
-        line_end(w, put_values(put_uint(line_begin(w), "d ", rc->number), wc->displacement, 3,
+        line_end(w, put_values(put_uint(line_begin(w), "d ", rc->number), cs->displacements[slot], 3,
                                rc->displacement));
     }
     line_end(w, put_uint(line_begin(w), "step ", ++w->frames));
