@@ -129,6 +129,12 @@ static world_character *find_character(const kcc_world *world, uint32_t characte
     return wc->live && wc->generation == generation ? wc : NULL;
 }
 
+/// The slot of a character of the world.
+static uint32_t slot_of(const kcc_world *world, const world_character *wc)
+{
+    return (uint32_t)(wc - kcc_world_characters(world)->slots);
+}
+
 kcc_status kcc_world_add_character(kcc_world *world, const kcc_character_desc *desc,
                                    const vec3 center, uint32_t *out_character)
 {
@@ -180,7 +186,7 @@ kcc_status kcc_world_set_displacement(kcc_world *world, uint32_t character, cons
     world_character *wc = find_character(world, character);
     if (!wc)
         return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
-    float *to = kcc_world_characters(world)->displacements[wc - kcc_world_characters(world)->slots];
+    float *to = kcc_world_characters(world)->displacements[slot_of(world, wc)];
     glm_vec3_zero(to); /* a refused displacement leaves none for the step */
     if (!displacement)
         return KCC_ERR_NULL_ARGUMENT;
@@ -211,7 +217,7 @@ kcc_status kcc_world_set_character_position(kcc_world *world, uint32_t character
     wc->result.ground_body = wc->result.ground_character = 0; /* nothing to ride next step */
     glm_vec3_zero(wc->last_motion); /* nor anything to carry a rider by */
     kcc_character_forget(&wc->ch);
-    kcc_world_publish_state(kcc_world_characters(world), (uint32_t)(wc - kcc_world_characters(world)->slots));
+    kcc_world_publish_state(kcc_world_characters(world), slot_of(world, wc));
     return KCC_OK;
 }
 
@@ -225,7 +231,7 @@ kcc_status kcc_world_set_character_desc(kcc_world *world, uint32_t character,
     if (st != KCC_OK)
         return st;
     kcc_world_step_reach_init(&wc->reach, &wc->ch);
-    kcc_world_publish_state(kcc_world_characters(world), (uint32_t)(wc - kcc_world_characters(world)->slots));
+    kcc_world_publish_state(kcc_world_characters(world), slot_of(world, wc));
     kcc_world_record_retune(world, character, desc);
     return KCC_OK;
 }
@@ -252,8 +258,8 @@ kcc_status kcc_world_get_character(const kcc_world *world, uint32_t character,
     const world_character *wc = find_character(world, character);
     if (!wc)
         return world ? KCC_ERR_NOT_FOUND : KCC_ERR_NULL_ARGUMENT;
-    const struct kcc_world_characters *cs = kcc_world_characters(world);
-    const kcc_character_state *st = &cs->states[wc - cs->slots];
+    const kcc_character_state *st = &kcc_world_characters(world)->states[slot_of(world, wc)];
+    /* every change of these fields published it (checked in the KCC_DEBUG builds: make unit) */
     KCC_ASSERT(memcmp(st->position, wc->ch.position, sizeof st->position) == 0 &&
                st->on_ground == wc->ch.on_ground && st->ground_body == wc->result.ground_body);
     if (out_state)

@@ -31,11 +31,11 @@ typedef struct step_reach {
     bool  up_is_high;  ///< up is that axis's + direction
 } step_reach;
 
-/// One character slot: the controller's character and the last step's result. Slots start on
-/// cache lines, and what no step writes (the reach, the generation) has a line of its own: a move
-/// writes its character's position (the slot's first line) while the other workers' moves, and
-/// the game between steps (kcc_world_get_character), read the generation of the characters they
-/// name, and a read of a line the other core wrote costs a transfer between the cores' caches.
+/// One character slot: the controller's character and the last step's result (what the game sets
+/// and reads between steps lies apart, in cs->displacements and cs->states). Slots start on cache
+/// lines: a move writes its character's position (the slot's first line) while the other workers'
+/// moves read the generation (its last) of the characters they touch, and the two must not share
+/// a line.
 typedef struct world_character {
     _Alignas(64) kcc_character ch;
     kcc_move_result result;
@@ -52,7 +52,7 @@ typedef struct world_character {
     vec3            step_start;     ///< m, its centre when the step began (the snapshot's)
     vec3            last_motion;    ///< m, how far it went over its last step, end to end: what
                                     ///< carries a character standing on it in the next step
-    _Alignas(64) step_reach reach;  ///< from its desc (kcc_world_step_reach_init)
+    step_reach      reach;          ///< from its desc (kcc_world_step_reach_init)
     uint32_t        generation;
     bool            live;
 } world_character;
@@ -134,8 +134,8 @@ struct kcc_world_characters {
     float          (*ends)[2][3];  ///< each live character's box where its move ended, or where the
                                    ///< resolve pass put it back (m): what the resolve pass compares
     float          (*displacements)[3]; ///< by slot: m, for the next step (0 when none was set)
-    kcc_character_state *states;   ///< by slot: what kcc_world_get_character gives, written where
-                                   ///< the slot's changes (kcc_world_publish_state)
+    kcc_character_state *states;   ///< by slot: what kcc_world_get_character gives, copied from the
+                                   ///< slot whenever that changes (kcc_world_publish_state)
     uint8_t         *alive;        ///< slots[i].live, packed: what a step scans for the live slots
     uint8_t         *to_place;     ///< by live index: it may ride or be pushed this step (the
                                    ///< snapshot's mark: the placing phase skips the others)
