@@ -517,10 +517,10 @@ static bool stacked(const struct kcc_world_characters *cs, uint32_t a, uint32_t 
 }
 
 /// Whether `box` (live character i's, by the overlap rule) overlaps the box in `boxes` of a
-/// character before i in the live order that it collides with and is not stacked with (among its
-/// neighbours: no other can reach it).
-static bool inside_earlier_unstacked(const struct kcc_world_characters *cs, uint32_t i, const vec3 box[2],
-                                     const float (*boxes)[2][3])
+/// character before i in the live order that it collides with (among its neighbours: no other can
+/// reach it); a stack's (one stood on the other at the last step) counts only when `count_stacks`.
+static bool inside_earlier(const struct kcc_world_characters *cs, uint32_t i, const vec3 box[2],
+                           const float (*boxes)[2][3], bool count_stacks)
 {
     const uint32_t slot = cs->live[i];
     uint32_t n;
@@ -528,7 +528,7 @@ static bool inside_earlier_unstacked(const struct kcc_world_characters *cs, uint
     for (uint32_t j = 0; j < n; ++j) {
         const uint32_t other = near[j];
         if (other < slot && kcc_world_characters_collide(cs, slot, other) &&
-            boxes_overlap(box, (const vec3 *)boxes[other]) && !stacked(cs, slot, other))
+            boxes_overlap(box, (const vec3 *)boxes[other]) && (count_stacks || !stacked(cs, slot, other)))
             return true;
     }
     return false;
@@ -542,10 +542,10 @@ static bool placed_into_earlier(const struct kcc_world_characters *cs, uint32_t 
     const float(*placed)[2][3] = (const float(*)[2][3])cs->placed;
     vec3 box[2], start[2];
     kcc_box_for_overlap(&wc->ch, wc->ch.position, box);
-    if (!inside_earlier_unstacked(cs, i, (const vec3 *)box, placed))
+    if (!inside_earlier(cs, i, (const vec3 *)box, placed, false))
         return false;
     kcc_box_for_overlap(&wc->ch, wc->before_placing.position, start);
-    return !inside_earlier_unstacked(cs, i, (const vec3 *)start, placed);
+    return !inside_earlier(cs, i, (const vec3 *)start, placed, false);
 }
 
 /// Characters placed at once each see the others where the step started, so two pushed toward each
@@ -585,18 +585,9 @@ static void resolve_placed_overlaps(const step_context *ctx)
 static bool overlaps_earlier(const struct kcc_world_characters *cs, uint32_t i)
 {
     vec3 mine[2];
-    const uint32_t slot = cs->live[i];
-    const kcc_character *ch = &cs->slots[slot].ch;
+    const kcc_character *ch = &cs->slots[cs->live[i]].ch;
     kcc_box_for_overlap(ch, ch->position, mine);
-    uint32_t n;
-    const uint32_t *near = end_neighbours(cs, i, &n);
-    for (uint32_t j = 0; j < n; ++j) {
-        if (near[j] > slot || !kcc_world_characters_collide(cs, slot, near[j]))
-            continue; /* later in the order, or they pass through each other */
-        if (boxes_overlap((const vec3 *)mine, (const vec3 *)cs->ends[near[j]]))
-            return true;
-    }
-    return false;
+    return inside_earlier(cs, i, (const vec3 *)mine, (const float(*)[2][3])cs->ends, true);
 }
 
 /// Whether a character before live character i among its neighbours was put back by the resolve
