@@ -521,12 +521,16 @@ static void sweep_body(void *ctx, uint32_t slot)
 }
 
 /// A static-tree leaf's entries that the mask sees and whose grown bounds the box's centre enters
-/// before the best contact so far (four at a time, each block masked to the leaf's lanes): each
-/// entry's triangles swept.
+/// before the best contact so far (four at a time, each block masked to the leaf's lanes), each
+/// entry's triangles swept nearest entry first while its entry is not beyond the best contact: a
+/// leaf's entries spread over its box, and the near ones' contacts cut the far ones off.
 static float sweep_static_leaf(void *ctx, uint32_t first, uint32_t count)
 {
     sweep_query *q = ctx;
     const kcc_static_tree *st = &q->world->statics;
+    uint32_t item[KCC_LEAF_MAX], n = 0;
+    float entry[KCC_LEAF_MAX];
+    KCC_ASSERT(count <= KCC_LEAF_MAX);
     const uint32_t end = first + count;
     for (uint32_t b = first / 4; 4 * b < end; ++b) {
         const uint32_t lo = first > 4 * b ? first - 4 * b : 0, hi = end - 4 * b < 4 ? end - 4 * b : 4;
@@ -534,14 +538,21 @@ static float sweep_static_leaf(void *ctx, uint32_t first, uint32_t count)
         int mask = kcc_pray_test_planes(&q->slab, &st->boxes[b], q->limit, t) &
                    ((1 << hi) - (1 << lo));
         for (; mask != 0; mask &= mask - 1) {
-            const int bit = mask & -mask;
-            const kcc_static_leaf *e = &st->leaves[4 * b + (uint32_t)((bit >> 1) - (bit >> 3))];
-            if ((e->layers & q->layer_mask) == 0)
+            const int bit = mask & -mask, i = (bit >> 1) - (bit >> 3);
+            const uint32_t k = 4 * b + (uint32_t)i;
+            if ((st->leaves[k].layers & q->layer_mask) == 0)
                 continue;
-            if (e->body != q->slot)
-                sweep_set_body(q, e->body);
-            sweep_leaf(q, e->first, e->count);
+            uint32_t j = n++; /* insertion by entry distance */
+            for (; j > 0 && entry[j - 1] > t[i]; --j)
+                item[j] = item[j - 1], entry[j] = entry[j - 1];
+            item[j] = k, entry[j] = t[i];
         }
+    }
+    for (uint32_t i = 0; i < n && entry[i] <= q->limit; ++i) {
+        const kcc_static_leaf *e = &st->leaves[item[i]];
+        if (e->body != q->slot)
+            sweep_set_body(q, e->body);
+        sweep_leaf(q, e->first, e->count);
     }
     return q->limit;
 }
