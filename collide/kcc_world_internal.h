@@ -72,14 +72,14 @@ typedef struct kcc_body_tree {
 /// walk (world_static_tree.c): entries that are runs of consecutive slots of the leaves of a member
 /// body's tree, each bounded by its triangles placed by the body's pose (kcc_pose_points_bounds:
 /// conservative), so a ray walks one tree nearest first instead of each body's from its root, and
-/// a box meets the entries its world bounds touch instead of those a rotated body's local bounds
-/// of it would.
+/// a box query tests the entries the world box touches instead of every leaf under a rotated
+/// body's (looser) local bounds of the box.
 /// Members are the live static bodies that are solid (not sensors) and have a tree (not
 /// heightfields), in ascending slot order while their entries fit `capacity`
 /// (kcc_static_tree_capacity); the others are cast through the body tree as kinematic bodies
 /// are. Rebuilt by kcc_world_step (and kcc_world_shift_bodies) into storage inside the world's
-/// block; while `valid` is false (a static body added, removed or placed since) the ray cast
-/// does without it, with the same answers.
+/// block; while `valid` is false (a static body added, removed or placed since) the queries
+/// do without it, with the same answers.
 typedef struct kcc_static_leaf {
     uint32_t body;    ///< body slot
     uint32_t first;   ///< the run's first slot (leaf order), within one leaf of the body's mesh
@@ -181,7 +181,7 @@ struct kcc_world {
     uint32_t       *sensors;       ///< live sensor body slots, ascending (listed by the step)
     uint32_t        sensor_count;
     kcc_body_tree   tree;
-    kcc_static_tree statics;       ///< the ray cast's tree over static bodies' leaves
+    kcc_static_tree statics;       ///< the ray and box queries' tree over static bodies' leaves
     kcc_piece      *pieces;        ///< piece_capacity
     uint32_t        free_piece;    ///< the free list's head
     uint32_t        piece_count;   ///< pieces in use

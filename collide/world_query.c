@@ -212,6 +212,14 @@ static void body_local_box(const kcc_body *b, bool identity, const float lo[3], 
     kcc_pose_box_local_bounds(&b->pose, lo, hi, b->mesh->coord_scale, out_lo, out_hi);
 }
 
+/// The lanes of static-tree entry block b (entries 4 b .. 4 b + 3) that entries first .. end - 1
+/// (a leaf's) fill, as a mask.
+static int block_lanes(uint32_t first, uint32_t end, uint32_t b)
+{
+    const uint32_t lo = first > 4 * b ? first - 4 * b : 0, hi = end - 4 * b < 4 ? end - 4 * b : 4;
+    return (1 << hi) - (1 << lo);
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Box overlap: the static tree's entries whose placed bounds touch the box (when the tree is
  * valid), then the other bodies' candidate leaves (each body's tree walked with the box's local
@@ -327,10 +335,9 @@ static uint32_t gather_leaf_entries(const kcc_static_tree *st, const kcc_pbox *q
 {
     const uint32_t end = first + count;
     for (uint32_t b = first / 4; 4 * b < end; ++b) {
-        const uint32_t lo = first > 4 * b ? first - 4 * b : 0, hi = end - 4 * b < 4 ? end - 4 * b : 4;
         const kcc_static_box4 *box = &st->boxes[b];
         int mask = kcc_pbox_test4(qb, box->x[0], box->x[1], box->y[0], box->y[1], box->z[0],
-                                  box->z[1]) & ((1 << hi) - (1 << lo));
+                                  box->z[1]) & block_lanes(first, end, b);
         for (; mask != 0; mask &= mask - 1) {
             const int bit = mask & -mask;
             const uint32_t k = 4 * b + (uint32_t)((bit >> 1) - (bit >> 3));
@@ -533,10 +540,9 @@ static float sweep_static_leaf(void *ctx, uint32_t first, uint32_t count)
     KCC_ASSERT(count <= KCC_LEAF_MAX);
     const uint32_t end = first + count;
     for (uint32_t b = first / 4; 4 * b < end; ++b) {
-        const uint32_t lo = first > 4 * b ? first - 4 * b : 0, hi = end - 4 * b < 4 ? end - 4 * b : 4;
         float t[4];
         int mask = kcc_pray_test_planes(&q->slab, &st->boxes[b], q->limit, t) &
-                   ((1 << hi) - (1 << lo));
+                   block_lanes(first, end, b);
         for (; mask != 0; mask &= mask - 1) {
             const int bit = mask & -mask, i = (bit >> 1) - (bit >> 3);
             const uint32_t k = 4 * b + (uint32_t)i;
