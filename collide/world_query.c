@@ -244,6 +244,9 @@ typedef struct overlap_query {
     const uint64_t    *entries;       ///< the gathered entries (static_entries_in_box), ascending
     uint32_t           entry_count;
     uint32_t           entry_next;    ///< the first not tested yet
+    kcc_tri            batch[4];      ///< the body's placed entry triangles not tested yet, in order
+    uint32_t           batch_slot[4]; ///< their mesh slots
+    uint32_t           batch_n;
 } overlap_query;
 
 uint32_t kcc_body_append_slot(const kcc_mesh *mesh, uint32_t s, uint32_t body_id,
@@ -283,18 +286,41 @@ static void overlap_set_body(overlap_query *q, uint32_t slot)
     q->identity = kcc_pose_is_identity(&q->body->pose);
 }
 
-/// Tests the gathered static-tree entries of the bodies in slots below `upto`, in order.
+/// Tests the batched triangles exactly (four at once) and reports those that overlap, in order.
+static void overlap_batch_flush(overlap_query *q)
+{
+    for (int hits = run_overlaps(q->batch, q->batch_n, q->lo, q->hi); hits != 0; hits &= hits - 1) {
+        const int bit = hits & -hits;
+        const uint32_t s = q->batch_slot[(bit >> 1) - (bit >> 3)];
+        q->found = kcc_body_append_slot(q->body->mesh, s, q->body_id, q->out, q->capacity, q->found);
+    }
+    q->batch_n = 0;
+}
+
+/// Tests the gathered static-tree entries of the bodies in slots below `upto`, in order. A body's
+/// entries hold 2 triangles on average, so their triangles are tested four at a time across
+/// entries (the exact test decides each lane on its own), not an entry at a time.
 static void overlap_entries_below(overlap_query *q, uint32_t upto)
 {
     const kcc_static_tree *st = &q->world->statics;
     for (; q->entry_next < q->entry_count; ++q->entry_next) {
         const kcc_static_leaf *e = &st->leaves[(uint32_t)q->entries[q->entry_next]];
         if (e->body >= upto)
-            return;
-        if (q->body != &q->world->bodies[e->body])
+            break;
+        if (q->body != &q->world->bodies[e->body]) {
+            if (q->batch_n > 0)
+                overlap_batch_flush(q);
             overlap_set_body(q, e->body);
-        overlap_leaf(q, q->body->mesh, e->first, e->count);
+        }
+        for (uint32_t s = e->first; s < e->first + e->count; ++s) {
+            placed_run(q->body, q->body->mesh, q->identity, s, 1, &q->batch[q->batch_n]);
+            q->batch_slot[q->batch_n++] = s;
+            if (q->batch_n == 4)
+                overlap_batch_flush(q);
+        }
     }
+    if (q->batch_n > 0)
+        overlap_batch_flush(q);
 }
 
 /// Tests the body in slot (seen, its bounds touching the box) through its own tree, after the
