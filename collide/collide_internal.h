@@ -1278,11 +1278,21 @@ _Static_assert(sizeof(kcc_build_prim) == 32, "build prim must be 32 bytes");
 /// (room for n pairs). Returns the pair count; writes leaves and depth. Allocates nothing.
 uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
                         uint32_t *out_leaves, uint32_t *out_depth);
+/// Plans the collapse of the binary tree in pairs (pair_count pairs, as kcc_tree_build returns)
+/// into four-wide groups: which inner nodes become groups and which are opened into their parent's,
+/// the choice that costs least in the sum, over the groups, of the area each group's box has as a
+/// share of the root's plus a fixed cost a group for the memory it takes (a dynamic program over
+/// the tree: Ylitie, Karras and Laine, "Efficient incoherent ray traversal on GPUs through
+/// compressed wide BVHs", 2017). cost is scratch and plan the result, 2 * pair_count entries each.
+/// Keeps the leaves and their order. Allocates nothing.
+void kcc_tree_plan_collapse(const kcc_node_pair *pairs, uint32_t pair_count, float (*cost)[4],
+                            uint8_t (*plan)[4]);
 /// Collapses the binary tree into four-wide groups laid out depth first, as float groups (quads)
-/// or quantised ones (qgroups); with both NULL it only counts. stack needs room for 2 entries per
-/// group. Returns the group count. Allocates nothing.
-uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, kcc_qnode4 *qgroups,
-                           uint32_t *stack);
+/// or quantised ones (qgroups); with both NULL it only counts. The groups follow plan
+/// (kcc_tree_plan_collapse), or without one open the largest inner child first. stack needs room
+/// for 2 entries per group. Returns the group count. Allocates nothing.
+uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, const uint8_t (*plan)[4], kcc_node4 *quads,
+                           kcc_qnode4 *qgroups, uint32_t *stack);
 /// Quantises float group *g (its n children in slots 0 .. n - 1, the others empty) into
 /// *out, each decoded box containing the exact one (kcc_qnode4).
 void kcc_qnode4_encode(const kcc_node4 *g, int n, kcc_qnode4 *out);
