@@ -1279,12 +1279,13 @@ _Static_assert(sizeof(kcc_build_prim) == 32, "build prim must be 32 bytes");
 uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
                         uint32_t *out_leaves, uint32_t *out_depth);
 /// Plans the collapse of the binary tree in pairs (pair_count pairs, as kcc_tree_build returns)
-/// into four-wide groups: which inner nodes become groups and which are opened into their parent's,
-/// the choice that costs least in the sum, over the groups, of the area each group's box has as a
-/// share of the root's plus a fixed cost a group for the memory it takes (a dynamic program over
-/// the tree: Ylitie, Karras and Laine, "Efficient incoherent ray traversal on GPUs through
-/// compressed wide BVHs", 2017). cost is scratch and plan the result, 2 * pair_count entries each.
-/// Keeps the leaves and their order. Allocates nothing.
+/// into four-wide groups: which inner nodes become groups, which are opened into their parent's and
+/// which subtrees of at most KCC_LEAF_MAX triangles become one leaf, the choice that costs least in
+/// the sum of each group's and leaf's area as a share of the root's times its tests, plus a fixed
+/// cost a group for the memory it takes (a dynamic program over the tree: Ylitie, Karras and Laine,
+/// "Efficient incoherent ray traversal on GPUs through compressed wide BVHs", 2017). cost is
+/// scratch and plan the result, 2 * pair_count entries each. Keeps the slots' order. Allocates
+/// nothing.
 void kcc_tree_plan_collapse(const kcc_node_pair *pairs, uint32_t pair_count, float (*cost)[4],
                             uint8_t (*plan)[4]);
 /// Collapses the binary tree into four-wide groups laid out depth first, as float groups (quads)

@@ -582,11 +582,14 @@ static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc 
         kcc_node4 decoded;
         memcpy(&m->top[g - 1u], kcc_qnode4_decode(&m->groups[g], &decoded), sizeof m->top[0]);
     }
-    uint32_t slots = 0;
+    uint32_t slots = 0, leaves = 0;
     for (uint32_t q = 0; q < m->quad_count; ++q)
-        for (int i = 0; i < 4; ++i)
+        for (int i = 0; i < 4; ++i) {
             slots += m->groups[q].slots >> i & 1u;
-    m->node_count = slots + (m->leaf_count > 1 ? 1u : 0u);
+            leaves += m->groups[q].count[i] != 0;
+        }
+    m->leaf_count = leaves; /* the plan merges some of the binary tree's */
+    m->node_count = slots + (leaves > 1 ? 1u : 0u);
     const kcc_node_pair *root = &sc->pairs[0];
     m->bounds[0][0] = root->x[0][0], m->bounds[1][0] = root->x[1][0];
     m->bounds[0][1] = root->y[0][0], m->bounds[1][1] = root->y[1][0];
@@ -681,7 +684,6 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
         return KCC_ERR_OUT_OF_MEMORY;
     }
     m->coord_scale = scale;
-    m->leaf_count = leaves;
     m->depth = depth;
     fill_tree(m, &sc, desc, stride);
     fill_duplicates(m, &sc);

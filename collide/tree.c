@@ -458,18 +458,45 @@ static bool pair_is_leaf(const kcc_node_pair *pairs, uint32_t id)
 }
 
 
-/* What a group costs the plan beside its area (the chance that a query enters it, as a share of
- * the root's): a fixed COLLAPSE_GROUP_COST, the 64 bytes it stores weighed as a test entered by 1%
- * of the queries. Measured on the shared levels (bench_layout -q, test/bench/ab/ab.sh -q against
- * the greedy collapse): the plan on area alone stores 0.7-1.0 bytes a triangle fewer groups and
- * answers as fast; with this cost 1.2-1.5 fewer, rays, box overlaps and sweeps 0.84-1.00 of the
- * greedy's time; with 0.1, 0.05 fewer bytes still and 1-3% slower than with 0.01. */
+/* The plan's costs, in tests of a group entered by every query: a group costs the share of the
+ * root's area its box has (the chance that a query enters it) plus COLLAPSE_GROUP_COST, the 64
+ * bytes it stores weighed as a test entered by 1% of the queries; a leaf its share times
+ * COLLAPSE_TRI4_COST for each four of its triangles. Measured on the shared levels (bench_layout
+ * -q; test/bench/ab/ab.sh -q, each against the one before): groups planned on area alone store
+ * 0.7-1.0 bytes a triangle less than the greedy collapse, as fast; with the group cost 1.2-1.5
+ * bytes less, rays, box overlaps and sweeps 0.84-1.00 of the greedy's time (0.1 instead: 0.05
+ * bytes less again, 1-3% slower); leaves merged where the plan finds it cheaper 1.5-2.3 bytes less
+ * again, 0.99-1.02 of the time (a four-triangle test weighed as 2 groups: 0.3 bytes less again,
+ * up to 4% slower). */
 #define COLLAPSE_GROUP_COST 0.01f
+#define COLLAPSE_TRI4_COST 4.0f
+/* plan[id][0] of an inner node whose subtree becomes one leaf (its slots in order). */
+#define PLAN_LEAF 4
 
 /* The first child id of binary inner node id (its sibling follows). */
 static uint32_t pair_child(const kcc_node_pair *pairs, uint32_t id)
 {
     return 2u * pairs[id >> 1].first[id & 1];
+}
+
+/* The slots binary node id's leaves cover, [*first, *end): its leftmost leaf's first to its
+ * rightmost leaf's end (the leaves tile the slots in order). */
+static void pair_slots(const kcc_node_pair *pairs, uint32_t id, uint32_t *first, uint32_t *end)
+{
+    uint32_t l = id, r = id;
+    while (!pair_is_leaf(pairs, l))
+        l = pair_child(pairs, l);
+    while (!pair_is_leaf(pairs, r))
+        r = pair_child(pairs, r) + 1u;
+    *first = pairs[l >> 1].first[l & 1];
+    *end = pairs[r >> 1].first[r & 1] + pairs[r >> 1].count[r & 1];
+}
+
+/* What a leaf of count triangles costs the plan: its area's share times its tests, four triangles
+ * at a time, each weighed as COLLAPSE_TRI4_COST group tests. */
+static float leaf_cost(float share, uint32_t count)
+{
+    return share * COLLAPSE_TRI4_COST * (float)((count + 3u) / 4u);
 }
 
 /* The cheapest split of j slots (2 .. 4) between inner node id's children l and l + 1, whose
@@ -493,17 +520,29 @@ void kcc_tree_plan_collapse(const kcc_node_pair *pairs, uint32_t pair_count, flo
     const double root = pair_is_leaf(pairs, 0) ? 0.0 : (double)pair_area(pairs, 0);
     /* Children have larger ids than their parent: descending ids see both children first. */
     for (uint32_t id = 2u * pair_count; id-- > 0;) {
-        if (id == 1 || pair_is_leaf(pairs, id)) { /* the dummy; a leaf takes one slot, at no cost */
+        if (id == 1) {
             cost[id][0] = cost[id][1] = cost[id][2] = cost[id][3] = 0.0f;
             plan[id][0] = plan[id][1] = plan[id][2] = plan[id][3] = 0;
             continue;
         }
-        const uint32_t l = pair_child(pairs, id);
         const double area = (double)pair_area(pairs, id);
         const float share = root > 0.0 && area < root ? (float)(area / root) : 1.0f;
+        if (pair_is_leaf(pairs, id)) {
+            const float leaf = leaf_cost(share, pairs[id >> 1].count[id & 1]);
+            cost[id][0] = cost[id][1] = cost[id][2] = cost[id][3] = leaf;
+            plan[id][0] = plan[id][1] = plan[id][2] = plan[id][3] = 0;
+            continue;
+        }
+        const uint32_t l = pair_child(pairs, id);
         float split;
         plan[id][0] = cheapest_split((const float(*)[4])cost, l, 4, &split); /* as a group */
         cost[id][0] = share + COLLAPSE_GROUP_COST + split;
+        uint32_t first, end;
+        pair_slots(pairs, id, &first, &end);
+        if (id != 0 && end - first <= KCC_LEAF_MAX && leaf_cost(share, end - first) <= cost[id][0]) {
+            cost[id][0] = leaf_cost(share, end - first);
+            plan[id][0] = PLAN_LEAF;
+        }
         for (int j = 2; j <= 4; ++j) { /* opened into j slots, or fewer where that costs less */
             const uint8_t k = cheapest_split((const float(*)[4])cost, l, j, &split);
             const bool opens = split < cost[id][j - 2];
@@ -513,9 +552,9 @@ void kcc_tree_plan_collapse(const kcc_node_pair *pairs, uint32_t pair_count, flo
     }
 }
 
-/* Appends to out (from n) the slots binary node id takes when given j of them: itself (a leaf, or
- * a group of its own), or its children's (plan[id][j - 1] for the left one; 0: as with j - 1).
- * Returns the new count. */
+/* Appends to out (from n) the slots binary node id takes when given j of them: itself (a leaf, a
+ * group of its own, or a leaf of its subtree's slots: PLAN_LEAF), or its children's (plan[id][j - 1]
+ * for the left one; 0: as with j - 1). Returns the new count. */
 static int planned_slots(const kcc_node_pair *pairs, const uint8_t (*plan)[4], uint32_t id, int j,
                          uint32_t out[4], int n)
 {
@@ -575,14 +614,20 @@ static int open_children(const kcc_node_pair *pairs, const uint8_t (*plan)[4], u
 
 /* Child i of a collapsed group: binary node `node`'s box, and either its leaf range or (an inner
  * node) the next group index, which it takes. */
-static void collapse_slot(const kcc_node_pair *pairs, uint32_t node, kcc_node4 *d, int i,
-                          uint32_t *quad_count)
+static void collapse_slot(const kcc_node_pair *pairs, const uint8_t (*plan)[4], uint32_t node,
+                          kcc_node4 *d, int i, uint32_t *quad_count)
 {
     const kcc_node_pair *p = &pairs[node >> 1];
     const uint32_t c = node & 1;
     d->x[0][i] = p->x[0][c], d->x[1][i] = p->x[1][c];
     d->y[0][i] = p->y[0][c], d->y[1][i] = p->y[1][c];
     d->z[0][i] = p->z[0][c], d->z[1][i] = p->z[1][c];
+    if (p->count[c] == 0 && plan && plan[node][0] == PLAN_LEAF) {
+        uint32_t first, end;
+        pair_slots(pairs, node, &first, &end);
+        d->first[i] = first, d->count[i] = end - first;
+        return;
+    }
     d->first[i] = p->count[c] != 0 ? p->first[c] : (*quad_count)++;
     d->count[i] = p->count[c];
 }
@@ -614,7 +659,7 @@ uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, const uint8_t (*plan)[4],
                 d.first[i] = d.count[i] = 0;
                 continue;
             }
-            collapse_slot(pairs, kids[i], &d, i, &quad_count);
+            collapse_slot(pairs, plan, kids[i], &d, i, &quad_count);
             if (d.count[i] == 0) {
                 inner_node[ninner] = kids[i];
                 inner_quad[ninner++] = d.first[i];
