@@ -1288,6 +1288,10 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
 /// nothing.
 void kcc_tree_plan_collapse(const kcc_node_pair *pairs, uint32_t pair_count, float (*cost)[4],
                             uint8_t (*plan)[4]);
+/// The plan's costs (tree.c explains and measures them): a group's beside its area's share, and a
+/// four-triangle test's in group tests.
+#define KCC_COLLAPSE_GROUP_COST 0.01f
+#define KCC_COLLAPSE_TRI4_COST  4.0f
 /// Collapses the binary tree into four-wide groups laid out depth first, as float groups (quads)
 /// or quantised ones (qgroups); with both NULL it only counts. The groups follow plan
 /// (kcc_tree_plan_collapse), or without one open the largest inner child first. stack needs room

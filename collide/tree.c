@@ -457,19 +457,18 @@ static bool pair_is_leaf(const kcc_node_pair *pairs, uint32_t id)
     return pairs[id >> 1].count[id & 1] != 0;
 }
 
-
 /* The plan's costs, in tests of a group entered by every query: a group costs the share of the
- * root's area its box has (the chance that a query enters it) plus COLLAPSE_GROUP_COST, the 64
+ * root's area its box has (the chance that a query enters it) plus KCC_COLLAPSE_GROUP_COST, the 64
  * bytes it stores weighed as a test entered by 1% of the queries; a leaf its share times
- * COLLAPSE_TRI4_COST for each four of its triangles. Measured on the shared levels (bench_layout
+ * KCC_COLLAPSE_TRI4_COST for each four of its triangles. Measured on the shared levels (bench_layout
  * -q; test/bench/ab/ab.sh -q, each against the one before): groups planned on area alone store
  * 0.7-1.0 bytes a triangle less than the greedy collapse, as fast; with the group cost 1.2-1.5
  * bytes less, rays, box overlaps and sweeps 0.84-1.00 of the greedy's time (0.1 instead: 0.05
  * bytes less again, 1-3% slower); leaves merged where the plan finds it cheaper 1.5-2.3 bytes less
  * again, 0.99-1.02 of the time (a four-triangle test weighed as 2 groups: 0.3 bytes less again,
- * up to 4% slower). */
-#define COLLAPSE_GROUP_COST 0.01f
-#define COLLAPSE_TRI4_COST 4.0f
+ * up to 4% slower). That the plan finds the cheapest collapse under these costs is checked against
+ * every collapse of small trees (collapse_plan_is_the_cheapest_of_every_collapse). */
+
 /* plan[id][0] of an inner node whose subtree becomes one leaf (its slots in order). */
 #define PLAN_LEAF 4
 
@@ -493,10 +492,10 @@ static void pair_slots(const kcc_node_pair *pairs, uint32_t id, uint32_t *first,
 }
 
 /* What a leaf of count triangles costs the plan: its area's share times its tests, four triangles
- * at a time, each weighed as COLLAPSE_TRI4_COST group tests. */
+ * at a time, each weighed as KCC_COLLAPSE_TRI4_COST group tests. */
 static float leaf_cost(float share, uint32_t count)
 {
-    return share * COLLAPSE_TRI4_COST * (float)((count + 3u) / 4u);
+    return share * KCC_COLLAPSE_TRI4_COST * (float)((count + 3u) / 4u);
 }
 
 /* The cheapest split of j slots (2 .. 4) between inner node id's children l and l + 1, whose
@@ -536,7 +535,7 @@ void kcc_tree_plan_collapse(const kcc_node_pair *pairs, uint32_t pair_count, flo
         const uint32_t l = pair_child(pairs, id);
         float split;
         plan[id][0] = cheapest_split((const float(*)[4])cost, l, 4, &split); /* as a group */
-        cost[id][0] = share + COLLAPSE_GROUP_COST + split;
+        cost[id][0] = share + KCC_COLLAPSE_GROUP_COST + split;
         uint32_t first, end;
         pair_slots(pairs, id, &first, &end);
         if (id != 0 && end - first <= KCC_LEAF_MAX && leaf_cost(share, end - first) <= cost[id][0]) {
