@@ -1278,11 +1278,26 @@ _Static_assert(sizeof(kcc_build_prim) == 32, "build prim must be 32 bytes");
 /// (room for n pairs). Returns the pair count; writes leaves and depth. Allocates nothing.
 uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
                         uint32_t *out_leaves, uint32_t *out_depth);
+/// Plans the collapse of the binary tree in pairs (pair_count pairs, as kcc_tree_build returns)
+/// into four-wide groups: which inner nodes become groups, which are opened into their parent's and
+/// which subtrees of at most KCC_LEAF_MAX triangles become one leaf, the choice that costs least in
+/// the sum of each group's and leaf's area as a share of the root's times its tests, plus a fixed
+/// cost a group for the memory it takes (a dynamic program over the tree: Ylitie, Karras and Laine,
+/// "Efficient incoherent ray traversal on GPUs through compressed wide BVHs", 2017). cost is
+/// scratch and plan the result, 2 * pair_count entries each. Keeps the slots' order. Allocates
+/// nothing.
+void kcc_tree_plan_collapse(const kcc_node_pair *pairs, uint32_t pair_count, float (*cost)[4],
+                            uint8_t (*plan)[4]);
+/// The plan's costs (tree.c explains and measures them): a group's beside its area's share, and a
+/// four-triangle test's in group tests.
+#define KCC_COLLAPSE_GROUP_COST 0.01f
+#define KCC_COLLAPSE_TRI4_COST  4.0f
 /// Collapses the binary tree into four-wide groups laid out depth first, as float groups (quads)
-/// or quantised ones (qgroups); with both NULL it only counts. stack needs room for 2 entries per
-/// group. Returns the group count. Allocates nothing.
-uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, kcc_qnode4 *qgroups,
-                           uint32_t *stack);
+/// or quantised ones (qgroups); with both NULL it only counts. The groups follow plan
+/// (kcc_tree_plan_collapse), or without one open the largest inner child first. stack needs room
+/// for 2 entries per group. Returns the group count. Allocates nothing.
+uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, const uint8_t (*plan)[4], kcc_node4 *quads,
+                           kcc_qnode4 *qgroups, uint32_t *stack);
 /// Quantises float group *g (its n children in slots 0 .. n - 1, the others empty) into
 /// *out, each decoded box containing the exact one (kcc_qnode4).
 void kcc_qnode4_encode(const kcc_node4 *g, int n, kcc_qnode4 *out);

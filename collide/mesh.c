@@ -137,14 +137,17 @@ static void load_triangle(const kcc_mesh_desc *desc, size_t stride, uint32_t t, 
 }
 
 /* The build's scratch (freed before kcc_mesh_build returns): build prims, the binary tree, the
- * collapse queue, each input triangle's representative and the vertex numbering, sized for n
- * triangles (degenerate and duplicate ones only leave some unused). The duplicate finder's hash
- * table lives where the binary tree will be (it is done with before the tree is built):
- * table_bits is its size's log2. */
+ * collapse's plan and queue, each input triangle's representative and the vertex numbering, sized
+ * for n triangles (degenerate and duplicate ones only leave some unused). The duplicate finder's
+ * hash table lives where the binary tree will be (it is done with before the tree is built):
+ * table_bits is its size's log2; the plan's costs where the prims were (list_slots is done with
+ * them first: 2 n entries of 16 bytes in n prims of 32). */
 typedef struct build_scratch {
     char          *block;
     kcc_build_prim *prims;
     kcc_node_pair *pairs;
+    uint8_t      (*plan)[4];    ///< kcc_tree_plan_collapse's, 2 n entries
+    float        (*plan_cost)[4]; ///< its scratch, in the prims' place
     uint32_t      *queue;
     uint32_t      *rep_of;      ///< input index -> its representative's, or NOT_LIVE
     uint32_t      *table;       ///< 1 << table_bits entries: 0 empty, else representative + 1
@@ -243,7 +246,8 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
     while (out->vtable_bits < 32 && (1ull << out->vtable_bits) < 6ull * n)
         ++out->vtable_bits;
     const uint64_t off_pairs = round_up((size_t)n * sizeof(kcc_build_prim));
-    const uint64_t off_queue = off_pairs + (uint64_t)n * sizeof(kcc_node_pair);
+    const uint64_t off_plan = off_pairs + (uint64_t)n * sizeof(kcc_node_pair);
+    const uint64_t off_queue = off_plan + round_up((uint64_t)n * 2 * sizeof(uint8_t[4]));
     const uint64_t off_rep = off_queue + (uint64_t)n * 2 * sizeof(uint32_t);
     const uint64_t off_slot_input = off_rep + (uint64_t)n * sizeof(uint32_t);
     const uint64_t off_input_slot = off_slot_input + (uint64_t)n * sizeof(uint32_t);
@@ -266,6 +270,8 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
         return KCC_ERR_OUT_OF_MEMORY;
     out->prims = (kcc_build_prim *)out->block;
     out->pairs = (kcc_node_pair *)(out->block + off_pairs);
+    out->plan = (uint8_t(*)[4])(out->block + off_plan);
+    out->plan_cost = (float(*)[4])(void *)out->block;
     out->queue = (uint32_t *)(out->block + off_queue);
     out->rep_of = (uint32_t *)(out->block + off_rep);
     out->table = (uint32_t *)(void *)out->pairs;
@@ -570,17 +576,20 @@ static uint32_t number_vertices(const kcc_mesh_desc *desc, size_t stride, build_
 static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc *desc,
                       size_t stride)
 {
-    kcc_tree_collapse(sc->pairs, NULL, m->groups, sc->queue);
+    kcc_tree_collapse(sc->pairs, (const uint8_t(*)[4])sc->plan, NULL, m->groups, sc->queue);
     kcc_qnode4_decode(&m->groups[0], &m->root);
     for (uint32_t g = 1; g <= kcc_mesh_top_count(m->quad_count); ++g) {
         kcc_node4 decoded;
         memcpy(&m->top[g - 1u], kcc_qnode4_decode(&m->groups[g], &decoded), sizeof m->top[0]);
     }
-    uint32_t slots = 0;
+    uint32_t slots = 0, leaves = 0;
     for (uint32_t q = 0; q < m->quad_count; ++q)
-        for (int i = 0; i < 4; ++i)
+        for (int i = 0; i < 4; ++i) {
             slots += m->groups[q].slots >> i & 1u;
-    m->node_count = slots + (m->leaf_count > 1 ? 1u : 0u);
+            leaves += m->groups[q].count[i] != 0;
+        }
+    m->leaf_count = leaves; /* the plan merges some of the binary tree's */
+    m->node_count = slots + (leaves > 1 ? 1u : 0u);
     const kcc_node_pair *root = &sc->pairs[0];
     m->bounds[0][0] = root->x[0][0], m->bounds[1][0] = root->x[1][0];
     m->bounds[0][1] = root->y[0][0], m->bounds[1][1] = root->y[1][0];
@@ -662,10 +671,11 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
         return KCC_ERR_NO_TRIANGLES;
     }
     uint32_t leaves = 0, depth = 0;
-    kcc_tree_build(sc.prims, live, sc.pairs, &leaves, &depth);
+    const uint32_t pairs = kcc_tree_build(sc.prims, live, sc.pairs, &leaves, &depth);
     list_slots(&sc, live, n);
+    kcc_tree_plan_collapse(sc.pairs, pairs, sc.plan_cost, sc.plan);
     const uint32_t sets = list_duplicates(&sc, n, n - dups, live, sc.queue); /* free until collapse */
-    const uint32_t quads = kcc_tree_collapse(sc.pairs, NULL, NULL, sc.queue);
+    const uint32_t quads = kcc_tree_collapse(sc.pairs, (const uint8_t(*)[4])sc.plan, NULL, NULL, sc.queue);
     const mesh_sizes sz = {n,    n - dups, live, dups, number_vertices(desc, stride, &sc, n - dups),
                            sets, make_links(&sc, n)};
     kcc_mesh *m = mesh_alloc(&al, &sz, quads);
@@ -674,7 +684,6 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
         return KCC_ERR_OUT_OF_MEMORY;
     }
     m->coord_scale = scale;
-    m->leaf_count = leaves;
     m->depth = depth;
     fill_tree(m, &sc, desc, stride);
     fill_duplicates(m, &sc);

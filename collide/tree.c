@@ -436,9 +436,11 @@ uint32_t kcc_tree_build(kcc_build_prim *prims, uint32_t n, kcc_node_pair *pairs,
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Collapse into four-wide groups: every inner node of the result lists up to four children, taken
- * from the binary tree by repeatedly opening the inner child with the largest surface area (ties:
- * the first in order), children kept in the binary tree's left-to-right order. Groups are laid out
+ * Collapse into four-wide groups: every inner node of the result lists up to four children taken
+ * from the binary tree, kept in its left-to-right order (so the leaves, and the slots, keep theirs).
+ * Which binary nodes become groups and which are opened into their parent's is either planned
+ * (kcc_tree_plan_collapse, the meshes) or chosen greedily (plan NULL: repeatedly open the inner
+ * child with the largest surface area, ties to the first; the world's trees). Groups are laid out
  * depth first (kcc_tree_collapse), in a fixed order: deterministic. Empty slots have lo = +inf and
  * hi = -inf, which no node test ever enters. */
 
@@ -455,9 +457,132 @@ static bool pair_is_leaf(const kcc_node_pair *pairs, uint32_t id)
     return pairs[id >> 1].count[id & 1] != 0;
 }
 
-/* The up-to-four binary nodes that become the children of binary inner node `id`. */
-static int open_children(const kcc_node_pair *pairs, uint32_t id, uint32_t out[4])
+/* The plan's costs, in tests of a group entered by every query: a group costs the share of the
+ * root's area its box has (the chance that a query enters it) plus KCC_COLLAPSE_GROUP_COST, the 64
+ * bytes it stores weighed as a test entered by 1% of the queries; a leaf its share times
+ * KCC_COLLAPSE_TRI4_COST for each four of its triangles. Measured on the shared levels (bench_layout
+ * -q; test/bench/ab/ab.sh -q, each against the one before): groups planned on area alone store
+ * 0.7-1.0 bytes a triangle less than the greedy collapse, as fast; with the group cost 1.2-1.5
+ * bytes less, rays, box overlaps and sweeps 0.84-1.00 of the greedy's time (0.1 instead: 0.05
+ * bytes less again, 1-3% slower); leaves merged where the plan finds it cheaper 1.5-2.3 bytes less
+ * again, 0.99-1.02 of the time (a four-triangle test weighed as 2 groups: 0.3 bytes less again,
+ * up to 4% slower). That the plan finds the cheapest collapse under these costs is checked against
+ * every collapse of small trees (collapse_plan_is_the_cheapest_of_every_collapse). */
+
+/* plan[id][0] of an inner node whose subtree becomes one leaf (its slots in order). */
+#define PLAN_LEAF 4
+
+/* The first child id of binary inner node id (its sibling follows). */
+static uint32_t pair_child(const kcc_node_pair *pairs, uint32_t id)
 {
+    return 2u * pairs[id >> 1].first[id & 1];
+}
+
+/* The slots binary node id's leaves cover, [*first, *end): its leftmost leaf's first to its
+ * rightmost leaf's end (the leaves tile the slots in order). */
+static void pair_slots(const kcc_node_pair *pairs, uint32_t id, uint32_t *first, uint32_t *end)
+{
+    uint32_t l = id, r = id;
+    while (!pair_is_leaf(pairs, l))
+        l = pair_child(pairs, l);
+    while (!pair_is_leaf(pairs, r))
+        r = pair_child(pairs, r) + 1u;
+    *first = pairs[l >> 1].first[l & 1];
+    *end = pairs[r >> 1].first[r & 1] + pairs[r >> 1].count[r & 1];
+}
+
+/* What a leaf of count triangles costs the plan: its area's share times its tests, four triangles
+ * at a time, each weighed as KCC_COLLAPSE_TRI4_COST group tests. */
+static float leaf_cost(float share, uint32_t count)
+{
+    return share * KCC_COLLAPSE_TRI4_COST * (float)((count + 3u) / 4u);
+}
+
+/* The cheapest split of j slots (2 .. 4) between inner node id's children l and l + 1, whose
+ * costs with k slots are cost[l][k - 1] and cost[l + 1][k - 1]: returns the left's share (ties:
+ * the smallest), its cost in *out. */
+static uint8_t cheapest_split(const float (*cost)[4], uint32_t l, int j, float *out)
+{
+    uint8_t best = 1;
+    *out = cost[l][0] + cost[l + 1][j - 2];
+    for (int k = 2; k < j; ++k) {
+        const float c = cost[l][k - 1] + cost[l + 1][j - k - 1];
+        if (c < *out)
+            *out = c, best = (uint8_t)k;
+    }
+    return best;
+}
+
+void kcc_tree_plan_collapse(const kcc_node_pair *pairs, uint32_t pair_count, float (*cost)[4],
+                            uint8_t (*plan)[4])
+{
+    const double root = pair_is_leaf(pairs, 0) ? 0.0 : (double)pair_area(pairs, 0);
+    /* Children have larger ids than their parent: descending ids see both children first. */
+    for (uint32_t id = 2u * pair_count; id-- > 0;) {
+        if (id == 1) {
+            cost[id][0] = cost[id][1] = cost[id][2] = cost[id][3] = 0.0f;
+            plan[id][0] = plan[id][1] = plan[id][2] = plan[id][3] = 0;
+            continue;
+        }
+        const double area = (double)pair_area(pairs, id);
+        const float share = root > 0.0 && area < root ? (float)(area / root) : 1.0f;
+        if (pair_is_leaf(pairs, id)) {
+            const float leaf = leaf_cost(share, pairs[id >> 1].count[id & 1]);
+            cost[id][0] = cost[id][1] = cost[id][2] = cost[id][3] = leaf;
+            plan[id][0] = plan[id][1] = plan[id][2] = plan[id][3] = 0;
+            continue;
+        }
+        const uint32_t l = pair_child(pairs, id);
+        float split;
+        plan[id][0] = cheapest_split((const float(*)[4])cost, l, 4, &split); /* as a group */
+        cost[id][0] = share + KCC_COLLAPSE_GROUP_COST + split;
+        uint32_t first, end;
+        pair_slots(pairs, id, &first, &end);
+        if (id != 0 && end - first <= KCC_LEAF_MAX && leaf_cost(share, end - first) <= cost[id][0]) {
+            cost[id][0] = leaf_cost(share, end - first);
+            plan[id][0] = PLAN_LEAF;
+        }
+        for (int j = 2; j <= 4; ++j) { /* opened into j slots, or fewer where that costs less */
+            const uint8_t k = cheapest_split((const float(*)[4])cost, l, j, &split);
+            const bool opens = split < cost[id][j - 2];
+            cost[id][j - 1] = opens ? split : cost[id][j - 2];
+            plan[id][j - 1] = opens ? k : 0;
+        }
+    }
+}
+
+/* Appends to out (from n) the slots binary node id takes when given j of them: itself (a leaf, a
+ * group of its own, or a leaf of its subtree's slots: PLAN_LEAF), or its children's (plan[id][j - 1]
+ * for the left one; 0: as with j - 1). Returns the new count. */
+static int planned_slots(const kcc_node_pair *pairs, const uint8_t (*plan)[4], uint32_t id, int j,
+                         uint32_t out[4], int n)
+{
+    if (pair_is_leaf(pairs, id)) {
+        out[n++] = id;
+        return n;
+    }
+    while (j > 1 && plan[id][j - 1] == 0)
+        --j;
+    if (j == 1) {
+        out[n++] = id;
+        return n;
+    }
+    const uint32_t l = pair_child(pairs, id);
+    const int k = plan[id][j - 1];
+    n = planned_slots(pairs, plan, l, k, out, n);
+    return planned_slots(pairs, plan, l + 1, j - k, out, n);
+}
+
+/* The up-to-four binary nodes that become the children of binary inner node `id`: as planned, or
+ * greedily without a plan. */
+static int open_children(const kcc_node_pair *pairs, const uint8_t (*plan)[4], uint32_t id,
+                         uint32_t out[4])
+{
+    if (plan) {
+        const uint32_t l = pair_child(pairs, id);
+        const int k = plan[id][0];
+        return planned_slots(pairs, plan, l + 1, 4 - k, out, planned_slots(pairs, plan, l, k, out, 0));
+    }
     uint32_t f = pairs[id >> 1].first[id & 1];
     out[0] = 2 * f;
     out[1] = 2 * f + 1;
@@ -488,20 +613,26 @@ static int open_children(const kcc_node_pair *pairs, uint32_t id, uint32_t out[4
 
 /* Child i of a collapsed group: binary node `node`'s box, and either its leaf range or (an inner
  * node) the next group index, which it takes. */
-static void collapse_slot(const kcc_node_pair *pairs, uint32_t node, kcc_node4 *d, int i,
-                          uint32_t *quad_count)
+static void collapse_slot(const kcc_node_pair *pairs, const uint8_t (*plan)[4], uint32_t node,
+                          kcc_node4 *d, int i, uint32_t *quad_count)
 {
     const kcc_node_pair *p = &pairs[node >> 1];
     const uint32_t c = node & 1;
     d->x[0][i] = p->x[0][c], d->x[1][i] = p->x[1][c];
     d->y[0][i] = p->y[0][c], d->y[1][i] = p->y[1][c];
     d->z[0][i] = p->z[0][c], d->z[1][i] = p->z[1][c];
+    if (p->count[c] == 0 && plan && plan[node][0] == PLAN_LEAF) {
+        uint32_t first, end;
+        pair_slots(pairs, node, &first, &end);
+        d->first[i] = first, d->count[i] = end - first;
+        return;
+    }
     d->first[i] = p->count[c] != 0 ? p->first[c] : (*quad_count)++;
     d->count[i] = p->count[c];
 }
 
-uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, kcc_qnode4 *qgroups,
-                           uint32_t *stack)
+uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, const uint8_t (*plan)[4], kcc_node4 *quads,
+                           kcc_qnode4 *qgroups, uint32_t *stack)
 {
     /* Quad 0 holds the root's children (or the root itself when it is a leaf). Groups are laid out
      * depth first: a group's inner children get consecutive group indices when it is filled, and
@@ -514,7 +645,7 @@ uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, kcc_qno
         kids[0] = 0;
         n = 1;
     } else {
-        n = open_children(pairs, 0, kids);
+        n = open_children(pairs, plan, 0, kids);
     }
     for (;;) {
         uint32_t inner_node[4], inner_quad[4];
@@ -527,7 +658,7 @@ uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, kcc_qno
                 d.first[i] = d.count[i] = 0;
                 continue;
             }
-            collapse_slot(pairs, kids[i], &d, i, &quad_count);
+            collapse_slot(pairs, plan, kids[i], &d, i, &quad_count);
             if (d.count[i] == 0) {
                 inner_node[ninner] = kids[i];
                 inner_quad[ninner++] = d.first[i];
@@ -547,7 +678,7 @@ uint32_t kcc_tree_collapse(const kcc_node_pair *pairs, kcc_node4 *quads, kcc_qno
             break;
         --sp;
         q = stack[2 * sp + 1];
-        n = open_children(pairs, stack[2 * sp], kids);
+        n = open_children(pairs, plan, stack[2 * sp], kids);
     }
     return quad_count;
 }

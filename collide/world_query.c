@@ -23,7 +23,7 @@ void kcc_world_rebuild_body_tree(kcc_world *world)
         return;
     uint32_t leaves = 0, depth = 0;
     kcc_tree_build(tree->prims, n, tree->pairs, &leaves, &depth);
-    kcc_tree_collapse(tree->pairs, tree->quads, NULL, tree->scratch);
+    kcc_tree_collapse(tree->pairs, NULL, tree->quads, NULL, tree->scratch);
     for (uint32_t i = 0; i < n; ++i)
         tree->slot[i] = tree->prims[i].id;
 }

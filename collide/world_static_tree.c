@@ -184,9 +184,9 @@ static bool build_tree(kcc_static_tree *st, uint32_t n)
 {
     uint32_t leaves = 0, depth = 0;
     kcc_tree_build(st->prims, n, st->pairs, &leaves, &depth);
-    if (kcc_tree_collapse(st->pairs, NULL, NULL, st->scratch) > st->quad_capacity)
+    if (kcc_tree_collapse(st->pairs, NULL, NULL, NULL, st->scratch) > st->quad_capacity)
         return false;
-    kcc_tree_collapse(st->pairs, st->quads, NULL, st->scratch);
+    kcc_tree_collapse(st->pairs, NULL, st->quads, NULL, st->scratch);
     /* The build reordered the bounds; the entries follow, through the pairs' storage (free now:
      * n pairs of 64 bytes hold n entries of 16). */
     kcc_static_leaf *built = (kcc_static_leaf *)(void *)st->pairs;

@@ -436,6 +436,204 @@ static void triangle_accessor_returns_input_corners_with_stride_and_implicit_ind
     free(buf);
 }
 
+/* ---- the collapse plan against every collapse ------------------------------------------------ */
+
+typedef struct collapse_case {
+    const kcc_node_pair *pairs;
+    double               root_area;
+} collapse_case;
+
+static double case_area(const float lo[3], const float hi[3])
+{
+    const double dx = (double)hi[0] - lo[0], dy = (double)hi[1] - lo[1], dz = (double)hi[2] - lo[2];
+    return dx * dy + dy * dz + dz * dx;
+}
+
+static double node_share(const collapse_case *c, uint32_t id)
+{
+    const kcc_node_pair *p = &c->pairs[id >> 1];
+    const uint32_t k = id & 1;
+    const float lo[3] = {p->x[0][k], p->y[0][k], p->z[0][k]}, hi[3] = {p->x[1][k], p->y[1][k], p->z[1][k]};
+    const double a = case_area(lo, hi) / c->root_area;
+    return a < 1.0 ? a : 1.0;
+}
+
+static bool node_is_leaf(const collapse_case *c, uint32_t id)
+{
+    return c->pairs[id >> 1].count[id & 1] != 0;
+}
+
+static uint32_t node_triangles(const collapse_case *c, uint32_t id)
+{
+    if (node_is_leaf(c, id))
+        return c->pairs[id >> 1].count[id & 1];
+    const uint32_t f = 2u * c->pairs[id >> 1].first[id & 1];
+    return node_triangles(c, f) + node_triangles(c, f + 1);
+}
+
+static double leaf_price(double share, uint32_t count)
+{
+    return share * KCC_COLLAPSE_TRI4_COST * (double)((count + 3u) / 4u);
+}
+
+static double cheapest_group(const collapse_case *c, uint32_t id);
+
+/* The cheapest a frontier node costs: a leaf of the binary tree as it is; an inner node as a group
+ * of its own or (not the root) as one leaf of its subtree's at most KCC_LEAF_MAX triangles. */
+static double cheapest_child(const collapse_case *c, uint32_t id)
+{
+    if (node_is_leaf(c, id))
+        return leaf_price(node_share(c, id), c->pairs[id >> 1].count[id & 1]);
+    double best = cheapest_group(c, id);
+    const uint32_t n = node_triangles(c, id);
+    if (n <= KCC_LEAF_MAX && leaf_price(node_share(c, id), n) < best)
+        best = leaf_price(node_share(c, id), n);
+    return best;
+}
+
+/* A frontier of a subtree: nodes whose subtrees are disjoint and together hold all its leaves. */
+typedef struct frontier {
+    uint32_t node[4];
+    int      n;
+} frontier;
+
+/* Writes every frontier of node id's subtree of at most `room` nodes (the node itself, or a
+ * frontier of each child side by side) to out from *count; returns false past max. */
+static bool all_frontiers(const collapse_case *c, uint32_t id, int room, frontier *out, int *count,
+                          int max)
+{
+    if (*count >= max)
+        return false;
+    out[(*count)++] = (frontier){.node = {id}, .n = 1};
+    if (node_is_leaf(c, id) || room < 2)
+        return true;
+    const uint32_t f = 2u * c->pairs[id >> 1].first[id & 1];
+    frontier left[64], right[64];
+    int nl = 0;
+    if (!all_frontiers(c, f, room - 1, left, &nl, 64))
+        return false;
+    for (int a = 0; a < nl; ++a) {
+        int nr = 0;
+        if (!all_frontiers(c, f + 1, room - left[a].n, right, &nr, 64))
+            return false;
+        for (int b = 0; b < nr; ++b) {
+            if (*count >= max)
+                return false;
+            frontier *o = &out[(*count)++];
+            *o = left[a];
+            for (int k = 0; k < right[b].n; ++k)
+                o->node[o->n++] = right[b].node[k];
+        }
+    }
+    return true;
+}
+
+/* A group at inner node id: its share plus the group cost, and the cheapest of every frontier of
+ * 2-4 nodes below it (a frontier of each child), each node at its cheapest. */
+static double cheapest_group(const collapse_case *c, uint32_t id)
+{
+    frontier cuts[256];
+    int n = 0;
+    const uint32_t f = 2u * c->pairs[id >> 1].first[id & 1];
+    frontier left[64], right[64];
+    int nl = 0;
+    assert_true(all_frontiers(c, f, 3, left, &nl, 64));
+    for (int a = 0; a < nl; ++a) {
+        int nr = 0;
+        assert_true(all_frontiers(c, f + 1, 4 - left[a].n, right, &nr, 64));
+        for (int b = 0; b < nr; ++b) {
+            assert_true(n < 256);
+            cuts[n] = left[a];
+            for (int k = 0; k < right[b].n; ++k)
+                cuts[n].node[cuts[n].n++] = right[b].node[k];
+            ++n;
+        }
+    }
+    double best = INFINITY;
+    for (int i = 0; i < n; ++i) {
+        double sum = 0.0;
+        for (int k = 0; k < cuts[i].n; ++k)
+            sum += cheapest_child(c, cuts[i].node[k]);
+        best = sum < best ? sum : best;
+    }
+    return node_share(c, id) + KCC_COLLAPSE_GROUP_COST + best;
+}
+
+/* What the collapsed groups cost, read off them: group g's share from the box its parent's slot
+ * gives it (the root's for group 0), a leaf's from its slot's box; and the leaves in slot order. */
+static double collapsed_cost(const kcc_node4 *quads, uint32_t g, const float lo[3], const float hi[3],
+                             double root_area, uint32_t *next_slot)
+{
+    const double share = case_area(lo, hi) / root_area;
+    double sum = (share < 1.0 ? share : 1.0) + KCC_COLLAPSE_GROUP_COST;
+    for (int i = 0; i < 4; ++i) {
+        const float clo[3] = {quads[g].x[0][i], quads[g].y[0][i], quads[g].z[0][i]};
+        const float chi[3] = {quads[g].x[1][i], quads[g].y[1][i], quads[g].z[1][i]};
+        if (clo[0] > chi[0])
+            continue;
+        if (quads[g].count[i] == 0) {
+            sum += collapsed_cost(quads, quads[g].first[i], clo, chi, root_area, next_slot);
+            continue;
+        }
+        assert_int_equal(quads[g].first[i], *next_slot); /* the leaves keep the slots' order */
+        assert_true(quads[g].count[i] <= KCC_LEAF_MAX);
+        *next_slot += quads[g].count[i];
+        const double s = case_area(clo, chi) / root_area;
+        sum += leaf_price(s < 1.0 ? s : 1.0, quads[g].count[i]);
+    }
+    return sum;
+}
+
+/* The plan (kcc_tree_plan_collapse, a dynamic program in float) against brute force in double over
+ * every collapse of small random trees: the groups it makes cost the least any collapse costs,
+ * their leaves tile the slots in order, and the greedy collapse never costs less. */
+static void collapse_plan_is_the_cheapest_of_every_collapse(void **state)
+{
+    (void)state;
+    test_rng r = rng_seed(41);
+    for (int round = 0; round < 300; ++round) {
+        const uint32_t n = 5u + (uint32_t)(rng_f(&r, 0.0f, 1.0f) * 40.0f);
+        kcc_build_prim prims[48];
+        kcc_node_pair pairs[48];
+        /* spread boxes (groups pay), and clusters of small ones far apart (merged leaves pay) */
+        const float world = round % 2 ? 20.0f : 2000.0f;
+        float cluster[3] = {0.0f, 0.0f, 0.0f};
+        for (uint32_t i = 0; i < n; ++i) {
+            const float size = rng_f(&r, 0.01f, 1.0f) * (round % 3 == 0 ? 10.0f : 1.0f);
+            prims[i] = (kcc_build_prim){.id = i};
+            for (int k = 0; k < 3; ++k) {
+                if (i % 6 == 0)
+                    cluster[k] = rng_f(&r, 0.0f, world);
+                prims[i].lo[k] = cluster[k] + rng_f(&r, 0.0f, 5.0f);
+                prims[i].hi[k] = prims[i].lo[k] + rng_f(&r, 0.0f, size);
+            }
+        }
+        uint32_t leaves, depth;
+        const uint32_t pair_count = kcc_tree_build(prims, n, pairs, &leaves, &depth);
+        float cost[96][4];
+        uint8_t plan[96][4];
+        kcc_tree_plan_collapse(pairs, pair_count, cost, plan);
+        kcc_node4 quads[48], greedy[48];
+        uint32_t stack[96];
+        const uint32_t groups = kcc_tree_collapse(pairs, (const uint8_t(*)[4])plan, quads, NULL, stack);
+        kcc_tree_collapse(pairs, NULL, greedy, NULL, stack);
+        const float lo[3] = {pairs[0].x[0][0], pairs[0].y[0][0], pairs[0].z[0][0]};
+        const float hi[3] = {pairs[0].x[1][0], pairs[0].y[1][0], pairs[0].z[1][0]};
+        const collapse_case c = {pairs, case_area(lo, hi)};
+        if (node_is_leaf(&c, 0))
+            continue;
+        uint32_t slots = 0, greedy_slots = 0;
+        const double planned = collapsed_cost(quads, 0, lo, hi, c.root_area, &slots);
+        const double best = cheapest_group(&c, 0);
+        const double greedy_cost = collapsed_cost(greedy, 0, lo, hi, c.root_area, &greedy_slots);
+        assert_int_equal(slots, n);
+        assert_int_equal(greedy_slots, n);
+        assert_true(groups >= 1);
+        assert_true(fabs(planned - best) <= 1e-5 * best);
+        assert_true(planned <= greedy_cost * (1.0 + 1e-5));
+    }
+}
+
 static void tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle(void **state)
 {
     (void)state;
@@ -2606,6 +2804,7 @@ int test_group_collide(void)
         cmocka_unit_test(build_copies_input_so_caller_may_free_it),
         cmocka_unit_test(triangle_accessor_returns_input_corners_with_stride_and_implicit_indices),
         cmocka_unit_test(tree_invariants_hold_and_tree_stays_under_32_bytes_per_triangle),
+        cmocka_unit_test(collapse_plan_is_the_cheapest_of_every_collapse),
         cmocka_unit_test(quantised_boxes_contain_the_exact_boxes),
         cmocka_unit_test(quantised_box_test_passes_the_decoded_boxes_and_few_more),
         cmocka_unit_test(corners_are_stored_once_bit_for_bit),

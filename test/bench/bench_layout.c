@@ -46,6 +46,12 @@ __attribute__((noinline)) uint64_t run_rays(const kcc_mesh *mesh, const vec3 bou
     return h;
 }
 
+static int compare_u32(const void *a, const void *b)
+{
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 __attribute__((noinline)) uint64_t run_boxes(const kcc_mesh *mesh, const vec3 bounds[2], bench_rng *r,
                                              uint64_t h, uint32_t *scratch, uint32_t capacity)
 {
@@ -54,6 +60,7 @@ __attribute__((noinline)) uint64_t run_boxes(const kcc_mesh *mesh, const vec3 bo
         point_in(r, bounds, c);
         const vec3 box[2] = {{c[0] - e, c[1] - e, c[2] - e}, {c[0] + e, c[1] + e, c[2] + e}};
         uint32_t n = kcc_mesh_overlap_aabb(mesh, box, scratch, capacity);
+        qsort(scratch, n < capacity ? n : capacity, sizeof *scratch, compare_u32); /* any order */
         h = fold(h, &n, sizeof n);
         h = fold(h, scratch, sizeof(uint32_t) * (n < capacity ? n : capacity));
     }

@@ -63,12 +63,20 @@ static int rays(const ab_ray *q, int n, uint64_t *answers)
     return hits;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
 static int boxes(const ab_box *q, int n, uint64_t *answers)
 {
     int hits = 0;
     for (int i = 0; i < n; ++i) {
         const uint32_t count = K(kcc_mesh_overlap_aabb)(mesh, q[i].box, found, CAPACITY);
         hits += count > 0;
+        if (answers)
+            qsort(found, count < CAPACITY ? count : CAPACITY, sizeof *found, cmp_u32);
         if (answers)
             answers[i] = fold(fold(1, &count, sizeof count), found,
                               sizeof(uint32_t) * (count < CAPACITY ? count : CAPACITY));
