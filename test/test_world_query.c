@@ -4,8 +4,8 @@
  * by it (one piece placed twice), and every query is checked against brute force over the original
  * triangles (in double, within a stated tolerance) and, bit for bit, against the single-triangle
  * kernels over the placed triangles. Also kinematic bodies on scripted paths, layers, removed
- * bodies, the stale and the rebuilt body tree, the ray cast through the static tree against the
- * cast without it, bad arguments, and the default allocator's huge-page placement of the world. */
+ * bodies, the stale and the rebuilt body tree, the ray cast and the box queries through the static
+ * tree against the same queries without it, bad arguments, and the default allocator's huge-page placement of the world. */
 #include "test.h"
 
 #include "kcc_world_internal.h" /* KCC_ID_INDEX_MASK: an id's slot, which the tie rule orders by */
@@ -1064,9 +1064,9 @@ static uint32_t boxes_both_paths(kcc_world *w, const float box[2][3], const floa
 /* Random boxes and sweeps at the split world through both paths (boxes_both_paths), each also
  * checked against brute force over the placed triangles (check_overlap, check_sweep): player-sized
  * boxes near triangles and anywhere, boxes of up to 12 m a side, the first a box around the whole
- * world (more entries than an overlap gathers: the per-body path answers it), and sweeps ending
- * exactly on a placed corner, where neighbouring triangles and instanced copies tie. Returns the
- * overlapping triangles found. */
+ * world (with every layer, more entries than an overlap gathers: the per-body path answers it),
+ * and sweeps ending exactly on a placed corner, where neighbouring triangles and instanced copies
+ * tie. Returns the overlapping triangles found. */
 static uint32_t static_tree_boxes(split_world *sw, uint64_t seed, int count, uint32_t mask,
                                   int *swept)
 {
@@ -1098,7 +1098,7 @@ static uint32_t static_tree_boxes(split_world *sw, uint64_t seed, int count, uin
 /* A random soup (exact duplicates, shared edges) split into 27 pieces placed rotated, translated
  * and in place, one piece instanced twice more (in place and rotated) and once as a kinematic body
  * (tested through the body tree beside the static tree): after each step the box overlap's list
- * and the sweep's hit through the static tree equal those without it and brute force, with three
+ * and the sweep's hit through the static tree equal those without it and brute force, with four
  * layer masks; between steps bodies are moved, removed and given new layers (the tree stale, or
  * its entries' layers updated in place). */
 static void world_box_queries_through_the_static_tree_equal_those_without_it(void **state)
