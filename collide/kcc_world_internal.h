@@ -68,16 +68,18 @@ typedef struct kcc_body_tree {
     bool            valid;
 } kcc_body_tree;
 
-/// The world-space tree over the static bodies' mesh leaves that the ray cast walks
-/// (world_static_tree.c): entries that are runs of consecutive slots of the leaves of a member
+/// The world-space tree over the static bodies' mesh leaves that the ray cast and the box queries
+/// walk (world_static_tree.c): entries that are runs of consecutive slots of the leaves of a member
 /// body's tree, each bounded by its triangles placed by the body's pose (kcc_pose_points_bounds:
-/// conservative), so a ray walks one tree nearest first instead of each body's from its root.
+/// conservative), so a ray walks one tree nearest first instead of each body's from its root, and
+/// a box query tests the entries the world box touches instead of every leaf under a rotated
+/// body's (looser) local bounds of the box.
 /// Members are the live static bodies that are solid (not sensors) and have a tree (not
 /// heightfields), in ascending slot order while their entries fit `capacity`
 /// (kcc_static_tree_capacity); the others are cast through the body tree as kinematic bodies
 /// are. Rebuilt by kcc_world_step (and kcc_world_shift_bodies) into storage inside the world's
-/// block; while `valid` is false (a static body added, removed or placed since) the ray cast
-/// does without it, with the same answers.
+/// block; while `valid` is false (a static body added, removed or placed since) the queries
+/// do without it, with the same answers.
 typedef struct kcc_static_leaf {
     uint32_t body;    ///< body slot
     uint32_t first;   ///< the run's first slot (leaf order), within one leaf of the body's mesh
@@ -118,7 +120,13 @@ typedef struct kcc_static_tree {
                                     ///< of the entries' bounds in leaf order (24 bytes an entry)
     };
     kcc_static_leaf *leaves;        ///< capacity: the entries, in leaf order after the build
-    kcc_node_pair   *pairs;         ///< capacity: the builder's binary tree (scratch)
+    union {
+        kcc_node_pair *pairs;       ///< capacity: the builder's binary tree (scratch)
+        uint32_t      *order;       ///< the same storage after the build: by leaf order, the
+                                    ///< entry's rank in ascending body slot, then the body's leaves
+                                    ///< in kcc_mesh_box_walk's order, then slot (a box overlap's
+                                    ///< report order: its entries sorted by it)
+    };
     kcc_node4       *quads;         ///< quad_capacity
     uint32_t        *scratch;       ///< 2 * (quad_capacity + KCC_TREE_STACK): the collapse's queue
                                     ///< (a count that finds too many groups stops within it)
@@ -127,6 +135,7 @@ typedef struct kcc_static_tree {
     uint32_t         quad_capacity; ///< groups at most (a build needing more keeps the tree empty)
     uint32_t         count;         ///< entries in the tree
     uint32_t         members;       ///< bodies whose leaves are in it
+    float            coord_scale;   ///< the largest |coordinate| of the entries' bounds (m)
     bool             valid;
 } kcc_static_tree;
 /// Rebuilds the static tree over the member bodies' leaves and marks it valid. Allocates nothing.
@@ -172,7 +181,7 @@ struct kcc_world {
     uint32_t       *sensors;       ///< live sensor body slots, ascending (listed by the step)
     uint32_t        sensor_count;
     kcc_body_tree   tree;
-    kcc_static_tree statics;       ///< the ray cast's tree over static bodies' leaves
+    kcc_static_tree statics;       ///< the ray and box queries' tree over static bodies' leaves
     kcc_piece      *pieces;        ///< piece_capacity
     uint32_t        free_piece;    ///< the free list's head
     uint32_t        piece_count;   ///< pieces in use

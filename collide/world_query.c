@@ -212,9 +212,24 @@ static void body_local_box(const kcc_body *b, bool identity, const float lo[3], 
     kcc_pose_box_local_bounds(&b->pose, lo, hi, b->mesh->coord_scale, out_lo, out_hi);
 }
 
+/// The lanes of static-tree entry block b (entries 4 b .. 4 b + 3) that entries first .. end - 1
+/// (a leaf's) fill, as a mask.
+static int block_lanes(uint32_t first, uint32_t end, uint32_t b)
+{
+    const uint32_t lo = first > 4 * b ? first - 4 * b : 0, hi = end - 4 * b < 4 ? end - 4 * b : 4;
+    return (1 << hi) - (1 << lo);
+}
+
 /* ------------------------------------------------------------------------------------------------
- * Box overlap: each body's candidate leaves (its tree walked with the box's local bounds) tested
- * placed, exactly; every copy of a duplicate reported, as kcc_mesh_overlap_aabb does. */
+ * Box overlap: the static tree's entries whose placed bounds touch the box (when the tree is
+ * valid), then the other bodies' candidate leaves (each body's tree walked with the box's local
+ * bounds), every candidate triangle tested placed, exactly, in the report order (ascending body
+ * slot, each body's triangles in its box walk's order); every copy of a duplicate reported, as
+ * kcc_mesh_overlap_aabb does. */
+
+/// Static-tree entries a box overlap gathers before testing them in report order; a box touching
+/// more is answered through every body's own tree (the same answers).
+#define OVERLAP_ENTRIES 512
 
 typedef struct overlap_query {
     const kcc_world   *world;
@@ -225,6 +240,13 @@ typedef struct overlap_query {
     const kcc_body    *body;          ///< the body being tested
     uint32_t           body_id;
     bool               identity;
+    bool               statics;       ///< the static tree's members are tested through `entries`
+    const uint64_t    *entries;       ///< the gathered entries (static_entries_in_box), ascending
+    uint32_t           entry_count;
+    uint32_t           entry_next;    ///< the first not tested yet
+    kcc_tri            batch[4];      ///< the body's placed entry triangles not tested yet, in order
+    uint32_t           batch_slot[4]; ///< their mesh slots
+    uint32_t           batch_n;
 } overlap_query;
 
 uint32_t kcc_body_append_slot(const kcc_mesh *mesh, uint32_t s, uint32_t body_id,
@@ -256,15 +278,131 @@ static void overlap_leaf(void *ctx, const kcc_mesh *mesh, uint32_t first, uint32
     }
 }
 
-static void overlap_body(void *ctx, uint32_t slot)
+/// Makes the body in slot the one whose triangles the query tests.
+static void overlap_set_body(overlap_query *q, uint32_t slot)
 {
-    overlap_query *q = ctx;
     q->body = &q->world->bodies[slot];
     q->body_id = kcc_body_id(q->world, slot);
     q->identity = kcc_pose_is_identity(&q->body->pose);
+}
+
+/// Tests the batched triangles exactly (four at once) and reports those that overlap, in order.
+static void overlap_batch_flush(overlap_query *q)
+{
+    for (int hits = run_overlaps(q->batch, q->batch_n, q->lo, q->hi); hits != 0; hits &= hits - 1) {
+        const int bit = hits & -hits;
+        const uint32_t s = q->batch_slot[(bit >> 1) - (bit >> 3)];
+        q->found = kcc_body_append_slot(q->body->mesh, s, q->body_id, q->out, q->capacity, q->found);
+    }
+    q->batch_n = 0;
+}
+
+/// Tests the gathered static-tree entries of the bodies in slots below `upto`, in order. A body's
+/// entries hold 2 triangles on average, so their triangles are tested four at a time across
+/// entries (the exact test decides each lane on its own), not an entry at a time.
+static void overlap_entries_below(overlap_query *q, uint32_t upto)
+{
+    const kcc_static_tree *st = &q->world->statics;
+    for (; q->entry_next < q->entry_count; ++q->entry_next) {
+        const kcc_static_leaf *e = &st->leaves[(uint32_t)q->entries[q->entry_next]];
+        if (e->body >= upto)
+            break;
+        if (q->body != &q->world->bodies[e->body]) {
+            if (q->batch_n > 0)
+                overlap_batch_flush(q);
+            overlap_set_body(q, e->body);
+        }
+        for (uint32_t s = e->first; s < e->first + e->count; ++s) {
+            placed_run(q->body, q->body->mesh, q->identity, s, 1, &q->batch[q->batch_n]);
+            q->batch_slot[q->batch_n++] = s;
+            if (q->batch_n == 4)
+                overlap_batch_flush(q);
+        }
+    }
+    if (q->batch_n > 0)
+        overlap_batch_flush(q);
+}
+
+/// Tests the body in slot (seen, its bounds touching the box) through its own tree, after the
+/// gathered entries of lower slots; the static tree's members are not (their entries are).
+static void overlap_body(void *ctx, uint32_t slot)
+{
+    overlap_query *q = ctx;
+    if (q->statics && q->world->statics.member[slot])
+        return;
+    overlap_entries_below(q, slot);
+    overlap_set_body(q, slot);
     float lo[3], hi[3];
     body_local_box(q->body, q->identity, q->lo, q->hi, lo, hi);
     kcc_mesh_box_walk(q->body->mesh, lo, hi, overlap_leaf, q);
+}
+
+/// Sorts keys ascending (a shell sort: no allocation, few keys are far from their place).
+static void sort_keys(uint64_t *keys, uint32_t n)
+{
+    static const uint32_t gaps[] = {132, 57, 23, 10, 4, 1};
+    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; ++g)
+        for (uint32_t i = gaps[g]; i < n; ++i) {
+            const uint64_t key = keys[i];
+            uint32_t j = i;
+            for (; j >= gaps[g] && keys[j - gaps[g]] > key; j -= gaps[g])
+                keys[j] = keys[j - gaps[g]];
+            keys[j] = key;
+        }
+}
+
+/// Appends the entries of static-tree leaf (first, count) that layer_mask sees and whose bounds
+/// overlap the box (four at a time, each block masked to the leaf's lanes) to out from found, each
+/// as its order (high half) and its index (low half). Returns the new count, UINT32_MAX past
+/// OVERLAP_ENTRIES.
+static uint32_t gather_leaf_entries(const kcc_static_tree *st, const kcc_pbox *qb,
+                                    uint32_t layer_mask, uint32_t first, uint32_t count,
+                                    uint64_t out[OVERLAP_ENTRIES], uint32_t found)
+{
+    const uint32_t end = first + count;
+    for (uint32_t b = first / 4; 4 * b < end; ++b) {
+        const kcc_static_box4 *box = &st->boxes[b];
+        int mask = kcc_pbox_test4(qb, box->x[0], box->x[1], box->y[0], box->y[1], box->z[0],
+                                  box->z[1]) & block_lanes(first, end, b);
+        for (; mask != 0; mask &= mask - 1) {
+            const int bit = mask & -mask;
+            const uint32_t k = 4 * b + (uint32_t)((bit >> 1) - (bit >> 3));
+            if ((st->leaves[k].layers & layer_mask) == 0)
+                continue;
+            if (found == OVERLAP_ENTRIES)
+                return UINT32_MAX;
+            out[found++] = (uint64_t)st->order[k] << 32 | k;
+        }
+    }
+    return found;
+}
+
+/// The static-tree entries that layer_mask sees and whose placed bounds overlap [lo, hi] (touching
+/// counts), in report order (ascending order rank; gather_leaf_entries' keys). Returns how many, or
+/// UINT32_MAX when they are more than OVERLAP_ENTRIES. The tree is valid and not empty.
+static uint32_t static_entries_in_box(const kcc_static_tree *st, const float lo[3],
+                                      const float hi[3], uint32_t layer_mask,
+                                      uint64_t out[OVERLAP_ENTRIES])
+{
+    kcc_pbox qb;
+    kcc_pbox_setup(&qb, lo, hi);
+    uint32_t stack[KCC_TREE_STACK], sp = 0, found = 0;
+    stack[sp++] = 0;
+    while (sp > 0 && found != UINT32_MAX) {
+        const kcc_node4 *q = &st->quads[stack[--sp]];
+        const int mask = kcc_pbox_test(&qb, q), inner = mask & kcc_inner_mask(q);
+        KCC_ASSERT(sp + 4 <= KCC_TREE_STACK);
+        for (int i = 0; i < 4 && found != UINT32_MAX; ++i) {
+            if (inner >> i & 1)
+                stack[sp++] = q->first[i];
+            else if (mask >> i & 1)
+                found = gather_leaf_entries(st, &qb, layer_mask, q->first[i], q->count[i], out,
+                                            found);
+        }
+    }
+    if (found != UINT32_MAX)
+        sort_keys(out, found);
+    return found;
 }
 
 uint32_t kcc_world_overlap_aabb(const kcc_world *world, const vec3 box[2], uint32_t layer_mask,
@@ -274,14 +412,25 @@ uint32_t kcc_world_overlap_aabb(const kcc_world *world, const vec3 box[2], uint3
         return 0;
     overlap_query q = {.world = world, .lo = box[0], .hi = box[1], .out = out,
                        .capacity = capacity};
-    kcc_world_for_bodies_in_box(world, box[0], box[1], layer_mask, overlap_body, &q);
+    uint64_t entries[OVERLAP_ENTRIES];
+    if (world->statics.valid && world->statics.count > 0) {
+        const uint32_t n = static_entries_in_box(&world->statics, box[0], box[1], layer_mask, entries);
+        q.statics = n != UINT32_MAX;
+        q.entries = entries, q.entry_count = q.statics ? n : 0;
+    }
+    if (!q.statics || world->statics.members != world->body_count)
+        kcc_world_for_bodies_in_box(world, box[0], box[1], layer_mask, overlap_body, &q);
+    overlap_entries_below(&q, UINT32_MAX);
     return q.found;
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Box sweep: each body's tree walked nearest first in its own frame (the box's local bounds moved
- * along the delta seen there, nodes grown by their half extents and a rounding margin), every
- * candidate triangle swept placed, in the world, by kcc_tri_sweep_internal. */
+ * Box sweep: the static tree walked nearest first in the world (when valid: the box's centre along
+ * delta, entries grown by the half extents and a rounding margin), then each other body's tree
+ * walked nearest first in its own frame (the box's local bounds moved along the delta seen there),
+ * every candidate triangle swept placed, in the world, by kcc_tri_sweep_internal. The earliest
+ * contact wins, ties to the lowest (slot, triangle): the order bodies are visited in does not
+ * change the answer. */
 
 typedef struct sweep_query {
     const kcc_world *world;
@@ -297,6 +446,9 @@ typedef struct sweep_query {
     const kcc_mesh  *leaf;         ///< what its walk's slots index: its mesh, or a heightfield view
     uint32_t         slot;
     bool             identity;
+    bool             statics;      ///< the static tree's members are swept through it
+    uint32_t         layer_mask;
+    kcc_pray         slab;         ///< the static tree's node and entry test (sweep_static_slab)
 } sweep_query;
 
 /// The placed triangle's bounds miss the motion's bounds: it cannot be touched.
@@ -371,13 +523,24 @@ typedef struct sweep_body_ctx {
     const float *lo, *hi;   ///< the world box at the start
 } sweep_body_ctx;
 
+/// Makes the body in slot the one whose triangles the sweep tests.
+static void sweep_set_body(sweep_query *q, uint32_t slot)
+{
+    q->body = &q->world->bodies[slot];
+    q->slot = slot;
+    q->identity = kcc_pose_is_identity(&q->body->pose);
+    q->leaf = q->body->mesh;
+}
+
+/// Sweeps the body in slot (seen, its bounds touching the motion's) through its own tree; the
+/// static tree's members are not (sweep_static_leaf sweeps them).
 static void sweep_body(void *ctx, uint32_t slot)
 {
     sweep_body_ctx *c = ctx;
     sweep_query *q = c->query;
-    q->body = &q->world->bodies[slot];
-    q->slot = slot;
-    q->identity = kcc_pose_is_identity(&q->body->pose);
+    if (q->statics && q->world->statics.member[slot])
+        return;
+    sweep_set_body(q, slot);
     kcc_pray slab;
     sweep_local_slab(q, c->lo, c->hi, &slab);
     const kcc_mesh *mesh = q->body->mesh;
@@ -387,8 +550,67 @@ static void sweep_body(void *ctx, uint32_t slot)
         kcc_hf_walk_nearest(mesh, &view, &slab, q->limit, sweep_leaf, q);
         return;
     }
-    q->leaf = mesh;
     kcc_mesh_walk_nearest(mesh, &slab, q->limit, sweep_leaf, q);
+}
+
+/// A static-tree leaf's entries that the mask sees and whose grown bounds the box's centre enters
+/// before the best contact so far (four at a time, each block masked to the leaf's lanes), each
+/// entry's triangles swept nearest entry first while its entry is not beyond the best contact: a
+/// leaf's entries spread over its box, and the near ones' contacts cut the far ones off.
+static float sweep_static_leaf(void *ctx, uint32_t first, uint32_t count)
+{
+    sweep_query *q = ctx;
+    const kcc_static_tree *st = &q->world->statics;
+    uint32_t item[KCC_LEAF_MAX], n = 0;
+    float entry[KCC_LEAF_MAX];
+    KCC_ASSERT(count <= KCC_LEAF_MAX);
+    const uint32_t end = first + count;
+    for (uint32_t b = first / 4; 4 * b < end; ++b) {
+        float t[4];
+        int mask = kcc_pray_test_planes(&q->slab, &st->boxes[b], q->limit, t) &
+                   block_lanes(first, end, b);
+        for (; mask != 0; mask &= mask - 1) {
+            const int bit = mask & -mask, i = (bit >> 1) - (bit >> 3);
+            const uint32_t k = 4 * b + (uint32_t)i;
+            if ((st->leaves[k].layers & q->layer_mask) == 0)
+                continue;
+            uint32_t j = n++; /* insertion by entry distance */
+            for (; j > 0 && entry[j - 1] > t[i]; --j)
+                item[j] = item[j - 1], entry[j] = entry[j - 1];
+            item[j] = k, entry[j] = t[i];
+        }
+    }
+    for (uint32_t i = 0; i < n && entry[i] <= q->limit; ++i) {
+        const kcc_static_leaf *e = &st->leaves[item[i]];
+        if (e->body != q->slot)
+            sweep_set_body(q, e->body);
+        sweep_leaf(q, e->first, e->count);
+    }
+    return q->limit;
+}
+
+/// The static tree's node test in the world, as kcc_mesh_sweep_aabb's in a mesh: the segment of
+/// the box's centre along delta, nodes grown by the half extents plus a margin of a few ulps of
+/// the largest coordinate in play (the tree's, the box's, the motion's). False when the grown,
+/// swept bounds leave float range (the bodies are then swept through their own trees).
+static bool sweep_static_slab(sweep_query *q, const vec3 box[2], const vec3 delta)
+{
+    float org[3], grow[3], big = q->world->statics.coord_scale;
+    for (int k = 0; k < 3; ++k) {
+        org[k] = (float)q->center[k];
+        big = fmaxf(big, fmaxf(fabsf(box[0][k]), fabsf(box[1][k])) + fabsf(delta[k]));
+    }
+    const float margin = big * 1e-6f + 1e-30f;
+    for (int k = 0; k < 3; ++k)
+        grow[k] = (float)q->half[k] + margin;
+    kcc_pray_setup(&q->slab, org, delta, grow);
+    for (int k = 0; k < 3; ++k) {
+        const float grown = fabsf(box[0][k]) + fabsf(box[1][k]) + fabsf(delta[k]) +
+                            q->slab.org_n[k] - q->slab.org_f[k];
+        if (!isfinite(grown) || !isfinite(q->slab.org_n[k]) || !isfinite(q->slab.org_f[k]))
+            return false;
+    }
+    return true;
 }
 
 /// World bounds of box swept along delta, rounded outward.
@@ -408,13 +630,19 @@ bool kcc_world_sweep_aabb(const kcc_world *world, const vec3 box[2], const vec3 
     if (delta[0] == 0.0f && delta[1] == 0.0f && delta[2] == 0.0f)
         return false; /* nothing approaches anything (kcc_mesh_sweep_aabb's rule) */
     sweep_query q = {.world = world, .best_t = 2.0, .best_slot = UINT32_MAX,
-                     .best_id = UINT32_MAX, .limit = 1.0f};
+                     .best_id = UINT32_MAX, .limit = 1.0f, .slot = UINT32_MAX,
+                     .layer_mask = layer_mask};
     kcc_box_center_half_d(box[0], box[1], q.center, q.half);
     for (int k = 0; k < 3; ++k)
         q.delta[k] = delta[k];
     swept_bounds(box, delta, q.swept_lo, q.swept_hi);
+    const kcc_static_tree *st = &world->statics;
+    q.statics = st->valid && st->count > 0 && sweep_static_slab(&q, box, delta);
+    if (q.statics)
+        kcc_walk_nearest(st->quads, &q.slab, q.limit, sweep_static_leaf, &q);
     sweep_body_ctx c = {.query = &q, .lo = box[0], .hi = box[1]};
-    kcc_world_for_bodies_in_box(world, q.swept_lo, q.swept_hi, layer_mask, sweep_body, &c);
+    if (!q.statics || st->members != world->body_count)
+        kcc_world_for_bodies_in_box(world, q.swept_lo, q.swept_hi, layer_mask, sweep_body, &c);
     if (q.best_slot == UINT32_MAX)
         return false;
     hit->t = (float)q.best_t;

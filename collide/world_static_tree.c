@@ -1,7 +1,7 @@
 /* world_static_tree.c: owns the world-space tree over the static bodies' mesh leaves that the ray
- * cast walks (kcc_static_tree, kcc_world_internal.h): which bodies are members, each entry's placed
- * bounds (laid out four to a block after the build), the build into the storage inside the world's
- * block, and the layers the entries carry.
+ * cast and the box queries walk (kcc_static_tree, kcc_world_internal.h): which bodies are members,
+ * each entry's placed bounds (laid out four to a block after the build) and its place in the box
+ * overlap's order, the build into the storage inside the world's block, and the entries' layers.
  * Allocates nothing; only kcc_world_step and kcc_world_shift_bodies rebuild it. */
 #include "kcc_world_internal.h"
 
@@ -126,25 +126,42 @@ static uint32_t add_leaf(kcc_static_tree *st, const kcc_body *b, uint32_t slot, 
     return n;
 }
 
-/// Appends body slot's leaves (in the order of its tree's groups) from entry n; returns the new
-/// entry count, or UINT32_MAX when they do not fit.
+/// Appends body slot's leaves from entry n in the order the box walk visits them
+/// (kcc_mesh_box_walk: a group's leaves in slot order, then its inner children's subtrees in slot
+/// order), so that entry indices ascend in the order a box overlap reports the body's triangles
+/// (kcc_static_tree.order). Returns the new entry count, or UINT32_MAX when they do not fit.
 static uint32_t add_body_entries(kcc_static_tree *st, const kcc_body *b, uint32_t slot, uint32_t n)
 {
     const kcc_mesh *mesh = b->mesh;
-    for (uint32_t g = 0; g < mesh->quad_count && n != UINT32_MAX; ++g)
+    uint32_t stack[KCC_TREE_STACK], sp = 0;
+    stack[sp++] = 0;
+    while (sp > 0 && n != UINT32_MAX) {
+        const kcc_qnode4 *g = &mesh->groups[stack[--sp]];
+        KCC_ASSERT(sp + 4 <= KCC_TREE_STACK);
+        for (int i = 3; i >= 0; --i)
+            if ((g->slots >> i & 1) && g->count[i] == 0)
+                stack[sp++] = g->first[i];
         for (int i = 0; i < 4 && n != UINT32_MAX; ++i)
-            if (mesh->groups[g].count[i] > 0)
-                n = add_leaf(st, b, slot, mesh->groups[g].first[i], mesh->groups[g].count[i], n);
+            if ((g->slots >> i & 1) && g->count[i] > 0)
+                n = add_leaf(st, b, slot, g->first[i], g->count[i], n);
+    }
     return n;
 }
 
 /// Rewrites the built entries' bounds (prims, in leaf order) as blocks of four (boxes, the same
 /// storage: 24 bytes an entry where a prim takes 32), through the pairs' storage (scratch once the
-/// tree is collapsed and the entries reordered: n pairs of 64 bytes hold n prims of 32).
+/// tree is collapsed and the entries reordered: n pairs of 64 bytes hold n prims of 32); then
+/// each entry's index before the build (the prim's id) into the same storage as `order`, and the
+/// largest |coordinate| of the bounds as coord_scale.
 static void lay_out_boxes(kcc_static_tree *st, uint32_t n)
 {
     kcc_build_prim *built = (kcc_build_prim *)(void *)st->pairs;
     memcpy(built, st->prims, (size_t)n * sizeof *built);
+    float scale = 0.0f;
+    for (uint32_t k = 0; k < n; ++k)
+        for (int a = 0; a < 3; ++a)
+            scale = fmaxf(scale, fmaxf(fabsf(built[k].lo[a]), fabsf(built[k].hi[a])));
+    st->coord_scale = scale;
     for (uint32_t b = 0; b < (n + 3) / 4; ++b) {
         kcc_static_box4 *box = &st->boxes[b];
         for (uint32_t i = 0; i < 4; ++i) {
@@ -154,6 +171,10 @@ static void lay_out_boxes(kcc_static_tree *st, uint32_t n)
             box->y[0][i] = p ? p->lo[1] : INFINITY, box->y[1][i] = p ? p->hi[1] : -INFINITY;
             box->z[0][i] = p ? p->lo[2] : INFINITY, box->z[1][i] = p ? p->hi[2] : -INFINITY;
         }
+    }
+    for (uint32_t k = 0; k < n; ++k) { /* order[k] (4 k bytes in) overwrites prims already read */
+        const uint32_t index = built[k].id;
+        st->order[k] = index;
     }
 }
 

@@ -4,8 +4,8 @@
  * by it (one piece placed twice), and every query is checked against brute force over the original
  * triangles (in double, within a stated tolerance) and, bit for bit, against the single-triangle
  * kernels over the placed triangles. Also kinematic bodies on scripted paths, layers, removed
- * bodies, the stale and the rebuilt body tree, the ray cast through the static tree against the
- * cast without it, bad arguments, and the default allocator's huge-page placement of the world. */
+ * bodies, the stale and the rebuilt body tree, the ray cast and the box queries through the static
+ * tree against the same queries without it, bad arguments, and the default allocator's huge-page placement of the world. */
 #include "test.h"
 
 #include "kcc_world_internal.h" /* KCC_ID_INDEX_MASK: an id's slot, which the tie rule orders by */
@@ -1029,6 +1029,124 @@ static void world_rays_through_the_static_tree_equal_the_rays_without_it(void **
     free(soup);
 }
 
+/* The box overlap and the box sweep through the static tree as the world has it, then with the tree
+ * marked stale (every body through its own tree, the box's local bounds in its frame): the same
+ * count, the same (body, triangle) pairs in the same order, also with a capacity of one; the same
+ * sweep hit record, byte for byte. Returns how many triangles overlap; *swept counts the hits. */
+static uint32_t boxes_both_paths(kcc_world *w, const float box[2][3], const float delta[3],
+                                 uint32_t mask, int *swept)
+{
+    enum { CAP = 4096 };
+    static kcc_body_triangle with[CAP], without[CAP];
+    kcc_body_triangle one;
+    kcc_world_sweep_hit hit_with, hit_without;
+    memset(&hit_with, 0, sizeof hit_with);
+    memset(&hit_without, 0, sizeof hit_without);
+    const uint32_t n = kcc_world_overlap_aabb(w, CB(box), mask, with, CAP);
+    const bool hit = kcc_world_sweep_aabb(w, CB(box), delta, mask, &hit_with);
+    const uint32_t n_one = kcc_world_overlap_aabb(w, CB(box), mask, &one, 1);
+    const bool valid = w->statics.valid;
+    w->statics.valid = false;
+    assert_int_equal(kcc_world_overlap_aabb(w, CB(box), mask, without, CAP), n);
+    assert_int_equal(kcc_world_sweep_aabb(w, CB(box), delta, mask, &hit_without), hit);
+    w->statics.valid = valid;
+    assert_int_equal(n_one, n);
+    assert_true(n <= CAP);
+    if (n > 0) {
+        assert_memory_equal(with, without, sizeof *with * n);
+        assert_memory_equal(&one, &without[0], sizeof one);
+    }
+    assert_memory_equal(&hit_with, &hit_without, sizeof hit_with);
+    *swept += hit;
+    return n;
+}
+
+/* Random boxes and sweeps at the split world through both paths (boxes_both_paths), each also
+ * checked against brute force over the placed triangles (check_overlap, check_sweep): player-sized
+ * boxes near triangles and anywhere, boxes of up to 12 m a side, the first a box around the whole
+ * world (with every layer, more entries than an overlap gathers: the per-body path answers it),
+ * and sweeps ending exactly on a placed corner, where neighbouring triangles and instanced copies
+ * tie. Returns the overlapping triangles found. */
+static uint32_t static_tree_boxes(split_world *sw, uint64_t seed, int count, uint32_t mask,
+                                  int *swept)
+{
+    test_rng r = rng_seed(seed);
+    uint32_t found = 0;
+    for (int q = 0; q < count; ++q) {
+        float c[3], box[2][3], delta[3];
+        random_point(sw, &r, q % 3 != 0, c);
+        const float size = q % 5 == 4 ? 6.0f : 1.5f;
+        for (int k = 0; k < 3; ++k) {
+            const float half = rng_f(&r, 0.1f, size);
+            box[0][k] = q == 0 ? sw->lo[k] - 1.0f : c[k] - half;
+            box[1][k] = q == 0 ? sw->hi[k] + 1.0f : c[k] + half;
+            delta[k] = rng_f(&r, -3.0f, 3.0f);
+        }
+        const piece *pc = &sw->pieces[rng_u32(&r) % sw->count];
+        if (q % 2 == 1 && pc->live) { /* the box's lowest corner ends on a placed corner */
+            const float *t = pc->placed + 9 * (rng_u32(&r) % pc->n) + 3 * (rng_u32(&r) % 3);
+            for (int k = 0; k < 3; ++k)
+                delta[k] = t[k] - box[0][k];
+        }
+        found += boxes_both_paths(sw->world, CF(box), delta, mask, swept);
+        check_overlap(sw, CF(box), mask);
+        check_sweep(sw, CF(box), delta, mask);
+    }
+    return found;
+}
+
+/* A random soup (exact duplicates, shared edges) split into 27 pieces placed rotated, translated
+ * and in place, one piece instanced twice more (in place and rotated) and once as a kinematic body
+ * (tested through the body tree beside the static tree): after each step the box overlap's list
+ * and the sweep's hit through the static tree equal those without it and brute force, with four
+ * layer masks; between steps bodies are moved, removed and given new layers (the tree stale, or
+ * its entries' layers updated in place). */
+static void world_box_queries_through_the_static_tree_equal_those_without_it(void **state)
+{
+    (void)state;
+    test_rng r = rng_seed(87);
+    float *soup = random_soup(&r, 700);
+    split_world sw;
+    split_world_make(&sw, soup, 700, 88);
+    const piece *first = &sw.pieces[0];
+    const kcc_transform at_origin = kcc_transform_identity();
+    const kcc_transform turned = random_transform(&r, 2, sw.lo, sw.hi);
+    add_piece(&sw, first->mesh, false, first->local, first->n, &at_origin, 2u, KCC_BODY_STATIC);
+    add_piece(&sw, first->mesh, false, first->local, first->n, &turned, 4u, KCC_BODY_STATIC);
+    add_piece(&sw, first->mesh, false, first->local, first->n, &turned, 1u, KCC_BODY_KINEMATIC);
+    refresh_placed(&sw);
+    split_world_bounds(&sw);
+    uint32_t found = 0;
+    int swept = 0;
+    for (int round = 0; round < 3; ++round) {
+        assert_int_equal(kcc_world_step(sw.world), KCC_OK);
+        assert_static_members(&sw);
+        found += static_tree_boxes(&sw, 870 + (uint64_t)round, 60, KCC_LAYERS_ALL, &swept);
+        found += static_tree_boxes(&sw, 880 + (uint64_t)round, 30, 1u, &swept);
+        found += static_tree_boxes(&sw, 890 + (uint64_t)round, 30, 2u | 4u, &swept);
+        piece *moved = &sw.pieces[3 + 5 * round], *removed = &sw.pieces[4 + 5 * round];
+        const kcc_transform t = random_transform(&r, 1 + round % 2, sw.lo, sw.hi);
+        assert_int_equal(kcc_world_set_body_transform(sw.world, moved->id, &t), KCC_OK);
+        piece_place_ref(moved, &t);
+        assert_int_equal(kcc_world_remove_body(sw.world, removed->id), KCC_OK);
+        removed->live = false;
+        refresh_placed(&sw);
+        split_world_bounds(&sw);
+        assert_false(sw.world->statics.valid);
+        found += static_tree_boxes(&sw, 900 + (uint64_t)round, 20, KCC_LAYERS_ALL, &swept);
+    }
+    assert_int_equal(kcc_world_step(sw.world), KCC_OK);
+    piece *relayered = &sw.pieces[1]; /* layers changed while the tree is valid: entries updated */
+    assert_int_equal(kcc_world_set_body_layers(sw.world, relayered->id, 16u), KCC_OK);
+    relayered->layers = 16u;
+    assert_true(sw.world->statics.valid);
+    found += static_tree_boxes(&sw, 910, 30, 16u, &swept);
+    found += static_tree_boxes(&sw, 911, 30, KCC_LAYERS_ALL, &swept);
+    assert_true(found > 5000 && swept > 200);
+    split_world_free(&sw);
+    free(soup);
+}
+
 /* A translated body's tree is culled with the world box moved into its frame; the placed corner
  * x + t rounds, so a box that touches a placed corner can miss it by an ulp once moved back (x + t
  * - t > x): the culling box must be grown by the rounding. Triangles whose placed corner rounds
@@ -1241,6 +1359,7 @@ int test_group_world_query(void)
         cmocka_unit_test(world_queries_break_ties_by_the_lowest_body_slot),
         cmocka_unit_test(world_queries_cull_translated_bodies_conservatively),
         cmocka_unit_test(world_rays_through_the_static_tree_equal_the_rays_without_it),
+        cmocka_unit_test(world_box_queries_through_the_static_tree_equal_those_without_it),
         cmocka_unit_test(world_static_tree_entry_blocks_bound_their_placed_triangles),
         cmocka_unit_test(world_queries_refuse_bad_arguments),
         cmocka_unit_test(the_default_allocator_puts_a_world_on_huge_pages),
