@@ -30,10 +30,10 @@ PUB_HDR  = collide/kcc_base.h collide/kcc_collide.h collide/kcc_level.h collide/
            controller/kcc_controller.h controller/kcc_trace.h controller/kcc.h
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 
-# Runtime ISA dispatch (x86-64; AVX2=0 turns it off): the code of a move and of the mesh queries is
-# built a second time for AVX2 (VEX-encoded, no FMA: the same IEEE operations, so the same results
-# bit for bit) with its symbols renamed kcc_* -> kcc_avx2_*; kcc_character_move and the public mesh
-# queries (KCC_ISA_DISPATCH) run that build on CPUs that have AVX2 (KCC_ISA=baseline in the
+# Runtime ISA dispatch (x86-64; AVX2=0 turns it off): the code of a move and of the mesh and world
+# queries is built a second time for AVX2 (VEX-encoded, no FMA: the same IEEE operations, so the same
+# results bit for bit) with its symbols renamed kcc_* -> kcc_avx2_*; kcc_character_move and the public
+# mesh and world queries (KCC_ISA_DISPATCH) run that build on CPUs that have AVX2 (KCC_ISA=baseline in the
 # environment forces the baseline). See docs/controller.md and docs/collide.md, "Cost".
 # -mprefer-vector-width=128: the compiler's own vectorising stays 128 bits wide. Left to choose,
 # gcc 12 makes the sweep's hit record one 256-bit conversion from memory and returns from it
@@ -43,7 +43,7 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 AVX2      ?= $(if $(findstring x86_64,$(shell $(CC) -dumpmachine 2>/dev/null)),1,0)
 AVX2_FLAGS = -mavx2 -mbmi -mbmi2 -mpopcnt -mno-fma -mprefer-vector-width=128
 AVX2_SRC   = controller/controller.c controller/ground.c collide/local.c \
-             collide/tri_box.c collide/mesh.c collide/ray.c
+             collide/tri_box.c collide/mesh.c collide/ray.c collide/world_query.c
 ifeq ($(AVX2),1)
 DISPATCH = -DKCC_AVX2_VARIANT=1
 LIB_OBJ += $(AVX2_SRC:%.c=$(BUILD)/avx2/%.o)

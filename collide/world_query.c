@@ -408,6 +408,7 @@ static uint32_t static_entries_in_box(const kcc_static_tree *st, const float lo[
 uint32_t kcc_world_overlap_aabb(const kcc_world *world, const vec3 box[2], uint32_t layer_mask,
                                 kcc_body_triangle *out, uint32_t capacity)
 {
+    KCC_ISA_DISPATCH(world_overlap_aabb, world, box, layer_mask, out, capacity);
     if (!world || !world_box_valid(box) || (capacity > 0 && !out))
         return 0;
     overlap_query q = {.world = world, .lo = box[0], .hi = box[1], .out = out,
@@ -625,6 +626,7 @@ static void swept_bounds(const vec3 box[2], const vec3 delta, float lo[3], float
 bool kcc_world_sweep_aabb(const kcc_world *world, const vec3 box[2], const vec3 delta,
                           uint32_t layer_mask, kcc_world_sweep_hit *hit)
 {
+    KCC_ISA_DISPATCH(world_sweep_aabb, world, box, delta, layer_mask, hit);
     if (!world || !world_box_valid(box) || !delta || !hit || !finite3(delta))
         return false;
     if (delta[0] == 0.0f && delta[1] == 0.0f && delta[2] == 0.0f)

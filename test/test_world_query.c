@@ -786,6 +786,36 @@ static uint64_t answers_digest(const split_world *sw, uint64_t seed, int count)
     return h;
 }
 
+/* The world's queries run the AVX2 build where the CPU has it (KCC_ISA_DISPATCH): every ray, box
+ * sweep and overlap list on a level split into rotated, translated and in-place pieces is the same
+ * bytes in both builds (the digest of 300 queries), and they met triangles. */
+static void world_queries_answer_alike_in_the_avx2_build_and_the_baseline(void **state)
+{
+    (void)state;
+    const bool was_avx2 = kcc_isa_avx2();
+    if (!kcc_isa_force_avx2(true)) {
+        skip();
+        return;
+    }
+    kcc_level level;
+    char err[128];
+    assert_int_equal(kcc_level_generate("arena seed=4 size=24", &level, err, sizeof err), KCC_OK);
+    float *tris = level_soup(&level);
+    split_world sw;
+    split_world_make(&sw, tris, level.triangle_count, 31);
+    const uint64_t avx2 = answers_digest(&sw, 77, 300);
+    assert_true(kcc_isa_force_avx2(false));
+    const uint64_t baseline = answers_digest(&sw, 77, 300);
+    assert_true(avx2 == baseline);
+    kcc_body_triangle list[64];
+    const float box[2][3] = {{sw.lo[0], sw.lo[1], sw.lo[2]}, {sw.hi[0], sw.hi[1], sw.hi[2]}};
+    assert_true(kcc_world_overlap_aabb(sw.world, CB(box), KCC_LAYERS_ALL, list, 64) > 0);
+    assert_true(kcc_isa_force_avx2(was_avx2));
+    split_world_free(&sw);
+    free(tris);
+    kcc_level_free(&level);
+}
+
 /* Removed bodies are never reported, through the stale tree (linear scan) or the rebuilt one, and
  * both give the same answers; a layer change is seen at once. */
 static void world_queries_skip_removed_bodies_on_stale_and_rebuilt_trees(void **state)
@@ -1356,6 +1386,7 @@ int test_group_world_query(void)
         cmocka_unit_test(world_queries_match_brute_force_10_km_out),
         cmocka_unit_test(world_queries_follow_kinematic_bodies_on_scripted_paths),
         cmocka_unit_test(world_queries_skip_removed_bodies_on_stale_and_rebuilt_trees),
+        cmocka_unit_test(world_queries_answer_alike_in_the_avx2_build_and_the_baseline),
         cmocka_unit_test(world_queries_break_ties_by_the_lowest_body_slot),
         cmocka_unit_test(world_queries_cull_translated_bodies_conservatively),
         cmocka_unit_test(world_rays_through_the_static_tree_equal_the_rays_without_it),
