@@ -138,6 +138,22 @@ typedef struct kcc_static_tree {
     float            coord_scale;   ///< the largest |coordinate| of the entries' bounds (m)
     bool             valid;
 } kcc_static_tree;
+/// The lanes of static-tree entry block b (entries 4 b .. 4 b + 3) that entries first .. end - 1
+/// (a leaf's) fill, as a mask.
+static inline int kcc_static_block_lanes(uint32_t first, uint32_t end, uint32_t b)
+{
+    const uint32_t lo = first > 4 * b ? first - 4 * b : 0, hi = end - 4 * b < 4 ? end - 4 * b : 4;
+    return (1 << hi) - (1 << lo);
+}
+/// Static-tree entries the box and sphere overlaps gather before testing them in report order; a
+/// shape touching more is answered through every body's own tree (the same answers).
+#define KCC_STATIC_GATHER_MAX 512
+/// The static-tree entries that layer_mask sees and whose placed bounds overlap [lo, hi] (touching
+/// counts), in an overlap's report order (ascending kcc_static_tree.order), each as its order rank
+/// (high half) and its entry index (low half). Returns how many, or UINT32_MAX when they are more
+/// than KCC_STATIC_GATHER_MAX. The tree is valid and not empty (world_query.c).
+uint32_t kcc_static_entries_in_box(const kcc_static_tree *st, const float lo[3], const float hi[3],
+                                  uint32_t layer_mask, uint64_t out[KCC_STATIC_GATHER_MAX]);
 /// Rebuilds the static tree over the member bodies' leaves and marks it valid. Allocates nothing.
 void kcc_world_rebuild_static_tree(kcc_world *world);
 /// Copies body slot's layers into its static-tree entries.
