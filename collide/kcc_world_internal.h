@@ -68,12 +68,12 @@ typedef struct kcc_body_tree {
     bool            valid;
 } kcc_body_tree;
 
-/// The world-space tree over the static bodies' mesh leaves that the ray cast and the box queries
-/// walk (world_static_tree.c): entries that are runs of consecutive slots of the leaves of a member
+/// The world-space tree over the static bodies' mesh leaves that the ray cast, the box and the
+/// sphere queries walk (world_static_tree.c): entries that are runs of consecutive slots of the leaves of a member
 /// body's tree, each bounded by its triangles placed by the body's pose (kcc_pose_points_bounds:
 /// conservative), so a ray walks one tree nearest first instead of each body's from its root, and
-/// a box query tests the entries the world box touches instead of every leaf under a rotated
-/// body's (looser) local bounds of the box.
+/// a box or sphere query tests the entries the world shape touches instead of every leaf under a
+/// rotated body's (looser) local bounds of the shape.
 /// Members are the live static bodies that are solid (not sensors) and have a tree (not
 /// heightfields), in ascending slot order while their entries fit `capacity`
 /// (kcc_static_tree_capacity); the others are cast through the body tree as kinematic bodies
@@ -197,7 +197,7 @@ struct kcc_world {
     uint32_t       *sensors;       ///< live sensor body slots, ascending (listed by the step)
     uint32_t        sensor_count;
     kcc_body_tree   tree;
-    kcc_static_tree statics;       ///< the ray and box queries' tree over static bodies' leaves
+    kcc_static_tree statics;       ///< the ray, box and sphere queries' tree over static leaves
     kcc_piece      *pieces;        ///< piece_capacity
     uint32_t        free_piece;    ///< the free list's head
     uint32_t        piece_count;   ///< pieces in use
