@@ -69,11 +69,11 @@ typedef struct kcc_body_tree {
 } kcc_body_tree;
 
 /// The world-space tree over the static bodies' mesh leaves that the ray cast, the box and the
-/// sphere queries walk (world_static_tree.c): entries that are runs of consecutive slots of the leaves of a member
-/// body's tree, each bounded by its triangles placed by the body's pose (kcc_pose_points_bounds:
-/// conservative), so a ray walks one tree nearest first instead of each body's from its root, and
-/// a box or sphere query tests the entries the world shape touches instead of every leaf under a
-/// rotated body's (looser) local bounds of the shape.
+/// sphere queries walk (world_static_tree.c): entries that are runs of consecutive slots of the
+/// leaves of a member body's tree, each bounded by its triangles placed by the body's pose
+/// (kcc_pose_points_bounds: conservative), so a ray walks one tree nearest first instead of each
+/// body's from its root, and a box or sphere query tests the entries the world shape touches
+/// instead of every leaf under a rotated body's (looser) local bounds of the shape.
 /// Members are the live static bodies that are solid (not sensors) and have a tree (not
 /// heightfields), in ascending slot order while their entries fit `capacity`
 /// (kcc_static_tree_capacity); the others are cast through the body tree as kinematic bodies

@@ -229,7 +229,7 @@ typedef struct overlap_query {
     uint32_t           body_id;
     bool               identity;
     bool               statics;       ///< the static tree's members are tested through `entries`
-    const uint64_t    *entries;       ///< the gathered entries (kcc_static_entries_in_box), ascending
+    const uint64_t    *entries;       ///< gathered (kcc_static_entries_in_box), ascending
     uint32_t           entry_count;
     uint32_t           entry_next;    ///< the first not tested yet
     kcc_tri            batch[4];      ///< the body's placed entry triangles not tested yet, in order

@@ -302,7 +302,7 @@ typedef struct sphere_query {
     uint32_t           found;         ///< every triangle found so far, written or not
     float              world_lo[3], world_hi[3]; ///< the sphere's cube in the world
     bool               statics;       ///< the static tree's members are tested through `entries`
-    const uint64_t    *entries;       ///< the gathered entries (kcc_static_entries_in_box)
+    const uint64_t    *entries;       ///< gathered (kcc_static_entries_in_box), report order
     uint32_t           entry_count;
     uint32_t           entry_next;    ///< the first not tested yet
 } sphere_query;
@@ -397,7 +397,8 @@ uint32_t kcc_world_overlap_sphere(const kcc_world *world, const vec3 center, flo
     const kcc_static_tree *st = &world->statics;
     uint64_t entries[KCC_STATIC_GATHER_MAX];
     if (st->valid && st->count > 0) {
-        const uint32_t n = kcc_static_entries_in_box(st, q.world_lo, q.world_hi, layer_mask, entries);
+        const uint32_t n = kcc_static_entries_in_box(st, q.world_lo, q.world_hi, layer_mask,
+                                                     entries);
         q.statics = n != UINT32_MAX;
         q.entries = entries, q.entry_count = q.statics ? n : 0;
     }
