@@ -80,8 +80,10 @@ typedef struct kcc_body_tree {
 /// does without it, with the same answers.
 typedef struct kcc_static_leaf {
     uint32_t body;    ///< body slot
-    uint32_t first;   ///< the run's first slot (leaf order), within one leaf of the body's mesh
-    uint32_t count;   ///< its triangles (1 .. KCC_LEAF_MAX)
+    uint32_t first;   ///< the run's first slot (leaf order) within one leaf of the body's mesh, or
+                      ///< (listed) its first entry in the slot list
+    uint16_t count;   ///< its triangles (1 .. KCC_LEAF_MAX)
+    uint16_t listed;  ///< 1: a rotated body's run, its slots slots[first .. first + count)
     uint32_t layers;  ///< the body's layers (kcc_world_set_body_layers keeps them)
 } kcc_static_leaf;
 _Static_assert(sizeof(kcc_static_leaf) == 16, "a static leaf entry is 16 bytes");
@@ -125,7 +127,10 @@ typedef struct kcc_static_tree {
     uint8_t         *member;        ///< body_capacity: 1 when the body's leaves are in the tree
     uint32_t         capacity;      ///< entries at most
     uint32_t         quad_capacity; ///< groups at most (a build needing more keeps the tree empty)
+    uint32_t        *slots;         ///< listed: the rotated members' slots the listed entries
+                                    ///< name, in the prims' storage after the entry blocks
     uint32_t         count;         ///< entries in the tree
+    uint32_t         listed;        ///< slots in the slot list
     uint32_t         members;       ///< bodies whose leaves are in it
     bool             valid;
 } kcc_static_tree;

@@ -65,15 +65,18 @@ KCC_HOT bool ray_tri(const kcc_ray_pre *r, const float a[3], const float b[3], c
 }
 
 #if KCC_SSE
-/* Up to four consecutive triangles of a leaf at once (slots s0 .. s0 + n - 1): lane by lane the
- * same float operations in the same order as ray_tri (so bit-identical results); a lane with a zero
- * or tiny edge function is redone by ray_tri (decided in double). Returns the mask of hit lanes;
- * out_t holds their t. */
-static inline int ray_tri4(const kcc_ray_pre *r, const kcc_mesh *mesh, uint32_t s0, uint32_t n,
-                           float max_t, float out_t[4])
+/* Up to four triangles of a mesh at once: slots s0 .. s0 + n - 1, or slots[0 .. n - 1] when
+ * slots is not NULL. Lane by lane the same float operations in the same order as ray_tri (so
+ * bit-identical results); a lane with a zero or tiny edge function is redone by ray_tri (decided in
+ * double). Returns the mask of hit lanes; out_t holds their t. */
+static inline int ray_tri4(const kcc_ray_pre *r, const kcc_mesh *mesh, uint32_t s0,
+                           const uint32_t *slots, uint32_t n, float max_t, float out_t[4])
 {
     __m128 va[3], vb[3], vc[3];
-    kcc_mesh_tri4_load(mesh, s0, n, va, vb, vc);
+    if (slots)
+        kcc_mesh_tri4_load_slots(mesh, slots, n, va, vb, vc);
+    else
+        kcc_mesh_tri4_load(mesh, s0, n, va, vb, vc);
     const int kx = r->kx, ky = r->ky, kz = r->kz;
     const __m128 ox = _mm_set1_ps(r->org[kx]), oy = _mm_set1_ps(r->org[ky]);
     const __m128 oz = _mm_set1_ps(r->org[kz]);
@@ -105,7 +108,7 @@ static inline int ray_tri4(const kcc_ray_pre *r, const kcc_mesh *mesh, uint32_t 
         int i = (l >> 1) - (l >> 3);
         zmask &= zmask - 1;
         const float *v[3];
-        kcc_mesh_corners(mesh, s0 + (uint32_t)i, v);
+        kcc_mesh_corners(mesh, slots ? slots[i] : s0 + (uint32_t)i, v);
         if (ray_tri(r, v[0], v[1], v[2], max_t, &out_t[i]))
             mask |= l;
     }
@@ -188,21 +191,23 @@ KCC_HOT void ray_offer(kcc_ray_walk *w, uint32_t s, float woop_t)
     }
 }
 
-/* Every triangle of the leaf the watertight test accepts within [0, max_t] is offered. */
-KCC_HOT float ray_leaf(void *ctx, uint32_t first, uint32_t count)
+/* Every triangle of slots first .. first + count - 1 (or, slots not NULL, slots[0 .. count - 1])
+ * that the watertight test accepts within [0, max_t] is offered. Returns the best distance. */
+KCC_HOT float ray_run(kcc_ray_walk *w, uint32_t first, const uint32_t *slots, uint32_t count)
 {
-    kcc_ray_walk *w = ctx;
 #if KCC_SSE
     for (uint32_t s = first, end = first + count; s < end; s += 4) {
-        uint32_t n = end - s < 4 ? end - s : 4;
+        const uint32_t n = end - s < 4 ? end - s : 4;
+        const uint32_t *run = slots ? slots + (s - first) : NULL;
         float th[4];
-        int hits = ray_tri4(&w->pre, w->mesh, s, n, w->max_t, th);
+        int hits = ray_tri4(&w->pre, w->mesh, s, run, n, w->max_t, th);
         for (uint32_t i = 0; hits != 0; ++i, hits >>= 1)
             if (hits & 1)
-                ray_offer(w, s + i, th[i]);
+                ray_offer(w, run ? run[i] : s + i, th[i]);
     }
 #else
-    for (uint32_t s = first, end = first + count; s < end; ++s) {
+    for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t s = slots ? slots[i] : first + i;
         const float *v[3];
         kcc_mesh_corners(w->mesh, s, v);
         float th;
@@ -211,6 +216,12 @@ KCC_HOT float ray_leaf(void *ctx, uint32_t first, uint32_t count)
     }
 #endif
     return w->best;
+}
+
+/* The mesh ray cast's leaf visit: ray_run over the leaf's slots. */
+KCC_HOT float ray_leaf(void *ctx, uint32_t first, uint32_t count)
+{
+    return ray_run(ctx, first, NULL, count);
 }
 
 /* The hit record of the best triangle t: its normal from the cross product in double. */
@@ -241,6 +252,11 @@ void kcc_ray_walk_init(kcc_ray_walk *w, const kcc_mesh *mesh, const float origin
 float kcc_ray_walk_leaf(kcc_ray_walk *w, uint32_t first, uint32_t count)
 {
     return ray_leaf(w, first, count);
+}
+
+float kcc_ray_walk_slots(kcc_ray_walk *w, const uint32_t *slots, uint32_t count)
+{
+    return ray_run(w, 0, slots, count);
 }
 
 void kcc_ray_walk_hit(const kcc_ray_walk *w, kcc_ray_hit *hit)

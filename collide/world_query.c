@@ -579,7 +579,10 @@ static void ray_static_entry(ray_query *q, const kcc_static_leaf *e)
     w->best = q->best_t;
     w->best_slot = UINT32_MAX;
     w->best_id = e->body < q->best_slot ? UINT32_MAX : e->body > q->best_slot ? 0u : q->best_id;
-    kcc_ray_walk_leaf(w, e->first, e->count);
+    if (e->listed)
+        kcc_ray_walk_slots(w, q->world->statics.slots + e->first, e->count);
+    else
+        kcc_ray_walk_leaf(w, e->first, e->count);
     if (w->best_slot == UINT32_MAX)
         return;
     q->best_t = w->best;

@@ -1077,11 +1077,19 @@ static bool run_within_one_leaf(const kcc_mesh *mesh, uint32_t first, uint32_t c
     return false;
 }
 
+/* The slot of triangle i of static-tree entry e: from the slot list for a listed entry (a rotated
+ * body's), else the run's own. */
+static uint32_t entry_slot(const kcc_static_tree *st, const kcc_static_leaf *e, uint32_t i)
+{
+    return e->listed ? st->slots[e->first + i] : e->first + i;
+}
+
 /* The static tree's entry blocks (kcc_static_box4, in leaf order) bound what the ray tests: every
  * corner of an entry's triangles placed as the queries place it (kcc_body_corners) lies inside the
- * entry's lane, every lane past the last entry is the empty box (no ray enters it), and every
- * entry's triangles are a run of its body's mesh slots within one leaf of its tree. A soup split into 27 pieces placed rotated,
- * translated and in place; checked after two builds, the pieces moved between them. */
+ * entry's lane, every lane past the last entry is the empty box (no ray enters it), a rotated
+ * body's entries list their slots (the others are runs of its mesh's slots within one leaf of its
+ * tree), and every member's triangle is in exactly one entry. A soup split into 27 pieces placed
+ * rotated, translated and in place; checked after two builds, the pieces moved between them. */
 static void world_static_tree_entry_blocks_bound_their_placed_triangles(void **state)
 {
     (void)state;
@@ -1098,7 +1106,9 @@ static void world_static_tree_entry_blocks_bound_their_placed_triangles(void **s
         assert_int_equal(kcc_world_step(sw.world), KCC_OK);
         const kcc_static_tree *st = &sw.world->statics;
         assert_true(st->valid && st->count > 0);
-        uint32_t triangles = 0;
+        uint32_t triangles = 0, listed = 0;
+        uint8_t *seen = calloc((size_t)sw.world->body_end * 700, 1);
+        assert_non_null(seen);
         for (uint32_t k = 0; k < (st->count + 3) / 4 * 4; ++k) {
             const kcc_static_box4 *box = &st->boxes[k / 4];
             const uint32_t lane = k % 4;
@@ -1111,9 +1121,19 @@ static void world_static_tree_entry_blocks_bound_their_placed_triangles(void **s
             }
             const kcc_static_leaf *e = &st->leaves[k];
             const kcc_body *b = &sw.world->bodies[e->body];
-            assert_true(e->count >= 1 && e->first + e->count <= b->mesh->tree_triangles);
-            assert_true(run_within_one_leaf(b->mesh, e->first, e->count));
-            for (uint32_t s = e->first; s < e->first + e->count; ++s, ++triangles) {
+            assert_true(e->count >= 1 && e->count <= KCC_LEAF_MAX);
+            assert_int_equal(e->listed, b->pose.rotated);
+            if (e->listed) {
+                assert_true(e->first + e->count <= st->listed);
+                listed += e->count;
+            } else {
+                assert_true(e->first + e->count <= b->mesh->tree_triangles);
+                assert_true(run_within_one_leaf(b->mesh, e->first, e->count));
+            }
+            for (uint32_t i = 0; i < e->count; ++i, ++triangles) {
+                const uint32_t s = entry_slot(st, e, i);
+                assert_true(s < b->mesh->tree_triangles && b->mesh->tree_triangles <= 700);
+                assert_int_equal(seen[e->body * 700 + s]++, 0);
                 float placed[3][3];
                 kcc_body_corners(b, s, placed);
                 for (int c = 0; c < 3; ++c)
@@ -1121,6 +1141,8 @@ static void world_static_tree_entry_blocks_bound_their_placed_triangles(void **s
                         assert_true(lo[a] <= placed[c][a] && placed[c][a] <= hi[a]);
             }
         }
+        free(seen);
+        assert_int_equal(listed, st->listed);
         uint32_t live = 0; /* every static piece's triangles are in exactly its entries */
         for (uint32_t p = 0; p < sw.count; ++p)
             live += sw.pieces[p].live ? kcc_world_find_body(sw.world, sw.pieces[p].id)->mesh->tree_triangles : 0;
