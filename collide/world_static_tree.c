@@ -137,16 +137,16 @@ static uint32_t add_leaf(kcc_static_tree *st, const kcc_body *b, uint32_t slot, 
                     n);
 }
 
-/// Whether the build's storage holds `entries` entries and a slot list of `listed` slots, with a
-/// rotated body of `building` triangles being built: its placed bounds above the entries' in the
-/// prims, its binary tree before the slot list in the pairs' storage (which keeps the list until
-/// the build ends), and at the end the list after the entry blocks in the prims' storage.
-static bool room_for(const kcc_static_tree *st, uint32_t entries, uint32_t listed, uint32_t building)
+/// Whether the build's storage holds `entries` entries and a slot list of `listed` slots with
+/// `pairs` pairs of a binary tree in use: the entries' bounds in the prims, the tree before the
+/// slot list in the pairs' storage (which keeps the list until the build ends), and at the end the
+/// list after the entry blocks in the prims' storage.
+static bool room_for(const kcc_static_tree *st, uint32_t entries, uint32_t listed, uint32_t pairs)
 {
     const uint64_t cap = st->capacity, list = 4u * (uint64_t)listed;
-    return entries + (uint64_t)building <= cap && list + 64u * (uint64_t)building <= 64u * cap &&
-           list + 64u * (uint64_t)entries <= 64u * cap &&
-           list + (uint64_t)(entries + 3) / 4 * sizeof(kcc_static_box4) <= cap * sizeof(kcc_build_prim);
+    const uint64_t tree = 64u * (uint64_t)(pairs > entries ? pairs : entries);
+    const uint64_t blocks = (uint64_t)(entries + 3) / 4 * sizeof(kcc_static_box4);
+    return entries <= cap && list + tree <= 64u * cap && list + blocks <= cap * sizeof(kcc_build_prim);
 }
 
 /// Slot list entry i while the tree is built: the pairs' storage's words from its end backwards
@@ -165,7 +165,8 @@ static uint32_t *building_slot(const kcc_static_tree *st, uint32_t i)
 static uint32_t add_rotated_body(kcc_static_tree *st, const kcc_body *b, uint32_t slot, uint32_t n)
 {
     const uint32_t nb = b->mesh->tree_triangles, listed = st->listed;
-    if (!room_for(st, n + nb, listed + nb, nb))
+    /* its placed bounds above the entries, its tree below the earlier slots, and all at the end */
+    if (nb > st->capacity - n || !room_for(st, 0, listed, nb) || !room_for(st, n + nb, listed + nb, 0))
         return UINT32_MAX;
     kcc_build_prim *tp = st->prims + (st->capacity - nb);
     for (uint32_t s = 0; s < nb; ++s) {
@@ -176,7 +177,8 @@ static uint32_t add_rotated_body(kcc_static_tree *st, const kcc_body *b, uint32_
         tp[s].pad = 0.0f;
     }
     uint32_t leaves = 0, depth = 0;
-    kcc_tree_build(tp, nb, st->pairs, &leaves, &depth);
+    if (!room_for(st, 0, listed + nb, kcc_tree_build(tp, nb, st->pairs, &leaves, &depth)))
+        return UINT32_MAX; /* its slots would reach its tree */
     for (uint32_t i = 0; i < nb; ++i)
         *building_slot(st, listed + i) = tp[i].id;
     /* The leaves in slot order (the builder's depth first, left first), so an entry written at
