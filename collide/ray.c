@@ -10,14 +10,18 @@
 static void ray_setup(const float org[3], const float dir[3], kcc_ray_pre *r)
 {
     memcpy(r->org, org, sizeof r->org);
-    float ax = fabsf(dir[0]), ay = fabsf(dir[1]), az = fabsf(dir[2]);
-    int kz = ax >= ay ? (ax >= az ? 0 : 2) : (ay >= az ? 1 : 2);
-    int kx = (kz + 1) % 3, ky = (kx + 1) % 3;
-    if (dir[kz] < 0.0f) { /* keep the winding (only matters for the sign of det) */
-        int t = kx;
-        kx = ky;
-        ky = t;
-    }
+    /* kz is the axis of the largest |dir| component (ties: x before z, y before z, x before y),
+     * kx and ky the next two, swapped when dir[kz] < 0 to keep the winding (only the sign of det
+     * depends on it). Chosen from flags, without branches: a ray's direction is anything, and a
+     * branch here mispredicts about once a setup. */
+    const float ax = fabsf(dir[0]), ay = fabsf(dir[1]), az = fabsf(dir[2]);
+    const int xy = ax >= ay, xz = ax >= az, yz = ay >= az;
+    const int kz = 2 - 2 * (xy & xz) - ((xy ^ 1) & yz);
+    static const int next[3] = {1, 2, 0};
+    int kx = next[kz], ky = next[kx];
+    const int swap = (kx ^ ky) & -(dir[kz] < 0.0f);
+    kx ^= swap;
+    ky ^= swap;
     r->kx = kx;
     r->ky = ky;
     r->kz = kz;
