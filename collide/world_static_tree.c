@@ -96,10 +96,10 @@ static void put_entry(kcc_static_tree *st, uint32_t n, const float lo[3], const 
     st->leaves[n] = entry;
 }
 
-/// Adds the count (<= KCC_LEAF_MAX) triangles with placed bounds lo, hi of body b (in slot) from entry n
-/// as their cheapest runs (cheapest_runs); triangle i is slot first + i of the body's mesh, or
-/// with `listed` slot list entry first + i. Returns the new entry count, or UINT32_MAX when they
-/// would pass the capacity.
+/// Adds count (<= KCC_LEAF_MAX) triangles of body b (in slot `slot`), their placed bounds lo, hi,
+/// from entry n as their cheapest runs (cheapest_runs): triangle i is slot first + i of the body's
+/// mesh, or (listed) the slot in slot list entry first + i. Returns the new entry count, or
+/// UINT32_MAX when they would pass the capacity.
 static uint32_t add_runs(kcc_static_tree *st, const kcc_body *b, uint32_t slot,
                          const float (*lo)[3], const float (*hi)[3], uint32_t count, uint32_t first,
                          bool listed, uint32_t n)
@@ -146,7 +146,8 @@ static bool room_for(const kcc_static_tree *st, uint32_t entries, uint32_t liste
     const uint64_t cap = st->capacity, list = 4u * (uint64_t)listed;
     const uint64_t tree = 64u * (uint64_t)(pairs > entries ? pairs : entries);
     const uint64_t blocks = (uint64_t)(entries + 3) / 4 * sizeof(kcc_static_box4);
-    return entries <= cap && list + tree <= 64u * cap && list + blocks <= cap * sizeof(kcc_build_prim);
+    return entries <= cap && list + tree <= 64u * cap &&
+           list + blocks <= cap * sizeof(kcc_build_prim);
 }
 
 /// Slot list entry i while the tree is built: the pairs' storage's words from its end backwards
@@ -166,7 +167,8 @@ static uint32_t add_rotated_body(kcc_static_tree *st, const kcc_body *b, uint32_
 {
     const uint32_t nb = b->mesh->tree_triangles, listed = st->listed;
     /* its placed bounds above the entries, its tree below the earlier slots, and all at the end */
-    if (nb > st->capacity - n || !room_for(st, 0, listed, nb) || !room_for(st, n + nb, listed + nb, 0))
+    if (nb > st->capacity - n || !room_for(st, 0, listed, nb) ||
+        !room_for(st, n + nb, listed + nb, 0))
         return UINT32_MAX;
     kcc_build_prim *tp = st->prims + (st->capacity - nb);
     for (uint32_t s = 0; s < nb; ++s) {
