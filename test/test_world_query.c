@@ -1029,6 +1029,54 @@ static void world_rays_through_the_static_tree_equal_the_rays_without_it(void **
     free(soup);
 }
 
+/* Rotated members' room in a small world (kcc_static_tree_capacity(4) = 128 entries): a rotated
+ * body's build (its triangles' placed bounds beside the entries, its tree before the slots) and
+ * its slots must fit beside the others'. Of rotated soups of 40, 100 and 3 triangles and a
+ * translated one of 30, added in that order, the first is a member and the second, with the
+ * first's entries and slots, does not fit; the listed slots are one per rotated member's triangle,
+ * and every ray answers as without the static tree (ray_both_paths), members or not. */
+static void world_static_tree_keeps_rotated_members_within_its_room(void **state)
+{
+    (void)state;
+    test_rng r = rng_seed(97);
+    float *soup = random_soup(&r, 100);
+    kcc_world_desc wd = kcc_world_default_desc();
+    wd.body_capacity = 4;
+    kcc_world *w = NULL;
+    assert_int_equal(kcc_world_create(&wd, &w), KCC_OK);
+    const uint32_t sizes[4] = {40, 100, 3, 30};
+    kcc_mesh *mesh[4];
+    uint32_t id[4];
+    for (int i = 0; i < 4; ++i) {
+        mesh[i] = build_soup(soup, sizes[i]);
+        assert_non_null(mesh[i]);
+        kcc_body_desc bd = kcc_body_default_desc();
+        const float lo[3] = {-10.0f, -10.0f, -10.0f}, hi[3] = {10.0f, 10.0f, 10.0f};
+        bd.transform = random_transform(&r, i == 3 ? 1 : 2, lo, hi);
+        assert_int_equal(kcc_world_add_body(w, mesh[i], &bd, &id[i]), KCC_OK);
+    }
+    assert_int_equal(kcc_world_step(w), KCC_OK);
+    const kcc_static_tree *st = &w->statics;
+    assert_true(st->valid);
+    assert_true(st->member[id_slot(id[0])] && !st->member[id_slot(id[1])]);
+    uint32_t listed = 0;
+    for (int i = 0; i < 3; ++i)
+        listed += st->member[id_slot(id[i])] ? mesh[i]->tree_triangles : 0;
+    assert_int_equal(st->listed, listed);
+    int hits = 0;
+    for (int q = 0; q < 200; ++q) {
+        float o[3], d[3];
+        for (int k = 0; k < 3; ++k)
+            o[k] = rng_f(&r, -20.0f, 20.0f), d[k] = rng_f(&r, -1.0f, 1.0f);
+        hits += ray_both_paths(w, o, d, 40.0f, KCC_LAYERS_ALL);
+    }
+    assert_true(hits > 20);
+    kcc_world_destroy(w);
+    for (int i = 0; i < 4; ++i)
+        kcc_mesh_destroy(mesh[i]);
+    free(soup);
+}
+
 /* A translated body's tree is culled with the world box moved into its frame; the placed corner
  * x + t rounds, so a box that touches a placed corner can miss it by an ulp once moved back (x + t
  * - t > x): the culling box must be grown by the rounding. Triangles whose placed corner rounds
@@ -1264,6 +1312,7 @@ int test_group_world_query(void)
         cmocka_unit_test(world_queries_cull_translated_bodies_conservatively),
         cmocka_unit_test(world_rays_through_the_static_tree_equal_the_rays_without_it),
         cmocka_unit_test(world_static_tree_entry_blocks_bound_their_placed_triangles),
+        cmocka_unit_test(world_static_tree_keeps_rotated_members_within_its_room),
         cmocka_unit_test(world_queries_refuse_bad_arguments),
         cmocka_unit_test(the_default_allocator_puts_a_world_on_huge_pages),
     };
