@@ -213,8 +213,9 @@ typedef struct kcc_body_triangle {
 /// Exact box overlap over every body seen by layer_mask: the triangles whose placed corners
 /// (kcc_transform_point of the mesh's corners) overlap `box` (the 13-axis test of
 /// kcc_tri_overlap_aabb; touching counts). Returns how many there are and writes the first
-/// `capacity`, grouped by body in ascending body index, each body's as kcc_mesh_overlap_aabb
-/// orders them. out may be NULL when capacity is 0.
+/// `capacity`, grouped by body in ascending body index; within a body, as kcc_mesh_overlap_aabb
+/// orders them, except for a rotated static body, whose order the world's own build over its
+/// placed triangles fixes (docs/world.md, the static tree). out may be NULL when capacity is 0.
 KCC_API uint32_t kcc_world_overlap_aabb(const kcc_world *world, const vec3 box[2],
                                         uint32_t layer_mask, kcc_body_triangle *out,
                                         uint32_t capacity);
