@@ -1160,6 +1160,9 @@ void kcc_ray_walk_init(kcc_ray_walk *w, const kcc_mesh *mesh, const float origin
 /// test accepts becomes the best when its distance is below w->best, or equal with an input index
 /// below w->best_id. Returns w->best.
 float kcc_ray_walk_leaf(kcc_ray_walk *w, uint32_t first, uint32_t count);
+/// kcc_ray_walk_leaf on the triangles in slots slots[0 .. count - 1] (any slots of the mesh, four
+/// at a time). Returns w->best.
+float kcc_ray_walk_slots(kcc_ray_walk *w, const uint32_t *slots, uint32_t count);
 /// The hit record of w's best (w->best_slot valid) as kcc_mesh_raycast writes it.
 void kcc_ray_walk_hit(const kcc_ray_walk *w, kcc_ray_hit *hit);
 /// kcc_mesh_raycast without argument checks (origin and dir finite, dir non-zero, max_t >= 0) and
@@ -1220,12 +1223,14 @@ static inline void kcc_tri4_load(const kcc_tri *t, uint32_t n, __m128 A[3], __m1
     C[0] = s2, C[1] = s3, C[2] = _mm_set_ps(p3->v[2][2], p2->v[2][2], p1->v[2][2], t->v[2][2]);
 }
 
-/* The same from the mesh's slots s0 .. s0 + n - 1: each corner's four vertices loaded as rows (x, y,
- * z and the next float, which the padding after the vertices keeps in bounds), transposed. */
-static inline void kcc_mesh_tri4_load(const kcc_mesh *mesh, uint32_t s0, uint32_t n, __m128 A[3],
-                                      __m128 B[3], __m128 C[3])
+/* The same from the mesh's slots slot[0 .. n - 1] (n = 1..4; lanes past n repeat slot[0]): each
+ * corner's four vertices loaded as rows (x, y, z and the next float, which the padding after the
+ * vertices keeps in bounds), transposed. */
+static inline void kcc_mesh_tri4_load_slots(const kcc_mesh *mesh, const uint32_t *slot, uint32_t n,
+                                            __m128 A[3], __m128 B[3], __m128 C[3])
 {
-    const uint32_t s1 = n > 1 ? s0 + 1 : s0, s2 = n > 2 ? s0 + 2 : s0, s3 = n > 3 ? s0 + 3 : s0;
+    const uint32_t s0 = slot[0], s1 = n > 1 ? slot[1] : s0, s2 = n > 2 ? slot[2] : s0;
+    const uint32_t s3 = n > 3 ? slot[3] : s0;
     const float *v0 = kcc_mesh_block_verts(mesh, s0), *v1 = kcc_mesh_block_verts(mesh, s1);
     const float *v2 = kcc_mesh_block_verts(mesh, s2), *v3 = kcc_mesh_block_verts(mesh, s3);
     const uint8_t *k0 = mesh->corners[s0], *k1 = mesh->corners[s1], *k2 = mesh->corners[s2];
@@ -1237,6 +1242,14 @@ static inline void kcc_mesh_tri4_load(const kcc_mesh *mesh, uint32_t s0, uint32_
         _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
         out[c][0] = r0, out[c][1] = r1, out[c][2] = r2;
     }
+}
+
+/* The same from the mesh's consecutive slots s0 .. s0 + n - 1. */
+static inline void kcc_mesh_tri4_load(const kcc_mesh *mesh, uint32_t s0, uint32_t n, __m128 A[3],
+                                      __m128 B[3], __m128 C[3])
+{
+    const uint32_t slot[4] = {s0, s0 + 1, s0 + 2, s0 + 3};
+    kcc_mesh_tri4_load_slots(mesh, slot, n, A, B, C);
 }
 
 /// kcc_tri4_overlap_box_lanes of n (1..4) consecutive triangle records.

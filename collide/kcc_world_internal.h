@@ -82,8 +82,10 @@ typedef struct kcc_body_tree {
 /// do without it, with the same answers.
 typedef struct kcc_static_leaf {
     uint32_t body;    ///< body slot
-    uint32_t first;   ///< the run's first slot (leaf order), within one leaf of the body's mesh
-    uint32_t count;   ///< its triangles (1 .. KCC_LEAF_MAX)
+    uint32_t first;   ///< the run's first slot (leaf order) within one leaf of the body's mesh, or
+                      ///< (listed) its first entry in the slot list
+    uint16_t count;   ///< its triangles (1 .. KCC_LEAF_MAX)
+    uint16_t listed;  ///< 1: a rotated body's run, its slots slots[first .. first + count)
     uint32_t layers;  ///< the body's layers (kcc_world_set_body_layers keeps them)
 } kcc_static_leaf;
 _Static_assert(sizeof(kcc_static_leaf) == 16, "a static leaf entry is 16 bytes");
@@ -123,9 +125,11 @@ typedef struct kcc_static_tree {
     union {
         kcc_node_pair *pairs;       ///< capacity: the builder's binary tree (scratch)
         uint32_t      *order;       ///< the same storage after the build: by leaf order, the
-                                    ///< entry's rank in ascending body slot, then the body's leaves
-                                    ///< in kcc_mesh_box_walk's order, then slot (a box overlap's
-                                    ///< report order: its entries sorted by it)
+                                    ///< entry's rank in ascending body slot, then the body's
+                                    ///< entries as added (an unrotated body's leaves in
+                                    ///< kcc_mesh_box_walk's order, then slot; a rotated one's in
+                                    ///< its world build's leaf order): a box overlap's report
+                                    ///< order, its entries sorted by it
     };
     kcc_node4       *quads;         ///< quad_capacity
     uint32_t        *scratch;       ///< 2 * (quad_capacity + KCC_TREE_STACK): the collapse's queue
@@ -133,11 +137,22 @@ typedef struct kcc_static_tree {
     uint8_t         *member;        ///< body_capacity: 1 when the body's leaves are in the tree
     uint32_t         capacity;      ///< entries at most
     uint32_t         quad_capacity; ///< groups at most (a build needing more keeps the tree empty)
+    uint32_t        *slots;         ///< listed: the rotated members' slots the listed entries
+                                    ///< name, in the prims' storage after the entry blocks
     uint32_t         count;         ///< entries in the tree
+    uint32_t         listed;        ///< slots in the slot list
     uint32_t         members;       ///< bodies whose leaves are in it
     float            coord_scale;   ///< the largest |coordinate| of the entries' bounds (m)
     bool             valid;
 } kcc_static_tree;
+
+/// The mesh slot of triangle i (< e->count) of static-tree entry e: a run of consecutive slots, or
+/// (listed: a rotated member's) the slot list's.
+static inline uint32_t kcc_static_entry_slot(const kcc_static_tree *st, const kcc_static_leaf *e,
+                                             uint32_t i)
+{
+    return e->listed ? st->slots[e->first + i] : e->first + i;
+}
 /// The lanes of static-tree entry block b (entries 4 b .. 4 b + 3) that entries first .. end - 1
 /// (a leaf's) fill, as a mask.
 static inline int kcc_static_block_lanes(uint32_t first, uint32_t end, uint32_t b)

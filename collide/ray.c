@@ -10,14 +10,18 @@
 static void ray_setup(const float org[3], const float dir[3], kcc_ray_pre *r)
 {
     memcpy(r->org, org, sizeof r->org);
-    float ax = fabsf(dir[0]), ay = fabsf(dir[1]), az = fabsf(dir[2]);
-    int kz = ax >= ay ? (ax >= az ? 0 : 2) : (ay >= az ? 1 : 2);
-    int kx = (kz + 1) % 3, ky = (kx + 1) % 3;
-    if (dir[kz] < 0.0f) { /* keep the winding (only matters for the sign of det) */
-        int t = kx;
-        kx = ky;
-        ky = t;
-    }
+    /* kz is the axis of the largest |dir| component (ties: x before z, y before z, x before y),
+     * kx and ky the next two, swapped when dir[kz] < 0 to keep the winding (only the sign of det
+     * depends on it). Chosen from flags, without branches: a ray's direction is anything, and a
+     * branch here mispredicts about once a setup. */
+    const float ax = fabsf(dir[0]), ay = fabsf(dir[1]), az = fabsf(dir[2]);
+    const int xy = ax >= ay, xz = ax >= az, yz = ay >= az;
+    const int kz = 2 - 2 * (xy & xz) - ((xy ^ 1) & yz);
+    static const int next[3] = {1, 2, 0};
+    int kx = next[kz], ky = next[kx];
+    const int swap = (kx ^ ky) & -(dir[kz] < 0.0f);
+    kx ^= swap;
+    ky ^= swap;
     r->kx = kx;
     r->ky = ky;
     r->kz = kz;
@@ -65,15 +69,18 @@ KCC_HOT bool ray_tri(const kcc_ray_pre *r, const float a[3], const float b[3], c
 }
 
 #if KCC_SSE
-/* Up to four consecutive triangles of a leaf at once (slots s0 .. s0 + n - 1): lane by lane the
- * same float operations in the same order as ray_tri (so bit-identical results); a lane with a zero
- * or tiny edge function is redone by ray_tri (decided in double). Returns the mask of hit lanes;
- * out_t holds their t. */
-static inline int ray_tri4(const kcc_ray_pre *r, const kcc_mesh *mesh, uint32_t s0, uint32_t n,
-                           float max_t, float out_t[4])
+/* Up to four triangles of a mesh at once: slots s0 .. s0 + n - 1, or slots[0 .. n - 1] when
+ * slots is not NULL. Lane by lane the same float operations in the same order as ray_tri (so
+ * bit-identical results); a lane with a zero or tiny edge function is redone by ray_tri (decided in
+ * double). Returns the mask of hit lanes; out_t holds their t. */
+static inline int ray_tri4(const kcc_ray_pre *r, const kcc_mesh *mesh, uint32_t s0,
+                           const uint32_t *slots, uint32_t n, float max_t, float out_t[4])
 {
     __m128 va[3], vb[3], vc[3];
-    kcc_mesh_tri4_load(mesh, s0, n, va, vb, vc);
+    if (slots)
+        kcc_mesh_tri4_load_slots(mesh, slots, n, va, vb, vc);
+    else
+        kcc_mesh_tri4_load(mesh, s0, n, va, vb, vc);
     const int kx = r->kx, ky = r->ky, kz = r->kz;
     const __m128 ox = _mm_set1_ps(r->org[kx]), oy = _mm_set1_ps(r->org[ky]);
     const __m128 oz = _mm_set1_ps(r->org[kz]);
@@ -105,7 +112,7 @@ static inline int ray_tri4(const kcc_ray_pre *r, const kcc_mesh *mesh, uint32_t 
         int i = (l >> 1) - (l >> 3);
         zmask &= zmask - 1;
         const float *v[3];
-        kcc_mesh_corners(mesh, s0 + (uint32_t)i, v);
+        kcc_mesh_corners(mesh, slots ? slots[i] : s0 + (uint32_t)i, v);
         if (ray_tri(r, v[0], v[1], v[2], max_t, &out_t[i]))
             mask |= l;
     }
@@ -188,21 +195,23 @@ KCC_HOT void ray_offer(kcc_ray_walk *w, uint32_t s, float woop_t)
     }
 }
 
-/* Every triangle of the leaf the watertight test accepts within [0, max_t] is offered. */
-KCC_HOT float ray_leaf(void *ctx, uint32_t first, uint32_t count)
+/* Every triangle of slots first .. first + count - 1 (or, slots not NULL, slots[0 .. count - 1])
+ * that the watertight test accepts within [0, max_t] is offered. Returns the best distance. */
+KCC_HOT float ray_run(kcc_ray_walk *w, uint32_t first, const uint32_t *slots, uint32_t count)
 {
-    kcc_ray_walk *w = ctx;
 #if KCC_SSE
     for (uint32_t s = first, end = first + count; s < end; s += 4) {
-        uint32_t n = end - s < 4 ? end - s : 4;
+        const uint32_t n = end - s < 4 ? end - s : 4;
+        const uint32_t *run = slots ? slots + (s - first) : NULL;
         float th[4];
-        int hits = ray_tri4(&w->pre, w->mesh, s, n, w->max_t, th);
+        int hits = ray_tri4(&w->pre, w->mesh, s, run, n, w->max_t, th);
         for (uint32_t i = 0; hits != 0; ++i, hits >>= 1)
             if (hits & 1)
-                ray_offer(w, s + i, th[i]);
+                ray_offer(w, run ? run[i] : s + i, th[i]);
     }
 #else
-    for (uint32_t s = first, end = first + count; s < end; ++s) {
+    for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t s = slots ? slots[i] : first + i;
         const float *v[3];
         kcc_mesh_corners(w->mesh, s, v);
         float th;
@@ -211,6 +220,12 @@ KCC_HOT float ray_leaf(void *ctx, uint32_t first, uint32_t count)
     }
 #endif
     return w->best;
+}
+
+/* The mesh ray cast's leaf visit: ray_run over the leaf's slots. */
+KCC_HOT float ray_leaf(void *ctx, uint32_t first, uint32_t count)
+{
+    return ray_run(ctx, first, NULL, count);
 }
 
 /* The hit record of the best triangle t: its normal from the cross product in double. */
@@ -241,6 +256,11 @@ void kcc_ray_walk_init(kcc_ray_walk *w, const kcc_mesh *mesh, const float origin
 float kcc_ray_walk_leaf(kcc_ray_walk *w, uint32_t first, uint32_t count)
 {
     return ray_leaf(w, first, count);
+}
+
+float kcc_ray_walk_slots(kcc_ray_walk *w, const uint32_t *slots, uint32_t count)
+{
+    return ray_run(w, 0, slots, count);
 }
 
 void kcc_ray_walk_hit(const kcc_ray_walk *w, kcc_ray_hit *hit)

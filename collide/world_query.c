@@ -216,7 +216,8 @@ static void body_local_box(const kcc_body *b, bool identity, const float lo[3], 
  * Box overlap: the static tree's entries whose placed bounds touch the box (when the tree is
  * valid), then the other bodies' candidate leaves (each body's tree walked with the box's local
  * bounds), every candidate triangle tested placed, exactly, in the report order (ascending body
- * slot, each body's triangles in its box walk's order); every copy of a duplicate reported, as
+ * slot, each body's triangles in its box walk's order, a rotated member's in its entries' order:
+ * kcc_world_overlap_aabb's contract); every copy of a duplicate reported, as
  * kcc_mesh_overlap_aabb does. */
 
 typedef struct overlap_query {
@@ -300,7 +301,8 @@ static void overlap_entries_below(overlap_query *q, uint32_t upto)
                 overlap_batch_flush(q);
             overlap_set_body(q, e->body);
         }
-        for (uint32_t s = e->first; s < e->first + e->count; ++s) {
+        for (uint32_t i = 0; i < e->count; ++i) {
+            const uint32_t s = kcc_static_entry_slot(st, e, i);
             placed_run(q->body, q->body->mesh, q->identity, s, 1, &q->batch[q->batch_n]);
             q->batch_slot[q->batch_n++] = s;
             if (q->batch_n == 4)
@@ -479,6 +481,16 @@ static float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
     return q->limit;
 }
 
+/// sweep_leaf over the listed slots of a static-tree entry (a rotated member's run).
+static void sweep_slots(sweep_query *q, const uint32_t *slots, uint32_t count)
+{
+    kcc_tri buf[4];
+    for (uint32_t i = 0; i < count; ++i) {
+        const kcc_tri *t = placed_run(q->body, q->leaf, q->identity, slots[i], 1, buf);
+        sweep_offer(q, t, kcc_mesh_tri_id(q->leaf, slots[i]));
+    }
+}
+
 /// The node test of the sweep in the body's frame: the segment of the box's local centre along
 /// the local delta, nodes grown by the local half extents plus a margin covering the rounding of
 /// the local box, of the rotated delta and of the grown bounds (as kcc_mesh_sweep_aabb's margin).
@@ -570,7 +582,10 @@ static float sweep_static_leaf(void *ctx, uint32_t first, uint32_t count)
         const kcc_static_leaf *e = &st->leaves[item[i]];
         if (e->body != q->slot)
             sweep_set_body(q, e->body);
-        sweep_leaf(q, e->first, e->count);
+        if (e->listed)
+            sweep_slots(q, st->slots + e->first, e->count);
+        else
+            sweep_leaf(q, e->first, e->count);
     }
     return q->limit;
 }
@@ -794,7 +809,10 @@ static void ray_static_entry(ray_query *q, const kcc_static_leaf *e)
     w->best = q->best_t;
     w->best_slot = UINT32_MAX;
     w->best_id = e->body < q->best_slot ? UINT32_MAX : e->body > q->best_slot ? 0u : q->best_id;
-    kcc_ray_walk_leaf(w, e->first, e->count);
+    if (e->listed)
+        kcc_ray_walk_slots(w, q->world->statics.slots + e->first, e->count);
+    else
+        kcc_ray_walk_leaf(w, e->first, e->count);
     if (w->best_slot == UINT32_MAX)
         return;
     q->best_t = w->best;

@@ -95,28 +95,34 @@ static bool shape_earlier(const shape_query *q, float t, uint32_t id)
     return q->slot != q->best_slot ? q->slot < q->best_slot : id < q->best.triangle;
 }
 
+/// Sweeps the triangle in slot s of the body's leaf (its mesh, or a heightfield view) placed, and
+/// keeps its contact if it is the best so far.
+static void shape_slot(shape_query *q, uint32_t s)
+{
+    const kcc_mesh *mesh = q->leaf;
+    const uint32_t id = kcc_mesh_tri_id(mesh, s);
+    if (q->best.t == 0.0f && !shape_earlier(q, 0.0f, id))
+        return; /* can at best tie at t = 0, and loses the tie */
+    kcc_tri own;
+    kcc_mesh_tri(mesh, s, &own);
+    if (q->cull && !kcc_tri_bounds_swept(&own, &q->slab, q->limit))
+        return;
+    kcc_tri buf;
+    const kcc_tri *t = placed_tri(q->body, q->identity, &own, &buf);
+    kcc_sphere_hit h = {.triangle = id};
+    if (!t || !kcc_shape_sweep_tri(&q->shape, t->v[0], t->v[1], t->v[2], &h) ||
+        !shape_earlier(q, h.t, id))
+        return;
+    q->best = h;
+    q->best_slot = q->slot;
+    q->limit = fminf(h.t * (1.0f + 1e-6f) + 1e-30f, 1.0f);
+}
+
 static float shape_leaf(void *ctx, uint32_t first, uint32_t count)
 {
     shape_query *q = ctx;
-    const kcc_mesh *mesh = q->leaf;
-    for (uint32_t s = first, end = first + count; s < end; ++s) {
-        const uint32_t id = kcc_mesh_tri_id(mesh, s);
-        if (q->best.t == 0.0f && !shape_earlier(q, 0.0f, id))
-            continue; /* can at best tie at t = 0, and loses the tie */
-        kcc_tri own;
-        kcc_mesh_tri(mesh, s, &own);
-        if (q->cull && !kcc_tri_bounds_swept(&own, &q->slab, q->limit))
-            continue;
-        kcc_tri buf;
-        const kcc_tri *t = placed_tri(q->body, q->identity, &own, &buf);
-        kcc_sphere_hit h = {.triangle = id};
-        if (!t || !kcc_shape_sweep_tri(&q->shape, t->v[0], t->v[1], t->v[2], &h) ||
-            !shape_earlier(q, h.t, id))
-            continue;
-        q->best = h;
-        q->best_slot = q->slot;
-        q->limit = fminf(h.t * (1.0f + 1e-6f) + 1e-30f, 1.0f);
-    }
+    for (uint32_t s = first, end = first + count; s < end; ++s)
+        shape_slot(q, s);
     return q->limit;
 }
 
@@ -214,7 +220,8 @@ static float shape_static_leaf(void *ctx, uint32_t first, uint32_t count)
         const kcc_static_leaf *e = &st->leaves[item[i]];
         if (e->body != q->slot)
             shape_set_body(q, e->body);
-        shape_leaf(q, e->first, e->count);
+        for (uint32_t j = 0; j < e->count; ++j)
+            shape_slot(q, kcc_static_entry_slot(st, e, j));
     }
     return q->limit;
 }
@@ -287,8 +294,9 @@ bool kcc_world_sweep_capsule(const kcc_world *world, const vec3 p0, const vec3 p
  * (when the tree is valid), then each other body's tree walked with the sphere's cube in its frame
  * (the centre taken there in double, grown by the radius and the margin), then per triangle its
  * bounds and the exact point-to-triangle distance of its placed corners, in double. Reported in
- * ascending body slot, each body's triangles in its box walk's order: the gathered entries sorted
- * by their rank in that order (kcc_static_tree.order), as the box overlap reports them. */
+ * ascending body slot, each body's triangles in its box walk's order, a rotated member's in its
+ * entries' order: the gathered entries sorted by their rank (kcc_static_tree.order), as the box
+ * overlap reports them (kcc_world_overlap_sphere's contract). */
 
 typedef struct sphere_query {
     const kcc_world   *world;
@@ -346,7 +354,8 @@ static void sphere_entries_below(sphere_query *q, uint32_t upto)
         if (q->body != &q->world->bodies[e->body])
             sphere_set_body(q, e->body);
         const kcc_mesh *mesh = q->body->mesh;
-        for (uint32_t s = e->first; s < e->first + e->count; ++s) {
+        for (uint32_t i = 0; i < e->count; ++i) {
+            const uint32_t s = kcc_static_entry_slot(st, e, i);
             kcc_tri own, buf;
             kcc_mesh_tri(mesh, s, &own);
             const kcc_tri *t = placed_tri(q->body, q->identity, &own, &buf);

@@ -1,7 +1,8 @@
-/* world_static_tree.c: owns the world-space tree over the static bodies' mesh leaves that the ray
+/* world_static_tree.c: owns the world-space tree over the static bodies' triangle runs that the ray
  * cast and the box queries walk (kcc_static_tree, kcc_world_internal.h): which bodies are members,
  * each entry's placed bounds (laid out four to a block after the build) and its place in the box
- * overlap's order, the build into the storage inside the world's block, and the entries' layers.
+ * overlap's order, a rotated body's slot list, the build into the storage inside the world's block,
+ * and the entries' layers.
  * Allocates nothing; only kcc_world_step and kcc_world_shift_bodies rebuild it. */
 #include "kcc_world_internal.h"
 
@@ -96,10 +97,33 @@ static void put_entry(kcc_static_tree *st, uint32_t n, const float lo[3], const 
     st->leaves[n] = entry;
 }
 
-/// Adds leaf (first, count) of body slot's mesh from entry n as its cheapest runs
-/// (cheapest_runs), each bounded by its triangles placed by the body's pose
-/// (kcc_pose_points_bounds). Returns the new entry count, or UINT32_MAX when they would pass the
-/// capacity.
+/// Adds count (<= KCC_LEAF_MAX) triangles of body b (in slot `slot`), their placed bounds lo, hi,
+/// from entry n as their cheapest runs (cheapest_runs): triangle i is slot first + i of the body's
+/// mesh, or (listed) the slot in slot list entry first + i. Returns the new entry count, or
+/// UINT32_MAX when they would pass the capacity.
+static uint32_t add_runs(kcc_static_tree *st, const kcc_body *b, uint32_t slot,
+                         const float (*lo)[3], const float (*hi)[3], uint32_t count, uint32_t first,
+                         bool listed, uint32_t n)
+{
+    uint32_t ends[KCC_LEAF_MAX];
+    const uint32_t runs = cheapest_runs(lo, hi, count, ends);
+    if (runs > st->capacity - n)
+        return UINT32_MAX;
+    for (uint32_t r = 0, begin = 0; r < runs; begin = ends[r++]) {
+        float run_lo[3], run_hi[3];
+        box_empty(run_lo, run_hi);
+        for (uint32_t i = begin; i < ends[r]; ++i)
+            box_grow(run_lo, run_hi, lo[i], hi[i]);
+        const kcc_static_leaf entry = {.body = slot, .first = first + begin,
+                                       .count = (uint16_t)(ends[r] - begin), .listed = listed,
+                                       .layers = b->layers};
+        put_entry(st, n++, run_lo, run_hi, entry);
+    }
+    return n;
+}
+
+/// Adds leaf (first, count) of body slot's mesh from entry n (add_runs), each triangle bounded
+/// as placed by the body's pose (kcc_pose_points_bounds).
 static uint32_t add_leaf(kcc_static_tree *st, const kcc_body *b, uint32_t slot, uint32_t first,
                          uint32_t count, uint32_t n)
 {
@@ -110,28 +134,92 @@ static uint32_t add_leaf(kcc_static_tree *st, const kcc_body *b, uint32_t slot, 
         kcc_mesh_tri(b->mesh, first + i, &t);
         kcc_pose_points_bounds(&b->pose, (const float(*)[3])t.v, 3, lo[i], hi[i]);
     }
-    uint32_t ends[KCC_LEAF_MAX];
-    const uint32_t runs = cheapest_runs((const float(*)[3])lo, (const float(*)[3])hi, count, ends);
-    if (runs > st->capacity - n)
+    return add_runs(st, b, slot, (const float(*)[3])lo, (const float(*)[3])hi, count, first, false,
+                    n);
+}
+
+/// Whether the build's storage holds `entries` entries and a slot list of `listed` slots with
+/// `pairs` pairs of a binary tree in use: the entries' bounds in the prims, the tree before the
+/// slot list in the pairs' storage (which keeps the list until the build ends), and at the end the
+/// list after the entry blocks in the prims' storage.
+static bool room_for(const kcc_static_tree *st, uint32_t entries, uint32_t listed, uint32_t pairs)
+{
+    const uint64_t cap = st->capacity, list = 4u * (uint64_t)listed;
+    const uint64_t tree = 64u * (uint64_t)(pairs > entries ? pairs : entries);
+    const uint64_t blocks = (uint64_t)(entries + 3) / 4 * sizeof(kcc_static_box4);
+    return entries <= cap && list + tree <= 64u * cap &&
+           list + blocks <= cap * sizeof(kcc_build_prim);
+}
+
+/// Slot list entry i while the tree is built: the pairs' storage's words from its end backwards
+/// (entry 0 the last word), so a body's slots are appended without moving the earlier ones.
+static uint32_t *building_slot(const kcc_static_tree *st, uint32_t i)
+{
+    return (uint32_t *)(void *)(st->pairs + st->capacity) - 1 - i;
+}
+
+/// A rotated body's entries: the mesh tree's builder run over its triangles placed by its pose
+/// (their world bounds at the top of the prims), each of its leaves cut into runs (add_runs) that
+/// list their slots in the slot list. A rotated body's own leaves are tight in its frame, not in
+/// the world's, where a floor tilted into it fills a box as high as it is wide; the world's build
+/// groups what is close in the world. Returns the new entry count, or UINT32_MAX when they do not
+/// fit (room_for).
+static uint32_t add_rotated_body(kcc_static_tree *st, const kcc_body *b, uint32_t slot, uint32_t n)
+{
+    const uint32_t nb = b->mesh->tree_triangles, listed = st->listed;
+    /* its placed bounds above the entries, its tree below the earlier slots, and all at the end */
+    if (nb > st->capacity - n || !room_for(st, 0, listed, nb) ||
+        !room_for(st, n + nb, listed + nb, 0))
         return UINT32_MAX;
-    for (uint32_t r = 0, begin = 0; r < runs; begin = ends[r++]) {
-        float run_lo[3], run_hi[3];
-        box_empty(run_lo, run_hi);
-        for (uint32_t i = begin; i < ends[r]; ++i)
-            box_grow(run_lo, run_hi, lo[i], hi[i]);
-        const kcc_static_leaf entry = {.body = slot, .first = first + begin,
-                                       .count = ends[r] - begin, .layers = b->layers};
-        put_entry(st, n++, run_lo, run_hi, entry);
+    kcc_build_prim *tp = st->prims + (st->capacity - nb);
+    for (uint32_t s = 0; s < nb; ++s) {
+        kcc_tri t;
+        kcc_mesh_tri(b->mesh, s, &t);
+        kcc_pose_points_bounds(&b->pose, (const float(*)[3])t.v, 3, tp[s].lo, tp[s].hi);
+        tp[s].id = s;
+        tp[s].pad = 0.0f;
     }
+    uint32_t leaves = 0, depth = 0;
+    if (!room_for(st, 0, listed + nb, kcc_tree_build(tp, nb, st->pairs, &leaves, &depth)))
+        return UINT32_MAX; /* its slots would reach its tree */
+    for (uint32_t i = 0; i < nb; ++i)
+        *building_slot(st, listed + i) = tp[i].id;
+    /* The leaves in slot order (the builder's depth first, left first), so an entry written at
+     * n + (runs so far) <= n + first never reaches the bounds still to read at cap - nb + first. */
+    uint32_t stack[KCC_TREE_MAX_DEPTH + 2], sp = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        const uint32_t node = stack[--sp];
+        const kcc_node_pair *p = &st->pairs[node >> 1];
+        const uint32_t c = node & 1, first = p->first[c], count = p->count[c];
+        if (count == 0) {
+            stack[sp++] = 2 * first + 1;
+            stack[sp++] = 2 * first;
+            continue;
+        }
+        float lo[KCC_LEAF_MAX][3], hi[KCC_LEAF_MAX][3];
+        for (uint32_t i = 0; i < count; ++i) {
+            memcpy(lo[i], tp[first + i].lo, sizeof lo[i]);
+            memcpy(hi[i], tp[first + i].hi, sizeof hi[i]);
+        }
+        n = add_runs(st, b, slot, (const float(*)[3])lo, (const float(*)[3])hi, count,
+                     listed + first, true, n);
+        KCC_ASSERT(n != UINT32_MAX); /* room_for counted a run a triangle */
+    }
+    st->listed = listed + nb;
     return n;
 }
 
-/// Appends body slot's leaves from entry n in the order the box walk visits them
+/// Appends body slot's entries from entry n: a rotated body's from the world's build over its
+/// triangles (add_rotated_body), any other's from its tree's leaves (placed by a translation, they
+/// are as tight in the world as in its frame) in the order the box walk visits them
 /// (kcc_mesh_box_walk: a group's leaves in slot order, then its inner children's subtrees in slot
 /// order), so that entry indices ascend in the order a box overlap reports the body's triangles
 /// (kcc_static_tree.order). Returns the new entry count, or UINT32_MAX when they do not fit.
 static uint32_t add_body_entries(kcc_static_tree *st, const kcc_body *b, uint32_t slot, uint32_t n)
 {
+    if (b->pose.rotated)
+        return add_rotated_body(st, b, slot, n);
     const kcc_mesh *mesh = b->mesh;
     uint32_t stack[KCC_TREE_STACK], sp = 0;
     stack[sp++] = 0;
@@ -145,6 +233,8 @@ static uint32_t add_body_entries(kcc_static_tree *st, const kcc_body *b, uint32_
             if ((g->slots >> i & 1) && g->count[i] > 0)
                 n = add_leaf(st, b, slot, g->first[i], g->count[i], n);
     }
+    if (n != UINT32_MAX && !room_for(st, n, st->listed, 0))
+        return UINT32_MAX;
     return n;
 }
 
@@ -194,6 +284,9 @@ static bool build_tree(kcc_static_tree *st, uint32_t n)
     for (uint32_t i = 0; i < n; ++i)
         st->leaves[i] = built[st->prims[i].id];
     lay_out_boxes(st, n);
+    st->slots = (uint32_t *)(void *)(st->boxes + (n + 3) / 4);
+    for (uint32_t i = 0; i < st->listed; ++i)
+        st->slots[i] = *building_slot(st, i);
     return true;
 }
 
@@ -203,6 +296,7 @@ void kcc_world_rebuild_static_tree(kcc_world *world)
     memset(st->member, 0, world->desc.body_capacity);
     st->count = 0;
     st->members = 0;
+    st->listed = 0;
     st->valid = true;
     uint32_t n = 0;
     for (uint32_t slot = 0; slot < world->body_end; ++slot) {

@@ -1061,7 +1061,9 @@ static void world_rays_through_the_static_tree_equal_the_rays_without_it(void **
 
 /* The box overlap and the box sweep through the static tree as the world has it, then with the tree
  * marked stale (every body through its own tree, the box's local bounds in its frame): the same
- * count, the same (body, triangle) pairs in the same order, also with a capacity of one; the same
+ * count, both lists grouped by ascending body, the same (body, triangle) pairs (in the same order
+ * for a body that is not rotated; a rotated member's entries come from the world's build over its
+ * placed triangles, in that build's order), the first of them with a capacity of one; the same
  * sweep hit record, byte for byte. Returns how many triangles overlap; *swept counts the hits. */
 static uint32_t boxes_both_paths(kcc_world *w, const float box[2][3], const float delta[3],
                                  uint32_t mask, int *swept)
@@ -1083,8 +1085,16 @@ static uint32_t boxes_both_paths(kcc_world *w, const float box[2][3], const floa
     assert_int_equal(n_one, n);
     assert_true(n <= CAP);
     if (n > 0) {
+        assert_memory_equal(&one, &with[0], sizeof one);
+        for (uint32_t i = 1; i < n; ++i)
+            assert_true(id_slot(with[i - 1].body) <= id_slot(with[i].body) &&
+                        id_slot(without[i - 1].body) <= id_slot(without[i].body));
+        for (uint32_t i = 0; i < n; ++i)
+            if (!w->bodies[id_slot(with[i].body)].pose.rotated)
+                assert_memory_equal(&with[i], &without[i], sizeof *with);
+        qsort(with, n, sizeof *with, cmp_body_triangle);
+        qsort(without, n, sizeof *without, cmp_body_triangle);
         assert_memory_equal(with, without, sizeof *with * n);
-        assert_memory_equal(&one, &without[0], sizeof one);
     }
     assert_memory_equal(&hit_with, &hit_without, sizeof hit_with);
     *swept += hit;
@@ -1177,6 +1187,54 @@ static void world_box_queries_through_the_static_tree_equal_those_without_it(voi
     free(soup);
 }
 
+/* Rotated members' room in a small world (kcc_static_tree_capacity(4) = 128 entries): a rotated
+ * body's build (its triangles' placed bounds beside the entries, its tree before the slots) and
+ * its slots must fit beside the others'. Of rotated soups of 40, 100 and 3 triangles and a
+ * translated one of 30, added in that order, the first is a member and the second, with the
+ * first's entries and slots, does not fit; the listed slots are one per rotated member's triangle,
+ * and every ray answers as without the static tree (ray_both_paths), members or not. */
+static void world_static_tree_keeps_rotated_members_within_its_room(void **state)
+{
+    (void)state;
+    test_rng r = rng_seed(97);
+    float *soup = random_soup(&r, 100);
+    kcc_world_desc wd = kcc_world_default_desc();
+    wd.body_capacity = 4;
+    kcc_world *w = NULL;
+    assert_int_equal(kcc_world_create(&wd, &w), KCC_OK);
+    const uint32_t sizes[4] = {40, 100, 3, 30};
+    kcc_mesh *mesh[4];
+    uint32_t id[4];
+    for (int i = 0; i < 4; ++i) {
+        mesh[i] = build_soup(soup, sizes[i]);
+        assert_non_null(mesh[i]);
+        kcc_body_desc bd = kcc_body_default_desc();
+        const float lo[3] = {-10.0f, -10.0f, -10.0f}, hi[3] = {10.0f, 10.0f, 10.0f};
+        bd.transform = random_transform(&r, i == 3 ? 1 : 2, lo, hi);
+        assert_int_equal(kcc_world_add_body(w, mesh[i], &bd, &id[i]), KCC_OK);
+    }
+    assert_int_equal(kcc_world_step(w), KCC_OK);
+    const kcc_static_tree *st = &w->statics;
+    assert_true(st->valid);
+    assert_true(st->member[id_slot(id[0])] && !st->member[id_slot(id[1])]);
+    uint32_t listed = 0;
+    for (int i = 0; i < 3; ++i)
+        listed += st->member[id_slot(id[i])] ? mesh[i]->tree_triangles : 0;
+    assert_int_equal(st->listed, listed);
+    int hits = 0;
+    for (int q = 0; q < 200; ++q) {
+        float o[3], d[3];
+        for (int k = 0; k < 3; ++k)
+            o[k] = rng_f(&r, -20.0f, 20.0f), d[k] = rng_f(&r, -1.0f, 1.0f);
+        hits += ray_both_paths(w, o, d, 40.0f, KCC_LAYERS_ALL);
+    }
+    assert_true(hits > 20);
+    kcc_world_destroy(w);
+    for (int i = 0; i < 4; ++i)
+        kcc_mesh_destroy(mesh[i]);
+    free(soup);
+}
+
 /* A translated body's tree is culled with the world box moved into its frame; the placed corner
  * x + t rounds, so a box that touches a placed corner can miss it by an ulp once moved back (x + t
  * - t > x): the culling box must be grown by the rounding. Triangles whose placed corner rounds
@@ -1225,11 +1283,19 @@ static bool run_within_one_leaf(const kcc_mesh *mesh, uint32_t first, uint32_t c
     return false;
 }
 
+/* The slot of triangle i of static-tree entry e: from the slot list for a listed entry (a rotated
+ * body's), else the run's own. */
+static uint32_t entry_slot(const kcc_static_tree *st, const kcc_static_leaf *e, uint32_t i)
+{
+    return e->listed ? st->slots[e->first + i] : e->first + i;
+}
+
 /* The static tree's entry blocks (kcc_static_box4, in leaf order) bound what the ray tests: every
  * corner of an entry's triangles placed as the queries place it (kcc_body_corners) lies inside the
- * entry's lane, every lane past the last entry is the empty box (no ray enters it), and every
- * entry's triangles are a run of its body's mesh slots within one leaf of its tree. A soup split into 27 pieces placed rotated,
- * translated and in place; checked after two builds, the pieces moved between them. */
+ * entry's lane, every lane past the last entry is the empty box (no ray enters it), a rotated
+ * body's entries list their slots (the others are runs of its mesh's slots within one leaf of its
+ * tree), and every member's triangle is in exactly one entry. A soup split into 27 pieces placed
+ * rotated, translated and in place; checked after two builds, the pieces moved between them. */
 static void world_static_tree_entry_blocks_bound_their_placed_triangles(void **state)
 {
     (void)state;
@@ -1246,7 +1312,9 @@ static void world_static_tree_entry_blocks_bound_their_placed_triangles(void **s
         assert_int_equal(kcc_world_step(sw.world), KCC_OK);
         const kcc_static_tree *st = &sw.world->statics;
         assert_true(st->valid && st->count > 0);
-        uint32_t triangles = 0;
+        uint32_t triangles = 0, listed = 0;
+        uint8_t *seen = calloc((size_t)sw.world->body_end * 700, 1);
+        assert_non_null(seen);
         for (uint32_t k = 0; k < (st->count + 3) / 4 * 4; ++k) {
             const kcc_static_box4 *box = &st->boxes[k / 4];
             const uint32_t lane = k % 4;
@@ -1259,9 +1327,19 @@ static void world_static_tree_entry_blocks_bound_their_placed_triangles(void **s
             }
             const kcc_static_leaf *e = &st->leaves[k];
             const kcc_body *b = &sw.world->bodies[e->body];
-            assert_true(e->count >= 1 && e->first + e->count <= b->mesh->tree_triangles);
-            assert_true(run_within_one_leaf(b->mesh, e->first, e->count));
-            for (uint32_t s = e->first; s < e->first + e->count; ++s, ++triangles) {
+            assert_true(e->count >= 1 && e->count <= KCC_LEAF_MAX);
+            assert_int_equal(e->listed, b->pose.rotated);
+            if (e->listed) {
+                assert_true(e->first + e->count <= st->listed);
+                listed += e->count;
+            } else {
+                assert_true(e->first + e->count <= b->mesh->tree_triangles);
+                assert_true(run_within_one_leaf(b->mesh, e->first, e->count));
+            }
+            for (uint32_t i = 0; i < e->count; ++i, ++triangles) {
+                const uint32_t s = entry_slot(st, e, i);
+                assert_true(s < b->mesh->tree_triangles && b->mesh->tree_triangles <= 700);
+                assert_int_equal(seen[e->body * 700 + s]++, 0);
                 float placed[3][3];
                 kcc_body_corners(b, s, placed);
                 for (int c = 0; c < 3; ++c)
@@ -1269,6 +1347,8 @@ static void world_static_tree_entry_blocks_bound_their_placed_triangles(void **s
                         assert_true(lo[a] <= placed[c][a] && placed[c][a] <= hi[a]);
             }
         }
+        free(seen);
+        assert_int_equal(listed, st->listed);
         uint32_t live = 0; /* every static piece's triangles are in exactly its entries */
         for (uint32_t p = 0; p < sw.count; ++p)
             live += sw.pieces[p].live ? kcc_world_find_body(sw.world, sw.pieces[p].id)->mesh->tree_triangles : 0;
@@ -1392,6 +1472,7 @@ int test_group_world_query(void)
         cmocka_unit_test(world_rays_through_the_static_tree_equal_the_rays_without_it),
         cmocka_unit_test(world_box_queries_through_the_static_tree_equal_those_without_it),
         cmocka_unit_test(world_static_tree_entry_blocks_bound_their_placed_triangles),
+        cmocka_unit_test(world_static_tree_keeps_rotated_members_within_its_room),
         cmocka_unit_test(world_queries_refuse_bad_arguments),
         cmocka_unit_test(the_default_allocator_puts_a_world_on_huge_pages),
     };
