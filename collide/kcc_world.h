@@ -263,8 +263,10 @@ KCC_API bool kcc_world_sweep_capsule(const kcc_world *world, const vec3 p0, cons
                                      kcc_world_sphere_hit *hit);
 /// The placed triangles within radius of center (kcc_tri_overlap_sphere's double distance test:
 /// touching counts) over every body seen by layer_mask, every copy of a duplicate. Returns how many
-/// and writes the first `capacity`, grouped by body in ascending body index (each body's in its
-/// mesh tree's order). out may be NULL when capacity is 0; bad input (as for the sweep) returns 0.
+/// and writes the first `capacity`, grouped by body in ascending body index; within a body, in its
+/// mesh tree's order, except for a rotated static body, whose order the world's own build over its
+/// placed triangles fixes (as kcc_world_overlap_aabb's). out may be NULL when capacity is 0; bad
+/// input (as for the sweep) returns 0.
 /// An explosion's reach.
 KCC_API uint32_t kcc_world_overlap_sphere(const kcc_world *world, const vec3 center, float radius,
                                           uint32_t layer_mask, kcc_body_triangle *out,

@@ -68,12 +68,12 @@ typedef struct kcc_body_tree {
     bool            valid;
 } kcc_body_tree;
 
-/// The world-space tree over the static bodies' mesh leaves that the ray cast and the box queries
-/// walk (world_static_tree.c): entries that are runs of consecutive slots of the leaves of a member
-/// body's tree, each bounded by its triangles placed by the body's pose (kcc_pose_points_bounds:
-/// conservative), so a ray walks one tree nearest first instead of each body's from its root, and
-/// a box query tests the entries the world box touches instead of every leaf under a rotated
-/// body's (looser) local bounds of the box.
+/// The world-space tree over the static bodies' mesh leaves that the ray cast, the box and the
+/// sphere queries walk (world_static_tree.c): entries that are runs of consecutive slots of the
+/// leaves of a member body's tree, each bounded by its triangles placed by the body's pose
+/// (kcc_pose_points_bounds: conservative), so a ray walks one tree nearest first instead of each
+/// body's from its root, and a box or sphere query tests the entries the world shape touches
+/// instead of every leaf under a rotated body's (looser) local bounds of the shape.
 /// Members are the live static bodies that are solid (not sensors) and have a tree (not
 /// heightfields), in ascending slot order while their entries fit `capacity`
 /// (kcc_static_tree_capacity); the others are cast through the body tree as kinematic bodies
@@ -153,6 +153,22 @@ static inline uint32_t kcc_static_entry_slot(const kcc_static_tree *st, const kc
 {
     return e->listed ? st->slots[e->first + i] : e->first + i;
 }
+/// The lanes of static-tree entry block b (entries 4 b .. 4 b + 3) that entries first .. end - 1
+/// (a leaf's) fill, as a mask.
+static inline int kcc_static_block_lanes(uint32_t first, uint32_t end, uint32_t b)
+{
+    const uint32_t lo = first > 4 * b ? first - 4 * b : 0, hi = end - 4 * b < 4 ? end - 4 * b : 4;
+    return (1 << hi) - (1 << lo);
+}
+/// Static-tree entries the box and sphere overlaps gather before testing them in report order; a
+/// shape touching more is answered through every body's own tree (the same answers).
+#define KCC_STATIC_GATHER_MAX 512
+/// The static-tree entries that layer_mask sees and whose placed bounds overlap [lo, hi] (touching
+/// counts), in an overlap's report order (ascending kcc_static_tree.order), each as its order rank
+/// (high half) and its entry index (low half). Returns how many, or UINT32_MAX when they are more
+/// than KCC_STATIC_GATHER_MAX. The tree is valid and not empty (world_query.c).
+uint32_t kcc_static_entries_in_box(const kcc_static_tree *st, const float lo[3], const float hi[3],
+                                  uint32_t layer_mask, uint64_t out[KCC_STATIC_GATHER_MAX]);
 /// Rebuilds the static tree over the member bodies' leaves and marks it valid. Allocates nothing.
 void kcc_world_rebuild_static_tree(kcc_world *world);
 /// Copies body slot's layers into its static-tree entries.
@@ -196,7 +212,7 @@ struct kcc_world {
     uint32_t       *sensors;       ///< live sensor body slots, ascending (listed by the step)
     uint32_t        sensor_count;
     kcc_body_tree   tree;
-    kcc_static_tree statics;       ///< the ray and box queries' tree over static bodies' leaves
+    kcc_static_tree statics;       ///< the ray, box and sphere queries' tree over static leaves
     kcc_piece      *pieces;        ///< piece_capacity
     uint32_t        free_piece;    ///< the free list's head
     uint32_t        piece_count;   ///< pieces in use

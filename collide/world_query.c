@@ -212,14 +212,6 @@ static void body_local_box(const kcc_body *b, bool identity, const float lo[3], 
     kcc_pose_box_local_bounds(&b->pose, lo, hi, b->mesh->coord_scale, out_lo, out_hi);
 }
 
-/// The lanes of static-tree entry block b (entries 4 b .. 4 b + 3) that entries first .. end - 1
-/// (a leaf's) fill, as a mask.
-static int block_lanes(uint32_t first, uint32_t end, uint32_t b)
-{
-    const uint32_t lo = first > 4 * b ? first - 4 * b : 0, hi = end - 4 * b < 4 ? end - 4 * b : 4;
-    return (1 << hi) - (1 << lo);
-}
-
 /* ------------------------------------------------------------------------------------------------
  * Box overlap: the static tree's entries whose placed bounds touch the box (when the tree is
  * valid), then the other bodies' candidate leaves (each body's tree walked with the box's local
@@ -227,10 +219,6 @@ static int block_lanes(uint32_t first, uint32_t end, uint32_t b)
  * slot, each body's triangles in its box walk's order, a rotated member's in its entries' order:
  * kcc_world_overlap_aabb's contract); every copy of a duplicate reported, as
  * kcc_mesh_overlap_aabb does. */
-
-/// Static-tree entries a box overlap gathers before testing them in report order; a box touching
-/// more is answered through every body's own tree (the same answers).
-#define OVERLAP_ENTRIES 512
 
 typedef struct overlap_query {
     const kcc_world   *world;
@@ -242,7 +230,7 @@ typedef struct overlap_query {
     uint32_t           body_id;
     bool               identity;
     bool               statics;       ///< the static tree's members are tested through `entries`
-    const uint64_t    *entries;       ///< the gathered entries (static_entries_in_box), ascending
+    const uint64_t    *entries;       ///< gathered (kcc_static_entries_in_box), ascending
     uint32_t           entry_count;
     uint32_t           entry_next;    ///< the first not tested yet
     kcc_tri            batch[4];      ///< the body's placed entry triangles not tested yet, in order
@@ -356,22 +344,22 @@ static void sort_keys(uint64_t *keys, uint32_t n)
 /// Appends the entries of static-tree leaf (first, count) that layer_mask sees and whose bounds
 /// overlap the box (four at a time, each block masked to the leaf's lanes) to out from found, each
 /// as its order (high half) and its index (low half). Returns the new count, UINT32_MAX past
-/// OVERLAP_ENTRIES.
+/// KCC_STATIC_GATHER_MAX.
 static uint32_t gather_leaf_entries(const kcc_static_tree *st, const kcc_pbox *qb,
                                     uint32_t layer_mask, uint32_t first, uint32_t count,
-                                    uint64_t out[OVERLAP_ENTRIES], uint32_t found)
+                                    uint64_t out[KCC_STATIC_GATHER_MAX], uint32_t found)
 {
     const uint32_t end = first + count;
     for (uint32_t b = first / 4; 4 * b < end; ++b) {
         const kcc_static_box4 *box = &st->boxes[b];
         int mask = kcc_pbox_test4(qb, box->x[0], box->x[1], box->y[0], box->y[1], box->z[0],
-                                  box->z[1]) & block_lanes(first, end, b);
+                                  box->z[1]) & kcc_static_block_lanes(first, end, b);
         for (; mask != 0; mask &= mask - 1) {
             const int bit = mask & -mask;
             const uint32_t k = 4 * b + (uint32_t)((bit >> 1) - (bit >> 3));
             if ((st->leaves[k].layers & layer_mask) == 0)
                 continue;
-            if (found == OVERLAP_ENTRIES)
+            if (found == KCC_STATIC_GATHER_MAX)
                 return UINT32_MAX;
             out[found++] = (uint64_t)st->order[k] << 32 | k;
         }
@@ -379,12 +367,8 @@ static uint32_t gather_leaf_entries(const kcc_static_tree *st, const kcc_pbox *q
     return found;
 }
 
-/// The static-tree entries that layer_mask sees and whose placed bounds overlap [lo, hi] (touching
-/// counts), in report order (ascending order rank; gather_leaf_entries' keys). Returns how many, or
-/// UINT32_MAX when they are more than OVERLAP_ENTRIES. The tree is valid and not empty.
-static uint32_t static_entries_in_box(const kcc_static_tree *st, const float lo[3],
-                                      const float hi[3], uint32_t layer_mask,
-                                      uint64_t out[OVERLAP_ENTRIES])
+uint32_t kcc_static_entries_in_box(const kcc_static_tree *st, const float lo[3], const float hi[3],
+                                  uint32_t layer_mask, uint64_t out[KCC_STATIC_GATHER_MAX])
 {
     kcc_pbox qb;
     kcc_pbox_setup(&qb, lo, hi);
@@ -415,9 +399,10 @@ uint32_t kcc_world_overlap_aabb(const kcc_world *world, const vec3 box[2], uint3
         return 0;
     overlap_query q = {.world = world, .lo = box[0], .hi = box[1], .out = out,
                        .capacity = capacity};
-    uint64_t entries[OVERLAP_ENTRIES];
+    uint64_t entries[KCC_STATIC_GATHER_MAX];
     if (world->statics.valid && world->statics.count > 0) {
-        const uint32_t n = static_entries_in_box(&world->statics, box[0], box[1], layer_mask, entries);
+        const uint32_t n = kcc_static_entries_in_box(&world->statics, box[0], box[1], layer_mask,
+                                                     entries);
         q.statics = n != UINT32_MAX;
         q.entries = entries, q.entry_count = q.statics ? n : 0;
     }
@@ -581,7 +566,7 @@ static float sweep_static_leaf(void *ctx, uint32_t first, uint32_t count)
     for (uint32_t b = first / 4; 4 * b < end; ++b) {
         float t[4];
         int mask = kcc_pray_test_planes(&q->slab, &st->boxes[b], q->limit, t) &
-                   block_lanes(first, end, b);
+                   kcc_static_block_lanes(first, end, b);
         for (; mask != 0; mask &= mask - 1) {
             const int bit = mask & -mask, i = (bit >> 1) - (bit >> 3);
             const uint32_t k = 4 * b + (uint32_t)i;

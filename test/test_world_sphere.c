@@ -4,7 +4,8 @@
  * placed three times), on layers; every query equals brute force over the placed triangles
  * (kcc_transform_point of the corners, then the per-triangle kernels) bit for bit, and is checked
  * in double against the corners placed in double; with the stale and the rebuilt body tree, and
- * after a removal. Also hand-computed contacts and bad input. */
+ * after a removal; through the static tree equal to the per-body path. Also hand-computed contacts
+ * and bad input. */
 #include "test.h"
 
 #include "kcc_world_internal.h" /* KCC_ID_INDEX_MASK: an id's slot, which the tie rule orders by */
@@ -38,7 +39,7 @@ typedef struct body {
 
 typedef struct scene {
     kcc_world *world;
-    kcc_mesh  *meshes[3];
+    kcc_mesh  *meshes[4];      /* the soup, the box, the floor, and a dense soup (or NULL) */
     body       bodies[MAX_BODIES];
     uint32_t   count;
     double     scale;         /* the largest |coordinate| in play */
@@ -72,17 +73,24 @@ static void scene_place(scene *s)
     }
 }
 
-static void scene_add(scene *s, const kcc_mesh *mesh, const kcc_transform *t, uint32_t layers)
+static void scene_add_kind(scene *s, const kcc_mesh *mesh, const kcc_transform *t,
+                           uint32_t layers, kcc_body_kind kind)
 {
     body *bd = &s->bodies[s->count++];
     kcc_body_desc d = kcc_body_default_desc();
     d.transform = *t;
     d.layers = layers;
+    d.kind = kind;
     assert_int_equal(kcc_world_add_body(s->world, mesh, &d, &bd->id), KCC_OK);
     bd->mesh = mesh, bd->layers = layers, bd->live = true;
     bd->n = kcc_mesh_triangle_count(mesh);
     bd->placed = malloc(sizeof(float) * 9 * bd->n);
     bd->ref = malloc(sizeof(double) * 9 * bd->n);
+}
+
+static void scene_add(scene *s, const kcc_mesh *mesh, const kcc_transform *t, uint32_t layers)
+{
+    scene_add_kind(s, mesh, t, layers, KCC_BODY_STATIC);
 }
 
 /* A random soup of n triangles (edges up to `size` m) in a cube of half side `half`; every
@@ -161,7 +169,7 @@ static void scene_free(scene *s)
     kcc_world_destroy(s->world);
     for (uint32_t b = 0; b < s->count; ++b)
         free(s->bodies[b].placed), free(s->bodies[b].ref);
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 4; ++i)
         kcc_mesh_destroy(s->meshes[i]);
 }
 
@@ -306,6 +314,17 @@ static void check_sphere_in_double(const scene *s, const float c[3], float r, co
 
 static const uint32_t MASKS[5] = {KCC_LAYERS_ALL, 1, 2, 4, 6};
 
+/* The world's hit equals brute force's, field by field (the point and normal bit for bit). */
+static void assert_same_hit(const kcc_world_sphere_hit *got, const kcc_world_sphere_hit *want)
+{
+    assert_true(got->t == want->t);
+    assert_int_equal(got->body, want->body);
+    assert_int_equal(got->triangle, want->triangle);
+    assert_int_equal(got->start_overlap, want->start_overlap);
+    assert_memory_equal(got->point, want->point, sizeof got->point);
+    assert_memory_equal(got->normal, want->normal, sizeof got->normal);
+}
+
 /* `queries` random sweeps (spheres, or capsules) from the scene's middle: the world's answer equals
  * brute force bit for bit; sphere answers are also checked in double. */
 static void check_sweeps(const scene *s, uint64_t seed, int queries, bool capsule)
@@ -328,14 +347,8 @@ static void check_sweeps(const scene *s, uint64_t seed, int queries, bool capsul
         const bool w = brute_sweep(s, p0, p1, radius, d, capsule, mask, &want);
         assert_int_equal(g, w);
         hits += g;
-        if (g) {
-            assert_true(got.t == want.t);
-            assert_int_equal(got.body, want.body);
-            assert_int_equal(got.triangle, want.triangle);
-            assert_int_equal(got.start_overlap, want.start_overlap);
-            assert_memory_equal(got.point, want.point, sizeof got.point);
-            assert_memory_equal(got.normal, want.normal, sizeof got.normal);
-        }
+        if (g)
+            assert_same_hit(&got, &want);
         if (!capsule)
             check_sphere_in_double(s, p0, radius, d, mask, g, &got);
     }
@@ -502,23 +515,175 @@ static void world_sphere_sweeps_reaching_beyond_float_range_still_answer(void **
     scene_make(&s, 5);
     const float c[3] = {-7.0f, 0.5f, 0.25f}, far_delta[3] = {3e37f, 1e36f, 0.0f};
     const float radii[2] = {0.5f, 1e37f};
-    for (int i = 0; i < 2; ++i)
-        for (int capsule = 0; capsule < 2; ++capsule) {
-            const float p1[3] = {c[0], c[1] + (capsule ? 1.0f : 0.0f), c[2]};
-            kcc_world_sphere_hit got, want;
-            const bool g = capsule ? kcc_world_sweep_capsule(s.world, c, p1, radii[i], far_delta,
-                                                             KCC_LAYERS_ALL, &got)
-                                   : kcc_world_sweep_sphere(s.world, c, radii[i], far_delta,
-                                                            KCC_LAYERS_ALL, &got);
-            assert_int_equal(g, brute_sweep(&s, c, p1, radii[i], far_delta, capsule != 0,
-                                            KCC_LAYERS_ALL, &want));
-            assert_true(g); /* both reach the scene */
-            assert_true(got.t == want.t);
-            assert_int_equal(got.body, want.body);
-            assert_int_equal(got.triangle, want.triangle);
-        }
+    for (int stepped = 0; stepped < 2; ++stepped) { /* the trees stale, then built */
+        if (stepped)
+            assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        for (int i = 0; i < 2; ++i)
+            for (int capsule = 0; capsule < 2; ++capsule) {
+                const float p1[3] = {c[0], c[1] + (capsule ? 1.0f : 0.0f), c[2]};
+                kcc_world_sphere_hit got, want;
+                const bool g = capsule ? kcc_world_sweep_capsule(s.world, c, p1, radii[i],
+                                                                 far_delta, KCC_LAYERS_ALL, &got)
+                                       : kcc_world_sweep_sphere(s.world, c, radii[i], far_delta,
+                                                                KCC_LAYERS_ALL, &got);
+                assert_int_equal(g, brute_sweep(&s, c, p1, radii[i], far_delta, capsule != 0,
+                                                KCC_LAYERS_ALL, &want));
+                assert_true(g); /* both reach the scene */
+                assert_true(got.t == want.t);
+                assert_int_equal(got.body, want.body);
+                assert_int_equal(got.triangle, want.triangle);
+            }
+    }
     kcc_body_triangle out[4];
     assert_true(kcc_world_overlap_sphere(s.world, c, 1e37f, KCC_LAYERS_ALL, out, 4) > 4);
+    scene_free(&s);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Through the static tree against without it. */
+
+static int cmp_body_triangle(const void *a, const void *b)
+{
+    const kcc_body_triangle *x = a, *y = b;
+    if (x->body != y->body)
+        return x->body < y->body ? -1 : 1;
+    return x->triangle < y->triangle ? -1 : x->triangle > y->triangle;
+}
+
+/* A sweep (sphere, or capsule) and the sphere overlap at its start through the static tree as the
+ * world has it, then with the tree marked stale (every body through its own tree, the shape's
+ * local bounds in its frame): the same hit record byte for byte; the same count, both lists
+ * grouped by ascending body slot, the same (body, triangle) pairs, in the same order for every
+ * body that is not rotated (a rotated member's come in its world build's order:
+ * kcc_world_overlap_sphere), the first of them with a capacity of one. Returns whether the sweep
+ * hit, its record in *hit and the overlap's count in *overlapping. */
+static bool sphere_both_paths(kcc_world *w, const float p0[3], const float p1[3], float r,
+                              const float d[3], bool capsule, uint32_t mask,
+                              kcc_world_sphere_hit *hit, uint32_t *overlapping)
+{
+    enum { CAP = 4096 };
+    static kcc_body_triangle with[CAP], without[CAP];
+    kcc_body_triangle one;
+    kcc_world_sphere_hit hit_without;
+    memset(hit, 0, sizeof *hit);
+    memset(&hit_without, 0, sizeof hit_without);
+    const bool g = capsule ? kcc_world_sweep_capsule(w, p0, p1, r, d, mask, hit)
+                           : kcc_world_sweep_sphere(w, p0, r, d, mask, hit);
+    const uint32_t n = kcc_world_overlap_sphere(w, p0, r, mask, with, CAP);
+    const uint32_t n_one = kcc_world_overlap_sphere(w, p0, r, mask, &one, 1);
+    const bool valid = w->statics.valid;
+    w->statics.valid = false;
+    assert_int_equal(capsule ? kcc_world_sweep_capsule(w, p0, p1, r, d, mask, &hit_without)
+                             : kcc_world_sweep_sphere(w, p0, r, d, mask, &hit_without), g);
+    assert_int_equal(kcc_world_overlap_sphere(w, p0, r, mask, without, CAP), n);
+    w->statics.valid = valid;
+    assert_int_equal(n_one, n);
+    assert_true(n <= CAP);
+    if (n > 0) {
+        assert_memory_equal(&one, &with[0], sizeof one);
+        for (uint32_t i = 1; i < n; ++i)
+            assert_true(id_slot(with[i - 1].body) <= id_slot(with[i].body) &&
+                        id_slot(without[i - 1].body) <= id_slot(without[i].body));
+        for (uint32_t i = 0; i < n; ++i)
+            if (!w->bodies[id_slot(with[i].body)].pose.rotated)
+                assert_memory_equal(&with[i], &without[i], sizeof *with);
+        qsort(with, n, sizeof *with, cmp_body_triangle);
+        qsort(without, n, sizeof *without, cmp_body_triangle);
+        assert_memory_equal(with, without, sizeof *with * n);
+    }
+    assert_memory_equal(hit, &hit_without, sizeof hit_without);
+    *overlapping = n;
+    return g;
+}
+
+/* How many seen placed triangles kcc_tri_overlap_sphere finds within r of c (every copy of a
+ * duplicate is its own triangle). */
+static uint32_t brute_overlap_count(const scene *s, const float c[3], float r, uint32_t mask)
+{
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < s->count; ++b)
+        for (uint32_t i = 0; body_seen(&s->bodies[b], mask) && i < s->bodies[b].n; ++i) {
+            const float *t = s->bodies[b].placed + 9 * i;
+            n += kcc_tri_overlap_sphere(t, t + 3, t + 6, c, r);
+        }
+    return n;
+}
+
+/* `count` random sweeps and overlaps over the whole scene through both paths (sphere_both_paths),
+ * each also against brute force (the sweep bit for bit, the overlap's count): every third a
+ * capsule, every tenth a sphere of 4-8 m (over the dense soup it touches more entries than an
+ * overlap gathers: the per-body path answers it), the first a sphere around the whole scene.
+ * Returns the overlapping triangles found; *hits counts the sweeps that hit. */
+static uint32_t static_tree_spheres(const scene *s, uint64_t seed, int count, uint32_t mask,
+                                    int *hits)
+{
+    test_rng r = rng_seed(seed);
+    uint32_t found = 0;
+    for (int q = 0; q < count; ++q) {
+        const bool capsule = q % 3 == 2;
+        float p0[3], p1[3], d[3];
+        for (int k = 0; k < 3; ++k) {
+            p0[k] = q == 0 ? (k == 0 ? 9.0f : 0.0f) : rng_f(&r, -8.0f, k == 0 ? 26.0f : 8.0f);
+            p1[k] = capsule ? p0[k] + rng_f(&r, -1.0f, 1.0f) : p0[k];
+            d[k] = rng_f(&r, -8.0f, 8.0f);
+        }
+        const float radius = q == 0 ? 40.0f : q % 10 == 9 ? rng_f(&r, 4.0f, 8.0f)
+                                                          : rng_f(&r, 0.05f, 1.0f);
+        kcc_world_sphere_hit got, want;
+        uint32_t n;
+        const bool g = sphere_both_paths(s->world, p0, p1, radius, d, capsule, mask, &got, &n);
+        assert_int_equal(g, brute_sweep(s, p0, p1, radius, d, capsule, mask, &want));
+        if (g)
+            assert_same_hit(&got, &want);
+        assert_int_equal(n, brute_overlap_count(s, p0, radius, mask));
+        *hits += g;
+        found += n;
+    }
+    return found;
+}
+
+/* The scene, a dense soup (2,000 triangles) placed rotated beside it on layer 8 and the soup once
+ * more as a kinematic body (swept through the body tree beside the static tree): after each step
+ * the sweeps' hits and the overlap's list through the static tree equal those without it and brute
+ * force, with four layer masks; between steps bodies are moved (the tree stale), and a body's
+ * layers changed while the tree is valid (its entries' layers updated in place). */
+static void world_sphere_queries_through_the_static_tree_equal_those_without_it(void **state)
+{
+    (void)state;
+    scene s;
+    scene_make(&s, 41);
+    test_rng r = rng_seed(42);
+    s.meshes[3] = soup_mesh(&r, 2000, 4.0f, 0.6f);
+    kcc_transform t = random_pose(&r, 2, 1.0f);
+    t.position[0] += 18.0f;
+    scene_add(&s, s.meshes[3], &t, 8);
+    t = random_pose(&r, 2, 3.0f);
+    scene_add_kind(&s, s.meshes[0], &t, 1, KCC_BODY_KINEMATIC);
+    scene_place(&s);
+    uint32_t found = 0;
+    int hits = 0;
+    for (int round = 0; round < 3; ++round) {
+        assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        assert_true(s.world->statics.valid);
+        assert_int_equal(s.world->statics.members, s.count - 1); /* every body but the kinematic */
+        found += static_tree_spheres(&s, 400 + (uint64_t)round, 60, KCC_LAYERS_ALL, &hits);
+        found += static_tree_spheres(&s, 410 + (uint64_t)round, 30, 1u | 8u, &hits);
+        found += static_tree_spheres(&s, 420 + (uint64_t)round, 30, 2u | 4u, &hits);
+        body *moved = &s.bodies[1 + 2 * round];
+        t = random_pose(&r, 2, 3.0f);
+        assert_int_equal(kcc_world_set_body_transform(s.world, moved->id, &t), KCC_OK);
+        scene_place(&s);
+        assert_false(s.world->statics.valid);
+        found += static_tree_spheres(&s, 430 + (uint64_t)round, 20, KCC_LAYERS_ALL, &hits);
+    }
+    assert_int_equal(kcc_world_step(s.world), KCC_OK);
+    body *relayered = &s.bodies[3]; /* a box: layers changed while the tree is valid */
+    assert_int_equal(kcc_world_set_body_layers(s.world, relayered->id, 16u), KCC_OK);
+    relayered->layers = 16u;
+    assert_true(s.world->statics.valid);
+    found += static_tree_spheres(&s, 440, 30, 16u, &hits);
+    found += static_tree_spheres(&s, 441, 30, KCC_LAYERS_ALL, &hits);
+    assert_true(found > 5000 && hits > 150);
     scene_free(&s);
 }
 
@@ -529,6 +694,7 @@ int test_group_world_sphere(void)
         cmocka_unit_test(world_sphere_sweeps_hit_rotated_and_translated_floors_at_hand_computed_times),
         cmocka_unit_test(world_sphere_queries_refuse_bad_input_and_leave_the_hit_untouched),
         cmocka_unit_test(world_sphere_sweeps_reaching_beyond_float_range_still_answer),
+        cmocka_unit_test(world_sphere_queries_through_the_static_tree_equal_those_without_it),
     };
     return KCC_RUN_GROUP("world_sphere", tests);
 }
