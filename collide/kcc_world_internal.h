@@ -68,9 +68,11 @@ typedef struct kcc_body_tree {
     bool            valid;
 } kcc_body_tree;
 
-/// The world-space tree over the static bodies' mesh leaves that the ray cast, the box and the
+/// The world-space tree over the static bodies' triangle runs that the ray cast, the box and the
 /// sphere queries walk (world_static_tree.c): entries that are runs of consecutive slots of the
-/// leaves of a member body's tree, each bounded by its triangles placed by the body's pose
+/// leaves of a member body's tree (an unrotated body), or runs of the leaves of the world's build
+/// over a rotated member's placed triangles, their slots in the slot list (`listed`), each
+/// bounded by its triangles placed by the body's pose
 /// (kcc_pose_points_bounds: conservative), so a ray walks one tree nearest first instead of each
 /// body's from its root, and a box or sphere query tests the entries the world shape touches
 /// instead of every leaf under a rotated body's (looser) local bounds of the shape.

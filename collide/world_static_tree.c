@@ -1,8 +1,8 @@
 /* world_static_tree.c: owns the world-space tree over the static bodies' triangle runs that the ray
- * cast and the box queries walk (kcc_static_tree, kcc_world_internal.h): which bodies are members,
- * each entry's placed bounds (laid out four to a block after the build) and its place in the box
- * overlap's order, a rotated body's slot list, the build into the storage inside the world's block,
- * and the entries' layers.
+ * cast, the box and the sphere queries walk (kcc_static_tree, kcc_world_internal.h): which bodies
+ * are members, each entry's placed bounds (laid out four to a block after the build) and its place
+ * in the overlaps' order, a rotated body's slot list, the build into the storage inside the world's
+ * block, and the entries' layers.
  * Allocates nothing; only kcc_world_step and kcc_world_shift_bodies rebuild it. */
 #include "kcc_world_internal.h"
 
