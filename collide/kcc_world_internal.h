@@ -171,6 +171,14 @@ static inline int kcc_static_block_lanes(uint32_t first, uint32_t end, uint32_t 
 /// than KCC_STATIC_GATHER_MAX. The tree is valid and not empty (world_query.c).
 uint32_t kcc_static_entries_in_box(const kcc_static_tree *st, const float lo[3], const float hi[3],
                                   uint32_t layer_mask, uint64_t out[KCC_STATIC_GATHER_MAX]);
+/// The entries of static-tree leaf (first, count <= KCC_LEAF_MAX) that layer_mask sees and whose
+/// grown bounds the slab enters within limit (four at a time, each block masked to the leaf's
+/// lanes), nearest entry first: their indices to item, their entry distances to entry. Returns
+/// how many (the box and sphere sweeps' leaf visitors, world_query.c).
+uint32_t kcc_static_leaf_entries_nearest(const kcc_static_tree *st, const kcc_pray *slab,
+                                         float limit, uint32_t layer_mask, uint32_t first,
+                                         uint32_t count, uint32_t item[KCC_LEAF_MAX],
+                                         float entry[KCC_LEAF_MAX]);
 /// Rebuilds the static tree over the member bodies' leaves and marks it valid. Allocates nothing.
 void kcc_world_rebuild_static_tree(kcc_world *world);
 /// Copies body slot's layers into its static-tree entries.

@@ -551,26 +551,22 @@ static void sweep_body(void *ctx, uint32_t slot)
     kcc_mesh_walk_nearest(mesh, &slab, q->limit, sweep_leaf, q);
 }
 
-/// A static-tree leaf's entries that the mask sees and whose grown bounds the box's centre enters
-/// before the best contact so far (four at a time, each block masked to the leaf's lanes), each
-/// entry's triangles swept nearest entry first while its entry is not beyond the best contact: a
-/// leaf's entries spread over its box, and the near ones' contacts cut the far ones off.
-static float sweep_static_leaf(void *ctx, uint32_t first, uint32_t count)
+uint32_t kcc_static_leaf_entries_nearest(const kcc_static_tree *st, const kcc_pray *slab,
+                                         float limit, uint32_t layer_mask, uint32_t first,
+                                         uint32_t count, uint32_t item[KCC_LEAF_MAX],
+                                         float entry[KCC_LEAF_MAX])
 {
-    sweep_query *q = ctx;
-    const kcc_static_tree *st = &q->world->statics;
-    uint32_t item[KCC_LEAF_MAX], n = 0;
-    float entry[KCC_LEAF_MAX];
+    uint32_t n = 0;
     KCC_ASSERT(count <= KCC_LEAF_MAX);
     const uint32_t end = first + count;
     for (uint32_t b = first / 4; 4 * b < end; ++b) {
         float t[4];
-        int mask = kcc_pray_test_planes(&q->slab, &st->boxes[b], q->limit, t) &
+        int mask = kcc_pray_test_planes(slab, &st->boxes[b], limit, t) &
                    kcc_static_block_lanes(first, end, b);
         for (; mask != 0; mask &= mask - 1) {
             const int bit = mask & -mask, i = (bit >> 1) - (bit >> 3);
             const uint32_t k = 4 * b + (uint32_t)i;
-            if ((st->leaves[k].layers & q->layer_mask) == 0)
+            if ((st->leaves[k].layers & layer_mask) == 0)
                 continue;
             uint32_t j = n++; /* insertion by entry distance */
             for (; j > 0 && entry[j - 1] > t[i]; --j)
@@ -578,6 +574,21 @@ static float sweep_static_leaf(void *ctx, uint32_t first, uint32_t count)
             item[j] = k, entry[j] = t[i];
         }
     }
+    return n;
+}
+
+/// A static-tree leaf's entries that the mask sees and whose grown bounds the box's centre enters
+/// before the best contact so far (kcc_static_leaf_entries_nearest), each entry's triangles swept
+/// nearest entry first while its entry is not beyond the best contact: a leaf's entries spread
+/// over its box, and the near ones' contacts cut the far ones off.
+static float sweep_static_leaf(void *ctx, uint32_t first, uint32_t count)
+{
+    sweep_query *q = ctx;
+    const kcc_static_tree *st = &q->world->statics;
+    uint32_t item[KCC_LEAF_MAX];
+    float entry[KCC_LEAF_MAX];
+    const uint32_t n = kcc_static_leaf_entries_nearest(st, &q->slab, q->limit, q->layer_mask, first,
+                                                       count, item, entry);
     for (uint32_t i = 0; i < n && entry[i] <= q->limit; ++i) {
         const kcc_static_leaf *e = &st->leaves[item[i]];
         if (e->body != q->slot)

@@ -189,7 +189,7 @@ static void shape_body(void *ctx, uint32_t slot)
 }
 
 /// A static-tree leaf's entries that the mask sees and whose grown bounds the shape enters before
-/// the best contact so far (four at a time, each block masked to the leaf's lanes), each entry's
+/// the best contact so far (kcc_static_leaf_entries_nearest), each entry's
 /// triangles swept nearest entry first while its entry is not beyond the best contact (as the box
 /// sweep's sweep_static_leaf). An entry's placed bounds are tight (2 triangles on average): its
 /// triangles are not culled one by one.
@@ -197,25 +197,10 @@ static float shape_static_leaf(void *ctx, uint32_t first, uint32_t count)
 {
     shape_query *q = ctx;
     const kcc_static_tree *st = &q->world->statics;
-    uint32_t item[KCC_LEAF_MAX], n = 0;
+    uint32_t item[KCC_LEAF_MAX];
     float entry[KCC_LEAF_MAX];
-    KCC_ASSERT(count <= KCC_LEAF_MAX);
-    const uint32_t end = first + count;
-    for (uint32_t b = first / 4; 4 * b < end; ++b) {
-        float t[4];
-        int mask = kcc_pray_test_planes(&q->world_slab, &st->boxes[b], q->limit, t) &
-                   kcc_static_block_lanes(first, end, b);
-        for (; mask != 0; mask &= mask - 1) {
-            const int bit = mask & -mask, i = (bit >> 1) - (bit >> 3);
-            const uint32_t k = 4 * b + (uint32_t)i;
-            if ((st->leaves[k].layers & q->layer_mask) == 0)
-                continue;
-            uint32_t j = n++; /* insertion by entry distance */
-            for (; j > 0 && entry[j - 1] > t[i]; --j)
-                item[j] = item[j - 1], entry[j] = entry[j - 1];
-            item[j] = k, entry[j] = t[i];
-        }
-    }
+    const uint32_t n = kcc_static_leaf_entries_nearest(st, &q->world_slab, q->limit, q->layer_mask,
+                                                       first, count, item, entry);
     for (uint32_t i = 0; i < n && entry[i] <= q->limit; ++i) {
         const kcc_static_leaf *e = &st->leaves[item[i]];
         if (e->body != q->slot)
