@@ -971,6 +971,25 @@ static void assert_static_members(const split_world *sw)
     assert_int_equal(st->members, statics);
 }
 
+/* A random soup of 700 triangles from r (exact duplicates, shared edges) split into 27 pieces
+ * placed rotated, translated and in place (split_world_make with seed), its first piece instanced
+ * twice more (in place on layer 2, rotated on layer 4) and once as a kinematic body (layer 1,
+ * rotated). Returns the soup, which the world's pieces point into. */
+static float *static_tree_scene(test_rng *r, uint64_t seed, split_world *sw)
+{
+    float *soup = random_soup(r, 700);
+    split_world_make(sw, soup, 700, seed);
+    const piece *first = &sw->pieces[0];
+    const kcc_transform at_origin = kcc_transform_identity();
+    const kcc_transform turned = random_transform(r, 2, sw->lo, sw->hi);
+    add_piece(sw, first->mesh, false, first->local, first->n, &at_origin, 2u, KCC_BODY_STATIC);
+    add_piece(sw, first->mesh, false, first->local, first->n, &turned, 4u, KCC_BODY_STATIC);
+    add_piece(sw, first->mesh, false, first->local, first->n, &turned, 1u, KCC_BODY_KINEMATIC);
+    refresh_placed(sw);
+    split_world_bounds(sw);
+    return soup;
+}
+
 /* A random soup (exact duplicates, shared edges) split into 27 pieces placed rotated, translated
  * and in place, one piece instanced twice more (in place and rotated) and once as a kinematic body
  * (cast through the body tree beside the static tree); after each step the cast through the static
@@ -982,17 +1001,8 @@ static void world_rays_through_the_static_tree_equal_the_rays_without_it(void **
 {
     (void)state;
     test_rng r = rng_seed(81);
-    float *soup = random_soup(&r, 700);
     split_world sw;
-    split_world_make(&sw, soup, 700, 82);
-    const piece *first = &sw.pieces[0];
-    const kcc_transform at_origin = kcc_transform_identity();
-    const kcc_transform turned = random_transform(&r, 2, sw.lo, sw.hi);
-    add_piece(&sw, first->mesh, false, first->local, first->n, &at_origin, 2u, KCC_BODY_STATIC);
-    add_piece(&sw, first->mesh, false, first->local, first->n, &turned, 4u, KCC_BODY_STATIC);
-    add_piece(&sw, first->mesh, false, first->local, first->n, &turned, 1u, KCC_BODY_KINEMATIC);
-    refresh_placed(&sw);
-    split_world_bounds(&sw);
+    float *soup = static_tree_scene(&r, 82, &sw);
     int hits = static_tree_rays(&sw, 810, 40, KCC_LAYERS_ALL); /* no step yet: no tree */
     for (int round = 0; round < 3; ++round) {
         assert_int_equal(kcc_world_step(sw.world), KCC_OK);
@@ -1145,17 +1155,8 @@ static void world_box_queries_through_the_static_tree_equal_those_without_it(voi
 {
     (void)state;
     test_rng r = rng_seed(87);
-    float *soup = random_soup(&r, 700);
     split_world sw;
-    split_world_make(&sw, soup, 700, 88);
-    const piece *first = &sw.pieces[0];
-    const kcc_transform at_origin = kcc_transform_identity();
-    const kcc_transform turned = random_transform(&r, 2, sw.lo, sw.hi);
-    add_piece(&sw, first->mesh, false, first->local, first->n, &at_origin, 2u, KCC_BODY_STATIC);
-    add_piece(&sw, first->mesh, false, first->local, first->n, &turned, 4u, KCC_BODY_STATIC);
-    add_piece(&sw, first->mesh, false, first->local, first->n, &turned, 1u, KCC_BODY_KINEMATIC);
-    refresh_placed(&sw);
-    split_world_bounds(&sw);
+    float *soup = static_tree_scene(&r, 88, &sw);
     uint32_t found = 0;
     int swept = 0;
     for (int round = 0; round < 3; ++round) {
