@@ -115,6 +115,13 @@ static inline void test_quat_matrix(const float q[4], double m[3][3])
      _cmocka_run_group_tests(name, tests, sizeof(tests) / sizeof((tests)[0]), NULL, NULL))
 
 /* One function per test file, listed in test_main.c. Each returns its failure count. */
+/// An overlap's list through the world's static tree (with, and its first entry asked for alone:
+/// one) against the list with the tree stale (without), both n long: grouped by ascending body
+/// slot, the same pairs, in the same order for a body that is not rotated (test_world_query.c).
+/// Sorts both lists.
+void test_overlap_lists_agree(const kcc_world *w, kcc_body_triangle *with,
+                              kcc_body_triangle *without, uint32_t n, const kcc_body_triangle *one);
+
 int test_group_base(void);
 int test_group_collide(void);
 int test_group_level(void);

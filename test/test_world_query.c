@@ -394,6 +394,23 @@ static int cmp_body_triangle(const void *a, const void *b)
     return x->triangle < y->triangle ? -1 : x->triangle > y->triangle;
 }
 
+void test_overlap_lists_agree(const kcc_world *w, kcc_body_triangle *with,
+                              kcc_body_triangle *without, uint32_t n, const kcc_body_triangle *one)
+{
+    if (n == 0)
+        return;
+    assert_memory_equal(one, &with[0], sizeof *one);
+    for (uint32_t i = 1; i < n; ++i)
+        assert_true(id_slot(with[i - 1].body) <= id_slot(with[i].body) &&
+                    id_slot(without[i - 1].body) <= id_slot(without[i].body));
+    for (uint32_t i = 0; i < n; ++i)
+        if (!w->bodies[id_slot(with[i].body)].pose.rotated)
+            assert_memory_equal(&with[i], &without[i], sizeof *with);
+    qsort(with, n, sizeof *with, cmp_body_triangle);
+    qsort(without, n, sizeof *without, cmp_body_triangle);
+    assert_memory_equal(with, without, sizeof *with * n);
+}
+
 /* The original triangles overlapping box (its corners rounded to float for the exact kernel). */
 static uint32_t brute_overlap(const split_world *sw, const float box[2][3], uint32_t mask,
                               bool placed, kcc_body_triangle *out)
@@ -1094,18 +1111,7 @@ static uint32_t boxes_both_paths(kcc_world *w, const float box[2][3], const floa
     w->statics.valid = valid;
     assert_int_equal(n_one, n);
     assert_true(n <= CAP);
-    if (n > 0) {
-        assert_memory_equal(&one, &with[0], sizeof one);
-        for (uint32_t i = 1; i < n; ++i)
-            assert_true(id_slot(with[i - 1].body) <= id_slot(with[i].body) &&
-                        id_slot(without[i - 1].body) <= id_slot(without[i].body));
-        for (uint32_t i = 0; i < n; ++i)
-            if (!w->bodies[id_slot(with[i].body)].pose.rotated)
-                assert_memory_equal(&with[i], &without[i], sizeof *with);
-        qsort(with, n, sizeof *with, cmp_body_triangle);
-        qsort(without, n, sizeof *without, cmp_body_triangle);
-        assert_memory_equal(with, without, sizeof *with * n);
-    }
+    test_overlap_lists_agree(w, with, without, n, &one);
     assert_memory_equal(&hit_with, &hit_without, sizeof hit_with);
     *swept += hit;
     return n;

@@ -542,14 +542,6 @@ static void world_sphere_sweeps_reaching_beyond_float_range_still_answer(void **
 /* ------------------------------------------------------------------------------------------------
  * Through the static tree against without it. */
 
-static int cmp_body_triangle(const void *a, const void *b)
-{
-    const kcc_body_triangle *x = a, *y = b;
-    if (x->body != y->body)
-        return x->body < y->body ? -1 : 1;
-    return x->triangle < y->triangle ? -1 : x->triangle > y->triangle;
-}
-
 /* A sweep (sphere, or capsule) and the sphere overlap at its start through the static tree as the
  * world has it, then with the tree marked stale (every body through its own tree, the shape's
  * local bounds in its frame): the same hit record byte for byte; the same count, both lists
@@ -579,18 +571,7 @@ static bool sphere_both_paths(kcc_world *w, const float p0[3], const float p1[3]
     w->statics.valid = valid;
     assert_int_equal(n_one, n);
     assert_true(n <= CAP);
-    if (n > 0) {
-        assert_memory_equal(&one, &with[0], sizeof one);
-        for (uint32_t i = 1; i < n; ++i)
-            assert_true(id_slot(with[i - 1].body) <= id_slot(with[i].body) &&
-                        id_slot(without[i - 1].body) <= id_slot(without[i].body));
-        for (uint32_t i = 0; i < n; ++i)
-            if (!w->bodies[id_slot(with[i].body)].pose.rotated)
-                assert_memory_equal(&with[i], &without[i], sizeof *with);
-        qsort(with, n, sizeof *with, cmp_body_triangle);
-        qsort(without, n, sizeof *without, cmp_body_triangle);
-        assert_memory_equal(with, without, sizeof *with * n);
-    }
+    test_overlap_lists_agree(w, with, without, n, &one);
     assert_memory_equal(hit, &hit_without, sizeof hit_without);
     *overlapping = n;
     return g;
