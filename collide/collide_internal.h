@@ -669,6 +669,17 @@ static inline bool kcc_corners_bounds_swept(const float *const v[3], const kcc_p
     return tn * KCC_SLAB_SHRINK <= tf;
 }
 
+/// The bounds of triangle t touch box [lo, hi] (touching counts): the cheap test before an exact
+/// one, a triangle this rejects cannot overlap or be touched by anything inside the box.
+static inline bool kcc_tri_bounds_touch(const kcc_tri *t, const float lo[3], const float hi[3])
+{
+    for (int k = 0; k < 3; ++k)
+        if (min3f(t->v[0][k], t->v[1][k], t->v[2][k]) > hi[k] ||
+            max3f(t->v[0][k], t->v[1][k], t->v[2][k]) < lo[k])
+            return false;
+    return true;
+}
+
 /// kcc_corners_bounds_swept of a triangle record.
 static inline bool kcc_tri_bounds_swept(const kcc_tri *t, const kcc_pray *r, float limit)
 {

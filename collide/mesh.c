@@ -861,20 +861,6 @@ static bool box_valid(const vec3 box[2])
     return true;
 }
 
-#if !KCC_SSE
-/* The scalar path's bounds test (the SSE path tests four triangles' bounds at once). */
-static inline bool tri_bounds_overlap(const kcc_tri *t, const float lo[3], const float hi[3])
-{
-    for (int k = 0; k < 3; ++k) {
-        float mn = min3f(t->v[0][k], t->v[1][k], t->v[2][k]);
-        float mx = max3f(t->v[0][k], t->v[1][k], t->v[2][k]);
-        if (mn > hi[k] || mx < lo[k])
-            return false;
-    }
-    return true;
-}
-#endif
-
 /* What a box walk reports: input indices of the exactly overlapping triangles, input indices of
  * those whose bounds overlap, the leaf slots of the latter in ascending order, or the exactly
  * overlapping triangles' representatives only (one per set of duplicates). */
@@ -903,7 +889,7 @@ static inline int leaf_hits(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const
         kcc_mesh_tri(mesh, s0 + l, &t);
         /* The exact test starts with the same triangle-bounds test. */
         bool hit = exact ? kcc_tri_overlap_box_internal(t.v[0], t.v[1], t.v[2], qb->lo, qb->hi)
-                         : tri_bounds_overlap(&t, qb->lo, qb->hi);
+                         : kcc_tri_bounds_touch(&t, qb->lo, qb->hi);
         hits |= hit ? 1 << l : 0;
     }
     return hits;

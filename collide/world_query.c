@@ -439,21 +439,11 @@ typedef struct sweep_query {
     kcc_pray         slab;         ///< the static tree's node and entry test (sweep_static_slab)
 } sweep_query;
 
-/// The placed triangle's bounds miss the motion's bounds: it cannot be touched.
-static bool tri_outside(const kcc_tri *t, const float lo[3], const float hi[3])
-{
-    for (int k = 0; k < 3; ++k)
-        if (min3f(t->v[0][k], t->v[1][k], t->v[2][k]) > hi[k] ||
-            max3f(t->v[0][k], t->v[1][k], t->v[2][k]) < lo[k])
-            return true;
-    return false;
-}
-
 static void sweep_offer(sweep_query *q, const kcc_tri *t, uint32_t id)
 {
     double th, normal[3];
     bool start;
-    if (tri_outside(t, q->swept_lo, q->swept_hi) ||
+    if (!kcc_tri_bounds_touch(t, q->swept_lo, q->swept_hi) || /* the motion's bounds miss it */
         !kcc_tri_sweep_internal(t->v[0], t->v[1], t->v[2], q->center, q->half, q->delta,
                                 kcc_sweep_tie_limit(q->best_t), &th, normal, &start))
         return;

@@ -306,13 +306,10 @@ static void sphere_leaf(void *ctx, const kcc_mesh *mesh, uint32_t first, uint32_
     for (uint32_t s = first, end = first + count; s < end; ++s) {
         kcc_tri own;
         kcc_mesh_tri(mesh, s, &own);
-        const kcc_tri *local = &own;
-        bool near = true;
-        for (int k = 0; k < 3; ++k)
-            near = near && min3f(local->v[0][k], local->v[1][k], local->v[2][k]) <= q->hi[k] &&
-                   max3f(local->v[0][k], local->v[1][k], local->v[2][k]) >= q->lo[k];
+        if (!kcc_tri_bounds_touch(&own, q->lo, q->hi))
+            continue;
         kcc_tri buf;
-        const kcc_tri *t = near ? placed_tri(q->body, q->identity, local, &buf) : NULL;
+        const kcc_tri *t = placed_tri(q->body, q->identity, &own, &buf);
         if (!t || !kcc_tri_within_sphere(t, q->center, q->radius))
             continue;
         q->found = kcc_body_append_slot(mesh, s, q->body_id, q->out, q->capacity, q->found);
@@ -344,11 +341,8 @@ static void sphere_entries_below(sphere_query *q, uint32_t upto)
             kcc_tri own, buf;
             kcc_mesh_tri(mesh, s, &own);
             const kcc_tri *t = placed_tri(q->body, q->identity, &own, &buf);
-            bool near = t != NULL;
-            for (int k = 0; near && k < 3; ++k)
-                near = min3f(t->v[0][k], t->v[1][k], t->v[2][k]) <= q->world_hi[k] &&
-                       max3f(t->v[0][k], t->v[1][k], t->v[2][k]) >= q->world_lo[k];
-            if (near && kcc_tri_within_sphere(t, q->center, q->radius))
+            if (t && kcc_tri_bounds_touch(t, q->world_lo, q->world_hi) &&
+                kcc_tri_within_sphere(t, q->center, q->radius))
                 q->found = kcc_body_append_slot(mesh, s, q->body_id, q->out, q->capacity, q->found);
         }
     }
