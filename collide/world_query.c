@@ -854,16 +854,6 @@ KCC_HOT void ray_cast_pending(ray_query *q, ray_pending *p, float upto)
         ray_cast_pending_now(q, p, upto);
 }
 
-/// The slab test (ray_enters_box's rule) of four static-tree entries at once: bit i set when the
-/// world ray enters entry 4 b + i of block `box` within [0, limit], out_t[i] its (shrunk) entry
-/// distance. kcc_pray_test reads a group's planes only, as floats at kcc_pray's byte offsets, where
-/// a block holds its entries' (kcc_static_box4's static assertion).
-static int ray_enters_box4(const kcc_pray *r, const kcc_static_box4 *box, float limit,
-                           float out_t[4])
-{
-    return kcc_pray_test(r, (const kcc_node4 *)(const void *)box, limit, out_t);
-}
-
 /// Adds entry k, entered at t, to the pending ones (a full list first casts its nearest).
 static void ray_pend(ray_query *q, ray_pending *p, uint32_t k, float t)
 {
@@ -876,16 +866,16 @@ static void ray_pend(ray_query *q, ray_pending *p, uint32_t k, float t)
 }
 
 /// Adds the entries of a static-tree leaf that the mask sees and the ray enters before the best hit
-/// so far to the pending ones, their bounds tested four at a time (the blocks the leaf spans, each
-/// masked to the leaf's lanes).
+/// so far to the pending ones, their bounds tested four at a time (the slab test of ray_enters_box's
+/// rule on the blocks the leaf spans, each masked to the leaf's lanes).
 static void ray_pend_leaf(ray_query *q, ray_pending *p, uint32_t first, uint32_t count)
 {
     const kcc_static_tree *st = &q->world->statics;
     const uint32_t end = first + count;
     for (uint32_t b = first / 4; 4 * b < end; ++b) {
-        const uint32_t lo = first > 4 * b ? first - 4 * b : 0, hi = end - 4 * b < 4 ? end - 4 * b : 4;
         float t[4];
-        int mask = ray_enters_box4(&q->slab, &st->boxes[b], q->best_t, t) & ((1 << hi) - (1 << lo));
+        int mask = kcc_pray_test_planes(&q->slab, &st->boxes[b], q->best_t, t) &
+                   kcc_static_block_lanes(first, end, b);
         for (; mask != 0; mask &= mask - 1) {
             const int bit = mask & -mask, i = (bit >> 1) - (bit >> 3);
             const uint32_t k = 4 * b + (uint32_t)i;
