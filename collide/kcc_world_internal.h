@@ -72,10 +72,10 @@ typedef struct kcc_body_tree {
 /// sphere queries walk (world_static_tree.c): entries that are runs of consecutive slots of the
 /// leaves of a member body's tree (an unrotated body), or runs of the leaves of the world's build
 /// over a rotated member's placed triangles, their slots in the slot list (`listed`), each
-/// bounded by its triangles placed by the body's pose
-/// (kcc_pose_points_bounds: conservative), so a ray walks one tree nearest first instead of each
-/// body's from its root, and a box or sphere query tests the entries the world shape touches
-/// instead of every leaf under a rotated body's (looser) local bounds of the shape.
+/// bounded by its triangles placed by the body's pose (kcc_pose_points_bounds: conservative), so a
+/// ray walks one tree nearest first instead of each body's from its root, and a box or sphere query
+/// tests the entries the world shape touches instead of every leaf under a rotated body's (looser)
+/// local bounds of the shape.
 /// Members are the live static bodies that are solid (not sensors) and have a tree (not
 /// heightfields), in ascending slot order while their entries fit `capacity`
 /// (kcc_static_tree_capacity); the others are cast through the body tree as kinematic bodies

@@ -675,7 +675,8 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     list_slots(&sc, live, n);
     kcc_tree_plan_collapse(sc.pairs, pairs, sc.plan_cost, sc.plan);
     const uint32_t sets = list_duplicates(&sc, n, n - dups, live, sc.queue); /* free until collapse */
-    const uint32_t quads = kcc_tree_collapse(sc.pairs, (const uint8_t(*)[4])sc.plan, NULL, NULL, sc.queue);
+    const uint32_t quads =
+        kcc_tree_collapse(sc.pairs, (const uint8_t(*)[4])sc.plan, NULL, NULL, sc.queue);
     const mesh_sizes sz = {n,    n - dups, live, dups, number_vertices(desc, stride, &sc, n - dups),
                            sets, make_links(&sc, n)};
     kcc_mesh *m = mesh_alloc(&al, &sz, quads);
