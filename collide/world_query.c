@@ -867,7 +867,8 @@ static void ray_pend(ray_query *q, ray_pending *p, uint32_t k, float t)
 
 /// Adds the entries of a static-tree leaf that the mask sees and the ray enters before the best hit
 /// so far to the pending ones, their bounds tested four at a time (the slab test of ray_enters_box's
-/// rule on the blocks the leaf spans, each masked to the leaf's lanes).
+/// rule on the blocks the leaf spans, each masked to the leaf's lanes), and asks for the first line
+/// of each one's triangles (its slot list, or its corner offsets), which its cast reads first.
 static void ray_pend_leaf(ray_query *q, ray_pending *p, uint32_t first, uint32_t count)
 {
     const kcc_static_tree *st = &q->world->statics;
@@ -879,9 +880,29 @@ static void ray_pend_leaf(ray_query *q, ray_pending *p, uint32_t first, uint32_t
         for (; mask != 0; mask &= mask - 1) {
             const int bit = mask & -mask, i = (bit >> 1) - (bit >> 3);
             const uint32_t k = 4 * b + (uint32_t)i;
-            if ((st->leaves[k].layers & q->layer_mask) != 0)
+            const kcc_static_leaf *e = &st->leaves[k];
+            if ((e->layers & q->layer_mask) != 0) {
+                KCC_PREFETCH(e->listed ? (const void *)(st->slots + e->first)
+                                       : (const void *)(q->world->bodies[e->body].mesh->corners +
+                                                        e->first));
                 ray_pend(q, p, k, t[i]);
+            }
         }
+    }
+}
+
+/// Asks for the lines of the n children a group's test pushed (the walk tests them after the
+/// nearest one's subtree): an inner child's group (two lines) or a leaf's first entry block (one
+/// and a half). The tree (72 bytes an entry, 1.4 MB for ctf_inyard's 27 pieces) is larger than a
+/// core's first-level cache: asked for while the walk goes on, the lines are there when it tests
+/// them (docs/world.md, "World queries").
+KCC_HOT void ray_prefetch_pushed(const kcc_static_tree *st, const kcc_stack_entry *pushed, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; ++i) {
+        const char *next = pushed[i].count == 0 ? (const char *)&st->quads[pushed[i].first]
+                                                : (const char *)&st->boxes[pushed[i].first / 4];
+        KCC_PREFETCH(next);
+        KCC_PREFETCH(next + 64);
     }
 }
 
@@ -909,7 +930,9 @@ static void ray_walk_statics(ray_query *q)
                 mask = kcc_pray_test(&q->slab, g, q->best_t, entry_t);
                 if (mask != 0) {
                     KCC_ASSERT(sp + 3 <= KCC_TREE_STACK);
+                    const uint32_t pushed = sp;
                     sp = kcc_descend(stack, sp, g, mask, entry_t, &cur);
+                    ray_prefetch_pushed(&q->world->statics, stack + pushed, sp - pushed);
                     continue;
                 }
             } else {
