@@ -33,13 +33,17 @@ typedef struct step_context {
     struct kcc_world_characters *cs;
     kcc_world_source             source;   ///< what every character's source shares: the step's
                                            ///< key, the boxes' layers and masks
+    kcc_world_source             fixed;    ///< the static part of every character's source on
+                                           ///< fixed.layer_mask (KCC_LAYERS_ALL, the default),
+                                           ///< split off once a step (character_source)
     const uint32_t              *movers;   ///< kinematic body slots that moved
     const mover_motion          *motions;  ///< their motions, by the same index
     uint32_t                     mover_count;
 } step_context;
 
 /// The world sources of one character's phase: `all`, what it sees, split into its static bodies
-/// (`fixed`: its cache keeps their triangles from step to step) and the rest (`rest`).
+/// (`fixed`: its cache keeps their triangles from step to step; the step's own, ctx->fixed, when
+/// the character's mask is its) and the rest (`rest`).
 typedef struct character_sources {
     kcc_world_source all, fixed, rest;
 } character_sources;
@@ -68,8 +72,19 @@ static void character_source(const step_context *ctx, uint32_t slot, const float
         all->box_count = cs->near.count[slot] - all->piece_count;
         all->reach = (const float(*)[3])cs->regions[slot];
     }
-    if (!cs->split_off)
+    if (cs->split_off)
+        return;
+    if (all->layer_mask == ctx->fixed.layer_mask)
+        kcc_world_source_split_sharing(all, &ctx->fixed, &out->rest);
+    else
         kcc_world_source_split(all, &out->fixed, &out->rest);
+}
+
+/// The static part that every character's source on the step's own mask (ctx->source's) shares.
+static void split_step_fixed(step_context *ctx)
+{
+    kcc_world_source all = ctx->source, rest;
+    kcc_world_source_split(&all, &ctx->fixed, &rest);
 }
 
 /// Translates the character's box by up to delta through source, stopping a skin short of the
@@ -80,7 +95,7 @@ static float advance_character(kcc_character *ch, const kcc_local_source *source
     if (!(len > 0.0f))
         return 1.0f;
     vec3 box[2];
-    kcc_character_box(ch, box);
+    kcc_box_at(ch, ch->position, box);
     kcc_sweep_hit hit;
     float f = 1.0f;
     if (source->ops->sweep(source, (const vec3 *)box, delta, &hit))
@@ -179,7 +194,7 @@ static void push_by_mover(const step_context *ctx, uint32_t mover, world_charact
     const mover_motion *m = &ctx->motions[mover];
     const float(*swept)[3] = (const float(*)[3])m->swept;
     vec3 box[2], motion, back, push;
-    kcc_character_box(&wc->ch, box);
+    kcc_box_at(&wc->ch, wc->ch.position, box);
     for (int k = 0; k < 3; ++k)
         if (box[0][k] > swept[1][k] || box[1][k] < swept[0][k])
             return;
@@ -283,7 +298,7 @@ static void place_character(const step_context *ctx, uint32_t slot, const float 
     for (uint32_t i = 0; i < ctx->mover_count; ++i)
         if (ctx->movers[i] != ridden)
             push_by_mover(ctx, i, wc, src, pre, &wc->pushers);
-    kcc_character_box(&wc->ch, ctx->cs->placed[slot]);
+    kcc_box_at(&wc->ch, wc->ch.position, ctx->cs->placed[slot]);
 }
 
 /// The characters the snapshot marked (cs->to_place) ride and are pushed.
@@ -324,7 +339,7 @@ static void move_character(const step_context *ctx, uint32_t slot, bool placed)
     wc->result = r;
     glm_vec3_zero(ctx->cs->displacements[slot]);
     kcc_world_publish_state(ctx->cs, slot);
-    kcc_character_box(&wc->ch, ctx->cs->ends[slot]);
+    kcc_box_at(&wc->ch, wc->ch.position, ctx->cs->ends[slot]);
 }
 
 static void move_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
@@ -400,7 +415,7 @@ static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *t
     for (uint32_t i = begin; i < end; ++i) {
         const uint32_t slot = cs->live[i];
         vec3 box[2];
-        kcc_character_box(&cs->slots[slot].ch, box);
+        kcc_box_at(&cs->slots[slot].ch, cs->slots[slot].ch.position, box);
         memcpy(cs->boxes[slot], box, sizeof cs->boxes[slot]);
         glm_vec3_copy(cs->slots[slot].ch.position, cs->slots[slot].step_start);
         const uint32_t mover = moving_ground(ctx, &cs->slots[slot]);
@@ -661,7 +676,7 @@ static void resolve_character_overlaps(struct kcc_world_characters *cs)
             restore_footing(&wc->ch, &end);
             continue;
         }
-        kcc_character_box(&wc->ch, cs->ends[slot]);
+        kcc_box_at(&wc->ch, wc->ch.position, cs->ends[slot]);
         vec3 undone;
         glm_vec3_sub(wc->ch.position, (float *)end.position, undone);
         glm_vec3_add(wc->result.moved, undone, wc->result.moved);
@@ -699,6 +714,7 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     ctx.source.base.key = kcc_world_step_key(world);
     ctx.source.box_layers = cs->layers;
     ctx.source.box_masks = cs->masks;
+    split_step_fixed(&ctx);
     ctx.mover_count = kcc_world_movers(world, &ctx.movers);
     for (uint32_t i = 0; i < ctx.mover_count; ++i) /* once a step, for every character to read */
         kcc_world_body_motion(world, ctx.movers[i], &cs->motions[i].start, &cs->motions[i].end,
