@@ -495,11 +495,10 @@ void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32
 /// (its other bodies and boxes), and links them to it: a gather through a character's cache then
 /// keeps the static bodies' triangles across steps. `fixed` and `rest` must outlive all's use.
 void kcc_world_source_split(kcc_world_source *all, kcc_world_source *fixed, kcc_world_source *rest);
-/// The same with a fixed part that kcc_world_source_split made for a source of the same world and
-/// layer mask while the static bodies stayed as they are (one for many sources: only read);
-/// `rest` is made.
-void kcc_world_source_split_sharing(kcc_world_source *all, const kcc_world_source *fixed,
-                                    kcc_world_source *rest);
+/// The same split of `all` into a fixed part that kcc_world_source_split made for a source of the
+/// same world and layer mask while the static bodies stayed as they are (one for many sources:
+/// only read), and `rest`, set up as a copy of `all` (field by field or otherwise), made its rest.
+void kcc_world_source_link(kcc_world_source *all, const kcc_world_source *fixed, kcc_world_source *rest);
 /// A split world source's two parts (false for any other source): `fixed`, with its own owner
 /// and key that outlive the source's key, and the `rest`, listed afresh by every gather. Their
 /// lists merged by triangle id are the source's list: the parts share no body, and ids order

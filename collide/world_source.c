@@ -761,12 +761,11 @@ bool kcc_world_source_reaches(const kcc_local_source *base, const vec3 region[2]
                       region[1][1] <= reach[1][1] && region[1][2] <= reach[1][2]);
 }
 
-void kcc_world_source_split_sharing(kcc_world_source *all, const kcc_world_source *fixed,
-                                    kcc_world_source *rest)
+void kcc_world_source_link(kcc_world_source *all, const kcc_world_source *fixed, kcc_world_source *rest)
 {
-    KCC_ASSERT(all->part == KCC_WORLD_PART_ALL && fixed->part == KCC_WORLD_PART_STATIC);
-    KCC_ASSERT(fixed->world == all->world && fixed->layer_mask == all->layer_mask);
-    *rest = *all;
+    KCC_ASSERT(all->part == KCC_WORLD_PART_ALL && rest->part == KCC_WORLD_PART_ALL);
+    KCC_ASSERT(fixed->part == KCC_WORLD_PART_STATIC && fixed->world == all->world &&
+               fixed->layer_mask == all->layer_mask);
     rest->part = KCC_WORLD_PART_MOVING;
     rest->fixed = rest->rest = NULL;
     all->fixed = fixed;
@@ -787,7 +786,8 @@ void kcc_world_source_split(kcc_world_source *all, kcc_world_source *fixed, kcc_
     fixed->pieces = NULL;
     fixed->piece_count = 0;
     fixed->fixed = fixed->rest = NULL;
-    kcc_world_source_split_sharing(all, fixed, rest);
+    *rest = *all;
+    kcc_world_source_link(all, fixed, rest);
 }
 
 void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32_t layer_mask)

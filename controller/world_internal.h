@@ -147,6 +147,8 @@ struct kcc_world_characters {
                                    ///< order)
     uint32_t        *layers;       ///< by slot: the layers each character is on (default 1)
     uint32_t        *masks;        ///< by slot: the layers each collides with (default all)
+    uint32_t        *slot_ids;     ///< by slot: kcc_id_make(slots[i].generation, i), what contacts
+                                   ///< and grounds name a character by, read without its slot
     uint32_t         live_count;
     uint32_t         riders;       ///< characters that ended the last step standing on another: with
                                    ///< no mover moving and none of them, nothing is placed
