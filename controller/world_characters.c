@@ -28,8 +28,9 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
     if (cs)
         cs->boxes = (void *)(base + at);
     at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
-    float(**boxes[3])[2][3] = {cs ? &cs->regions : NULL, cs ? &cs->placed : NULL, cs ? &cs->ends : NULL};
-    for (int k = 0; k < 3; ++k) {
+    float(**boxes[4])[2][3] = {cs ? &cs->regions : NULL, cs ? &cs->placed : NULL, cs ? &cs->ends : NULL,
+                               cs ? &cs->end_overlaps : NULL};
+    for (int k = 0; k < 4; ++k) {
         if (cs)
             *boxes[k] = (void *)(base + at);
         at = round_up(at + (size_t)capacity * sizeof(float[2][3]));

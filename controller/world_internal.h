@@ -133,6 +133,10 @@ struct kcc_world_characters {
                                    ///< where the moves see it (m)
     float          (*ends)[2][3];  ///< each live character's box where its move ended, or where the
                                    ///< resolve pass put it back (m): what the resolve pass compares
+    float          (*end_overlaps)[2][3]; ///< each live character's box where its move ended, by
+                                   ///< the overlap rule (kcc_box_for_overlap): what the resolve
+                                   ///< pass's first look (resolve_flags_task) compares, read
+                                   ///< without the character's slot
     float          (*displacements)[3]; ///< by slot: m, for the next step (0 when none was set)
     kcc_character_state *states;   ///< by slot: what kcc_world_get_character gives, copied from the
                                    ///< slot whenever that changes (kcc_world_publish_state)
@@ -164,7 +168,8 @@ struct kcc_world_characters {
 };
 
 
-/// The bits of kcc_world_characters.resolve_marks, set for the step by resolve_flags_task.
+/// The bits of kcc_world_characters.resolve_marks, set for the step by each character's move
+/// (RESOLVE_RIDES) and resolve_flags_task.
 enum {
     RESOLVE_ENDS_INSIDE = 1, ///< its move ended inside a character's before it (as they ended:
                              ///< the resolve pass's first look)

@@ -353,6 +353,11 @@ static void move_character(const step_context *ctx, uint32_t slot, bool placed)
     glm_vec3_zero(ctx->cs->displacements[slot]);
     kcc_world_publish_state(ctx->cs, slot);
     kcc_box_at(&wc->ch, wc->ch.position, ctx->cs->ends[slot]);
+    /* what the resolve pass's first look reads of it, set while the slot is at hand: its motion
+       over the step (changed only for a character the pass puts back) and whether it rides */
+    kcc_box_for_overlap(&wc->ch, wc->ch.position, ctx->cs->end_overlaps[slot]);
+    glm_vec3_sub(wc->ch.position, wc->step_start, wc->last_motion);
+    ctx->cs->resolve_marks[slot] = r.ground_character != 0 ? RESOLVE_RIDES : 0;
 }
 
 static void move_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
@@ -632,10 +637,10 @@ static bool earlier_put_back(const struct kcc_world_characters *cs, uint32_t i)
     return false;
 }
 
-/// What the resolve pass asks first, asked over the task hooks (each writes its own slot only):
-/// whether each character's box at the end of its move overlaps an earlier one's, whether it ended
-/// on another character (riders), and its motion over the step (last_motion), which the resolve
-/// pass changes only for a character it puts back.
+/// What the resolve pass asks first, asked over the task hooks (each writes its own marks only):
+/// whether each character's box at the end of its move (cs->end_overlaps: overlaps_earlier's box)
+/// overlaps an earlier one's. Its move marked whether it rides and set its last_motion; the
+/// characters' slots, which the last moves left in no cache at 10k characters, are not read.
 static void resolve_flags_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
 {
     (void)worker;
@@ -643,10 +648,8 @@ static void resolve_flags_task(uint32_t begin, uint32_t end, uint32_t worker, vo
     struct kcc_world_characters *cs = ctx->cs;
     for (uint32_t i = begin; i < end; ++i) {
         const uint32_t slot = cs->live[i];
-        world_character *wc = &cs->slots[slot];
-        glm_vec3_sub(wc->ch.position, wc->step_start, wc->last_motion);
-        cs->resolve_marks[slot] = (uint8_t)((i > 0 && overlaps_earlier(cs, i) ? RESOLVE_ENDS_INSIDE : 0) |
-                                            (wc->result.ground_character != 0 ? RESOLVE_RIDES : 0));
+        if (i > 0 && inside_earlier(cs, i, (const vec3 *)cs->end_overlaps[slot], (const float(*)[2][3])cs->ends, true))
+            cs->resolve_marks[slot] |= RESOLVE_ENDS_INSIDE;
     }
 }
 
