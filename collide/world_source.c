@@ -217,6 +217,23 @@ static void box_tri(const float box[2][3], uint32_t k, uint32_t index, bool usua
     }
 }
 
+/// Both triangles of face f of the box (its triangles 2f and 2f + 1, ids index and index + 1), with
+/// f made a constant: what box_tri gives for each.
+static void box_face_tris(const float box[2][3], uint32_t f, uint32_t index, bool usual, kcc_local_tri out[2])
+{
+    switch (f) {
+#define BOX_FACE_CASE(F)                                                                             \
+    case F:                                                                                          \
+        box_local_tri(box, 2 * F, index, usual, &out[0]);                                           \
+        box_local_tri(box, 2 * F + 1, index + 1, usual, &out[1]);                                   \
+        return;
+        BOX_FACE_CASE(0) BOX_FACE_CASE(1) BOX_FACE_CASE(2) BOX_FACE_CASE(3) BOX_FACE_CASE(4) BOX_FACE_CASE(5)
+#undef BOX_FACE_CASE
+    default:
+        KCC_ASSERT(f < BOX_TRIS / 2);
+    }
+}
+
 /// Whether the source sees listed box slot: not the mover's own, and on layers both ways
 /// (kcc_world_source.box_layers).
 static bool box_seen(const kcc_world_source *src, uint32_t slot)
@@ -298,8 +315,16 @@ static uint32_t box_run_of(const kcc_world_source *src, const uint32_t *handles,
     const float(*box)[3] = src->boxes[slot];
     const bool usual = box_usual(box);
     uint32_t j = 0;
-    for (; j < n && handles[j] - base < BOX_TRIS; ++j) /* (a handle below base wraps past BOX_TRIS) */
-        box_tri(box, handles[j] - base, handles[j], usual, &out[j]);
+    while (j < n && handles[j] - base < BOX_TRIS) { /* (a handle below base wraps past BOX_TRIS) */
+        const uint32_t k = handles[j] - base;
+        if (k % 2 == 0 && j + 1 < n && handles[j + 1] == handles[j] + 1) { /* a face: as queries list them */
+            box_face_tris(box, k / 2, handles[j], usual, &out[j]);
+            j += 2;
+        } else {
+            box_tri(box, k, handles[j], usual, &out[j]);
+            ++j;
+        }
+    }
     return j;
 }
 
