@@ -428,17 +428,14 @@ static bool grow_region_by_pushes(const step_context *ctx, uint32_t ridden, cons
 #define SNAPSHOT_AHEAD 4u
 static inline void prefetch_snapshot(const world_character *wc)
 {
-#if defined(__GNUC__)
-    const char *tail = (const char *)&wc->step_start;
-    __builtin_prefetch(&wc->ch);
-    __builtin_prefetch((const char *)&wc->ch + 64);
-    __builtin_prefetch(&wc->result.ground_body);
-    __builtin_prefetch(tail);
-    __builtin_prefetch(tail + 64);
-    __builtin_prefetch((const char *)(wc + 1) - 1);
-#else
-    (void)wc;
-#endif
+    const char *tail = (const char *)&wc->step_start; /* to the slot's end: step_start, reach */
+    kcc_prefetch(&wc->ch);
+    kcc_prefetch((const char *)&wc->ch + 64);
+    kcc_prefetch(&wc->result.ground_body);
+    kcc_prefetch(tail);
+    kcc_prefetch(tail + 64);
+    _Static_assert(sizeof(world_character) - offsetof(world_character, step_start) <= 128,
+                   "step_start and what follows it lie in two lines at most");
 }
 
 /// Each live character's box at the start of the step, the region its step may reach, and whether
@@ -668,6 +665,8 @@ static void resolve_flags_task(uint32_t begin, uint32_t end, uint32_t worker, vo
     const step_context *ctx = task_context;
     struct kcc_world_characters *cs = ctx->cs;
     for (uint32_t i = begin; i < end; ++i) {
+        if (i + SNAPSHOT_AHEAD < end && !cs->near.all) /* its neighbour list, left in no cache by the moves */
+            kcc_prefetch(cs->near.entries + cs->near.first[cs->live[i + SNAPSHOT_AHEAD]]);
         const uint32_t slot = cs->live[i];
         if (i > 0 && inside_earlier(cs, i, (const vec3 *)cs->end_overlaps[slot], (const float(*)[2][3])cs->ends, true))
             cs->resolve_marks[slot] |= RESOLVE_ENDS_INSIDE;
