@@ -18,6 +18,11 @@
  * phase reads only the step's shared state and writes only its own character's slot, so results
  * are the same for any number of workers and any scheduling (docs/world.md, "Threads"). */
 
+/// How many characters ahead a pass over the live characters asks for the lines it will read of
+/// one: a few misses a character at 10k characters (the step's other passes left them in no
+/// cache), which then overlap those of the characters before it.
+#define SNAPSHOT_AHEAD 4u
+
 /// The characters in a block of the step's parallel phases (run_over_live): a move costs 0.5-5 us,
 /// so 8 of them outweigh taking a block (an atomic add) many times over while leaving blocks
 /// enough to balance two workers to a few us at 1k characters; the snapshot, the neighbour lists
@@ -364,8 +369,11 @@ static void move_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_
 {
     (void)worker;
     const step_context *ctx = task_context;
-    for (uint32_t i = begin; i < end; ++i)
+    for (uint32_t i = begin; i < end; ++i) {
+        if (i + SNAPSHOT_AHEAD < end)
+            kcc_prefetch(ctx->cs->displacements[ctx->cs->live[i + SNAPSHOT_AHEAD]]);
         move_character(ctx, ctx->cs->live[i], ctx->cs->to_place[i]);
+    }
 }
 
 /// How far mover m's push (push_by_mover) may take a character whose box, at offsets box - centre
@@ -422,10 +430,6 @@ static bool grow_region_by_pushes(const step_context *ctx, uint32_t ridden, cons
     return push > 0.0f;
 }
 
-/// How many characters ahead the snapshot asks for the lines of a slot it will read: its work a
-/// character is a few of them, each a miss at 10k characters (the last step's passes left them in
-/// no cache), so the misses of several characters overlap.
-#define SNAPSHOT_AHEAD 4u
 static inline void prefetch_snapshot(const world_character *wc)
 {
     const char *tail = (const char *)&wc->step_start; /* to the slot's end: step_start, reach */
