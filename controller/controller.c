@@ -948,7 +948,6 @@ static void begin_move(move_ctx *ctx, kcc_character *ch, const kcc_local_source 
         memset(debug, 0, sizeof(*debug));
 }
 
-/* True when the box at p0 is where the last move left it, found clear of this very source. */
 /* Whether the box at p0 overlaps the level, asked only as far as the clear note leaves open: not
  * at all when the note says the box there was found clear of this very source; only of the
  * entries past a split world source's fixed part when it was found clear of a source with the

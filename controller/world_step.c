@@ -21,7 +21,7 @@
 /// How many characters ahead a pass over the live characters asks for the lines it will read of
 /// one: a few misses a character at 10k characters (the step's other passes left them in no
 /// cache), which then overlap those of the characters before it.
-#define SNAPSHOT_AHEAD 4u
+#define PREFETCH_AHEAD 4u
 
 /// The characters in a block of the step's parallel phases (run_over_live): a move costs 0.5-5 us,
 /// so 8 of them outweigh taking a block (an atomic add) many times over while leaving blocks
@@ -370,8 +370,8 @@ static void move_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_
     (void)worker;
     const step_context *ctx = task_context;
     for (uint32_t i = begin; i < end; ++i) {
-        if (i + SNAPSHOT_AHEAD < end)
-            kcc_prefetch(ctx->cs->displacements[ctx->cs->live[i + SNAPSHOT_AHEAD]]);
+        if (i + PREFETCH_AHEAD < end)
+            kcc_prefetch(ctx->cs->displacements[ctx->cs->live[i + PREFETCH_AHEAD]]);
         move_character(ctx, ctx->cs->live[i], ctx->cs->to_place[i]);
     }
 }
@@ -430,6 +430,8 @@ static bool grow_region_by_pushes(const step_context *ctx, uint32_t ridden, cons
     return push > 0.0f;
 }
 
+/// Asks for the lines of a slot that the snapshot reads: the character's first two (its box,
+/// footing and desc), its last result's ground, and the slot's tail (step_start, the reach).
 static inline void prefetch_snapshot(const world_character *wc)
 {
     const char *tail = (const char *)&wc->step_start; /* to the slot's end: step_start, reach */
@@ -451,8 +453,8 @@ static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *t
     const step_context *ctx = task_context;
     struct kcc_world_characters *cs = ctx->cs;
     for (uint32_t i = begin; i < end; ++i) {
-        if (i + SNAPSHOT_AHEAD < end)
-            prefetch_snapshot(&cs->slots[cs->live[i + SNAPSHOT_AHEAD]]);
+        if (i + PREFETCH_AHEAD < end)
+            prefetch_snapshot(&cs->slots[cs->live[i + PREFETCH_AHEAD]]);
         const uint32_t slot = cs->live[i];
         vec3 box[2];
         kcc_box_at(&cs->slots[slot].ch, cs->slots[slot].ch.position, box);
@@ -669,10 +671,11 @@ static void resolve_flags_task(uint32_t begin, uint32_t end, uint32_t worker, vo
     const step_context *ctx = task_context;
     struct kcc_world_characters *cs = ctx->cs;
     for (uint32_t i = begin; i < end; ++i) {
-        if (i + SNAPSHOT_AHEAD < end && !cs->near.all) /* its neighbour list, left in no cache by the moves */
-            kcc_prefetch(cs->near.entries + cs->near.first[cs->live[i + SNAPSHOT_AHEAD]]);
+        if (i + PREFETCH_AHEAD < end && !cs->near.all) /* its neighbour list, left in no cache by the moves */
+            kcc_prefetch(cs->near.entries + cs->near.first[cs->live[i + PREFETCH_AHEAD]]);
         const uint32_t slot = cs->live[i];
-        if (i > 0 && inside_earlier(cs, i, (const vec3 *)cs->end_overlaps[slot], (const float(*)[2][3])cs->ends, true))
+        const float(*ends)[2][3] = (const float(*)[2][3])cs->ends;
+        if (i > 0 && inside_earlier(cs, i, (const vec3 *)cs->end_overlaps[slot], ends, true))
             cs->resolve_marks[slot] |= RESOLVE_ENDS_INSIDE;
     }
 }
