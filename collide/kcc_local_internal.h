@@ -179,6 +179,12 @@ typedef struct kcc_local {
     const kcc_local_tri    *tris;
     vec3                    region[2]; ///< the region asked for: a query must stay inside it to get
                                        ///< the same answer from any cache (checked in KCC_DEBUG builds)
+    uint64_t                fixed_key;   ///< a list of a split world source's two parts
+                                         ///< (kcc_world_source_parts): its fixed part's key; 0 for
+                                         ///< any other list
+    uint32_t                fixed_count; ///< such a list's first fixed_count entries hold every
+                                         ///< triangle of the fixed part it holds, the others none
+                                         ///< (0 when they are interleaved, and for other lists)
 } kcc_local;
 
 /// Entry i's minimum and maximum along axis k.
@@ -311,6 +317,9 @@ void kcc_local_raycast_down4(const kcc_local *list, const kcc_sel *sel, const ve
 
 /// True when box overlaps any triangle (exact).
 bool kcc_local_overlaps(const kcc_local *list, const vec3 box[2]);
+/// kcc_local_overlaps over the list's entries from fixed_count on (in the overflow mode, over the
+/// whole source): its answer for a box known to overlap none of a split source's fixed part.
+bool kcc_local_overlaps_past_fixed(const kcc_local *list, const vec3 box[2]);
 
 /// The contacts of a swept box: the first time of contact and the normals (facing the box) of every
 /// triangle touched within `t_slop` of it.
@@ -490,6 +499,10 @@ void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32
 /// (its other bodies and boxes), and links them to it: a gather through a character's cache then
 /// keeps the static bodies' triangles across steps. `fixed` and `rest` must outlive all's use.
 void kcc_world_source_split(kcc_world_source *all, kcc_world_source *fixed, kcc_world_source *rest);
+/// The same split of `all` into a fixed part that kcc_world_source_split made for a source of the
+/// same world and layer mask while the static bodies stayed as they are (one for many sources:
+/// only read), and `rest`, set up as a copy of `all` (field by field or otherwise), made its rest.
+void kcc_world_source_link(kcc_world_source *all, const kcc_world_source *fixed, kcc_world_source *rest);
 /// A split world source's two parts (false for any other source): `fixed`, with its own owner
 /// and key that outlive the source's key, and the `rest`, listed afresh by every gather. Their
 /// lists merged by triangle id are the source's list: the parts share no body, and ids order

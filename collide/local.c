@@ -272,6 +272,8 @@ static void view(kcc_local *list, const kcc_local_source *src, uint32_t count,
     list->overflow = false;
     list->bounds = bounds;
     list->tris = tris;
+    list->fixed_count = 0;
+    list->fixed_key = 0;
 }
 
 static void view_overflow(kcc_local *list, const kcc_local_source *src)
@@ -513,14 +515,15 @@ static uint32_t merge_interleaved(kcc_local_store *store, const kcc_local_cache 
 /* Merges, into the store, the cached fixed part's n_fixed triangles whose bounds touch region (those
  * of sel, in their order, their bounds copied from the cache's) with the rest's n_rest triangles, by
  * id (the parts' lists merged by id are the source's list: kcc_world_source_parts), and pads the last
- * group. The caller checked that both fit. Returns how many. The rest is fetched straight to its
+ * group. The caller checked that both fit. Returns how many; *out_fixed_count: n_fixed when the fixed
+ * ones come first, 0 when they are interleaved (kcc_local.fixed_count). The rest is fetched straight to its
  * place past the fixed ones: its first id above the last selected cached one puts every rest
  * triangle after every cached one (each part lists its bodies in ascending ranges, the parts share
  * no body, and the boxes' ids follow every body's), the merge's order; else (a moving body's range
  * below a static one's) merge_interleaved. */
 static uint32_t merge_parts(kcc_local_store *store, const kcc_local_cache *cache, const kcc_sel *sel,
                             uint32_t n_fixed, const kcc_local_source *rest, const uint32_t *handles,
-                            uint32_t n_rest)
+                            uint32_t n_rest, uint32_t *out_fixed_count)
 {
     uint32_t out = 0, i, last_fixed = 0;
     for (kcc_sel_iter it = kcc_sel_begin(sel); kcc_sel_next(&it, &i);) {
@@ -531,9 +534,11 @@ static uint32_t merge_parts(kcc_local_store *store, const kcc_local_cache *cache
     rest->ops->fetch(rest, handles, n_rest, rest_tris);
     if (n_fixed > 0 && rest_tris[0].index < last_fixed) {
         memmove(store->tris + (KCC_LOCAL_MAX - n_rest), rest_tris, n_rest * sizeof *rest_tris);
+        *out_fixed_count = 0;
         return merge_interleaved(store, cache, sel, n_rest);
     }
     bound_entries(store->tris, n_fixed, n_fixed + n_rest, store->bounds);
+    *out_fixed_count = n_fixed;
     return n_fixed + n_rest;
 }
 
@@ -555,6 +560,8 @@ static void gather_split(kcc_local *list, kcc_local_store *store, kcc_local_cach
     const uint32_t n_rest = rest->ops->query(rest, region, handles, KCC_LOCAL_MAX);
     if (n_rest == 0) {
         view(list, source, cache->count, cache->bounds, cache->tris, region);
+        list->fixed_count = cache->count;
+        list->fixed_key = fixed->key;
         return;
     }
     view(&fixed_list, fixed, cache->count, cache->bounds, cache->tris, region);
@@ -567,8 +574,11 @@ static void gather_split(kcc_local *list, kcc_local_store *store, kcc_local_cach
         kcc_local_gather(list, store, source, region);
         return;
     }
-    view(list, source, merge_parts(store, cache, &sel, n_fixed, rest, handles, n_rest), store->bounds, store->tris,
-         region);
+    uint32_t fixed_count;
+    const uint32_t n = merge_parts(store, cache, &sel, n_fixed, rest, handles, n_rest, &fixed_count);
+    view(list, source, n, store->bounds, store->tris, region);
+    list->fixed_count = fixed_count;
+    list->fixed_key = fixed->key;
 }
 
 #ifdef KCC_DEBUG
@@ -602,16 +612,23 @@ void kcc_local_gather_cached(kcc_local *list, kcc_local_store *store, kcc_local_
     refill_cache(list, store, cache, source, region, grow);
 }
 
-void kcc_local_select(const kcc_local *list, const vec3 box[2], kcc_sel *out)
+/* KCC_DEBUG builds: a query that reaches outside the list's region (0.1 mm of rounding aside) may
+ * miss a triangle that another cache would hold: its answer would depend on the cache. */
+static inline void check_inside_region(const kcc_local *list, const vec3 box[2])
 {
-    _Static_assert(KCC_LOCAL_GROUP == 8, "a group is eight bits of a selection word");
 #ifdef KCC_DEBUG
-    /* a query that reaches outside the list's region (0.1 mm of rounding aside) may miss a triangle
-     * that another cache would hold: its answer would depend on the cache */
     const vec3 slack[2] = {{box[0][0] + 1e-4f, box[0][1] + 1e-4f, box[0][2] + 1e-4f},
                            {box[1][0] - 1e-4f, box[1][1] - 1e-4f, box[1][2] - 1e-4f}};
     KCC_ASSERT(list->overflow || box_inside(list->region[0], list->region[1], slack));
+#else
+    (void)list, (void)box;
 #endif
+}
+
+void kcc_local_select(const kcc_local *list, const vec3 box[2], kcc_sel *out)
+{
+    _Static_assert(KCC_LOCAL_GROUP == 8, "a group is eight bits of a selection word");
+    check_inside_region(list, box);
     sel_box query;
     select_setup(&query, box);
     const uint32_t words = (list->count + 63u) / 64u, groups = (list->count + 7u) / 8u;
@@ -826,23 +843,41 @@ static inline bool plane_may_touch(const kcc_local_tri *tri, const vec3 ctr, con
     return !(kcc_minf(s0, s1) > r + margin || kcc_maxf(s0, s1) < -r - margin);
 }
 
+/* Whether box overlaps any of the list's entries from `first` on: those whose bounds touch it,
+ * group by group, then the plane and the exact test. */
+static bool overlaps_from(const kcc_local *list, const vec3 box[2], uint32_t first)
+{
+    check_inside_region(list, box);
+    sel_box query;
+    select_setup(&query, box);
+    const vec3 still = {0.0f, 0.0f, 0.0f};
+    vec3 ctr, half;
+    kcc_box_center_half(box, ctr, half);
+    const uint32_t groups = (list->count + 7u) / 8u;
+    for (uint32_t g = first / 8u; g < groups; ++g) {
+        uint32_t bits = bounds8_test(&list->bounds[g], &query);
+        if (g == first / 8u)
+            bits &= ~0u << (first % 8u);
+        for (; bits != 0; bits &= bits - 1u) {
+            const kcc_local_tri *tri = &list->tris[8u * g + kcc_ctz64(bits)];
+            if (plane_may_touch(tri, ctr, half, still) &&
+                kcc_tri_overlap_box_internal(tri->v[0], tri->v[1], tri->v[2], box[0], box[1]))
+                return true;
+        }
+    }
+    return false;
+}
+
 bool kcc_local_overlaps(const kcc_local *list, const vec3 box[2])
 {
     if (list->overflow)
         return list->source->ops->overlap(list->source, box, NULL, 0) > 0;
-    kcc_sel cand;
-    kcc_local_select(list, box, &cand);
-    const vec3 still = {0.0f, 0.0f, 0.0f};
-    vec3 ctr, half;
-    kcc_box_center_half(box, ctr, half);
-    uint32_t i;
-    for (kcc_sel_iter it = kcc_sel_begin(&cand); kcc_sel_next(&it, &i);) {
-        const kcc_local_tri *tri = &list->tris[i];
-        if (plane_may_touch(tri, ctr, half, still) &&
-            kcc_tri_overlap_box_internal(tri->v[0], tri->v[1], tri->v[2], box[0], box[1]))
-            return true;
-    }
-    return false;
+    return overlaps_from(list, box, 0u);
+}
+
+bool kcc_local_overlaps_past_fixed(const kcc_local *list, const vec3 box[2])
+{
+    return list->overflow ? kcc_local_overlaps(list, box) : overlaps_from(list, box, list->fixed_count);
 }
 
 /* The axis a triangle's plane is perpendicular to (its corners share that coordinate exactly), or

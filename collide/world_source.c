@@ -93,6 +93,13 @@ static bool sees_body(const kcc_world_source *src, uint32_t slot)
            (!b->sensor || slot == src->only_body) && (b->layers & src->layer_mask);
 }
 
+/// Whether a walk over the source's parts may take any: not the moving part of a source whose
+/// piece list is empty (its static bodies are the other part's), what most characters' rest is.
+static inline bool may_take_parts(const kcc_world_source *src)
+{
+    return !(src->pieces && src->piece_count == 0 && src->part == KCC_WORLD_PART_MOVING);
+}
+
 /// The next part of the source in its order (bodies by triangle range: the range table's and the
 /// piece list's walks merged) that it sees and that may reach [lo, hi]; false at the end.
 static bool next_seen_part(const kcc_world_source *src, part_cursor *at, const float lo[3],
@@ -210,6 +217,23 @@ static void box_tri(const float box[2][3], uint32_t k, uint32_t index, bool usua
     }
 }
 
+/// Both triangles of face f of the box (its triangles 2f and 2f + 1, ids index and index + 1), with
+/// f made a constant: what box_tri gives for each.
+static void box_face_tris(const float box[2][3], uint32_t f, uint32_t index, bool usual, kcc_local_tri out[2])
+{
+    switch (f) {
+#define BOX_FACE_CASE(F)                                                                             \
+    case F:                                                                                          \
+        box_local_tri(box, 2 * F, index, usual, &out[0]);                                           \
+        box_local_tri(box, 2 * F + 1, index + 1, usual, &out[1]);                                   \
+        return;
+        BOX_FACE_CASE(0) BOX_FACE_CASE(1) BOX_FACE_CASE(2) BOX_FACE_CASE(3) BOX_FACE_CASE(4) BOX_FACE_CASE(5)
+#undef BOX_FACE_CASE
+    default:
+        KCC_ASSERT(f < BOX_TRIS / 2);
+    }
+}
+
 /// Whether the source sees listed box slot: not the mover's own, and on layers both ways
 /// (kcc_world_source.box_layers).
 static bool box_seen(const kcc_world_source *src, uint32_t slot)
@@ -291,8 +315,16 @@ static uint32_t box_run_of(const kcc_world_source *src, const uint32_t *handles,
     const float(*box)[3] = src->boxes[slot];
     const bool usual = box_usual(box);
     uint32_t j = 0;
-    for (; j < n && handles[j] - base < BOX_TRIS; ++j) /* (a handle below base wraps past BOX_TRIS) */
-        box_tri(box, handles[j] - base, handles[j], usual, &out[j]);
+    while (j < n && handles[j] - base < BOX_TRIS) { /* (a handle below base wraps past BOX_TRIS) */
+        const uint32_t k = handles[j] - base;
+        if (k % 2 == 0 && j + 1 < n && handles[j + 1] == handles[j] + 1) { /* a face: as queries list them */
+            box_face_tris(box, k / 2, handles[j], usual, &out[j]);
+            j += 2;
+        } else {
+            box_tri(box, k, handles[j], usual, &out[j]);
+            ++j;
+        }
+    }
     return j;
 }
 
@@ -303,7 +335,7 @@ static uint32_t world_query(const kcc_local_source *base, const vec3 region[2], 
     uint32_t n = 0;
     part_cursor at = {0, 0};
     seen_part part;
-    while (next_seen_part(src, &at, region[0], region[1], &part)) {
+    while (may_take_parts(src) && next_seen_part(src, &at, region[0], region[1], &part)) {
         const kcc_body *b = part.body;
         float lo[3], hi[3];
         region_in_body(b, region[0], region[1], lo, hi);
@@ -368,14 +400,16 @@ static void world_fetch(const kcc_local_source *base, const uint32_t *handles, u
                         kcc_local_tri *out)
 {
     const kcc_world_source *src = (const kcc_world_source *)(const void *)base;
+    const kcc_body *b = NULL; /* the last handle's body: a query lists a body's triangles together */
     for (uint32_t j = 0; j < n;) {
         const uint32_t h = handles[j];
         if (h >= KCC_WORLD_BOX_TRIS) {
             j += box_run_of(src, handles + j, n - j, out + j);
             continue;
         }
-        uint32_t slot;
-        const kcc_body *b = body_of(src, h, &slot);
+        uint32_t slot = b ? h - b->tri_base : 0;
+        if (!b || slot >= b->mesh->triangle_count) /* (a handle below its range wraps past it) */
+            b = body_of(src, h, &slot);
         const bool live = slot_local_tri(b, slot, &out[j++]);
         KCC_ASSERT(live); /* the query lists no hole */
         (void)live;
@@ -752,6 +786,17 @@ bool kcc_world_source_reaches(const kcc_local_source *base, const vec3 region[2]
                       region[1][1] <= reach[1][1] && region[1][2] <= reach[1][2]);
 }
 
+void kcc_world_source_link(kcc_world_source *all, const kcc_world_source *fixed, kcc_world_source *rest)
+{
+    KCC_ASSERT(all->part == KCC_WORLD_PART_ALL && rest->part == KCC_WORLD_PART_ALL);
+    KCC_ASSERT(fixed->part == KCC_WORLD_PART_STATIC && fixed->world == all->world &&
+               fixed->layer_mask == all->layer_mask);
+    rest->part = KCC_WORLD_PART_MOVING;
+    rest->fixed = rest->rest = NULL;
+    all->fixed = fixed;
+    all->rest = rest;
+}
+
 void kcc_world_source_split(kcc_world_source *all, kcc_world_source *fixed, kcc_world_source *rest)
 {
     KCC_ASSERT(all->part == KCC_WORLD_PART_ALL);
@@ -765,11 +810,9 @@ void kcc_world_source_split(kcc_world_source *all, kcc_world_source *fixed, kcc_
     fixed->box_count = 0;
     fixed->pieces = NULL;
     fixed->piece_count = 0;
+    fixed->fixed = fixed->rest = NULL;
     *rest = *all;
-    rest->part = KCC_WORLD_PART_MOVING;
-    fixed->fixed = fixed->rest = rest->fixed = rest->rest = NULL;
-    all->fixed = fixed;
-    all->rest = rest;
+    kcc_world_source_link(all, fixed, rest);
 }
 
 void kcc_world_source_init(kcc_world_source *out, const kcc_world *world, uint32_t layer_mask)

@@ -948,12 +948,27 @@ static void begin_move(move_ctx *ctx, kcc_character *ch, const kcc_local_source 
         memset(debug, 0, sizeof(*debug));
 }
 
-/* True when the box at p0 is where the last move left it, found clear of this very source. */
-static bool known_clear(const move_ctx *ctx, const vec3 p0)
+/* Whether the box at p0 overlaps the level, asked only as far as the clear note leaves open: not
+ * at all when the note says the box there was found clear of this very source; only of the
+ * entries past a split world source's fixed part when it was found clear of a source with the
+ * same fixed part (the static bodies, unchanged: a world's step changes the source's key, not
+ * its fixed part's), since every entry of that part in the list was in that check too. Either
+ * way overlaps_at's answer (world_step_is_the_same_for_any_workers: a crowd whose sources are not
+ * split, so every start is checked in full, ends every step in the same places). */
+static bool overlaps_at_start(const move_ctx *ctx, const vec3 p0)
 {
     const kcc_character_private *priv = kcc_character_priv(ctx->ch);
-    return priv->clear_owner == ctx->source->owner && priv->clear_key == ctx->source->key &&
-           memcmp(priv->clear_at, p0, sizeof(vec3)) == 0;
+    if (priv->clear_owner != ctx->source->owner || memcmp(priv->clear_at, p0, sizeof(vec3)) != 0)
+        return overlaps_at(ctx, p0);
+    if (priv->clear_key == ctx->source->key)
+        return false;
+    if (priv->clear_fixed_key == 0 || priv->clear_fixed_key != ctx->list->fixed_key)
+        return overlaps_at(ctx, p0);
+    if (!ctx->list->overflow && ctx->list->fixed_count == ctx->list->count)
+        return false; /* the list holds nothing past the fixed part */
+    vec3 box[2];
+    kcc_box_for_overlap(ctx->ch, p0, box);
+    return kcc_local_overlaps_past_fixed(ctx->list, (const vec3 *)box);
 }
 
 /* The start-overlap push of a box overlapping the level at pos: least penetration, at most
@@ -1162,6 +1177,7 @@ static void record_move(move_ctx *ctx, const vec3 p0, const vec3 move, bool star
     glm_vec3_copy((float *)end->at, ch->position);
     priv->clear_owner = (end->branch != KCC_BRANCH_P0 || start_clear) ? ctx->source->owner : NULL;
     priv->clear_key = ctx->source->key;
+    priv->clear_fixed_key = ctx->list->fixed_key;
     glm_vec3_copy((float *)end->at, priv->clear_at);
     glm_vec3_copy(ctx->report.wall_normal, result->wall_normal);
     vec3 went; /* from p0 after any push-out */
@@ -1190,7 +1206,7 @@ static bool move_once(kcc_character *ch, const kcc_local_source *source, const v
     ctx.rise = walk_rise(ch, disp);
     gather_move(&ctx, p0, disp);
     /* Start: a box overlapping the level is pushed out; still embedded, the move is the push alone. */
-    const bool pushed = !known_clear(&ctx, p0) && overlaps_at(&ctx, p0);
+    const bool pushed = overlaps_at_start(&ctx, p0);
     const bool embedded = pushed && !push_out_of_start(&ctx, p0, disp);
     const float dv = disp[up];
     ctx.walking = was_ground && dv <= 0.0f;

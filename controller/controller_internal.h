@@ -20,6 +20,8 @@ typedef struct kcc_character_private {
     vec3            clear_at;    /* the box centred here was found clear of (clear_owner, clear_key) */
     const void     *clear_owner; /* NULL: nothing known */
     uint64_t        clear_key;
+    uint64_t        clear_fixed_key; /* when clear_key is a split world source's: its fixed part's
+                                        key (of the same owner), which outlives it; else 0 */
     kcc_local_cache cache;       /* last: the note shares its cache line with the public state */
 } kcc_character_private;
 _Static_assert(sizeof(kcc_character_private) <= KCC_CHARACTER_PRIVATE_BYTES,

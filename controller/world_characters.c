@@ -28,8 +28,9 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
     if (cs)
         cs->boxes = (void *)(base + at);
     at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
-    float(**boxes[3])[2][3] = {cs ? &cs->regions : NULL, cs ? &cs->placed : NULL, cs ? &cs->ends : NULL};
-    for (int k = 0; k < 3; ++k) {
+    float(**boxes[4])[2][3] = {cs ? &cs->regions : NULL, cs ? &cs->placed : NULL, cs ? &cs->ends : NULL,
+                               cs ? &cs->end_overlaps : NULL};
+    for (int k = 0; k < 4; ++k) {
         if (cs)
             *boxes[k] = (void *)(base + at);
         at = round_up(at + (size_t)capacity * sizeof(float[2][3]));
@@ -52,8 +53,8 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
     if (cs)
         cs->motions = (void *)(base + at);
     at = round_up(at + (size_t)d->body_capacity * sizeof(mover_motion));
-    uint32_t **filters[2] = {cs ? &cs->layers : NULL, cs ? &cs->masks : NULL};
-    for (int k = 0; k < 2; ++k) {
+    uint32_t **filters[3] = {cs ? &cs->layers : NULL, cs ? &cs->masks : NULL, cs ? &cs->slot_ids : NULL};
+    for (int k = 0; k < 3; ++k) {
         if (cs)
             *filters[k] = (void *)(base + at);
         at = round_up(at + (size_t)capacity * sizeof(uint32_t));
@@ -160,8 +161,9 @@ kcc_status kcc_world_add_character(kcc_world *world, const kcc_character_desc *d
     kcc_world_publish_state(cs, slot);
     cs->layers[slot] = 1u;
     cs->masks[slot] = KCC_LAYERS_ALL;
+    cs->slot_ids[slot] = kcc_id_make(generation, slot);
     ++cs->count;
-    *out_character = kcc_id_make(generation, slot);
+    *out_character = cs->slot_ids[slot];
     kcc_world_record_character(world, *out_character, desc, center);
     return KCC_OK;
 }
@@ -175,6 +177,7 @@ kcc_status kcc_world_remove_character(kcc_world *world, uint32_t character)
     wc->live = false;
     cs->alive[wc - cs->slots] = 0;
     wc->generation = (wc->generation + 1) & KCC_ID_GENERATION_MASK;
+    cs->slot_ids[wc - cs->slots] = kcc_id_make(wc->generation, (uint32_t)(wc - cs->slots));
     kcc_id_pool_give(&cs->ids, (uint32_t)(wc - cs->slots));
     --cs->count;
     kcc_world_record_character(world, character, NULL, NULL);

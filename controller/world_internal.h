@@ -133,6 +133,10 @@ struct kcc_world_characters {
                                    ///< where the moves see it (m)
     float          (*ends)[2][3];  ///< each live character's box where its move ended, or where the
                                    ///< resolve pass put it back (m): what the resolve pass compares
+    float          (*end_overlaps)[2][3]; ///< each live character's box where its move ended, by
+                                   ///< the overlap rule (kcc_box_for_overlap): what the resolve
+                                   ///< pass's first look (resolve_flags_task) compares, read
+                                   ///< without the character's slot
     float          (*displacements)[3]; ///< by slot: m, for the next step (0 when none was set)
     kcc_character_state *states;   ///< by slot: what kcc_world_get_character gives, copied from the
                                    ///< slot whenever that changes (kcc_world_publish_state)
@@ -147,6 +151,8 @@ struct kcc_world_characters {
                                    ///< order)
     uint32_t        *layers;       ///< by slot: the layers each character is on (default 1)
     uint32_t        *masks;        ///< by slot: the layers each collides with (default all)
+    uint32_t        *slot_ids;     ///< by slot: kcc_id_make(slots[i].generation, i), what contacts
+                                   ///< and grounds name a character by, read without its slot
     uint32_t         live_count;
     uint32_t         riders;       ///< characters that ended the last step standing on another: with
                                    ///< no mover moving and none of them, nothing is placed
@@ -162,7 +168,8 @@ struct kcc_world_characters {
 };
 
 
-/// The bits of kcc_world_characters.resolve_marks, set for the step by resolve_flags_task.
+/// The bits of kcc_world_characters.resolve_marks, set for the step by each character's move
+/// (RESOLVE_RIDES) and resolve_flags_task.
 enum {
     RESOLVE_ENDS_INSIDE = 1, ///< its move ended inside a character's before it (as they ended:
                              ///< the resolve pass's first look)
@@ -178,6 +185,16 @@ static inline bool kcc_world_characters_collide(const struct kcc_world_character
                                                 uint32_t b)
 {
     return (cs->masks[a] & cs->layers[b]) && (cs->masks[b] & cs->layers[a]);
+}
+
+/// Asks the memory for the line holding p, ahead of a read (a hint: nothing depends on it).
+static inline void kcc_prefetch(const void *p)
+{
+#if defined(__GNUC__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
 }
 
 /// The live character an id names, or NULL (0, stale, removed).

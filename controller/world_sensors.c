@@ -24,7 +24,7 @@ static void check_inside(const kcc_world *world, struct kcc_world_characters *cs
         return;
     }
     const sensor_pair p = {sensor, c, kcc_world_body_id_of_slot(world, sensor),
-                           kcc_id_make(cs->slots[c].generation, c)};
+                           cs->slot_ids[c]};
     ss->inside[ss->now][(*n)++] = p;
 }
 

@@ -18,6 +18,11 @@
  * phase reads only the step's shared state and writes only its own character's slot, so results
  * are the same for any number of workers and any scheduling (docs/world.md, "Threads"). */
 
+/// How many characters ahead a pass over the live characters asks for the lines it will read of
+/// one: a few misses a character at 10k characters (the step's other passes left them in no
+/// cache), which then overlap those of the characters before it.
+#define PREFETCH_AHEAD 4u
+
 /// The characters in a block of the step's parallel phases (run_over_live): a move costs 0.5-5 us,
 /// so 8 of them outweigh taking a block (an atomic add) many times over while leaving blocks
 /// enough to balance two workers to a few us at 1k characters; the snapshot, the neighbour lists
@@ -33,43 +38,71 @@ typedef struct step_context {
     struct kcc_world_characters *cs;
     kcc_world_source             source;   ///< what every character's source shares: the step's
                                            ///< key, the boxes' layers and masks
+    kcc_world_source             fixed;    ///< the static part of every character's source on
+                                           ///< fixed.layer_mask (KCC_LAYERS_ALL, the default),
+                                           ///< split off once a step (character_source)
     const uint32_t              *movers;   ///< kinematic body slots that moved
     const mover_motion          *motions;  ///< their motions, by the same index
     uint32_t                     mover_count;
 } step_context;
 
 /// The world sources of one character's phase: `all`, what it sees, split into its static bodies
-/// (`fixed`: its cache keeps their triangles from step to step) and the rest (`rest`).
+/// (`fixed`: its cache keeps their triangles from step to step; the step's own, ctx->fixed, when
+/// the character's mask is its) and the rest (`rest`).
 typedef struct character_sources {
     kcc_world_source all, fixed, rest;
 } character_sources;
 
-/// The world source of one character's phase: every static body (whole), and the other pieces
-/// and the characters near it (its neighbours, world_neighbours.c), or every body and character
-/// when the neighbour lists overflowed; the characters' boxes from `boxes` (by slot).
+/// The world source of one character's phase (`out` set up as ctx->source): every static body
+/// (whole), and the other pieces and the characters near it (its neighbours, world_neighbours.c),
+/// or every body and character when the neighbour lists overflowed; the characters' boxes from
+/// `boxes` (by slot).
+static void see_from(const step_context *ctx, uint32_t slot, const float (*boxes)[2][3],
+                     kcc_world_source *out)
+{
+    const struct kcc_world_characters *cs = ctx->cs;
+    out->layer_mask = cs->masks[slot];
+    out->boxes = boxes;
+    out->skip_box = slot;
+    out->self_layers = cs->layers[slot];
+    if (cs->near.all) {
+        out->box_slots = cs->live;
+        out->box_count = cs->live_count;
+    } else {
+        const uint32_t *e = cs->near.entries + cs->near.first[slot];
+        out->pieces = e;
+        out->piece_count = cs->near.pieces[slot];
+        out->box_slots = e + out->piece_count;
+        out->box_count = cs->near.count[slot] - out->piece_count;
+        out->reach = (const float(*)[3])cs->regions[slot];
+    }
+}
+
+/// The world sources of one character's phase (see_from), split. On the step's mask the rest is
+/// set up field by field like `all`, not copied from it: a copy of a struct just written field by
+/// field waits for those stores (a store-forwarding stall, 4% of the step's time at 10k
+/// characters on ctf_inyard, perf).
 static void character_source(const step_context *ctx, uint32_t slot, const float (*boxes)[2][3],
                              character_sources *out)
 {
-    const struct kcc_world_characters *cs = ctx->cs;
-    kcc_world_source *all = &out->all;
-    *all = ctx->source;
-    all->layer_mask = cs->masks[slot];
-    all->boxes = boxes;
-    all->skip_box = slot;
-    all->self_layers = cs->layers[slot];
-    if (cs->near.all) {
-        all->box_slots = cs->live;
-        all->box_count = cs->live_count;
-    } else {
-        const uint32_t *e = cs->near.entries + cs->near.first[slot];
-        all->pieces = e;
-        all->piece_count = cs->near.pieces[slot];
-        all->box_slots = e + all->piece_count;
-        all->box_count = cs->near.count[slot] - all->piece_count;
-        all->reach = (const float(*)[3])cs->regions[slot];
+    out->all = ctx->source;
+    see_from(ctx, slot, boxes, &out->all);
+    if (ctx->cs->split_off)
+        return;
+    if (out->all.layer_mask != ctx->fixed.layer_mask) {
+        kcc_world_source_split(&out->all, &out->fixed, &out->rest);
+        return;
     }
-    if (!cs->split_off)
-        kcc_world_source_split(all, &out->fixed, &out->rest);
+    out->rest = ctx->source;
+    see_from(ctx, slot, boxes, &out->rest);
+    kcc_world_source_link(&out->all, &ctx->fixed, &out->rest);
+}
+
+/// The static part that every character's source on the step's own mask (ctx->source's) shares.
+static void split_step_fixed(step_context *ctx)
+{
+    kcc_world_source all = ctx->source, rest;
+    kcc_world_source_split(&all, &ctx->fixed, &rest);
 }
 
 /// Translates the character's box by up to delta through source, stopping a skin short of the
@@ -80,7 +113,7 @@ static float advance_character(kcc_character *ch, const kcc_local_source *source
     if (!(len > 0.0f))
         return 1.0f;
     vec3 box[2];
-    kcc_character_box(ch, box);
+    kcc_box_at(ch, ch->position, box);
     kcc_sweep_hit hit;
     float f = 1.0f;
     if (source->ops->sweep(source, (const vec3 *)box, delta, &hit))
@@ -179,7 +212,7 @@ static void push_by_mover(const step_context *ctx, uint32_t mover, world_charact
     const mover_motion *m = &ctx->motions[mover];
     const float(*swept)[3] = (const float(*)[3])m->swept;
     vec3 box[2], motion, back, push;
-    kcc_character_box(&wc->ch, box);
+    kcc_box_at(&wc->ch, wc->ch.position, box);
     for (int k = 0; k < 3; ++k)
         if (box[0][k] > swept[1][k] || box[1][k] < swept[0][k])
             return;
@@ -222,7 +255,7 @@ static void name_ground(const step_context *ctx, kcc_move_result *r)
         return;
     }
     const uint32_t slot = (r->ground_triangle - KCC_WORLD_BOX_TRIS) / 12u;
-    r->ground_character = kcc_id_make(ctx->cs->slots[slot].generation, slot);
+    r->ground_character = ctx->cs->slot_ids[slot];
 }
 
 /// Triangle id of the world source as a contact (a body's triangle, or a character's box).
@@ -233,7 +266,7 @@ static kcc_contact contact_of(const step_context *ctx, uint32_t id, const vec3 n
     glm_vec3_copy((float *)normal, c.normal);
     if (id >= KCC_WORLD_BOX_TRIS) {
         const uint32_t slot = (id - KCC_WORLD_BOX_TRIS) / 12u;
-        c.character = kcc_id_make(ctx->cs->slots[slot].generation, slot);
+        c.character = ctx->cs->slot_ids[slot];
         return c;
     }
     uint32_t triangle;
@@ -283,7 +316,7 @@ static void place_character(const step_context *ctx, uint32_t slot, const float 
     for (uint32_t i = 0; i < ctx->mover_count; ++i)
         if (ctx->movers[i] != ridden)
             push_by_mover(ctx, i, wc, src, pre, &wc->pushers);
-    kcc_character_box(&wc->ch, ctx->cs->placed[slot]);
+    kcc_box_at(&wc->ch, wc->ch.position, ctx->cs->placed[slot]);
 }
 
 /// The characters the snapshot marked (cs->to_place) ride and are pushed.
@@ -324,15 +357,23 @@ static void move_character(const step_context *ctx, uint32_t slot, bool placed)
     wc->result = r;
     glm_vec3_zero(ctx->cs->displacements[slot]);
     kcc_world_publish_state(ctx->cs, slot);
-    kcc_character_box(&wc->ch, ctx->cs->ends[slot]);
+    kcc_box_at(&wc->ch, wc->ch.position, ctx->cs->ends[slot]);
+    /* what the resolve pass's first look reads of it, set while the slot is at hand: its motion
+       over the step (changed only for a character the pass puts back) and whether it rides */
+    kcc_box_for_overlap(&wc->ch, wc->ch.position, ctx->cs->end_overlaps[slot]);
+    glm_vec3_sub(wc->ch.position, wc->step_start, wc->last_motion);
+    ctx->cs->resolve_marks[slot] = r.ground_character != 0 ? RESOLVE_RIDES : 0;
 }
 
 static void move_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
 {
     (void)worker;
     const step_context *ctx = task_context;
-    for (uint32_t i = begin; i < end; ++i)
+    for (uint32_t i = begin; i < end; ++i) {
+        if (i + PREFETCH_AHEAD < end)
+            kcc_prefetch(ctx->cs->displacements[ctx->cs->live[i + PREFETCH_AHEAD]]);
         move_character(ctx, ctx->cs->live[i], ctx->cs->to_place[i]);
+    }
 }
 
 /// How far mover m's push (push_by_mover) may take a character whose box, at offsets box - centre
@@ -389,6 +430,20 @@ static bool grow_region_by_pushes(const step_context *ctx, uint32_t ridden, cons
     return push > 0.0f;
 }
 
+/// Asks for the lines of a slot that the snapshot reads: the character's first two (its box,
+/// footing and desc), its last result's ground, and the slot's tail (step_start, the reach).
+static inline void prefetch_snapshot(const world_character *wc)
+{
+    const char *tail = (const char *)&wc->step_start; /* to the slot's end: step_start, reach */
+    kcc_prefetch(&wc->ch);
+    kcc_prefetch((const char *)&wc->ch + 64);
+    kcc_prefetch(&wc->result.ground_body);
+    kcc_prefetch(tail);
+    kcc_prefetch(tail + 64);
+    _Static_assert(sizeof(world_character) - offsetof(world_character, step_start) <= 128,
+                   "step_start and what follows it lie in two lines at most");
+}
+
 /// Each live character's box at the start of the step, the region its step may reach, and whether
 /// the placing pass rides or pushes it (writes its own slot only); the regions' statistics by
 /// block, for the grid's build.
@@ -398,9 +453,11 @@ static void snapshot_task(uint32_t begin, uint32_t end, uint32_t worker, void *t
     const step_context *ctx = task_context;
     struct kcc_world_characters *cs = ctx->cs;
     for (uint32_t i = begin; i < end; ++i) {
+        if (i + PREFETCH_AHEAD < end)
+            prefetch_snapshot(&cs->slots[cs->live[i + PREFETCH_AHEAD]]);
         const uint32_t slot = cs->live[i];
         vec3 box[2];
-        kcc_character_box(&cs->slots[slot].ch, box);
+        kcc_box_at(&cs->slots[slot].ch, cs->slots[slot].ch.position, box);
         memcpy(cs->boxes[slot], box, sizeof cs->boxes[slot]);
         glm_vec3_copy(cs->slots[slot].ch.position, cs->slots[slot].step_start);
         const uint32_t mover = moving_ground(ctx, &cs->slots[slot]);
@@ -512,8 +569,8 @@ static const uint32_t *end_neighbours(const struct kcc_world_characters *cs, uin
 /// which rides one step apart (kcc_world_character_carry).
 static bool stacked(const struct kcc_world_characters *cs, uint32_t a, uint32_t b)
 {
-    return cs->slots[a].result.ground_character == kcc_id_make(cs->slots[b].generation, b) ||
-           cs->slots[b].result.ground_character == kcc_id_make(cs->slots[a].generation, a);
+    return cs->slots[a].result.ground_character == cs->slot_ids[b] ||
+           cs->slots[b].result.ground_character == cs->slot_ids[a];
 }
 
 /// Whether `box` (live character i's, by the overlap rule) overlaps the box in `boxes` of a
@@ -604,21 +661,22 @@ static bool earlier_put_back(const struct kcc_world_characters *cs, uint32_t i)
     return false;
 }
 
-/// What the resolve pass asks first, asked over the task hooks (each writes its own slot only):
-/// whether each character's box at the end of its move overlaps an earlier one's, whether it ended
-/// on another character (riders), and its motion over the step (last_motion), which the resolve
-/// pass changes only for a character it puts back.
+/// What the resolve pass asks first, asked over the task hooks (each writes its own marks only):
+/// whether each character's box at the end of its move (cs->end_overlaps: overlaps_earlier's box)
+/// overlaps an earlier one's. Its move marked whether it rides and set its last_motion; the
+/// characters' slots, which the last moves left in no cache at 10k characters, are not read.
 static void resolve_flags_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
 {
     (void)worker;
     const step_context *ctx = task_context;
     struct kcc_world_characters *cs = ctx->cs;
     for (uint32_t i = begin; i < end; ++i) {
+        if (i + PREFETCH_AHEAD < end && !cs->near.all) /* its neighbour list, left in no cache by the moves */
+            kcc_prefetch(cs->near.entries + cs->near.first[cs->live[i + PREFETCH_AHEAD]]);
         const uint32_t slot = cs->live[i];
-        world_character *wc = &cs->slots[slot];
-        glm_vec3_sub(wc->ch.position, wc->step_start, wc->last_motion);
-        cs->resolve_marks[slot] = (uint8_t)((i > 0 && overlaps_earlier(cs, i) ? RESOLVE_ENDS_INSIDE : 0) |
-                                            (wc->result.ground_character != 0 ? RESOLVE_RIDES : 0));
+        const float(*ends)[2][3] = (const float(*)[2][3])cs->ends;
+        if (i > 0 && inside_earlier(cs, i, (const vec3 *)cs->end_overlaps[slot], ends, true))
+            cs->resolve_marks[slot] |= RESOLVE_ENDS_INSIDE;
     }
 }
 
@@ -661,7 +719,7 @@ static void resolve_character_overlaps(struct kcc_world_characters *cs)
             restore_footing(&wc->ch, &end);
             continue;
         }
-        kcc_character_box(&wc->ch, cs->ends[slot]);
+        kcc_box_at(&wc->ch, wc->ch.position, cs->ends[slot]);
         vec3 undone;
         glm_vec3_sub(wc->ch.position, (float *)end.position, undone);
         glm_vec3_add(wc->result.moved, undone, wc->result.moved);
@@ -699,6 +757,7 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     ctx.source.base.key = kcc_world_step_key(world);
     ctx.source.box_layers = cs->layers;
     ctx.source.box_masks = cs->masks;
+    split_step_fixed(&ctx);
     ctx.mover_count = kcc_world_movers(world, &ctx.movers);
     for (uint32_t i = 0; i < ctx.mover_count; ++i) /* once a step, for every character to read */
         kcc_world_body_motion(world, ctx.movers[i], &cs->motions[i].start, &cs->motions[i].end,
