@@ -143,11 +143,14 @@ struct kcc_world_characters {
                                    ///< character (RESOLVE_ bits), apart from the slots so that
                                    ///< its walk over every character reads a byte each
     uint32_t        *live;         ///< the live slots, ascending (rebuilt every step)
+    uint32_t        *placing;      ///< the live indices to_place marks, ascending: what the placing
+                                   ///< phase runs over (placing_count of them)
     mover_motion    *motions;      ///< body_capacity: the step's movers' motions (kcc_world_movers'
                                    ///< order)
     uint32_t        *layers;       ///< by slot: the layers each character is on (default 1)
     uint32_t        *masks;        ///< by slot: the layers each collides with (default all)
     uint32_t         live_count;
+    uint32_t         placing_count;
     uint32_t         riders;       ///< characters that ended the last step standing on another: with
                                    ///< no mover moving and none of them, nothing is placed
     kcc_id_pool      ids;
