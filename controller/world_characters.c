@@ -47,9 +47,12 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
             *flags[k] = (void *)(base + at);
         at = round_up(at + (size_t)capacity);
     }
-    if (cs)
-        cs->live = (void *)(base + at);
-    at = round_up(at + (size_t)capacity * sizeof(uint32_t));
+    uint32_t **indices[2] = {cs ? &cs->live : NULL, cs ? &cs->placing : NULL};
+    for (int k = 0; k < 2; ++k) {
+        if (cs)
+            *indices[k] = (void *)(base + at);
+        at = round_up(at + (size_t)capacity * sizeof(uint32_t));
+    }
     if (cs)
         cs->motions = (void *)(base + at);
     at = round_up(at + (size_t)d->body_capacity * sizeof(mover_motion));

@@ -147,6 +147,8 @@ struct kcc_world_characters {
                                    ///< character (RESOLVE_ bits), apart from the slots so that
                                    ///< its walk over every character reads a byte each
     uint32_t        *live;         ///< the live slots, ascending (rebuilt every step)
+    uint32_t        *placing;      ///< the live indices to_place marks, ascending: what the placing
+                                   ///< phase runs over (placing_count of them)
     mover_motion    *motions;      ///< body_capacity: the step's movers' motions (kcc_world_movers'
                                    ///< order)
     uint32_t        *layers;       ///< by slot: the layers each character is on (default 1)
@@ -154,6 +156,7 @@ struct kcc_world_characters {
     uint32_t        *slot_ids;     ///< by slot: kcc_id_make(slots[i].generation, i), what contacts
                                    ///< and grounds name a character by, read without its slot
     uint32_t         live_count;
+    uint32_t         placing_count;
     uint32_t         riders;       ///< characters that ended the last step standing on another: with
                                    ///< no mover moving and none of them, nothing is placed
     kcc_id_pool      ids;

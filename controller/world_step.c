@@ -319,14 +319,22 @@ static void place_character(const step_context *ctx, uint32_t slot, const float 
     kcc_box_at(&wc->ch, wc->ch.position, ctx->cs->placed[slot]);
 }
 
-/// The characters the snapshot marked (cs->to_place) ride and are pushed.
+/// The characters the snapshot marked (cs->placing) ride and are pushed.
 static void place_task(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
 {
     (void)worker;
     const step_context *ctx = task_context;
-    for (uint32_t i = begin; i < end; ++i)
-        if (ctx->cs->to_place[i])
-            place_character(ctx, ctx->cs->live[i], (const float(*)[2][3])ctx->cs->boxes);
+    for (uint32_t k = begin; k < end; ++k)
+        place_character(ctx, ctx->cs->live[ctx->cs->placing[k]], (const float(*)[2][3])ctx->cs->boxes);
+}
+
+/// Lists the live indices the snapshot marked to be placed (cs->placing), ascending.
+static void list_placing(struct kcc_world_characters *cs)
+{
+    cs->placing_count = 0;
+    for (uint32_t i = 0; i < cs->live_count; ++i)
+        if (cs->to_place[i])
+            cs->placing[cs->placing_count++] = i;
 }
 
 /// One character's move (writes its own slot only), through the bodies at their new poses and the
@@ -520,16 +528,18 @@ static void run_blocks(uint32_t begin, uint32_t end, uint32_t worker, void *task
     }
 }
 
-/// Runs task over the live characters on the engine's job system (inline without hooks or with
-/// one worker): one item a worker, each taking blocks of `block` characters from the ends of what
-/// is left (run_blocks; as Box2D v3 hands its solver's stages out), so the blocks balance over
-/// whichever workers run however the engine splits the items (a job system may cut a task into as
-/// few ranges as it has threads, and moves differ in cost), and what each character's part
-/// computes does not depend on who ran it (world_step_is_the_same_for_any_workers).
-static void run_over_live(const kcc_world *world, kcc_task_fn *task, uint32_t block, step_context *ctx)
+/// Runs task over n items (live characters, or the indices of a list of them) on the engine's job
+/// system (inline without hooks, with one worker, or for at most one block of items: a few marked
+/// characters cost less than waking a worker): one item a worker, each taking blocks of `block`
+/// items from the ends of what is left (run_blocks; as Box2D v3 hands its solver's stages out), so
+/// the blocks balance over whichever workers run however the engine splits the items (a job system
+/// may cut a task into as few ranges as it has threads, and moves differ in cost), and what each
+/// character's part computes does not depend on who ran it
+/// (world_step_is_the_same_for_any_workers).
+static void run_over(const kcc_world *world, kcc_task_fn *task, uint32_t n, uint32_t block,
+                     step_context *ctx)
 {
     const kcc_world_desc *d = kcc_world_get_desc(world);
-    const uint32_t n = ctx->cs->live_count;
     if (n == 0)
         return;
     if (!d->enqueue_task || d->worker_count <= 1 || n <= block) {
@@ -617,22 +627,24 @@ static bool placed_into_earlier(const struct kcc_world_characters *cs, uint32_t 
 static void resolve_placed_overlaps(const step_context *ctx)
 {
     struct kcc_world_characters *cs = ctx->cs;
+    uint32_t first = cs->live_count; /* the first placed into an earlier one */
+    for (uint32_t k = 0; k < cs->placing_count && first == cs->live_count; ++k)
+        if (placed_into_earlier(cs, cs->placing[k]))
+            first = cs->placing[k];
+    if (first == cs->live_count)
+        return;
     float(*view)[2][3] = cs->ends;
-    bool viewing = false;
-    for (uint32_t i = 0; i < cs->live_count; ++i) {
+    for (uint32_t k = 0; k < cs->live_count; ++k) /* earlier: placed; the rest: at start */
+        memcpy(view[cs->live[k]], k < first ? cs->placed[cs->live[k]] : cs->boxes[cs->live[k]],
+               sizeof view[0]);
+    for (uint32_t i = first; i < cs->live_count; ++i) {
         const uint32_t slot = cs->live[i];
         world_character *wc = &cs->slots[slot];
-        if (cs->to_place[i] && placed_into_earlier(cs, i)) {
-            if (!viewing)
-                for (uint32_t k = 0; k < cs->live_count; ++k) /* earlier: placed; the rest: at start */
-                    memcpy(view[cs->live[k]], k < i ? cs->placed[cs->live[k]] : cs->boxes[cs->live[k]],
-                           sizeof view[0]);
-            viewing = true;
+        if (cs->to_place[i] && (i == first || placed_into_earlier(cs, i))) {
             restore_footing(&wc->ch, &wc->before_placing);
             place_character(ctx, slot, (const float(*)[2][3])view);
         }
-        if (viewing)
-            memcpy(view[slot], cs->placed[slot], sizeof view[slot]);
+        memcpy(view[slot], cs->placed[slot], sizeof view[slot]);
     }
 }
 
@@ -735,6 +747,12 @@ static void resolve_character_overlaps(struct kcc_world_characters *cs)
 }
 
 /// The live slots, ascending.
+/// run_over across the live characters (task's items are live indices).
+static void run_over_live(const kcc_world *world, kcc_task_fn *task, uint32_t block, step_context *ctx)
+{
+    run_over(world, task, ctx->cs->live_count, block, ctx);
+}
+
 static void list_live(struct kcc_world_characters *cs)
 {
     cs->live_count = 0;
@@ -785,7 +803,8 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     if (mark)
         mark(user, KCC_PHASE_NEIGHBOURS);
     if (ctx.mover_count > 0 || cs->riders > 0) { /* else the snapshot marked none */
-        run_over_live(world, place_task, MOVE_BLOCK, &ctx);
+        list_placing(cs);
+        run_over(world, place_task, cs->placing_count, MOVE_BLOCK, &ctx);
         resolve_placed_overlaps(&ctx);
     }
     if (mark)
