@@ -11,17 +11,24 @@
 
 /// Hot helpers are forced inline where the compiler allows it (gcc and clang both do); rare paths
 /// are kept out of line, so they do not crowd the hot code around them.
-/// KCC_PREFETCH(p) asks for the cache line at p ahead of its use (a hint: no fault, no effect on
-/// any result; nothing where the compiler has no such builtin).
 #if defined(__GNUC__)
 #define KCC_HOT static inline __attribute__((always_inline))
 #define KCC_RARE static __attribute__((noinline, cold))
-#define KCC_PREFETCH(p) __builtin_prefetch(p)
 #else
 #define KCC_HOT static inline
 #define KCC_RARE static
-#define KCC_PREFETCH(p) ((void)(p))
 #endif
+
+/// Asks the memory for the line holding p, ahead of a read (a hint: no fault, no effect on any
+/// result; nothing where the compiler has no such builtin).
+static inline void kcc_prefetch(const void *p)
+{
+#if defined(__GNUC__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
+}
 
 /// min/max without libm calls (fminf/fmaxf are not inlined without -ffinite-math-only). Inputs are
 /// finite here.

@@ -882,7 +882,7 @@ static void ray_pend_leaf(ray_query *q, ray_pending *p, uint32_t first, uint32_t
             const uint32_t k = 4 * b + (uint32_t)i;
             const kcc_static_leaf *e = &st->leaves[k];
             if ((e->layers & q->layer_mask) != 0) {
-                KCC_PREFETCH(e->listed ? (const void *)(st->slots + e->first)
+                kcc_prefetch(e->listed ? (const void *)(st->slots + e->first)
                                        : (const void *)(q->world->bodies[e->body].mesh->corners +
                                                         e->first));
                 ray_pend(q, p, k, t[i]);
@@ -901,8 +901,8 @@ KCC_HOT void ray_prefetch_pushed(const kcc_static_tree *st, const kcc_stack_entr
     for (uint32_t i = 0; i < n; ++i) {
         const char *next = pushed[i].count == 0 ? (const char *)&st->quads[pushed[i].first]
                                                 : (const char *)&st->boxes[pushed[i].first / 4];
-        KCC_PREFETCH(next);
-        KCC_PREFETCH(next + 64);
+        kcc_prefetch(next);
+        kcc_prefetch(next + 64);
     }
 }
 

@@ -190,15 +190,6 @@ static inline bool kcc_world_characters_collide(const struct kcc_world_character
     return (cs->masks[a] & cs->layers[b]) && (cs->masks[b] & cs->layers[a]);
 }
 
-/// Asks the memory for the line holding p, ahead of a read (a hint: nothing depends on it).
-static inline void kcc_prefetch(const void *p)
-{
-#if defined(__GNUC__)
-    __builtin_prefetch(p);
-#else
-    (void)p;
-#endif
-}
 
 /// The live character an id names, or NULL (0, stale, removed).
 static inline const world_character *kcc_world_character_of_id(const struct kcc_world_characters *cs,
