@@ -613,14 +613,19 @@ static inline uint64_t kcc_load_le64(const uint8_t *p)
     return w;
 }
 
-/// Vertex v of a mesh with vertex tables, decoded: each axis's index read from the vertex's code,
-/// its value from the axis's table (the exact input float).
-static inline void kcc_mesh_table_vertex(const kcc_mesh *mesh, uint32_t v, float out[3])
+/// Vertex v of vertex tables t, decoded: each axis's index read from the vertex's code, its value
+/// from the axis's table (the exact input float).
+static inline void kcc_tables_vertex(const kcc_vertex_tables *t, uint32_t v, float out[3])
 {
-    const kcc_vertex_tables *t = mesh->tables;
     const uint64_t code = kcc_load_le64(t->codes + (size_t)v * t->code_bytes);
     for (int k = 0; k < 3; ++k)
         out[k] = t->values[k][(uint32_t)(code >> t->code_shift[k]) & t->code_mask[k]];
+}
+
+/// kcc_tables_vertex of the mesh's tables.
+static inline void kcc_mesh_table_vertex(const kcc_mesh *mesh, uint32_t v, float out[3])
+{
+    kcc_tables_vertex(mesh->tables, v, out);
 }
 
 /// How a kernel reads a mesh's vertices: as the mesh stores them (KCC_READ_ANY: a branch on
@@ -669,17 +674,18 @@ static inline void kcc_mesh_corners(const kcc_mesh *mesh, uint32_t s, kcc_vertex
         out[c] = block + 3u * mesh->corners[s][c];
 }
 
-/// Slot s's corners, gathered from the shared vertices (one branch on the coding a triangle).
+/// Slot s's corners, gathered from the shared vertices. A branch on the coding a corner: gcc 12
+/// compiles the ray cast's hit record 14 instructions shorter so than with one branch a triangle,
+/// the tables' decode inline or out of line (bench_layout, oa_dm1, callgrind).
 static inline void kcc_mesh_tri(const kcc_mesh *mesh, uint32_t s, kcc_tri *out)
 {
-    if (mesh->tables) {
-        for (int c = 0; c < 3; ++c)
+    for (int c = 0; c < 3; ++c) {
+        if (mesh->tables)
             kcc_mesh_table_vertex(mesh, kcc_mesh_vertex_of(mesh, s, c), out->v[c]);
-        return;
+        else
+            memcpy(out->v[c], kcc_mesh_block_verts(mesh, s) + 3u * mesh->corners[s][c],
+                   sizeof out->v[c]);
     }
-    const float *block = kcc_mesh_block_verts(mesh, s);
-    for (int c = 0; c < 3; ++c)
-        memcpy(out->v[c], block + 3u * mesh->corners[s][c], sizeof out->v[c]);
 }
 
 /* ------------------------------------------------------------------------------------------------

@@ -1030,14 +1030,19 @@ bool kcc_mesh_triangle(const kcc_mesh *mesh, uint32_t i, vec3 out[3])
 void kcc_mesh_tri4_load_tables(const kcc_mesh *mesh, const uint32_t slot[4], __m128 A[3],
                                __m128 B[3], __m128 C[3])
 {
-    __m128 *out[3] = {A, B, C};
+    /* The tables' header copied and the vectors stored last: a store through an __m128 pointer
+     * may alias anything, and would make every decode reload the header. */
+    const kcc_vertex_tables t = *mesh->tables;
+    __m128 rows[3][3];
     for (int c = 0; c < 3; ++c) {
         float v[4][3];
         for (int l = 0; l < 4; ++l)
-            kcc_mesh_table_vertex(mesh, kcc_mesh_vertex_of(mesh, slot[l], c), v[l]);
+            kcc_tables_vertex(&t, kcc_mesh_vertex_of(mesh, slot[l], c), v[l]);
         for (int k = 0; k < 3; ++k)
-            out[c][k] = _mm_setr_ps(v[0][k], v[1][k], v[2][k], v[3][k]);
+            rows[c][k] = _mm_setr_ps(v[0][k], v[1][k], v[2][k], v[3][k]);
     }
+    for (int k = 0; k < 3; ++k)
+        A[k] = rows[0][k], B[k] = rows[1][k], C[k] = rows[2][k];
 }
 #endif
 
@@ -1352,10 +1357,16 @@ KCC_HOT float sweep_leaf_tables(void *ctx, uint32_t first, uint32_t count)
     return sweep_run(ctx, first, count, KCC_READ_TABLES);
 }
 
-/* The walk of a mesh with vertex tables, out of line: the float walk stays as it is without it. */
-KCC_TABLES_WALK void sweep_walk_tables(const kcc_mesh *mesh, sweep_walk *w)
+/* The sweep of a mesh with vertex tables, out of line: the float sweep stays as it is without it.
+ * Culled by the tree, or (the swept bounds beyond float range) every tree triangle in one leaf. */
+KCC_TABLES_WALK void sweep_walk_tables(const kcc_mesh *mesh, sweep_walk *w, bool culled)
 {
-    kcc_mesh_walk_nearest(mesh, &w->slab, w->limit, sweep_leaf_tables, w);
+    if (culled) {
+        kcc_mesh_walk_nearest(mesh, &w->slab, w->limit, sweep_leaf_tables, w);
+    } else {
+        w->cull = false;
+        sweep_leaf_tables(w, 0, mesh->tree_triangles);
+    }
 }
 
 /// Whether the walk's grown, swept bounds stay within float range. Beyond it (boxes and sweeps
@@ -1392,13 +1403,13 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
             kcc_hf_walk_nearest(mesh, &view, &w.slab, w.limit, sweep_leaf, &w);
         else
             kcc_hf_visit_all(mesh, &view, sweep_leaf, &w);
-    } else if (!sweep_reach_is_finite(box, delta, &w)) { /* every tree triangle, unculled */
-        w.cull = false;
-        sweep_run(&w, 0, mesh->tree_triangles, KCC_READ_ANY);
     } else if (mesh->tables) {
-        sweep_walk_tables(mesh, &w);
-    } else {
+        sweep_walk_tables(mesh, &w, sweep_reach_is_finite(box, delta, &w));
+    } else if (sweep_reach_is_finite(box, delta, &w)) {
         kcc_mesh_walk_nearest(mesh, &w.slab, w.limit, sweep_leaf, &w);
+    } else { /* every tree triangle, unculled: one leaf of them all */
+        w.cull = false;
+        sweep_leaf(&w, 0, mesh->tree_triangles);
     }
     if (w.best_id == UINT32_MAX)
         return false;
