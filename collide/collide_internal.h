@@ -388,7 +388,7 @@ struct kcc_mesh {
                                    ///< the vertex its offsets count from
     uint8_t       (*corners)[3];   ///< slot_count triangles: the tree's first, degenerate last;
                                    ///< corner c of slot s is vertex corner_base[s /
-                                   ///< KCC_CORNER_BLOCK] + corners[s][c] (kcc_mesh_corner)
+                                   ///< KCC_CORNER_BLOCK] + corners[s][c] (kcc_mesh_vertex_of)
     kcc_index_array tri_id;        ///< slot -> input index (slot_count entries): kcc_mesh_tri_id
     uint64_t       *link_marks;    ///< bit p % 64 of word p / 64 set where position p (an index of
                                    ///< kcc_mesh_input_at) carries a back link ((triangle_count +
@@ -632,8 +632,8 @@ static inline void kcc_mesh_table_vertex(const kcc_mesh *mesh, uint32_t v, float
 /// kcc_mesh.tables at every read), or as a walk compiled for one coding knows they are stored
 /// (KCC_READ_FLOATS, KCC_READ_TABLES: a constant). The hot walks (rays, box queries, sweeps) are
 /// compiled once for each coding and chosen once a query, so the float walk has no branch of the
-/// tables' in its loops: on bench_layout's workload the branch at every four-triangle load alone
-/// cost rays 7% more instructions (docs/collide.md, Memory layout).
+/// tables' in its loops: a branch at every four-triangle load and corner read cost rays 7.2% more
+/// instructions on bench_layout's workload (oa_dm1; docs/collide.md, Memory layout).
 typedef enum kcc_vertex_read { KCC_READ_ANY, KCC_READ_FLOATS, KCC_READ_TABLES } kcc_vertex_read;
 
 /// A walk compiled for vertex tables is kept out of line (and not cold: it is every query of such

@@ -23,7 +23,7 @@ typedef enum kcc_vertex_coding {
     /// Three floats a vertex: the fastest queries.
     KCC_VERTEX_FLOATS = 1,
     /// Each vertex as three indices, packed into the fewest whole bytes, into per-axis tables of
-    /// the mesh's distinct coordinate values: a third to two thirds of the vertex bytes, rays and
+    /// the mesh's distinct coordinate values: 30-70% of the float vertices' bytes, rays and
     /// box queries 7-18% slower, sweeps 3-6%. Falls back to floats where an axis has more than
     /// 65,536 distinct values.
     KCC_VERTEX_TABLES = 2
@@ -53,8 +53,8 @@ typedef struct kcc_mesh_desc {
 /// degenerate ones), KCC_ERR_NO_VERTICES (positions NULL or no vertices), KCC_ERR_BAD_STRIDE,
 /// KCC_ERR_INDEX_OUT_OF_RANGE, KCC_ERR_NON_FINITE (a NaN or infinite coordinate),
 /// KCC_ERR_BAD_DESC (only one of the allocator's functions set, or a vertex_coding not in
-/// kcc_vertex_coding), KCC_ERR_TOO_LARGE (over 2^30
-/// triangles, or sizes that overflow), KCC_ERR_OUT_OF_MEMORY.
+/// kcc_vertex_coding), KCC_ERR_TOO_LARGE (over 2^30 triangles, or sizes that overflow),
+/// KCC_ERR_OUT_OF_MEMORY.
 KCC_API kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh);
 /// Frees everything the mesh owns. NULL is fine.
 KCC_API void       kcc_mesh_destroy(kcc_mesh *mesh);
@@ -72,7 +72,7 @@ typedef struct kcc_mesh_stats {
     size_t   tree_bytes;       ///< tree nodes plus per-triangle index/reorder arrays
     size_t   vertex_bytes;     ///< triangle vertex data
     uint32_t duplicates;       ///< exact copies of an earlier triangle, stored once (see the build)
-    kcc_vertex_coding vertex_coding; ///< KCC_VERTEX_FLOATS or KCC_VERTEX_TABLES: what the build chose
+    kcc_vertex_coding vertex_coding; ///< what the build chose: KCC_VERTEX_FLOATS or _TABLES
     uint32_t axis_values[3];   ///< with tables: each axis's distinct coordinate values; else 0
 } kcc_mesh_stats;
 KCC_API void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out);

@@ -231,8 +231,9 @@ KCC_HOT float ray_run(kcc_ray_walk *w, uint32_t first, const uint32_t *slots, ui
         const uint32_t n = end - s < 4 ? end - s : 4;
         const uint32_t *run = slots ? slots + (s - first) : NULL;
         float th[4];
-        int hits = read == KCC_READ_TABLES ? ray_tri4_tables(&w->pre, w->mesh, s, run, n, w->max_t, th)
-                                           : ray_tri4(&w->pre, w->mesh, s, run, n, w->max_t, th);
+        int hits = read == KCC_READ_TABLES
+                       ? ray_tri4_tables(&w->pre, w->mesh, s, run, n, w->max_t, th)
+                       : ray_tri4(&w->pre, w->mesh, s, run, n, w->max_t, th);
         for (uint32_t i = 0; hits != 0; ++i, hits >>= 1)
             if (hits & 1)
                 ray_offer(w, run ? run[i] : s + i, read, th[i]);

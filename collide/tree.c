@@ -923,9 +923,9 @@ static bool vertex_codes_valid(const kcc_mesh *m)
 
 /* The index maps: their width the one the triangle count gives (16-bit up to
  * KCC_MESH_NARROW_IDS), every corner offset a stored vertex and every vertex code a stored value
- * (checked before any triangle is read),
- * the slots past the tree's holding exactly degenerate triangles, the duplicate lists sound and
- * every input triangle stored or listed once (links_valid). */
+ * (checked before any triangle is read), the slots past the tree's holding exactly degenerate
+ * triangles, the duplicate lists sound and every input triangle stored or listed once
+ * (links_valid). */
 static bool maps_valid(const kcc_mesh *m)
 {
     if (m->tree_triangles > m->slot_count || m->slot_count > m->triangle_count ||

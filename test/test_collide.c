@@ -2872,7 +2872,8 @@ static void expect_same_answers(const kcc_mesh *a, const kcc_mesh *b, uint64_t s
         const vec3 dir = {t[0] - o[0] + 0.25f, t[1] - o[1], t[2] - o[2]};
         kcc_ray_hit ha, hb;
         memset(&ha, 0, sizeof ha), memset(&hb, 0, sizeof hb);
-        assert_int_equal(kcc_mesh_raycast(a, o, dir, INFINITY, &ha), kcc_mesh_raycast(b, o, dir, INFINITY, &hb));
+        assert_int_equal(kcc_mesh_raycast(a, o, dir, INFINITY, &ha),
+                         kcc_mesh_raycast(b, o, dir, INFINITY, &hb));
         assert_memory_equal(&ha, &hb, sizeof ha);
         const vec3 box[2] = {{o[0] - e, o[1] - e, o[2] - e}, {o[0] + e, o[1] + e, o[2] + e}};
         const uint32_t na = kcc_mesh_overlap_aabb(a, CB(box), la, 256);
@@ -2886,14 +2887,17 @@ static void expect_same_answers(const kcc_mesh *a, const kcc_mesh *b, uint64_t s
         assert_memory_equal(la, lb, sizeof la[0] * (ns < 256 ? ns : 256));
         kcc_sweep_hit sa, sb;
         memset(&sa, 0, sizeof sa), memset(&sb, 0, sizeof sb);
-        assert_int_equal(kcc_mesh_sweep_aabb(a, CB(box), dir, &sa), kcc_mesh_sweep_aabb(b, CB(box), dir, &sb));
+        assert_int_equal(kcc_mesh_sweep_aabb(a, CB(box), dir, &sa),
+                         kcc_mesh_sweep_aabb(b, CB(box), dir, &sb));
         assert_memory_equal(&sa, &sb, sizeof sa);
         kcc_sphere_hit pa, pb;
         memset(&pa, 0, sizeof pa), memset(&pb, 0, sizeof pb);
-        assert_int_equal(kcc_mesh_sweep_sphere(a, o, e, dir, &pa), kcc_mesh_sweep_sphere(b, o, e, dir, &pb));
+        assert_int_equal(kcc_mesh_sweep_sphere(a, o, e, dir, &pa),
+                         kcc_mesh_sweep_sphere(b, o, e, dir, &pb));
         assert_memory_equal(&pa, &pb, sizeof pa);
         memset(&pa, 0, sizeof pa), memset(&pb, 0, sizeof pb);
-        assert_int_equal(kcc_mesh_sweep_capsule(a, o, t, e, dir, &pa), kcc_mesh_sweep_capsule(b, o, t, e, dir, &pb));
+        assert_int_equal(kcc_mesh_sweep_capsule(a, o, t, e, dir, &pa),
+                         kcc_mesh_sweep_capsule(b, o, t, e, dir, &pb));
         assert_memory_equal(&pa, &pb, sizeof pa);
     }
 }
@@ -2939,8 +2943,9 @@ static void moves_on_vertex_tables_are_the_moves_on_float_vertices(void **state)
     char err[256];
     if (!path || kcc_level_load_obj(path, &lv, err, sizeof err) != KCC_OK)
         assert_int_equal(kcc_level_generate("arena seed=3", &lv, err, sizeof err), KCC_OK);
-    kcc_mesh *f = build_coded(lv.positions, lv.vertex_count, lv.indices, lv.triangle_count, KCC_VERTEX_FLOATS);
-    kcc_mesh *t = build_coded(lv.positions, lv.vertex_count, lv.indices, lv.triangle_count, KCC_VERTEX_TABLES);
+    const uint32_t nv = lv.vertex_count, nt = lv.triangle_count;
+    kcc_mesh *f = build_coded(lv.positions, nv, lv.indices, nt, KCC_VERTEX_FLOATS);
+    kcc_mesh *t = build_coded(lv.positions, nv, lv.indices, nt, KCC_VERTEX_TABLES);
     assert_int_equal(coding_of(t), KCC_VERTEX_TABLES);
     kcc_character_desc cd = kcc_character_default_desc();
     test_rng r = rng_seed(77);
