@@ -1,5 +1,6 @@
 /* collide_internal.h: the private layout of kcc_mesh (32-byte tree nodes stored four siblings to a
- * group, triangles in leaf order as index triples into shared vertices) and the kernels shared by mesh.c, tree.c, ray.c and tri_box.c:
+ * group, triangles in leaf order as index triples into shared vertices, stored as floats or coded
+ * through per-axis tables) and the kernels shared by mesh.c, tree.c, ray.c and tri_box.c:
  * the per-triangle tests and the four-children node tests. Never installed. */
 #ifndef KCC_COLLIDE_INTERNAL_H
 #define KCC_COLLIDE_INTERNAL_H
@@ -381,12 +382,13 @@ struct kcc_mesh {
     float         (*verts)[3];     ///< vertex_count corners (the exact input floats), numbered in
                                    ///< order of first use by the slots, and one float of padding
                                    ///< after them (four-float loads); a corner repeats only where
-                                   ///< a block's offsets cannot reach its earlier copy
+                                   ///< a block's offsets cannot reach its earlier copy. NULL on a
+                                   ///< mesh with vertex tables
     uint32_t       *corner_base;   ///< per block of KCC_CORNER_BLOCK slots (s / KCC_CORNER_BLOCK):
                                    ///< the vertex its offsets count from
     uint8_t       (*corners)[3];   ///< slot_count triangles: the tree's first, degenerate last;
                                    ///< corner c of slot s is vertex corner_base[s /
-                                   ///< KCC_CORNER_BLOCK] + corners[s][c] (kcc_mesh_corner)
+                                   ///< KCC_CORNER_BLOCK] + corners[s][c] (kcc_mesh_vertex_of)
     kcc_index_array tri_id;        ///< slot -> input index (slot_count entries): kcc_mesh_tri_id
     uint64_t       *link_marks;    ///< bit p % 64 of word p / 64 set where position p (an index of
                                    ///< kcc_mesh_input_at) carries a back link ((triangle_count +
@@ -425,6 +427,10 @@ struct kcc_mesh {
                                    ///< build's stamp (never 0): a character's cache or clear note
                                    ///< from another build at the same address (a rebuilt level, or
                                    ///< another process that saved the character) is never used
+    const struct kcc_vertex_tables *tables; ///< the same vertices coded through per-axis tables
+                                   ///< (kcc_mesh_table_vertex), chosen at build
+                                   ///< (kcc_vertex_coding); NULL for float vertices (verts), as
+                                   ///< on a heightfield's view
 };
 
 /// Groups after the root whose boxes a tree mesh keeps decoded (kcc_mesh.top): in the depth-first
@@ -570,33 +576,116 @@ uint32_t kcc_mesh_position_of(const kcc_mesh *mesh, uint32_t input);
 /// Memory layout).
 #define KCC_CORNER_BLOCK 16
 
-/// The first float of slot s's block's base vertex: corner c of slot s is the vertex
-/// corners[s][c] from it, 3 corners[s][c] floats further.
+/// Most distinct values an axis's table holds (16-bit indices); a mesh with more on any axis keeps
+/// float vertices whatever its desc asks (kcc_vertex_coding).
+#define KCC_MESH_TABLE_VALUES 65536u
+/// Bytes after a mesh's vertex codes: every code is read as one 64-bit word.
+#define KCC_MESH_CODE_PAD 8u
+
+/// A mesh's vertices coded through tables (kcc_mesh.tables), in the mesh's block before the codes
+/// and values it points to: vertex v is code_bytes bytes at codes + v code_bytes, little endian,
+/// axis k's index in its bits code_shift[k] .. (code_mask[k] wide), an index into values[k], the
+/// axis's value_count[k] distinct coordinates (the exact floats, +0 and -0 apart) ascending by
+/// their bits. KCC_MESH_CODE_PAD bytes follow the codes.
+typedef struct kcc_vertex_tables {
+    uint8_t  *codes;
+    float    *values[3];
+    uint32_t  value_count[3];
+    uint32_t  code_mask[3];    ///< (1 << the bits axis k's index takes) - 1 (0: a single value)
+    uint8_t   code_shift[3];
+    uint8_t   code_bytes;      ///< 1..6: the fewest whole bytes holding the three indices
+} kcc_vertex_tables;
+
+/// The vertex number of corner c (0..2) of slot s: its block's base plus its offset.
+static inline uint32_t kcc_mesh_vertex_of(const kcc_mesh *mesh, uint32_t s, int c)
+{
+    return mesh->corner_base[s / KCC_CORNER_BLOCK] + mesh->corners[s][c];
+}
+
+/// Little-endian 64-bit word at p (any alignment).
+static inline uint64_t kcc_load_le64(const uint8_t *p)
+{
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
+/// Vertex v of vertex tables t, decoded: each axis's index read from the vertex's code, its value
+/// from the axis's table (the exact input float).
+static inline void kcc_tables_vertex(const kcc_vertex_tables *t, uint32_t v, float out[3])
+{
+    const uint64_t code = kcc_load_le64(t->codes + (size_t)v * t->code_bytes);
+    for (int k = 0; k < 3; ++k)
+        out[k] = t->values[k][(uint32_t)(code >> t->code_shift[k]) & t->code_mask[k]];
+}
+
+/// kcc_tables_vertex of the mesh's tables.
+static inline void kcc_mesh_table_vertex(const kcc_mesh *mesh, uint32_t v, float out[3])
+{
+    kcc_tables_vertex(mesh->tables, v, out);
+}
+
+/// How a kernel reads a mesh's vertices: as the mesh stores them (KCC_READ_ANY: a branch on
+/// kcc_mesh.tables at every read), or as a walk compiled for one coding knows they are stored
+/// (KCC_READ_FLOATS, KCC_READ_TABLES: a constant). The hot walks (rays, box queries, sweeps) are
+/// compiled once for each coding and chosen once a query, so the float walk has no branch of the
+/// tables' in its loops: a branch at every four-triangle load and corner read cost rays 7.2% more
+/// instructions on bench_layout's workload (oa_dm1; docs/collide.md, Memory layout).
+typedef enum kcc_vertex_read { KCC_READ_ANY, KCC_READ_FLOATS, KCC_READ_TABLES } kcc_vertex_read;
+
+/// A walk compiled for vertex tables is kept out of line (and not cold: it is every query of such
+/// a mesh), so the float walk beside it compiles as it would without it.
+#if defined(__GNUC__)
+#define KCC_TABLES_WALK static __attribute__((noinline))
+#else
+#define KCC_TABLES_WALK static
+#endif
+
+/// Whether reads of `read` on this mesh decode tables.
+static inline bool kcc_reads_tables(const kcc_mesh *mesh, kcc_vertex_read read)
+{
+    return read == KCC_READ_ANY ? mesh->tables != NULL : read == KCC_READ_TABLES;
+}
+
+/// The first float of slot s's block's base vertex on a mesh of float vertices: corner c of slot s
+/// is the vertex corners[s][c] from it, 3 corners[s][c] floats further.
 static inline const float *kcc_mesh_block_verts(const kcc_mesh *mesh, uint32_t s)
 {
     return mesh->verts[mesh->corner_base[s / KCC_CORNER_BLOCK]];
 }
 
-/// Corner c (0..2) of slot s: its vertex in the shared array (the exact input floats).
-static inline const float *kcc_mesh_corner(const kcc_mesh *mesh, uint32_t s, int c)
+/// Slot s's three corners, read as `read` says: on a mesh of float vertices where they are stored
+/// (no copy: the tests that take corners read them in place), with vertex tables decoded into buf.
+static inline void kcc_mesh_corners(const kcc_mesh *mesh, uint32_t s, kcc_vertex_read read,
+                                    float buf[3][3], const float *out[3])
 {
-    return kcc_mesh_block_verts(mesh, s) + 3u * mesh->corners[s][c];
-}
-
-/// Slot s's three corners where they are stored (no copy: the tests that take corners read them
-/// in place).
-static inline void kcc_mesh_corners(const kcc_mesh *mesh, uint32_t s, const float *out[3])
-{
+    if (kcc_reads_tables(mesh, read)) {
+        for (int c = 0; c < 3; ++c) {
+            kcc_mesh_table_vertex(mesh, kcc_mesh_vertex_of(mesh, s, c), buf[c]);
+            out[c] = buf[c];
+        }
+        return;
+    }
     const float *block = kcc_mesh_block_verts(mesh, s);
     for (int c = 0; c < 3; ++c)
         out[c] = block + 3u * mesh->corners[s][c];
 }
 
-/// Slot s's corners, gathered from the shared vertices.
+/// Slot s's corners, gathered from the shared vertices. A branch on the coding a corner: gcc 12
+/// compiles the ray cast's hit record 14 instructions shorter so than with one branch a triangle,
+/// the tables' decode inline or out of line (bench_layout, oa_dm1, callgrind).
 static inline void kcc_mesh_tri(const kcc_mesh *mesh, uint32_t s, kcc_tri *out)
 {
-    for (int c = 0; c < 3; ++c)
-        memcpy(out->v[c], kcc_mesh_corner(mesh, s, c), sizeof out->v[c]);
+    for (int c = 0; c < 3; ++c) {
+        if (mesh->tables)
+            kcc_mesh_table_vertex(mesh, kcc_mesh_vertex_of(mesh, s, c), out->v[c]);
+        else
+            memcpy(out->v[c], kcc_mesh_block_verts(mesh, s) + 3u * mesh->corners[s][c],
+                   sizeof out->v[c]);
+    }
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -1234,14 +1323,25 @@ static inline void kcc_tri4_load(const kcc_tri *t, uint32_t n, __m128 A[3], __m1
     C[0] = s2, C[1] = s3, C[2] = _mm_set_ps(p3->v[2][2], p2->v[2][2], p1->v[2][2], t->v[2][2]);
 }
 
+/// kcc_mesh_tri4_load_slots on a mesh with vertex tables, out of line (mesh.c): the four lanes'
+/// slots, each corner decoded (kcc_mesh_table_vertex) and its components set lane by lane.
+void kcc_mesh_tri4_load_tables(const kcc_mesh *mesh, const uint32_t slot[4], __m128 A[3],
+                               __m128 B[3], __m128 C[3]);
+
 /* The same from the mesh's slots slot[0 .. n - 1] (n = 1..4; lanes past n repeat slot[0]): each
  * corner's four vertices loaded as rows (x, y, z and the next float, which the padding after the
  * vertices keeps in bounds), transposed. */
 static inline void kcc_mesh_tri4_load_slots(const kcc_mesh *mesh, const uint32_t *slot, uint32_t n,
-                                            __m128 A[3], __m128 B[3], __m128 C[3])
+                                            kcc_vertex_read read, __m128 A[3], __m128 B[3],
+                                            __m128 C[3])
 {
     const uint32_t s0 = slot[0], s1 = n > 1 ? slot[1] : s0, s2 = n > 2 ? slot[2] : s0;
     const uint32_t s3 = n > 3 ? slot[3] : s0;
+    if (kcc_reads_tables(mesh, read)) {
+        const uint32_t lanes[4] = {s0, s1, s2, s3};
+        kcc_mesh_tri4_load_tables(mesh, lanes, A, B, C);
+        return;
+    }
     const float *v0 = kcc_mesh_block_verts(mesh, s0), *v1 = kcc_mesh_block_verts(mesh, s1);
     const float *v2 = kcc_mesh_block_verts(mesh, s2), *v3 = kcc_mesh_block_verts(mesh, s3);
     const uint8_t *k0 = mesh->corners[s0], *k1 = mesh->corners[s1], *k2 = mesh->corners[s2];
@@ -1256,11 +1356,11 @@ static inline void kcc_mesh_tri4_load_slots(const kcc_mesh *mesh, const uint32_t
 }
 
 /* The same from the mesh's consecutive slots s0 .. s0 + n - 1. */
-static inline void kcc_mesh_tri4_load(const kcc_mesh *mesh, uint32_t s0, uint32_t n, __m128 A[3],
-                                      __m128 B[3], __m128 C[3])
+static inline void kcc_mesh_tri4_load(const kcc_mesh *mesh, uint32_t s0, uint32_t n,
+                                      kcc_vertex_read read, __m128 A[3], __m128 B[3], __m128 C[3])
 {
     const uint32_t slot[4] = {s0, s0 + 1, s0 + 2, s0 + 3};
-    kcc_mesh_tri4_load_slots(mesh, slot, n, A, B, C);
+    kcc_mesh_tri4_load_slots(mesh, slot, n, read, A, B, C);
 }
 
 /// kcc_tri4_overlap_box_lanes of n (1..4) consecutive triangle records.

@@ -13,6 +13,26 @@ extern "C" {
 /// safe to run from many threads at once and never allocate.
 typedef struct kcc_mesh kcc_mesh;
 
+/// How a mesh stores its vertices (kcc_mesh_desc.vertex_coding). Both answer every query on the
+/// exact input floats, bit for bit alike; they differ in bytes and speed (docs/collide.md, Memory
+/// layout).
+typedef enum kcc_vertex_coding {
+    /// KCC_VERTEX_FLOATS where the mesh takes at most KCC_MESH_BUDGET_BYTES_PER_TRIANGLE bytes a
+    /// triangle with them, else KCC_VERTEX_TABLES where the tables make it smaller.
+    KCC_VERTEX_AUTO = 0,
+    /// Three floats a vertex: the fastest queries.
+    KCC_VERTEX_FLOATS = 1,
+    /// Each vertex as three indices, packed into the fewest whole bytes, into per-axis tables of
+    /// the mesh's distinct coordinate values: 30-70% of the float vertices' bytes, rays and
+    /// box queries 7-18% slower, sweeps 3-6%. Falls back to floats where an axis has more than
+    /// 65,536 distinct values.
+    KCC_VERTEX_TABLES = 2
+} kcc_vertex_coding;
+
+/// The bytes a triangle (kcc_mesh_memory_bytes / input triangles) within which KCC_VERTEX_AUTO
+/// keeps float vertices: issue 25's target for a mesh's memory.
+#define KCC_MESH_BUDGET_BYTES_PER_TRIANGLE 20u
+
 /// What to build a mesh from. The arrays are borrowed for the duration of kcc_mesh_build only.
 typedef struct kcc_mesh_desc {
     const float    *positions;       ///< x y z per vertex (m)
@@ -21,6 +41,7 @@ typedef struct kcc_mesh_desc {
     const uint32_t *indices;         ///< 3 per triangle; NULL: vertices 3i, 3i+1, 3i+2
     uint32_t        triangle_count;
     kcc_allocator   allocator;       ///< all zero: malloc/free
+    kcc_vertex_coding vertex_coding; ///< 0 (KCC_VERTEX_AUTO): chosen by size; or force one
 } kcc_mesh_desc;
 
 /// Builds the mesh and its tree (binned SAH, deterministic). Copies what it needs. Degenerate
@@ -31,8 +52,9 @@ typedef struct kcc_mesh_desc {
 /// Errors: KCC_ERR_NULL_ARGUMENT (desc, out_mesh), KCC_ERR_NO_TRIANGLES (zero triangles, or only
 /// degenerate ones), KCC_ERR_NO_VERTICES (positions NULL or no vertices), KCC_ERR_BAD_STRIDE,
 /// KCC_ERR_INDEX_OUT_OF_RANGE, KCC_ERR_NON_FINITE (a NaN or infinite coordinate),
-/// KCC_ERR_BAD_DESC (only one of the allocator's functions set), KCC_ERR_TOO_LARGE (over 2^30
-/// triangles, or sizes that overflow), KCC_ERR_OUT_OF_MEMORY.
+/// KCC_ERR_BAD_DESC (only one of the allocator's functions set, or a vertex_coding not in
+/// kcc_vertex_coding), KCC_ERR_TOO_LARGE (over 2^30 triangles, or sizes that overflow),
+/// KCC_ERR_OUT_OF_MEMORY.
 KCC_API kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh);
 /// Frees everything the mesh owns. NULL is fine.
 KCC_API void       kcc_mesh_destroy(kcc_mesh *mesh);
@@ -50,6 +72,8 @@ typedef struct kcc_mesh_stats {
     size_t   tree_bytes;       ///< tree nodes plus per-triangle index/reorder arrays
     size_t   vertex_bytes;     ///< triangle vertex data
     uint32_t duplicates;       ///< exact copies of an earlier triangle, stored once (see the build)
+    kcc_vertex_coding vertex_coding; ///< what the build chose: KCC_VERTEX_FLOATS or _TABLES
+    uint32_t axis_values[3];   ///< with tables: each axis's distinct coordinate values; else 0
 } kcc_mesh_stats;
 KCC_API void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out);
 

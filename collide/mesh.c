@@ -1,5 +1,6 @@
 /* mesh.c: owns kcc_mesh: input validation, the single allocation holding the tree, the shared
- * vertices, the triangles in leaf order (8-bit corner offsets) and the index maps, plus the box queries (exact overlap, bounds, swept box) that walk
+ * vertices (floats, or codes into per-axis tables), the triangles in leaf order (8-bit corner
+ * offsets) and the index maps, plus the box queries (exact overlap, bounds, swept box) that walk
  * the tree. Queries never allocate and keep no state: safe from many threads. */
 #include <math.h>
 #include <stdatomic.h>
@@ -101,7 +102,9 @@ static kcc_status check_desc(const kcc_mesh_desc *desc, size_t stride)
         return KCC_ERR_NO_VERTICES;
     if (desc->vertex_stride != 0 && (desc->vertex_stride < 12 || desc->vertex_stride % 4 != 0))
         return KCC_ERR_BAD_STRIDE;
-    if ((desc->allocator.alloc == NULL) != (desc->allocator.free == NULL))
+    if ((desc->allocator.alloc == NULL) != (desc->allocator.free == NULL) ||
+        (desc->vertex_coding != KCC_VERTEX_AUTO && desc->vertex_coding != KCC_VERTEX_FLOATS &&
+         desc->vertex_coding != KCC_VERTEX_TABLES))
         return KCC_ERR_BAD_DESC;
     if (desc->triangle_count > KCC_MESH_MAX_TRIANGLES)
         return KCC_ERR_TOO_LARGE;
@@ -159,7 +162,8 @@ typedef struct build_scratch {
     uint32_t      *corner;      ///< slot s's corners as vertex numbers: corner[3 s .. 3 s + 2]
     uint32_t      *block_base;  ///< per block of KCC_CORNER_BLOCK slots: its base vertex number
     uint32_t      *vertex_src;  ///< vertex number -> the desc's index of its first use (3 n)
-    uint32_t      *vtable;      ///< 1 << vtable_bits entries: 0 empty, else vertex number + 1
+    uint32_t      *vtable;      ///< 1 << vtable_bits entries: 0 empty, else vertex number + 1;
+                                ///< once the vertices are numbered, the vertex tables' sorting
     int            vtable_bits;
 } build_scratch;
 
@@ -285,11 +289,36 @@ static kcc_status scratch_alloc(const kcc_allocator *al, uint32_t n, build_scrat
     return KCC_OK;
 }
 
+/* How a mesh stores its vertices (kcc_mesh.tables): bytes 0 for floats; with tables each
+ * axis's distinct values, the bit where its index starts in a code and the code's bytes. */
+typedef struct vertex_code {
+    uint32_t values[3];
+    uint8_t  shift[3];
+    uint8_t  bytes;
+} vertex_code;
+
 /* The sizes of a mesh's arrays: input triangles, stored ones (the tree's and the degenerate ones),
- * the tree's, duplicates, vertices and the representatives with duplicates. */
+ * the tree's, duplicates, vertices and the representatives with duplicates; the vertices' coding. */
 typedef struct mesh_sizes {
-    uint32_t triangles, slots, tree, dups, vertices, sets, links;
+    uint32_t    triangles, slots, tree, dups, vertices, sets, links;
+    vertex_code code;
 } mesh_sizes;
+
+/* Bytes of the codes of `vertices` vertices and their padding, rounded to 4 (the values follow). */
+static uint64_t codes_bytes(uint32_t vertices, const vertex_code *code)
+{
+    return ((uint64_t)vertices * code->bytes + KCC_MESH_CODE_PAD + 3u) / 4u * 4u;
+}
+
+/* Bytes of a mesh's vertices: three floats each and a padding float, or with tables (code.bytes >
+ * 0) the tables' header (kcc_vertex_tables), the codes with their padding and the axes' values. */
+static uint64_t vertex_region_bytes(uint32_t vertices, const vertex_code *code)
+{
+    if (code->bytes == 0)
+        return ((uint64_t)vertices * 3u + 1u) * sizeof(float);
+    return sizeof(kcc_vertex_tables) + codes_bytes(vertices, code) +
+           ((uint64_t)code->values[0] + code->values[1] + code->values[2]) * sizeof(float);
+}
 
 /* Bytes of each entry of the index maps and duplicate lists of a mesh of `triangles` input
  * triangles (kcc_index_array). */
@@ -331,28 +360,63 @@ static uint64_t link_bytes(uint32_t triangles, uint32_t links, size_t id_bytes)
     return marks_bytes(triangles) + (uint64_t)links * id_bytes;
 }
 
+/* Where each part of a mesh's single block starts, and its total bytes. */
+typedef struct mesh_offsets {
+    uint64_t top, groups, verts, base, corners, id, link_marks, links, marks, first, total;
+} mesh_offsets;
+
 /* The mesh's single block: the struct, the top groups' boxes (kcc_mesh.top), quad_count groups,
- * then the shared vertices (and their padding float), the corner bases, the stored triangles'
- * corner offsets, tri_id, the back links and the duplicate lists (when there are duplicates). NULL
- * when the allocator fails. */
+ * then the vertices (vertex_region_bytes), the corner bases, the stored triangles' corner offsets,
+ * tri_id, the back links and the duplicate lists (when there are duplicates). Returns the total. */
+static uint64_t mesh_layout(const mesh_sizes *sz, uint32_t quad_count, mesh_offsets *o)
+{
+    o->top = round_up(sizeof(kcc_mesh));
+    o->groups = round_up(o->top + kcc_mesh_top_count(quad_count) * sizeof(kcc_box4));
+    o->verts = o->groups + (uint64_t)quad_count * sizeof(kcc_qnode4);
+    const uint64_t blocks = ((uint64_t)sz->slots + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK;
+    o->base = o->verts + vertex_region_bytes(sz->vertices, &sz->code);
+    o->corners = o->base + blocks * sizeof(uint32_t);
+    const uint64_t id_bytes = index_bytes(sz->triangles);
+    o->id = (o->corners + (uint64_t)sz->slots * 3u + 3u) / 4u * 4u;
+    o->link_marks = (o->id + (uint64_t)sz->slots * id_bytes + 7u) / 8u * 8u;
+    o->links = o->link_marks + marks_bytes(sz->triangles);
+    o->marks = (o->link_marks + link_bytes(sz->triangles, sz->links, id_bytes) + 7u) / 8u * 8u;
+    o->first = o->marks + marks_bytes(sz->tree);
+    o->total = round_up(o->marks + dup_bytes(sz->tree, sz->dups, sz->sets, id_bytes));
+    return o->total;
+}
+
+/* Points the mesh's vertex fields at the block's vertex region (at verts, 8-byte aligned) for the
+ * coding: the floats, or the tables' header, codes and values. */
+static void place_vertices(kcc_mesh *m, char *verts, uint32_t vertices, const vertex_code *code)
+{
+    if (code->bytes == 0) {
+        m->verts = (float(*)[3])(void *)verts;
+        m->verts[vertices][0] = 0.0f; /* the padding */
+        return;
+    }
+    kcc_vertex_tables *t = (kcc_vertex_tables *)(void *)verts;
+    t->codes = (uint8_t *)verts + sizeof *t;
+    t->code_bytes = code->bytes;
+    float *values = (float *)(void *)(t->codes + codes_bytes(vertices, code));
+    for (int k = 0; k < 3; ++k) {
+        t->values[k] = values;
+        values += code->values[k];
+        t->value_count[k] = code->values[k];
+        t->code_shift[k] = code->shift[k];
+        t->code_mask[k] = code->values[k] > 1 ? UINT32_MAX >> __builtin_clz(code->values[k] - 1u) : 0u;
+    }
+    m->tables = t;
+}
+
+/* The mesh's single block (mesh_layout). NULL when the allocator fails. */
 static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint32_t quad_count)
 {
-    const uint64_t off_top = round_up(sizeof(kcc_mesh));
-    const uint64_t off_groups = round_up(off_top + kcc_mesh_top_count(quad_count) * sizeof(kcc_box4));
-    const uint64_t off_verts = off_groups + (uint64_t)quad_count * sizeof(kcc_qnode4);
-    const uint64_t blocks = ((uint64_t)sz->slots + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK;
-    const uint64_t off_base = off_verts + ((uint64_t)sz->vertices * 3u + 1u) * sizeof(float);
-    const uint64_t off_corners = off_base + blocks * sizeof(uint32_t);
+    mesh_offsets o;
+    const uint64_t total = mesh_layout(sz, quad_count, &o);
     const uint64_t id_bytes = index_bytes(sz->triangles);
-    const uint64_t off_id = (off_corners + (uint64_t)sz->slots * 3u + 3u) / 4u * 4u;
-    const uint64_t off_link_marks = (off_id + (uint64_t)sz->slots * id_bytes + 7u) / 8u * 8u;
     const uint64_t link_words = ((uint64_t)sz->triangles + 63u) / 64u;
-    const uint64_t off_links = off_link_marks + marks_bytes(sz->triangles);
-    const uint64_t off_marks =
-        (off_link_marks + link_bytes(sz->triangles, sz->links, id_bytes) + 7u) / 8u * 8u;
     const uint64_t words = ((uint64_t)sz->tree + 63u) / 64u;
-    const uint64_t off_first = off_marks + marks_bytes(sz->tree);
-    const uint64_t total = round_up(off_marks + dup_bytes(sz->tree, sz->dups, sz->sets, id_bytes));
     char *block = al->alloc((size_t)total, BLOCK_ALIGN, al->user);
     if (!block)
         return NULL;
@@ -360,22 +424,21 @@ static kcc_mesh *mesh_alloc(const kcc_allocator *al, const mesh_sizes *sz, uint3
     memset(m, 0, sizeof *m);
     m->allocator = *al;
     m->block_bytes = (size_t)total;
-    m->top = (kcc_box4 *)(void *)(block + off_top);
-    m->groups = (kcc_qnode4 *)(void *)(block + off_groups);
-    m->verts = (float(*)[3])(void *)(block + off_verts);
-    m->verts[sz->vertices][0] = 0.0f; /* the padding */
-    m->corner_base = (uint32_t *)(void *)(block + off_base);
-    m->corners = (uint8_t(*)[3])(void *)(block + off_corners);
+    m->top = (kcc_box4 *)(void *)(block + o.top);
+    m->groups = (kcc_qnode4 *)(void *)(block + o.groups);
+    place_vertices(m, block + o.verts, sz->vertices, &sz->code);
+    m->corner_base = (uint32_t *)(void *)(block + o.base);
+    m->corners = (uint8_t(*)[3])(void *)(block + o.corners);
     m->narrow_ids = id_bytes == sizeof(uint16_t);
-    m->tri_id = index_array(block + off_id, m->narrow_ids);
-    m->link_marks = (uint64_t *)(void *)(block + off_link_marks);
-    m->link_rank = (uint32_t *)(void *)(block + off_link_marks + link_words * sizeof(uint64_t));
-    m->links = index_array(block + off_links, m->narrow_ids);
+    m->tri_id = index_array(block + o.id, m->narrow_ids);
+    m->link_marks = (uint64_t *)(void *)(block + o.link_marks);
+    m->link_rank = (uint32_t *)(void *)(block + o.link_marks + link_words * sizeof(uint64_t));
+    m->links = index_array(block + o.links, m->narrow_ids);
     if (sz->dups) {
-        m->dup_marks = (uint64_t *)(void *)(block + off_marks);
-        m->dup_rank = (uint32_t *)(void *)(block + off_marks + words * sizeof(uint64_t));
-        m->dup_first = index_array(block + off_first, m->narrow_ids);
-        m->dup_ids = index_array(block + off_first + ((uint64_t)sz->sets + 1u) * id_bytes, m->narrow_ids);
+        m->dup_marks = (uint64_t *)(void *)(block + o.marks);
+        m->dup_rank = (uint32_t *)(void *)(block + o.marks + words * sizeof(uint64_t));
+        m->dup_first = index_array(block + o.first, m->narrow_ids);
+        m->dup_ids = index_array(block + o.first + ((uint64_t)sz->sets + 1u) * id_bytes, m->narrow_ids);
     }
     m->triangle_count = sz->triangles;
     m->slot_count = sz->slots;
@@ -571,6 +634,104 @@ static uint32_t number_vertices(const kcc_mesh_desc *desc, size_t stride, build_
     return count;
 }
 
+static int compare_bits(const void *a, const void *b)
+{
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The distinct coordinates along axis k of the numbered vertices (their bits, so +0 and -0 apart),
+ * ascending by bits, in out[0 .. returned count) (out: room for `vertices`). */
+static uint32_t axis_values(const kcc_mesh_desc *desc, size_t stride, const build_scratch *sc,
+                            uint32_t vertices, int k, uint32_t *out)
+{
+    for (uint32_t v = 0; v < vertices; ++v) {
+        float p[3];
+        load_vertex(desc, stride, sc->vertex_src[v], p);
+        memcpy(&out[v], &p[k], sizeof out[v]);
+    }
+    qsort(out, vertices, sizeof *out, compare_bits);
+    uint32_t count = 0;
+    for (uint32_t v = 0; v < vertices; ++v)
+        if (count == 0 || out[count - 1u] != out[v])
+            out[count++] = out[v];
+    return count;
+}
+
+/* The vertex coding the desc asks for (kcc_vertex_coding): with KCC_VERTEX_AUTO, float vertices
+ * where the mesh takes at most KCC_MESH_BUDGET_BYTES_PER_TRIANGLE bytes a triangle with them (the
+ * fastest layout within the budget), else tables where they make the mesh smaller. Tables need at
+ * most KCC_MESH_TABLE_VALUES values on every axis; each code is the fewest whole bytes holding its
+ * three indices. The counts sort the vertices' coordinates in the vertex table's place (done with
+ * once the vertices are numbered: 6 n entries for at most 3 n vertices). */
+static vertex_code choose_coding(const kcc_mesh_desc *desc, size_t stride, const build_scratch *sc,
+                                 const mesh_sizes *sz, uint32_t quad_count)
+{
+    const vertex_code floats = {{0, 0, 0}, {0, 0, 0}, 0};
+    if (desc->vertex_coding == KCC_VERTEX_FLOATS)
+        return floats;
+    mesh_sizes probe = *sz;
+    mesh_offsets o;
+    probe.code = floats;
+    const uint64_t float_bytes = mesh_layout(&probe, quad_count, &o);
+    const bool automatic = desc->vertex_coding == KCC_VERTEX_AUTO;
+    if (automatic && float_bytes <= (uint64_t)KCC_MESH_BUDGET_BYTES_PER_TRIANGLE * sz->triangles)
+        return floats;
+    vertex_code tables = floats;
+    uint32_t bits = 0;
+    for (int k = 0; k < 3; ++k) {
+        tables.values[k] = axis_values(desc, stride, sc, sz->vertices, k, sc->vtable);
+        if (tables.values[k] > KCC_MESH_TABLE_VALUES)
+            return floats;
+        tables.shift[k] = (uint8_t)bits;
+        bits += tables.values[k] > 1 ? 32u - (uint32_t)__builtin_clz(tables.values[k] - 1u) : 0u;
+    }
+    tables.bytes = (uint8_t)(bits > 8u ? (bits + 7u) / 8u : 1u);
+    probe.code = tables;
+    const uint64_t table_bytes = mesh_layout(&probe, quad_count, &o);
+    if ((automatic && table_bytes >= float_bytes) || table_bytes > (uint64_t)SIZE_MAX / 2)
+        return floats; /* the build checked that the float layout's size fits (scratch_alloc) */
+    return tables;
+}
+
+/* Index of `bits` among the sorted distinct values[0 .. count) (it is one of them). */
+static uint32_t value_index(const uint32_t *values, uint32_t count, uint32_t bits)
+{
+    uint32_t lo = 0, hi = count;
+    while (hi - lo > 1u) {
+        const uint32_t mid = lo + (hi - lo) / 2u;
+        if (values[mid] <= bits)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The vertex tables of mesh m (place_vertices laid them out): each axis's sorted distinct values
+ * (axis_values, in the vertex table's place), and each vertex's index of them in its code. */
+static void fill_vertex_tables(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc *desc,
+                               size_t stride)
+{
+    kcc_vertex_tables *t = (kcc_vertex_tables *)(uintptr_t)m->tables; /* in the mesh's own block */
+    const uint32_t bytes = t->code_bytes;
+    memset(t->codes, 0, (size_t)m->vertex_count * bytes + KCC_MESH_CODE_PAD);
+    for (int k = 0; k < 3; ++k) {
+        const uint32_t count = axis_values(desc, stride, sc, m->vertex_count, k, sc->vtable);
+        KCC_ASSERT(count == t->value_count[k]);
+        memcpy(t->values[k], sc->vtable, sizeof(float) * count);
+        for (uint32_t v = 0; v < m->vertex_count; ++v) {
+            float p[3];
+            uint32_t bits;
+            load_vertex(desc, stride, sc->vertex_src[v], p);
+            memcpy(&bits, &p[k], sizeof bits);
+            const uint64_t field = (uint64_t)value_index(sc->vtable, count, bits) << t->code_shift[k];
+            for (uint32_t b = 0; b < bytes; ++b) /* little endian, as kcc_load_le64 reads it */
+                t->codes[(size_t)v * bytes + b] |= (uint8_t)(field >> (8u * b));
+        }
+    }
+}
+
 /* The four-wide groups, the shared vertices, every slot's index triple and index maps, the node
  * count and the bounds, from the binary tree over the representatives' prims and the numbering. */
 static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc *desc,
@@ -594,8 +755,12 @@ static void fill_tree(kcc_mesh *m, const build_scratch *sc, const kcc_mesh_desc 
     m->bounds[0][0] = root->x[0][0], m->bounds[1][0] = root->x[1][0];
     m->bounds[0][1] = root->y[0][0], m->bounds[1][1] = root->y[1][0];
     m->bounds[0][2] = root->z[0][0], m->bounds[1][2] = root->z[1][0];
-    for (uint32_t v = 0; v < m->vertex_count; ++v)
-        load_vertex(desc, stride, sc->vertex_src[v], m->verts[v]);
+    if (m->tables) {
+        fill_vertex_tables(m, sc, desc, stride);
+    } else {
+        for (uint32_t v = 0; v < m->vertex_count; ++v)
+            load_vertex(desc, stride, sc->vertex_src[v], m->verts[v]);
+    }
     for (uint32_t b = 0; b < (m->slot_count + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK; ++b)
         m->corner_base[b] = sc->block_base[b];
     for (uint32_t s = 0; s < m->slot_count; ++s) {
@@ -677,8 +842,9 @@ kcc_status kcc_mesh_build(const kcc_mesh_desc *desc, kcc_mesh **out_mesh)
     const uint32_t sets = list_duplicates(&sc, n, n - dups, live, sc.queue); /* free until collapse */
     const uint32_t quads =
         kcc_tree_collapse(sc.pairs, (const uint8_t(*)[4])sc.plan, NULL, NULL, sc.queue);
-    const mesh_sizes sz = {n,    n - dups, live, dups, number_vertices(desc, stride, &sc, n - dups),
-                           sets, make_links(&sc, n)};
+    mesh_sizes sz = {n,    n - dups, live, dups, number_vertices(desc, stride, &sc, n - dups),
+                     sets, make_links(&sc, n),  {{0, 0, 0}, {0, 0, 0}, 0}};
+    sz.code = choose_coding(desc, stride, &sc, &sz, quads);
     kcc_mesh *m = mesh_alloc(&al, &sz, quads);
     if (!m) {
         al.free(sc.block, al.user);
@@ -734,7 +900,14 @@ void kcc_mesh_get_stats(const kcc_mesh *mesh, kcc_mesh_stats *out)
     s.tree_bytes = (size_t)mesh->quad_count * sizeof(kcc_qnode4) + (size_t)mesh->slot_count * id_bytes +
                    (size_t)link_bytes(mesh->triangle_count, mesh->link_count, id_bytes) +
                    (size_t)dup_bytes(mesh->tree_triangles, mesh->duplicate_count, mesh->dup_sets, id_bytes);
-    s.vertex_bytes = ((size_t)mesh->vertex_count * 3u + 1u) * sizeof(float) +
+    vertex_code code = {{0, 0, 0}, {0, 0, 0}, 0};
+    if (mesh->tables) {
+        code.bytes = mesh->tables->code_bytes;
+        memcpy(code.values, mesh->tables->value_count, sizeof code.values);
+        memcpy(s.axis_values, mesh->tables->value_count, sizeof s.axis_values);
+    }
+    s.vertex_coding = mesh->tables ? KCC_VERTEX_TABLES : KCC_VERTEX_FLOATS;
+    s.vertex_bytes = (size_t)vertex_region_bytes(mesh->vertex_count, &code) +
                      ((size_t)mesh->slot_count + KCC_CORNER_BLOCK - 1u) / KCC_CORNER_BLOCK * sizeof(uint32_t) +
                      (size_t)mesh->slot_count * 3u * sizeof(uint8_t);
     *out = s;
@@ -853,6 +1026,26 @@ bool kcc_mesh_triangle(const kcc_mesh *mesh, uint32_t i, vec3 out[3])
 /* ------------------------------------------------------------------------------------------------
  * Box queries. */
 
+#if KCC_SSE
+void kcc_mesh_tri4_load_tables(const kcc_mesh *mesh, const uint32_t slot[4], __m128 A[3],
+                               __m128 B[3], __m128 C[3])
+{
+    /* The tables' header copied and the vectors stored last: a store through an __m128 pointer
+     * may alias anything, and would make every decode reload the header. */
+    const kcc_vertex_tables t = *mesh->tables;
+    __m128 rows[3][3];
+    for (int c = 0; c < 3; ++c) {
+        float v[4][3];
+        for (int l = 0; l < 4; ++l)
+            kcc_tables_vertex(&t, kcc_mesh_vertex_of(mesh, slot[l], c), v[l]);
+        for (int k = 0; k < 3; ++k)
+            rows[c][k] = _mm_setr_ps(v[0][k], v[1][k], v[2][k], v[3][k]);
+    }
+    for (int k = 0; k < 3; ++k)
+        A[k] = rows[0][k], B[k] = rows[1][k], C[k] = rows[2][k];
+}
+#endif
+
 static bool box_valid(const vec3 box[2])
 {
     for (int k = 0; k < 3; ++k) {
@@ -869,11 +1062,11 @@ typedef enum box_answer { BOX_EXACT, BOX_BOUNDS, BOX_SLOTS, BOX_EXACT_ONCE } box
 
 /* Lane l set when triangle s0 + l (l < n) overlaps the box: exactly, or by its bounds. */
 static inline int leaf_hits(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const kcc_pbox *qb,
-                            bool exact)
+                            bool exact, kcc_vertex_read read)
 {
 #if KCC_SSE
     __m128 A[3], B[3], C[3];
-    kcc_mesh_tri4_load(mesh, s0, n, A, B, C);
+    kcc_mesh_tri4_load(mesh, s0, n, read, A, B, C);
     if (exact)
         return kcc_tri4_overlap_box_lanes(A, B, C, n, qb->lo, qb->hi);
     __m128 in = _mm_castsi128_ps(_mm_set1_epi32(-1));
@@ -893,6 +1086,7 @@ static inline int leaf_hits(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const
                          : kcc_tri_bounds_touch(&t, qb->lo, qb->hi);
         hits |= hit ? 1 << l : 0;
     }
+    (void)read;
     return hits;
 #endif
 }
@@ -912,11 +1106,12 @@ uint32_t kcc_mesh_append_duplicates(const kcc_mesh *mesh, uint32_t s, uint32_t *
  * their input indices, or inserts their slots into the sorted prefix of out, while there is room.
  * Returns the new count of answers. */
 KCC_HOT uint32_t box_leaf_run(const kcc_mesh *mesh, uint32_t s0, uint32_t n, const kcc_pbox *qb,
-                              box_answer answer, uint32_t *out, uint32_t capacity, uint32_t found)
+                              box_answer answer, kcc_vertex_read read, uint32_t *out,
+                              uint32_t capacity, uint32_t found)
 {
     const bool exact = answer == BOX_EXACT || answer == BOX_EXACT_ONCE;
     const bool listed = mesh->duplicate_count > 0 && (answer == BOX_EXACT || answer == BOX_BOUNDS);
-    for (int hits = leaf_hits(mesh, s0, n, qb, exact); hits != 0; hits &= hits - 1) {
+    for (int hits = leaf_hits(mesh, s0, n, qb, exact, read); hits != 0; hits &= hits - 1) {
         const int bit = hits & -hits;
         const uint32_t s = s0 + (uint32_t)((bit >> 1) - (bit >> 3));
         if (found < capacity) {
@@ -941,11 +1136,53 @@ KCC_HOT uint32_t box_leaf_run(const kcc_mesh *mesh, uint32_t s0, uint32_t n, con
 
 /* box_leaf_run over slots run .. end - 1 (none when run == end), four at a time. */
 KCC_HOT uint32_t box_slot_run(const kcc_mesh *mesh, uint32_t run, uint32_t end, const kcc_pbox *qb,
-                              box_answer answer, uint32_t *out, uint32_t capacity, uint32_t found)
+                              box_answer answer, kcc_vertex_read read, uint32_t *out,
+                              uint32_t capacity, uint32_t found)
 {
     for (uint32_t s0 = run; s0 < end; s0 += 4)
-        found = box_leaf_run(mesh, s0, end - s0 < 4 ? end - s0 : 4, qb, answer, out, capacity, found);
+        found = box_leaf_run(mesh, s0, end - s0 < 4 ? end - s0 : 4, qb, answer, read, out, capacity,
+                             found);
     return found;
+}
+
+/* The box walk of a tree mesh (below box_walk_under) reading vertices as `read` says. */
+KCC_HOT uint32_t box_tree_walk(const kcc_mesh *mesh, uint32_t first, uint32_t count,
+                               const kcc_pbox *qb, uint32_t *out, uint32_t capacity,
+                               box_answer answer, kcc_vertex_read read)
+{
+    uint32_t found = 0;
+    if (count > 0)
+        return box_slot_run(mesh, first, first + count, qb, answer, read, out, capacity, found);
+    uint32_t stack[KCC_TREE_STACK];
+    uint32_t sp = 0, g = first;
+    /* the first group's test (the root's and the top groups' in float: kcc_mesh_group_box_test);
+     * every later group is an inner child, never the root */
+    int mask = kcc_mesh_group_box_test(mesh, g, qb);
+    for (;;) {
+        const kcc_qnode4 *q = &mesh->groups[g];
+        const int inner = mask & kcc_qnode4_inner_mask(q);
+        KCC_ASSERT(sp + 4 <= KCC_TREE_STACK);
+        for (int i = 3; i >= 0; --i)
+            if (inner >> i & 1)
+                stack[sp++] = q->first[i];
+        for (int leaves = mask & ~inner; leaves != 0; leaves &= leaves - 1) {
+            const int bit = leaves & -leaves;
+            const int i = (bit >> 1) - (bit >> 3);
+            found = box_slot_run(mesh, q->first[i], q->first[i] + q->count[i], qb, answer, read,
+                                 out, capacity, found);
+        }
+        if (sp == 0)
+            return found;
+        g = stack[--sp];
+        mask = kcc_mesh_inner_group_box_test(mesh, g, qb);
+    }
+}
+
+KCC_TABLES_WALK uint32_t box_tree_walk_tables(const kcc_mesh *mesh, uint32_t first, uint32_t count,
+                                              const kcc_pbox *qb, uint32_t *out, uint32_t capacity,
+                                              box_answer answer)
+{
+    return box_tree_walk(mesh, first, count, qb, out, capacity, answer, KCC_READ_TABLES);
 }
 
 /* The tree walk of every box query (no argument checks: lo <= hi, finite): a group's inner
@@ -973,35 +1210,13 @@ KCC_HOT uint32_t box_walk_under(const kcc_mesh *mesh, uint32_t first, uint32_t c
         kcc_hf_box_begin(&it, mesh, qb.lo, qb.hi);
         for (uint32_t n; (n = kcc_hf_box_next(&it, &view)) > 0;)
             for (uint32_t s0 = 0; s0 < n; s0 += 4)
-                found = box_leaf_run(&view.mesh, s0, n - s0 < 4 ? n - s0 : 4, &qb, by_id, out,
-                                     capacity, found);
+                found = box_leaf_run(&view.mesh, s0, n - s0 < 4 ? n - s0 : 4, &qb, by_id,
+                                     KCC_READ_FLOATS, out, capacity, found);
         return found;
     }
-    if (count > 0)
-        return box_slot_run(mesh, first, first + count, &qb, answer, out, capacity, found);
-    uint32_t stack[KCC_TREE_STACK];
-    uint32_t sp = 0, g = first;
-    /* the first group's test (the root's and the top groups' in float: kcc_mesh_group_box_test);
-     * every later group is an inner child, never the root */
-    int mask = kcc_mesh_group_box_test(mesh, g, &qb);
-    for (;;) {
-        const kcc_qnode4 *q = &mesh->groups[g];
-        const int inner = mask & kcc_qnode4_inner_mask(q);
-        KCC_ASSERT(sp + 4 <= KCC_TREE_STACK);
-        for (int i = 3; i >= 0; --i)
-            if (inner >> i & 1)
-                stack[sp++] = q->first[i];
-        for (int leaves = mask & ~inner; leaves != 0; leaves &= leaves - 1) {
-            const int bit = leaves & -leaves;
-            const int i = (bit >> 1) - (bit >> 3);
-            found = box_slot_run(mesh, q->first[i], q->first[i] + q->count[i], &qb, answer, out,
-                                 capacity, found);
-        }
-        if (sp == 0)
-            return found;
-        g = stack[--sp];
-        mask = kcc_mesh_inner_group_box_test(mesh, g, &qb);
-    }
+    if (mesh->tables)
+        return box_tree_walk_tables(mesh, first, count, &qb, out, capacity, answer);
+    return box_tree_walk(mesh, first, count, &qb, out, capacity, answer, KCC_READ_FLOATS);
 }
 
 KCC_HOT uint32_t box_walk(const kcc_mesh *mesh, const float lo[3], const float hi[3], uint32_t *out,
@@ -1098,16 +1313,18 @@ static void sweep_setup(sweep_walk *w, const kcc_mesh *mesh, const vec3 box[2], 
     w->cull = true;
 }
 
-/* Tests every triangle of the leaf; keeps the earliest contact (ties: the lowest input index). */
-KCC_HOT float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
+/* Tests every triangle of slots first .. first + count - 1, reading vertices as `read` says; keeps
+ * the earliest contact (ties: the lowest input index). */
+KCC_HOT float sweep_run(void *ctx, uint32_t first, uint32_t count, kcc_vertex_read read)
 {
     sweep_walk *w = ctx;
     for (uint32_t s = first, end = first + count; s < end; ++s) {
         const uint32_t id = kcc_mesh_tri_id(w->mesh, s);
         if (w->best_t == 0.0 && id > w->best_id)
             continue; /* can at best tie at t = 0, and ties go to the lower index */
+        float buf[3][3];
         const float *v[3];
-        kcc_mesh_corners(w->mesh, s, v);
+        kcc_mesh_corners(w->mesh, s, read, buf, v);
         if (w->cull && !kcc_corners_bounds_swept(v, &w->slab, w->limit))
             continue;
         double th, nn[3];
@@ -1126,6 +1343,30 @@ KCC_HOT float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
         }
     }
     return w->limit;
+}
+
+/* The sweep's leaf visits: of float vertices (the tree meshes without tables, a heightfield's
+ * view) or of vertex tables. */
+KCC_HOT float sweep_leaf(void *ctx, uint32_t first, uint32_t count)
+{
+    return sweep_run(ctx, first, count, KCC_READ_FLOATS);
+}
+
+KCC_HOT float sweep_leaf_tables(void *ctx, uint32_t first, uint32_t count)
+{
+    return sweep_run(ctx, first, count, KCC_READ_TABLES);
+}
+
+/* The sweep of a mesh with vertex tables, out of line: the float sweep stays as it is without it.
+ * Culled by the tree, or (the swept bounds beyond float range) every tree triangle in one leaf. */
+KCC_TABLES_WALK void sweep_walk_tables(const kcc_mesh *mesh, sweep_walk *w, bool culled)
+{
+    if (culled) {
+        kcc_mesh_walk_nearest(mesh, &w->slab, w->limit, sweep_leaf_tables, w);
+    } else {
+        w->cull = false;
+        sweep_leaf_tables(w, 0, mesh->tree_triangles);
+    }
 }
 
 /// Whether the walk's grown, swept bounds stay within float range. Beyond it (boxes and sweeps
@@ -1162,6 +1403,8 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
             kcc_hf_walk_nearest(mesh, &view, &w.slab, w.limit, sweep_leaf, &w);
         else
             kcc_hf_visit_all(mesh, &view, sweep_leaf, &w);
+    } else if (mesh->tables) {
+        sweep_walk_tables(mesh, &w, sweep_reach_is_finite(box, delta, &w));
     } else if (sweep_reach_is_finite(box, delta, &w)) {
         kcc_mesh_walk_nearest(mesh, &w.slab, w.limit, sweep_leaf, &w);
     } else { /* every tree triangle, unculled: one leaf of them all */

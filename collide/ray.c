@@ -69,18 +69,13 @@ KCC_HOT bool ray_tri(const kcc_ray_pre *r, const float a[3], const float b[3], c
 }
 
 #if KCC_SSE
-/* Up to four triangles of a mesh at once: slots s0 .. s0 + n - 1, or slots[0 .. n - 1] when
- * slots is not NULL. Lane by lane the same float operations in the same order as ray_tri (so
- * bit-identical results); a lane with a zero or tiny edge function is redone by ray_tri (decided in
- * double). Returns the mask of hit lanes; out_t holds their t. */
-static inline int ray_tri4(const kcc_ray_pre *r, const kcc_mesh *mesh, uint32_t s0,
-                           const uint32_t *slots, uint32_t n, float max_t, float out_t[4])
+/* The test of ray_tri4 on the four triangles' corners va, vb, vc (as kcc_mesh_tri4_load gives
+ * them), its corners read as `read` says where a lane is redone. */
+KCC_HOT int ray_tri4_test(const kcc_ray_pre *r, const kcc_mesh *mesh, uint32_t s0,
+                          const uint32_t *slots, uint32_t n, kcc_vertex_read read, float max_t,
+                          float out_t[4], const __m128 va[3], const __m128 vb[3],
+                          const __m128 vc[3])
 {
-    __m128 va[3], vb[3], vc[3];
-    if (slots)
-        kcc_mesh_tri4_load_slots(mesh, slots, n, va, vb, vc);
-    else
-        kcc_mesh_tri4_load(mesh, s0, n, va, vb, vc);
     const int kx = r->kx, ky = r->ky, kz = r->kz;
     const __m128 ox = _mm_set1_ps(r->org[kx]), oy = _mm_set1_ps(r->org[ky]);
     const __m128 oz = _mm_set1_ps(r->org[kz]);
@@ -111,12 +106,42 @@ static inline int ray_tri4(const kcc_ray_pre *r, const kcc_mesh *mesh, uint32_t 
         int l = zmask & -zmask;
         int i = (l >> 1) - (l >> 3);
         zmask &= zmask - 1;
+        float buf[3][3];
         const float *v[3];
-        kcc_mesh_corners(mesh, slots ? slots[i] : s0 + (uint32_t)i, v);
+        kcc_mesh_corners(mesh, slots ? slots[i] : s0 + (uint32_t)i, read, buf, v);
         if (ray_tri(r, v[0], v[1], v[2], max_t, &out_t[i]))
             mask |= l;
     }
     return mask;
+}
+
+/* Up to four triangles of a mesh of float vertices at once: slots s0 .. s0 + n - 1, or slots[0 ..
+ * n - 1] when slots is not NULL. Lane by lane the same float operations in the same order as
+ * ray_tri (so bit-identical results); a lane with a zero or tiny edge function is redone by ray_tri
+ * (decided in double). Returns the mask of hit lanes; out_t holds their t. A function of its own
+ * beside ray_tri4_tables: with the coding as a parameter gcc's clone for the leaves' slot runs
+ * took both loads, 7 instructions more a call on the float walk. */
+static inline int ray_tri4(const kcc_ray_pre *r, const kcc_mesh *mesh, uint32_t s0,
+                           const uint32_t *slots, uint32_t n, float max_t, float out_t[4])
+{
+    __m128 va[3], vb[3], vc[3];
+    if (slots)
+        kcc_mesh_tri4_load_slots(mesh, slots, n, KCC_READ_FLOATS, va, vb, vc);
+    else
+        kcc_mesh_tri4_load(mesh, s0, n, KCC_READ_FLOATS, va, vb, vc);
+    return ray_tri4_test(r, mesh, s0, slots, n, KCC_READ_FLOATS, max_t, out_t, va, vb, vc);
+}
+
+/* ray_tri4 on a mesh with vertex tables. */
+static inline int ray_tri4_tables(const kcc_ray_pre *r, const kcc_mesh *mesh, uint32_t s0,
+                                  const uint32_t *slots, uint32_t n, float max_t, float out_t[4])
+{
+    __m128 va[3], vb[3], vc[3];
+    if (slots)
+        kcc_mesh_tri4_load_slots(mesh, slots, n, KCC_READ_TABLES, va, vb, vc);
+    else
+        kcc_mesh_tri4_load(mesh, s0, n, KCC_READ_TABLES, va, vb, vc);
+    return ray_tri4_test(r, mesh, s0, slots, n, KCC_READ_TABLES, max_t, out_t, va, vb, vc);
 }
 #endif
 
@@ -182,10 +207,11 @@ bool kcc_tri_raycast(const vec3 a, const vec3 b, const vec3 c, const vec3 origin
 /* Keeps the hit of slot s at watertight distance woop_t if it is the best so far: its accurate
  * distance (refine_t, as kcc_tri_raycast reports it) is the smallest, equal distances going to the
  * lowest input index. */
-KCC_HOT void ray_offer(kcc_ray_walk *w, uint32_t s, float woop_t)
+KCC_HOT void ray_offer(kcc_ray_walk *w, uint32_t s, kcc_vertex_read read, float woop_t)
 {
+    float buf[3][3];
     const float *v[3];
-    kcc_mesh_corners(w->mesh, s, v);
+    kcc_mesh_corners(w->mesh, s, read, buf, v);
     float tr = refine_t(v[0], v[1], v[2], w->origin, w->dir, woop_t, w->max_t);
     uint32_t id = kcc_mesh_tri_id(w->mesh, s);
     if (tr < w->best || (tr == w->best && id < w->best_id)) {
@@ -197,35 +223,52 @@ KCC_HOT void ray_offer(kcc_ray_walk *w, uint32_t s, float woop_t)
 
 /* Every triangle of slots first .. first + count - 1 (or, slots not NULL, slots[0 .. count - 1])
  * that the watertight test accepts within [0, max_t] is offered. Returns the best distance. */
-KCC_HOT float ray_run(kcc_ray_walk *w, uint32_t first, const uint32_t *slots, uint32_t count)
+KCC_HOT float ray_run(kcc_ray_walk *w, uint32_t first, const uint32_t *slots, uint32_t count,
+                      kcc_vertex_read read)
 {
 #if KCC_SSE
     for (uint32_t s = first, end = first + count; s < end; s += 4) {
         const uint32_t n = end - s < 4 ? end - s : 4;
         const uint32_t *run = slots ? slots + (s - first) : NULL;
         float th[4];
-        int hits = ray_tri4(&w->pre, w->mesh, s, run, n, w->max_t, th);
+        int hits = read == KCC_READ_TABLES
+                       ? ray_tri4_tables(&w->pre, w->mesh, s, run, n, w->max_t, th)
+                       : ray_tri4(&w->pre, w->mesh, s, run, n, w->max_t, th);
         for (uint32_t i = 0; hits != 0; ++i, hits >>= 1)
             if (hits & 1)
-                ray_offer(w, run ? run[i] : s + i, th[i]);
+                ray_offer(w, run ? run[i] : s + i, read, th[i]);
     }
 #else
     for (uint32_t i = 0; i < count; ++i) {
         const uint32_t s = slots ? slots[i] : first + i;
+        float buf[3][3];
         const float *v[3];
-        kcc_mesh_corners(w->mesh, s, v);
+        kcc_mesh_corners(w->mesh, s, read, buf, v);
         float th;
         if (ray_tri(&w->pre, v[0], v[1], v[2], w->max_t, &th))
-            ray_offer(w, s, th);
+            ray_offer(w, s, read, th);
     }
 #endif
     return w->best;
 }
 
-/* The mesh ray cast's leaf visit: ray_run over the leaf's slots. */
+/* The mesh ray cast's leaf visit: ray_run over the leaf's slots, of float vertices (the tree
+ * meshes without tables, a heightfield's view) or of vertex tables. */
 KCC_HOT float ray_leaf(void *ctx, uint32_t first, uint32_t count)
 {
-    return ray_run(ctx, first, NULL, count);
+    return ray_run(ctx, first, NULL, count, KCC_READ_FLOATS);
+}
+
+KCC_HOT float ray_leaf_tables(void *ctx, uint32_t first, uint32_t count)
+{
+    return ray_run(ctx, first, NULL, count, KCC_READ_TABLES);
+}
+
+/* The walk of a mesh with vertex tables, out of line: the float walk stays as it is without it. */
+KCC_TABLES_WALK void ray_walk_tables(const kcc_mesh *mesh, const kcc_pray *slab, float limit,
+                                     kcc_ray_walk *w)
+{
+    kcc_mesh_walk_nearest(mesh, slab, limit, ray_leaf_tables, w);
 }
 
 /* The hit record of the best triangle t: its normal from the cross product in double. */
@@ -255,12 +298,16 @@ void kcc_ray_walk_init(kcc_ray_walk *w, const kcc_mesh *mesh, const float origin
 
 float kcc_ray_walk_leaf(kcc_ray_walk *w, uint32_t first, uint32_t count)
 {
+    if (w->mesh->tables)
+        return ray_leaf_tables(w, first, count);
     return ray_leaf(w, first, count);
 }
 
 float kcc_ray_walk_slots(kcc_ray_walk *w, const uint32_t *slots, uint32_t count)
 {
-    return ray_run(w, 0, slots, count);
+    if (w->mesh->tables)
+        return ray_run(w, 0, slots, count, KCC_READ_TABLES);
+    return ray_run(w, 0, slots, count, KCC_READ_FLOATS);
 }
 
 void kcc_ray_walk_hit(const kcc_ray_walk *w, kcc_ray_hit *hit)
@@ -293,6 +340,8 @@ bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], cons
         kcc_hf_view view;
         w.mesh = kcc_hf_view_init(&view, mesh);
         kcc_hf_walk_nearest(mesh, &view, &slab, limit, ray_leaf, &w);
+    } else if (mesh->tables) {
+        ray_walk_tables(mesh, &slab, limit, &w);
     } else {
         kcc_mesh_walk_nearest(mesh, &slab, limit, ray_leaf, &w);
     }

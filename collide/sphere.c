@@ -494,8 +494,9 @@ KCC_HOT float shape_leaf(void *ctx, uint32_t first, uint32_t count)
         const uint32_t id = kcc_mesh_tri_id(w->mesh, s);
         if (w->best_t == 0.0f && id > w->best_id)
             continue; /* can at best tie at t = 0, and ties go to the lower index */
+        float buf[3][3];
         const float *v[3];
-        kcc_mesh_corners(w->mesh, s, v);
+        kcc_mesh_corners(w->mesh, s, KCC_READ_ANY, buf, v);
         if (w->cull && !kcc_corners_bounds_swept(v, &w->slab, w->limit))
             continue;
         contact c;

@@ -893,16 +893,45 @@ static bool links_valid(const kcc_mesh *m)
     return true;
 }
 
+/* A mesh's vertex coding: float vertices stored, or tables whose code layout the value counts
+ * give (kcc_mesh_table_vertex: each index in the bits after the axes before it, the fewest whole
+ * bytes) and whose every vertex's indices name a stored value. */
+static bool vertex_codes_valid(const kcc_mesh *m)
+{
+    const kcc_vertex_tables *t = m->tables;
+    if (!t)
+        return m->verts != NULL;
+    uint32_t bits = 0;
+    for (int k = 0; k < 3; ++k) {
+        const uint32_t count = t->value_count[k];
+        const uint32_t width = count > 1 ? 32u - (uint32_t)__builtin_clz(count - 1u) : 0u;
+        if (count == 0 || count > KCC_MESH_TABLE_VALUES || t->code_shift[k] != bits ||
+            t->code_mask[k] != (width ? UINT32_MAX >> (32u - width) : 0u) || !t->values[k])
+            return false;
+        bits += width;
+    }
+    if (!t->codes || t->code_bytes != (bits > 8u ? (bits + 7u) / 8u : 1u))
+        return false;
+    for (uint32_t v = 0; v < m->vertex_count; ++v) {
+        const uint64_t code = kcc_load_le64(t->codes + (size_t)v * t->code_bytes);
+        for (int k = 0; k < 3; ++k)
+            if (((uint32_t)(code >> t->code_shift[k]) & t->code_mask[k]) >= t->value_count[k])
+                return false;
+    }
+    return true;
+}
+
 /* The index maps: their width the one the triangle count gives (16-bit up to
- * KCC_MESH_NARROW_IDS), every corner offset a stored vertex (checked before any triangle is read),
- * the slots past the tree's holding exactly degenerate triangles, the duplicate lists sound and
- * every input triangle stored or listed once (links_valid). */
+ * KCC_MESH_NARROW_IDS), every corner offset a stored vertex and every vertex code a stored value
+ * (checked before any triangle is read), the slots past the tree's holding exactly degenerate
+ * triangles, the duplicate lists sound and every input triangle stored or listed once
+ * (links_valid). */
 static bool maps_valid(const kcc_mesh *m)
 {
     if (m->tree_triangles > m->slot_count || m->slot_count > m->triangle_count ||
         m->triangle_count - m->slot_count != m->duplicate_count ||
         (m->tree_triangles == 0) != (m->quad_count == 0) || m->vertex_count > 3ull * m->slot_count ||
-        m->narrow_ids != (m->triangle_count <= KCC_MESH_NARROW_IDS))
+        m->narrow_ids != (m->triangle_count <= KCC_MESH_NARROW_IDS) || !vertex_codes_valid(m))
         return false;
     for (uint32_t s = 0; s < m->slot_count; ++s)
         for (int c = 0; c < 3; ++c)

@@ -2509,7 +2509,15 @@ static kcc_mesh *mesh_copy(const kcc_mesh *m)
     const char *base = (const char *)m;
     c->top = (kcc_box4 *)(void *)(block + ((const char *)m->top - base));
     c->groups = (kcc_qnode4 *)(void *)(block + ((const char *)m->groups - base));
-    c->verts = (float(*)[3])(void *)(block + ((const char *)m->verts - base));
+    if (m->tables) {
+        kcc_vertex_tables *t = (kcc_vertex_tables *)(void *)(block + ((const char *)m->tables - base));
+        t->codes = (uint8_t *)block + (m->tables->codes - (const uint8_t *)base);
+        for (int k = 0; k < 3; ++k)
+            t->values[k] = (float *)(void *)(block + ((const char *)m->tables->values[k] - base));
+        c->tables = t;
+    } else {
+        c->verts = (float(*)[3])(void *)(block + ((const char *)m->verts - base));
+    }
     c->corner_base = (uint32_t *)(void *)(block + ((const char *)m->corner_base - base));
     c->corners = (uint8_t(*)[3])(void *)(block + ((const char *)m->corners - base));
     c->tri_id = index_array_copy(m, m->tri_id, block);
@@ -2796,6 +2804,323 @@ static void sweep_near_float_max_answers_without_walking_the_tree(void **state)
     kcc_mesh_destroy(m);
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * Vertex tables (kcc_vertex_coding): the same answers as float vertices, bit for bit. */
+
+/* Coordinates a soup draws its corners from: +0 and -0, denormals, tiny, ordinary and huge values,
+ * few enough that corners repeat (the tables then hold a few values an axis). */
+static const float palette[] = {0.0f,  -0.0f,   1e-40f, -3e-42f, 1e-20f, 0.5f,  -0.5f, 1.0f,
+                                2.75f, -7.25f,  13.0f,  1e6f,    -1e6f,  1e30f, -3e38f};
+enum { PALETTE = sizeof palette / sizeof palette[0] };
+
+/* n triangles whose corners sit on a lattice of palette values, near one another or far apart. */
+static soup soup_on_palette(uint64_t seed, uint32_t n)
+{
+    test_rng r = rng_seed(seed);
+    soup s = {malloc(sizeof(float) * 9 * n), n};
+    assert_non_null(s.p);
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t at[3];
+        for (int k = 0; k < 3; ++k)
+            at[k] = rng_u32(&r) % PALETTE;
+        for (int v = 0; v < 3; ++v)
+            for (int k = 0; k < 3; ++k) /* a corner next to the first on the lattice, or anywhere */
+                s.p[9 * i + 3 * v + k] = palette[rng_u32(&r) % 4 == 0 ? rng_u32(&r) % PALETTE
+                                                                       : (at[k] + (uint32_t)v) % PALETTE];
+    }
+    return s;
+}
+
+static kcc_mesh *build_coded(const float *pos, uint32_t nv, const uint32_t *idx, uint32_t nt,
+                             kcc_vertex_coding coding)
+{
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof d);
+    d.positions = pos, d.vertex_count = nv, d.indices = idx, d.triangle_count = nt;
+    d.vertex_coding = coding;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+    return m;
+}
+
+static kcc_vertex_coding coding_of(const kcc_mesh *m)
+{
+    kcc_mesh_stats st;
+    kcc_mesh_get_stats(m, &st);
+    return st.vertex_coding;
+}
+
+/* A point of the mesh's bounds, or a palette value, per axis. */
+static void query_point(test_rng *r, const vec3 b[2], float out[3])
+{
+    for (int k = 0; k < 3; ++k)
+        out[k] = rng_u32(r) % 3 == 0 ? palette[rng_u32(r) % PALETTE] : rng_f(r, b[0][k], b[1][k]);
+}
+
+/* Every kind of query answers alike on meshes a and b (records compared byte for byte, lists in
+ * their order), `count` of each from a fixed seed. */
+static void expect_same_answers(const kcc_mesh *a, const kcc_mesh *b, uint64_t seed, int count)
+{
+    test_rng r = rng_seed(seed);
+    vec3 bounds[2];
+    kcc_mesh_bounds(a, bounds);
+    uint32_t la[256], lb[256];
+    for (int i = 0; i < count; ++i) {
+        float o[3], t[3], e = rng_f(&r, 0.01f, 4.0f);
+        query_point(&r, CB(bounds), o);
+        query_point(&r, CB(bounds), t);
+        const vec3 dir = {t[0] - o[0] + 0.25f, t[1] - o[1], t[2] - o[2]};
+        kcc_ray_hit ha, hb;
+        memset(&ha, 0, sizeof ha), memset(&hb, 0, sizeof hb);
+        assert_int_equal(kcc_mesh_raycast(a, o, dir, INFINITY, &ha),
+                         kcc_mesh_raycast(b, o, dir, INFINITY, &hb));
+        assert_memory_equal(&ha, &hb, sizeof ha);
+        const vec3 box[2] = {{o[0] - e, o[1] - e, o[2] - e}, {o[0] + e, o[1] + e, o[2] + e}};
+        const uint32_t na = kcc_mesh_overlap_aabb(a, CB(box), la, 256);
+        assert_int_equal(na, kcc_mesh_overlap_aabb(b, CB(box), lb, 256));
+        assert_memory_equal(la, lb, sizeof la[0] * (na < 256 ? na : 256));
+        const uint32_t nq = kcc_mesh_query_bounds(a, CB(box), la, 256);
+        assert_int_equal(nq, kcc_mesh_query_bounds(b, CB(box), lb, 256));
+        assert_memory_equal(la, lb, sizeof la[0] * (nq < 256 ? nq : 256));
+        const uint32_t ns = kcc_mesh_overlap_sphere(a, o, e, la, 256);
+        assert_int_equal(ns, kcc_mesh_overlap_sphere(b, o, e, lb, 256));
+        assert_memory_equal(la, lb, sizeof la[0] * (ns < 256 ? ns : 256));
+        kcc_sweep_hit sa, sb;
+        memset(&sa, 0, sizeof sa), memset(&sb, 0, sizeof sb);
+        assert_int_equal(kcc_mesh_sweep_aabb(a, CB(box), dir, &sa),
+                         kcc_mesh_sweep_aabb(b, CB(box), dir, &sb));
+        assert_memory_equal(&sa, &sb, sizeof sa);
+        kcc_sphere_hit pa, pb;
+        memset(&pa, 0, sizeof pa), memset(&pb, 0, sizeof pb);
+        assert_int_equal(kcc_mesh_sweep_sphere(a, o, e, dir, &pa),
+                         kcc_mesh_sweep_sphere(b, o, e, dir, &pb));
+        assert_memory_equal(&pa, &pb, sizeof pa);
+        memset(&pa, 0, sizeof pa), memset(&pb, 0, sizeof pb);
+        assert_int_equal(kcc_mesh_sweep_capsule(a, o, t, e, dir, &pa),
+                         kcc_mesh_sweep_capsule(b, o, t, e, dir, &pb));
+        assert_memory_equal(&pa, &pb, sizeof pa);
+    }
+}
+
+/* Every input triangle of the mesh reads back as the input's floats, bit for bit. */
+static void expect_input_corners(const kcc_mesh *m, const soup *s)
+{
+    for (uint32_t i = 0; i < s->n; ++i) {
+        vec3 c[3];
+        assert_true(kcc_mesh_triangle(m, i, c));
+        assert_memory_equal(c, &s->p[9 * i], sizeof c);
+    }
+}
+
+/* A mesh forced to vertex tables answers rays, box overlaps and bounds, sphere overlaps and
+ * sweeps of boxes, spheres and capsules exactly as the same mesh with float vertices, on soups of
+ * +0 and -0, denormal, tiny and huge coordinates; its triangles read back bit for bit. */
+static void vertex_tables_answer_every_query_as_float_vertices(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+        soup s = soup_on_palette(seed, 300u * (uint32_t)seed);
+        kcc_mesh *f = build_coded(s.p, 3 * s.n, NULL, s.n, KCC_VERTEX_FLOATS);
+        kcc_mesh *t = build_coded(s.p, 3 * s.n, NULL, s.n, KCC_VERTEX_TABLES);
+        assert_int_equal(coding_of(f), KCC_VERTEX_FLOATS);
+        assert_int_equal(coding_of(t), KCC_VERTEX_TABLES);
+        assert_int_equal(kcc_mesh_validate(t), KCC_OK);
+        expect_input_corners(t, &s);
+        expect_same_answers(f, t, seed, 400);
+        kcc_mesh_destroy(f);
+        kcc_mesh_destroy(t);
+        free(s.p);
+    }
+}
+
+/* Moves of a character on a mesh with vertex tables are its moves on the same mesh with float
+ * vertices, bit for bit (a shared level, or a generated one without the shared levels). */
+static void moves_on_vertex_tables_are_the_moves_on_float_vertices(void **state)
+{
+    (void)state;
+    const char *path = kcc_test_shared_level(1);
+    kcc_level lv;
+    char err[256];
+    if (!path || kcc_level_load_obj(path, &lv, err, sizeof err) != KCC_OK)
+        assert_int_equal(kcc_level_generate("arena seed=3", &lv, err, sizeof err), KCC_OK);
+    const uint32_t nv = lv.vertex_count, nt = lv.triangle_count;
+    kcc_mesh *f = build_coded(lv.positions, nv, lv.indices, nt, KCC_VERTEX_FLOATS);
+    kcc_mesh *t = build_coded(lv.positions, nv, lv.indices, nt, KCC_VERTEX_TABLES);
+    assert_int_equal(coding_of(t), KCC_VERTEX_TABLES);
+    kcc_character_desc cd = kcc_character_default_desc();
+    test_rng r = rng_seed(77);
+    for (uint32_t c = 0; c < 8 && c < (lv.spawn_count ? lv.spawn_count : 1u); ++c) {
+        kcc_character ca, cb;
+        const float *at = lv.spawn_count ? &lv.spawns[3 * c] : lv.positions;
+        const vec3 start = {at[0], at[1] + 0.95f, at[2]};
+        assert_int_equal(kcc_character_init(&ca, &cd, start), KCC_OK);
+        assert_int_equal(kcc_character_init(&cb, &cd, start), KCC_OK);
+        for (int i = 0; i < 120; ++i) {
+            const vec3 d = {rng_f(&r, -0.2f, 0.2f), i % 30 == 0 ? 0.3f : -0.1f, rng_f(&r, -0.2f, 0.2f)};
+            kcc_move_result ra, rb;
+            kcc_character_move(&ca, f, d, &ra);
+            kcc_character_move(&cb, t, d, &rb);
+            assert_int_equal(ra.flags, rb.flags);
+            assert_memory_equal(ca.position, cb.position, sizeof ca.position);
+        }
+    }
+    expect_same_answers(f, t, 5, 200);
+    kcc_mesh_destroy(f);
+    kcc_mesh_destroy(t);
+    kcc_level_free(&lv);
+}
+
+/* A strip of n triangles (i, 0, 0), (i + 0.5, 1, 0), (i, 0, 1): 2 n distinct x values, 2 of y and
+ * of z. */
+static soup soup_strip(uint32_t n)
+{
+    soup s = {malloc(sizeof(float) * 9 * n), n};
+    assert_non_null(s.p);
+    for (uint32_t i = 0; i < n; ++i) {
+        const float x = (float)i, t[9] = {x, 0, 0, x + 0.5f, 1, 0, x, 0, 1};
+        memcpy(&s.p[9 * i], t, sizeof t);
+    }
+    return s;
+}
+
+/* Tables index each axis in 16 bits: 65,536 distinct x values take tables (x's index 16 bits, y's
+ * and z's one each: 3-byte codes), 65,538 fall back to float vertices, whatever the desc asks. */
+static void vertex_tables_fall_back_to_floats_above_65536_values_an_axis(void **state)
+{
+    (void)state;
+    soup s = soup_strip(32768);
+    kcc_mesh *t = build_coded(s.p, 3 * s.n, NULL, s.n, KCC_VERTEX_TABLES);
+    kcc_mesh_stats st;
+    kcc_mesh_get_stats(t, &st);
+    assert_int_equal(st.vertex_coding, KCC_VERTEX_TABLES);
+    assert_int_equal(st.axis_values[0], 65536);
+    assert_int_equal(st.axis_values[1], 2);
+    assert_int_equal(st.axis_values[2], 2);
+    assert_int_equal(t->tables->code_bytes, 3);
+    assert_int_equal(kcc_mesh_validate(t), KCC_OK);
+    expect_input_corners(t, &s);
+    kcc_mesh *f = build_coded(s.p, 3 * s.n, NULL, s.n, KCC_VERTEX_FLOATS);
+    expect_same_answers(f, t, 9, 100);
+    kcc_mesh_destroy(f);
+    kcc_mesh_destroy(t);
+    free(s.p);
+    s = soup_strip(32769);
+    t = build_coded(s.p, 3 * s.n, NULL, s.n, KCC_VERTEX_TABLES);
+    kcc_mesh_get_stats(t, &st);
+    assert_int_equal(st.vertex_coding, KCC_VERTEX_FLOATS);
+    assert_int_equal(st.axis_values[0], 0);
+    expect_input_corners(t, &s);
+    kcc_mesh_destroy(t);
+    free(s.p);
+}
+
+/* The vertex bytes of both codings, worked out from the input: floats 12 a vertex and a padding
+ * float; tables the 64-byte header, each vertex's code in the fewest whole bytes holding its three
+ * indices, 8 bytes of padding rounded to 4, 4 a distinct value; both 4 a block of sixteen slots
+ * and 3 a slot. The block the allocator gives is kcc_mesh_memory_bytes exactly. */
+static void vertex_bytes_of_both_codings_are_the_worked_sizes(void **state)
+{
+    (void)state;
+    float *pos;
+    uint32_t *idx, nv, nt;
+    make_grid(20, -3.5f, 0.25f, 1.0f, 0.5f, &pos, &idx, &nv, &nt); /* 21 x values, 1 y, 21 z */
+    const kcc_vertex_coding codings[2] = {KCC_VERTEX_FLOATS, KCC_VERTEX_TABLES};
+    for (int i = 0; i < 2; ++i) {
+        count_alloc ca;
+        memset(&ca, 0, sizeof ca);
+        kcc_mesh_desc d;
+        memset(&d, 0, sizeof d);
+        d.positions = pos, d.vertex_count = nv, d.indices = idx, d.triangle_count = nt;
+        d.allocator.alloc = counting_alloc, d.allocator.free = counting_free, d.allocator.user = &ca;
+        d.vertex_coding = codings[i];
+        kcc_mesh *m = NULL;
+        assert_int_equal(kcc_mesh_build(&d, &m), KCC_OK);
+        assert_int_equal(ca.live_bytes, kcc_mesh_memory_bytes(m));
+        kcc_mesh_stats st;
+        kcc_mesh_get_stats(m, &st);
+        assert_int_equal(st.vertex_coding, codings[i]);
+        const size_t v = m->vertex_count, slots = 800; /* 20 x 20 cells, two triangles each */
+        assert_int_equal(m->slot_count, slots);
+        const size_t corners = (slots + 15) / 16 * 4 + 3 * slots;
+        if (i == 0) {
+            assert_int_equal(st.vertex_bytes, 12 * v + 4 + corners);
+        } else { /* 5 + 0 + 5 bits: 2-byte codes */
+            assert_int_equal(st.axis_values[0], 21);
+            assert_int_equal(st.axis_values[1], 1);
+            assert_int_equal(st.axis_values[2], 21);
+            assert_int_equal(st.vertex_bytes, 64 + (2 * v + 8 + 3) / 4 * 4 + 4 * (21 + 1 + 21) + corners);
+        }
+        kcc_mesh_destroy(m);
+        assert_int_equal(ca.live_bytes, 0);
+    }
+    free(pos);
+    free(idx);
+}
+
+/* KCC_VERTEX_AUTO keeps float vertices where they take at most KCC_MESH_BUDGET_BYTES_PER_TRIANGLE
+ * bytes a triangle, else tables where they take fewer bytes, and builds exactly that mesh. */
+static void automatic_coding_takes_tables_only_over_the_budget_and_smaller(void **state)
+{
+    (void)state;
+    soup soups[4] = {soup_on_palette(11, 40), soup_on_palette(12, 2000), soup_random(13, 300, 10.0f, 1.0f),
+                     soup_strip(600)};
+    int tables = 0;
+    for (int i = 0; i < 4; ++i) {
+        const soup *s = &soups[i];
+        kcc_mesh *f = build_coded(s->p, 3 * s->n, NULL, s->n, KCC_VERTEX_FLOATS);
+        kcc_mesh *t = build_coded(s->p, 3 * s->n, NULL, s->n, KCC_VERTEX_TABLES);
+        kcc_mesh *a = build_coded(s->p, 3 * s->n, NULL, s->n, KCC_VERTEX_AUTO);
+        const size_t bf = kcc_mesh_memory_bytes(f), bt = kcc_mesh_memory_bytes(t);
+        const bool want = bf > (size_t)KCC_MESH_BUDGET_BYTES_PER_TRIANGLE * s->n && bt < bf;
+        assert_int_equal(coding_of(a), want ? KCC_VERTEX_TABLES : KCC_VERTEX_FLOATS);
+        assert_int_equal(kcc_mesh_memory_bytes(a), want ? bt : bf);
+        tables += want;
+        kcc_mesh_destroy(f);
+        kcc_mesh_destroy(t);
+        kcc_mesh_destroy(a);
+        free(soups[i].p);
+    }
+    assert_true(tables > 0 && tables < 4); /* both choices made */
+    float *pos;
+    uint32_t *idx, nv, nt;
+    make_grid(40, -3.5f, 0.25f, 1.0f, 0.5f, &pos, &idx, &nv, &nt); /* 19.2 bytes a triangle with floats */
+    kcc_mesh *grid = build_coded(pos, nv, idx, nt, KCC_VERTEX_AUTO);
+    assert_int_equal(coding_of(grid), KCC_VERTEX_FLOATS);
+    assert_true(kcc_mesh_memory_bytes(grid) <= (size_t)KCC_MESH_BUDGET_BYTES_PER_TRIANGLE * nt);
+    kcc_mesh_destroy(grid);
+    free(pos);
+    free(idx);
+    kcc_mesh_desc d;
+    memset(&d, 0, sizeof d);
+    d.positions = palette, d.vertex_count = 3, d.triangle_count = 1, d.vertex_coding = 3;
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&d, &m), KCC_ERR_BAD_DESC);
+    assert_null(m);
+}
+
+/* Corruptions of a copy's vertex tables: an index past its axis's values, a code a byte longer,
+ * an axis's index moved in the code. */
+static void validator_catches_corrupt_vertex_codes(void **state)
+{
+    (void)state;
+    soup s = soup_on_palette(21, 500);
+    kcc_mesh *m = build_coded(s.p, 3 * s.n, NULL, s.n, KCC_VERTEX_TABLES);
+    for (int which = -1; which < 3; ++which) {
+        kcc_mesh *c = mesh_copy(m);
+        kcc_vertex_tables *t = (kcc_vertex_tables *)(uintptr_t)c->tables;
+        if (which == 0)
+            t->value_count[2] -= 1; /* the last value, which some vertex names, is gone */
+        else if (which == 1)
+            t->code_bytes += 1;
+        else if (which == 2)
+            t->code_shift[1] += 1;
+        assert_int_equal(kcc_mesh_validate(c), which < 0 ? KCC_OK : KCC_ERR_CORRUPT);
+        free(c);
+    }
+    kcc_mesh_destroy(m);
+    free(s.p);
+}
+
 int test_group_collide(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2846,6 +3171,12 @@ int test_group_collide(void)
         cmocka_unit_test(validator_catches_each_corruption_of_a_copied_tree),
         cmocka_unit_test(validator_catches_each_corruption_of_the_duplicate_lists),
         cmocka_unit_test(sweep_near_float_max_answers_without_walking_the_tree),
+        cmocka_unit_test(vertex_tables_answer_every_query_as_float_vertices),
+        cmocka_unit_test(moves_on_vertex_tables_are_the_moves_on_float_vertices),
+        cmocka_unit_test(vertex_tables_fall_back_to_floats_above_65536_values_an_axis),
+        cmocka_unit_test(vertex_bytes_of_both_codings_are_the_worked_sizes),
+        cmocka_unit_test(automatic_coding_takes_tables_only_over_the_budget_and_smaller),
+        cmocka_unit_test(validator_catches_corrupt_vertex_codes),
     };
     return KCC_RUN_GROUP("collide", tests);
 }
