@@ -296,17 +296,25 @@ void kcc_ray_walk_init(kcc_ray_walk *w, const kcc_mesh *mesh, const float origin
     ray_setup(origin, dir, &w->pre);
 }
 
+/* A run of a mesh with vertex tables (the world's static-tree entries), out of line: the float
+ * runs of kcc_ray_walk_leaf and kcc_ray_walk_slots stay as they are without it. */
+KCC_TABLES_WALK float ray_run_tables(kcc_ray_walk *w, uint32_t first, const uint32_t *slots,
+                                     uint32_t count)
+{
+    return ray_run(w, first, slots, count, KCC_READ_TABLES);
+}
+
 float kcc_ray_walk_leaf(kcc_ray_walk *w, uint32_t first, uint32_t count)
 {
     if (w->mesh->tables)
-        return ray_leaf_tables(w, first, count);
+        return ray_run_tables(w, first, NULL, count);
     return ray_leaf(w, first, count);
 }
 
 float kcc_ray_walk_slots(kcc_ray_walk *w, const uint32_t *slots, uint32_t count)
 {
     if (w->mesh->tables)
-        return ray_run(w, 0, slots, count, KCC_READ_TABLES);
+        return ray_run_tables(w, 0, slots, count);
     return ray_run(w, 0, slots, count, KCC_READ_FLOATS);
 }
 

@@ -46,6 +46,7 @@ struct Piece {
 struct SplitLevel {
     std::vector<Piece> pieces;
     kcc_world *world = nullptr;
+    uint32_t auto_tables = 0; /* pieces KCC_VERTEX_AUTO would code with vertex tables */
 };
 
 void random_rotation(bench_rng *r, float q[4])
@@ -103,10 +104,20 @@ void split_level(const kcc_level &L, Placement place, uint64_t seed, SplitLevel 
                       out->pieces.end());
     kcc_world_create(nullptr, &out->world);
     for (Piece &p : out->pieces) {
+        /* Float vertices, as the single mesh's on the shared levels (all within the memory budget),
+         * so the ratio measures the world, not the coding. A piece is a small mesh, which the
+         * automatic coding puts on vertex tables when it passes 20 bytes a triangle (rays 7-18%
+         * slower: docs/collide.md); how many would is printed beside the pieces. */
         kcc_mesh_desc d = {};
         d.positions = p.local.data();
         d.vertex_count = (uint32_t)(p.local.size() / 3);
         d.triangle_count = d.vertex_count / 3;
+        kcc_mesh *automatic = nullptr;
+        kcc_mesh_stats st = {};
+        if (kcc_mesh_build(&d, &automatic) == KCC_OK) kcc_mesh_get_stats(automatic, &st);
+        out->auto_tables += automatic && st.vertex_coding == KCC_VERTEX_TABLES;
+        kcc_mesh_destroy(automatic);
+        d.vertex_coding = KCC_VERTEX_FLOATS;
         if (kcc_mesh_build(&d, &p.mesh) != KCC_OK) { p.mesh = nullptr; continue; }
         kcc_body_desc bd = kcc_body_default_desc();
         bd.transform = p.t;
@@ -507,7 +518,10 @@ bool run_level(const bench_level &bl, RTCDevice dev, LevelFigures *f)
         time_boxes(q, mesh, split, f);
         time_spheres(q, mesh, split, *bw, f);
     }
-    printf("%s: %u triangles, %u pieces, %d rays (%d hit)\n", f->name, f->triangles, f->pieces, f->rays, f->hits);
+    printf("%s: %u triangles, %u pieces (float vertices; the automatic coding would give %u rotated, %u "
+           "translated, %u in place tables), %d rays (%d hit)\n",
+           f->name, f->triangles, f->pieces, split[PLACE_ROTATED].auto_tables,
+           split[PLACE_TRANSLATED].auto_tables, split[PLACE_IDENTITY].auto_tables, f->rays, f->hits);
     for (int e = 0; e < R_COUNT; ++e)
         printf("  ray %-17s %8.1f ns  %6.2fx mesh  %5d disagree with kcc mesh\n", RAY_ENGINES[e],
                f->ray_ns[e], f->ray_ns[e] / f->ray_ns[R_MESH], f->ray_disagree[e]);
