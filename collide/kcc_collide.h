@@ -18,7 +18,9 @@ typedef struct kcc_mesh kcc_mesh;
 /// layout).
 typedef enum kcc_vertex_coding {
     /// KCC_VERTEX_FLOATS where the mesh takes at most KCC_MESH_BUDGET_BYTES_PER_TRIANGLE bytes a
-    /// triangle with them, else KCC_VERTEX_TABLES where the tables make it smaller.
+    /// triangle with them, else KCC_VERTEX_TABLES where the tables make it smaller. Small meshes
+    /// (a few hundred triangles) pass the budget more often; a world of many small bodies whose
+    /// queries matter more than their bytes asks for KCC_VERTEX_FLOATS.
     KCC_VERTEX_AUTO = 0,
     /// Three floats a vertex: the fastest queries.
     KCC_VERTEX_FLOATS = 1,
@@ -30,7 +32,7 @@ typedef enum kcc_vertex_coding {
 } kcc_vertex_coding;
 
 /// The bytes a triangle (kcc_mesh_memory_bytes / input triangles) within which KCC_VERTEX_AUTO
-/// keeps float vertices: issue 25's target for a mesh's memory.
+/// keeps float vertices: the memory the layout aims at (docs/collide.md, "Memory layout").
 #define KCC_MESH_BUDGET_BYTES_PER_TRIANGLE 20u
 
 /// What to build a mesh from. The arrays are borrowed for the duration of kcc_mesh_build only.
