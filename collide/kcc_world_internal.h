@@ -216,7 +216,8 @@ struct kcc_world {
     uint32_t        tri_live;      ///< the live bodies' triangles
     uint64_t        key;           ///< changes whenever a placed triangle does (never 0)
     uint64_t        static_key;    ///< changes whenever a body is added or placed, or a static one
-                                   ///< removed (0 before the first; world_broadphase.c keeps it)
+                                   ///< removed or given other layers (0 before the first;
+                                   ///< world_broadphase.c and kcc_world_set_body_layers keep it)
     uint32_t       *movers;        ///< kinematic body slots that moved in the last step
     uint32_t        mover_count;
     uint32_t       *sensors;       ///< live sensor body slots, ascending (listed by the step)

@@ -496,6 +496,8 @@ kcc_status kcc_world_set_body_layers(kcc_world *world, uint32_t body, uint32_t l
         return KCC_ERR_NOT_FOUND;
     if (layers == 0)
         return KCC_ERR_BAD_DESC;
+    if (b->kind == KCC_BODY_STATIC && b->layers != layers) /* which characters see its triangles */
+        world->static_key = kcc_fresh_key(world->static_key);
     b->layers = layers;
     kcc_world_static_tree_set_layers(world, (uint32_t)(b - world->bodies));
     if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_LAYERED, body, NULL);

@@ -1163,6 +1163,43 @@ static void character_layers_let_a_ghost_pass_through(void **state)
     kcc_mesh_destroy(wall);
 }
 
+/* A static body given other layers between steps is seen by the characters' next moves as its
+ * new layers say, though their caches keep its triangles from step to step: a walker whose mask
+ * leaves out layer 2 stops at a wall on layer 1, walks through it once the wall is on layer 2, and
+ * stops at its far side walking back once it is on layer 1 again (stops computed by hand from the
+ * wall's faces, the box's half width and the skin). */
+static void static_body_relayered_between_steps_is_seen_as_relayered(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 50, 0});
+    kcc_mesh *wall = test_box_mesh((float[3]){2.0f, 0, -5}, (float[3]){2.5f, 3, 5});
+    uint32_t wall_id, walker;
+    assert_int_equal(kcc_world_add_body(s.world, wall, NULL, &wall_id), KCC_OK);
+    const kcc_character_desc d = player_desc();
+    const float y = d.half_extents[1] + 0.01f, reach = d.half_extents[0] + d.skin_width;
+    assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){0, y, 0}, &walker), KCC_OK);
+    assert_int_equal(kcc_world_set_character_layers(s.world, walker, 1u, ~2u), KCC_OK);
+    const float stops[3] = {2.0f - reach, 2.5f + reach + 2.0f, 2.5f + reach};
+    const uint32_t layers[3] = {1u, 2u, 1u};
+    const float dx[3] = {0.1f, 0.1f, -0.1f};
+    for (int leg = 0; leg < 3; ++leg) {
+        assert_int_equal(kcc_world_set_body_layers(s.world, wall_id, layers[leg]), KCC_OK);
+        const float start = state_of(s.world, walker, NULL).position[0];
+        for (int f = 0; f < 40; ++f) {
+            assert_int_equal(kcc_world_set_displacement(s.world, walker, (vec3){dx[leg], -0.05f, 0}),
+                             KCC_OK);
+            assert_int_equal(kcc_world_step(s.world), KCC_OK);
+        }
+        const float x = state_of(s.world, walker, NULL).position[0];
+        if (leg == 1) /* free: 40 steps of 0.1 from where it stood */
+            assert_true(fabsf(x - (start + 4.0f)) < 1e-3f && x > stops[leg]);
+        else
+            assert_true(fabsf(x - stops[leg]) < 2e-3f);
+    }
+    mover_scene_free(&s);
+    kcc_mesh_destroy(wall);
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Shifting the origin */
 
@@ -1713,6 +1750,7 @@ int test_group_world_step(void)
         cmocka_unit_test(contacts_name_the_ground_the_pushers_walls_and_characters),
         cmocka_unit_test(characters_teleport_and_retune_in_a_world),
         cmocka_unit_test(character_layers_let_a_ghost_pass_through),
+        cmocka_unit_test(static_body_relayered_between_steps_is_seen_as_relayered),
         cmocka_unit_test(shifting_the_origin_moves_everything_and_play_goes_on),
         cmocka_unit_test(shifting_the_origin_refuses_bad_input),
     };
