@@ -758,6 +758,16 @@ static inline bool kcc_corners_bounds_swept(const float *const v[3], const kcc_p
     return tn * KCC_SLAB_SHRINK <= tf;
 }
 
+/// A query box the mesh and world queries accept: every bound finite and lo <= hi on each axis.
+static inline bool kcc_box_valid(const vec3 box[2])
+{
+    for (int k = 0; k < 3; ++k) {
+        if (!isfinite(box[0][k]) || !isfinite(box[1][k]) || !(box[0][k] <= box[1][k]))
+            return false;
+    }
+    return true;
+}
+
 /// The bounds of triangle t touch box [lo, hi] (touching counts): the cheap test before an exact
 /// one, a triangle this rejects cannot overlap or be touched by anything inside the box.
 static inline bool kcc_tri_bounds_touch(const kcc_tri *t, const float lo[3], const float hi[3])

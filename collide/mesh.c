@@ -1046,15 +1046,6 @@ void kcc_mesh_tri4_load_tables(const kcc_mesh *mesh, const uint32_t slot[4], __m
 }
 #endif
 
-static bool box_valid(const vec3 box[2])
-{
-    for (int k = 0; k < 3; ++k) {
-        if (!isfinite(box[0][k]) || !isfinite(box[1][k]) || !(box[0][k] <= box[1][k]))
-            return false;
-    }
-    return true;
-}
-
 /* What a box walk reports: input indices of the exactly overlapping triangles, input indices of
  * those whose bounds overlap, the leaf slots of the latter in ascending order, or the exactly
  * overlapping triangles' representatives only (one per set of duplicates). */
@@ -1228,7 +1219,7 @@ KCC_HOT uint32_t box_walk(const kcc_mesh *mesh, const float lo[3], const float h
 KCC_HOT uint32_t box_query(const kcc_mesh *mesh, const vec3 box[2], uint32_t *out,
                            uint32_t capacity, box_answer answer)
 {
-    if (!mesh || !box || (capacity > 0 && !out) || !box_valid(box))
+    if (!mesh || !box || (capacity > 0 && !out) || !kcc_box_valid(box))
         return 0;
     return box_walk(mesh, box[0], box[1], out, capacity, answer);
 }
@@ -1387,7 +1378,7 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
                          kcc_sweep_hit *hit)
 {
     KCC_ISA_DISPATCH(mesh_sweep_aabb, mesh, box, delta, hit);
-    if (!mesh || !box || !delta || !hit || !box_valid(box) || (mesh->quad_count == 0 && !mesh->hf))
+    if (!mesh || !box || !delta || !hit || !kcc_box_valid(box) || (mesh->quad_count == 0 && !mesh->hf))
         return false;
     if (!isfinite(delta[0]) || !isfinite(delta[1]) || !isfinite(delta[2]))
         return false;

@@ -40,12 +40,6 @@ static bool finite3(const float v[3])
     return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
 }
 
-static bool world_box_valid(const vec3 box[2])
-{
-    return box && finite3(box[0]) && finite3(box[1]) && box[0][0] <= box[1][0] &&
-           box[0][1] <= box[1][1] && box[0][2] <= box[1][2];
-}
-
 static float max_abs3f(const float v[3])
 {
     return fmaxf(fabsf(v[0]), fmaxf(fabsf(v[1]), fabsf(v[2])));
@@ -395,7 +389,7 @@ uint32_t kcc_world_overlap_aabb(const kcc_world *world, const vec3 box[2], uint3
                                 kcc_body_triangle *out, uint32_t capacity)
 {
     KCC_ISA_DISPATCH(world_overlap_aabb, world, box, layer_mask, out, capacity);
-    if (!world || !world_box_valid(box) || (capacity > 0 && !out))
+    if (!world || !box || !kcc_box_valid(box) || (capacity > 0 && !out))
         return 0;
     overlap_query q = {.world = world, .lo = box[0], .hi = box[1], .out = out,
                        .capacity = capacity};
@@ -628,7 +622,7 @@ bool kcc_world_sweep_aabb(const kcc_world *world, const vec3 box[2], const vec3 
                           uint32_t layer_mask, kcc_world_sweep_hit *hit)
 {
     KCC_ISA_DISPATCH(world_sweep_aabb, world, box, delta, layer_mask, hit);
-    if (!world || !world_box_valid(box) || !delta || !hit || !finite3(delta))
+    if (!world || !box || !kcc_box_valid(box) || !delta || !hit || !finite3(delta))
         return false;
     if (delta[0] == 0.0f && delta[1] == 0.0f && delta[2] == 0.0f)
         return false; /* nothing approaches anything (kcc_mesh_sweep_aabb's rule) */

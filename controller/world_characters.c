@@ -56,10 +56,10 @@ static size_t characters_layout(struct kcc_world_characters **out, char *base, s
     if (cs)
         cs->motions = (void *)(base + at);
     at = round_up(at + (size_t)d->body_capacity * sizeof(mover_motion));
-    uint32_t **filters[3] = {cs ? &cs->layers : NULL, cs ? &cs->masks : NULL, cs ? &cs->slot_ids : NULL};
+    uint32_t **by_slot[3] = {cs ? &cs->layers : NULL, cs ? &cs->masks : NULL, cs ? &cs->slot_ids : NULL};
     for (int k = 0; k < 3; ++k) {
         if (cs)
-            *filters[k] = (void *)(base + at);
+            *by_slot[k] = (void *)(base + at);
         at = round_up(at + (size_t)capacity * sizeof(uint32_t));
     }
     for (int k = 0; k < 2; ++k) {
