@@ -10,7 +10,9 @@
  * KCC_BENCH_BROADPHASE=sap or grid (unset: the default), KCC_BENCH_WORKERS=1 (no two-worker runs:
  * for callgrind, which counts the instructions of plain moves and of the one-worker step apart),
  * KCC_BENCH_WITH_GAME=1 (the world runs' time holds the game's loop before each step too: reading
- * every character's state and setting its displacement, which warms or moves lines the step uses). */
+ * every character's state and setting its displacement, which warms or moves lines the step uses),
+ * KCC_BENCH_GHOSTS=1 (the world's characters pass through each other, as the plain ones do: the
+ * step's cost without the crowd's collisions). */
 #include "bench.h"
 
 #include <pthread.h>
@@ -21,6 +23,7 @@
 static int RUNS = 3;
 static int FRAMES_1K = 120;   /* timed steps at 1,000 characters; FRAMES_1K * 1000 / n at n */
 static bool WITH_GAME = false; /* KCC_BENCH_WITH_GAME: the game's loop timed with the step */
+static bool GHOSTS = false;    /* KCC_BENCH_GHOSTS: the characters pass through each other */
 static int MAX_WORKERS = 2;   /* the runs: plain, then the step on 1 .. MAX_WORKERS workers */
 enum { WARM_FRAMES = 10 };    /* untimed steps first: the characters land and fill their caches */
 
@@ -254,8 +257,11 @@ static run_result run(const kcc_mesh *m, vec3 *at, int n, int workers, int frame
         w = make_world(m, n, &j);
     }
     for (int c = 0; c < n; ++c) {
-        if (w)
+        if (w) {
             kcc_world_add_character(w, &d, at[c], &ids[c]);
+            if (GHOSTS) /* on layer 2, colliding with layer 1 (the level's) alone */
+                kcc_world_set_character_layers(w, ids[c], 2u, 1u);
+        }
         else
             kcc_character_init(&solo[c], &d, at[c]);
     }
@@ -367,6 +373,7 @@ int main(int argc, char **argv)
     if (getenv("KCC_BENCH_FRAMES"))
         FRAMES_1K = atoi(getenv("KCC_BENCH_FRAMES"));
     WITH_GAME = getenv("KCC_BENCH_WITH_GAME") && atoi(getenv("KCC_BENCH_WITH_GAME")) == 1;
+    GHOSTS = getenv("KCC_BENCH_GHOSTS") && atoi(getenv("KCC_BENCH_GHOSTS")) == 1;
     if (getenv("KCC_BENCH_WORKERS") && atoi(getenv("KCC_BENCH_WORKERS")) == 1)
         MAX_WORKERS = 1;
     if (getenv("KCC_BENCH_RUNS"))
