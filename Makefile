@@ -379,9 +379,10 @@ $(BUILD)/kcc-demo: demo/main.c demo/viewer.c $(DEMO_CORE) $(DEMO_HDR) $(BUILD)/l
 	$(CC) $(CFLAGS_ALL) -Idemo demo/main.c demo/viewer.c $(DEMO_CORE) $(BUILD)/libkcc.a -o $@ \
 	  -lglfw -lGL -lpng $(LDLIBS_ALL)
 
-# The pictures of docs/controller.md, drawn from real moves (kcc_character_move_debug) by the demo's
-# renderer: `make docs-images` rewrites docs/img/scheme_*.png (not part of `make test`; the program
-# is built by `make` / `make tools`, so it keeps compiling).
+# The pictures of docs/controller.md and docs/world.md, drawn from real moves (kcc_character_move_debug)
+# and a real world by the demo's renderer: `make docs-images` rewrites docs/img/scheme_*.png and
+# world_*.png (not part of `make test`; the program is built by `make` / `make tools`, so it keeps
+# compiling).
 DOCS_IMAGES_SRC = demo/docs_images.c demo/docs_images_world.c demo/raster.c
 $(BUILD)/kcc-docs-images: $(DOCS_IMAGES_SRC) demo/docs_images.h $(DEMO_HDR) $(BUILD)/libkcc.a
 	$(CC) $(CFLAGS_ALL) -Idemo $(DOCS_IMAGES_SRC) $(BUILD)/libkcc.a -o $@ -lpng $(LDLIBS_ALL)

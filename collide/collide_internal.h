@@ -633,7 +633,7 @@ static inline void kcc_mesh_table_vertex(const kcc_mesh *mesh, uint32_t v, float
 /// (KCC_READ_FLOATS, KCC_READ_TABLES: a constant). The hot walks (rays, box queries, sweeps) are
 /// compiled once for each coding and chosen once a query, so the float walk has no branch of the
 /// tables' in its loops: a branch at every four-triangle load and corner read cost rays 7.2% more
-/// instructions on bench_layout's workload (oa_dm1; docs/collide.md, Memory layout).
+/// instructions on bench_layout's workload (oa_dm1; docs/collide.md, "Measured and not used").
 typedef enum kcc_vertex_read { KCC_READ_ANY, KCC_READ_FLOATS, KCC_READ_TABLES } kcc_vertex_read;
 
 /// A walk compiled for vertex tables is kept out of line (and not cold: it is every query of such

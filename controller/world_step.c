@@ -504,7 +504,7 @@ typedef struct live_pass {
 /// their state (a slot is 8.5 kB with its triangle cache) in its own core's cache: at 1,000
 /// characters on ctf_inyard two workers gave 1.34 times the throughput of one this way, against
 /// 1.03-1.09 taking blocks from one counter in the same minutes (the tasks' time summed over both
-/// threads 1.3 and 1.7 times one thread's; docs/world.md, "Figures").
+/// threads 1.3 and 1.7 times one thread's; docs/world.md, "Threads").
 static void run_blocks(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
 {
     (void)begin, (void)end;

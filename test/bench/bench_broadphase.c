@@ -4,7 +4,7 @@
  * STATIC proxy (the level's bounds) and 300 static pieces of 1-2 m (no larger than the smallest cell
  * tried, as the world splits a level). The same run measures what the target is read against: a plain
  * kcc_character_move of 10k characters walking on a shared level (ctf_inyard), and prints each kind's
- * ns a box over it ("/ move"). docs/world.md, "The broadphase", holds the figures.
+ * ns a box over it ("/ move"). docs/world.md, "Figures", holds the figures.
  * Usage: bench_broadphase [levels_dir] (default ../shared/levels: the reference's level; the
  * broadphase scenes are generated); env KCC_BENCH_BP_MAX
  * (largest count, default 100000), KCC_BENCH_BP_MIN (smallest count), KCC_BENCH_BP_ONLY (run only the kinds

@@ -4,7 +4,7 @@
  * desc.broadphase = KCC_BROADPHASE_SAP and = KCC_BROADPHASE_GRID alternately in the same process.
  * Prints us per character per step (medians), grid over SAP, the broadphase phase and the neighbour
  * phase (where each character asks the broadphase for the pieces near it), and whether both kinds
- * ended every character at the same place bit for bit. docs/world.md, "Which to pick", holds the
+ * ended every character at the same place bit for bit. docs/world.md, "Figures", holds the
  * results.
  * Mixes: none (the level and the crowd alone: what the others add to), arena (5 lifts, 5 sliding
  * doors, 10 small trigger sensors: a Quake 3 arena's handful), crates (500 small kinematic
