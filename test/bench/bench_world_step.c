@@ -12,7 +12,8 @@
  * KCC_BENCH_WITH_GAME=1 (the world runs' time holds the game's loop before each step too: reading
  * every character's state and setting its displacement, which warms or moves lines the step uses),
  * KCC_BENCH_GHOSTS=1 (the world's characters pass through each other, as the plain ones do: the
- * step's cost without the crowd's collisions). */
+ * step's cost without the crowd's collisions), KCC_BENCH_PHASES (print every phase's time on one
+ * worker and on two), KCC_BENCH_SPIN_US (how long an idle worker spins before it sleeps, 50). */
 #include "bench.h"
 
 #include <pthread.h>
