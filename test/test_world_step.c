@@ -418,13 +418,15 @@ static void character_rides_a_pendulum_platform(void **state)
     uint32_t body, id;
     assert_int_equal(kcc_world_add_body(w, platform, &bd, &body), KCC_OK);
     const kcc_character_desc d = player_desc();
-    assert_int_equal(kcc_world_add_character(w, &d, (vec3){0, 1.0f + d.half_extents[1] + 0.01f, 0}, &id), KCC_OK);
+    const vec3 on_top = {0, 1.0f + d.half_extents[1] + 0.01f, 0}; /* the platform's top at y = 1 */
+    assert_int_equal(kcc_world_add_character(w, &d, on_top, &id), KCC_OK);
     assert_int_equal(kcc_world_set_displacement(w, id, (vec3){0, -0.05f, 0}), KCC_OK);
     assert_int_equal(kcc_world_step(w), KCC_OK);
     const kcc_character_state first = state_of(w, id, NULL);
     for (int f = 1; f <= 240; ++f) {
         const double angle = 20.0 * 3.14159265358979 / 180.0 * sin(2.0 * 3.14159265358979 * f / 120.0);
-        kcc_transform t = {{pivot[0], pivot[1], pivot[2]}, {0, 0, (float)sin(0.5 * angle), (float)cos(0.5 * angle)}};
+        const kcc_transform t = {{pivot[0], pivot[1], pivot[2]},
+                                 {0, 0, (float)sin(0.5 * angle), (float)cos(0.5 * angle)}};
         assert_int_equal(kcc_world_move_body(w, body, &t), KCC_OK);
         assert_int_equal(kcc_world_set_displacement(w, id, (vec3){0, -9.81f / 3600.0f, 0}), KCC_OK);
         assert_int_equal(kcc_world_step(w), KCC_OK);
@@ -590,10 +592,13 @@ static void characters_are_solid_boxes_to_each_other(void **state)
     (void)state;
     const kcc_character_desc d = player_desc();
     const float y = d.half_extents[1] + 0.01f, offsets[3] = {0.0f, 0.8f, 0.3f};
-    mover_scene s;
+    mover_scene s = mover_scene_make((vec3){0, 50, 0});
     uint32_t a, b, top;
-    for (int k = 0; k < 3; ++k) { /* the last scene goes on to the drop */
-        s = mover_scene_make((vec3){0, 50, 0});
+    for (int k = 0; k < 3; ++k) { /* a fresh scene for each; the last goes on to the drop */
+        if (k > 0) {
+            mover_scene_free(&s);
+            s = mover_scene_make((vec3){0, 50, 0});
+        }
         assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){-2, y, 0}, &a), KCC_OK);
         assert_int_equal(kcc_world_add_character(s.world, &d, (vec3){2, y, offsets[k]}, &b), KCC_OK);
         for (int f = 0; f < 60; ++f) {
@@ -605,8 +610,6 @@ static void characters_are_solid_boxes_to_each_other(void **state)
         const kcc_character_state sa = state_of(s.world, a, NULL), sb = state_of(s.world, b, NULL);
         assert_true(sb.position[0] - sa.position[0] < 2.0f * d.half_extents[0] + 0.05f); /* they met */
         assert_true(fabsf(sa.position[2]) < 1e-3f && fabsf(sb.position[2] - offsets[k]) < 1e-3f);
-        if (k < 2)
-            mover_scene_free(&s);
     }
     const kcc_character_state under = state_of(s.world, a, NULL);
     assert_int_equal(kcc_world_add_character(s.world, &d,
@@ -868,9 +871,9 @@ enum { JAM = 200, JAM_STEPS = 480 };
 
 /* JAM characters on a floor, half on a ring 22 m around the origin and half on one 25 m around it
  * (1.38 and 1.57 m apart: at 45 degrees, where boxes on a ring are nearest, 0.98 and 1.11 m on
- * both axes, clear of each other's 0.94 m), all walking to the origin at 4 m/s with a downward push, JAM_STEPS steps
- * at 60 a second on `jobs` (NULL: no hooks): every character's position after every step (out:
- * JAM_STEPS x JAM). */
+ * both axes, clear of each other's 0.94 m), all walking to the origin at 4 m/s with a downward
+ * push, JAM_STEPS steps at 60 a second on `jobs` (NULL: no hooks): every character's position
+ * after every step (out: JAM_STEPS x JAM). */
 static void run_jam(const test_jobs *jobs, vec3 *out_position)
 {
     kcc_world_desc wd = kcc_world_default_desc();
