@@ -248,9 +248,8 @@ static void stop_recording(viewer *v)
         v->rec_file = NULL;
         v->world_recording = false;
         char line[1400];
-        snprintf(line, sizeof(line), "recorded the world to %.400s (its meshes in %.400s)%s%s%s", v->record_path,
-                 v->wrec_dir, s == KCC_OK ? "" : ": ", s == KCC_OK ? "" : kcc_status_str(s),
-                 s == KCC_ERR_VERSION ? " (a teleport: this trace version cannot write it)" : "");
+        snprintf(line, sizeof(line), "recorded the world to %.400s (its meshes in %.400s)%s%s", v->record_path,
+                 v->wrec_dir, s == KCC_OK ? "" : ": ", s == KCC_OK ? "" : kcc_status_str(s));
         say(v, line);
         return;
     }

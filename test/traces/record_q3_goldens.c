@@ -267,7 +267,7 @@ static int record(const char *levels, const char *outdir, const q3_golden *q, bo
         st = KCC_ERR_IO;
     if (st != KCC_OK || missing) {
         fprintf(stderr, "%s: %s\n", meshes_only ? mesh_dir : trace,
-                missing ? missing : st == KCC_ERR_VERSION ? "a teleport (version 2 cannot write it)" : kcc_status_str(st));
+                missing ? missing : kcc_status_str(st));
         return missing ? 1 : 2;
     }
     if (meshes_only)
