@@ -38,10 +38,13 @@ struct kcc_world_recorder {
     size_t              pending_length;
 };
 
+/// The writer recording world, or NULL. A writer begun anew (for another world or a character
+/// trace) without kcc_trace_end no longer names this world: the world then records nothing, rather
+/// than into another recorder's tables (a_writer_begun_anew_no_longer_records_its_old_world).
 static kcc_trace_writer *recording(const kcc_world *world)
 {
     kcc_trace_writer *w = world ? world->recorder : NULL;
-    return w && w->status == KCC_OK && !w->ended ? w : NULL;
+    return w && w->world == world && w->recorder && w->status == KCC_OK && !w->ended ? w : NULL;
 }
 
 /// Writes the lines gathered since the last flush: when the block has no room for another line,
