@@ -26,6 +26,7 @@
 
 #define MAX_MESHES 3
 #define MAX_TRIS   16
+#define BODY_TRIS  32 /* the most triangles a mesh has: MAX_TRIS, or a 5 x 5 heightfield's 32 */
 #define MAX_OPS    96
 #define CAPACITY   6
 #define CHARACTERS 3
@@ -44,6 +45,7 @@ typedef struct model {
     kcc_world  *world;
     kcc_mesh   *meshes[MAX_MESHES];
     uint32_t    mesh_count;
+    bool        degenerate[MAX_MESHES][BODY_TRIS]; /* as built (placed_triangle) */
     model_body  live[CAPACITY];
     uint32_t    live_count;
     uint32_t    dead[MAX_OPS];
@@ -242,8 +244,10 @@ static bool placed_triangle(const model *m, const model_body *b, uint32_t i, vec
 {
     vec3 local[3];
     kcc_transform pose;
-    if (!kcc_mesh_triangle(b->mesh, i, local) ||
-        !kcc_tri_intersect_tri(local[0], local[1], local[2], local[0], local[1], local[2], NULL))
+    uint32_t mesh = 0;
+    while (m->meshes[mesh] != b->mesh)
+        ++mesh;
+    if (!kcc_mesh_triangle(b->mesh, i, local) || m->degenerate[mesh][i])
         return false;
     CHECK(kcc_world_get_body_transform(m->world, b->id, &pose, NULL) == KCC_OK);
     for (int k = 0; k < 3; ++k)
@@ -265,9 +269,9 @@ static void op_overlap(model *m, reader *r)
     vec3 box[2];
     read_box(r, box);
     const uint32_t mask = 1u + byte(r) % 3;
-    kcc_body_triangle got[CAPACITY * MAX_TRIS];
+    kcc_body_triangle got[CAPACITY * BODY_TRIS];
     const uint32_t n = kcc_world_overlap_aabb(m->world, (const vec3 *)box, mask, got,
-                                              CAPACITY * MAX_TRIS);
+                                              CAPACITY * BODY_TRIS);
     uint32_t want = 0;
     for (uint32_t b = 0; b < m->live_count; ++b) {
         const model_body *body = &m->live[b];
@@ -325,8 +329,8 @@ static void op_sphere(model *m, reader *r)
     kcc_world_sphere_hit got;
     const bool hit = capsule ? kcc_world_sweep_capsule(m->world, p0, p1, radius, delta, mask, &got)
                              : kcc_world_sweep_sphere(m->world, p0, radius, delta, mask, &got);
-    kcc_body_triangle list[CAPACITY * MAX_TRIS];
-    const uint32_t n = kcc_world_overlap_sphere(m->world, p0, radius, mask, list, CAPACITY * MAX_TRIS);
+    kcc_body_triangle list[CAPACITY * BODY_TRIS];
+    const uint32_t n = kcc_world_overlap_sphere(m->world, p0, radius, mask, list, CAPACITY * BODY_TRIS);
     float best = INFINITY;
     uint32_t best_slot = UINT32_MAX, best_tri = UINT32_MAX, want = 0;
     for (uint32_t b = 0; b < m->live_count; ++b) {
@@ -662,6 +666,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (uint32_t i = 0; i < meshes; ++i)
         if ((m.meshes[m.mesh_count] = read_mesh(&r)) != NULL)
             ++m.mesh_count;
+    for (uint32_t i = 0; i < m.mesh_count; ++i) /* once: the exact test is costly */
+        for (uint32_t t = 0; t < kcc_mesh_triangle_count(m.meshes[i]); ++t) {
+            vec3 v[3];
+            CHECK(t < BODY_TRIS);
+            m.degenerate[i][t] = !kcc_mesh_triangle(m.meshes[i], t, v) || /* or a hole */
+                                 !kcc_tri_intersect_tri(v[0], v[1], v[2], v[0], v[1], v[2], NULL);
+        }
     kcc_world_desc d = kcc_world_default_desc();
     d.body_capacity = CAPACITY;
     d.character_capacity = CHARACTERS;
