@@ -10,8 +10,9 @@
  *   is not within 1e-3 of 1 or a coordinate is not finite, descs exactly as
  *   kcc_character_desc_validate refuses them);
  * - after a step every character's state is finite, its flags known, its contacts and ground name
- *   live solid bodies or live characters, and every sensor event a live sensor and a character
- *   live or removed; an accepted teleport or origin shift puts a character exactly there;
+ *   live solid bodies or live characters, and every sensor event a sensor and a character that
+ *   are live (or removed, for a leave); an accepted teleport or origin shift puts a character
+ *   exactly there;
  * - box overlaps and sweeps, sphere overlaps and sphere and capsule sweeps answer exactly as the
  *   per-triangle tests on the placed corners (kcc_transform_point) of every live solid body the mask sees, and a ray's hit lies on the placed
  *   triangle it names, within the rounding of the ray's passage into each body's frame
