@@ -294,10 +294,14 @@ static bool short_reach(const struct kcc_hf *hf, const kcc_pray *r, float limit,
          * limit * 2^-126 either way */
         const bool flat = !isfinite(r->inv[k]);
         const float reach = flat ? limit * 0x1p-126f : limit / r->inv[k];
+        /* a point behind the start by less than |dir| 2^-150 has its t underflow to -0, which the
+           slab and triangle tests take as 0: the start grows by that much (twice, for 1 / inv's
+           rounding) on both sides (hf_ray_from_just_past_a_tiny_grid_hits_as_the_tree_does) */
+        const float behind = flat ? 0.0f : fabsf(1.0f / r->inv[k]) * 0x1p-149f;
         const float o0 = r->org_n[k] < r->org_f[k] ? r->org_n[k] : r->org_f[k];
         const float o1 = r->org_n[k] < r->org_f[k] ? r->org_f[k] : r->org_n[k];
-        lo[a] = o0 - (flat ? reach : reach < 0.0f ? -reach : 0.0f);
-        hi[a] = o1 + (flat ? reach : reach > 0.0f ? reach : 0.0f);
+        lo[a] = o0 - behind - (flat ? reach : reach < 0.0f ? -reach : 0.0f);
+        hi[a] = o1 + behind + (flat ? reach : reach > 0.0f ? reach : 0.0f);
         if (!isfinite(lo[a]) || !isfinite(hi[a]))
             return false;
     }

@@ -128,7 +128,9 @@ KCC_API kcc_status kcc_world_move_body(kcc_world *world, uint32_t body,
                                        const kcc_transform *target);
 /// Moves a body to `transform` at once, outside any step (a teleport: no motion is recorded, so
 /// nothing rides or is pushed). Any body kind; static bodies placed once and moved rarely (a
-/// level editor). Same errors as kcc_world_move_body, without the static refusal.
+/// level editor). Same errors as kcc_world_move_body, without the static refusal, and
+/// KCC_ERR_TOO_LARGE when the pieces of a large static sensor at the new pose would not fit
+/// piece_capacity (the body then stays where it was).
 KCC_API kcc_status kcc_world_set_body_transform(kcc_world *world, uint32_t body,
                                                 const kcc_transform *transform);
 /// The body's current pose (after the last step or set), and with `out_start` (may be NULL) its

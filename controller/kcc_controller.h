@@ -255,7 +255,8 @@ KCC_API void kcc_character_box(const kcc_character *ch, vec3 out[2]);
 /// Writes its id (never 0; an id space of its own, apart from bodies'). The world keeps the
 /// character (a copy): read it with kcc_world_get_character. Errors: KCC_ERR_NULL_ARGUMENT
 /// (world, center, out_character), the desc's own (kcc_character_desc_validate),
-/// KCC_ERR_NON_FINITE (center), KCC_ERR_TOO_LARGE (character_capacity characters live).
+/// KCC_ERR_NON_FINITE (center), KCC_ERR_BAD_DESC (center beyond KCC_WORLD_MAX_POSITION),
+/// KCC_ERR_TOO_LARGE (character_capacity characters live).
 KCC_API kcc_status kcc_world_add_character(kcc_world *world, const kcc_character_desc *desc,
                                            const vec3 center, uint32_t *out_character);
 /// Removes a character; its id is stale from then on. KCC_ERR_NOT_FOUND for a removed, stale or

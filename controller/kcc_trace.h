@@ -220,7 +220,9 @@ KCC_API kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outco
 /// character) and not already recorded (KCC_ERR_BAD_DESC). Name every mesh before its first body
 /// is added (kcc_world_trace_level). Allocates once here (tables over the world's capacities);
 /// recording never allocates. The FILE and the world are borrowed until kcc_trace_end, which must
-/// come before kcc_world_destroy. Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_BAD_DESC,
+/// come before kcc_world_destroy. A writer begun again before its kcc_trace_end no longer records
+/// the world (which then records nothing and cannot be recorded again; the tables allocated here
+/// are not freed). Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_BAD_DESC,
 /// KCC_ERR_OUT_OF_MEMORY, KCC_ERR_IO. A body added with a mesh that was never named makes the
 /// writer's status KCC_ERR_NOT_FOUND (sticky: kcc_trace_end reports it).
 KCC_API kcc_status kcc_world_trace_begin(kcc_trace_writer *w, FILE *file, kcc_world *world);

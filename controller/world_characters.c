@@ -148,6 +148,9 @@ kcc_status kcc_world_add_character(kcc_world *world, const kcc_character_desc *d
     kcc_status st = kcc_character_init(&ch, desc, center);
     if (st != KCC_OK)
         return st;
+    for (int k = 0; k < 3; ++k) /* as a teleport's: the step's regions and cells stay finite */
+        if (fabsf(center[k]) > KCC_WORLD_MAX_POSITION)
+            return KCC_ERR_BAD_DESC;
     struct kcc_world_characters *cs = kcc_world_characters(world);
     uint32_t slot;
     if (!kcc_id_pool_take(&cs->ids, &slot))

@@ -27,6 +27,7 @@ typedef struct recorded_character {
 
 struct kcc_world_recorder {
     const kcc_mesh     *meshes[KCC_WORLD_TRACE_LEVELS]; ///< level L names meshes[L - 1]
+    uint64_t            mesh_keys[KCC_WORLD_TRACE_LEVELS]; ///< and their keys (level_of_mesh)
     uint32_t            level_count;
     uint32_t           *body_number;   ///< per body slot: its body's trace number
     float             (*body_pose)[7]; ///< per body slot: the last transform the trace gave it
@@ -37,10 +38,13 @@ struct kcc_world_recorder {
     size_t              pending_length;
 };
 
+/// The writer recording world, or NULL. A writer begun anew (for another world or a character
+/// trace) without kcc_trace_end no longer names this world: the world then records nothing, rather
+/// than into another recorder's tables (a_writer_begun_anew_no_longer_records_its_old_world).
 static kcc_trace_writer *recording(const kcc_world *world)
 {
     kcc_trace_writer *w = world ? world->recorder : NULL;
-    return w && w->status == KCC_OK && !w->ended ? w : NULL;
+    return w && w->world == world && w->recorder && w->status == KCC_OK && !w->ended ? w : NULL;
 }
 
 /// Writes the lines gathered since the last flush: when the block has no room for another line,
@@ -145,10 +149,13 @@ static uint32_t slot_of(uint32_t id)
 
 // ------------------------------------------------------------------------------------- bodies
 
+/// The level naming mesh, or 0. A named mesh may have been destroyed since and another built at
+/// its address: the address and the key (fresh at every build) together tell them apart, and the
+/// destroyed mesh is never read (a_mesh_built_where_a_named_one_was_freed_is_not_that_level).
 static uint32_t level_of_mesh(const struct kcc_world_recorder *r, const kcc_mesh *mesh)
 {
     for (uint32_t i = 0; i < r->level_count; ++i)
-        if (r->meshes[i] == mesh)
+        if (r->meshes[i] == mesh && r->mesh_keys[i] == mesh->key)
             return i + 1;
     return 0;
 }
@@ -459,7 +466,8 @@ kcc_status kcc_world_trace_level(kcc_trace_writer *w, const kcc_mesh *mesh, cons
     if (r->level_count == KCC_WORLD_TRACE_LEVELS)
         return KCC_ERR_TOO_LARGE;
     flush(w);
-    r->meshes[r->level_count++] = mesh;
+    r->meshes[r->level_count] = mesh;
+    r->mesh_keys[r->level_count++] = mesh->key;
     char head[64];
     int n = snprintf(head, sizeof head, "level %u ", (unsigned)r->level_count);
     kcc_tr_emit(w, head, (size_t)n);

@@ -1054,6 +1054,34 @@ static void heightfield_overlaps_equal_the_mesh_of_the_same_triangles(void **sta
     assert_true(pairs > 1000); /* the surfaces did cross */
 }
 
+/* A ray starting just past a tiny grid's far side and pointing away, with a huge direction: the
+ * corner it passes through lies behind the start by less than |dir| 2^-150, so its t underflows to
+ * -0, which the tree mesh's slab and triangle tests take as a hit at t = 0. The heightfield answers
+ * the same (its short-segment cell range missed the grid and it reported no hit; fuzz_heightfield
+ * found it with a denormal spacing). */
+static void hf_ray_from_just_past_a_tiny_grid_hits_as_the_tree_does(void **state)
+{
+    (void)state;
+    const float spacing_x[2] = {0x1.fp-127f, 0x1p-30f}, start_x[2] = {0x1.9cdbe8p-112f, 0x1p-29f};
+    const float dir_x[2] = {0x1p+91f, 0x1p+127f};
+    float heights[4] = {0.0f, 27.25f, 27.25f, -3.0f};
+    for (int c = 0; c < 2; ++c) {
+        kcc_heightfield_desc d;
+        memset(&d, 0, sizeof d);
+        d.heights = heights, d.columns = 2, d.rows = 2;
+        d.spacing[0] = spacing_x[c], d.spacing[1] = 0.25f;
+        hf_pair p = pair_build(&d);
+        const vec3 origin = {start_x[c], 0.0f, 0.0f}, dir = {dir_x[c], 0.0f, 0.0f};
+        kcc_ray_hit a, b;
+        memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
+        assert_true(kcc_mesh_raycast(p.mesh, origin, dir, 1.0f, &b));
+        assert_true(b.t == 0.0f);
+        assert_true(kcc_mesh_raycast(p.hf, origin, dir, 1.0f, &a));
+        assert_memory_equal(&a, &b, sizeof a);
+        pair_free(&p);
+    }
+}
+
 int test_group_heightfield(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1065,6 +1093,7 @@ int test_group_heightfield(void)
         cmocka_unit_test(world_characters_walk_and_ride_as_on_the_tree_mesh),
         cmocka_unit_test(heightfield_overlaps_equal_the_mesh_of_the_same_triangles),
         cmocka_unit_test(bad_descs_give_statuses),
+        cmocka_unit_test(hf_ray_from_just_past_a_tiny_grid_hits_as_the_tree_does),
         cmocka_unit_test(terrain_heightfields_and_8m_triangles_run_without_penetration),
     };
     return KCC_RUN_GROUP("heightfield", tests);

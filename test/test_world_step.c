@@ -103,6 +103,29 @@ static void world_characters_have_checked_ids_and_displacements(void **state)
     kcc_world_destroy(w);
 }
 
+/* A character is added no farther out than a teleport may put it (KCC_WORLD_MAX_POSITION): one
+ * at 1e30 or 3e38 m was accepted and the next step read past the neighbour grid's buckets (its
+ * cells clamped, a query spanning a billion rows). One at the limit itself steps. */
+static void a_character_beyond_the_largest_position_is_refused(void **state)
+{
+    (void)state;
+    kcc_world *w = world_with(4, 4);
+    uint32_t near = 0, far = 0, refused = 0;
+    assert_int_equal(kcc_world_add_character(w, NULL, (vec3){0, 1, 0}, &near), KCC_OK);
+    const vec3 beyond[] = {{3e38f, 1, 0}, {0, -1e30f, 0}, {0, 1, 2e18f}, {-3.4e38f, -3.4e38f, 0}};
+    for (size_t i = 0; i < sizeof beyond / sizeof beyond[0]; ++i)
+        assert_int_equal(kcc_world_add_character(w, NULL, beyond[i], &refused), KCC_ERR_BAD_DESC);
+    assert_int_equal(kcc_world_character_count(w), 1);
+    assert_int_equal(kcc_world_add_character(w, NULL, (vec3){KCC_WORLD_MAX_POSITION, 1, 0}, &far), KCC_OK);
+    assert_int_equal(kcc_world_set_displacement(w, far, (vec3){1e4f, 0, 0}), KCC_OK);
+    assert_int_equal(kcc_world_step(w), KCC_OK);
+    kcc_character_state s;
+    assert_int_equal(kcc_world_get_character(w, far, &s, NULL), KCC_OK);
+    assert_true(s.position[0] == KCC_WORLD_MAX_POSITION); /* 1e4 m is below half its ulp there */
+    assert_true(s.position[1] == 1.0f && s.position[2] == 0.0f);
+    kcc_world_destroy(w);
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Moves through bodies */
 
@@ -1898,6 +1921,7 @@ int test_group_world_step(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(world_characters_have_checked_ids_and_displacements),
+        cmocka_unit_test(a_character_beyond_the_largest_position_is_refused),
         cmocka_unit_test(neighbour_lists_equal_brute_force),
         cmocka_unit_test(world_box_faces_have_kcc_tri_planes_planes),
         cmocka_unit_test(split_gathers_list_what_the_whole_source_lists),

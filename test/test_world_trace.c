@@ -1010,6 +1010,130 @@ static void recording_refuses_a_busy_world_and_an_unnamed_mesh_fails_the_trace(v
     remove_dir(&d);
 }
 
+/// An allocator that hands a freed block back to the next request of the same size, as malloc
+/// does outside ASan's quarantine: a mesh built after one was destroyed lands at its address.
+typedef struct recycling_allocator {
+    void  *block[4];
+    size_t bytes[4];
+    bool   free[4];
+} recycling_allocator;
+
+static void *recycle_alloc(size_t bytes, size_t align, void *user)
+{
+    recycling_allocator *a = user;
+    for (int i = 0; i < 4; ++i)
+        if (a->block[i] && a->free[i] && a->bytes[i] == bytes) {
+            a->free[i] = false;
+            return a->block[i];
+        }
+    for (int i = 0; i < 4; ++i)
+        if (!a->block[i]) {
+            a->block[i] = aligned_alloc(align, (bytes + align - 1) / align * align);
+            a->bytes[i] = bytes;
+            return a->block[i];
+        }
+    return NULL;
+}
+
+static void recycle_free(void *ptr, void *user)
+{
+    recycling_allocator *a = user;
+    for (int i = 0; i < 4; ++i)
+        if (a->block[i] == ptr)
+            a->free[i] = true;
+}
+
+/// A two-triangle floor square of side `size` at height `y`, built through allocator a.
+static kcc_mesh *floor_square(recycling_allocator *a, float size, float y)
+{
+    const float pos[] = {0, y, 0, size, y, 0, size, y, size, 0, y, size};
+    const uint32_t idx[] = {0, 2, 1, 0, 3, 2};
+    kcc_mesh_desc md = {0};
+    md.positions = pos, md.vertex_count = 4, md.indices = idx, md.triangle_count = 2;
+    md.allocator = (kcc_allocator){recycle_alloc, recycle_free, a};
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&md, &m), KCC_OK);
+    return m;
+}
+
+/// The recorder names meshes by address; a level streamed out (its mesh destroyed) and another
+/// built at the same address is not the named level: a body of it fails the trace as any unnamed
+/// mesh's does, instead of replaying on the old level.
+static void a_mesh_built_where_a_named_one_was_freed_is_not_that_level(void **state)
+{
+    (void)state;
+    recycling_allocator a = {0};
+    kcc_world *world = NULL;
+    assert_int_equal(kcc_world_create(NULL, &world), KCC_OK);
+    char buffer[4096];
+    kcc_trace_writer w;
+    assert_int_equal(kcc_world_trace_begin_buffer(&w, buffer, sizeof buffer, world), KCC_OK);
+    kcc_mesh *named = floor_square(&a, 8.0f, 0.0f);
+    assert_int_equal(kcc_world_trace_level(&w, named, "gen flat", kcc_trace_mesh_hash(named)), KCC_OK);
+    uint32_t body;
+    assert_int_equal(kcc_world_add_body(world, named, NULL, &body), KCC_OK);
+    assert_int_equal(kcc_world_remove_body(world, body), KCC_OK);
+    const void *named_at = named;
+    kcc_mesh_destroy(named);
+    kcc_mesh *other = floor_square(&a, 2.0f, 5.0f);
+    assert_ptr_equal(other, named_at); /* the premise: the new mesh took the freed block */
+    assert_int_equal(kcc_world_add_body(world, other, NULL, &body), KCC_OK);   /* never named */
+    assert_int_equal(kcc_trace_end(&w), KCC_ERR_NOT_FOUND);
+    kcc_world_destroy(world);
+    kcc_mesh_destroy(other);
+    for (int i = 0; i < 4; ++i)
+        free(a.block[i]);
+}
+
+/// A writer recording a world, begun anew without kcc_trace_end (for a smaller world, or as a
+/// character trace): the old world's calls are not written into the new trace, neither into the
+/// smaller world's tables (a heap overflow) nor through a character trace's missing recorder (a
+/// NULL dereference).
+static void a_writer_begun_anew_no_longer_records_its_old_world(void **state)
+{
+    (void)state;
+    const float pos[] = {-10, 0, -10, 10, 0, -10, 10, 0, 10};
+    kcc_mesh_desc md = {0};
+    md.positions = pos, md.vertex_count = 3, md.triangle_count = 1;
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_mesh_build(&md, &mesh), KCC_OK);
+    kcc_world_desc d = kcc_world_default_desc();
+    d.body_capacity = d.character_capacity = 64;
+    kcc_world *big = NULL, *small = NULL;
+    assert_int_equal(kcc_world_create(&d, &big), KCC_OK);
+    d.body_capacity = d.character_capacity = 1;
+    assert_int_equal(kcc_world_create(&d, &small), KCC_OK);
+    static char first[1 << 14], second[1 << 14];
+    kcc_trace_writer w;
+    for (int as_world = 1; as_world >= 0; --as_world) {
+        assert_int_equal(kcc_world_trace_begin_buffer(&w, first, sizeof first, big), KCC_OK);
+        kcc_trace_writer old = w; /* what frees the first recording's tables at the end */
+        if (as_world) {
+            assert_int_equal(kcc_world_trace_begin_buffer(&w, second, sizeof second, small), KCC_OK);
+            assert_int_equal(kcc_world_trace_level(&w, mesh, "gen flat", 1), KCC_OK);
+        } else {
+            assert_int_equal(kcc_trace_begin_buffer(&w, second, sizeof second, "gen flat", NULL,
+                                                    (vec3){0, 1, 0}), KCC_OK);
+        }
+        uint32_t body, character;
+        for (int i = 0; i < 40; ++i) {
+            assert_int_equal(kcc_world_add_body(big, mesh, NULL, &body), KCC_OK);
+            assert_int_equal(kcc_world_add_character(big, NULL, (vec3){0, 1, 0}, &character), KCC_OK);
+        }
+        assert_int_equal(kcc_world_step(big), KCC_OK);
+        assert_int_equal(kcc_trace_end(&w), KCC_OK);
+        assert_null(strstr(second, "\nbody "));
+        assert_null(strstr(second, "\ncharacter "));
+        assert_int_equal(kcc_trace_end(&old), KCC_OK);
+        kcc_world_destroy(big); /* a recorded world is not recorded again: a fresh one */
+        d.body_capacity = d.character_capacity = 64;
+        assert_int_equal(kcc_world_create(&d, &big), KCC_OK);
+    }
+    kcc_world_destroy(big);
+    kcc_world_destroy(small);
+    kcc_mesh_destroy(mesh);
+}
+
 static void a_displacement_that_repeats_is_written_once(void **state)
 {
     (void)state;
@@ -1397,6 +1521,8 @@ int test_group_world_trace(void)
         cmocka_unit_test(the_documented_check_examples_pass_on_a_world_trace),
         cmocka_unit_test(every_kind_of_mistake_in_a_hand_edited_world_trace_is_named_by_line),
         cmocka_unit_test(recording_refuses_a_busy_world_and_an_unnamed_mesh_fails_the_trace),
+        cmocka_unit_test(a_mesh_built_where_a_named_one_was_freed_is_not_that_level),
+        cmocka_unit_test(a_writer_begun_anew_no_longer_records_its_old_world),
         cmocka_unit_test(a_displacement_that_repeats_is_written_once),
         cmocka_unit_test(dots_and_pluses_read_back_as_the_values_they_stand_for),
         cmocka_unit_test(frames_hold_what_the_trace_recorded_step_by_step),
