@@ -30,6 +30,15 @@ static inline void kcc_prefetch(const void *p)
 #endif
 }
 
+/// Reads a byte of every line of [p, p + bytes), in address order, so that the lines come into
+/// this core's cache with as many misses in flight as it allows (a hint can be dropped when the
+/// core's line buffers are full; a read is not). No effect on any result.
+static inline void kcc_touch_lines(const void *p, size_t bytes)
+{
+    for (size_t at = 0; at < bytes; at += 64)
+        (void)*((const volatile unsigned char *)p + at);
+}
+
 /// min/max without libm calls (fminf/fmaxf are not inlined without -ffinite-math-only). Inputs are
 /// finite here.
 static inline float kcc_minf(float a, float b) { return a < b ? a : b; }

@@ -302,6 +302,12 @@ size_t kcc_world_region_grid_layout(region_grid *grid, char *base, size_t at, ui
 /// Builds the region grid from the live characters' regions (cs->regions) and gives each an
 /// equal share of the entries (cs->near.room).
 void kcc_world_build_region_grid(struct kcc_world_characters *cs);
+/// Reads the region grid that the neighbour lists' queries read (the buckets' starts, the sorted
+/// characters and their regions) through once, in address order, when it is at most
+/// KCC_GRID_WARM_MAX bytes: run by each worker before its share of the lists, it brings over at
+/// full speed the lines the calling thread's build left in another core's cache, which the
+/// queries would otherwise wait for one by one (docs/world.md, "Threads").
+void kcc_world_warm_region_grid(const struct kcc_world_characters *cs);
 /// Lists the neighbours of live characters [begin, end) (each writes its own list only: safe from
 /// its task): the pieces whose proxies overlap its region (in source order), the characters whose
 /// regions do (unless cs->near.both_sides, only those of its pairs it finds: the rest come from

@@ -494,6 +494,8 @@ static void neighbours_task(uint32_t begin, uint32_t end, uint32_t worker, void 
 /// back).
 typedef struct live_pass {
     kcc_task_fn        *task;
+    void              (*warm)(const struct kcc_world_characters *cs); ///< run once by each worker
+                                                                      ///< before its blocks, or NULL
     const step_context *ctx;
     uint32_t            block;
     _Atomic uint64_t    ends;
@@ -510,6 +512,8 @@ static void run_blocks(uint32_t begin, uint32_t end, uint32_t worker, void *task
     (void)begin, (void)end;
     live_pass *pass = task_context;
     const bool from_back = worker & 1u;
+    if (pass->warm)
+        pass->warm(pass->ctx->cs);
     uint64_t ends = atomic_load_explicit(&pass->ends, memory_order_relaxed);
     for (;;) {
         const uint32_t lo = (uint32_t)ends, hi = (uint32_t)(ends >> 32);
@@ -535,9 +539,10 @@ static void run_blocks(uint32_t begin, uint32_t end, uint32_t worker, void *task
 /// the blocks balance over whichever workers run however the engine splits the items (a job system
 /// may cut a task into as few ranges as it has threads, and moves differ in cost), and what each
 /// character's part computes does not depend on who ran it
-/// (world_step_is_the_same_for_any_workers).
-static void run_over(const kcc_world *world, kcc_task_fn *task, uint32_t n, uint32_t block,
-                     step_context *ctx)
+/// (world_step_is_the_same_for_any_workers). `warm`, when not NULL, runs on each worker before it
+/// takes a block (not inline: there the calling thread wrote what the task reads).
+static void run_over(const kcc_world *world, kcc_task_fn *task, void (*warm)(const struct kcc_world_characters *),
+                     uint32_t n, uint32_t block, step_context *ctx)
 {
     const kcc_world_desc *d = kcc_world_get_desc(world);
     if (n == 0)
@@ -546,7 +551,7 @@ static void run_over(const kcc_world *world, kcc_task_fn *task, uint32_t n, uint
         task(0, n, 0, ctx);
         return;
     }
-    live_pass pass = {.task = task, .ctx = ctx, .block = block};
+    live_pass pass = {.task = task, .warm = warm, .ctx = ctx, .block = block};
     atomic_init(&pass.ends, (uint64_t)n << 32);
     const uint32_t blocks = (n + block - 1) / block;
     void *handle = d->enqueue_task(run_blocks, blocks < d->worker_count ? blocks : d->worker_count, 1,
@@ -750,7 +755,7 @@ static void resolve_character_overlaps(struct kcc_world_characters *cs)
 /// run_over across the live characters (task's items are live indices).
 static void run_over_live(const kcc_world *world, kcc_task_fn *task, uint32_t block, step_context *ctx)
 {
-    run_over(world, task, ctx->cs->live_count, block, ctx);
+    run_over(world, task, NULL, ctx->cs->live_count, block, ctx);
 }
 
 static void list_live(struct kcc_world_characters *cs)
@@ -788,7 +793,7 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     kcc_world_update_broadphase(world);
     if (mark)
         mark(user, KCC_PHASE_BROADPHASE);
-    run_over_live(world, neighbours_task, SNAPSHOT_BLOCK, &ctx);
+    run_over(world, neighbours_task, kcc_world_warm_region_grid, cs->live_count, SNAPSHOT_BLOCK, &ctx);
     if (mark)
         mark(user, KCC_PHASE_NEIGHBOURS);
     const bool mirrored = cs->near.both_sides || kcc_world_mirror_neighbours(cs);
@@ -796,15 +801,15 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
         mark(user, KCC_PHASE_MIRROR);
     if (!mirrored) {
         cs->near.both_sides = true; /* some list outgrew its share: every list found whole, counted */
-        run_over_live(world, neighbours_task, SNAPSHOT_BLOCK, &ctx);
+        run_over(world, neighbours_task, kcc_world_warm_region_grid, cs->live_count, SNAPSHOT_BLOCK, &ctx);
     }
     if (kcc_world_neighbours_refit(cs))
-        run_over_live(world, neighbours_task, SNAPSHOT_BLOCK, &ctx);
+        run_over(world, neighbours_task, kcc_world_warm_region_grid, cs->live_count, SNAPSHOT_BLOCK, &ctx);
     if (mark)
         mark(user, KCC_PHASE_NEIGHBOURS);
     if (ctx.mover_count > 0 || cs->riders > 0) { /* else the snapshot marked none */
         list_placing(cs);
-        run_over(world, place_task, cs->placing_count, MOVE_BLOCK, &ctx);
+        run_over(world, place_task, NULL, cs->placing_count, MOVE_BLOCK, &ctx);
         resolve_placed_overlaps(&ctx);
     }
     if (mark)
