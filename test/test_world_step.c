@@ -828,18 +828,15 @@ static void test_finish(void *handle, void *user)
         pthread_join(job->thread[w], NULL);
 }
 
-enum { CROWD = 24, CROWD_STEPS = 240 };
-
-/* A crowd on a level with a lift, stepped CROWD_STEPS times: every character's position and flags
- * after every step (out: CROWD_STEPS x CROWD). jobs NULL: no hooks. */
-static void run_crowd(const kcc_mesh *level, const kcc_level *lv, const test_jobs *jobs,
-                      kcc_broadphase_kind broadphase, bool split_off, vec3 *out_position,
-                      uint32_t *out_flags)
+/* A world of `bodies` bodies and `characters` characters on the broadphase `kind`, stepped
+ * through the test job system `jobs` (NULL: no hooks). */
+static kcc_world *world_on_jobs(const test_jobs *jobs, kcc_broadphase_kind kind, uint32_t bodies,
+                                uint32_t characters)
 {
     kcc_world_desc wd = kcc_world_default_desc();
-    wd.broadphase = broadphase;
-    wd.body_capacity = 4;
-    wd.character_capacity = CROWD;
+    wd.broadphase = kind;
+    wd.body_capacity = bodies;
+    wd.character_capacity = characters;
     if (jobs) {
         wd.worker_count = (uint32_t)jobs->workers;
         wd.enqueue_task = test_enqueue;
@@ -848,6 +845,18 @@ static void run_crowd(const kcc_mesh *level, const kcc_level *lv, const test_job
     }
     kcc_world *w = NULL;
     assert_int_equal(kcc_world_create(&wd, &w), KCC_OK);
+    return w;
+}
+
+enum { CROWD = 24, CROWD_STEPS = 240 };
+
+/* A crowd on a level with a lift, stepped CROWD_STEPS times: every character's position and flags
+ * after every step (out: CROWD_STEPS x CROWD). jobs NULL: no hooks. */
+static void run_crowd(const kcc_mesh *level, const kcc_level *lv, const test_jobs *jobs,
+                      kcc_broadphase_kind broadphase, bool split_off, vec3 *out_position,
+                      uint32_t *out_flags)
+{
+    kcc_world *w = world_on_jobs(jobs, broadphase, 4, CROWD);
     kcc_mesh *lift = test_box_mesh((float[3]){-1, -0.25f, -1}, (float[3]){1, 0, 1});
     uint32_t level_id, lift_id, ids[CROWD];
     kcc_world_characters(w)->split_off = split_off;
@@ -899,17 +908,7 @@ enum { JAM = 200, JAM_STEPS = 480 };
  * after every step (out: JAM_STEPS x JAM). */
 static void run_jam(const test_jobs *jobs, vec3 *out_position)
 {
-    kcc_world_desc wd = kcc_world_default_desc();
-    wd.body_capacity = 2;
-    wd.character_capacity = JAM;
-    if (jobs) {
-        wd.worker_count = (uint32_t)jobs->workers;
-        wd.enqueue_task = test_enqueue;
-        wd.finish_task = test_finish;
-        wd.user_task_context = (void *)jobs;
-    }
-    kcc_world *w = NULL;
-    assert_int_equal(kcc_world_create(&wd, &w), KCC_OK);
+    kcc_world *w = world_on_jobs(jobs, KCC_BROADPHASE_DEFAULT, 2, JAM);
     kcc_mesh *floor_mesh = test_box_mesh((float[3]){-40, -1, -40}, (float[3]){40, 0, 40});
     uint32_t floor_id, ids[JAM];
     assert_int_equal(kcc_world_add_body(w, floor_mesh, NULL, &floor_id), KCC_OK);
