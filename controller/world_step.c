@@ -751,13 +751,20 @@ static void resolve_character_overlaps(struct kcc_world_characters *cs)
     cs->riders = riders;
 }
 
-/// The live slots, ascending.
 /// run_over across the live characters (task's items are live indices).
 static void run_over_live(const kcc_world *world, kcc_task_fn *task, uint32_t block, step_context *ctx)
 {
     run_over(world, task, NULL, ctx->cs->live_count, block, ctx);
 }
 
+/// Every live character's neighbour list (neighbours_task), each worker reading the region grid
+/// through first (kcc_world_warm_region_grid).
+static void list_neighbours(const kcc_world *world, step_context *ctx)
+{
+    run_over(world, neighbours_task, kcc_world_warm_region_grid, ctx->cs->live_count, SNAPSHOT_BLOCK, ctx);
+}
+
+/// The live slots, ascending.
 static void list_live(struct kcc_world_characters *cs)
 {
     cs->live_count = 0;
@@ -793,7 +800,7 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
     kcc_world_update_broadphase(world);
     if (mark)
         mark(user, KCC_PHASE_BROADPHASE);
-    run_over(world, neighbours_task, kcc_world_warm_region_grid, cs->live_count, SNAPSHOT_BLOCK, &ctx);
+    list_neighbours(world, &ctx);
     if (mark)
         mark(user, KCC_PHASE_NEIGHBOURS);
     const bool mirrored = cs->near.both_sides || kcc_world_mirror_neighbours(cs);
@@ -801,10 +808,10 @@ kcc_status kcc_world_step_marked(kcc_world *world, kcc_world_phase_mark *mark, v
         mark(user, KCC_PHASE_MIRROR);
     if (!mirrored) {
         cs->near.both_sides = true; /* some list outgrew its share: every list found whole, counted */
-        run_over(world, neighbours_task, kcc_world_warm_region_grid, cs->live_count, SNAPSHOT_BLOCK, &ctx);
+        list_neighbours(world, &ctx);
     }
     if (kcc_world_neighbours_refit(cs))
-        run_over(world, neighbours_task, kcc_world_warm_region_grid, cs->live_count, SNAPSHOT_BLOCK, &ctx);
+        list_neighbours(world, &ctx);
     if (mark)
         mark(user, KCC_PHASE_NEIGHBOURS);
     if (ctx.mover_count > 0 || cs->riders > 0) { /* else the snapshot marked none */
