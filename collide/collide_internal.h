@@ -738,6 +738,20 @@ static inline void kcc_pray_setup(kcc_pray *r, const float org[3], const float d
     }
 }
 
+/// Whether a box sweep's slab r (set up for box moving by delta) keeps its grown, swept bounds within
+/// float range. Beyond it (boxes and sweeps near FLT_MAX) the slab distances overflow to infinities
+/// that enter a tree's empty slots, so the sweep tests its triangles without the tree
+/// (sweep_near_float_max_answers_without_walking_the_tree).
+static inline bool kcc_swept_slab_is_finite(const kcc_pray *r, const float box[2][3], const float delta[3])
+{
+    for (int k = 0; k < 3; ++k) {
+        const float grown = fabsf(box[0][k]) + fabsf(box[1][k]) + fabsf(delta[k]) + r->org_n[k] - r->org_f[k];
+        if (!isfinite(grown) || !isfinite(r->org_n[k]) || !isfinite(r->org_f[k]))
+            return false;
+    }
+    return true;
+}
+
 /// The cheap part of a swept test (box, sphere, capsule): the triangle's bounds as slabs, grown like
 /// the nodes (kcc_pray_setup's grow). A triangle this rejects cannot touch the swept shape before
 /// `limit` (the exact swept box test's box axes are the same slabs without the margin; a sphere or

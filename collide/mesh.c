@@ -1274,7 +1274,7 @@ typedef struct sweep_walk {
     bool            best_start;
     float           limit;       ///< best_t grown by a relative hair (ties are still visited), <= 1
     bool            cull;        ///< cull triangles by their swept bounds (off where the walk's
-                                 ///< bounds overflow float: sweep_reach_is_finite)
+                                 ///< bounds overflow float: kcc_swept_slab_is_finite)
 } sweep_walk;
 
 /* Sets up the sweep of box along delta (finite, non-zero). */
@@ -1360,20 +1360,6 @@ KCC_TABLES_WALK void sweep_walk_tables(const kcc_mesh *mesh, sweep_walk *w, bool
     }
 }
 
-/// Whether the walk's grown, swept bounds stay within float range. Beyond it (boxes and sweeps
-/// near FLT_MAX) the slab distances overflow to infinities that enter the tree's empty slots
-/// (sweep_near_float_max_answers_without_walking_the_tree).
-static bool sweep_reach_is_finite(const vec3 box[2], const vec3 delta, const sweep_walk *w)
-{
-    for (int k = 0; k < 3; ++k) {
-        const float grown = fabsf(box[0][k]) + fabsf(box[1][k]) + fabsf(delta[k]) +
-                            w->slab.org_n[k] - w->slab.org_f[k];
-        if (!isfinite(grown) || !isfinite(w->slab.org_n[k]) || !isfinite(w->slab.org_f[k]))
-            return false;
-    }
-    return true;
-}
-
 bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 delta,
                          kcc_sweep_hit *hit)
 {
@@ -1389,14 +1375,14 @@ bool kcc_mesh_sweep_aabb(const kcc_mesh *mesh, const vec3 box[2], const vec3 del
     kcc_hf_view view;
     if (mesh->hf) { /* the visitor reads the heightfield's triangles batch by batch from the view */
         w.mesh = kcc_hf_view_init(&view, mesh);
-        w.cull = sweep_reach_is_finite(box, delta, &w);
+        w.cull = kcc_swept_slab_is_finite(&w.slab, box, delta);
         if (w.cull)
             kcc_hf_walk_nearest(mesh, &view, &w.slab, w.limit, sweep_leaf, &w);
         else
             kcc_hf_visit_all(mesh, &view, sweep_leaf, &w);
     } else if (mesh->tables) {
-        sweep_walk_tables(mesh, &w, sweep_reach_is_finite(box, delta, &w));
-    } else if (sweep_reach_is_finite(box, delta, &w)) {
+        sweep_walk_tables(mesh, &w, kcc_swept_slab_is_finite(&w.slab, box, delta));
+    } else if (kcc_swept_slab_is_finite(&w.slab, box, delta)) {
         kcc_mesh_walk_nearest(mesh, &w.slab, w.limit, sweep_leaf, &w);
     } else { /* every tree triangle, unculled: one leaf of them all */
         w.cull = false;

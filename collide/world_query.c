@@ -600,13 +600,7 @@ static bool sweep_static_slab(sweep_query *q, const vec3 box[2], const vec3 delt
     for (int k = 0; k < 3; ++k)
         grow[k] = (float)q->half[k] + margin;
     kcc_pray_setup(&q->slab, org, delta, grow);
-    for (int k = 0; k < 3; ++k) {
-        const float grown = fabsf(box[0][k]) + fabsf(box[1][k]) + fabsf(delta[k]) +
-                            q->slab.org_n[k] - q->slab.org_f[k];
-        if (!isfinite(grown) || !isfinite(q->slab.org_n[k]) || !isfinite(q->slab.org_f[k]))
-            return false;
-    }
-    return true;
+    return kcc_swept_slab_is_finite(&q->slab, box, delta);
 }
 
 /// World bounds of box swept along delta, rounded outward.
