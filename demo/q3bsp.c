@@ -1106,19 +1106,40 @@ kcc_status q3bsp_load(const char *path, const q3bsp_options *opt, kcc_level *out
     return s;
 }
 
+/* Opens path for writing; `given` is whether the caller has what to write (false, or no path:
+ * KCC_ERR_NULL_ARGUMENT). */
+static kcc_status create_file(bool given, const char *path, FILE **out, char *err, size_t err_size)
+{
+    if (!given || !path) {
+        set_err(err, err_size, "NULL argument");
+        return KCC_ERR_NULL_ARGUMENT;
+    }
+    *out = fopen(path, "w");
+    if (!*out) {
+        set_err(err, err_size, "%s: cannot create", path);
+        return KCC_ERR_IO;
+    }
+    return KCC_OK;
+}
+
+/* Closes a file create_file opened: KCC_ERR_IO when any write or the close failed. */
+static kcc_status close_written(FILE *f, const char *path, char *err, size_t err_size)
+{
+    const bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad) {
+        set_err(err, err_size, "%s: write error", path);
+        return KCC_ERR_IO;
+    }
+    return KCC_OK;
+}
 
 kcc_status q3bsp_write_obj(const kcc_level *level, const char *path, const char *header,
                            char *err, size_t err_size)
 {
-    if (!level || !path) {
-        set_err(err, err_size, "NULL argument");
-        return KCC_ERR_NULL_ARGUMENT;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        set_err(err, err_size, "%s: cannot create", path);
-        return KCC_ERR_IO;
-    }
+    FILE *f;
+    const kcc_status opened = create_file(level != NULL, path, &f, err, err_size);
+    if (opened != KCC_OK)
+        return opened;
     if (header)
         fprintf(f, "# %s\n", header);
     for (uint32_t i = 0; i < level->vertex_count; ++i)
@@ -1127,34 +1148,19 @@ kcc_status q3bsp_write_obj(const kcc_level *level, const char *path, const char 
     for (uint32_t i = 0; i < level->triangle_count; ++i)
         fprintf(f, "f %u %u %u\n", level->indices[3 * i] + 1, level->indices[3 * i + 1] + 1,
                 level->indices[3 * i + 2] + 1);
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) {
-        set_err(err, err_size, "%s: write error", path);
-        return KCC_ERR_IO;
-    }
-    return KCC_OK;
+    return close_written(f, path, err, err_size);
 }
 
 kcc_status q3bsp_write_spawns(const kcc_level *level, const char *path, char *err, size_t err_size)
 {
-    if (!level || !path) {
-        set_err(err, err_size, "NULL argument");
-        return KCC_ERR_NULL_ARGUMENT;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        set_err(err, err_size, "%s: cannot create", path);
-        return KCC_ERR_IO;
-    }
+    FILE *f;
+    const kcc_status opened = create_file(level != NULL, path, &f, err, err_size);
+    if (opened != KCC_OK)
+        return opened;
     for (uint32_t i = 0; i < level->spawn_count; ++i)
         fprintf(f, "%.9g %.9g %.9g\n", (double)level->spawns[3 * i], (double)level->spawns[3 * i + 1],
                 (double)level->spawns[3 * i + 2]);
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) {
-        set_err(err, err_size, "%s: write error", path);
-        return KCC_ERR_IO;
-    }
-    return KCC_OK;
+    return close_written(f, path, err, err_size);
 }
 
 /* The entities the sidecar keeps: those that name a brush model, and the points movers and triggers
@@ -1186,15 +1192,10 @@ static void write_model(FILE *f, const q3bsp_model *m, uint32_t index)
 
 kcc_status q3bsp_write_movers(const q3bsp_map *map, const char *path, char *err, size_t err_size)
 {
-    if (!map || !path) {
-        set_err(err, err_size, "NULL argument");
-        return KCC_ERR_NULL_ARGUMENT;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        set_err(err, err_size, "%s: cannot create", path);
-        return KCC_ERR_IO;
-    }
+    FILE *f;
+    const kcc_status opened = create_file(map != NULL, path, &f, err, err_size);
+    if (opened != KCC_OK)
+        return opened;
     fprintf(f, "# kcc movers 1: entities (Quake keys, Quake units) and brush models (metres, Y up)\n");
     for (uint32_t e = 0; e < map->entities.count; ++e) {
         if (!sidecar_keeps(map, e))
@@ -1207,10 +1208,5 @@ kcc_status q3bsp_write_movers(const q3bsp_map *map, const char *path, char *err,
     }
     for (uint32_t m = 1; m < map->model_count; ++m)
         write_model(f, &map->models[m], m);
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad) {
-        set_err(err, err_size, "%s: write error", path);
-        return KCC_ERR_IO;
-    }
-    return KCC_OK;
+    return close_written(f, path, err, err_size);
 }
