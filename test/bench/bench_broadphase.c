@@ -175,8 +175,8 @@ static void mover_box(const scene *s, uint32_t i, float lo[3], float hi[3])
 }
 
 /* The level's bounds (one huge STATIC proxy) and 300 static pieces of 1-2 m, then the characters,
- * then the movers (proxies char_proxy[count..count + mover_count)). */
-static void populate(kcc_broadphase *bp, const scene *s, uint32_t *char_proxy)
+ * then the movers: moving_proxy[] their proxies, the characters' then the movers'. */
+static void populate(kcc_broadphase *bp, const scene *s, uint32_t *moving_proxy)
 {
     float big = s->half_side + 50.0f;
     const float level_lo[3] = {-big, -10.0f, -big}, level_hi[3] = {big, 40.0f, big};
@@ -196,12 +196,12 @@ static void populate(kcc_broadphase *bp, const scene *s, uint32_t *char_proxy)
     for (uint32_t i = 0; i < s->count; ++i) {
         float lo[3], hi[3];
         char_box(s, i, lo, hi);
-        char_proxy[i] = kcc_broadphase_add(bp, lo, hi, i, 0);
+        moving_proxy[i] = kcc_broadphase_add(bp, lo, hi, i, 0);
     }
     for (uint32_t i = 0; i < s->mover_count; ++i) {
         float lo[3], hi[3];
         mover_box(s, i, lo, hi);
-        char_proxy[s->count + i] = kcc_broadphase_add(bp, lo, hi, s->count + i, 0);
+        moving_proxy[s->count + i] = kcc_broadphase_add(bp, lo, hi, s->count + i, 0);
     }
 }
 
@@ -295,8 +295,8 @@ static result run_case(kcc_broadphase_kind kind, float cell, uint32_t count, sce
     size_t bytes = kcc_broadphase_memory_bytes(&d);
     void *memory = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
     kcc_broadphase *bp = kcc_broadphase_init(memory, &d);
-    uint32_t *char_proxy = malloc(sizeof(uint32_t) * moving);
-    populate(bp, &s, char_proxy);
+    uint32_t *moving_proxy = malloc(sizeof(uint32_t) * moving);
+    populate(bp, &s, moving_proxy);
     kcc_broadphase_update(bp);   /* the first update builds from scratch: not timed */
     double per_box[RUNS], share[RUNS];
     for (int run = 0; run < RUNS; ++run) {
@@ -307,12 +307,12 @@ static result run_case(kcc_broadphase_kind kind, float cell, uint32_t count, sce
             for (uint32_t i = 0; i < count; ++i) {
                 float lo[3], hi[3];
                 char_box(&s, i, lo, hi);
-                kcc_broadphase_move(bp, char_proxy[i], lo, hi);
+                kcc_broadphase_move(bp, moving_proxy[i], lo, hi);
             }
             for (uint32_t i = 0; i < s.mover_count; ++i) {
                 float lo[3], hi[3];
                 mover_box(&s, i, lo, hi);
-                kcc_broadphase_move(bp, char_proxy[count + i], lo, hi);
+                kcc_broadphase_move(bp, moving_proxy[count + i], lo, hi);
             }
             double t1 = bench_now_ns();
             kcc_broadphase_update(bp);
@@ -335,7 +335,7 @@ static result run_case(kcc_broadphase_kind kind, float cell, uint32_t count, sce
     r.ns_per_box = bench_median(per_box, RUNS);
     r.update_share = bench_median(share, RUNS);
     r.mib = (double)bytes / (1024.0 * 1024.0);
-    free(char_proxy);
+    free(moving_proxy);
     free(memory);
     scene_free(&s);
     return r;
