@@ -1,6 +1,6 @@
 /* broadphase.c: the broadphase's front: the desc's checks, the memory layout, the proxies (boxes,
- * user values, flags, the free list of indices), the pair list, queries, and the key sorts that
- * sap.c and grid.c share. Dispatches to sap.c or grid.c by kind; never allocates. */
+ * user values, flags, the free list of indices), the pair list and the key sorts grid.c uses; the
+ * pairs and queries themselves are grid.c's. Never allocates. */
 #include <math.h>
 #include <string.h>
 
@@ -19,20 +19,10 @@ void *kcc_bp_take(kcc_bp_layout *layout, size_t count, size_t elem_size)
     return layout->base ? layout->base + offset : NULL;
 }
 
-static kcc_broadphase_kind resolved_kind(kcc_broadphase_kind kind)
-{
-    return kind == KCC_BROADPHASE_DEFAULT ? KCC_BROADPHASE_MEASURED_DEFAULT : kind;
-}
-
 static bool desc_valid(const kcc_broadphase_desc *d)
 {
-    if (!d || d->proxy_capacity == 0 || d->proxy_capacity > KCC_BROADPHASE_MAX_PROXIES ||
-        d->pair_capacity > KCC_BROADPHASE_MAX_PAIRS)
-        return false;
-    kcc_broadphase_kind kind = resolved_kind(d->kind);
-    if (kind == KCC_BROADPHASE_SAP)
-        return true;
-    return kind == KCC_BROADPHASE_GRID && isfinite(d->cell_size) && d->cell_size > 0.0f;
+    return d && d->proxy_capacity > 0 && d->proxy_capacity <= KCC_BROADPHASE_MAX_PROXIES &&
+           d->pair_capacity <= KCC_BROADPHASE_MAX_PAIRS && isfinite(d->cell_size) && d->cell_size > 0.0f;
 }
 
 /* Places the header and every array of a broadphase for d: measures (layout->base NULL, bp a
@@ -40,7 +30,6 @@ static bool desc_valid(const kcc_broadphase_desc *d)
 static void layout_all(kcc_broadphase *bp, const kcc_broadphase_desc *d, kcc_bp_layout *layout)
 {
     kcc_bp_take(layout, 1, sizeof(kcc_broadphase));
-    bp->kind = resolved_kind(d->kind);
     bp->proxy_capacity = d->proxy_capacity;
     bp->pair_capacity = d->pair_capacity;
     bp->boxes = kcc_bp_take(layout, (size_t)d->proxy_capacity + 1, sizeof *bp->boxes);
@@ -48,10 +37,7 @@ static void layout_all(kcc_broadphase *bp, const kcc_broadphase_desc *d, kcc_bp_
     bp->flags = kcc_bp_take(layout, d->proxy_capacity, sizeof *bp->flags);
     bp->free_list = kcc_bp_take(layout, d->proxy_capacity, sizeof *bp->free_list);
     bp->pairs = kcc_bp_take(layout, d->pair_capacity, sizeof *bp->pairs);
-    if (bp->kind == KCC_BROADPHASE_SAP)
-        kcc_sap_layout(bp, layout);
-    else
-        kcc_grid_layout(bp, layout);
+    kcc_grid_layout(bp, layout);
 }
 
 size_t kcc_broadphase_memory_bytes(const kcc_broadphase_desc *d)
@@ -74,10 +60,7 @@ kcc_broadphase *kcc_broadphase_init(void *memory, const kcc_broadphase_desc *d)
     kcc_broadphase *bp = memory;
     kcc_bp_layout layout = {memory, 0, false};
     layout_all(bp, d, &layout);
-    if (bp->kind == KCC_BROADPHASE_SAP)
-        kcc_sap_init(bp);
-    else
-        kcc_grid_init(bp, d->cell_size);
+    kcc_grid_init(bp, d->cell_size);
     return bp;
 }
 
@@ -109,10 +92,7 @@ uint32_t kcc_broadphase_add(kcc_broadphase *bp, const float lo[3], const float h
     bp->flags[proxy] = (uint8_t)((flags & KCC_PROXY_STATIC) | KCC_BP_LIVE |
                                   (bp->flags[proxy] & (KCC_BP_CHANGED | KCC_BP_REFAT)));
     ++bp->proxy_count;
-    if (bp->kind == KCC_BROADPHASE_SAP)
-        kcc_sap_add(bp, proxy);
-    else
-        kcc_grid_add(bp, proxy);
+    kcc_grid_add(bp, proxy);
     return proxy;
 }
 
@@ -120,10 +100,7 @@ void kcc_broadphase_remove(kcc_broadphase *bp, uint32_t proxy)
 {
     if (!proxy_live(bp, proxy))
         return;
-    if (bp->kind == KCC_BROADPHASE_SAP)
-        kcc_sap_remove(bp, proxy);
-    else
-        kcc_grid_remove(bp, proxy);
+    kcc_grid_remove(bp, proxy);
     bp->flags[proxy] &= KCC_BP_CHANGED | KCC_BP_REFAT;
     bp->user[proxy] = 0;
     bp->free_list[bp->free_count++] = proxy;
@@ -135,16 +112,12 @@ void kcc_broadphase_move(kcc_broadphase *bp, uint32_t proxy, const float lo[3], 
     if (!proxy_live(bp, proxy))
         return;
     set_box(bp, proxy, lo, hi);
-    if (bp->kind == KCC_BROADPHASE_GRID)
-        kcc_grid_move(bp, proxy);
+    kcc_grid_move(bp, proxy);
 }
 
 void kcc_broadphase_update(kcc_broadphase *bp)
 {
-    if (bp->kind == KCC_BROADPHASE_SAP)
-        kcc_sap_update(bp);
-    else
-        kcc_grid_update(bp);
+    kcc_grid_update(bp);
 }
 
 uint32_t kcc_broadphase_pairs(const kcc_broadphase *bp, const kcc_proxy_pair **out, bool *out_overflow)
@@ -154,19 +127,6 @@ uint32_t kcc_broadphase_pairs(const kcc_broadphase *bp, const kcc_proxy_pair **o
     if (out_overflow)
         *out_overflow = bp->pair_overflow;
     return bp->pair_count;
-}
-
-uint32_t kcc_bp_query_all(const kcc_broadphase *bp, const kcc_bp_box *box, uint32_t *out,
-                          uint32_t capacity)
-{
-    uint32_t found = 0;
-    for (uint32_t p = 0; p < bp->proxy_end; ++p)
-        if ((bp->flags[p] & KCC_BP_LIVE) && kcc_bp_overlap(&bp->boxes[p], box)) {
-            if (found < capacity)
-                out[found] = p;
-            ++found;
-        }
-    return found;
 }
 
 uint32_t kcc_broadphase_query(const kcc_broadphase *bp, const float lo[3], const float hi[3],
@@ -179,9 +139,7 @@ uint32_t kcc_broadphase_query(const kcc_broadphase *bp, const float lo[3], const
     }
     if (!out)
         capacity = 0;
-    if (bp->kind == KCC_BROADPHASE_GRID)
-        return kcc_grid_query(bp, &box, out, capacity);
-    return kcc_bp_query_all(bp, &box, out, capacity);
+    return kcc_grid_query(bp, &box, out, capacity);
 }
 
 uint32_t kcc_broadphase_user(const kcc_broadphase *bp, uint32_t proxy)
@@ -194,10 +152,6 @@ uint32_t kcc_broadphase_proxy_count(const kcc_broadphase *bp)
     return bp->proxy_count;
 }
 
-kcc_broadphase_kind kcc_broadphase_get_kind(const kcc_broadphase *bp)
-{
-    return bp->kind;
-}
 
 /* ---- key sorts ---- */
 

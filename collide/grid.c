@@ -57,7 +57,7 @@ static void layout_layer(kcc_grid_layer *l, kcc_bp_layout *layout, size_t cap)
 
 void kcc_grid_layout(kcc_broadphase *bp, kcc_bp_layout *layout)
 {
-    kcc_grid *g = &bp->u.grid;
+    kcc_grid *g = &bp->grid;
     size_t cap = bp->proxy_capacity;
     layout_layer(&g->movers, layout, cap);
     layout_layer(&g->statics, layout, cap);
@@ -84,7 +84,7 @@ static void pad_layer(kcc_grid_layer *l)
 
 void kcc_grid_init(kcc_broadphase *bp, float cell_size)
 {
-    kcc_grid *g = &bp->u.grid;
+    kcc_grid *g = &bp->grid;
     g->cell_size = cell_size;
     g->margin = FAT_MARGIN;
     kcc_grid_layer *layers[2] = {&g->movers, &g->statics};
@@ -199,7 +199,7 @@ static inline void keep_entry(layer_pass *pass, uint32_t p, int32_t old_row)
  * lose its flag. */
 static void collect_entries(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want, float margin, layer_pass *pass)
 {
-    const kcc_grid *g = &bp->u.grid;
+    const kcc_grid *g = &bp->grid;
     const uint8_t kind = KCC_BP_LIVE | KCC_PROXY_STATIC;
     layer_pass p = {bp->boxes, g->fat, bp->flags, l->entries, g->scratch, g->cell_size, margin, l->inv_row_height,
                     l->in_flag, 0, 0, 0.0f, 0.0f, false};
@@ -227,7 +227,7 @@ static void rekey_entries(kcc_broadphase *bp, kcc_grid_layer *l)
     for (uint32_t i = 0; i < l->entry_count; ++i) {
         const uint32_t p = l->entries[i].proxy;
         l->entries[kept].proxy = p;
-        if (key_entry(l, &bp->u.grid.fat[p], &l->entries[kept]))
+        if (key_entry(l, &bp->grid.fat[p], &l->entries[kept]))
             ++kept;
         else
             bp->flags[p] = (uint8_t)((bp->flags[p] & ~l->in_flag) | KCC_BP_OVERSIZED);
@@ -322,7 +322,7 @@ static void index_rows(kcc_grid_layer *l, uint32_t proxy_capacity)
 /* The entries' fat boxes and rows laid out by entry. */
 static void lay_out_boxes(const kcc_broadphase *bp, kcc_grid_layer *l)
 {
-    const kcc_bp_box *boxes = bp->u.grid.fat;
+    const kcc_bp_box *boxes = bp->grid.fat;
     const kcc_grid_entry *entries = l->entries;
     float *lo0 = l->lo[0], *lo1 = l->lo[1], *lo2 = l->lo[2], *hi0 = l->hi[0], *hi1 = l->hi[1], *hi2 = l->hi[2];
     int32_t *row = l->row;
@@ -341,7 +341,7 @@ static void lay_out_boxes(const kcc_broadphase *bp, kcc_grid_layer *l)
  * sorted (by insertion from the last order unless that moves too much), laid out. */
 static void update_layer(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want, float margin)
 {
-    kcc_grid *g = &bp->u.grid;
+    kcc_grid *g = &bp->grid;
     layer_pass pass;
     collect_entries(bp, l, want, margin, &pass);
     kcc_grid_entry *e = l->entries;
@@ -369,7 +369,7 @@ static void update_layer(kcc_broadphase *bp, kcc_grid_layer *l, uint8_t want, fl
  * next update, and queries test it on its own until the next full pass. */
 static void note_changed(kcc_broadphase *bp, uint32_t proxy)
 {
-    kcc_grid *g = &bp->u.grid;
+    kcc_grid *g = &bp->grid;
     g->statics_changed |= (bp->flags[proxy] & KCC_PROXY_STATIC) != 0;
     const uint8_t f = bp->flags[proxy];
     bp->flags[proxy] = (uint8_t)(f | KCC_BP_CHANGED | KCC_BP_REFAT);
@@ -391,7 +391,7 @@ void kcc_grid_remove(kcc_broadphase *bp, uint32_t proxy)
  * STATIC proxy's fat box is its box: any other box changes it. */
 void kcc_grid_move(kcc_broadphase *bp, uint32_t proxy)
 {
-    const kcc_bp_box *box = &bp->boxes[proxy], *fat = &bp->u.grid.fat[proxy];
+    const kcc_bp_box *box = &bp->boxes[proxy], *fat = &bp->grid.fat[proxy];
     const bool keeps = (bp->flags[proxy] & KCC_PROXY_STATIC)
         ? fat->lo[0] == box->lo[0] && fat->lo[1] == box->lo[1] && fat->lo[2] == box->lo[2] &&
           box->hi[0] == fat->hi[0] && box->hi[1] == fat->hi[1] && box->hi[2] == fat->hi[2]
@@ -505,7 +505,7 @@ static inline kcc_bp_box entry_box(const kcc_grid_layer *l, uint32_t i)
  * the sink cannot change it. */
 static void pairs_of_movers(const kcc_broadphase *bp, pair_sink *sink)
 {
-    const kcc_grid_layer l = bp->u.grid.movers;
+    const kcc_grid_layer l = bp->grid.movers;
     uint32_t cursor = 0;
     for (uint32_t i = 0; i < l.entry_count; ++i) {
         const int32_t row = l.row[i];
@@ -580,7 +580,7 @@ static uint32_t scan_layer(const kcc_grid_layer *l, const kcc_bp_box *box, uint3
 /* Every entered STATIC proxy's pairs with entered movers. */
 static void pairs_of_statics(const kcc_broadphase *bp, pair_sink *sink)
 {
-    const kcc_grid *g = &bp->u.grid;
+    const kcc_grid *g = &bp->grid;
     const kcc_grid_layer movers = g->movers;   /* a local copy: stores to the sink cannot change it */
     if (movers.entry_count == 0)
         return;
@@ -611,13 +611,13 @@ static inline bool oversized_meets(const kcc_broadphase *bp, const kcc_bp_box *b
 {
     const uint8_t f = bp->flags[other];
     return ((f & (KCC_BP_LIVE | static_mask)) == KCC_BP_LIVE) & (!(f & KCC_BP_OVERSIZED) | (other > proxy)) &
-           boxes_meet(box, &bp->u.grid.fat[other]);
+           boxes_meet(box, &bp->grid.fat[other]);
 }
 
 /* Each oversized proxy's fat pairs with every live proxy that may pair with it, in index order. */
 static void pairs_of_oversized(const kcc_broadphase *bp, pair_sink *sink)
 {
-    const kcc_grid *g = &bp->u.grid;
+    const kcc_grid *g = &bp->grid;
     for (uint32_t i = 0; i < g->oversized_count; ++i) {
         const uint32_t proxy = g->oversized[i];
         const kcc_bp_box *box = &g->fat[proxy];
@@ -657,7 +657,7 @@ static void sort_group(uint64_t *keys, uint32_t count)
  * by b; after an overflow, the heap of the smallest sorted, and the list marked incomplete. */
 static void write_fat_pairs(kcc_broadphase *bp, const pair_sink *sink)
 {
-    kcc_grid *g = &bp->u.grid;
+    kcc_grid *g = &bp->grid;
     g->fat_complete = !sink->heap;
     g->fat_count = sink->count;
     if (sink->heap) {
@@ -688,14 +688,14 @@ static void write_fat_pairs(kcc_broadphase *bp, const pair_sink *sink)
  * itself. */
 static inline void make_fat_box(kcc_broadphase *bp, uint32_t proxy)
 {
-    grow_box(&bp->boxes[proxy], bp->flags[proxy] & KCC_PROXY_STATIC ? 0.0f : bp->u.grid.margin, &bp->u.grid.fat[proxy]);
+    grow_box(&bp->boxes[proxy], bp->flags[proxy] & KCC_PROXY_STATIC ? 0.0f : bp->grid.margin, &bp->grid.fat[proxy]);
 }
 
 /* The fat pairs of every entered and oversized proxy afresh (the layers just updated), the
  * oversized proxies' fat boxes grown by the pass's margin first. */
 static void find_fat_pairs(kcc_broadphase *bp)
 {
-    kcc_grid *g = &bp->u.grid;
+    kcc_grid *g = &bp->grid;
     g->oversized_count = 0;
     for (uint32_t proxy = 0; proxy < bp->proxy_end; ++proxy)
         if ((bp->flags[proxy] & (KCC_BP_LIVE | KCC_BP_OVERSIZED)) == (KCC_BP_LIVE | KCC_BP_OVERSIZED)) {
@@ -714,7 +714,7 @@ static void find_fat_pairs(kcc_broadphase *bp)
  * exact ones), and so for the next MARGIN_OFF_PASSES full passes. */
 static void full_pass(kcc_broadphase *bp)
 {
-    kcc_grid *g = &bp->u.grid;
+    kcc_grid *g = &bp->grid;
     g->margin = g->margin_off > 0 ? 0.0f : FAT_MARGIN;
     g->margin_off -= g->margin_off > 0;
     update_layer(bp, &g->movers, 0, g->margin);
@@ -753,7 +753,7 @@ static uint32_t drop_changed(const kcc_broadphase *bp, uint32_t proxy, uint64_t 
  * two that both find their pairs again taking the pair: the lower). */
 static uint32_t fat_pairs_of(const kcc_broadphase *bp, uint32_t r, uint64_t *out)
 {
-    const kcc_grid *g = &bp->u.grid;
+    const kcc_grid *g = &bp->grid;
     const kcc_bp_box *box = &g->fat[r];
     const uint8_t static_mask = bp->flags[r] & KCC_PROXY_STATIC;
     uint32_t found = 0;
@@ -792,7 +792,7 @@ static void merge_keys(uint64_t *list, uint32_t kept, const uint64_t *add, uint3
  * full pass must follow). */
 static bool update_changed(kcc_broadphase *bp)
 {
-    kcc_grid *g = &bp->u.grid;
+    kcc_grid *g = &bp->grid;
     uint32_t refat = 0;
     for (uint32_t i = 0; i < g->changed_count; ++i) {
         const uint32_t p = g->changed[i];
@@ -833,7 +833,7 @@ static bool update_changed(kcc_broadphase *bp)
  * smallest exact pairs, found without a margin). */
 static void write_exact_pairs(kcc_broadphase *bp)
 {
-    const kcc_grid *g = &bp->u.grid;
+    const kcc_grid *g = &bp->grid;
     const kcc_bp_box *boxes = bp->boxes;
     const uint64_t *keys = g->fat_pairs;
     kcc_proxy_pair *pairs = bp->pairs;
@@ -860,7 +860,7 @@ static void write_exact_pairs(kcc_broadphase *bp)
  * the exact pairs. */
 void kcc_grid_update(kcc_broadphase *bp)
 {
-    kcc_grid *g = &bp->u.grid;
+    kcc_grid *g = &bp->grid;
     const uint32_t most_changed = 16u + 4u * (uint32_t)sqrtf((float)bp->proxy_count);
     if (!g->fat_complete || g->changed_count > most_changed || !update_changed(bp))
         full_pass(bp);
@@ -918,7 +918,7 @@ static uint32_t query_layer(const kcc_broadphase *bp, const kcc_grid_layer *l, c
 uint32_t kcc_grid_query(const kcc_broadphase *bp, const kcc_bp_box *box, uint32_t *out,
                         uint32_t capacity)
 {
-    const kcc_grid *g = &bp->u.grid;
+    const kcc_grid *g = &bp->grid;
     uint32_t found = query_layer(bp, &g->movers, box, out, capacity, 0);
     found = query_layer(bp, &g->statics, box, out, capacity, found);
     for (uint32_t i = 0; i < g->oversized_count; ++i) {

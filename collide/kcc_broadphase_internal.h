@@ -1,7 +1,7 @@
 /* kcc_broadphase_internal.h: the broadphase the world owns inside its one allocation: proxies (a box,
- * a 32-bit user value, a STATIC flag) and the pairs of them whose boxes overlap, found by incremental
- * sweep and prune (collide/sap.c) or by sweep and prune in grid rows (collide/grid.c) behind one
- * interface (collide/broadphase.c). Knows nothing of bodies or characters; never installed. */
+ * a 32-bit user value, a STATIC flag) and the pairs of them whose boxes overlap, found by sweep and
+ * prune in grid rows (collide/grid.c) behind the proxies' bookkeeping (collide/broadphase.c). Knows
+ * nothing of bodies or characters; never installed. */
 #ifndef KCC_BROADPHASE_INTERNAL_H
 #define KCC_BROADPHASE_INTERNAL_H
 
@@ -15,22 +15,14 @@
 #define KCC_BROADPHASE_MAX_PROXIES (1u << 24)
 /// Largest pair_capacity.
 #define KCC_BROADPHASE_MAX_PAIRS (1u << 28)
-/// The kind KCC_BROADPHASE_DEFAULT stands for: the grid. It wins boxes alone
-/// (test/bench/bench_broadphase.c) and a world's step, whose broadphase holds the movers and the
-/// sensors' pieces and answers each character's query for those near it: many movers or sensor
-/// pieces by 1.1x to 30x, a handful a tie (test/bench/bench_world_movers.c; docs/world.md, "Which
-/// to pick"). Both kinds give the same pairs and answers, so the choice never changes a result.
-#define KCC_BROADPHASE_MEASURED_DEFAULT KCC_BROADPHASE_GRID
-
 typedef struct kcc_broadphase kcc_broadphase;
 
 typedef struct kcc_broadphase_desc {
-    kcc_broadphase_kind kind;   ///< SAP or GRID; DEFAULT means KCC_BROADPHASE_MEASURED_DEFAULT
     uint32_t proxy_capacity;    ///< live proxies at most, 1..KCC_BROADPHASE_MAX_PROXIES
     uint32_t pair_capacity;     ///< pairs kept at most, 0..KCC_BROADPHASE_MAX_PAIRS
     float    cell_size;         ///< m, the widest and deepest box (x, z) the grid enters in its rows
                                 ///< (as tall as the deepest entered box); larger boxes are tested
-                                ///< against every proxy (finite, > 0; ignored by SAP)
+                                ///< against every proxy (finite, > 0)
 } kcc_broadphase_desc;
 
 /// Two proxies whose boxes overlap: proxy indices, a < b.
@@ -38,8 +30,8 @@ typedef struct kcc_proxy_pair {
     uint32_t a, b;
 } kcc_proxy_pair;
 
-/// Bytes kcc_broadphase_init needs for `d`; 0 when d is NULL or invalid (an unknown kind, a capacity
-/// out of range, a grid cell size not finite and positive) or when the sizes overflow size_t.
+/// Bytes kcc_broadphase_init needs for `d`; 0 when d is NULL or invalid (a capacity out of range, a
+/// cell size not finite and positive) or when the sizes overflow size_t.
 size_t kcc_broadphase_memory_bytes(const kcc_broadphase_desc *d);
 
 /// Lays a broadphase out in `memory` (kcc_broadphase_memory_bytes(d) bytes, 64-byte aligned, owned
@@ -53,24 +45,20 @@ kcc_broadphase *kcc_broadphase_init(void *memory, const kcc_broadphase_desc *d);
 /// lo == hi, is fine, and so is a box of +-1e6 m), a user value and flags (KCC_PROXY_STATIC; other
 /// bits ignored). Returns its index (< proxy_capacity; a removed proxy's index is reused, the most
 /// recently removed first), or KCC_PROXY_NONE when proxy_capacity proxies are live. Its pairs appear
-/// at the next kcc_broadphase_update; queries see it at once. O(1) (SAP's endpoints wait at the end
-/// of each axis for the update; the grid lists it as changed).
+/// at the next kcc_broadphase_update; queries see it at once. O(1) (the grid lists it as changed).
 uint32_t kcc_broadphase_add(kcc_broadphase *bp, const float lo[3], const float hi[3], uint32_t user,
                             uint32_t flags);
 
 /// Removes a live proxy (anything else is ignored); its index may be handed out again by the next
-/// add. Its pairs leave the list at the next update. O(proxies + pairs) for SAP (its endpoints are
-/// cut out of the three axes), O(1) for the grid.
+/// add. Its pairs leave the list at the next update. O(1).
 void kcc_broadphase_remove(kcc_broadphase *bp, uint32_t proxy);
 
 /// Gives a live proxy a new box (same rules as add; anything else is ignored). Queries see it at
 /// once, pairs at the next update. O(1).
 void kcc_broadphase_move(kcc_broadphase *bp, uint32_t proxy, const float lo[3], const float hi[3]);
 
-/// Brings the pair list up to date with every add, remove and move since the last update. SAP:
-/// insertion sort of each axis, pairs added and removed as endpoints pass each other, cost
-/// proportional to the proxies plus the swaps (a sweep from scratch after many adds or an overflow);
-/// grid: the kept pairs of fat boxes (each mover's box grown by a margin) tested with the boxes,
+/// Brings the pair list up to date with every add, remove and move since the last update: the
+/// kept pairs of fat boxes (each mover's box grown by a margin) tested with the boxes,
 /// cost proportional to those pairs; before that, the proxies whose box left its fat box (or that
 /// were added or removed) find their fat pairs again, or when more than about 4 sqrt(proxies) have
 /// since the last full pass, a full pass re-keys and re-sorts each layer from its last order and
@@ -82,15 +70,15 @@ void kcc_broadphase_update(kcc_broadphase *bp);
 /// both STATIC, sorted ascending by (a, b). Writes the list (owned by the broadphase, valid until the
 /// next call that changes it) to *out and returns its length. When more pairs overlap than
 /// pair_capacity, the list holds the pair_capacity smallest and *out_overflow (may be NULL) is set;
-/// the next update that finds few enough clears it. Both kinds give the same list.
+/// the next update that finds few enough clears it.
 uint32_t kcc_broadphase_pairs(const kcc_broadphase *bp, const kcc_proxy_pair **out, bool *out_overflow);
 
 /// The live proxies whose boxes overlap [lo, hi] (touching counts), ascending: returns how many
 /// there are and writes the first `capacity` of them to out (NULL is fine when capacity is 0). Sees
 /// every add, remove and move at once. Reads only, so many threads may query at once between calls
-/// that change the broadphase. O(proxies) for SAP; the grid reads, in each layer, the rows the box
-/// covers and one below (up to 64, beyond that every entry), each from its start, its oversized list
-/// and the proxies changed since the last full pass.
+/// that change the broadphase. It reads, in each layer, the rows the box covers and one below (up to
+/// 64, beyond that every entry), each from its start, its oversized list and the proxies changed
+/// since the last full pass.
 uint32_t kcc_broadphase_query(const kcc_broadphase *bp, const float lo[3], const float hi[3],
                               uint32_t *out, uint32_t capacity);
 
@@ -100,10 +88,7 @@ uint32_t kcc_broadphase_user(const kcc_broadphase *bp, uint32_t proxy);
 /// Live proxies.
 uint32_t kcc_broadphase_proxy_count(const kcc_broadphase *bp);
 
-/// The kind a broadphase runs (DEFAULT resolved).
-kcc_broadphase_kind kcc_broadphase_get_kind(const kcc_broadphase *bp);
-
-/* ---- private: shared by broadphase.c, sap.c and grid.c (the world uses only the calls above) ---- */
+/* ---- private: shared by broadphase.c and grid.c (the world uses only the calls above) ---- */
 
 /// A proxy's box, m.
 typedef struct kcc_bp_box {
@@ -122,37 +107,6 @@ typedef struct kcc_bp_box {
 /// The grid's: the proxy's fat box is made anew and its fat pairs found afresh at the next update
 /// (added, removed, or its box moved out of its fat box; kept across a remove and the next add).
 #define KCC_BP_REFAT 64u
-
-/// One end of a proxy's interval on one axis: its value (m) and tag = proxy << 1 | 1 for the max
-/// end. Ordered by value, a min before a max of the same value, so that "min of A before max of B
-/// on every axis, and min of B before max of A" is exactly "the boxes overlap, touching counts".
-typedef struct kcc_sap_endpoint {
-    float    value;
-    uint32_t tag;
-} kcc_sap_endpoint;
-
-/// The sweep and prune's state.
-typedef struct kcc_sap {
-    kcc_sap_endpoint *axis[3];     ///< 2 * proxy_capacity each; the first endpoint_count in use
-    kcc_sap_endpoint *scratch;     ///< 2 * proxy_capacity: the merge sort's other half
-    uint32_t endpoint_count;       ///< 2 * live proxies
-    uint64_t *table;               ///< the pair set: open addressing of pair keys, EMPTY = ~0
-    uint32_t table_mask;           ///< slots - 1 (slots: a power of two >= 2 * pair_capacity)
-    uint32_t table_count;          ///< keys in the table, <= pair_capacity
-    uint64_t *changed;             ///< pair_capacity keys added to or removed from the table since
-                                   ///< the last update (also the sweep's selection heap)
-    uint32_t changed_count;
-    bool     changed_overflow;     ///< more changes than changed holds: the list is re-sorted whole
-    bool     rebuild;              ///< the table does not hold every pair (an overflow, many adds):
-                                   ///< the next update sorts and sweeps from scratch
-    uint32_t adds_since_update;
-    uint32_t *active;              ///< proxy_capacity: the sweep's open intervals
-    uint32_t *active_slot;         ///< proxy_capacity: where each open interval sits in active
-    kcc_proxy_pair *spare_pairs;   ///< pair_capacity: the merge writes the next list here
-    kcc_bp_box *last_boxes;        ///< proxy_capacity: the boxes as of the last update (empty for
-                                   ///< proxies added since): a pair can be in the table only if
-                                   ///< these overlapped or the current boxes do
-} kcc_sap;
 
 /// One entry of a grid layer: its sort key, (the row of its box's low corner) << 32 | lo.x's bits
 /// ordered as unsigned integers (-0 taken as +0), and its proxy.
@@ -214,7 +168,6 @@ typedef struct kcc_grid {
 } kcc_grid;
 
 struct kcc_broadphase {
-    kcc_broadphase_kind kind;
     uint32_t proxy_capacity, pair_capacity;
     uint32_t proxy_end;          ///< proxies [0, proxy_end) have been handed out at least once
     uint32_t proxy_count;        ///< live proxies
@@ -229,10 +182,7 @@ struct kcc_broadphase {
     kcc_proxy_pair *pairs;       ///< pair_capacity: the list kcc_broadphase_pairs returns
     uint32_t pair_count;
     bool     pair_overflow;
-    union {
-        kcc_sap  sap;
-        kcc_grid grid;
-    } u;
+    kcc_grid grid;
 };
 
 /// Places `count` elements of `elem_size` bytes at the next 64-byte boundary of a layout being
@@ -273,18 +223,8 @@ bool kcc_bp_heap_offer(uint64_t *heap, uint32_t *count, uint32_t capacity, uint6
 void kcc_bp_heapify(uint64_t *keys, uint32_t count);
 /// Sorts a max-heap of count keys ascending in place.
 void kcc_bp_heap_sort(uint64_t *heap, uint32_t count);
-/// Every live proxy overlapping box, ascending (tested one by one); writes the first capacity.
-uint32_t kcc_bp_query_all(const kcc_broadphase *bp, const kcc_bp_box *box, uint32_t *out,
-                          uint32_t capacity);
 /// Writes keys[0..count) to the pair list.
 void kcc_bp_keys_to_pairs(kcc_broadphase *bp, const uint64_t *keys, uint32_t count);
-
-/// The sweep and prune (collide/sap.c).
-void kcc_sap_layout(kcc_broadphase *bp, kcc_bp_layout *layout);
-void kcc_sap_init(kcc_broadphase *bp);
-void kcc_sap_add(kcc_broadphase *bp, uint32_t proxy);
-void kcc_sap_remove(kcc_broadphase *bp, uint32_t proxy);
-void kcc_sap_update(kcc_broadphase *bp);
 
 /// The grid: sweep and prune in rows (collide/grid.c).
 void kcc_grid_layout(kcc_broadphase *bp, kcc_bp_layout *layout);

@@ -42,15 +42,6 @@ KCC_API void kcc_transform_interpolate(const kcc_transform *a, const kcc_transfo
 /// One task run by the engine's job system: items [begin, end) on worker `worker`.
 typedef void (kcc_task_fn)(uint32_t begin, uint32_t end, uint32_t worker, void *task_context);
 
-/// The broadphase finds which moving things (characters, kinematic bodies) may touch which
-/// others, every step, from their bounding boxes. docs/world.md says how each works and which
-/// workloads each wins.
-typedef enum kcc_broadphase_kind {
-    KCC_BROADPHASE_DEFAULT = 0,   ///< the measured best for characters in levels (docs/world.md)
-    KCC_BROADPHASE_SAP,           ///< incremental sweep and prune: sorted interval endpoints
-    KCC_BROADPHASE_GRID,          ///< rows along z, each sorted along x (sweep and prune in rows)
-} kcc_broadphase_kind;
-
 typedef struct kcc_world_desc {
     uint32_t body_capacity;        ///< live bodies at most; 0: default 1024
     uint32_t character_capacity;   ///< live characters at most; 0: default 1024
@@ -63,10 +54,10 @@ typedef struct kcc_world_desc {
                           void *task_context, void *user_context);
     void  (*finish_task)(void *user_task, void *user_context);  ///< wait for it
     void  *user_task_context;
-    kcc_broadphase_kind broadphase; ///< default KCC_BROADPHASE_DEFAULT
-    float    grid_cell_size;       ///< m, the grid broadphase's largest cell edge (its cells fit its
-                                   ///< boxes; a larger box is tested against all) and the size of
-                                   ///< the pieces a static sensor is split into; 0: default 4
+    float    grid_cell_size;       ///< m, the broadphase's largest cell edge (its cells fit its
+                                   ///< boxes; a larger box is tested against all: docs/world.md,
+                                   ///< "The broadphase") and the size of the pieces a static
+                                   ///< sensor is split into; 0: default 4
     uint32_t pair_capacity;        ///< broadphase pairs at most; 0: default 8 per body and character
     uint32_t piece_capacity;       ///< pieces large static bodies are split into for the
                                    ///< broadphase (docs/world.md); 0: default 4 per body + 4096
@@ -78,10 +69,9 @@ typedef struct kcc_world_desc {
 /// The defaults named in kcc_world_desc.
 KCC_API kcc_world_desc kcc_world_default_desc(void);
 /// Creates a world; its storage comes from one allocation. desc NULL means the defaults.
-/// Errors: KCC_ERR_NULL_ARGUMENT (out_world), KCC_ERR_BAD_DESC (an unknown broadphase, a cell size
-/// not finite and positive, only one of the allocator's or the task hooks' functions set),
-/// KCC_ERR_TOO_LARGE (a capacity over KCC_WORLD_MAX_OBJECTS, or sizes that overflow),
-/// KCC_ERR_OUT_OF_MEMORY.
+/// Errors: KCC_ERR_NULL_ARGUMENT (out_world), KCC_ERR_BAD_DESC (a cell size not finite and
+/// positive, only one of the allocator's or the task hooks' functions set), KCC_ERR_TOO_LARGE (a
+/// capacity over KCC_WORLD_MAX_OBJECTS, or sizes that overflow), KCC_ERR_OUT_OF_MEMORY.
 KCC_API kcc_status kcc_world_create(const kcc_world_desc *desc, kcc_world **out_world);
 /// Frees the world's storage (not the meshes it borrows). NULL is fine.
 KCC_API void       kcc_world_destroy(kcc_world *world);

@@ -20,7 +20,6 @@ kcc_world_desc kcc_world_default_desc(void)
     d.body_capacity = DEFAULT_BODIES;
     d.character_capacity = DEFAULT_CHARACTERS;
     d.worker_count = 1;
-    d.broadphase = KCC_BROADPHASE_DEFAULT;
     d.grid_cell_size = DEFAULT_CELL_SIZE;
     return d;
 }
@@ -54,7 +53,6 @@ kcc_status kcc_world_resolve_desc(const kcc_world_desc *in, kcc_world_desc *out)
         out->sensor_capacity = 4 * out->character_capacity;
     if ((out->allocator.alloc == NULL) != (out->allocator.free == NULL) ||
         (out->enqueue_task == NULL) != (out->finish_task == NULL) ||
-        (unsigned)out->broadphase > (unsigned)KCC_BROADPHASE_GRID ||
         !(out->grid_cell_size > 0.0f && out->grid_cell_size <= 1e30f))
         return KCC_ERR_BAD_DESC;
     if (out->body_capacity > KCC_WORLD_MAX_OBJECTS ||
@@ -70,7 +68,6 @@ kcc_status kcc_world_resolve_desc(const kcc_world_desc *in, kcc_world_desc *out)
 static kcc_broadphase_desc broadphase_desc(const kcc_world_desc *desc)
 {
     kcc_broadphase_desc bd;
-    bd.kind = desc->broadphase;
     bd.proxy_capacity = desc->body_capacity + desc->character_capacity + desc->piece_capacity;
     bd.pair_capacity = desc->pair_capacity;
     bd.cell_size = desc->grid_cell_size;

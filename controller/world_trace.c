@@ -386,12 +386,11 @@ void kcc_world_record_step(kcc_world *world, bool done)
 
 // ------------------------------------------------------------------------------ begin, levels
 
-/// `world key=value ...`: the capacities and the broadphase the replay creates its world with.
+/// `world key=value ...`: the capacities and the cell size the replay creates its world with.
 static void write_world_line(kcc_trace_writer *w, const kcc_world_desc *d)
 {
     char *at = put_uint(line_begin(w), "world body_capacity=", d->body_capacity);
     at = put_uint(at, " character_capacity=", d->character_capacity);
-    at = put_uint(at, " broadphase=", (uint32_t)d->broadphase);
     at = put_text_float(put_str(at, " grid_cell_size="), d->grid_cell_size);
     at = put_uint(at, " pair_capacity=", d->pair_capacity);
     at = put_uint(at, " piece_capacity=", d->piece_capacity);

@@ -144,7 +144,9 @@ static kcc_status live_character(kcc_tr_parser *p, uint32_t i, uint32_t *out)
 
 // ------------------------------------------------------------------------------- header lines
 
-/// `world key=value ...`: capacities and the broadphase (each optional; the defaults otherwise).
+/// `world key=value ...`: the capacities and the cell size (each optional; the defaults otherwise).
+/// `broadphase=0..2` is read and left out: which broadphase kind a world ran never changes where a
+/// character ends, and the world has one (docs/traces.md).
 static kcc_status world_line(kcc_tr_parser *p)
 {
     static const char *const keys[] = {"body_capacity", "character_capacity", "broadphase",
@@ -173,9 +175,7 @@ static kcc_status world_line(kcc_tr_parser *p)
             st = kcc_tr_parse_int_text(p, v, e, 0, k == 2 ? 2 : KCC_WORLD_MAX_OBJECTS, keys[k], &n);
         if (st != KCC_OK)
             return st;
-        if (k == 2)
-            d->broadphase = (kcc_broadphase_kind)n;
-        else if (k != 3)
+        if (k != 2 && k != 3)
             *fields[k] = (uint32_t)n;
     }
     return KCC_OK;

@@ -113,11 +113,10 @@ static void write_header(const kcc_world_trace *t, FILE *out)
     const kcc_world_desc *d = &t->desc;
     char cell[KCC_TRACE_FLOAT_CHARS];
     kcc_trace_float_to_text(d->grid_cell_size, cell);
-    fprintf(out, "kcc-trace %d\nworld body_capacity=%u character_capacity=%u broadphase=%u "
+    fprintf(out, "kcc-trace %d\nworld body_capacity=%u character_capacity=%u "
             "grid_cell_size=%s pair_capacity=%u piece_capacity=%u sensor_capacity=%u\n",
             KCC_WORLD_TRACE_VERSION, (unsigned)d->body_capacity, (unsigned)d->character_capacity,
-            (unsigned)d->broadphase, cell, (unsigned)d->pair_capacity, (unsigned)d->piece_capacity,
-            (unsigned)d->sensor_capacity);
+            cell, (unsigned)d->pair_capacity, (unsigned)d->piece_capacity, (unsigned)d->sensor_capacity);
     for (uint32_t i = 0; i < t->level_count; ++i) {
         fprintf(out, "level %u %s\n", (unsigned)i + 1, t->levels[i].text);
         if (t->levels[i].has_hash)

@@ -1,4 +1,4 @@
-/* test_broadphase.c: the broadphase (collide/kcc_broadphase_internal.h), both kinds: pairs and queries
+/* test_broadphase.c: the broadphase (collide/kcc_broadphase_internal.h): pairs and queries
  * against brute force in double along a random walk of boxes, capacities, touching and point boxes,
  * determinism of the lists under a repeated call sequence, and the desc's checks. */
 #include "test.h"
@@ -13,10 +13,9 @@ typedef struct bp_holder {
 } bp_holder;
 
 /* A broadphase in fresh memory first filled with `fill` (what it held must not matter). */
-static bp_holder make_bp(kcc_broadphase_kind kind, uint32_t proxies, uint32_t pairs, float cell,
-                         int fill)
+static bp_holder make_bp(uint32_t proxies, uint32_t pairs, float cell, int fill)
 {
-    kcc_broadphase_desc d = {kind, proxies, pairs, cell};
+    kcc_broadphase_desc d = {proxies, pairs, cell};
     size_t bytes = kcc_broadphase_memory_bytes(&d);
     assert_true(bytes > 0);
     bp_holder h;
@@ -254,13 +253,13 @@ static void walk_check_query(walk *w, const kcc_broadphase *bp, bool check)
  * objects are removed and the previous step's removed come back (their indices reused); after each
  * update the pairs and a few queries, and after the changes a few more queries, are compared with
  * brute force (when check) and digested. */
-static uint64_t run_walk(kcc_broadphase_kind kind, uint32_t steps, int fill, bool check)
+static uint64_t run_walk(uint32_t steps, int fill, bool check)
 {
     walk *w = calloc(1, sizeof *w);
     assert_non_null(w);
     w->rng = rng_seed_salted(7, 0xB0AD);
     w->digest = 0xCBF29CE484222325ull;
-    bp_holder h = make_bp(kind, WALK_OBJECTS, WALK_OBJECTS * 64, 2.0f, fill);
+    bp_holder h = make_bp(WALK_OBJECTS, WALK_OBJECTS * 64, 2.0f, fill);
     for (uint32_t i = 0; i < WALK_OBJECTS; ++i) {
         walk_shape(w, i, &w->objects[i]);
         walk_place(w, &w->objects[i]);
@@ -299,16 +298,10 @@ static uint64_t run_walk(kcc_broadphase_kind kind, uint32_t steps, int fill, boo
 
 /* ---- tests ---- */
 
-static void sap_pairs_and_queries_equal_brute_force_along_a_random_walk(void **state)
+static void pairs_and_queries_equal_brute_force_along_a_random_walk(void **state)
 {
     (void)state;
-    run_walk(KCC_BROADPHASE_SAP, 40, 0, true);
-}
-
-static void grid_pairs_and_queries_equal_brute_force_along_a_random_walk(void **state)
-{
-    (void)state;
-    run_walk(KCC_BROADPHASE_GRID, 40, 0, true);
+    run_walk(40, 0, true);
 }
 
 /* ---- far rows, growing boxes, changed kinds ---- */
@@ -359,56 +352,54 @@ static void far_check_queries(const kcc_broadphase *bp, const float box[][6], te
 /* Boxes in three clusters 500 m apart on z (their rows span far more than the proxies: no table of
  * row starts), growing past the row height and past cell_size and shrinking again (the rows made
  * anew), one removed and added back as the other kind (STATIC or not) now and then: every list, and
- * queries before and after each step's changes, equal brute force, for both kinds. */
+ * queries before and after each step's changes, equal brute force. */
 static void far_rows_growing_boxes_and_changed_kinds_equal_brute_force(void **state)
 {
     (void)state;
-    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind) {
-        bp_holder h = make_bp((kcc_broadphase_kind)kind, FAR_OBJECTS, FAR_OBJECTS * FAR_OBJECTS, 4.0f, 0);
-        test_rng rng = rng_seed_salted(11, 0xFA4);
-        float center[FAR_OBJECTS][3], box[FAR_OBJECTS][6];
-        bool is_static[FAR_OBJECTS];
-        for (uint32_t i = 0; i < FAR_OBJECTS; ++i) {
-            center[i][0] = rng_f(&rng, -3.0f, 3.0f), center[i][1] = rng_f(&rng, 0.0f, 2.0f);
-            center[i][2] = 500.0f * (float)(i % 3) + rng_f(&rng, -3.0f, 3.0f);
-            is_static[i] = i % 5 == 0;
-        }
-        for (uint32_t step = 0; step < 80; ++step) {
-            const float half = 0.05f + 2.2f * (float)((step / 8) % 4) / 3.0f;   /* 0.05 .. 2.25 m */
-            for (uint32_t i = 0; i < FAR_OBJECTS; ++i) {
-                for (int k = 0; k < 3; ++k) {
-                    center[i][k] += is_static[i] ? 0.0f : rng_f(&rng, -0.3f, 0.3f);
-                    const float extent = half * (0.5f + 0.5f * (float)(i % 4) / 3.0f);
-                    box[i][k] = center[i][k] - extent, box[i][k + 3] = center[i][k] + extent;
-                }
-                if (step == 0)
-                    assert_int_equal(kcc_broadphase_add(h.bp, box[i], box[i] + 3, i, is_static[i] ? KCC_PROXY_STATIC : 0), i);
-                else
-                    kcc_broadphase_move(h.bp, i, box[i], box[i] + 3);
-            }
-            const uint32_t flip = rng_u32(&rng) % FAR_OBJECTS;   /* removed, then added back as the other kind */
-            kcc_broadphase_remove(h.bp, flip);
-            is_static[flip] = !is_static[flip];
-            assert_int_equal(kcc_broadphase_add(h.bp, box[flip], box[flip] + 3, flip,
-                                                is_static[flip] ? KCC_PROXY_STATIC : 0), flip);
-            for (int when = 0; when < 2; ++when) {
-                if (when == 1)
-                    kcc_broadphase_update(h.bp);
-                far_check_queries(h.bp, (const float(*)[6])box, &rng);
-            }
-            kcc_proxy_pair expected[FAR_OBJECTS * FAR_OBJECTS];
-            const uint32_t count = far_ref_pairs((const float(*)[6])box, is_static, expected);
-            const kcc_proxy_pair *pairs;
-            bool overflow = true;
-            assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), count);
-            assert_false(overflow);
-            for (uint32_t i = 0; i < count; ++i)
-                if (pairs[i].a != expected[i].a || pairs[i].b != expected[i].b)
-                    fail_msg("step %u pair %u: got (%u, %u), brute force (%u, %u)", step, i, pairs[i].a,
-                             pairs[i].b, expected[i].a, expected[i].b);
-        }
-        free(h.memory);
+    bp_holder h = make_bp(FAR_OBJECTS, FAR_OBJECTS * FAR_OBJECTS, 4.0f, 0);
+    test_rng rng = rng_seed_salted(11, 0xFA4);
+    float center[FAR_OBJECTS][3], box[FAR_OBJECTS][6];
+    bool is_static[FAR_OBJECTS];
+    for (uint32_t i = 0; i < FAR_OBJECTS; ++i) {
+        center[i][0] = rng_f(&rng, -3.0f, 3.0f), center[i][1] = rng_f(&rng, 0.0f, 2.0f);
+        center[i][2] = 500.0f * (float)(i % 3) + rng_f(&rng, -3.0f, 3.0f);
+        is_static[i] = i % 5 == 0;
     }
+    for (uint32_t step = 0; step < 80; ++step) {
+        const float half = 0.05f + 2.2f * (float)((step / 8) % 4) / 3.0f;   /* 0.05 .. 2.25 m */
+        for (uint32_t i = 0; i < FAR_OBJECTS; ++i) {
+            for (int k = 0; k < 3; ++k) {
+                center[i][k] += is_static[i] ? 0.0f : rng_f(&rng, -0.3f, 0.3f);
+                const float extent = half * (0.5f + 0.5f * (float)(i % 4) / 3.0f);
+                box[i][k] = center[i][k] - extent, box[i][k + 3] = center[i][k] + extent;
+            }
+            if (step == 0)
+                assert_int_equal(kcc_broadphase_add(h.bp, box[i], box[i] + 3, i, is_static[i] ? KCC_PROXY_STATIC : 0), i);
+            else
+                kcc_broadphase_move(h.bp, i, box[i], box[i] + 3);
+        }
+        const uint32_t flip = rng_u32(&rng) % FAR_OBJECTS;   /* removed, then added back as the other kind */
+        kcc_broadphase_remove(h.bp, flip);
+        is_static[flip] = !is_static[flip];
+        assert_int_equal(kcc_broadphase_add(h.bp, box[flip], box[flip] + 3, flip,
+                                            is_static[flip] ? KCC_PROXY_STATIC : 0), flip);
+        for (int when = 0; when < 2; ++when) {
+            if (when == 1)
+                kcc_broadphase_update(h.bp);
+            far_check_queries(h.bp, (const float(*)[6])box, &rng);
+        }
+        kcc_proxy_pair expected[FAR_OBJECTS * FAR_OBJECTS];
+        const uint32_t count = far_ref_pairs((const float(*)[6])box, is_static, expected);
+        const kcc_proxy_pair *pairs;
+        bool overflow = true;
+        assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), count);
+        assert_false(overflow);
+        for (uint32_t i = 0; i < count; ++i)
+            if (pairs[i].a != expected[i].a || pairs[i].b != expected[i].b)
+                fail_msg("step %u pair %u: got (%u, %u), brute force (%u, %u)", step, i, pairs[i].a,
+                         pairs[i].b, expected[i].a, expected[i].b);
+    }
+    free(h.memory);
 }
 
 /* ---- creeping boxes: most stay inside their fat boxes from one update to the next ---- */
@@ -528,73 +519,68 @@ static void creeping_jumping_growing_boxes_equal_brute_force_at_any_room(void **
     static const uint32_t rooms[3] = {CREEP_OBJECTS * CREEP_OBJECTS / 2, 600, 40};
     creep *c = calloc(1, sizeof *c);
     assert_non_null(c);
-    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind)
-        for (int r = 0; r < 3; ++r) {
-            bp_holder h = make_bp((kcc_broadphase_kind)kind, CREEP_OBJECTS, rooms[r], 2.0f, 0);
-            c->rng = rng_seed_salted(13, 0xC4EE);
-            c->removed_count = 0;
-            for (uint32_t i = 0; i < CREEP_OBJECTS; ++i) {
-                c->is_static[i] = i % 7 == 0, c->grown[i] = false;
-                for (int k = 0; k < 3; ++k) {
-                    c->center[i][k] = k == 1 ? rng_f(&c->rng, 0.0f, 3.0f) : rng_f(&c->rng, -CREEP_AREA, CREEP_AREA);
-                    c->half[i][k] = i % 5 == 0 ? rng_f(&c->rng, 0.01f, 0.9f) : k == 1 ? 0.875f : 0.47f;
-                    c->velocity[i][k] = rng_f(&c->rng, -0.02f, 0.02f);
-                }
-                creep_place(c, h.bp, i, true);
+    for (int r = 0; r < 3; ++r) {
+        bp_holder h = make_bp(CREEP_OBJECTS, rooms[r], 2.0f, 0);
+        c->rng = rng_seed_salted(13, 0xC4EE);
+        c->removed_count = 0;
+        for (uint32_t i = 0; i < CREEP_OBJECTS; ++i) {
+            c->is_static[i] = i % 7 == 0, c->grown[i] = false;
+            for (int k = 0; k < 3; ++k) {
+                c->center[i][k] = k == 1 ? rng_f(&c->rng, 0.0f, 3.0f) : rng_f(&c->rng, -CREEP_AREA, CREEP_AREA);
+                c->half[i][k] = i % 5 == 0 ? rng_f(&c->rng, 0.01f, 0.9f) : k == 1 ? 0.875f : 0.47f;
+                c->velocity[i][k] = rng_f(&c->rng, -0.02f, 0.02f);
             }
-            uint32_t between_full_passes = 0;
-            for (uint32_t step = 0; step < 100; ++step) {
-                kcc_broadphase_update(h.bp);
-                creep_check_pairs(c, h.bp, rooms[r], step);
-                between_full_passes += kind == KCC_BROADPHASE_GRID && h.bp->u.grid.changed_count > 0;
-                creep_check_query(c, h.bp);
-                while (c->removed_count > 0)   /* the indices come back, the last removed first */
-                    creep_place(c, h.bp, c->removed[--c->removed_count], true);
-                for (uint32_t i = 0; i < CREEP_OBJECTS; ++i)
-                    if (c->live[i])
-                        creep_step(c, h.bp, i);
-                creep_check_query(c, h.bp);
-            }
-            if (kind == KCC_BROADPHASE_GRID && r == 0)
-                if (between_full_passes < 50) fail_msg("between %u", between_full_passes);
-            free(h.memory);
+            creep_place(c, h.bp, i, true);
         }
+        uint32_t between_full_passes = 0;
+        for (uint32_t step = 0; step < 100; ++step) {
+            kcc_broadphase_update(h.bp);
+            creep_check_pairs(c, h.bp, rooms[r], step);
+            between_full_passes += h.bp->grid.changed_count > 0;
+            creep_check_query(c, h.bp);
+            while (c->removed_count > 0)   /* the indices come back, the last removed first */
+                creep_place(c, h.bp, c->removed[--c->removed_count], true);
+            for (uint32_t i = 0; i < CREEP_OBJECTS; ++i)
+                if (c->live[i])
+                    creep_step(c, h.bp, i);
+            creep_check_query(c, h.bp);
+        }
+        if (r == 0)
+            if (between_full_passes < 50) fail_msg("between %u", between_full_passes);
+        free(h.memory);
+    }
     free(c);
 }
 
 /* The same calls give the same lists and query results bit for bit, whatever the memory held before
- * init, and both kinds give the same ones. */
+ * init. */
 static void same_calls_give_the_same_lists_whatever_the_memory_held(void **state)
 {
     (void)state;
-    uint64_t sap = run_walk(KCC_BROADPHASE_SAP, 12, 0x00, false);
-    assert_true(sap == run_walk(KCC_BROADPHASE_SAP, 12, 0xA5, false));
-    uint64_t grid = run_walk(KCC_BROADPHASE_GRID, 12, 0xFF, false);
-    assert_true(grid == run_walk(KCC_BROADPHASE_GRID, 12, 0x5A, false));
-    assert_true(sap == grid);
+    const uint64_t digest = run_walk(12, 0x00, false);
+    assert_true(digest == run_walk(12, 0xA5, false));
+    assert_true(digest == run_walk(12, 0xFF, false));
 }
 
 static void proxies_beyond_capacity_are_refused_and_indices_reused(void **state)
 {
     (void)state;
-    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind) {
-        bp_holder h = make_bp((kcc_broadphase_kind)kind, 3, 8, 1.0f, 0);
-        for (uint32_t i = 0; i < 3; ++i)
-            assert_int_equal(add_box(h.bp, 0, 0, 0, 1, 1, 1, 0), i);
-        assert_int_equal(add_box(h.bp, 0, 0, 0, 1, 1, 1, 0), KCC_PROXY_NONE);
-        assert_int_equal(kcc_broadphase_proxy_count(h.bp), 3);
-        kcc_broadphase_remove(h.bp, 1);
-        kcc_broadphase_remove(h.bp, 1);      /* a second remove is ignored */
-        kcc_broadphase_remove(h.bp, 99);     /* so is an index never handed out */
-        assert_int_equal(kcc_broadphase_proxy_count(h.bp), 2);
-        assert_int_equal(add_box(h.bp, 5, 5, 5, 6, 6, 6, 0), 1);
-        kcc_broadphase_update(h.bp);
-        const kcc_proxy_pair *pairs;
-        assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, NULL), 1);
-        assert_int_equal(pairs[0].a, 0);
-        assert_int_equal(pairs[0].b, 2);
-        free(h.memory);
-    }
+    bp_holder h = make_bp(3, 8, 1.0f, 0);
+    for (uint32_t i = 0; i < 3; ++i)
+        assert_int_equal(add_box(h.bp, 0, 0, 0, 1, 1, 1, 0), i);
+    assert_int_equal(add_box(h.bp, 0, 0, 0, 1, 1, 1, 0), KCC_PROXY_NONE);
+    assert_int_equal(kcc_broadphase_proxy_count(h.bp), 3);
+    kcc_broadphase_remove(h.bp, 1);
+    kcc_broadphase_remove(h.bp, 1);      /* a second remove is ignored */
+    kcc_broadphase_remove(h.bp, 99);     /* so is an index never handed out */
+    assert_int_equal(kcc_broadphase_proxy_count(h.bp), 2);
+    assert_int_equal(add_box(h.bp, 5, 5, 5, 6, 6, 6, 0), 1);
+    kcc_broadphase_update(h.bp);
+    const kcc_proxy_pair *pairs;
+    assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, NULL), 1);
+    assert_int_equal(pairs[0].a, 0);
+    assert_int_equal(pairs[0].b, 2);
+    free(h.memory);
 }
 
 /* Four boxes all overlapping make six pairs; with room for three the list holds the three smallest
@@ -602,31 +588,29 @@ static void proxies_beyond_capacity_are_refused_and_indices_reused(void **state)
 static void pair_overflow_is_flagged_and_keeps_the_smallest(void **state)
 {
     (void)state;
-    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind) {
-        bp_holder h = make_bp((kcc_broadphase_kind)kind, 8, 3, 4.0f, 0);
-        for (int i = 0; i < 4; ++i)
-            add_box(h.bp, 0.1f * (float)i, 0, 0, 1.0f + 0.1f * (float)i, 1, 1, 0);
-        const kcc_proxy_pair *pairs;
-        bool overflow = false;
-        for (int step = 0; step < 2; ++step) {
-            kcc_broadphase_update(h.bp);
-            assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 3);
-            assert_true(overflow);
-            for (uint32_t i = 0; i < 3; ++i) {
-                assert_int_equal(pairs[i].a, 0);
-                assert_int_equal(pairs[i].b, i + 1);
-            }
-        }
-        const float lo[3] = {10, 0, 0}, hi[3] = {11, 1, 1};
-        kcc_broadphase_move(h.bp, 0, lo, hi);   /* leaves (1,2) (1,3) (2,3) */
+    bp_holder h = make_bp(8, 3, 4.0f, 0);
+    for (int i = 0; i < 4; ++i)
+        add_box(h.bp, 0.1f * (float)i, 0, 0, 1.0f + 0.1f * (float)i, 1, 1, 0);
+    const kcc_proxy_pair *pairs;
+    bool overflow = false;
+    for (int step = 0; step < 2; ++step) {
         kcc_broadphase_update(h.bp);
         assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 3);
-        assert_false(overflow);
-        assert_int_equal(pairs[0].a, 1);
-        assert_int_equal(pairs[2].a, 2);
-        assert_int_equal(pairs[2].b, 3);
-        free(h.memory);
+        assert_true(overflow);
+        for (uint32_t i = 0; i < 3; ++i) {
+            assert_int_equal(pairs[i].a, 0);
+            assert_int_equal(pairs[i].b, i + 1);
+        }
     }
+    const float lo[3] = {10, 0, 0}, hi[3] = {11, 1, 1};
+    kcc_broadphase_move(h.bp, 0, lo, hi);   /* leaves (1,2) (1,3) (2,3) */
+    kcc_broadphase_update(h.bp);
+    assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 3);
+    assert_false(overflow);
+    assert_int_equal(pairs[0].a, 1);
+    assert_int_equal(pairs[2].a, 2);
+    assert_int_equal(pairs[2].b, 3);
+    free(h.memory);
 }
 
 /* STATIC proxies among movers, all overlapping, more pairs than room: the list holds the smallest
@@ -634,31 +618,30 @@ static void pair_overflow_is_flagged_and_keeps_the_smallest(void **state)
 static void pairs_of_static_proxies_beyond_capacity_keep_the_smallest(void **state)
 {
     (void)state;
-    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind)
-        for (uint32_t room = 1; room <= 12; ++room) {
-            bp_holder h = make_bp((kcc_broadphase_kind)kind, 8, room, 2.0f, 0);
-            for (uint32_t i = 0; i < 8; ++i) {   /* 0, 5 and 6 STATIC */
-                const float d = 0.05f * (float)i;
-                add_box(h.bp, d, d, d, 1.0f + d, 1.0f, 1.0f, (i == 0 || i == 5 || i == 6) ? KCC_PROXY_STATIC : 0);
-            }
-            kcc_broadphase_update(h.bp);
-            kcc_proxy_pair expected[28];
-            uint32_t total = 0;
-            for (uint32_t a = 0; a < 8; ++a)
-                for (uint32_t b = a + 1; b < 8; ++b)
-                    if (!((a == 0 || a == 5 || a == 6) && (b == 0 || b == 5 || b == 6)))
-                        expected[total].a = a, expected[total++].b = b;
-            const kcc_proxy_pair *pairs;
-            bool overflow = false;
-            const uint32_t count = kcc_broadphase_pairs(h.bp, &pairs, &overflow);
-            assert_int_equal(count, room < total ? room : total);
-            assert_true(overflow == (room < total));
-            for (uint32_t i = 0; i < count; ++i) {
-                assert_int_equal(pairs[i].a, expected[i].a);
-                assert_int_equal(pairs[i].b, expected[i].b);
-            }
-            free(h.memory);
+    for (uint32_t room = 1; room <= 12; ++room) {
+        bp_holder h = make_bp(8, room, 2.0f, 0);
+        for (uint32_t i = 0; i < 8; ++i) {   /* 0, 5 and 6 STATIC */
+            const float d = 0.05f * (float)i;
+            add_box(h.bp, d, d, d, 1.0f + d, 1.0f, 1.0f, (i == 0 || i == 5 || i == 6) ? KCC_PROXY_STATIC : 0);
         }
+        kcc_broadphase_update(h.bp);
+        kcc_proxy_pair expected[28];
+        uint32_t total = 0;
+        for (uint32_t a = 0; a < 8; ++a)
+            for (uint32_t b = a + 1; b < 8; ++b)
+                if (!((a == 0 || a == 5 || a == 6) && (b == 0 || b == 5 || b == 6)))
+                    expected[total].a = a, expected[total++].b = b;
+        const kcc_proxy_pair *pairs;
+        bool overflow = false;
+        const uint32_t count = kcc_broadphase_pairs(h.bp, &pairs, &overflow);
+        assert_int_equal(count, room < total ? room : total);
+        assert_true(overflow == (room < total));
+        for (uint32_t i = 0; i < count; ++i) {
+            assert_int_equal(pairs[i].a, expected[i].a);
+            assert_int_equal(pairs[i].b, expected[i].b);
+        }
+        free(h.memory);
+    }
 }
 
 /* One STATIC box over five movers apart from each other: five pairs, all with the STATIC one; with
@@ -666,22 +649,20 @@ static void pairs_of_static_proxies_beyond_capacity_keep_the_smallest(void **sta
 static void pairs_with_one_static_proxy_beyond_capacity_are_flagged(void **state)
 {
     (void)state;
-    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind) {
-        bp_holder h = make_bp((kcc_broadphase_kind)kind, 8, 3, 4.0f, 0);
-        add_box(h.bp, 0, 0, 0, 3.5f, 1, 1, KCC_PROXY_STATIC);
-        for (int i = 0; i < 5; ++i)
-            add_box(h.bp, 0.8f * (float)i, 0, 0, 0.8f * (float)i + 0.5f, 1, 1, 0);
-        kcc_broadphase_update(h.bp);
-        const kcc_proxy_pair *pairs;
-        bool overflow = false;
-        assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 3);
-        assert_true(overflow);
-        for (uint32_t i = 0; i < 3; ++i) {
-            assert_int_equal(pairs[i].a, 0);
-            assert_int_equal(pairs[i].b, i + 1);
-        }
-        free(h.memory);
+    bp_holder h = make_bp(8, 3, 4.0f, 0);
+    add_box(h.bp, 0, 0, 0, 3.5f, 1, 1, KCC_PROXY_STATIC);
+    for (int i = 0; i < 5; ++i)
+        add_box(h.bp, 0.8f * (float)i, 0, 0, 0.8f * (float)i + 0.5f, 1, 1, 0);
+    kcc_broadphase_update(h.bp);
+    const kcc_proxy_pair *pairs;
+    bool overflow = false;
+    assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 3);
+    assert_true(overflow);
+    for (uint32_t i = 0; i < 3; ++i) {
+        assert_int_equal(pairs[i].a, 0);
+        assert_int_equal(pairs[i].b, i + 1);
     }
+    free(h.memory);
 }
 
 /* A STATIC box shrunk inside its old bounds after the pairs overflowed their room: the list holds
@@ -690,79 +671,75 @@ static void pairs_with_one_static_proxy_beyond_capacity_are_flagged(void **state
 static void a_static_box_shrunk_after_an_overflow_keeps_no_old_pairs(void **state)
 {
     (void)state;
-    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind) {
-        bp_holder h = make_bp((kcc_broadphase_kind)kind, 8, 2, 16.0f, 0);   /* every box entered */
-        add_box(h.bp, 0, 0, 0, 10, 1, 1, KCC_PROXY_STATIC);   /* 0, over the six movers */
-        for (int i = 1; i <= 6; ++i)                          /* 1..6, 0.5 m apart */
-            add_box(h.bp, 1.5f * (float)i, 0, 0, 1.5f * (float)i + 1.0f, 1, 1, 0);
-        kcc_broadphase_update(h.bp);
-        const kcc_proxy_pair *pairs;
-        bool overflow = false;
-        assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 2);
-        assert_true(overflow);
-        assert_int_equal(pairs[1].a, 0);
-        assert_int_equal(pairs[1].b, 2);
-        const float lo0[3] = {0, 0, 0}, hi0[3] = {0.5f, 1, 1}, lo2[3] = {2.5f, 0, 0}, hi2[3] = {3.5f, 1, 1};
-        kcc_broadphase_move(h.bp, 0, lo0, hi0);   /* touches none */
-        kcc_broadphase_move(h.bp, 2, lo2, hi2);   /* touches 1 */
-        kcc_broadphase_update(h.bp);
-        assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 1);
-        assert_false(overflow);
-        assert_int_equal(pairs[0].a, 1);
-        assert_int_equal(pairs[0].b, 2);
-        free(h.memory);
-    }
+    bp_holder h = make_bp(8, 2, 16.0f, 0);   /* every box entered */
+    add_box(h.bp, 0, 0, 0, 10, 1, 1, KCC_PROXY_STATIC);   /* 0, over the six movers */
+    for (int i = 1; i <= 6; ++i)                          /* 1..6, 0.5 m apart */
+        add_box(h.bp, 1.5f * (float)i, 0, 0, 1.5f * (float)i + 1.0f, 1, 1, 0);
+    kcc_broadphase_update(h.bp);
+    const kcc_proxy_pair *pairs;
+    bool overflow = false;
+    assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 2);
+    assert_true(overflow);
+    assert_int_equal(pairs[1].a, 0);
+    assert_int_equal(pairs[1].b, 2);
+    const float lo0[3] = {0, 0, 0}, hi0[3] = {0.5f, 1, 1}, lo2[3] = {2.5f, 0, 0}, hi2[3] = {3.5f, 1, 1};
+    kcc_broadphase_move(h.bp, 0, lo0, hi0);   /* touches none */
+    kcc_broadphase_move(h.bp, 2, lo2, hi2);   /* touches 1 */
+    kcc_broadphase_update(h.bp);
+    assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, &overflow), 1);
+    assert_false(overflow);
+    assert_int_equal(pairs[0].a, 1);
+    assert_int_equal(pairs[0].b, 2);
+    free(h.memory);
 }
 
 /* Touching faces and a point on a corner pair; one float step apart does not; two STATIC never pair. */
 static void touching_boxes_and_points_pair_static_ones_do_not(void **state)
 {
     (void)state;
-    for (int kind = KCC_BROADPHASE_SAP; kind <= KCC_BROADPHASE_GRID; ++kind) {
-        bp_holder h = make_bp((kcc_broadphase_kind)kind, 8, 16, 1.0f, 0);
-        add_box(h.bp, 0, 0, 0, 1, 1, 1, 0);                       /* 0 */
-        add_box(h.bp, 1, 0, 0, 2, 1, 1, 0);                       /* 1: touches 0's face */
-        add_box(h.bp, 2, 1, 1, 2, 1, 1, 0);                       /* 2: a point on 1's corner */
-        add_box(h.bp, nextafterf(2, 3), 0, 0, 3, 1, 1, 0);        /* 3: one float step past 1 and 2 */
-        add_box(h.bp, 5, 5, 5, 6, 6, 6, KCC_PROXY_STATIC);        /* 4 */
-        add_box(h.bp, 5.5f, 5.5f, 5.5f, 7, 7, 7, KCC_PROXY_STATIC); /* 5: static on static */
-        kcc_broadphase_update(h.bp);
-        const kcc_proxy_pair *pairs;
-        assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, NULL), 2);
-        assert_int_equal(pairs[0].a, 0);
-        assert_int_equal(pairs[0].b, 1);
-        assert_int_equal(pairs[1].a, 1);
-        assert_int_equal(pairs[1].b, 2);
-        uint32_t got[8];
-        const float p[3] = {2, 1, 1};
-        assert_int_equal(kcc_broadphase_query(h.bp, p, p, got, 8), 2);
-        assert_int_equal(got[0], 1);
-        assert_int_equal(got[1], 2);
-        free(h.memory);
-    }
+    bp_holder h = make_bp(8, 16, 1.0f, 0);
+    add_box(h.bp, 0, 0, 0, 1, 1, 1, 0);                       /* 0 */
+    add_box(h.bp, 1, 0, 0, 2, 1, 1, 0);                       /* 1: touches 0's face */
+    add_box(h.bp, 2, 1, 1, 2, 1, 1, 0);                       /* 2: a point on 1's corner */
+    add_box(h.bp, nextafterf(2, 3), 0, 0, 3, 1, 1, 0);        /* 3: one float step past 1 and 2 */
+    add_box(h.bp, 5, 5, 5, 6, 6, 6, KCC_PROXY_STATIC);        /* 4 */
+    add_box(h.bp, 5.5f, 5.5f, 5.5f, 7, 7, 7, KCC_PROXY_STATIC); /* 5: static on static */
+    kcc_broadphase_update(h.bp);
+    const kcc_proxy_pair *pairs;
+    assert_int_equal(kcc_broadphase_pairs(h.bp, &pairs, NULL), 2);
+    assert_int_equal(pairs[0].a, 0);
+    assert_int_equal(pairs[0].b, 1);
+    assert_int_equal(pairs[1].a, 1);
+    assert_int_equal(pairs[1].b, 2);
+    uint32_t got[8];
+    const float p[3] = {2, 1, 1};
+    assert_int_equal(kcc_broadphase_query(h.bp, p, p, got, 8), 2);
+    assert_int_equal(got[0], 1);
+    assert_int_equal(got[1], 2);
+    free(h.memory);
 }
 
 static void bad_descs_and_memory_are_refused(void **state)
 {
     (void)state;
-    kcc_broadphase_desc d = {KCC_BROADPHASE_GRID, 16, 16, 2.0f};
+    kcc_broadphase_desc d = {16, 16, 2.0f};
     assert_true(kcc_broadphase_memory_bytes(&d) > 0);
     assert_int_equal(kcc_broadphase_memory_bytes(NULL), 0);
     d.cell_size = NAN;
     assert_int_equal(kcc_broadphase_memory_bytes(&d), 0);
     d.cell_size = 0.0f;
     assert_int_equal(kcc_broadphase_memory_bytes(&d), 0);
-    d.kind = KCC_BROADPHASE_SAP;   /* SAP ignores the cell size */
-    assert_true(kcc_broadphase_memory_bytes(&d) > 0);
+    d.cell_size = INFINITY;
+    assert_int_equal(kcc_broadphase_memory_bytes(&d), 0);
+    d.cell_size = 2.0f;
     d.proxy_capacity = 0;
     assert_int_equal(kcc_broadphase_memory_bytes(&d), 0);
     d.proxy_capacity = KCC_BROADPHASE_MAX_PROXIES + 1;
     assert_int_equal(kcc_broadphase_memory_bytes(&d), 0);
     d.proxy_capacity = 16;
-    d.kind = (kcc_broadphase_kind)7;
+    d.pair_capacity = KCC_BROADPHASE_MAX_PAIRS + 1;
     assert_int_equal(kcc_broadphase_memory_bytes(&d), 0);
-    d.kind = KCC_BROADPHASE_DEFAULT; /* the grid (bench_world_movers measured it): needs a cell size */
-    assert_int_equal(kcc_broadphase_memory_bytes(&d), 0);
+    d.pair_capacity = 16;
     d.cell_size = 4.0f;
     size_t bytes = kcc_broadphase_memory_bytes(&d);
     char *memory = aligned_alloc(64, (bytes + 64 + 63) & ~(size_t)63);
@@ -771,15 +748,13 @@ static void bad_descs_and_memory_are_refused(void **state)
     assert_null(kcc_broadphase_init(NULL, &d));
     kcc_broadphase *bp = kcc_broadphase_init(memory, &d);
     assert_non_null(bp);
-    assert_int_equal(kcc_broadphase_get_kind(bp), KCC_BROADPHASE_GRID);
     free(memory);
 }
 
 int test_group_broadphase(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(sap_pairs_and_queries_equal_brute_force_along_a_random_walk),
-        cmocka_unit_test(grid_pairs_and_queries_equal_brute_force_along_a_random_walk),
+        cmocka_unit_test(pairs_and_queries_equal_brute_force_along_a_random_walk),
         cmocka_unit_test(far_rows_growing_boxes_and_changed_kinds_equal_brute_force),
         cmocka_unit_test(creeping_jumping_growing_boxes_equal_brute_force_at_any_room),
         cmocka_unit_test(same_calls_give_the_same_lists_whatever_the_memory_held),

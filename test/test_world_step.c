@@ -828,13 +828,11 @@ static void test_finish(void *handle, void *user)
         pthread_join(job->thread[w], NULL);
 }
 
-/* A world of `bodies` bodies and `characters` characters on the broadphase `kind`, stepped
- * through the test job system `jobs` (NULL: no hooks). */
-static kcc_world *world_on_jobs(const test_jobs *jobs, kcc_broadphase_kind kind, uint32_t bodies,
-                                uint32_t characters)
+/* A world of `bodies` bodies and `characters` characters, stepped through the test job system
+ * `jobs` (NULL: no hooks). */
+static kcc_world *world_on_jobs(const test_jobs *jobs, uint32_t bodies, uint32_t characters)
 {
     kcc_world_desc wd = kcc_world_default_desc();
-    wd.broadphase = kind;
     wd.body_capacity = bodies;
     wd.character_capacity = characters;
     if (jobs) {
@@ -853,10 +851,9 @@ enum { CROWD = 24, CROWD_STEPS = 240 };
 /* A crowd on a level with a lift, stepped CROWD_STEPS times: every character's position and flags
  * after every step (out: CROWD_STEPS x CROWD). jobs NULL: no hooks. */
 static void run_crowd(const kcc_mesh *level, const kcc_level *lv, const test_jobs *jobs,
-                      kcc_broadphase_kind broadphase, bool split_off, vec3 *out_position,
-                      uint32_t *out_flags)
+                      bool split_off, vec3 *out_position, uint32_t *out_flags)
 {
-    kcc_world *w = world_on_jobs(jobs, broadphase, 4, CROWD);
+    kcc_world *w = world_on_jobs(jobs, 4, CROWD);
     kcc_mesh *lift = test_box_mesh((float[3]){-1, -0.25f, -1}, (float[3]){1, 0, 1});
     uint32_t level_id, lift_id, ids[CROWD];
     kcc_world_characters(w)->split_off = split_off;
@@ -908,7 +905,7 @@ enum { JAM = 200, JAM_STEPS = 480 };
  * after every step (out: JAM_STEPS x JAM). */
 static void run_jam(const test_jobs *jobs, vec3 *out_position)
 {
-    kcc_world *w = world_on_jobs(jobs, KCC_BROADPHASE_DEFAULT, 2, JAM);
+    kcc_world *w = world_on_jobs(jobs, 2, JAM);
     kcc_mesh *floor_mesh = test_box_mesh((float[3]){-40, -1, -40}, (float[3]){40, 0, 40});
     uint32_t floor_id, ids[JAM];
     assert_int_equal(kcc_world_add_body(w, floor_mesh, NULL, &floor_id), KCC_OK);
@@ -980,8 +977,7 @@ static void a_crowd_walking_to_one_point_never_overlaps(void **state)
 
 /* API.md: a step's results are bit-identical whatever worker_count and scheduling. A crowd on a
  * real level with a lift, stepped with no hooks, with hooks running the ranges in reverse order on
- * four pretend workers, with two real threads (with either broadphase: they give the same pairs)
- * and with eight, ends every step in the same places with the same flags, bit for bit; and so does the
+ * four pretend workers, with two real threads and with eight, ends every step in the same places with the same flags, bit for bit; and so does the
  * crowd whose moves list the static level afresh every step instead of keeping its triangles in
  * the characters' caches (split_off: kcc_world_source_split's merged lists are the lists of the
  * whole source); and no character ends inside another or the level. */
@@ -991,18 +987,15 @@ static void world_step_is_the_same_for_any_workers(void **state)
     kcc_level lv;
     kcc_mesh *m = open_level(&lv);
     const size_t n = (size_t)CROWD_STEPS * CROWD;
-    enum { VARIANTS = 6 };
+    enum { VARIANTS = 5 };
     vec3 *pos[VARIANTS];
     uint32_t *flags[VARIANTS];
     const test_jobs reverse = {4, false}, threads = {2, true}, eight = {8, true};
-    const test_jobs *jobs[VARIANTS] = {NULL, &reverse, &threads, &threads, &eight, NULL};
-    const kcc_broadphase_kind kinds[VARIANTS] = {KCC_BROADPHASE_DEFAULT, KCC_BROADPHASE_SAP,
-                                                 KCC_BROADPHASE_SAP, KCC_BROADPHASE_GRID,
-                                                 KCC_BROADPHASE_DEFAULT, KCC_BROADPHASE_DEFAULT};
+    const test_jobs *jobs[VARIANTS] = {NULL, &reverse, &threads, &eight, NULL};
     for (int i = 0; i < VARIANTS; ++i) {
         pos[i] = malloc(n * sizeof(vec3));
         flags[i] = malloc(n * sizeof(uint32_t));
-        run_crowd(m, &lv, jobs[i], kinds[i], i == VARIANTS - 1, pos[i], flags[i]);
+        run_crowd(m, &lv, jobs[i], i == VARIANTS - 1, pos[i], flags[i]);
     }
     const kcc_character_desc d = player_desc();
     long contacts = 0;

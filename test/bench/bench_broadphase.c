@@ -1,5 +1,5 @@
 /* bench_broadphase.c: the broadphase benchmark (issue 22): ns per box per step of moving every
- * moving box, updating and reading the pairs, for sweep and prune and the grid at a few cell sizes,
+ * moving box, updating and reading the pairs, for the grid at a few cell sizes,
  * with 1k, 10k and 100k characters among one huge STATIC proxy (the level's bounds) and 300 static
  * pieces of 1-2 m (no larger than the smallest cell tried, as the world splits a level), in four
  * scenes: characters spread over a level, clumped in a crowd, spread among large kinematic movers
@@ -9,12 +9,12 @@
  * their boxes over a step under the 4 m default cell, so the grid's rows as deep as they are). A
  * mover's box covers its motion over the step, as the world enters a kinematic body's. The same run
  * measures what the target is read against: a plain kcc_character_move of 10k characters walking on
- * a shared level (ctf_inyard), and prints each kind's ns a box over it ("/ move"). docs/world.md,
+ * a shared level (ctf_inyard), and prints each cell size's ns a box over it ("/ move"). docs/world.md,
  * "Figures", holds the figures.
  * Usage: bench_broadphase [levels_dir] (default ../shared/levels: the reference's level; the
  * broadphase scenes are generated); env KCC_BENCH_BP_MAX
- * (largest count, default 100000), KCC_BENCH_BP_MIN (smallest count), KCC_BENCH_BP_ONLY (run only the kinds
- * whose name contains it: "SAP", "grid 4"), KCC_BENCH_BP_SCENE ("spread", "crowd", "mixed" or "deep":
+ * (largest count, default 100000), KCC_BENCH_BP_MIN (smallest count), KCC_BENCH_BP_ONLY (run only the cell
+ * sizes whose name contains it: "grid 4"), KCC_BENCH_BP_SCENE ("spread", "crowd", "mixed" or "deep":
  * that scene only), KCC_BENCH_BP_MOVERS (movers per 1000 characters in mixed and deep, default 10). */
 #include "bench.h"
 
@@ -283,15 +283,14 @@ typedef struct result {
     uint64_t checksum;
 } result;
 
-static result run_case(kcc_broadphase_kind kind, float cell, uint32_t count, scene_kind which,
-                       uint32_t movers, int steps)
+static result run_case(float cell, uint32_t count, scene_kind which, uint32_t movers, int steps)
 {
     result r = {0, 0, 0, 0, 0};
     scene s;
     scene_make(&s, count, which, movers);
     const uint32_t moving = count + s.mover_count;
     uint32_t proxies = moving + STATIC_PIECES + 1;
-    kcc_broadphase_desc d = {kind, proxies, 16 * proxies, cell};
+    kcc_broadphase_desc d = {proxies, 16 * proxies, cell};
     size_t bytes = kcc_broadphase_memory_bytes(&d);
     void *memory = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
     kcc_broadphase *bp = kcc_broadphase_init(memory, &d);
@@ -351,11 +350,10 @@ int main(int argc, char **argv)
     const char *only = getenv("KCC_BENCH_BP_ONLY"), *scene_only = getenv("KCC_BENCH_BP_SCENE");
     const char *movers_env = getenv("KCC_BENCH_BP_MOVERS");
     const uint32_t movers_per_1000 = movers_env ? (uint32_t)strtoul(movers_env, NULL, 10) : 10u;
-    static const struct { kcc_broadphase_kind kind; float cell; const char *name; } kinds[] = {
-        {KCC_BROADPHASE_SAP, 0.0f, "SAP"},
-        {KCC_BROADPHASE_GRID, 2.0f, "grid 2 m"},
-        {KCC_BROADPHASE_GRID, 4.0f, "grid 4 m"},
-        {KCC_BROADPHASE_GRID, 8.0f, "grid 8 m"},
+    static const struct { float cell; const char *name; } cells[] = {
+        {2.0f, "grid 2 m"},
+        {4.0f, "grid 4 m"},
+        {8.0f, "grid 8 m"},
     };
     static const uint32_t counts[] = {1000, 10000, 100000};
     bench_warmup(200.0);
@@ -364,7 +362,7 @@ int main(int argc, char **argv)
     const double move_ns = move_reference_ns(dir, &walkers);
     if (move_ns > 0.0)
         printf("reference: kcc_character_move of %u characters walking on %s: %.1f ns a move (median of %d "
-               "runs); / move: a kind's ns a box over it (the target: under 0.1 at 10k)\n",
+               "runs); / move: a cell size's ns a box over it (the target: under 0.1 at 10k)\n",
                (unsigned)walkers, REFERENCE_LEVEL, move_ns, RUNS);
     else
         printf("reference: %s/%s.obj not loaded: no / move column\n", dir, REFERENCE_LEVEL);
@@ -372,7 +370,7 @@ int main(int argc, char **argv)
            "characters 0.94 x 1.75 x 0.94 m walking 0.05 m a step, among 1 huge STATIC proxy and %d static "
            "pieces;\nmixed and deep: plus %u movers per 1000 chars, 4-40 m (mixed) or 3.4-3.7 m (deep) long, shuttling "
            "0.05-0.2 m a step. clock: %s\n", RUNS, STATIC_PIECES, (unsigned)movers_per_1000, bench_clock_name());
-    printf("%-7s %-7s %-9s %10s %7s %8s %12s %9s\n", "scene", "chars", "kind", "ns/box", "/ move", "update",
+    printf("%-7s %-7s %-9s %10s %7s %8s %12s %9s\n", "scene", "chars", "cell", "ns/box", "/ move", "update",
            "pairs/step", "MiB");
     for (scene_kind sk = SCENE_SPREAD; sk < SCENE_KINDS; ++sk)
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
@@ -381,17 +379,17 @@ int main(int argc, char **argv)
                 (scene_only && strcmp(scene_only, SCENE_NAMES[sk]) != 0))
                 continue;
             int steps = counts[c] >= 100000 ? 20 : counts[c] >= 10000 ? 60 : 300;
-            for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
-                if (only && !strstr(kinds[k].name, only))
+            for (size_t k = 0; k < sizeof cells / sizeof cells[0]; ++k) {
+                if (only && !strstr(cells[k].name, only))
                     continue;
                 const uint32_t movers = (uint32_t)((uint64_t)counts[c] * movers_per_1000 / 1000u);
-                result r = run_case(kinds[k].kind, kinds[k].cell, counts[c], sk, movers, steps);
+                result r = run_case(cells[k].cell, counts[c], sk, movers, steps);
                 if (checksum_first == 0)
                     checksum_first = r.checksum;
                 else if (r.checksum != checksum_first)
-                    printf("  MISMATCH: %s's pairs differ from the first kind's\n", kinds[k].name);
+                    printf("  MISMATCH: %s's pairs differ from the first cell size's\n", cells[k].name);
                 printf("%-7s %-7u %-9s %10.1f %7.3f %7.0f%% %12.0f %9.1f\n", SCENE_NAMES[sk],
-                       (unsigned)counts[c], kinds[k].name, r.ns_per_box, move_ns > 0.0 ? r.ns_per_box / move_ns : 0.0,
+                       (unsigned)counts[c], cells[k].name, r.ns_per_box, move_ns > 0.0 ? r.ns_per_box / move_ns : 0.0,
                        100.0 * r.update_share, r.pairs, r.mib);
                 fflush(stdout);
             }

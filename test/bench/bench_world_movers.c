@@ -1,22 +1,20 @@
-/* bench_world_movers.c: a world's broadphase, sweep and prune against the grid, in the world a game
- * has (issue 22's default, chosen by this measurement): a level (one static body), a crowd of
- * wandering characters and a mix of kinematic movers and sensors, stepped on one worker with
- * desc.broadphase = KCC_BROADPHASE_SAP and = KCC_BROADPHASE_GRID alternately in the same process.
- * Prints us per character per step (medians), grid over SAP, the broadphase phase and the neighbour
- * phase (where each character asks the broadphase for the pieces near it), and whether both kinds
- * ended every character at the same place bit for bit. docs/world.md, "Figures", holds the
- * results.
- * Mixes: none (the level and the crowd alone: what the others add to), arena (5 lifts, 5 sliding
- * doors, 10 small trigger sensors: a Quake 3 arena's handful), crates (500 small kinematic
- * platforms bobbing), volumes (3 large static sensors, water or trigger volumes over much of the
- * level, split into pieces), all (the last three together). The crowds: 1k and 10k characters, or
- * as many as the level holds.
+/* bench_world_movers.c: what kinematic movers and sensors add to a world's step, in the world a
+ * game has: a level (one static body), a crowd of wandering characters and a mix of movers and
+ * sensors, stepped on one worker. Prints us per character per step (medians), the step over the
+ * same crowd's without movers, the broadphase phase and the neighbour phase (where each character
+ * asks the broadphase for the pieces near it), and whether every run ended every character at the
+ * same place bit for bit. docs/world.md, "Figures", holds the results.
+ * Mixes: none (the level and the crowd alone: what the others add to; always run), arena (5 lifts,
+ * 5 sliding doors, 10 small trigger sensors: a Quake 3 arena's handful), crates (500 small
+ * kinematic platforms bobbing), volumes (3 large static sensors, water or trigger volumes over much
+ * of the level, split into pieces), all (the last three together). The crowds: 1k and 10k
+ * characters, or as many as the level holds.
  * Usage: bench_world_movers [levels_dir]. Env: KCC_BENCH_COUNTS (e.g. "1000,10000"), KCC_BENCH_STEPS
  * (timed steps a run at 1k characters, default 40; fewer at more), KCC_BENCH_RUNS (default 5),
- * KCC_BENCH_ONLY (levels whose name contains it), KCC_BENCH_MIX (one mix's name),
- * KCC_BENCH_BROADPHASE=sap or grid (that kind only: for callgrind), KCC_BENCH_NO_BIG=1 (`make
- * bench`'s short pass over the imported maps: 1k characters, one run of 10 steps, unless the
- * variables above say otherwise; KCC_BENCH_FRAMES, which that pass also sets, is not read). */
+ * KCC_BENCH_ONLY (levels whose name contains it), KCC_BENCH_MIX (one mix's name besides none),
+ * KCC_BENCH_NO_BIG=1 (`make bench`'s short pass over the imported maps: 1k characters, one run of
+ * 10 steps, unless the variables above say otherwise; KCC_BENCH_FRAMES, which that pass also sets,
+ * is not read). */
 #include "bench.h"
 
 #include "kcc_world_internal.h"
@@ -200,14 +198,13 @@ static uint64_t hash_bits(uint64_t h, const void *p, size_t n)
     return h;
 }
 
-static kcc_world *make_world(const kcc_mesh *level, int n, kcc_broadphase_kind kind)
+static kcc_world *make_world(const kcc_mesh *level, int n)
 {
     kcc_world_desc wd = kcc_world_default_desc();
     wd.character_capacity = (uint32_t)n;
     wd.body_capacity = 2048;
     wd.pair_capacity = 48u * (uint32_t)n;
     wd.piece_capacity = PIECE_CAPACITY;
-    wd.broadphase = kind;
     kcc_world *w = NULL;
     uint32_t id;
     if (kcc_world_create(&wd, &w) != KCC_OK || kcc_world_add_body(w, level, NULL, &id) != KCC_OK) {
@@ -219,10 +216,10 @@ static kcc_world *make_world(const kcc_mesh *level, int n, kcc_broadphase_kind k
 
 /* One run: the world made, WARM_STEPS untimed steps, then `steps` timed ones. */
 static run_result run(const kcc_mesh *level, const scene *s, const mix *x, const vec3 *at, int n,
-                      kcc_broadphase_kind kind, int steps)
+                      int steps)
 {
     const kcc_character_desc d = player();
-    kcc_world *w = make_world(level, n, kind);
+    kcc_world *w = make_world(level, n);
     mover movers[MOVER_SPOTS];
     kcc_mesh *volume_mesh;
     const int mover_count = add_mix(w, s, x, movers, &volume_mesh);
@@ -277,42 +274,29 @@ static run_result run(const kcc_mesh *level, const scene *s, const mix *x, const
     return res;
 }
 
-/* RUNS runs of each kind asked for, SAP and grid alternating (which goes first swaps every run),
- * printed as a row of medians. */
-static void bench_mix(const char *name, const kcc_mesh *level, const scene *s, const mix *x,
-                      const vec3 *at, int n, const bool kinds[2])
+/* RUNS runs of the mix, printed as a row of medians; `none_us` is the same crowd's step without
+ * movers (0: this is that row). Returns the median step. */
+static double bench_mix(const char *name, const kcc_mesh *level, const scene *s, const mix *x,
+                        const vec3 *at, int n, double none_us)
 {
     const int steps = STEPS_1K * 1000 / n > 8 ? STEPS_1K * 1000 / n : 8;
-    const kcc_broadphase_kind kind_of[2] = {KCC_BROADPHASE_SAP, KCC_BROADPHASE_GRID};
-    double t[2][16], bp[2][16], near[2][16];
-    uint64_t hash[2] = {0, 0};
+    double t[16], bp[16], near[16];
+    uint64_t hash = 0;
     bool same = true;
     uint32_t pieces = 0;
-    for (int r = 0; r < RUNS; ++r)
-        for (int o = 0; o < 2; ++o) {
-            const int k = (o + r) % 2;
-            if (!kinds[k])
-                continue;
-            const run_result res = run(level, s, x, at, n, kind_of[k], steps);
-            if (res.us < 0.0) {
-                printf("%-14s %-8s %6d  skipped: more pieces than piece_capacity (%u)\n", name,
-                       x->name, n, PIECE_CAPACITY);
-                return;
-            }
-            t[k][r] = res.us;
-            bp[k][r] = res.bp_us;
-            near[k][r] = res.near_us;
-            hash[k] = res.hash;
-            pieces = res.pieces;
-            same &= !kinds[0] || !kinds[1] || o == 0 || hash[0] == hash[1];
+    for (int r = 0; r < RUNS; ++r) {
+        const run_result res = run(level, s, x, at, n, steps);
+        if (res.us < 0.0) {
+            printf("%-14s %-8s %6d  skipped: more pieces than piece_capacity (%u)\n", name, x->name, n,
+                   PIECE_CAPACITY);
+            return 0.0;
         }
-    double med[2][3] = {{0.0}};
-    for (int k = 0; k < 2; ++k)
-        if (kinds[k]) {
-            med[k][0] = bench_median(t[k], (size_t)RUNS);
-            med[k][1] = bench_median(bp[k], (size_t)RUNS);
-            med[k][2] = bench_median(near[k], (size_t)RUNS);
-        }
+        t[r] = res.us, bp[r] = res.bp_us, near[r] = res.near_us;
+        same &= r == 0 || res.hash == hash;
+        hash = res.hash;
+        pieces = res.pieces;
+    }
+    const double us = bench_median(t, (size_t)RUNS);
     char load[16] = "-";
     FILE *f = fopen("/proc/loadavg", "r");
     if (f) {
@@ -320,14 +304,15 @@ static void bench_mix(const char *name, const kcc_mesh *level, const scene *s, c
             snprintf(load, sizeof load, "-");
         fclose(f);
     }
-    printf("%-14s %-8s %6d %6u %8.3f %8.3f %6.3f %7.3f %7.3f %7.3f %7.3f %5s %5s\n", name, x->name, n,
-           pieces, med[0][0], med[1][0], med[0][0] > 0.0 ? med[1][0] / med[0][0] : 0.0, med[0][1],
-           med[1][1], med[0][2], med[1][2], kinds[0] && kinds[1] ? (same ? "yes" : "NO") : "-", load);
+    printf("%-14s %-8s %6d %6u %8.3f %7.3f %7.3f %7.3f %5s %5s\n", name, x->name, n, pieces, us,
+           none_us > 0.0 ? us / none_us : 1.0, bench_median(bp, (size_t)RUNS),
+           bench_median(near, (size_t)RUNS), same ? "yes" : "NO", load);
     fflush(stdout);
+    return us;
 }
 
 static void bench_level_mixes(const char *name, const kcc_mesh *level, const int *counts, int count_n,
-                              const char *only_mix, const bool kinds[2])
+                              const char *only_mix)
 {
     scene s;
     scene_make(&s, level);
@@ -335,10 +320,13 @@ static void bench_level_mixes(const char *name, const kcc_mesh *level, const int
         vec3 *at = calloc((size_t)counts[ci], sizeof *at);
         /* as many characters as the level holds, up to the count: a small arena holds fewer */
         const int n = crowd_starts(level, counts[ci], 7u + (uint32_t)counts[ci], at);
+        double none_us = 0.0; /* MIXES[0] is none: the others' rows read against it */
         if (n > 0)
             for (int mi = 0; mi < MIX_COUNT; ++mi)
-                if (!only_mix || strcmp(only_mix, MIXES[mi].name) == 0)
-                    bench_mix(name, level, &s, &MIXES[mi], (const vec3 *)at, n, kinds);
+                if (!only_mix || mi == 0 || strcmp(only_mix, MIXES[mi].name) == 0) {
+                    const double us = bench_mix(name, level, &s, &MIXES[mi], (const vec3 *)at, n, none_us);
+                    none_us = mi == 0 ? us : none_us;
+                }
         free(at);
     }
     scene_free(&s);
@@ -372,18 +360,17 @@ int main(int argc, char **argv)
     int counts[4] = {1000, 10000}, count_n = getenv("KCC_BENCH_NO_BIG") ? 1 : 2;
     if (getenv("KCC_BENCH_COUNTS"))
         count_n = parse_counts(counts);
-    const char *kind = getenv("KCC_BENCH_BROADPHASE");
-    const bool kinds[2] = {!kind || strcmp(kind, "sap") == 0, !kind || strcmp(kind, "grid") == 0};
     const char *only = getenv("KCC_BENCH_ONLY"), *only_mix = getenv("KCC_BENCH_MIX");
     bench_warmup(200.0);
     bench_print_load("before");
     printf("bench_world_movers: kcc_world_step on one worker, us per character per step, median of %d "
            "runs of %d steps at 1k characters (fewer at more) (%s)\n", RUNS, STEPS_1K, bench_clock_name());
-    printf("pieces: the broadphase's proxies (movers, sensor pieces); bp: the step's broadphase phase\n"
-           "(region grid, pairs updated); near: its neighbour phase (each character's broadphase query\n"
-           "and its neighbours); same: every character ended at the same place with either kind\n");
-    printf("%-14s %-8s %6s %6s %8s %8s %6s %7s %7s %7s %7s %5s %5s\n", "level", "mix", "chars", "pieces",
-           "sap", "grid", "g/s", "bp-sap", "bp-grid", "nr-sap", "nr-grid", "same", "load");
+    printf("pieces: the broadphase's proxies (movers, sensor pieces); step: us a character; /none: over\n"
+           "the same crowd's step without movers; bp: the step's broadphase phase (region grid, pairs\n"
+           "updated); near: its neighbour phase (each character's broadphase query and its neighbours);\n"
+           "same: every run ended every character at the same place\n");
+    printf("%-14s %-8s %6s %6s %8s %7s %7s %7s %5s %5s\n", "level", "mix", "chars", "pieces", "step", "/none",
+           "bp", "near", "same", "load");
     static char names[BENCH_MAX_LEVELS][64];
     const int level_n = bench_level_list(dir, names, BENCH_MAX_LEVELS);
     for (int li = 0; li < level_n; ++li) {
@@ -396,7 +383,7 @@ int main(int argc, char **argv)
             continue;
         kcc_mesh *m = bench_build_mesh(&lv);
         if (m)
-            bench_level_mixes(name, m, counts, count_n, only_mix, kinds);
+            bench_level_mixes(name, m, counts, count_n, only_mix);
         kcc_mesh_destroy(m);
         bench_level_free(&lv);
     }

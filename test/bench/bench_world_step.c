@@ -7,8 +7,7 @@
  * Usage: bench_world_step [levels_dir]. Env: KCC_BENCH_COUNTS (e.g. "1000,10000"),
  * KCC_BENCH_FRAMES (timed steps at 1k characters; scaled down for more), KCC_BENCH_RUNS,
  * KCC_BENCH_ONLY (one level's name), KCC_BENCH_NO_BIG (skip the generated level),
- * KCC_BENCH_BROADPHASE=sap or grid (unset: the default), KCC_BENCH_WORKERS=1 (no two-worker runs:
- * for callgrind, which counts the instructions of plain moves and of the one-worker step apart),
+ * KCC_BENCH_WORKERS=1 (no two-worker runs: for callgrind, which counts the instructions of plain moves and of the one-worker step apart),
  * KCC_BENCH_WITH_GAME=1 (the world runs' time holds the game's loop before each step too: reading
  * every character's state and setting its displacement, which warms or moves lines the step uses),
  * KCC_BENCH_GHOSTS=1 (the world's characters pass through each other, as the plain ones do: the
@@ -232,9 +231,6 @@ static kcc_world *make_world(const kcc_mesh *m, int n, jobs *j)
     wd.enqueue_task = enqueue;
     wd.finish_task = finish;
     wd.user_task_context = j;
-    const char *kind = getenv("KCC_BENCH_BROADPHASE"); /* sap or grid; unset: the default */
-    if (kind)
-        wd.broadphase = strcmp(kind, "grid") == 0 ? KCC_BROADPHASE_GRID : KCC_BROADPHASE_SAP;
     kcc_world *w = NULL;
     uint32_t level;
     if (kcc_world_create(&wd, &w) != KCC_OK || kcc_world_add_body(w, m, NULL, &level) != KCC_OK) {
