@@ -20,14 +20,70 @@ static uint32_t first_slot_under(const kcc_mesh *mesh, uint32_t first, uint32_t 
     return first;
 }
 
+/// What plan_pieces calls for each piece of body slot: the child (first, count) of a group of its
+/// tree (count > 0: a run of a leaf's slots), its placed bounds lo, hi.
+typedef void piece_taker(kcc_world *world, uint32_t slot, uint32_t first, uint32_t count,
+                         const float *lo, const float *hi);
+
+/// The local bounds of slot s's triangle.
+static void slot_bounds(const kcc_mesh *mesh, uint32_t s, float lo[3], float hi[3])
+{
+    float buf[3][3];
+    const float *v[3];
+    kcc_mesh_corners(mesh, s, KCC_READ_ANY, buf, v);
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = kcc_minf(v[0][k], kcc_minf(v[1][k], v[2][k]));
+        hi[k] = kcc_maxf(v[0][k], kcc_maxf(v[1][k], v[2][k]));
+    }
+}
+
+/// The pieces of a leaf of body b's tree (slots first .. first + count - 1, placed bounds lo, hi):
+/// the leaf when it fits a cell of `size`, else runs of its slots in order, each as long as its
+/// triangles' placed bounds still fit (a triangle larger than a cell alone), so that a tree whose
+/// leaves hold several tiles still gives pieces the grid enters instead of testing them against
+/// every query (a_large_sensor_of_small_tiles_gives_pieces_that_fit_a_cell). Calls `take` (when not
+/// NULL) for each; returns how many.
+static uint32_t leaf_pieces(const kcc_body *b, uint32_t first, uint32_t count, const float lo[3],
+                            const float hi[3], float size, piece_taker *take, kcc_world *out_world,
+                            uint32_t slot)
+{
+    if (small_enough(lo, hi, size)) {
+        if (take)
+            take(out_world, slot, first, count, lo, hi);
+        return 1;
+    }
+    uint32_t n = 0;
+    for (uint32_t s = first, end = first + count; s < end; ++n) {
+        float run_lo[3], run_hi[3], placed_lo[3], placed_hi[3];
+        slot_bounds(b->mesh, s, run_lo, run_hi);
+        kcc_pose_box_bounds(&b->pose, run_lo, run_hi, placed_lo, placed_hi);
+        uint32_t e = s + 1;
+        for (; e < end; ++e) {
+            float grown_lo[3], grown_hi[3], wlo[3], whi[3];
+            slot_bounds(b->mesh, e, grown_lo, grown_hi);
+            for (int k = 0; k < 3; ++k) {
+                grown_lo[k] = kcc_minf(grown_lo[k], run_lo[k]);
+                grown_hi[k] = kcc_maxf(grown_hi[k], run_hi[k]);
+            }
+            kcc_pose_box_bounds(&b->pose, grown_lo, grown_hi, wlo, whi);
+            if (!small_enough(wlo, whi, size))
+                break;
+            memcpy(run_lo, grown_lo, sizeof run_lo), memcpy(run_hi, grown_hi, sizeof run_hi);
+            memcpy(placed_lo, wlo, sizeof placed_lo), memcpy(placed_hi, whi, sizeof placed_hi);
+        }
+        if (take)
+            take(out_world, slot, s, e - s, placed_lo, placed_hi);
+        s = e;
+    }
+    return n;
+}
+
 /// Calls `take` (when not NULL) for each piece of body b, returns how many there are. A static
 /// body that is not a sensor has none: characters see static bodies whole, through their caches
 /// (kcc_world_source_split), so the broadphase never holds them. Any other body, or a small static
 /// sensor, or a heightfield, is one piece (the whole tree or grid); a large static sensor is split
-/// along its tree.
-static uint32_t plan_pieces(const kcc_world *world, const kcc_body *b,
-                            void (*take)(kcc_world *, uint32_t, uint32_t, uint32_t, const float *,
-                                         const float *),
+/// along its tree into pieces that fit a cell (leaf_pieces).
+static uint32_t plan_pieces(const kcc_world *world, const kcc_body *b, piece_taker *take,
                             kcc_world *out_world, uint32_t slot)
 {
     const float size = world->desc.grid_cell_size;
@@ -51,9 +107,11 @@ static uint32_t plan_pieces(const kcc_world *world, const kcc_body *b,
                 continue; /* an empty slot */
             float wlo[3], whi[3];
             kcc_pose_box_bounds(&b->pose, lo, hi, wlo, whi);
-            if (q->count[i] > 0 || small_enough(wlo, whi, size)) {
+            if (q->count[i] > 0) {
+                n += leaf_pieces(b, q->first[i], q->count[i], wlo, whi, size, take, out_world, slot);
+            } else if (small_enough(wlo, whi, size)) {
                 if (take)
-                    take(out_world, slot, q->first[i], q->count[i], wlo, whi);
+                    take(out_world, slot, q->first[i], 0, wlo, whi);
                 ++n;
             } else {
                 KCC_ASSERT(sp < KCC_TREE_STACK);

@@ -1253,6 +1253,64 @@ static void a_sensor_split_into_pieces_reports_each_character_once(void **state)
     kcc_mesh_destroy(volume);
 }
 
+/* A plate of 3 m tiles, 10 x 10, 1 m above the floor and 1 m thick in its box: its tree's leaves
+ * (several tiles each) are wider than the 4 m grid cell. */
+static kcc_mesh *tiled_plate(void)
+{
+    enum { CELLS = 10 };
+    static float pos[3 * (CELLS + 1) * (CELLS + 1)];
+    static uint32_t idx[6 * CELLS * CELLS];
+    for (uint32_t j = 0, v = 0; j <= CELLS; ++j)
+        for (uint32_t i = 0; i <= CELLS; ++i, ++v) {
+            pos[3 * v] = -15.0f + 3.0f * (float)i;
+            pos[3 * v + 1] = 1.0f;
+            pos[3 * v + 2] = -15.0f + 3.0f * (float)j;
+        }
+    const kcc_mesh_desc md = {.positions = pos, .vertex_count = (CELLS + 1) * (CELLS + 1),
+                              .indices = idx, .triangle_count = grid_indices(CELLS, idx)};
+    kcc_mesh *m = NULL;
+    assert_int_equal(kcc_mesh_build(&md, &m), KCC_OK);
+    return m;
+}
+
+/* A large static sensor made of tiles smaller than a grid cell, whose tree's leaves hold several:
+ * every piece the broadphase gets fits a cell (a leaf too wide is cut into runs of its triangles),
+ * so none is tested against every query, and the pieces' triangles are the tree's, each once.
+ * Checked against the cell size by hand and against the mesh's slot count. */
+static void a_large_sensor_of_small_tiles_gives_pieces_that_fit_a_cell(void **state)
+{
+    (void)state;
+    mover_scene s = mover_scene_make((vec3){0, 50, 0});
+    kcc_mesh *plate = tiled_plate();
+    kcc_body_desc bd = kcc_body_default_desc();
+    bd.sensor = true;
+    uint32_t zone;
+    assert_int_equal(kcc_world_add_body(s.world, plate, &bd, &zone), KCC_OK);
+    const kcc_world *w = s.world;
+    const float cell = kcc_world_get_desc(w)->grid_cell_size;
+    const kcc_body *b = &w->bodies[(zone & KCC_ID_INDEX_MASK) - 1];
+    const float everywhere[2][3] = {{-1e6f, -1e6f, -1e6f}, {1e6f, 1e6f, 1e6f}};
+    uint32_t pieces = 0, slots = 0, leaves_wider_than_a_cell = 0;
+    for (uint32_t i = b->first_piece; i != KCC_WORLD_NO_PIECE; i = w->pieces[i].next, ++pieces) {
+        const kcc_piece *p = &w->pieces[i];
+        for (int k = 0; k < 3; ++k)
+            assert_true(p->bounds[1][k] - p->bounds[0][k] <= cell);
+        slots += kcc_mesh_query_slots_under(plate, p->first, p->count, everywhere[0], everywhere[1],
+                                            NULL, 0);
+    }
+    for (uint32_t g = 0; g < plate->quad_count; ++g) /* the case the cut is for: a leaf wider than a cell */
+        for (int c = 0; c < 4; ++c) {
+            kcc_node4 scratch;
+            const kcc_node4 *q = kcc_mesh_group(plate, g, &scratch);
+            leaves_wider_than_a_cell += q->count[c] > 0 && q->x[1][c] - q->x[0][c] > cell;
+        }
+    assert_true(leaves_wider_than_a_cell > 0);
+    assert_int_equal(slots, 200); /* 10 x 10 tiles of two triangles, each under one piece */
+    assert_true(pieces >= 100);   /* a tile is as wide as 3 m: at most one a piece */
+    mover_scene_free(&s);
+    kcc_mesh_destroy(plate);
+}
+
 /* Teleporting and retuning characters in a world: a character teleported out of a sensor into
  * another keeps its id, the next step lists it leaving the one and entering the other, and it
  * lands where it was put (the move finds its ground again); retuned taller, its feet stay where
@@ -1936,6 +1994,7 @@ int test_group_world_step(void)
         cmocka_unit_test(a_crowd_walking_to_one_point_never_overlaps),
         cmocka_unit_test(sensors_list_who_enters_and_leaves),
         cmocka_unit_test(a_sensor_split_into_pieces_reports_each_character_once),
+        cmocka_unit_test(a_large_sensor_of_small_tiles_gives_pieces_that_fit_a_cell),
         cmocka_unit_test(contacts_name_the_ground_the_pushers_walls_and_characters),
         cmocka_unit_test(characters_teleport_and_retune_in_a_world),
         cmocka_unit_test(character_layers_let_a_ghost_pass_through),

@@ -168,9 +168,10 @@ static int add_mix(kcc_world *w, const scene *s, const mix *x, mover *movers, kc
         const float width = (s->bounds[1][0] - s->bounds[0][0]) / (float)x->volumes;
         const float half[3] = {0.5f * width, 0.25f * (s->bounds[1][1] - s->bounds[0][1]),
                                0.5f * (s->bounds[1][2] - s->bounds[0][2])};
-        /* tiles of 1.9 m: a tree leaf (two tiles) fits in the world's 4 m cell, so every piece is
-           entered in the grid; with 2 m tiles a third of the pieces come out a hair wider than the
-           cell, and the grid tests those (oversized) against every query */
+        /* tiles of 1.9 m, under the world's 4 m cell: the world cuts a volume into pieces that fit
+           a cell (a tree leaf of several tiles into runs of its triangles), so every piece is
+           entered in the grid; a triangle wider than the cell would be a piece the grid tests
+           against every query (oversized) */
         *volume_mesh = box_mesh(half, 1.9f);
         for (int i = 0; i < x->volumes; ++i) {
             uint32_t id;
