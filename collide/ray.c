@@ -336,10 +336,10 @@ bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], cons
     /* The triangle test, in float, may count a triangle the ray passes by a hair: one whose face
        the ray lies on (its other components underflow beside its largest: fuzz_heightfield corpus
        regress-hf-ray-along-a-cell-face.bin), or one beside the ray along an axis whose offset the
-       shear x - sx z rounds away at the size of the other axes (a grid 1e-33 m wide and 1e5 m
-       long: hf_ray_beside_cells_below_float_resolution_hits_as_the_triangle_test_does). So the
-       slab grows on every axis by 2^-20 of the largest coordinate of any axis, and every triangle
-       the test may count is tested, in the tree's leaves as in a heightfield's single cells. */
+       shear x - sx z rounds away at the size of the other axes (cells 1.3e-33 m wide on a grid
+       385 km long: hf_ray_beside_cells_below_float_resolution_hits_as_the_triangle_test_does).
+       So the slab grows on every axis by 2^-20 of the largest coordinate of any axis, and every
+       triangle the test may count is tested, in the tree's leaves as in a heightfield's cells. */
     float size = 0.0f;
     for (int k = 0; k < 3; ++k)
         size = kcc_maxf(size, fabsf(origin[k]) +

@@ -28,7 +28,7 @@ typedef struct recorded_character {
 /// A world's recording: held by the world (kcc_world.recorder) and by the writer that began it
 /// (kcc_trace_writer.recorder) until the writer's kcc_trace_end or the world's kcc_world_destroy.
 struct kcc_world_recorder {
-    kcc_trace_writer   *writer;        ///< the writer that began it (which may have been begun anew)
+    kcc_trace_writer   *writer;        ///< the writer that began it (it may have been begun anew)
     const kcc_mesh     *meshes[KCC_WORLD_TRACE_LEVELS]; ///< level L names meshes[L - 1]
     uint64_t            mesh_keys[KCC_WORLD_TRACE_LEVELS]; ///< and their keys (level_of_mesh)
     uint32_t            level_count;
@@ -63,7 +63,8 @@ static void world_drop_recording(kcc_world *world)
 /// The writer that still holds world's recording, or NULL. A writer begun anew (for another world
 /// or a character trace) without kcc_trace_end no longer holds it: the world then drops it, freeing
 /// the first begin's tables, and records nothing, rather than into another recorder's tables
-/// (a_writer_begun_anew_no_longer_records_its_old_world, a_writer_begun_anew_frees_its_first_tables).
+/// (a_writer_begun_anew_no_longer_records_its_old_world,
+/// a_writer_begun_anew_frees_its_first_tables).
 static kcc_trace_writer *recording_writer(kcc_world *world)
 {
     struct kcc_world_recorder *r = world ? world->recorder : NULL;

@@ -1083,13 +1083,13 @@ static void hf_ray_from_just_past_a_tiny_grid_hits_as_the_tree_does(void **state
 }
 
 /* A grid whose cells are far below float's resolution across the ray: 1.3e-33 m apart along x
- * while its heights span 19 m and its rows 385 km. The sheared triangle test (x' = x - sx y, rounded
- * at the size of y) counts triangle 3, of the second cell, from a start 1.3e-33 m beside it: the lone
- * kcc_tri_raycast hits it at t = 0. The brute force over that per-triangle test is the reference, and
- * the heightfield, the tree mesh of its triangles and the mesh of triangle 3 alone answer as it does
- * (a slab grown by 2^-20 of each axis's own size culled the cell and the lone triangle's leaf, while
- * the tree's leaf of all four triangles was entered: fuzz_heightfield corpus
- * regress-hf-ray-beside-a-cell-below-float-resolution.bin). */
+ * while its heights span 19 m and its rows 385 km. The sheared triangle test (x' = x - sx y,
+ * rounded at the size of y) counts triangle 3, of the second cell, from a start 1.3e-33 m
+ * beside it: the lone kcc_tri_raycast hits it at t = 0. The brute force over that per-triangle
+ * test is the reference, and the heightfield, the tree mesh of its triangles and the mesh of
+ * triangle 3 alone answer as it does (a slab grown by 2^-20 of each axis's own size would cull
+ * the cell and the lone triangle's leaf, but enter the tree's leaf of all four triangles:
+ * fuzz_heightfield corpus regress-hf-ray-beside-a-cell-below-float-resolution.bin). */
 static void hf_ray_beside_cells_below_float_resolution_hits_as_the_triangle_test_does(void **state)
 {
     (void)state;
@@ -1106,7 +1106,8 @@ static void hf_ray_beside_cells_below_float_resolution_hits_as_the_triangle_test
     for (uint32_t i = 0; i < p.triangles; ++i) {
         const float *v = &p.soup[9 * i];
         float t;
-        if (kcc_tri_raycast(v, v + 3, v + 6, origin, dir, 1.0f, &t) && (want == UINT32_MAX || t < want_t))
+        if (kcc_tri_raycast(v, v + 3, v + 6, origin, dir, 1.0f, &t) &&
+            (want == UINT32_MAX || t < want_t))
             want = i, want_t = t;
     }
     assert_int_equal(want, 3);
