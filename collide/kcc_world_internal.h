@@ -199,8 +199,11 @@ typedef enum kcc_body_event {
 } kcc_body_event;
 /// The recorder's hook (controller/world_trace.c): called after each body call that succeeded, with
 /// the transform exactly as the caller gave it.
-typedef void kcc_world_record_body_fn(void *recorder, const kcc_world *world, kcc_body_event event,
+typedef void kcc_world_record_body_fn(void *recorder, kcc_world *world, kcc_body_event event,
                                       uint32_t body, const kcc_transform *given);
+/// The recorder's hook for kcc_world_destroy (controller/world_trace.c): the writer still
+/// recording the world lets go of it, and the recording's tables are freed.
+typedef void kcc_world_release_recorder_fn(kcc_world *world);
 
 struct kcc_world {
     kcc_allocator   allocator;     ///< resolved (never NULL functions)
@@ -229,8 +232,9 @@ struct kcc_world {
     uint32_t        piece_count;   ///< pieces in use
     kcc_broadphase *broadphase;
     struct kcc_world_characters *characters;
-    void           *recorder;      ///< the trace writer recording the world (NULL: none)
-    kcc_world_record_body_fn *record_body; ///< its hook, set with it
+    void           *recorder;      ///< the world's recording (controller/world_trace.c; NULL: none)
+    kcc_world_record_body_fn *record_body; ///< its hooks, set with it
+    kcc_world_release_recorder_fn *release_recorder; ///< (kcc_world_destroy's)
 };
 
 /* world_broadphase.c */

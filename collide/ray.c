@@ -333,15 +333,18 @@ bool kcc_mesh_raycast_internal(const kcc_mesh *mesh, const float origin[3], cons
     kcc_ray_walk w;
     kcc_ray_walk_init(&w, mesh, origin, dir, max_t);
     w.best = limit;
-    /* A ray lying on a box's face (a direction whose other components underflow beside its
-       largest) leaves the box at t = 0, while the triangle test, in float, may count the face's
-       edge: the slab is grown by a hair of the coordinates' size, so that every triangle the test
-       may count is tested, in the tree's rounded boxes as in a heightfield's exact cells
-       (fuzz_heightfield corpus regress-hf-ray-along-a-cell-face.bin). */
-    float grow[3];
+    /* The triangle test, in float, may count a triangle the ray passes by a hair: one whose face
+       the ray lies on (its other components underflow beside its largest: fuzz_heightfield corpus
+       regress-hf-ray-along-a-cell-face.bin), or one beside the ray along an axis whose offset the
+       shear x - sx z rounds away at the size of the other axes (cells 1.3e-33 m wide on a grid
+       385 km long: hf_ray_beside_cells_below_float_resolution_hits_as_the_triangle_test_does).
+       So the slab grows on every axis by 2^-20 of the largest coordinate of any axis, and every
+       triangle the test may count is tested, in the tree's leaves as in a heightfield's cells. */
+    float size = 0.0f;
     for (int k = 0; k < 3; ++k)
-        grow[k] = 0x1p-20f * (fabsf(origin[k]) +
-                              kcc_maxf(fabsf(mesh->bounds[0][k]), fabsf(mesh->bounds[1][k])));
+        size = kcc_maxf(size, fabsf(origin[k]) +
+                                  kcc_maxf(fabsf(mesh->bounds[0][k]), fabsf(mesh->bounds[1][k])));
+    const float grow[3] = {0x1p-20f * size, 0x1p-20f * size, 0x1p-20f * size};
     kcc_pray slab;
     kcc_pray_setup(&slab, origin, dir, grow);
     if (mesh->hf) { /* the visitor reads the heightfield's triangles batch by batch from the view */

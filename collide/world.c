@@ -147,8 +147,11 @@ struct kcc_world_characters *kcc_world_characters(const kcc_world *world)
 
 void kcc_world_destroy(kcc_world *world)
 {
-    if (world)
-        world->allocator.free(world, world->allocator.user);
+    if (!world)
+        return;
+    if (world->recorder) /* a writer still recording the world must not keep it */
+        world->release_recorder(world);
+    world->allocator.free(world, world->allocator.user);
 }
 
 size_t kcc_world_memory_bytes(const kcc_world *world)

@@ -49,7 +49,7 @@ typedef struct kcc_trace_writer {
     bool     begun, ended;
     kcc_world *world;       ///< world traces: the world recorded (borrowed until kcc_trace_end)
     struct kcc_world_recorder *recorder; ///< world traces: allocated by kcc_world_trace_begin,
-                                         ///< freed by kcc_trace_end
+                                         ///< freed by kcc_trace_end or kcc_world_destroy
 } kcc_trace_writer;
 
 /// Starts a trace: writes the header, `level`, `desc` and `start` lines. `level` is `obj <path>`
@@ -87,8 +87,9 @@ KCC_API kcc_status kcc_trace_restart(kcc_trace_writer *w, const vec3 center);
 KCC_API kcc_status kcc_trace_comment(kcc_trace_writer *w, const char *text);
 /// Ends the trace with `end <frames>` (a trace without it is treated as truncated) and flushes the
 /// FILE. Returns the writer's sticky status: KCC_OK when the whole trace was written. A world
-/// trace's writer (kcc_world_trace_begin) writes `end <steps>`, detaches from the world (which must
-/// still exist) and frees what it allocated.
+/// trace's writer (kcc_world_trace_begin) writes `end <steps>`, detaches from the world and frees
+/// what it allocated; after its world was destroyed it writes nothing and returns
+/// KCC_ERR_NOT_FOUND (kcc_world_trace_begin).
 KCC_API kcc_status kcc_trace_end(kcc_trace_writer *w);
 /// Bytes written so far (the text length in buffer mode).
 KCC_API size_t kcc_trace_writer_length(const kcc_trace_writer *w);
@@ -219,12 +220,16 @@ KCC_API kcc_status kcc_trace_write(const kcc_trace *trace, const kcc_trace_outco
 /// that changed: every character's position and flags, and the sensor events). Nothing is needed per frame from the game. The world must be empty (no body, no
 /// character) and not already recorded (KCC_ERR_BAD_DESC). Name every mesh before its first body
 /// is added (kcc_world_trace_level). Allocates once here (tables over the world's capacities);
-/// recording never allocates. The FILE and the world are borrowed until kcc_trace_end, which must
-/// come before kcc_world_destroy. A writer begun again before its kcc_trace_end no longer records
-/// the world (which then records nothing and cannot be recorded again; the tables allocated here
-/// are not freed). Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_BAD_DESC,
-/// KCC_ERR_OUT_OF_MEMORY, KCC_ERR_IO. A body added with a mesh that was never named makes the
-/// writer's status KCC_ERR_NOT_FOUND (sticky: kcc_trace_end reports it).
+/// recording never allocates. The FILE is borrowed until kcc_trace_end. The world is borrowed
+/// until kcc_trace_end or kcc_world_destroy: destroyed first, it writes out the lines the writer
+/// gathered and lets go of the writer, whose status becomes KCC_ERR_NOT_FOUND (sticky: its later
+/// calls and kcc_trace_end return it; the trace has no `end` line and reads as truncated). A
+/// writer begun again before its kcc_trace_end no longer records the world: the world records
+/// nothing more, frees the tables allocated here at its next recorded call or kcc_world_destroy
+/// (until then it still reads the writer, which must stay valid), and can be recorded again.
+/// Errors: KCC_ERR_NULL_ARGUMENT, KCC_ERR_BAD_DESC, KCC_ERR_OUT_OF_MEMORY, KCC_ERR_IO. A body
+/// added with a mesh that was never named makes the writer's status KCC_ERR_NOT_FOUND (sticky:
+/// kcc_trace_end reports it).
 KCC_API kcc_status kcc_world_trace_begin(kcc_trace_writer *w, FILE *file, kcc_world *world);
 /// The same into a caller buffer (KCC_ERR_BUFFER_TOO_SMALL when it is full; never overrun).
 KCC_API kcc_status kcc_world_trace_begin_buffer(kcc_trace_writer *w, char *buffer, size_t capacity,

@@ -25,7 +25,10 @@ typedef struct recorded_character {
 /// `character` or `retune` line with every desc field.
 #define LINE_ROOM 2048
 
+/// A world's recording: held by the world (kcc_world.recorder) and by the writer that began it
+/// (kcc_trace_writer.recorder) until the writer's kcc_trace_end or the world's kcc_world_destroy.
 struct kcc_world_recorder {
+    kcc_trace_writer   *writer;        ///< the writer that began it (it may have been begun anew)
     const kcc_mesh     *meshes[KCC_WORLD_TRACE_LEVELS]; ///< level L names meshes[L - 1]
     uint64_t            mesh_keys[KCC_WORLD_TRACE_LEVELS]; ///< and their keys (level_of_mesh)
     uint32_t            level_count;
@@ -38,13 +41,47 @@ struct kcc_world_recorder {
     size_t              pending_length;
 };
 
-/// The writer recording world, or NULL. A writer begun anew (for another world or a character
-/// trace) without kcc_trace_end no longer names this world: the world then records nothing, rather
-/// than into another recorder's tables (a_writer_begun_anew_no_longer_records_its_old_world).
-static kcc_trace_writer *recording(const kcc_world *world)
+static void free_tables(struct kcc_world_recorder *r)
 {
-    kcc_trace_writer *w = world ? world->recorder : NULL;
-    return w && w->world == world && w->recorder && w->status == KCC_OK && !w->ended ? w : NULL;
+    free(r->body_number);
+    free(r->body_pose);
+    free(r->characters);
+    free(r->descs);
+    free(r);
+}
+
+/// Takes the world's recording from it and frees the tables (the writer no longer holds them).
+static void world_drop_recording(kcc_world *world)
+{
+    struct kcc_world_recorder *r = world->recorder;
+    world->recorder = NULL;
+    world->record_body = NULL;
+    world->release_recorder = NULL;
+    free_tables(r);
+}
+
+/// The writer that still holds world's recording, or NULL. A writer begun anew (for another world
+/// or a character trace) without kcc_trace_end no longer holds it: the world then drops it, freeing
+/// the first begin's tables, and records nothing, rather than into another recorder's tables
+/// (a_writer_begun_anew_no_longer_records_its_old_world,
+/// a_writer_begun_anew_frees_its_first_tables).
+static kcc_trace_writer *recording_writer(kcc_world *world)
+{
+    struct kcc_world_recorder *r = world ? world->recorder : NULL;
+    if (!r)
+        return NULL;
+    kcc_trace_writer *w = r->writer;
+    if (w->recorder == r && w->world == world)
+        return w;
+    world_drop_recording(world);
+    return NULL;
+}
+
+/// The writer recording world, or NULL (none, or one whose trace has failed or ended).
+static kcc_trace_writer *recording(kcc_world *world)
+{
+    kcc_trace_writer *w = recording_writer(world);
+    return w && w->status == KCC_OK && !w->ended ? w : NULL;
 }
 
 /// Writes the lines gathered since the last flush: when the block has no room for another line,
@@ -186,11 +223,12 @@ static void record_body_added(kcc_trace_writer *w, const kcc_world *world, uint3
     line_end(w, at);
 }
 
-static void record_body(void *recorder, const kcc_world *world, kcc_body_event event, uint32_t body,
+static void record_body(void *recorder, kcc_world *world, kcc_body_event event, uint32_t body,
                         const kcc_transform *given)
 {
-    kcc_trace_writer *w = recorder;
-    if (!recording(world))
+    (void)recorder; /* world->recorder, which recording() reads */
+    kcc_trace_writer *w = recording(world);
+    if (!w)
         return;
     if (event == KCC_BODY_ADDED) {
         record_body_added(w, world, body, given);
@@ -398,6 +436,23 @@ static void write_world_line(kcc_trace_writer *w, const kcc_world_desc *d)
     line_end(w, at);
 }
 
+/// kcc_world_destroy's hook: the writer still recording the world writes out the lines it gathered
+/// and lets go of the world, its status KCC_ERR_NOT_FOUND (sticky: what it records no longer
+/// exists), so that its later calls and kcc_trace_end never touch the freed world
+/// (a_world_destroyed_before_kcc_trace_end_leaves_its_writer_not_found); the tables are freed.
+static void world_destroyed(kcc_world *world)
+{
+    kcc_trace_writer *w = recording_writer(world);
+    if (!w)
+        return; /* no writer holds it any more: recording_writer freed the tables */
+    flush(w);
+    if (w->status == KCC_OK)
+        w->status = KCC_ERR_NOT_FOUND;
+    w->world = NULL;
+    w->recorder = NULL;
+    world_drop_recording(world);
+}
+
 static kcc_status world_begin(kcc_trace_writer *w, FILE *file, char *buffer, size_t capacity,
                               kcc_world *world)
 {
@@ -405,7 +460,7 @@ static kcc_status world_begin(kcc_trace_writer *w, FILE *file, char *buffer, siz
         return KCC_ERR_NULL_ARGUMENT;
     if (!file && capacity == 0)
         return KCC_ERR_BUFFER_TOO_SMALL;
-    if (world->recorder || world->body_count > 0 || kcc_world_character_count(world) > 0)
+    if (recording_writer(world) || world->body_count > 0 || kcc_world_character_count(world) > 0)
         return KCC_ERR_BAD_DESC;
     const kcc_world_desc *d = &world->desc;
     struct kcc_world_recorder *r = calloc(1, sizeof *r);
@@ -425,6 +480,7 @@ static kcc_status world_begin(kcc_trace_writer *w, FILE *file, char *buffer, siz
     r->body_pose = poses;
     r->characters = characters;
     r->descs = descs;
+    r->writer = w;
     kcc_tr_writer_init(w, file, buffer, capacity);
     w->world = world;
     w->recorder = r;
@@ -434,8 +490,9 @@ static kcc_status world_begin(kcc_trace_writer *w, FILE *file, char *buffer, siz
     write_world_line(w, d);
     flush(w);
     w->header_length = w->length;
-    world->recorder = w;
+    world->recorder = r;
     world->record_body = record_body;
+    world->release_recorder = world_destroyed;
     return w->status;
 }
 
@@ -479,17 +536,9 @@ kcc_status kcc_world_trace_level(kcc_trace_writer *w, const kcc_mesh *mesh, cons
 
 void kcc_tr_world_detach(kcc_trace_writer *w)
 {
-    if (w->world && w->world->recorder == w) {
-        w->world->recorder = NULL;
-        w->world->record_body = NULL;
-    }
-    if (w->recorder) {
+    if (w->recorder && w->world && w->world->recorder == w->recorder) {
         flush(w);
-        free(w->recorder->body_number);
-        free(w->recorder->body_pose);
-        free(w->recorder->characters);
-        free(w->recorder->descs);
-        free(w->recorder);
+        world_drop_recording(w->world);
     }
     w->world = NULL;
     w->recorder = NULL;

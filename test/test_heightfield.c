@@ -1082,6 +1082,55 @@ static void hf_ray_from_just_past_a_tiny_grid_hits_as_the_tree_does(void **state
     }
 }
 
+/* A grid whose cells are far below float's resolution across the ray: 1.3e-33 m apart along x
+ * while its heights span 19 m and its rows 385 km. The sheared triangle test (x' = x - sx y,
+ * rounded at the size of y) counts triangle 3, of the second cell, from a start 1.3e-33 m
+ * beside it: the lone kcc_tri_raycast hits it at t = 0. The brute force over that per-triangle
+ * test is the reference, and the heightfield, the tree mesh of its triangles and the mesh of
+ * triangle 3 alone answer as it does (a slab grown by 2^-20 of each axis's own size would cull
+ * the cell and the lone triangle's leaf, but enter the tree's leaf of all four triangles:
+ * fuzz_heightfield corpus regress-hf-ray-beside-a-cell-below-float-resolution.bin). */
+static void hf_ray_beside_cells_below_float_resolution_hits_as_the_triangle_test_does(void **state)
+{
+    (void)state;
+    float heights[6] = {0.0f, -4.0f, -16.75f, -4.25f, 2.0f, 0.0f};
+    kcc_heightfield_desc d;
+    memset(&d, 0, sizeof d);
+    d.heights = heights, d.columns = 3, d.rows = 2;
+    d.spacing[0] = 0x1.b57bdep-110f, d.spacing[1] = 0x1.78008p+18f;
+    d.origin[0] = 0x1.1b45p-130f, d.origin[1] = 0x1.2001ep-111f, d.origin[2] = -0x1.de9178p-4f;
+    hf_pair p = pair_build(&d);
+    const vec3 origin = {0.0f, -4.1875f, 0.0f}, dir = {-2.0f, -2.125f, 0.0f};
+    uint32_t want = UINT32_MAX;
+    float want_t = 1.0f;
+    for (uint32_t i = 0; i < p.triangles; ++i) {
+        const float *v = &p.soup[9 * i];
+        float t;
+        if (kcc_tri_raycast(v, v + 3, v + 6, origin, dir, 1.0f, &t) &&
+            (want == UINT32_MAX || t < want_t))
+            want = i, want_t = t;
+    }
+    assert_int_equal(want, 3);
+    assert_true(want_t == 0.0f);
+    kcc_mesh_desc md;
+    memset(&md, 0, sizeof md);
+    md.positions = &p.soup[9 * want];
+    md.vertex_count = 3, md.triangle_count = 1;
+    kcc_mesh *lone;
+    assert_int_equal(kcc_mesh_build(&md, &lone), KCC_OK);
+    const kcc_mesh *meshes[3] = {p.hf, p.mesh, lone};
+    const uint32_t ids[3] = {want, want, 0};
+    for (int m = 0; m < 3; ++m) {
+        kcc_ray_hit hit;
+        memset(&hit, 0, sizeof hit);
+        assert_true(kcc_mesh_raycast(meshes[m], origin, dir, 1.0f, &hit));
+        assert_int_equal(hit.triangle, ids[m]);
+        assert_true(hit.t == want_t);
+    }
+    kcc_mesh_destroy(lone);
+    pair_free(&p);
+}
+
 int test_group_heightfield(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1094,6 +1143,7 @@ int test_group_heightfield(void)
         cmocka_unit_test(heightfield_overlaps_equal_the_mesh_of_the_same_triangles),
         cmocka_unit_test(bad_descs_give_statuses),
         cmocka_unit_test(hf_ray_from_just_past_a_tiny_grid_hits_as_the_tree_does),
+        cmocka_unit_test(hf_ray_beside_cells_below_float_resolution_hits_as_the_triangle_test_does),
         cmocka_unit_test(terrain_heightfields_and_8m_triangles_run_without_penetration),
     };
     return KCC_RUN_GROUP("heightfield", tests);
