@@ -1085,6 +1085,17 @@ static void a_mesh_built_where_a_named_one_was_freed_is_not_that_level(void **st
         free(a.block[i]);
 }
 
+/// One triangle 20 m across at y = 0: the level of the writer tests below.
+static kcc_mesh *one_triangle_floor(void)
+{
+    const float pos[] = {-10, 0, -10, 10, 0, -10, 10, 0, 10};
+    kcc_mesh_desc md = {0};
+    md.positions = pos, md.vertex_count = 3, md.triangle_count = 1;
+    kcc_mesh *mesh = NULL;
+    assert_int_equal(kcc_mesh_build(&md, &mesh), KCC_OK);
+    return mesh;
+}
+
 /// A writer recording a world, begun anew without kcc_trace_end (for a smaller world, or as a
 /// character trace): the old world's calls are not written into the new trace, neither into the
 /// smaller world's tables (a heap overflow) nor through a character trace's missing recorder (a
@@ -1092,11 +1103,7 @@ static void a_mesh_built_where_a_named_one_was_freed_is_not_that_level(void **st
 static void a_writer_begun_anew_no_longer_records_its_old_world(void **state)
 {
     (void)state;
-    const float pos[] = {-10, 0, -10, 10, 0, -10, 10, 0, 10};
-    kcc_mesh_desc md = {0};
-    md.positions = pos, md.vertex_count = 3, md.triangle_count = 1;
-    kcc_mesh *mesh = NULL;
-    assert_int_equal(kcc_mesh_build(&md, &mesh), KCC_OK);
+    kcc_mesh *mesh = one_triangle_floor();
     kcc_world_desc d = kcc_world_default_desc();
     d.body_capacity = d.character_capacity = 64;
     kcc_world *big = NULL, *small = NULL;
@@ -1139,11 +1146,7 @@ static void a_writer_begun_anew_no_longer_records_its_old_world(void **state)
 static void a_writer_begun_anew_frees_its_first_tables(void **state)
 {
     (void)state;
-    const float pos[] = {-10, 0, -10, 10, 0, -10, 10, 0, 10};
-    kcc_mesh_desc md = {0};
-    md.positions = pos, md.vertex_count = 3, md.triangle_count = 1;
-    kcc_mesh *mesh = NULL;
-    assert_int_equal(kcc_mesh_build(&md, &mesh), KCC_OK);
+    kcc_mesh *mesh = one_triangle_floor();
     static char first[1 << 12], second[1 << 12], third[1 << 12];
     for (int as_world = 1; as_world >= 0; --as_world) {
         for (int destroyed = 0; destroyed <= 1; ++destroyed) {
@@ -1185,11 +1188,7 @@ static void a_writer_begun_anew_frees_its_first_tables(void **state)
 static void a_world_destroyed_before_kcc_trace_end_leaves_its_writer_not_found(void **state)
 {
     (void)state;
-    const float pos[] = {-10, 0, -10, 10, 0, -10, 10, 0, 10};
-    kcc_mesh_desc md = {0};
-    md.positions = pos, md.vertex_count = 3, md.triangle_count = 1;
-    kcc_mesh *mesh = NULL;
-    assert_int_equal(kcc_mesh_build(&md, &mesh), KCC_OK);
+    kcc_mesh *mesh = one_triangle_floor();
     kcc_world *world = NULL;
     assert_int_equal(kcc_world_create(NULL, &world), KCC_OK);
     static char buffer[1 << 12];
