@@ -406,13 +406,69 @@ static float mover_push_reach(const mover_motion *m, const float box[2][3], cons
     return most + skin + 1e-3f + 0x1p-18f * (coord + most);
 }
 
+/// Steps with more movers than this find those near a character through the broadphase
+/// (movers_near); with fewer, testing each costs less than the query.
+#define FEW_MOVERS 16u
+/// The movers near one character that movers_near lists at most (more: every mover is tested).
+#define NEAR_MOVERS 64u
+
+/// The step's movers whose swept bounds meet [lo, hi] (touching counts), by index ascending,
+/// written to out; UINT32_MAX when the step has few movers or more than NEAR_MOVERS pieces meet the
+/// box (the caller then tests every mover). A mover's proxy in the broadphase is its swept bounds,
+/// as kcc_world_body_motion gives them to the step (kcc_world_move_pieces), and the broadphase's
+/// test is the caller's, so the list holds every mover the caller's test would take.
+static uint32_t movers_near(const step_context *ctx, const float lo[3], const float hi[3],
+                            uint32_t out[NEAR_MOVERS])
+{
+    if (ctx->mover_count <= FEW_MOVERS)
+        return UINT32_MAX;
+    uint32_t pieces[NEAR_MOVERS];
+    const float box[2][3] = {{lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}};
+    const uint32_t found = kcc_world_pieces_near(ctx->world, box, pieces, NEAR_MOVERS);
+    if (found > NEAR_MOVERS)
+        return UINT32_MAX;
+    uint32_t n = 0;
+    for (uint32_t p = 0; p < found; ++p) {
+        const uint32_t slot = kcc_world_piece_body(ctx->world, pieces[p], NULL);
+        uint32_t a = 0, b = ctx->mover_count; /* movers ascend by body slot */
+        while (a < b) {
+            const uint32_t mid = a + (b - a) / 2;
+            if (ctx->movers[mid] < slot)
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        if (a == ctx->mover_count || ctx->movers[a] != slot)
+            continue; /* a sensor piece, or a body that did not move */
+        uint32_t j = n++; /* by mover index: the order the pushes are summed in */
+        for (; j > 0 && out[j - 1] > a; --j)
+            out[j] = out[j - 1];
+        out[j] = a;
+    }
+    return n;
+}
+
+/// Mover i's push reach (mover_push_reach) for a character whose box is `box` when its swept bounds
+/// meet [lo, hi] (touching counts) and it is not the one the character rides; else 0.
+static float push_if_near(const step_context *ctx, uint32_t i, uint32_t ridden, const float lo[3],
+                          const float hi[3], const kcc_character *ch, const float box[2][3])
+{
+    const float(*swept)[3] = (const float(*)[3])ctx->motions[i].swept;
+    bool meets = i != ridden;
+    for (int k = 0; k < 3 && meets; ++k)
+        meets = lo[k] <= swept[1][k] && swept[0][k] <= hi[k];
+    return meets ? mover_push_reach(&ctx->motions[i], box, ch->position, ch->desc.skin_width) : 0.0f;
+}
+
 /// Grows a character's region by what the movers but the one it rides (`ridden`, NO_MOVER: none)
 /// may push it: the pushes come one mover at a time, each from where the last left the box, so a
 /// mover whose swept bounds the region grown by the pushes counted so far meets adds its reach,
 /// until no other does. The move that follows then gathers inside the region as well, and its end
 /// box lies in it, where the neighbour lists, the resolve pass and the sensors look
-/// (a_pushed_character_meets_characters_and_sensors_past_its_walk). Returns whether any mover may
-/// push it (a mover's reach is never 0: it grew the region).
+/// (a_pushed_character_meets_characters_and_sensors_past_its_walk). The movers to test come from
+/// movers_near, summed in mover order as testing every one would (KCC_DEBUG builds check that
+/// both give the same reach: a_crowd_among_moving_crates_is_pushed_clear_of_every_one). Returns
+/// whether any mover may push it (a mover's reach is never 0: it grew the region).
 static bool grow_region_by_pushes(const step_context *ctx, uint32_t ridden, const kcc_character *ch,
                                   const float box[2][3], float region[2][3])
 {
@@ -422,14 +478,19 @@ static bool grow_region_by_pushes(const step_context *ctx, uint32_t ridden, cons
     while (push > counted) { /* at most mover_count + 1 rounds: each adds a mover or ends */
         counted = push;
         push = 0.0f;
-        for (uint32_t i = 0; i < ctx->mover_count; ++i) {
-            const float(*swept)[3] = (const float(*)[3])ctx->motions[i].swept;
-            bool meets = i != ridden;
-            for (int k = 0; k < 3 && meets; ++k)
-                meets = region[0][k] - counted <= swept[1][k] && swept[0][k] <= region[1][k] + counted;
-            if (meets)
-                push += mover_push_reach(&ctx->motions[i], box, ch->position, ch->desc.skin_width);
-        }
+        const float lo[3] = {region[0][0] - counted, region[0][1] - counted, region[0][2] - counted};
+        const float hi[3] = {region[1][0] + counted, region[1][1] + counted, region[1][2] + counted};
+        uint32_t near[NEAR_MOVERS];
+        const uint32_t n = movers_near(ctx, lo, hi, near);
+        const uint32_t tested = n == UINT32_MAX ? ctx->mover_count : n;
+        for (uint32_t j = 0; j < tested; ++j)
+            push += push_if_near(ctx, n == UINT32_MAX ? j : near[j], ridden, lo, hi, ch, box);
+#ifdef KCC_DEBUG
+        float every = 0.0f; /* the same sum over every mover */
+        for (uint32_t i = 0; i < ctx->mover_count; ++i)
+            every += push_if_near(ctx, i, ridden, lo, hi, ch, box);
+        KCC_ASSERT(every == push);
+#endif
     }
     for (int k = 0; k < 3; ++k) {
         region[0][k] -= push;
