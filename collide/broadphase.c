@@ -152,7 +152,6 @@ uint32_t kcc_broadphase_proxy_count(const kcc_broadphase *bp)
     return bp->proxy_count;
 }
 
-
 /* ---- key sorts ---- */
 
 /* Restores the max-heap order below position i of heap[0..count). */

@@ -199,8 +199,8 @@ typedef enum kcc_body_event {
 } kcc_body_event;
 /// The recorder's hook (controller/world_trace.c): called after each body call that succeeded, with
 /// the transform exactly as the caller gave it.
-typedef void kcc_world_record_body_fn(void *recorder, kcc_world *world, kcc_body_event event,
-                                      uint32_t body, const kcc_transform *given);
+typedef void kcc_world_record_body_fn(kcc_world *world, kcc_body_event event, uint32_t body,
+                                      const kcc_transform *given);
 /// The recorder's hook for kcc_world_destroy (controller/world_trace.c): the writer still
 /// recording the world lets go of it, and the recording's tables are freed.
 typedef void kcc_world_release_recorder_fn(kcc_world *world);

@@ -324,7 +324,7 @@ kcc_status kcc_world_add_body(kcc_world *world, const kcc_mesh *mesh, const kcc_
         world->statics.valid = false;
     world->body_end = world->body_ids.end;
     *out_body = kcc_body_id(world, slot);
-    if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_ADDED, *out_body, &d.transform);
+    if (world->recorder) world->record_body(world, KCC_BODY_ADDED, *out_body, &d.transform);
     return KCC_OK;
 }
 
@@ -346,7 +346,7 @@ kcc_status kcc_world_remove_body(kcc_world *world, uint32_t body)
     if (b->kind == KCC_BODY_STATIC)
         world->statics.valid = false;
     world->key = kcc_fresh_key(world->key);
-    if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_REMOVED, body, NULL);
+    if (world->recorder) world->record_body(world, KCC_BODY_REMOVED, body, NULL);
     return KCC_OK;
 }
 
@@ -365,7 +365,7 @@ kcc_status kcc_world_move_body(kcc_world *world, uint32_t body, const kcc_transf
         return st;
     b->target = t;
     b->has_target = true;
-    if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_TARGETED, body, target);
+    if (world->recorder) world->record_body(world, KCC_BODY_TARGETED, body, target);
     return KCC_OK;
 }
 
@@ -394,7 +394,7 @@ kcc_status kcc_world_set_body_transform(kcc_world *world, uint32_t body,
     b->has_target = false;
     if (b->kind == KCC_BODY_STATIC)
         world->statics.valid = false;
-    if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_PLACED, body, transform);
+    if (world->recorder) world->record_body(world, KCC_BODY_PLACED, body, transform);
     return KCC_OK;
 }
 
@@ -500,7 +500,7 @@ kcc_status kcc_world_set_body_layers(kcc_world *world, uint32_t body, uint32_t l
         world->static_key = kcc_fresh_key(world->static_key);
     b->layers = layers;
     kcc_world_static_tree_set_layers(world, (uint32_t)(b - world->bodies));
-    if (world->recorder) world->record_body(world->recorder, world, KCC_BODY_LAYERED, body, NULL);
+    if (world->recorder) world->record_body(world, KCC_BODY_LAYERED, body, NULL);
     return KCC_OK;
 }
 

@@ -121,6 +121,16 @@ kcc_status kcc_world_create(const kcc_world_desc *desc, kcc_world **out_world)
 /* ------------------------------------------------------------------------------------------------
  * Characters */
 
+/// Whether a character's centre (finite) lies within KCC_WORLD_MAX_POSITION on every axis, as one
+/// added or teleported must: the step's regions and cells then stay finite.
+static bool within_world_reach(const vec3 center)
+{
+    for (int k = 0; k < 3; ++k)
+        if (fabsf(center[k]) > KCC_WORLD_MAX_POSITION)
+            return false;
+    return true;
+}
+
 static world_character *find_character(const kcc_world *world, uint32_t character)
 {
     if (!world)
@@ -148,9 +158,8 @@ kcc_status kcc_world_add_character(kcc_world *world, const kcc_character_desc *d
     kcc_status st = kcc_character_init(&ch, desc, center);
     if (st != KCC_OK)
         return st;
-    for (int k = 0; k < 3; ++k) /* as a teleport's: the step's regions and cells stay finite */
-        if (fabsf(center[k]) > KCC_WORLD_MAX_POSITION)
-            return KCC_ERR_BAD_DESC;
+    if (!within_world_reach(center))
+        return KCC_ERR_BAD_DESC;
     struct kcc_world_characters *cs = kcc_world_characters(world);
     uint32_t slot;
     if (!kcc_id_pool_take(&cs->ids, &slot))
@@ -217,9 +226,8 @@ kcc_status kcc_world_set_character_position(kcc_world *world, uint32_t character
     for (int k = 0; k < 3; ++k)
         if (!isfinite(center[k]))
             return KCC_ERR_NON_FINITE;
-    for (int k = 0; k < 3; ++k)
-        if (fabsf(center[k]) > KCC_WORLD_MAX_POSITION)
-            return KCC_ERR_BAD_DESC;
+    if (!within_world_reach(center))
+        return KCC_ERR_BAD_DESC;
     kcc_world_record_teleport(world, character, center);
     glm_vec3_copy((float *)center, wc->ch.position);
     wc->ch.on_ground = false;

@@ -223,10 +223,9 @@ static void record_body_added(kcc_trace_writer *w, const kcc_world *world, uint3
     line_end(w, at);
 }
 
-static void record_body(void *recorder, kcc_world *world, kcc_body_event event, uint32_t body,
+static void record_body(kcc_world *world, kcc_body_event event, uint32_t body,
                         const kcc_transform *given)
 {
-    (void)recorder; /* world->recorder, which recording() reads */
     kcc_trace_writer *w = recording(world);
     if (!w)
         return;
